@@ -1,0 +1,116 @@
+// The vkgemm engine: one Vulkan device, its buffers, its pipelines, and C = A * B on them.
+//
+// Errors: every failure throws vkgemm::Error (see error.hpp); nothing is dispatched after a failed check.
+// Threads: an Engine and its Buffers are used from one thread at a time (lock around them to share).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vkgemm/device_info.hpp"
+#include "vkgemm/types.hpp"
+
+namespace vkgemm {
+
+namespace detail {
+struct BufferImpl;
+struct EngineImpl;
+}  // namespace detail
+
+struct EngineOptions {
+  // Which device: an index ("1") or a case-insensitive substring of its name ("llvmpipe").
+  // Empty: the VKGEMM_DEVICE environment variable, and without it the best device
+  // (discrete GPU, then integrated, then virtual, then CPU).
+  std::string device;
+  // Turn on VK_LAYER_KHRONOS_validation; every message it sends goes to on_validation_message
+  // (stderr when that is empty) and is counted in Engine::validation_message_count().
+  bool validation = false;
+  std::function<void(std::string_view message)> on_validation_message;
+};
+
+// A storage buffer on the engine's device. Move-only; it must not outlive its Engine.
+class Buffer {
+ public:
+  Buffer() noexcept;
+  ~Buffer();
+  Buffer(Buffer&&) noexcept;
+  Buffer& operator=(Buffer&&) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  uint64_t size() const noexcept;  // bytes
+  bool valid() const noexcept { return impl_ != nullptr; }
+
+ private:
+  friend struct detail::EngineImpl;
+  explicit Buffer(std::unique_ptr<detail::BufferImpl> impl) noexcept;
+  std::unique_ptr<detail::BufferImpl> impl_;
+};
+
+// A row-major matrix inside a Buffer: rows x cols elements of `type`, starting `offset` bytes in,
+// consecutive rows `cols` elements apart.
+struct MatrixRef {
+  Buffer* buffer = nullptr;
+  uint64_t offset = 0;
+  uint32_t rows = 0;
+  uint32_t cols = 0;
+  DataType type = DataType::f32;
+};
+
+struct GemmOptions {
+  Kernel kernel = Kernel::tiled;
+  uint32_t tile = 16;    // tiled: the side of the shared-memory tile; naive: the side of the workgroup
+  uint32_t repeat = 1;   // timed dispatches, each between two timestamps, with a barrier between them
+  uint32_t warmup = 0;   // untimed dispatches before them
+};
+
+struct GemmTiming {
+  std::vector<double> gpu_ms;    // one per timed dispatch, from timestamps; empty if the device has none
+  bool gpu_timestamps = false;   // false: the device's compute queue cannot write timestamps
+  double submit_wait_ms = 0.0;   // host wall time from submission until the fence signalled
+  double upload_ms = 0.0;        // host-memory gemm only: copying A and B to the device
+  double download_ms = 0.0;      // host-memory gemm only: copying C back
+
+  // Median of gpu_ms; throws vkgemm::Error when the device has no timestamps.
+  double median_gpu_ms() const;
+};
+
+class Engine {
+ public:
+  explicit Engine(const EngineOptions& options = {});
+  ~Engine();
+  Engine(Engine&&) noexcept;
+  Engine& operator=(Engine&&) noexcept;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Every device the Vulkan loader reports, with its properties.
+  static std::vector<DeviceInfo> devices();
+
+  const DeviceInfo& device() const noexcept;
+  uint64_t validation_message_count() const noexcept;
+
+  Buffer create_buffer(uint64_t bytes, std::string_view debug_name = {});
+  void write(Buffer& buffer, uint64_t offset, const void* data, uint64_t bytes);
+  void read(const Buffer& buffer, uint64_t offset, void* data, uint64_t bytes);
+
+  // Throws vkgemm::Error when this kernel, tile and type cannot run on this device, saying why.
+  void check_supported(DataType type, const GemmOptions& options) const;
+
+  // C = A * B on device buffers. A is m x k, B is k x n, C is m x n; all of one type.
+  // m or n = 0 returns at once; k = 0 makes C the zero matrix (an empty sum) without a dispatch.
+  GemmTiming gemm(const MatrixRef& a, const MatrixRef& b, const MatrixRef& c, const GemmOptions& options = {});
+
+  // C = A * B on host memory, row-major, through device buffers the engine keeps and reuses.
+  GemmTiming gemm(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a, const void* b, void* c,
+                  const GemmOptions& options = {});
+
+ private:
+  std::unique_ptr<detail::EngineImpl> impl_;
+};
+
+}  // namespace vkgemm

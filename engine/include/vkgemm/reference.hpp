@@ -1,0 +1,42 @@
+// The CPU reference GEMM and the comparison every GPU result is judged by.
+//
+// Float types: the reference accumulates in double (long double for f64). A result passes when
+//   normwise:    ||C - C_ref||_F / (||A||_F * ||B||_F)  <=  2 * max(k, 1) * u
+//   elementwise: |C_ij - C_ref_ij| <= 2 * max(k, 1) * u * (|A| |B|)_ij   for every element
+// with u the unit roundoff of the type (2^-24 for f32, 2^-53 for f64). Both follow from the classic
+// bound |C - C_ref| <= gamma_k |A||B| that holds for any summation order; the elementwise test catches a
+// single wrong element that the normwise one can miss in a large matrix. NaN or Inf anywhere fails.
+// int32: exact equality, with the wrap-around (modulo 2^32) arithmetic the GPU does.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vkgemm/types.hpp"
+
+namespace vkgemm {
+
+// c = a * b, row-major; a is m x k, b is k x n, c is m x n, elements of `type`. For float types,
+// abs_product (when not null) receives (|A| |B|) as doubles, for the elementwise bound.
+void reference_gemm(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a, const void* b, void* c,
+                    std::vector<double>* abs_product = nullptr);
+
+struct Comparison {
+  bool passed = false;
+  double normwise_error = 0.0;   // ||C - C_ref||_F / (||A||_F ||B||_F); 0 for int32
+  double bound = 0.0;            // the bound it is held to; 0 for int32
+  double worst_element_ratio = 0.0;  // max over elements of |C - C_ref| / (bound * (|A||B|)_ij)
+  uint64_t bad_elements = 0;     // elements outside their bound (or different, for int32), NaN included
+  uint64_t first_bad = 0;        // index of the first of them
+  std::string summary() const;   // one line for people
+};
+
+double unit_roundoff(DataType type) noexcept;
+double error_bound(DataType type, uint32_t k) noexcept;
+
+// Compares a GPU result with the reference for the product of a (m x k) and b (k x n).
+Comparison compare_with_reference(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a,
+                                  const void* b, const void* c_gpu);
+
+}  // namespace vkgemm

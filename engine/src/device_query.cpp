@@ -1,0 +1,193 @@
+#include "device_query.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "vk/check.hpp"
+#include "vkgemm/error.hpp"
+
+namespace vkgemm {
+namespace {
+
+std::string vendor_name(uint32_t id) {
+  switch (id) {
+    case 0x10DE: return "NVIDIA";
+    case 0x1002: return "AMD";
+    case 0x8086: return "Intel";
+    case 0x13B5: return "ARM";
+    case 0x5143: return "Qualcomm";
+    case 0x106B: return "Apple";
+    case 0x1010: return "Imagination";
+    case 0x10005: return "Mesa";
+    default: return fmt::format("0x{:04x}", id);
+  }
+}
+
+std::string decode_driver_version(uint32_t vendor, uint32_t v) {
+  if (vendor == 0x10DE) {  // NVIDIA packs 10.8.8.6 bits
+    return fmt::format("{}.{}.{}.{}", (v >> 22) & 0x3ffu, (v >> 14) & 0xffu, (v >> 6) & 0xffu, v & 0x3fu);
+  }
+  return fmt::format("{}.{}.{}", VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v), VK_API_VERSION_PATCH(v));
+}
+
+DeviceType to_device_type(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return DeviceType::integrated_gpu;
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return DeviceType::discrete_gpu;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return DeviceType::virtual_gpu;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return DeviceType::cpu;
+    default: return DeviceType::other;
+  }
+}
+
+int rank(DeviceType t) {
+  switch (t) {
+    case DeviceType::discrete_gpu: return 0;
+    case DeviceType::integrated_gpu: return 1;
+    case DeviceType::virtual_gpu: return 2;
+    case DeviceType::cpu: return 3;
+    default: return 4;
+  }
+}
+
+PhysicalDevice query(VkPhysicalDevice pd, uint32_t index) {
+  PhysicalDevice out;
+  out.handle = pd;
+  DeviceInfo& info = out.info;
+  info.index = index;
+
+  VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  VkPhysicalDeviceMaintenance3Properties maint3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+  VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceProperties basic;
+  vkGetPhysicalDeviceProperties(pd, &basic);
+  const bool v12 = basic.apiVersion >= VK_API_VERSION_1_2;
+  subgroup.pNext = &maint3;
+  if (v12) maint3.pNext = &driver;
+  VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &subgroup, {}};
+  vkGetPhysicalDeviceProperties2(pd, &props);
+  const VkPhysicalDeviceProperties& p = props.properties;
+
+  info.name = p.deviceName;
+  info.vendor_id = p.vendorID;
+  info.vendor = vendor_name(p.vendorID);
+  info.type = to_device_type(p.deviceType);
+  info.driver_name = v12 ? driver.driverName : "";
+  info.driver_info = v12 ? driver.driverInfo : "";
+  info.driver_version = decode_driver_version(p.vendorID, p.driverVersion);
+  info.api_version = fmt::format("{}.{}.{}", VK_API_VERSION_MAJOR(p.apiVersion), VK_API_VERSION_MINOR(p.apiVersion),
+                                 VK_API_VERSION_PATCH(p.apiVersion));
+  info.subgroup_size = subgroup.subgroupSize;
+  info.max_shared_memory = p.limits.maxComputeSharedMemorySize;
+  info.max_workgroup_invocations = p.limits.maxComputeWorkGroupInvocations;
+  for (int i = 0; i < 3; ++i) {
+    info.max_workgroup_size[static_cast<size_t>(i)] = p.limits.maxComputeWorkGroupSize[i];
+    info.max_workgroup_count[static_cast<size_t>(i)] = p.limits.maxComputeWorkGroupCount[i];
+  }
+  info.max_storage_buffer_range = p.limits.maxStorageBufferRange;
+  info.max_allocation_size = maint3.maxMemoryAllocationSize;
+  info.timestamp_period_ns = p.limits.timestampPeriod;
+  out.storage_offset_alignment = std::max<uint64_t>(1, p.limits.minStorageBufferOffsetAlignment);
+
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, v12 ? &f12 : nullptr, {}};
+  vkGetPhysicalDeviceFeatures2(pd, &features);
+  info.float64 = features.features.shaderFloat64 == VK_TRUE;
+  info.float16 = v12 && f12.shaderFloat16 == VK_TRUE;
+
+  VkPhysicalDeviceMemoryProperties mem;
+  vkGetPhysicalDeviceMemoryProperties(pd, &mem);
+  for (uint32_t i = 0; i < mem.memoryHeapCount; ++i) {
+    if (mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+      info.device_local_memory = std::max<uint64_t>(info.device_local_memory, mem.memoryHeaps[i].size);
+  }
+
+  uint32_t family_count = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &family_count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(family_count);
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &family_count, families.data());
+  // Prefer a compute family that can write timestamps.
+  for (uint32_t i = 0; i < family_count; ++i) {
+    if (!(families[i].queueFlags & VK_QUEUE_COMPUTE_BIT)) continue;
+    const bool better = !info.has_compute_queue ||
+                        (info.timestamp_valid_bits == 0 && families[i].timestampValidBits > 0);
+    if (better) {
+      info.has_compute_queue = true;
+      out.compute_family = i;
+      info.timestamp_valid_bits = families[i].timestampValidBits;
+    }
+  }
+  info.timestamps = info.timestamp_valid_bits > 0 && info.timestamp_period_ns > 0.0f;
+  return out;
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+std::string list_names(const std::vector<PhysicalDevice>& devices) {
+  std::string out;
+  for (const auto& d : devices) out += fmt::format("{}[{}] {}", out.empty() ? "" : ", ", d.info.index, d.info.name);
+  return out;
+}
+
+}  // namespace
+
+std::vector<PhysicalDevice> enumerate_devices(VkInstance instance) {
+  uint32_t count = 0;
+  vk::check(vkEnumeratePhysicalDevices(instance, &count, nullptr), "vkEnumeratePhysicalDevices");
+  std::vector<VkPhysicalDevice> handles(count);
+  vk::check(vkEnumeratePhysicalDevices(instance, &count, handles.data()), "vkEnumeratePhysicalDevices");
+  std::vector<PhysicalDevice> devices;
+  for (uint32_t i = 0; i < count; ++i) devices.push_back(query(handles[i], i));
+  return devices;
+}
+
+const PhysicalDevice& select_device(const std::vector<PhysicalDevice>& devices, const std::string& selector) {
+  if (devices.empty()) {
+    throw Error(ErrorCode::no_device,
+                "no Vulkan device found. Install a driver: apt-get install mesa-vulkan-drivers "
+                "(lavapipe runs Vulkan on the CPU)");
+  }
+  if (selector.empty()) {
+    const PhysicalDevice* best = nullptr;
+    for (const auto& d : devices) {
+      if (d.info.has_compute_queue && (!best || rank(d.info.type) < rank(best->info.type))) best = &d;
+    }
+    if (!best) throw Error(ErrorCode::no_device, "no Vulkan device has a compute queue: " + list_names(devices));
+    return *best;
+  }
+  uint32_t index = 0;
+  const auto [end, ec] = std::from_chars(selector.data(), selector.data() + selector.size(), index);
+  const PhysicalDevice* found = nullptr;
+  if (ec == std::errc() && end == selector.data() + selector.size()) {
+    if (index >= devices.size()) {
+      throw Error(ErrorCode::device_not_found,
+                  fmt::format("device index {} is out of range: there are {} devices ({})", index, devices.size(),
+                              list_names(devices)));
+    }
+    found = &devices[index];
+  } else {
+    const std::string needle = lower(selector);
+    for (const auto& d : devices) {
+      if (lower(d.info.name).find(needle) != std::string::npos) {
+        found = &d;
+        break;
+      }
+    }
+    if (!found) {
+      throw Error(ErrorCode::device_not_found,
+                  fmt::format("no device name contains \"{}\"; the devices are: {}", selector, list_names(devices)));
+    }
+  }
+  if (!found->info.has_compute_queue) {
+    throw Error(ErrorCode::no_device, fmt::format("device {} has no compute queue", found->info.name));
+  }
+  return *found;
+}
+
+}  // namespace vkgemm

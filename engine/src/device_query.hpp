@@ -1,0 +1,27 @@
+// Finding devices: what each one offers (DeviceInfo) and which one a selector picks.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <volk.h>
+
+#include "vkgemm/device_info.hpp"
+
+namespace vkgemm {
+
+struct PhysicalDevice {
+  VkPhysicalDevice handle = VK_NULL_HANDLE;
+  DeviceInfo info;
+  uint32_t compute_family = 0;  // valid when info.has_compute_queue
+  uint64_t storage_offset_alignment = 1;  // minStorageBufferOffsetAlignment
+};
+
+std::vector<PhysicalDevice> enumerate_devices(VkInstance instance);
+
+// Picks a device: `selector` is an index or a case-insensitive name substring; empty means the best
+// device with a compute queue (discrete, integrated, virtual, CPU, other). Throws vkgemm::Error
+// (no_device, device_not_found) listing what there is.
+const PhysicalDevice& select_device(const std::vector<PhysicalDevice>& devices, const std::string& selector);
+
+}  // namespace vkgemm

@@ -1,0 +1,178 @@
+// Engine set-up, buffers and transfers. The products themselves are in gemm.cpp.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "engine_impl.hpp"
+#include "vk/check.hpp"
+#include "vkgemm/error.hpp"
+
+namespace vkgemm {
+namespace detail {
+namespace {
+constexpr uint64_t kStagingChunk = 64ull << 20;  // staging buffer size cap: big copies go in pieces
+}
+
+void memory_barrier(const VolkDeviceTable& t, VkCommandBuffer cmd, VkPipelineStageFlags src_stage,
+                    VkAccessFlags src_access, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
+  VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  barrier.srcAccessMask = src_access;
+  barrier.dstAccessMask = dst_access;
+  t.vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &barrier, 0, nullptr, 0, nullptr);
+}
+
+EngineImpl::EngineImpl(const EngineOptions& options) {
+  sink.callback = options.on_validation_message;
+  instance = std::make_unique<vk::Instance>(options.validation, &sink);
+  const auto devices = enumerate_devices(instance->get());
+  std::string selector = options.device;
+  if (selector.empty()) {
+    if (const char* env = std::getenv("VKGEMM_DEVICE")) selector = env;
+  }
+  physical = select_device(devices, selector);
+  device = std::make_unique<vk::Device>(physical);
+  memory = std::make_unique<vk::MemoryAllocator>(*instance, *device, physical.info);
+  submitter = std::make_unique<vk::Submitter>(*device);
+  pipelines = std::make_unique<kernels::Pipelines>(*instance, *device);
+
+  constexpr uint32_t kSets = 16;
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 3 * kSets};
+  VkDescriptorPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  pool_info.flags = VK_DESCRIPTOR_POOL_CREATE_FREE_DESCRIPTOR_SET_BIT;
+  pool_info.maxSets = kSets;
+  pool_info.poolSizeCount = 1;
+  pool_info.pPoolSizes = &size;
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  vk::check(device->table().vkCreateDescriptorPool(device->get(), &pool_info, nullptr, &pool),
+            "vkCreateDescriptorPool");
+  descriptor_pool = vk::DeviceHandle<VkDescriptorPool>(device->table(), device->get(), pool);
+}
+
+Buffer EngineImpl::create_buffer(uint64_t bytes, std::string_view name) {
+  auto impl = std::make_unique<BufferImpl>();
+  const std::string label = name.empty() ? std::string("vkgemm buffer") : std::string(name);
+  impl->alloc = memory->create(bytes, vk::MemoryUse::storage, label.c_str());
+  impl->owner = this;
+  return Buffer(std::move(impl));
+}
+
+const BufferImpl& EngineImpl::owned(const Buffer& buffer, const char* what) const {
+  if (!buffer.impl_) throw Error(ErrorCode::invalid_argument, fmt::format("{}: the buffer is empty", what));
+  if (buffer.impl_->owner != this) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("{}: the buffer belongs to another engine", what));
+  }
+  return *buffer.impl_;
+}
+
+static void check_range(const char* what, uint64_t offset, uint64_t bytes, uint64_t size) {
+  if (offset > size || bytes > size - offset) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{}: bytes {}..{} lie outside the {}-byte buffer", what, offset, offset + bytes, size));
+  }
+}
+
+void EngineImpl::write(Buffer& buffer, uint64_t offset, const void* data, uint64_t bytes) {
+  const auto& dst = owned(buffer, "write");
+  check_range("write", offset, bytes, dst.alloc.size);
+  if (bytes == 0) return;
+  if (!data) throw Error(ErrorCode::invalid_argument, "write: the source pointer is null");
+  if (dst.alloc.mapped) {
+    std::memcpy(static_cast<char*>(dst.alloc.mapped) + offset, data, bytes);
+    return;
+  }
+  const auto& t = device->table();
+  if (!staging) staging = memory->create(kStagingChunk, vk::MemoryUse::staging, "vkgemm staging");
+  for (uint64_t done = 0; done < bytes;) {
+    const uint64_t chunk = std::min(bytes - done, staging->size);
+    std::memcpy(staging->mapped, static_cast<const char*>(data) + done, chunk);
+    submitter->run([&](VkCommandBuffer cmd) {
+      // Earlier kernels or copies may still use the destination.
+      memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                     VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                         VK_ACCESS_TRANSFER_WRITE_BIT,
+                     VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+      VkBufferCopy region{0, offset + done, chunk};
+      t.vkCmdCopyBuffer(cmd, staging->buffer.get(), dst.alloc.buffer.get(), 1, &region);
+    });
+    done += chunk;
+  }
+}
+
+void EngineImpl::read(const Buffer& buffer, uint64_t offset, void* data, uint64_t bytes) {
+  const auto& src = owned(buffer, "read");
+  check_range("read", offset, bytes, src.alloc.size);
+  if (bytes == 0) return;
+  if (!data) throw Error(ErrorCode::invalid_argument, "read: the destination pointer is null");
+  if (src.alloc.mapped) {
+    std::memcpy(data, static_cast<const char*>(src.alloc.mapped) + offset, bytes);
+    return;
+  }
+  const auto& t = device->table();
+  if (!staging) staging = memory->create(kStagingChunk, vk::MemoryUse::staging, "vkgemm staging");
+  for (uint64_t done = 0; done < bytes;) {
+    const uint64_t chunk = std::min(bytes - done, staging->size);
+    submitter->run([&](VkCommandBuffer cmd) {
+      memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                     VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                     VK_ACCESS_TRANSFER_READ_BIT);
+      VkBufferCopy region{offset + done, 0, chunk};
+      t.vkCmdCopyBuffer(cmd, src.alloc.buffer.get(), staging->buffer.get(), 1, &region);
+      memory_barrier(t, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+                     VK_ACCESS_HOST_READ_BIT);
+    });
+    std::memcpy(static_cast<char*>(data) + done, staging->mapped, chunk);
+    done += chunk;
+  }
+}
+
+}  // namespace detail
+
+// ---- the public classes forward to the implementation ----
+
+Buffer::Buffer() noexcept = default;
+Buffer::~Buffer() = default;
+Buffer::Buffer(Buffer&&) noexcept = default;
+Buffer& Buffer::operator=(Buffer&&) noexcept = default;
+Buffer::Buffer(std::unique_ptr<detail::BufferImpl> impl) noexcept : impl_(std::move(impl)) {}
+uint64_t Buffer::size() const noexcept { return impl_ ? impl_->alloc.size : 0; }
+
+Engine::Engine(const EngineOptions& options) : impl_(std::make_unique<detail::EngineImpl>(options)) {}
+Engine::~Engine() = default;
+Engine::Engine(Engine&&) noexcept = default;
+Engine& Engine::operator=(Engine&&) noexcept = default;
+
+std::vector<DeviceInfo> Engine::devices() {
+  vk::ValidationSink sink;
+  vk::Instance instance(false, &sink);
+  std::vector<DeviceInfo> out;
+  for (auto& d : enumerate_devices(instance.get())) out.push_back(std::move(d.info));
+  return out;
+}
+
+const DeviceInfo& Engine::device() const noexcept { return impl_->physical.info; }
+uint64_t Engine::validation_message_count() const noexcept { return impl_->sink.count.load(); }
+
+Buffer Engine::create_buffer(uint64_t bytes, std::string_view debug_name) {
+  return impl_->create_buffer(bytes, debug_name);
+}
+void Engine::write(Buffer& buffer, uint64_t offset, const void* data, uint64_t bytes) {
+  impl_->write(buffer, offset, data, bytes);
+}
+void Engine::read(const Buffer& buffer, uint64_t offset, void* data, uint64_t bytes) {
+  impl_->read(buffer, offset, data, bytes);
+}
+void Engine::check_supported(DataType type, const GemmOptions& options) const {
+  kernels::check_supported(impl_->physical.info, options.kernel, type, options);
+}
+GemmTiming Engine::gemm(const MatrixRef& a, const MatrixRef& b, const MatrixRef& c, const GemmOptions& options) {
+  return impl_->gemm(a, b, c, options);
+}
+GemmTiming Engine::gemm(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a, const void* b, void* c,
+                        const GemmOptions& options) {
+  return impl_->gemm_host(type, m, n, k, a, b, c, options);
+}
+
+}  // namespace vkgemm

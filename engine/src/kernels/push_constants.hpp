@@ -1,0 +1,15 @@
+// The host side of shaders/gemm_interface.glsl's push-constant block; the two must match.
+#pragma once
+
+#include <cstdint>
+
+namespace vkgemm::kernels {
+
+struct GemmPushConstants {
+  uint32_t m, n, k;
+  uint32_t lda, ldb, ldc;
+  uint32_t a_offset, b_offset, c_offset;  // in elements, inside each binding
+};
+static_assert(sizeof(GemmPushConstants) == 36);
+
+}  // namespace vkgemm::kernels

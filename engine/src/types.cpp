@@ -1,0 +1,77 @@
+// Names of element types, kernels, device types and error codes.
+#include "vkgemm/device_info.hpp"
+#include "vkgemm/error.hpp"
+#include "vkgemm/types.hpp"
+
+namespace vkgemm {
+
+std::size_t element_size(DataType type) noexcept {
+  switch (type) {
+    case DataType::f32: return 4;
+    case DataType::i32: return 4;
+    case DataType::f64: return 8;
+  }
+  return 0;
+}
+
+std::string_view to_string(DataType type) noexcept {
+  switch (type) {
+    case DataType::f32: return "f32";
+    case DataType::i32: return "i32";
+    case DataType::f64: return "f64";
+  }
+  return "?";
+}
+
+std::string_view to_string(Kernel kernel) noexcept {
+  switch (kernel) {
+    case Kernel::naive: return "naive";
+    case Kernel::tiled: return "tiled";
+  }
+  return "?";
+}
+
+std::optional<DataType> parse_data_type(std::string_view name) noexcept {
+  for (DataType t : all_data_types)
+    if (to_string(t) == name) return t;
+  return std::nullopt;
+}
+
+std::optional<Kernel> parse_kernel(std::string_view name) noexcept {
+  for (Kernel k : all_kernels)
+    if (to_string(k) == name) return k;
+  return std::nullopt;
+}
+
+std::string_view to_string(DeviceType type) noexcept {
+  switch (type) {
+    case DeviceType::integrated_gpu: return "integrated GPU";
+    case DeviceType::discrete_gpu: return "discrete GPU";
+    case DeviceType::virtual_gpu: return "virtual GPU";
+    case DeviceType::cpu: return "CPU";
+    case DeviceType::other: return "other";
+  }
+  return "other";
+}
+
+const char* to_string(ErrorCode code) noexcept {
+  switch (code) {
+    case ErrorCode::invalid_argument: return "invalid_argument";
+    case ErrorCode::dimension_mismatch: return "dimension_mismatch";
+    case ErrorCode::unsupported_type: return "unsupported_type";
+    case ErrorCode::unsupported_config: return "unsupported_config";
+    case ErrorCode::too_large: return "too_large";
+    case ErrorCode::out_of_memory: return "out_of_memory";
+    case ErrorCode::no_loader: return "no_loader";
+    case ErrorCode::no_device: return "no_device";
+    case ErrorCode::device_not_found: return "device_not_found";
+    case ErrorCode::validation_unavailable: return "validation_unavailable";
+    case ErrorCode::device_lost: return "device_lost";
+    case ErrorCode::vulkan_error: return "vulkan_error";
+    case ErrorCode::file_format: return "file_format";
+    case ErrorCode::io_error: return "io_error";
+  }
+  return "unknown";
+}
+
+}  // namespace vkgemm

@@ -1,0 +1,34 @@
+#include "vk/device.hpp"
+
+#include "vk/check.hpp"
+
+namespace vkgemm::vk {
+
+Device::Device(const PhysicalDevice& physical) : physical_(physical.handle), family_(physical.compute_family) {
+  const float priority = 1.0f;
+  VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  queue_info.queueFamilyIndex = family_;
+  queue_info.queueCount = 1;
+  queue_info.pQueuePriorities = &priority;
+
+  // Enable exactly what the kernels may use and the device has.
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  features.features.shaderFloat64 = physical.info.float64 ? VK_TRUE : VK_FALSE;
+
+  VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  info.pNext = &features;
+  info.queueCreateInfoCount = 1;
+  info.pQueueCreateInfos = &queue_info;
+  check(vkCreateDevice(physical_, &info, nullptr, &device_), "vkCreateDevice");
+  volkLoadDeviceTable(&table_, device_);
+  table_.vkGetDeviceQueue(device_, family_, 0, &queue_);
+}
+
+Device::~Device() {
+  if (device_ != VK_NULL_HANDLE) {
+    table_.vkDeviceWaitIdle(device_);
+    table_.vkDestroyDevice(device_, nullptr);
+  }
+}
+
+}  // namespace vkgemm::vk

@@ -1,0 +1,32 @@
+// Device: the owned VkDevice with one compute queue, the features vkgemm's kernels use, and its own
+// function table (VolkDeviceTable), so no global device function pointer is ever written.
+#pragma once
+
+#include <volk.h>
+
+#include "device_query.hpp"
+
+namespace vkgemm::vk {
+
+class Device {
+ public:
+  explicit Device(const PhysicalDevice& physical);
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  VkDevice get() const noexcept { return device_; }
+  VkPhysicalDevice physical() const noexcept { return physical_; }
+  const VolkDeviceTable& table() const noexcept { return table_; }
+  VkQueue queue() const noexcept { return queue_; }
+  uint32_t queue_family() const noexcept { return family_; }
+
+ private:
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VolkDeviceTable table_{};
+  VkQueue queue_ = VK_NULL_HANDLE;
+  uint32_t family_ = 0;
+};
+
+}  // namespace vkgemm::vk

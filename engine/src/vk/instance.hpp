@@ -1,0 +1,45 @@
+// Instance: the owned VkInstance, its debug messenger when validation is on, and the instance-level
+// extension functions loaded for this instance alone (so several engines never share pointers).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string_view>
+
+#include <volk.h>
+
+namespace vkgemm::vk {
+
+// Loads libvulkan.so.1 through volk once per process; throws vkgemm::Error(no_loader) when it is missing.
+void ensure_loader();
+
+struct ValidationSink {
+  std::function<void(std::string_view)> callback;
+  std::atomic<uint64_t> count{0};
+};
+
+class Instance {
+ public:
+  // validation: enable VK_LAYER_KHRONOS_validation and route its messages to `sink` (must be non-null).
+  Instance(bool validation, ValidationSink* sink);
+  ~Instance();
+  Instance(const Instance&) = delete;
+  Instance& operator=(const Instance&) = delete;
+
+  VkInstance get() const noexcept { return instance_; }
+  uint32_t api_version() const noexcept { return api_version_; }
+  // Names an object for validation messages and captures; a no-op without VK_EXT_debug_utils.
+  void set_name(VkDevice device, VkObjectType type, uint64_t handle, const char* name) const;
+
+ private:
+  VkInstance instance_ = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  uint32_t api_version_ = 0;
+  PFN_vkCreateDebugUtilsMessengerEXT create_messenger_ = nullptr;
+  PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger_ = nullptr;
+  PFN_vkSetDebugUtilsObjectNameEXT set_object_name_ = nullptr;
+};
+
+}  // namespace vkgemm::vk

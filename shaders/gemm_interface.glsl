@@ -1,0 +1,19 @@
+// The interface every vkgemm GEMM kernel shares with the host (engine/src/kernels/push_constants.hpp).
+// Built once per element type: ELEM_T is the stored type, ACC_T the accumulator.
+// Row-major: element (r, c) of A lives at A[a_offset + r * lda + c].
+
+layout(std430, set = 0, binding = 0) readonly buffer MatrixA { ELEM_T A[]; };
+layout(std430, set = 0, binding = 1) readonly buffer MatrixB { ELEM_T B[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer MatrixC { ELEM_T C[]; };
+
+layout(push_constant) uniform GemmParams {
+  uint M;          // rows of A and C
+  uint N;          // columns of B and C
+  uint K;          // columns of A, rows of B
+  uint lda;        // row stride of A, in elements
+  uint ldb;
+  uint ldc;
+  uint a_offset;   // first element of each matrix inside its binding, in elements
+  uint b_offset;
+  uint c_offset;
+} p;

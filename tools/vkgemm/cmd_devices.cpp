@@ -1,0 +1,55 @@
+// vkgemm devices: every Vulkan device with what vkgemm cares about.
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "vkgemm/vkgemm.hpp"
+
+namespace vkgemm::cli {
+namespace {
+
+std::string bytes_human(uint64_t b) {
+  if (b >= (1ull << 30)) return fmt::format("{:.1f} GiB", static_cast<double>(b) / double(1ull << 30));
+  if (b >= (1ull << 20)) return fmt::format("{:.1f} MiB", static_cast<double>(b) / double(1ull << 20));
+  if (b >= (1ull << 10)) return fmt::format("{:.1f} KiB", static_cast<double>(b) / double(1ull << 10));
+  return fmt::format("{} B", b);
+}
+
+int list_devices() {
+  const auto devices = Engine::devices();
+  if (devices.empty()) {
+    fmt::print(stderr, "vkgemm: no Vulkan device found (apt-get install mesa-vulkan-drivers gives lavapipe)\n");
+    return 1;
+  }
+  for (const auto& d : devices) {
+    fmt::print("[{}] {}\n", d.index, d.name);
+    fmt::print("    vendor            {} (0x{:04x}), {}\n", d.vendor, d.vendor_id, to_string(d.type));
+    fmt::print("    driver            {} {} ({}), Vulkan {}\n", d.driver_name, d.driver_version, d.driver_info,
+               d.api_version);
+    fmt::print("    subgroup size     {}\n", d.subgroup_size);
+    fmt::print("    shared memory     {} bytes per workgroup\n", d.max_shared_memory);
+    fmt::print("    workgroup         {} invocations, size {}x{}x{}, count {}x{}x{}\n", d.max_workgroup_invocations,
+               d.max_workgroup_size[0], d.max_workgroup_size[1], d.max_workgroup_size[2], d.max_workgroup_count[0],
+               d.max_workgroup_count[1], d.max_workgroup_count[2]);
+    fmt::print("    storage buffer    {} per binding, allocations up to {}, device memory {}\n",
+               bytes_human(d.max_storage_buffer_range), bytes_human(d.max_allocation_size),
+               bytes_human(d.device_local_memory));
+    fmt::print("    fp64 / fp16       {} / {}\n", d.float64 ? "yes" : "no", d.float16 ? "yes" : "no");
+    if (d.timestamps) {
+      fmt::print("    timestamps        yes ({} valid bits, {} ns per tick)\n", d.timestamp_valid_bits,
+                 d.timestamp_period_ns);
+    } else {
+      fmt::print("    timestamps        no (GPU times cannot be measured; host times only)\n");
+    }
+    if (!d.has_compute_queue) fmt::print("    compute queue     none: vkgemm cannot use this device\n");
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> add_devices_command(CLI::App& app) {
+  app.add_subcommand("devices", "List the Vulkan devices and their limits");
+  return list_devices;
+}
+
+}  // namespace vkgemm::cli

@@ -1,0 +1,230 @@
+#include "npy.hpp"
+
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <optional>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "vkgemm/error.hpp"
+
+namespace vkgemm::npy {
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+constexpr size_t kMagicSize = 6;
+
+[[noreturn]] void fail(const std::string& name, const std::string& what) {
+  throw Error(ErrorCode::file_format, fmt::format("{}: {}", name, what));
+}
+
+// A tiny reader for the Python dict literal of the header: {'descr': '<f4', 'fortran_order': False,
+// 'shape': (3, 2), }. It accepts exactly that grammar and names what it did not expect.
+class HeaderParser {
+ public:
+  HeaderParser(std::string_view text, const std::string& name) : s_(text), name_(name) {}
+
+  void parse(std::string& descr, std::optional<bool>& fortran, std::optional<std::vector<uint64_t>>& shape) {
+    expect('{');
+    while (true) {
+      skip_space();
+      if (peek() == '}') break;
+      const std::string key = string_literal();
+      expect(':');
+      if (key == "descr") {
+        descr = string_literal();
+      } else if (key == "fortran_order") {
+        fortran = boolean();
+      } else if (key == "shape") {
+        shape = tuple();
+      } else {
+        fail(name_, fmt::format("unexpected header key '{}'", key));
+      }
+      skip_space();
+      if (peek() == ',') {
+        ++pos_;
+        continue;
+      }
+      skip_space();
+      if (peek() != '}') fail(name_, "malformed header: expected ',' or '}'");
+    }
+  }
+
+ private:
+  char peek() const { return pos_ < s_.size() ? s_[pos_] : '\0'; }
+  void skip_space() {
+    while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+  }
+  void expect(char c) {
+    skip_space();
+    if (peek() != c) fail(name_, fmt::format("malformed header: expected '{}' at character {}", c, pos_));
+    ++pos_;
+  }
+  std::string string_literal() {
+    skip_space();
+    const char quote = peek();
+    if (quote != '\'' && quote != '"') fail(name_, fmt::format("malformed header: expected a string at {}", pos_));
+    const size_t end = s_.find(quote, pos_ + 1);
+    if (end == std::string_view::npos) fail(name_, "malformed header: unterminated string");
+    std::string out(s_.substr(pos_ + 1, end - pos_ - 1));
+    pos_ = end + 1;
+    return out;
+  }
+  bool boolean() {
+    skip_space();
+    if (s_.substr(pos_, 4) == "True") {
+      pos_ += 4;
+      return true;
+    }
+    if (s_.substr(pos_, 5) == "False") {
+      pos_ += 5;
+      return false;
+    }
+    fail(name_, "malformed header: fortran_order is neither True nor False");
+  }
+  std::vector<uint64_t> tuple() {
+    expect('(');
+    std::vector<uint64_t> dims;
+    while (true) {
+      skip_space();
+      if (peek() == ')') break;
+      if (!std::isdigit(static_cast<unsigned char>(peek()))) fail(name_, "malformed header: bad shape");
+      uint64_t v = 0;
+      while (std::isdigit(static_cast<unsigned char>(peek()))) {
+        const uint64_t digit = static_cast<uint64_t>(peek() - '0');
+        if (v > (std::numeric_limits<uint64_t>::max() - digit) / 10) fail(name_, "shape dimension overflows");
+        v = v * 10 + digit;
+        ++pos_;
+      }
+      dims.push_back(v);
+      skip_space();
+      if (peek() == ',') ++pos_;
+      else if (peek() != ')') fail(name_, "malformed header: bad shape");
+    }
+    ++pos_;
+    return dims;
+  }
+
+  std::string_view s_;
+  const std::string& name_;
+  size_t pos_ = 0;
+};
+
+DataType parse_descr(const std::string& descr, const std::string& name) {
+  if (descr.size() < 2) fail(name, fmt::format("unsupported dtype '{}'", descr));
+  const char order = descr[0];
+  const std::string kind = descr.substr(1);
+  if (order == '>') fail(name, fmt::format("big-endian dtype '{}' is not supported; save it little-endian", descr));
+  if (order != '<' && order != '=' && order != '|') fail(name, fmt::format("unsupported dtype '{}'", descr));
+  if (kind == "f4") return DataType::f32;
+  if (kind == "f8") return DataType::f64;
+  if (kind == "i4") return DataType::i32;
+  fail(name, fmt::format("unsupported dtype '{}' (vkgemm reads float32 '<f4', float64 '<f8' and int32 '<i4')", descr));
+}
+
+}  // namespace
+
+Array parse(std::span<const std::byte> file, const std::string& name) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(file.data());
+  if (file.size() < kMagicSize + 2 || std::memcmp(bytes, kMagic, kMagicSize) != 0) {
+    fail(name, "not a .npy file (bad magic: it should start with \\x93NUMPY)");
+  }
+  const unsigned major = bytes[6];
+  size_t header_len = 0;
+  size_t header_start = 0;
+  if (major == 1) {
+    if (file.size() < 10) fail(name, "truncated header");
+    header_len = size_t{bytes[8]} | size_t{bytes[9]} << 8;
+    header_start = 10;
+  } else if (major == 2 || major == 3) {
+    if (file.size() < 12) fail(name, "truncated header");
+    header_len = size_t{bytes[8]} | size_t{bytes[9]} << 8 | size_t{bytes[10]} << 16 | size_t{bytes[11]} << 24;
+    header_start = 12;
+  } else {
+    fail(name, fmt::format("unsupported .npy version {}.{}", major, unsigned{bytes[7]}));
+  }
+  if (header_len > file.size() - header_start) {
+    fail(name, fmt::format("truncated header: it claims {} bytes, the file has {} after the preamble", header_len,
+                           file.size() - header_start));
+  }
+  const std::string_view header(reinterpret_cast<const char*>(bytes + header_start), header_len);
+  std::string descr;
+  std::optional<bool> fortran;
+  std::optional<std::vector<uint64_t>> shape;
+  HeaderParser(header, name).parse(descr, fortran, shape);
+  if (descr.empty() || !fortran || !shape) fail(name, "header lacks 'descr', 'fortran_order' or 'shape'");
+
+  Array out;
+  out.type = parse_descr(descr, name);
+  if (*fortran) fail(name, "Fortran-order arrays are not supported; save with numpy.ascontiguousarray first");
+  if (shape->size() != 2) fail(name, fmt::format("the array is {}-D; vkgemm multiplies 2-D matrices", shape->size()));
+  for (uint64_t d : *shape) {
+    if (d > std::numeric_limits<uint32_t>::max()) fail(name, fmt::format("dimension {} exceeds 2^32-1", d));
+  }
+  out.rows = static_cast<uint32_t>((*shape)[0]);
+  out.cols = static_cast<uint32_t>((*shape)[1]);
+  const uint64_t data_bytes = uint64_t{out.rows} * out.cols * element_size(out.type);  // < 2^64: 2^32*2^32*8 wraps
+  const size_t data_start = header_start + header_len;
+  const uint64_t available = file.size() - data_start;
+  const bool overflow = out.rows != 0 && data_bytes / out.rows / element_size(out.type) != out.cols;
+  if (overflow || data_bytes > available) {
+    fail(name, fmt::format("truncated data: the header describes {}x{} {} ({} bytes), the file holds {}", out.rows,
+                           out.cols, to_string(out.type), overflow ? std::string("over 2^64") : std::to_string(data_bytes),
+                           available));
+  }
+  if (data_bytes < available) {
+    fail(name, fmt::format("{} bytes of unexpected data after the {}x{} array", available - data_bytes, out.rows,
+                           out.cols));
+  }
+  out.data.assign(file.begin() + static_cast<std::ptrdiff_t>(data_start), file.end());
+  return out;
+}
+
+Array read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorCode::io_error, fmt::format("{}: cannot open for reading", path));
+  std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw Error(ErrorCode::io_error, fmt::format("{}: read failed", path));
+  return parse(std::as_bytes(std::span(raw)), path);
+}
+
+void write(const std::string& path, DataType type, uint32_t rows, uint32_t cols, const void* data) {
+  const char* descr = type == DataType::f32 ? "<f4" : type == DataType::f64 ? "<f8" : "<i4";
+  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}, {}), }}", descr, rows, cols);
+  // Pad with spaces and a newline so the data starts on a 64-byte boundary, as NumPy does.
+  const size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header.push_back('\n');
+  const std::string tmp = path + ".partial";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error(ErrorCode::io_error, fmt::format("{}: cannot open for writing", path));
+    out.write(kMagic, kMagicSize);
+    const char version[2] = {1, 0};
+    out.write(version, 2);
+    const auto len = static_cast<uint16_t>(header.size());
+    const char len_bytes[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
+    out.write(len_bytes, 2);
+    out.write(header.data(), static_cast<std::streamsize>(header.size()));
+    out.write(static_cast<const char*>(data), static_cast<std::streamsize>(uint64_t{rows} * cols * element_size(type)));
+    if (!out.flush()) {
+      out.close();
+      std::remove(tmp.c_str());
+      throw Error(ErrorCode::io_error, fmt::format("{}: write failed", path));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    throw Error(ErrorCode::io_error, fmt::format("{}: cannot write ({})", path, ec.message()));
+  }
+}
+
+}  // namespace vkgemm::npy

@@ -1,0 +1,29 @@
+// NumPy .npy files: 2-D, C order, little-endian float32, float64 or int32 (versions 1.0, 2.0, 3.0).
+// Every malformed or unsupported file is a vkgemm::Error(file_format) that names the problem.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "vkgemm/types.hpp"
+
+namespace vkgemm::npy {
+
+struct Array {
+  DataType type = DataType::f32;
+  uint32_t rows = 0;
+  uint32_t cols = 0;
+  std::vector<std::byte> data;  // rows * cols elements, row-major
+};
+
+// Parses the bytes of a whole .npy file; `name` labels the errors.
+Array parse(std::span<const std::byte> file, const std::string& name);
+// Reads and parses a file; io_error when it cannot be read.
+Array read(const std::string& path);
+// Writes a 2-D array. The file appears whole or not at all (written beside it, then renamed).
+void write(const std::string& path, DataType type, uint32_t rows, uint32_t cols, const void* data);
+
+}  // namespace vkgemm::npy
