@@ -61,8 +61,8 @@ int run_demo(const CommonOptions& common) {
   const double cpu_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   const double flop = 2.0 * n * n * n;
   fmt::print("  {:<22} {:>10.3f} ms {:>9.2f} GFLOP/s\n", "CPU reference (double)", cpu_ms, flop / cpu_ms * 1e-6);
-  for (const GemmOptions& opt : {GemmOptions{.kernel = Kernel::naive, .repeat = 5, .warmup = 1},
-                                 GemmOptions{.kernel = Kernel::tiled, .tile = 16, .repeat = 5, .warmup = 1}}) {
+  for (const GemmOptions& opt : {GemmOptions{.kernel = Kernel::naive, .repeat = 3, .warmup = 1},
+                                 GemmOptions{.kernel = Kernel::tiled, .tile = 16, .repeat = 3, .warmup = 1}}) {
     std::vector<float> gpu(uint64_t{n} * n);
     const GemmTiming t = engine.gemm(DataType::f32, n, n, n, a.data(), b.data(), gpu.data(), opt);
     const Comparison cmp = compare_with_reference(DataType::f32, n, n, n, a.data(), b.data(), gpu.data());
@@ -78,7 +78,7 @@ int run_demo(const CommonOptions& common) {
     }
     ok = ok && cmp.passed;
   }
-  fmt::print("  GPU times: median of 5 timestamped dispatches after 1 warm-up; transfers not included.\n");
+  fmt::print("  GPU times: median of 3 timestamped dispatches after 1 warm-up; transfers not included.\n");
   return finish(engine, ok ? 0 : 1);
 }
 

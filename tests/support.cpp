@@ -1,0 +1,152 @@
+#include "support.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <memory>
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+namespace vkgemm::test {
+namespace {
+
+std::atomic<uint64_t> g_messages{0};
+
+// Guard regions: this many bytes before and after every matrix, filled with kGuardByte.
+constexpr uint64_t kGuardBytes = 256;
+constexpr unsigned char kGuardByte = 0xA5;
+// Matrices start this many elements past the guard, so bindings take the unaligned-offset path.
+constexpr uint64_t kSkewElements = 3;
+
+std::vector<std::byte> random_elements(DataType type, uint64_t count, std::mt19937_64& rng) {
+  std::vector<std::byte> out(count * element_size(type));
+  if (type == DataType::i32) {
+    std::uniform_int_distribution<int32_t> d(-8, 8);
+    for (uint64_t i = 0; i < count; ++i) reinterpret_cast<int32_t*>(out.data())[i] = d(rng);
+  } else if (type == DataType::f32) {
+    std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+    for (uint64_t i = 0; i < count; ++i) reinterpret_cast<float*>(out.data())[i] = d(rng);
+  } else {
+    std::uniform_real_distribution<double> d(-1.0, 1.0);
+    for (uint64_t i = 0; i < count; ++i) reinterpret_cast<double*>(out.data())[i] = d(rng);
+  }
+  return out;
+}
+
+// The poison an unwritten element of C keeps: NaN fails any float comparison, the sentinel any int one
+// (random inputs in [-8, 8] cannot reach it for k below 2^24).
+std::vector<std::byte> poison(DataType type, uint64_t count) {
+  std::vector<std::byte> out(count * element_size(type));
+  for (uint64_t i = 0; i < count; ++i) {
+    if (type == DataType::i32) {
+      reinterpret_cast<int32_t*>(out.data())[i] = std::numeric_limits<int32_t>::min() + 12345;
+    } else if (type == DataType::f32) {
+      reinterpret_cast<float*>(out.data())[i] = std::numeric_limits<float>::quiet_NaN();
+    } else {
+      reinterpret_cast<double*>(out.data())[i] = std::numeric_limits<double>::quiet_NaN();
+    }
+  }
+  return out;
+}
+
+// A matrix inside a buffer with guards on both sides.
+struct Guarded {
+  Buffer buffer;
+  MatrixRef ref;
+  uint64_t data_offset = 0;
+  uint64_t data_bytes = 0;
+};
+
+Guarded make_guarded(DataType type, uint32_t rows, uint32_t cols, const std::vector<std::byte>& contents) {
+  Engine& e = engine();
+  Guarded g;
+  const uint64_t es = element_size(type);
+  g.data_offset = kGuardBytes + kSkewElements * es;
+  g.data_bytes = uint64_t{rows} * cols * es;
+  const uint64_t total = g.data_offset + g.data_bytes + kGuardBytes;
+  std::vector<std::byte> init(total, std::byte{kGuardByte});
+  std::memcpy(init.data() + g.data_offset, contents.data(), g.data_bytes);
+  g.buffer = e.create_buffer(total, "test matrix");
+  e.write(g.buffer, 0, init.data(), total);
+  g.ref = {&g.buffer, g.data_offset, rows, cols, type};
+  return g;
+}
+
+// Reads the whole buffer back; returns the matrix and reports any guard byte that changed.
+std::vector<std::byte> read_guarded(const Guarded& g, const char* name, std::string& problems) {
+  const uint64_t total = g.buffer.size();
+  std::vector<std::byte> all(total);
+  engine().read(g.buffer, 0, all.data(), total);
+  uint64_t changed = 0;
+  for (uint64_t i = 0; i < total; ++i) {
+    const bool guard = i < g.data_offset || i >= g.data_offset + g.data_bytes;
+    if (guard && all[i] != std::byte{kGuardByte}) ++changed;
+  }
+  if (changed) problems += fmt::format("{} guard bytes around {} were overwritten; ", changed, name);
+  return {all.begin() + static_cast<std::ptrdiff_t>(g.data_offset),
+          all.begin() + static_cast<std::ptrdiff_t>(g.data_offset + g.data_bytes)};
+}
+
+}  // namespace
+
+Engine& engine() {
+  static std::unique_ptr<Engine> e = [] {
+    EngineOptions options;
+    options.validation = true;
+    options.on_validation_message = [](std::string_view message) {
+      g_messages.fetch_add(1);
+      if (doctest::is_running_in_test) {
+        ADD_FAIL_CHECK_AT(__FILE__, __LINE__, std::string(message));
+      } else {
+        fmt::print(stderr, "{}\n", message);
+      }
+    };
+    return std::make_unique<Engine>(options);
+  }();
+  return *e;
+}
+
+uint64_t validation_messages() { return g_messages.load(); }
+
+uint64_t run_seed() {
+  static const uint64_t seed = [] {
+    if (const char* env = std::getenv("VKGEMM_TEST_SEED")) return static_cast<uint64_t>(std::strtoull(env, nullptr, 10));
+    std::random_device rd;
+    return (uint64_t{rd()} << 32) ^ rd() ^
+           static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  }();
+  return seed;
+}
+
+std::mt19937_64 case_rng(const std::string& case_name) {
+  return std::mt19937_64(run_seed() ^ std::hash<std::string>{}(case_name));
+}
+
+ProductCheck check_product(DataType type, uint32_t m, uint32_t n, uint32_t k, const GemmOptions& options,
+                           std::mt19937_64& rng) {
+  const auto a = random_elements(type, uint64_t{m} * k, rng);
+  const auto b = random_elements(type, uint64_t{k} * n, rng);
+  Guarded ga = make_guarded(type, m, k, a);
+  Guarded gb = make_guarded(type, k, n, b);
+  Guarded gc = make_guarded(type, m, n, poison(type, uint64_t{m} * n));
+  engine().gemm(ga.ref, gb.ref, gc.ref, options);
+
+  ProductCheck out;
+  std::string problems;
+  read_guarded(ga, "A", problems);
+  read_guarded(gb, "B", problems);
+  const auto c = read_guarded(gc, "C", problems);
+  const Comparison cmp = compare_with_reference(type, m, n, k, a.data(), b.data(), c.data());
+  if (!cmp.passed) problems += cmp.summary();
+  out.passed = problems.empty();
+  out.detail = fmt::format("{} {}x{}x{} {} tile {}: {}", to_string(type), m, n, k, to_string(options.kernel),
+                           options.tile, out.passed ? "ok" : problems);
+  return out;
+}
+
+}  // namespace vkgemm::test

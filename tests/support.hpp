@@ -1,0 +1,35 @@
+// What every device test shares: one engine per test process with validation on (any message fails the
+// running test), the seed of the run, and check_product(), which runs one product the careful way.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "vkgemm/vkgemm.hpp"
+
+namespace vkgemm::test {
+
+// The engine under test: VK_LAYER_KHRONOS_validation on, on VKGEMM_DEVICE or the best device.
+Engine& engine();
+// Messages validation has reported in this process so far.
+uint64_t validation_messages();
+
+// The seed of this run: VKGEMM_TEST_SEED when set, else fresh; printed at start and on every failure.
+uint64_t run_seed();
+// A generator for one test case, derived from the run seed and the case's name.
+std::mt19937_64 case_rng(const std::string& case_name);
+
+struct ProductCheck {
+  bool passed = false;
+  std::string detail;  // what went wrong, for the failure message
+};
+
+// Multiplies fresh random m x k and k x n matrices on the device, each placed at an unaligned offset
+// inside a larger buffer between guard regions; C is poisoned first (NaN, or a sentinel for int32).
+// Passes when C matches the CPU reference (see reference.hpp) and every guard is untouched.
+ProductCheck check_product(DataType type, uint32_t m, uint32_t n, uint32_t k, const GemmOptions& options,
+                           std::mt19937_64& rng);
+
+}  // namespace vkgemm::test

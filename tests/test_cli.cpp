@@ -1,0 +1,132 @@
+// The vkgemm program end to end: its commands, .npy in and out, and a clear error and exit code for each
+// bad invocation. Runs the built binary (VKGEMM_BINARY) under validation (VKGEMM_VALIDATION=1).
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "npy.hpp"
+
+using namespace vkgemm;
+
+namespace {
+
+struct Outcome {
+  int code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Outcome run_cli(const std::string& args) {
+  const std::string command = "VKGEMM_VALIDATION=1 " VKGEMM_BINARY " " + args + " 2>&1";
+  Outcome out;
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.output.append(buf.data(), n);
+  const int status = pclose(pipe);
+  out.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+std::filesystem::path scratch_dir() {
+  auto dir = std::filesystem::temp_directory_path() / ("vkgemm-cli-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+}  // namespace
+
+TEST_SUITE("cli") {
+  TEST_CASE("devices lists lavapipe or whatever is there") {
+    const auto r = run_cli("devices");
+    CHECK(r.code == 0);
+    CHECK(contains(r.output, "subgroup size"));
+    CHECK(contains(r.output, "timestamps"));
+  }
+
+  TEST_CASE("run verifies each type and kernel") {
+    for (const char* args : {"--type f32 --kernel tiled --tile 8", "--type i32 --kernel naive", "--type f64 --tile 32"}) {
+      const auto r = run_cli(std::string("run --m 65 --n 33 --k 17 --repeat 3 --verify --seed 42 ") + args);
+      INFO(args, "\n", r.output);
+      CHECK(r.code == 0);
+      CHECK(contains(r.output, "verify:   passed"));
+      CHECK(contains(r.output, "seed 42"));
+    }
+  }
+
+  TEST_CASE("run reads and writes .npy") {
+    const auto dir = scratch_dir();
+    const std::vector<int32_t> a = {1, 4, 2, 5, 3, 6}, b = {7, 8, 9, 10, 11, 12};
+    npy::write((dir / "a.npy").string(), DataType::i32, 3, 2, a.data());
+    npy::write((dir / "b.npy").string(), DataType::i32, 2, 3, b.data());
+    const auto r = run_cli("run --a " + (dir / "a.npy").string() + " --b " + (dir / "b.npy").string() + " --out " +
+                           (dir / "c.npy").string() + " --verify");
+    INFO(r.output);
+    CHECK(r.code == 0);
+    const auto c = npy::read((dir / "c.npy").string());
+    CHECK(c.rows == 3);
+    CHECK(c.cols == 3);
+    const auto* v = reinterpret_cast<const int32_t*>(c.data.data());
+    CHECK(std::vector<int32_t>(v, v + 9) == std::vector<int32_t>{47, 52, 57, 64, 71, 78, 81, 90, 99});
+
+    // Mismatched inner dimensions and a malformed file are errors, and no output file appears.
+    const auto mismatch = run_cli("run --a " + (dir / "a.npy").string() + " --b " + (dir / "a.npy").string() +
+                                  " --out " + (dir / "bad.npy").string());
+    CHECK(mismatch.code == 2);
+    CHECK(contains(mismatch.output, "inner dimensions differ"));
+    CHECK_FALSE(std::filesystem::exists(dir / "bad.npy"));
+    {
+      FILE* f = fopen((dir / "junk.npy").c_str(), "wb");
+      fputs("this is not numpy", f);
+      fclose(f);
+    }
+    const auto junk = run_cli("run --a " + (dir / "junk.npy").string() + " --b " + (dir / "b.npy").string());
+    CHECK(junk.code == 2);
+    CHECK(contains(junk.output, "bad magic"));
+    std::filesystem::remove_all(dir);
+  }
+
+  TEST_CASE("bad invocations: a clear message on stderr and exit code 2") {
+    const std::array<std::pair<const char*, const char*>, 10> cases = {{
+        {"run --m -5 --n 4 --k 4", "--m must be between 0"},
+        {"run --m 4 --n 4", "--k is required"},
+        {"run --m 4 --n 4 --k 4 --kernel bogus", "--kernel bogus is unknown"},
+        {"run --m 4 --n 4 --k 4 --type f16", "--type f16 is unknown"},
+        {"run --m 4 --n 4 --k 4 --tile 0", "--tile must be between 1"},
+        {"run --m 4 --n 4 --k 4 --tile 64", "maxComputeWorkGroupInvocations"},
+        {"run --m 4 --n 4 --k 4 --repeat 0", "--repeat must be between 1"},
+        {"run --m 4 --n 4 --k 4 --device 99", "out of range"},
+        {"run --m 4 --n 4 --k 4 --device no-such-gpu", "no device name contains"},
+        {"run --a /nonexistent.npy --b /nonexistent.npy", "cannot open"},
+    }};
+    for (const auto& [args, words] : cases) {
+      const auto r = run_cli(args);
+      INFO(args, "\n", r.output);
+      CHECK(r.code == 2);
+      CHECK(contains(r.output, words));
+    }
+    const auto nothing = run_cli("");
+    CHECK(nothing.code == 2);
+    const auto help = run_cli("run --help");
+    CHECK(help.code == 0);
+    CHECK(contains(help.output, "--verify"));
+  }
+
+  TEST_CASE("empty products succeed without a dispatch") {
+    const auto r = run_cli("run --m 0 --n 5 --k 5 --verify");
+    INFO(r.output);
+    CHECK(r.code == 0);
+    CHECK(contains(r.output, "nothing dispatched"));
+  }
+}

@@ -1,0 +1,115 @@
+// The .npy reader: round trips, and a specific error for every malformed or unsupported file.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "npy.hpp"
+#include "vkgemm/error.hpp"
+
+using namespace vkgemm;
+
+namespace {
+
+// A .npy file with the given header dict text (padded the NumPy way) and `data_bytes` bytes of data.
+std::vector<std::byte> make_file(const std::string& dict, size_t data_bytes, int major = 1) {
+  std::string header = dict;
+  const size_t pre = major == 1 ? 10 : 12;
+  header.append((64 - (pre + header.size() + 1) % 64) % 64, ' ');
+  header.push_back('\n');
+  std::string out = "\x93NUMPY";
+  out.push_back(static_cast<char>(major));
+  out.push_back(0);
+  const size_t len = header.size();
+  out.push_back(static_cast<char>(len & 0xff));
+  out.push_back(static_cast<char>((len >> 8) & 0xff));
+  if (major != 1) out.append(2, '\0');
+  out += header;
+  out.append(data_bytes, '\x01');
+  std::vector<std::byte> bytes(out.size());
+  std::memcpy(bytes.data(), out.data(), out.size());
+  return bytes;
+}
+
+void expect_format_error(const std::vector<std::byte>& file, const std::string& words) {
+  try {
+    npy::parse(file, "test.npy");
+    FAIL("parsed without error; expected one mentioning \"", words, "\"");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::file_format);
+    CHECK_MESSAGE(std::string(e.what()).find(words) != std::string::npos, e.what());
+  }
+}
+
+}  // namespace
+
+TEST_SUITE("npy") {
+  TEST_CASE("well-formed files of each dtype and version") {
+    auto f = npy::parse(make_file("{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2), }", 24), "x");
+    CHECK(f.type == DataType::f32);
+    CHECK(f.rows == 3);
+    CHECK(f.cols == 2);
+    CHECK(f.data.size() == 24);
+    CHECK(npy::parse(make_file("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1), }", 8), "x").type ==
+          DataType::f64);
+    CHECK(npy::parse(make_file("{'descr': '<i4', 'fortran_order': False, 'shape': (2, 0), }", 0), "x").type ==
+          DataType::i32);
+    CHECK(npy::parse(make_file("{\"descr\": \"<f4\", \"shape\": (1, 2), \"fortran_order\": False}", 8, 2), "x").cols ==
+          2);
+  }
+
+  TEST_CASE("write then read gives the same matrix") {
+    const auto path =
+        (std::filesystem::temp_directory_path() / ("vkgemm-npy-" + std::to_string(getpid()) + ".npy")).string();
+    const std::vector<double> m = {1.5, -2.25, 3, 4, 5, 6};
+    npy::write(path, DataType::f64, 2, 3, m.data());
+    const auto back = npy::read(path);
+    std::filesystem::remove(path);
+    CHECK(back.type == DataType::f64);
+    CHECK(back.rows == 2);
+    CHECK(back.cols == 3);
+    CHECK(std::memcmp(back.data.data(), m.data(), sizeof(double) * 6) == 0);
+  }
+
+  TEST_CASE("each malformation has its own error") {
+    const std::string ok_tail = "'fortran_order': False, 'shape': (2, 2), }";
+    expect_format_error({std::byte{'P'}, std::byte{'K'}, std::byte{3}, std::byte{4}, std::byte{0}, std::byte{0},
+                         std::byte{0}, std::byte{0}},
+                        "bad magic");
+    auto truncated_header = make_file("{'descr': '<f4', " + ok_tail, 16);
+    truncated_header.resize(30);
+    expect_format_error(truncated_header, "truncated header");
+    expect_format_error(make_file("{'descr': '<f4', " + ok_tail, 15), "truncated data");
+    expect_format_error(make_file("{'descr': '<f4', " + ok_tail, 17), "unexpected data");
+    expect_format_error(make_file("{'descr': '<c8', " + ok_tail, 32), "unsupported dtype");
+    expect_format_error(make_file("{'descr': '<f2', " + ok_tail, 8), "unsupported dtype");
+    expect_format_error(make_file("{'descr': '>f4', " + ok_tail, 16), "big-endian");
+    expect_format_error(make_file("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", 16), "Fortran");
+    expect_format_error(make_file("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", 16), "1-D");
+    expect_format_error(make_file("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2, 1), }", 16), "3-D");
+    expect_format_error(make_file("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967295, 4294967295), }", 16),
+                        "truncated data");
+    expect_format_error(make_file("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 1), }", 16),
+                        "exceeds 2^32-1");
+    expect_format_error(make_file("{'descr': '<f4', 'shape': (2, 2), }", 16), "lacks");
+    expect_format_error(make_file("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2, 2), }", 16), "fortran_order");
+    expect_format_error(make_file("{'descr': '<f4' 'fortran_order': False}", 16), "malformed header");
+    auto bad_version = make_file("{'descr': '<f4', " + ok_tail, 16);
+    bad_version[6] = std::byte{9};
+    expect_format_error(bad_version, "version 9");
+  }
+
+  TEST_CASE("a missing file is an io_error") {
+    try {
+      npy::read("/nonexistent/vkgemm/a.npy");
+      FAIL("no error");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::io_error);
+    }
+  }
+}

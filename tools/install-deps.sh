@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what vkgemm needs to build, test and run on Debian 12 / Ubuntu, with apt-get.
+# Idempotent: installs only what is missing and says what; works as root or through sudo.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ pkg-config   # build
+  libvulkan-dev                       # Vulkan headers (the loader is loaded at run time through volk)
+  libvulkan-volk-dev                  # volk
+  glslang-tools                       # glslangValidator: GLSL to SPIR-V at build time
+  libcli11-dev libfmt-dev nlohmann-json3-dev  # command line, formatting, JSON
+  doctest-dev                         # tests
+  libvulkan1 mesa-vulkan-drivers      # the loader and lavapipe, Vulkan on the CPU where there is no GPU
+  vulkan-validationlayers             # VK_LAYER_KHRONOS_validation, on in every test
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: everything is installed"
+  exit 0
+fi
+
+sudo=()
+if ((EUID != 0)); then
+  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo=(sudo)
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "install-deps: done"
