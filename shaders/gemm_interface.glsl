@@ -16,4 +16,6 @@ layout(push_constant) uniform GemmParams {
   uint a_offset;   // first element of each matrix inside its binding, in elements
   uint b_offset;
   uint c_offset;
+  uint k_split;       // split-K: the K range of one slice (K when not split)
+  uint split_stride;  // split-K: elements between the slices' partial results
 } p;

@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
@@ -26,6 +28,18 @@ void memory_barrier(const VolkDeviceTable& t, VkCommandBuffer cmd, VkPipelineSta
 
 EngineImpl::EngineImpl(const EngineOptions& options) {
   sink.callback = options.on_validation_message;
+  for (const auto& [name, json] : tuning::builtin_tables()) tuning.add_json(json, "built-in tuning table " + name);
+  const std::string user_file = options.tuning_file.empty() ? tuning::default_user_file() : options.tuning_file;
+  if (user_file != "none" && !user_file.empty()) {
+    std::ifstream in(user_file);
+    if (in) {
+      std::stringstream text;
+      text << in.rdbuf();
+      tuning.add_json(text.str(), user_file);
+    } else if (!options.tuning_file.empty() || std::getenv("VKGEMM_TUNING_FILE")) {
+      throw Error(ErrorCode::io_error, fmt::format("cannot read the tuning file {}", user_file));
+    }
+  }
   instance = std::make_unique<vk::Instance>(options.validation, &sink);
   const auto devices = enumerate_devices(instance->get());
   std::string selector = options.device;
@@ -165,7 +179,7 @@ void Engine::read(const Buffer& buffer, uint64_t offset, void* data, uint64_t by
   impl_->read(buffer, offset, data, bytes);
 }
 void Engine::check_supported(DataType type, const GemmOptions& options) const {
-  kernels::check_supported(impl_->physical.info, options.kernel, type, options);
+  kernels::check_supported(impl_->physical.info, impl_->tuning, type, options);
 }
 GemmTiming Engine::gemm(const MatrixRef& a, const MatrixRef& b, const MatrixRef& c, const GemmOptions& options) {
   return impl_->gemm(a, b, c, options);

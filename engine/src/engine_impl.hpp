@@ -6,6 +6,7 @@
 
 #include "device_query.hpp"
 #include "kernels/pipelines.hpp"
+#include "tuning/tuning_table.hpp"
 #include "vk/device.hpp"
 #include "vk/handle.hpp"
 #include "vk/instance.hpp"
@@ -38,6 +39,7 @@ struct EngineImpl {
 
   // Declaration order is destruction order in reverse: everything below `device` dies before it.
   vk::ValidationSink sink;
+  tuning::Table tuning;
   std::unique_ptr<vk::Instance> instance;
   PhysicalDevice physical;
   std::unique_ptr<vk::Device> device;
@@ -49,6 +51,7 @@ struct EngineImpl {
   uint32_t query_capacity = 0;
   std::optional<vk::AllocatedBuffer> staging;
   Buffer host_a, host_b, host_c;  // reused by the host-memory gemm, grown on demand
+  Buffer workspace;               // split-K partial sums, grown on demand
 };
 
 // One global memory barrier from `src` stages/accesses to `dst` ones.

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -47,6 +48,40 @@ Binding bind(const BufferImpl& buffer, const MatrixRef& m, uint64_t alignment) {
 }
 
 }  // namespace
+
+// A descriptor set of the shared layout pointing at three buffers; back to the pool when it goes.
+class DescriptorSet {
+ public:
+  DescriptorSet(EngineImpl& engine, const VkDescriptorBufferInfo* const (&buffers)[3])
+      : t_(engine.device->table()), device_(engine.device->get()), pool_(engine.descriptor_pool.get()) {
+    VkDescriptorSetLayout layout = engine.pipelines->set_layout();
+    VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    alloc.descriptorPool = pool_;
+    alloc.descriptorSetCount = 1;
+    alloc.pSetLayouts = &layout;
+    vk::check(t_.vkAllocateDescriptorSets(device_, &alloc, &set_), "vkAllocateDescriptorSets");
+    VkWriteDescriptorSet writes[3];
+    for (uint32_t i = 0; i < 3; ++i) {
+      writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      writes[i].dstSet = set_;
+      writes[i].dstBinding = i;
+      writes[i].descriptorCount = 1;
+      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[i].pBufferInfo = buffers[i];
+    }
+    t_.vkUpdateDescriptorSets(device_, 3, writes, 0, nullptr);
+  }
+  ~DescriptorSet() { t_.vkFreeDescriptorSets(device_, pool_, 1, &set_); }
+  DescriptorSet(const DescriptorSet&) = delete;
+  DescriptorSet& operator=(const DescriptorSet&) = delete;
+  VkDescriptorSet get() const noexcept { return set_; }
+
+ private:
+  const VolkDeviceTable& t_;
+  VkDevice device_;
+  VkDescriptorPool pool_;
+  VkDescriptorSet set_ = VK_NULL_HANDLE;
+};
 
 void EngineImpl::check_matrix_fits(const char* what, uint32_t rows, uint32_t cols, DataType type) const {
   const uint64_t bytes = uint64_t{rows} * cols * element_size(type);
@@ -112,7 +147,7 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
                             options.repeat, options.warmup));
   }
   const auto& info = physical.info;
-  kernels::check_supported(info, options.kernel, type, options);
+  kernels::check_supported(info, tuning, type, options);
 
   GemmTiming timing;
   timing.gpu_timestamps = info.timestamps;
@@ -133,46 +168,73 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
     return timing;
   }
 
-  const kernels::LaunchShape shape = kernels::launch_shape(options.kernel, type, options);
-  const auto grid = kernels::dispatch_grid(info, shape, m, n);
-  const VkPipeline pipeline = pipelines->get(options.kernel, type, shape);
-
   Binding bindings[3];
   for (int i = 0; i < 3; ++i) bindings[i] = bind(*buffers[i], *refs[i], physical.storage_offset_alignment);
-  kernels::GemmPushConstants push{m, n, k, a.cols, b.cols, c.cols,
-                                  bindings[0].element_offset, bindings[1].element_offset, bindings[2].element_offset};
+  const kernels::Problem problem{type, m, n, k, a.cols, b.cols, c.cols,
+                                 bindings[0].element_offset, bindings[1].element_offset, bindings[2].element_offset};
+  const kernels::Plan plan = kernels::plan(info, tuning, options, problem);
+  timing.kernel = plan.kernel;
+  timing.config = plan.description;
 
-  VkDescriptorSetLayout set_layout = pipelines->set_layout();
-  VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-  alloc.descriptorPool = descriptor_pool.get();
-  alloc.descriptorSetCount = 1;
-  alloc.pSetLayouts = &set_layout;
-  VkDescriptorSet set = VK_NULL_HANDLE;
-  vk::check(t.vkAllocateDescriptorSets(device->get(), &alloc, &set), "vkAllocateDescriptorSets");
-  struct SetGuard {  // the set goes back to the pool however this function ends
-    const VolkDeviceTable& t;
-    VkDevice dev;
-    VkDescriptorPool pool;
-    VkDescriptorSet set;
-    ~SetGuard() { t.vkFreeDescriptorSets(dev, pool, 1, &set); }
-  } guard{t, device->get(), descriptor_pool.get(), set};
-  VkWriteDescriptorSet writes[3];
-  for (uint32_t i = 0; i < 3; ++i) {
-    writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-    writes[i].dstSet = set;
-    writes[i].dstBinding = i;
-    writes[i].descriptorCount = 1;
-    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    writes[i].pBufferInfo = &bindings[i].info;
+  // Split-K: the main pass writes its partial sums to the workspace (m x n per slice), the reduce pass
+  // adds them into C.
+  const uint64_t slice_elements = uint64_t{m} * n;
+  VkDescriptorBufferInfo workspace_info{};
+  if (plan.splits > 1) {
+    const uint64_t bytes = slice_elements * plan.splits * es;
+    if (bytes > info.max_storage_buffer_range) {
+      throw Error(ErrorCode::too_large, fmt::format("split-K over {} slices needs a {}-byte workspace; {} binds at most "
+                                                    "{} bytes (maxStorageBufferRange): use fewer slices",
+                                                    plan.splits, bytes, info.name, info.max_storage_buffer_range));
+    }
+    if (workspace.size() < bytes) {
+      workspace = Buffer();
+      workspace = create_buffer(bytes, "vkgemm split-K workspace");
+    }
+    workspace_info = {workspace.impl_->alloc.buffer.get(), 0, bytes};
   }
-  t.vkUpdateDescriptorSets(device->get(), 3, writes, 0, nullptr);
+  const VkPipeline main_pipeline = pipelines->get(plan.main);
+  const VkPipeline reduce_pipeline = plan.splits > 1 ? pipelines->get(plan.reduce) : VK_NULL_HANDLE;
+
+  kernels::GemmPushConstants main_push{m, n, k, a.cols, b.cols, c.cols,
+                                       bindings[0].element_offset, bindings[1].element_offset,
+                                       bindings[2].element_offset, plan.k_split, 0};
+  kernels::GemmPushConstants reduce_push{};
+  const VkDescriptorBufferInfo* main_set_buffers[3] = {&bindings[0].info, &bindings[1].info, &bindings[2].info};
+  const VkDescriptorBufferInfo* reduce_set_buffers[3] = {&workspace_info, &workspace_info, &bindings[2].info};
+  if (plan.splits > 1) {
+    main_push.ldc = n;
+    main_push.c_offset = 0;
+    main_push.split_stride = static_cast<uint32_t>(slice_elements);
+    main_set_buffers[2] = &workspace_info;
+    reduce_push = {m, n, plan.splits, n, n, c.cols, 0, 0, bindings[2].element_offset, 0,
+                   static_cast<uint32_t>(slice_elements)};
+  }
+  DescriptorSet main_set(*this, main_set_buffers);
+  std::optional<DescriptorSet> reduce_set;
+  if (plan.splits > 1) reduce_set.emplace(*this, reduce_set_buffers);
 
   const uint32_t queries = info.timestamps ? 2 * options.repeat : 0;
   const VkQueryPool pool = queries ? timestamp_pool(queries) : VK_NULL_HANDLE;
-  const auto between_dispatches = [&](VkCommandBuffer cmd) {
-    // C is written by every dispatch: each one waits for the last (and timestamps stay apart).
+  const auto compute_to_compute = [&](VkCommandBuffer cmd) {
+    // Each pass waits for the last: C and the workspace are written by every repetition.
     memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
                    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT);
+  };
+  const auto one_product = [&](VkCommandBuffer cmd) {
+    t.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, main_pipeline);
+    VkDescriptorSet set = main_set.get();
+    t.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines->layout(), 0, 1, &set, 0, nullptr);
+    t.vkCmdPushConstants(cmd, pipelines->layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(main_push), &main_push);
+    t.vkCmdDispatch(cmd, plan.grid[0], plan.grid[1], plan.grid[2]);
+    if (plan.splits > 1) {
+      compute_to_compute(cmd);
+      t.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, reduce_pipeline);
+      set = reduce_set->get();
+      t.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines->layout(), 0, 1, &set, 0, nullptr);
+      t.vkCmdPushConstants(cmd, pipelines->layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(reduce_push), &reduce_push);
+      t.vkCmdDispatch(cmd, plan.reduce_grid[0], plan.reduce_grid[1], plan.reduce_grid[2]);
+    }
   };
   timing.submit_wait_ms = submitter->run([&](VkCommandBuffer cmd) {
     // Uploads and earlier products finish before this one reads or writes.
@@ -181,17 +243,14 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
                        VK_ACCESS_SHADER_READ_BIT,
                    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
     if (pool) t.vkCmdResetQueryPool(cmd, pool, 0, queries);
-    t.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-    t.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines->layout(), 0, 1, &set, 0, nullptr);
-    t.vkCmdPushConstants(cmd, pipelines->layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(push), &push);
     for (uint32_t w = 0; w < options.warmup; ++w) {
-      t.vkCmdDispatch(cmd, grid[0], grid[1], grid[2]);
-      between_dispatches(cmd);
+      one_product(cmd);
+      compute_to_compute(cmd);
     }
     for (uint32_t r = 0; r < options.repeat; ++r) {
-      if (r > 0) between_dispatches(cmd);
+      if (r > 0) compute_to_compute(cmd);
       if (pool) t.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, pool, 2 * r);
-      t.vkCmdDispatch(cmd, grid[0], grid[1], grid[2]);
+      one_product(cmd);
       if (pool) t.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, pool, 2 * r + 1);
     }
     // The result is ready for copies, the host and later kernels.
@@ -224,7 +283,7 @@ GemmTiming EngineImpl::gemm_host(DataType type, uint32_t m, uint32_t n, uint32_t
   check_matrix_fits("A", m, k, type);
   check_matrix_fits("B", k, n, type);
   check_matrix_fits("C", m, n, type);
-  kernels::check_supported(physical.info, options.kernel, type, options);
+  kernels::check_supported(physical.info, tuning, type, options);
   GemmTiming timing;
   timing.gpu_timestamps = physical.info.timestamps;
   if (m == 0 || n == 0) return timing;

@@ -1,5 +1,13 @@
 // Names of element types, kernels, device types and error codes.
+#include <algorithm>
+#include <charconv>
+#include <sstream>
+#include <vector>
+
+#include <fmt/format.h>
+
 #include "vkgemm/device_info.hpp"
+#include "vkgemm/engine.hpp"
 #include "vkgemm/error.hpp"
 #include "vkgemm/types.hpp"
 
@@ -27,6 +35,8 @@ std::string_view to_string(Kernel kernel) noexcept {
   switch (kernel) {
     case Kernel::naive: return "naive";
     case Kernel::tiled: return "tiled";
+    case Kernel::blocked: return "blocked";
+    case Kernel::automatic: return "auto";
   }
   return "?";
 }
@@ -40,6 +50,7 @@ std::optional<DataType> parse_data_type(std::string_view name) noexcept {
 std::optional<Kernel> parse_kernel(std::string_view name) noexcept {
   for (Kernel k : all_kernels)
     if (to_string(k) == name) return k;
+  if (name == "auto") return Kernel::automatic;
   return std::nullopt;
 }
 
@@ -72,6 +83,54 @@ const char* to_string(ErrorCode code) noexcept {
     case ErrorCode::io_error: return "io_error";
   }
   return "unknown";
+}
+
+}  // namespace vkgemm
+
+namespace vkgemm {
+
+std::string to_string(const BlockedConfig& c) {
+  return fmt::format("{}x{}x{} {}x{} lanes {} split {}", c.bm, c.bn, c.bk, c.tm, c.tn, c.lanes_n, c.split_k);
+}
+
+BlockedConfig parse_blocked_config(std::string_view text) {
+  const auto fail = [&](const char* what) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("blocked configuration \"{}\": {} (expected e.g. \"128x128x8 8x8 lanes 8 split 1\")", text,
+                            what));
+  };
+  const auto numbers = [&](std::string_view word, size_t count) {
+    std::vector<uint32_t> out;
+    size_t pos = 0;
+    while (pos <= word.size()) {
+      const size_t x = std::min(word.find('x', pos), word.size());
+      uint32_t v = 0;
+      const auto [end, ec] = std::from_chars(word.data() + pos, word.data() + x, v);
+      if (ec != std::errc() || end != word.data() + x) fail("not a number");
+      out.push_back(v);
+      pos = x + 1;
+    }
+    if (out.size() != count) fail("wrong count of numbers");
+    return out;
+  };
+  std::istringstream in{std::string(text)};
+  std::string block, thread, word;
+  if (!(in >> block >> thread)) fail("it needs the block and the thread tile");
+  const auto b = numbers(block, 3), t = numbers(thread, 2);
+  BlockedConfig c{.bm = b[0], .bn = b[1], .bk = b[2], .tm = t[0], .tn = t[1], .lanes_n = 8, .split_k = 0};
+  while (in >> word) {
+    std::string value;
+    if (!(in >> value)) fail("a keyword without its value");
+    if (word == "lanes") {
+      c.lanes_n = numbers(value, 1)[0];
+    } else if (word == "split") {
+      c.split_k = numbers(value, 1)[0];
+    } else {
+      fail("unknown keyword (lanes, split)");
+    }
+  }
+  if (c.bm == 0) fail("bm must be positive");
+  return c;
 }
 
 }  // namespace vkgemm

@@ -16,7 +16,8 @@ namespace {
 struct RunOptions {
   std::optional<int64_t> m, n, k;
   std::string type = "f32";
-  std::string kernel = "tiled";
+  std::string kernel = "auto";
+  std::string config;
   int64_t tile = 16;
   int64_t repeat = 10;
   int64_t warmup = 2;
@@ -43,8 +44,15 @@ uint32_t count(const char* name, int64_t v, int64_t lo, int64_t hi) {
 int run_product(const RunOptions& o, const CommonOptions& common) {
   GemmOptions options;
   const auto kernel = parse_kernel(o.kernel);
-  if (!kernel) throw Error(ErrorCode::invalid_argument, fmt::format("--kernel {} is unknown (naive, tiled)", o.kernel));
+  if (!kernel) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("--kernel {} is unknown (naive, tiled, blocked, auto)", o.kernel));
+  }
   options.kernel = *kernel;
+  if (!o.config.empty()) {
+    if (options.kernel != Kernel::blocked) throw Error(ErrorCode::invalid_argument, "--config goes with --kernel blocked");
+    options.blocked = parse_blocked_config(o.config);
+  }
   options.tile = count("--tile", o.tile, 1, 1024);
   options.repeat = count("--repeat", o.repeat, 1, 100000);
   options.warmup = count("--warmup", o.warmup, 0, 100000);
@@ -90,13 +98,13 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
 
   const auto& dev = engine.device();
   fmt::print("device:   {} ({})\n", dev.name, dev.driver_name);
-  fmt::print("product:  {} {}x{}x{} (m x n x k), kernel {}", to_string(type), m, n, k, to_string(options.kernel));
-  if (options.kernel == Kernel::tiled) fmt::print(" tile {}", options.tile);
+  fmt::print("product:  {} {}x{}x{} (m x n x k)", to_string(type), m, n, k);
   if (from_files) {
     fmt::print(", inputs {} and {}\n", o.a_path, o.b_path);
   } else {
     fmt::print(", random inputs, seed {}\n", seed);
   }
+  if (m && n && k) fmt::print("kernel:   {} {}\n", to_string(t.kernel), t.config);
   const double ops = 2.0 * m * n * k;
   const char* unit = type == DataType::i32 ? "GOP/s" : "GFLOP/s";
   if (m && n && k) {
@@ -134,8 +142,11 @@ std::function<int()> add_run_command(CLI::App& app, CommonOptions& common) {
   cmd->add_option("--n", o->n, "Columns of B and C");
   cmd->add_option("--k", o->k, "Columns of A, rows of B");
   cmd->add_option("--type", o->type, "Element type: f32, i32, f64 (random inputs)")->capture_default_str();
-  cmd->add_option("--kernel", o->kernel, "Kernel: naive, tiled")->capture_default_str();
+  cmd->add_option("--kernel", o->kernel, "Kernel: naive, tiled, blocked, auto (the best for the shape and device)")
+      ->capture_default_str();
   cmd->add_option("--tile", o->tile, "Tile side (tiled) or workgroup side (naive)")->capture_default_str();
+  cmd->add_option("--config", o->config,
+                  "Blocked kernel configuration, e.g. \"128x128x8 8x8 lanes 8 split 1\" (default: from the tuning table)");
   cmd->add_option("--repeat", o->repeat, "Timed dispatches; the median is reported")->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "Untimed dispatches first")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed for the random inputs (default: fresh, printed)");

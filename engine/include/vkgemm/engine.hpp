@@ -30,6 +30,10 @@ struct EngineOptions {
   // (stderr when that is empty) and is counted in Engine::validation_message_count().
   bool validation = false;
   std::function<void(std::string_view message)> on_validation_message;
+  // The tuning file to load after the built-in tables (written by `vkgemm tune`). Empty: the
+  // VKGEMM_TUNING_FILE environment variable, else $XDG_CONFIG_HOME/vkgemm/tuning.json or
+  // ~/.config/vkgemm/tuning.json, each only if it exists. "none": built-in tables only.
+  std::string tuning_file;
 };
 
 // A storage buffer on the engine's device. Move-only; it must not outlive its Engine.
@@ -61,11 +65,29 @@ struct MatrixRef {
   DataType type = DataType::f32;
 };
 
+// The blocked kernel's parameters. A workgroup computes a bm x bn block of C, stepping bk along K; each
+// of its (bm / tm) * (bn / tn) invocations holds a tm x tn block in registers; 32-invocation groups are laid
+// out (32 / lanes_n) x lanes_n over the invocation grid. split_k > 1 cuts K into that many slices summed by
+// a second pass. bm = 0 (the default) lets the engine choose everything, from the tuning table.
+struct BlockedConfig {
+  uint32_t bm = 0, bn = 0, bk = 0, tm = 0, tn = 0, lanes_n = 0;
+  uint32_t split_k = 0;  // 0: the engine chooses; 1: no split
+
+  bool chosen() const noexcept { return bm != 0; }
+  friend bool operator==(const BlockedConfig&, const BlockedConfig&) = default;
+};
+
+// "128x128x8 8x8 lanes 8 split 1": bm x bn x bk, tm x tn, then optionally lanes_n and split_k (0: auto).
+std::string to_string(const BlockedConfig& config);
+// Parses the form above; throws vkgemm::Error(invalid_argument) naming what is wrong.
+BlockedConfig parse_blocked_config(std::string_view text);
+
 struct GemmOptions {
-  Kernel kernel = Kernel::tiled;
-  uint32_t tile = 16;    // tiled: the side of the shared-memory tile; naive: the side of the workgroup
-  uint32_t repeat = 1;   // timed dispatches, each between two timestamps, with a barrier between them
-  uint32_t warmup = 0;   // untimed dispatches before them
+  Kernel kernel = Kernel::automatic;
+  uint32_t tile = 16;     // tiled: the side of the shared-memory tile; naive: the side of the workgroup
+  BlockedConfig blocked;  // blocked: its configuration (default: chosen by the engine)
+  uint32_t repeat = 1;    // timed dispatches, each between two timestamps, with a barrier between them
+  uint32_t warmup = 0;    // untimed dispatches before them
 };
 
 struct GemmTiming {
@@ -74,6 +96,8 @@ struct GemmTiming {
   double submit_wait_ms = 0.0;   // host wall time from submission until the fence signalled
   double upload_ms = 0.0;        // host-memory gemm only: copying A and B to the device
   double download_ms = 0.0;      // host-memory gemm only: copying C back
+  Kernel kernel = Kernel::automatic;  // the kernel that ran (auto resolved)
+  std::string config;            // its configuration, e.g. "tile 16" or "128x128x8 8x8 lanes 8 split 1"
 
   // Median of gpu_ms; throws vkgemm::Error when the device has no timestamps.
   double median_gpu_ms() const;

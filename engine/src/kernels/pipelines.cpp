@@ -41,17 +41,17 @@ Pipelines::Pipelines(const vk::Instance& instance, const vk::Device& device) : i
   cache_ = vk::DeviceHandle<VkPipelineCache>(t, dev, cache);
 }
 
-VkPipeline Pipelines::get(Kernel kernel, DataType type, const LaunchShape& shape) {
+VkPipeline Pipelines::get(const LaunchShape& shape) {
   std::vector<uint32_t> values;
   for (const auto& c : shape.constants) values.push_back(c.value);
-  Key key{kernel, type, values};
+  Key key{shape.shader, values};
   if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second.get();
 
   const auto& t = device_.table();
   const VkDevice dev = device_.get();
-  auto& module = modules_[{kernel, type}];
+  auto& module = modules_[shape.shader];
   if (!module) {
-    const auto code = spirv(kernel, type);
+    const auto code = spirv(shape.shader);
     VkShaderModuleCreateInfo info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
     info.codeSize = code.size_bytes();
     info.pCode = code.data();
@@ -80,7 +80,7 @@ VkPipeline Pipelines::get(Kernel kernel, DataType type, const LaunchShape& shape
   VkPipeline pipeline = VK_NULL_HANDLE;
   vk::check(t.vkCreateComputePipelines(dev, cache_.get(), 1, &info, nullptr, &pipeline), "vkCreateComputePipelines");
 
-  std::string name = fmt::format("vkgemm {} {}", to_string(kernel), to_string(type));
+  std::string name = fmt::format("vkgemm {}", shape.shader);
   for (auto v : values) name += fmt::format(" {}", v);
   instance_.set_name(dev, VK_OBJECT_TYPE_PIPELINE, reinterpret_cast<uint64_t>(pipeline), name.c_str());
   return pipelines_.emplace(std::move(key), vk::DeviceHandle<VkPipeline>(t, dev, pipeline)).first->second.get();

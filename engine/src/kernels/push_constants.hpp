@@ -9,7 +9,9 @@ struct GemmPushConstants {
   uint32_t m, n, k;
   uint32_t lda, ldb, ldc;
   uint32_t a_offset, b_offset, c_offset;  // in elements, inside each binding
+  uint32_t k_split;                       // split-K: the K range of one slice (K when not split)
+  uint32_t split_stride;                  // split-K: elements between the slices' partial results
 };
-static_assert(sizeof(GemmPushConstants) == 36);
+static_assert(sizeof(GemmPushConstants) == 44);
 
 }  // namespace vkgemm::kernels

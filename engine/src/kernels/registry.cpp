@@ -1,6 +1,6 @@
 #include "kernels/registry.hpp"
 
-#include <string_view>
+#include <algorithm>
 
 #include <fmt/format.h>
 
@@ -8,72 +8,216 @@
 #include "vkgemm/error.hpp"
 
 namespace vkgemm::kernels {
+namespace {
 
-std::span<const uint32_t> spirv(Kernel kernel, DataType type) {
-  const auto name = fmt::format("{}_{}", to_string(kernel), to_string(type));
-  for (const auto& blob : spirv_table()) {
-    if (name == blob.name) return {blob.words, blob.bytes / sizeof(uint32_t)};
-  }
-  throw Error(ErrorCode::unsupported_type, fmt::format("this build of vkgemm has no {} kernel for {}",
-                                                       to_string(kernel), to_string(type)));
-}
+constexpr uint32_t kMaxSplits = 32;
+constexpr uint32_t kMinSliceK = 256;         // split-K slices shorter than this do not pay for the second pass
+constexpr uint64_t kBusyWorkgroups = 256;    // enough blocks to fill a large GPU without splitting
 
-LaunchShape launch_shape(Kernel kernel, DataType type, const GemmOptions& options) {
-  const uint32_t t = options.tile;
-  if (t == 0 || t > 1024) {
-    throw Error(ErrorCode::invalid_argument, fmt::format("tile size {} is out of range (1 to 1024)", t));
-  }
-  LaunchShape shape;
-  shape.workgroup_size = {t, t, 1};
-  switch (kernel) {
-    case Kernel::naive:
-      shape.constants = {{0, t}, {1, t}};
-      break;
-    case Kernel::tiled:
-      shape.constants = {{0, t}};
-      shape.shared_bytes = 2u * t * t * static_cast<uint32_t>(element_size(type));
-      break;
-  }
-  return shape;
-}
+std::string shader_name(const char* kernel, DataType type) { return fmt::format("{}_{}", kernel, to_string(type)); }
 
-void check_supported(const DeviceInfo& device, Kernel kernel, DataType type, const GemmOptions& options) {
-  if (type == DataType::f64 && !device.float64) {
-    throw Error(ErrorCode::unsupported_type,
-                fmt::format("f64 needs the shaderFloat64 feature, which {} does not have", device.name));
-  }
-  const LaunchShape shape = launch_shape(kernel, type, options);
-  const auto& wg = shape.workgroup_size;
+void check_workgroup(const DeviceInfo& device, const std::string& what, const std::array<uint32_t, 3>& wg,
+                     uint32_t shared_bytes, DataType type) {
   const uint64_t invocations = uint64_t{wg[0]} * wg[1] * wg[2];
-  const auto name = fmt::format("{} tile {}", to_string(kernel), options.tile);
   if (invocations > device.max_workgroup_invocations) {
     throw Error(ErrorCode::unsupported_config,
                 fmt::format("{} needs {} invocations per workgroup; {} allows {} (maxComputeWorkGroupInvocations)",
-                            name, invocations, device.name, device.max_workgroup_invocations));
+                            what, invocations, device.name, device.max_workgroup_invocations));
   }
   for (size_t i = 0; i < 3; ++i) {
     if (wg[i] > device.max_workgroup_size[i]) {
       throw Error(ErrorCode::unsupported_config,
                   fmt::format("{} needs a workgroup {} wide in dimension {}; {} allows {} (maxComputeWorkGroupSize)",
-                              name, wg[i], i, device.name, device.max_workgroup_size[i]));
+                              what, wg[i], i, device.name, device.max_workgroup_size[i]));
     }
   }
-  if (shape.shared_bytes > device.max_shared_memory) {
+  if (shared_bytes > device.max_shared_memory) {
     throw Error(ErrorCode::unsupported_config,
                 fmt::format("{} for {} needs {} bytes of shared memory; {} allows {} (maxComputeSharedMemorySize)",
-                            name, to_string(type), shape.shared_bytes, device.name, device.max_shared_memory));
+                            what, to_string(type), shared_bytes, device.name, device.max_shared_memory));
   }
 }
 
-std::array<uint32_t, 3> dispatch_grid(const DeviceInfo& device, const LaunchShape& shape, uint32_t m, uint32_t n) {
-  const uint64_t gx = (uint64_t{n} + shape.workgroup_size[0] - 1) / shape.workgroup_size[0];
-  const uint64_t gy = (uint64_t{m} + shape.workgroup_size[1] - 1) / shape.workgroup_size[1];
-  if (gx > device.max_workgroup_count[0] || gy > device.max_workgroup_count[1]) {
-    throw Error(ErrorCode::too_large,
-                fmt::format("a {}x{} result needs {}x{} workgroups; {} allows {}x{} (maxComputeWorkGroupCount)", m, n,
-                            gx, gy, device.name, device.max_workgroup_count[0], device.max_workgroup_count[1]));
+void check_type(const DeviceInfo& device, Kernel kernel, DataType type) {
+  if (type == DataType::f64 && !device.float64) {
+    throw Error(ErrorCode::unsupported_type,
+                fmt::format("f64 needs the shaderFloat64 feature, which {} does not have", device.name));
   }
-  return {static_cast<uint32_t>(gx), static_cast<uint32_t>(gy), 1};
+  if (kernel == Kernel::blocked && type == DataType::i32) {
+    throw Error(ErrorCode::unsupported_type, "the blocked kernel computes f32 and f64; use naive or tiled for i32");
+  }
+}
+
+LaunchShape square_shape(Kernel kernel, DataType type, uint32_t t) {
+  if (t == 0 || t > 1024) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("tile size {} is out of range (1 to 1024)", t));
+  }
+  LaunchShape shape;
+  shape.shader = shader_name(kernel == Kernel::naive ? "naive" : "tiled", type);
+  shape.workgroup_size = {t, t, 1};
+  if (kernel == Kernel::naive) {
+    shape.constants = {{0, t}, {1, t}};
+  } else {
+    shape.constants = {{0, t}};
+    shape.shared_bytes = 2u * t * t * static_cast<uint32_t>(element_size(type));
+  }
+  return shape;
+}
+
+uint32_t blocked_threads(const BlockedConfig& c) { return (c.bm / c.tm) * (c.bn / c.tn); }
+
+uint32_t blocked_shared_bytes(const BlockedConfig& c, DataType type) {
+  const uint32_t vec = 4 * static_cast<uint32_t>(element_size(type));
+  return 2 * (c.bk * (c.bm / 4 + 1) + c.bk * (c.bn / 4)) * vec;
+}
+
+std::string describe(const BlockedConfig& c, uint32_t splits) {
+  return fmt::format("{}x{}x{} {}x{} lanes {} split {}", c.bm, c.bn, c.bk, c.tm, c.tn, c.lanes_n, splits);
+}
+
+// The blocked configuration for a product: the caller's, else the tuning table's nearest, else the fallback.
+BlockedConfig choose_blocked(const DeviceInfo& device, const tuning::Table& table, const GemmOptions& options,
+                             DataType type, uint32_t m, uint32_t n, uint32_t k) {
+  if (options.blocked.chosen()) return options.blocked;
+  BlockedConfig c = fallback_blocked_config(type);
+  if (const auto entry = table.lookup(device, type, m, n, k)) {
+    try {
+      check_blocked_config(device, type, entry->config);
+      c = entry->config;
+    } catch (const Error&) {
+      // A table made for another driver may not fit this one's limits: keep the fallback.
+    }
+  }
+  c.split_k = options.blocked.split_k != 0 ? options.blocked.split_k : c.split_k;
+  return c;
+}
+
+// Split-K when the output has too few blocks to keep the device busy and K is long enough to share.
+uint32_t choose_splits(const BlockedConfig& c, uint32_t m, uint32_t n, uint32_t k) {
+  if (c.split_k != 0) return std::min(c.split_k, std::max(1u, k / c.bk));
+  const uint64_t blocks = uint64_t{(m + c.bm - 1) / c.bm} * ((n + c.bn - 1) / c.bn);
+  if (blocks >= kBusyWorkgroups / 2) return 1;
+  const auto wanted = static_cast<uint32_t>((kBusyWorkgroups + blocks - 1) / blocks);
+  return std::clamp(std::min(wanted, k / kMinSliceK), 1u, kMaxSplits);
+}
+
+}  // namespace
+
+std::span<const uint32_t> spirv(const std::string& shader) {
+  for (const auto& blob : spirv_table()) {
+    if (shader == blob.name) return {blob.words, blob.bytes / sizeof(uint32_t)};
+  }
+  throw Error(ErrorCode::unsupported_type, fmt::format("this build of vkgemm has no shader {}", shader));
+}
+
+BlockedConfig fallback_blocked_config(DataType type) {
+  // 64 x 64 blocks of 8 x 4 per invocation: 128 invocations (Vulkan's minimum limit) and 8.25 KiB of
+  // shared memory for f32; f64 needs 16.5 KiB, just over the 16 KiB minimum (auto then takes tiled).
+  (void)type;
+  return {.bm = 64, .bn = 64, .bk = 8, .tm = 8, .tn = 4, .lanes_n = 8, .split_k = 0};
+}
+
+void check_blocked_config(const DeviceInfo& device, DataType type, const BlockedConfig& c) {
+  const auto bad = [&](const std::string& rule) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("blocked configuration {}: {}", describe(c, c.split_k), rule));
+  };
+  if (!c.bm || !c.bn || !c.bk || !c.tm || !c.tn || !c.lanes_n) bad("every parameter must be positive");
+  if (c.tm % 4 || c.tn % 4 || c.bk % 4) bad("tm, tn and bk must be multiples of 4");
+  if (c.bm % c.tm || c.bn % c.tn) bad("bm must be a multiple of tm and bn of tn");
+  const uint32_t threads = blocked_threads(c);
+  if (threads % 32) bad(fmt::format("(bm/tm)*(bn/tn) = {} invocations must be a multiple of 32", threads));
+  if (32 % c.lanes_n || (c.bn / c.tn) % c.lanes_n || (c.bm / c.tm) % (32 / c.lanes_n)) {
+    bad("lanes_n must divide 32 and bn/tn, and 32/lanes_n must divide bm/tm");
+  }
+  if ((c.bm * c.bk / 4) % threads || (c.bk * c.bn / 4) % threads || c.bm * c.bk / 4 < threads ||
+      c.bk * c.bn / 4 < threads) {
+    bad("each invocation must load whole vec4s: bm*bk/4 and bk*bn/4 must be multiples of the invocation count");
+  }
+  if (c.split_k > kMaxSplits) bad(fmt::format("split_k must be at most {}", kMaxSplits));
+  check_type(device, Kernel::blocked, type);
+  check_workgroup(device, fmt::format("blocked {}", describe(c, c.split_k)), {threads, 1, 1},
+                  blocked_shared_bytes(c, type), type);
+}
+
+void check_supported(const DeviceInfo& device, const tuning::Table& table, DataType type, const GemmOptions& options) {
+  switch (options.kernel) {
+    case Kernel::naive:
+    case Kernel::tiled: {
+      check_type(device, options.kernel, type);
+      const LaunchShape s = square_shape(options.kernel, type, options.tile);
+      check_workgroup(device, fmt::format("{} tile {}", to_string(options.kernel), options.tile), s.workgroup_size,
+                      s.shared_bytes, type);
+      return;
+    }
+    case Kernel::blocked:
+      check_blocked_config(device, type, choose_blocked(device, table, options, type, 1024, 1024, 1024));
+      return;
+    case Kernel::automatic:
+      check_type(device, Kernel::naive, type);  // auto falls back to the simple kernels for the rest
+      return;
+  }
+}
+
+Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOptions& options, const Problem& p) {
+  Kernel kernel = options.kernel;
+  if (kernel == Kernel::automatic) {
+    kernel = Kernel::tiled;
+    if (p.type != DataType::i32) {
+      try {
+        check_blocked_config(device, p.type, choose_blocked(device, table, options, p.type, p.m, p.n, p.k));
+        kernel = Kernel::blocked;
+      } catch (const Error&) {
+        // The blocked kernel does not fit this device: the tiled kernel below, at a size that fits.
+      }
+    }
+  }
+  Plan out;
+  out.kernel = kernel;
+  if (kernel == Kernel::naive || kernel == Kernel::tiled) {
+    GemmOptions o = options;
+    if (options.kernel == Kernel::automatic) o.tile = device.max_workgroup_invocations >= 256 ? 16 : 8;
+    check_supported(device, table, p.type, {.kernel = kernel, .tile = o.tile});
+    out.main = square_shape(kernel, p.type, o.tile);
+    out.grid = {(p.n + o.tile - 1) / o.tile, (p.m + o.tile - 1) / o.tile, 1};
+    out.k_split = p.k;
+    out.description = fmt::format("tile {}", o.tile);
+  } else {
+    const BlockedConfig c = choose_blocked(device, table, options, p.type, p.m, p.n, p.k);
+    check_blocked_config(device, p.type, c);
+    const uint32_t wanted = choose_splits(c, p.m, p.n, p.k);
+    // Slices of whole K steps; the last may be shorter, none is empty.
+    const uint32_t steps = (p.k + c.bk - 1) / c.bk;
+    out.k_split = ((steps + wanted - 1) / wanted) * c.bk;
+    out.splits = (p.k + out.k_split - 1) / out.k_split;
+    const bool vec_a = p.lda % 4 == 0 && p.a_offset % 4 == 0;
+    const bool vec_b = p.ldb % 4 == 0 && p.b_offset % 4 == 0;
+    // With a split, C is the workspace: offset 0 and row stride n.
+    const bool vec_c = out.splits > 1 ? p.n % 4 == 0 : (p.ldc % 4 == 0 && p.c_offset % 4 == 0);
+    const uint32_t threads = blocked_threads(c);
+    out.main.shader = shader_name("blocked", p.type);
+    out.main.constants = {{0, c.bm}, {1, c.bn}, {2, c.bk}, {3, c.tm}, {4, c.tn}, {5, c.lanes_n}, {6, threads},
+                          {7, vec_a}, {8, vec_b}, {9, vec_c}};
+    out.main.workgroup_size = {threads, 1, 1};
+    out.main.shared_bytes = blocked_shared_bytes(c, p.type);
+    out.grid = {(p.n + c.bn - 1) / c.bn, (p.m + c.bm - 1) / c.bm, out.splits};
+    out.description = describe(c, out.splits);
+    if (out.splits > 1) {
+      out.reduce.shader = shader_name("splitk_reduce", p.type);
+      out.reduce.workgroup_size = {64, 4, 1};
+      out.reduce_grid = {(p.n + 63) / 64, (p.m + 3) / 4, 1};
+    }
+  }
+  for (const auto* grid : {&out.grid, &out.reduce_grid}) {
+    for (size_t i = 0; i < 3; ++i) {
+      if ((*grid)[i] > device.max_workgroup_count[i]) {
+        throw Error(ErrorCode::too_large,
+                    fmt::format("a {}x{} result needs {} workgroups along axis {}; {} allows {} "
+                                "(maxComputeWorkGroupCount)",
+                                p.m, p.n, (*grid)[i], i, device.name, device.max_workgroup_count[i]));
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace vkgemm::kernels

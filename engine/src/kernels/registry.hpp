@@ -1,5 +1,7 @@
-// The kernel registry: for each kernel, its SPIR-V per type, what a configuration asks of the device,
-// its specialization constants and its dispatch grid. Adding a kernel means adding an entry here.
+// The kernel registry: what each kernel is made of (its SPIR-V per type, its specialization constants,
+// what a configuration asks of the device, its dispatch grid), and plan(), which turns a product and the
+// caller's options into the passes to record, resolving `auto` and unchosen configurations through the
+// tuning table. Adding a kernel means adding it here.
 #pragma once
 
 #include <array>
@@ -8,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tuning/tuning_table.hpp"
 #include "vkgemm/device_info.hpp"
 #include "vkgemm/engine.hpp"
 #include "vkgemm/types.hpp"
@@ -19,22 +22,49 @@ struct SpecConstant {
   uint32_t value;
 };
 
+// One compute pass: which shader, specialized how, launched how.
 struct LaunchShape {
+  std::string shader;  // "<kernel>_<type>", a name in the embedded SPIR-V table
   std::vector<SpecConstant> constants;
   std::array<uint32_t, 3> workgroup_size{1, 1, 1};
   uint32_t shared_bytes = 0;
 };
 
-// The SPIR-V for a kernel and type; throws vkgemm::Error when this build has no such variant.
-std::span<const uint32_t> spirv(Kernel kernel, DataType type);
+// The product as the kernels see it: sizes, row strides and offsets inside the bindings, in elements.
+struct Problem {
+  DataType type = DataType::f32;
+  uint32_t m = 0, n = 0, k = 0;
+  uint32_t lda = 0, ldb = 0, ldc = 0;
+  uint32_t a_offset = 0, b_offset = 0, c_offset = 0;
+};
 
-// What a configuration asks for; throws vkgemm::Error(invalid_argument) for a malformed one.
-LaunchShape launch_shape(Kernel kernel, DataType type, const GemmOptions& options);
+struct Plan {
+  Kernel kernel = Kernel::naive;      // never automatic
+  LaunchShape main;
+  std::array<uint32_t, 3> grid{};
+  uint32_t splits = 1;                // > 1: main writes partial sums to a workspace, `reduce` adds them
+  uint32_t k_split = 0;               // the K range of one slice
+  LaunchShape reduce;
+  std::array<uint32_t, 3> reduce_grid{};
+  std::string description;            // "tile 16", "128x128x8 8x8 lanes 8 split 1"
+};
 
-// Throws vkgemm::Error naming the limit when the device cannot run this configuration or type.
-void check_supported(const DeviceInfo& device, Kernel kernel, DataType type, const GemmOptions& options);
+// The SPIR-V of a shader variant; throws vkgemm::Error when this build has none of that name.
+std::span<const uint32_t> spirv(const std::string& shader);
 
-// Workgroups to cover an m x n result; throws vkgemm::Error(too_large) past maxComputeWorkGroupCount.
-std::array<uint32_t, 3> dispatch_grid(const DeviceInfo& device, const LaunchShape& shape, uint32_t m, uint32_t n);
+// Throws vkgemm::Error naming the limit when the device cannot run this kernel, configuration or type.
+// An unchosen blocked configuration is checked as the engine would choose it for a mid-sized product.
+void check_supported(const DeviceInfo& device, const tuning::Table& table, DataType type, const GemmOptions& options);
+
+// The passes for one product (m, n, k > 0). Throws vkgemm::Error when nothing requested can run.
+Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOptions& options, const Problem& problem);
+
+// The configuration vkgemm uses for the blocked kernel when no tuning entry applies: safe everywhere
+// Vulkan's minimum limits hold (128 invocations, 16 KiB of shared memory).
+BlockedConfig fallback_blocked_config(DataType type);
+
+// Throws vkgemm::Error (invalid_argument or unsupported_config, naming the rule or the limit) unless the
+// blocked kernel can run `config` for `type` on `device`.
+void check_blocked_config(const DeviceInfo& device, DataType type, const BlockedConfig& config);
 
 }  // namespace vkgemm::kernels

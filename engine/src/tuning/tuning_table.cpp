@@ -1,0 +1,133 @@
+#include "tuning/tuning_table.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "vkgemm/error.hpp"
+
+namespace vkgemm::tuning {
+namespace {
+
+using nlohmann::json;
+constexpr const char* kFormat = "vkgemm-tuning-1";
+
+json config_to_json(const BlockedConfig& c) {
+  return {{"bm", c.bm}, {"bn", c.bn}, {"bk", c.bk}, {"tm", c.tm}, {"tn", c.tn}, {"lanes_n", c.lanes_n},
+          {"split_k", c.split_k}};
+}
+
+BlockedConfig config_from_json(const json& j) {
+  BlockedConfig c;
+  c.bm = j.at("bm").get<uint32_t>();
+  c.bn = j.at("bn").get<uint32_t>();
+  c.bk = j.at("bk").get<uint32_t>();
+  c.tm = j.at("tm").get<uint32_t>();
+  c.tn = j.at("tn").get<uint32_t>();
+  c.lanes_n = j.at("lanes_n").get<uint32_t>();
+  c.split_k = j.at("split_k").get<uint32_t>();
+  return c;
+}
+
+double distance(const Entry& e, uint32_t m, uint32_t n, uint32_t k) {
+  const auto d = [](uint32_t a, uint32_t b) {
+    return std::log2(std::max(1.0, static_cast<double>(a))) - std::log2(std::max(1.0, static_cast<double>(b)));
+  };
+  return d(e.m, m) * d(e.m, m) + d(e.n, n) * d(e.n, n) + d(e.k, k) * d(e.k, k);
+}
+
+}  // namespace
+
+void Table::add_json(std::string_view text, const std::string& origin) {
+  try {
+    const json root = json::parse(text);
+    if (root.at("format").get<std::string>() != kFormat) {
+      throw Error(ErrorCode::file_format, fmt::format("{}: not a {} file", origin, kFormat));
+    }
+    for (const auto& d : root.at("devices")) {
+      DeviceTable table;
+      table.vendor_id = d.at("vendor_id").get<uint32_t>();
+      table.device = d.at("device").get<std::string>();
+      table.driver = d.at("driver").get<std::string>();
+      for (const auto& e : d.at("entries")) {
+        Entry entry;
+        const auto type = parse_data_type(e.at("type").get<std::string>());
+        if (!type) throw Error(ErrorCode::file_format, fmt::format("{}: unknown type in an entry", origin));
+        entry.type = *type;
+        entry.m = e.at("m").get<uint32_t>();
+        entry.n = e.at("n").get<uint32_t>();
+        entry.k = e.at("k").get<uint32_t>();
+        entry.config = config_from_json(e.at("config"));
+        entry.gflops = e.value("gflops", 0.0);
+        table.entries.push_back(entry);
+      }
+      std::erase_if(devices_, [&](const DeviceTable& t) {
+        return t.vendor_id == table.vendor_id && t.device == table.device && t.driver == table.driver;
+      });
+      devices_.push_back(std::move(table));
+    }
+  } catch (const json::exception& e) {
+    throw Error(ErrorCode::file_format, fmt::format("{}: malformed tuning file: {}", origin, e.what()));
+  }
+}
+
+std::optional<Entry> Table::lookup(const DeviceInfo& device, DataType type, uint32_t m, uint32_t n,
+                                   uint32_t k) const {
+  const DeviceTable* best_table = nullptr;
+  for (const auto& t : devices_) {  // later tables (the user's) win over earlier (built-in) ones
+    if (t.vendor_id != device.vendor_id || t.device != device.name) continue;
+    if (!best_table || t.driver == device.driver_version || best_table->driver != device.driver_version) {
+      best_table = &t;
+    }
+  }
+  if (!best_table) return std::nullopt;
+  const Entry* best = nullptr;
+  double best_distance = std::numeric_limits<double>::infinity();
+  for (const auto& e : best_table->entries) {
+    if (e.type != type) continue;
+    const double dist = distance(e, m, n, k);
+    if (dist < best_distance) best_distance = dist, best = &e;
+  }
+  return best ? std::optional<Entry>(*best) : std::nullopt;
+}
+
+void Table::update(const DeviceInfo& device, const std::vector<Entry>& entries) {
+  DeviceTable* table = nullptr;
+  for (auto& t : devices_) {
+    if (t.vendor_id == device.vendor_id && t.device == device.name && t.driver == device.driver_version) table = &t;
+  }
+  if (!table) {
+    devices_.push_back({device.vendor_id, device.name, device.driver_version, {}});
+    table = &devices_.back();
+  }
+  for (const auto& e : entries) {
+    std::erase_if(table->entries,
+                  [&](const Entry& old) { return old.type == e.type && old.m == e.m && old.n == e.n && old.k == e.k; });
+    table->entries.push_back(e);
+  }
+}
+
+std::string Table::to_json() const {
+  json root = {{"format", kFormat}, {"devices", json::array()}};
+  for (const auto& t : devices_) {
+    json d = {{"vendor_id", t.vendor_id}, {"device", t.device}, {"driver", t.driver}, {"entries", json::array()}};
+    for (const auto& e : t.entries) {
+      d["entries"].push_back({{"type", std::string(to_string(e.type))}, {"m", e.m}, {"n", e.n}, {"k", e.k},
+                              {"config", config_to_json(e.config)}, {"gflops", std::round(e.gflops * 10) / 10}});
+    }
+    root["devices"].push_back(d);
+  }
+  return root.dump(1) + "\n";
+}
+
+std::string default_user_file() {
+  if (const char* f = std::getenv("VKGEMM_TUNING_FILE"); f && *f) return f;
+  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) return std::string(xdg) + "/vkgemm/tuning.json";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.config/vkgemm/tuning.json";
+  return {};
+}
+
+}  // namespace vkgemm::tuning

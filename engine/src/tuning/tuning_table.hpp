@@ -1,0 +1,54 @@
+// The tuning table: for each device (vendor id, device name, driver version), the best blocked-kernel
+// configuration the tuner measured for each type and shape. At run time the entry nearest the product's
+// shape (in log2 of m, n, k) of the same type is used. Tables come from the files the tuner writes
+// (`vkgemm tune`): the built-in ones in engine/tuning/ embedded at build time, then the user's file.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vkgemm/device_info.hpp"
+#include "vkgemm/engine.hpp"
+#include "vkgemm/types.hpp"
+
+namespace vkgemm::tuning {
+
+struct Entry {
+  DataType type = DataType::f32;
+  uint32_t m = 0, n = 0, k = 0;
+  BlockedConfig config;
+  double gflops = 0.0;  // what the tuner measured, for people reading the file
+};
+
+struct DeviceTable {
+  uint32_t vendor_id = 0;
+  std::string device;  // VkPhysicalDeviceProperties::deviceName
+  std::string driver;  // DeviceInfo::driver_version
+  std::vector<Entry> entries;
+};
+
+class Table {
+ public:
+  // Adds the devices of a tuning file's JSON text; a later table for the same device and driver replaces
+  // an earlier one. Throws vkgemm::Error(file_format) naming `origin` when the text is malformed.
+  void add_json(std::string_view json, const std::string& origin);
+  // The nearest entry for this device and type: the exact driver first, else another driver's table.
+  std::optional<Entry> lookup(const DeviceInfo& device, DataType type, uint32_t m, uint32_t n, uint32_t k) const;
+  // Replaces (or adds) this device's entries for the shapes in `entries`.
+  void update(const DeviceInfo& device, const std::vector<Entry>& entries);
+  std::string to_json() const;
+  const std::vector<DeviceTable>& devices() const noexcept { return devices_; }
+
+ private:
+  std::vector<DeviceTable> devices_;
+};
+
+// Where the user's tuning file lives: $VKGEMM_TUNING_FILE, else $XDG_CONFIG_HOME/vkgemm/tuning.json,
+// else ~/.config/vkgemm/tuning.json.
+std::string default_user_file();
+// The built-in tables (engine/tuning/*.json), embedded at build time: (file name, JSON text).
+std::vector<std::pair<std::string, std::string_view>> builtin_tables();
+
+}  // namespace vkgemm::tuning

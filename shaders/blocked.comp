@@ -1,0 +1,164 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+// The register-blocked kernel. A workgroup computes a BM x BN block of C; each invocation accumulates a
+// TM x TN sub-block in registers, as TM/4 x TN/4 groups of 4x4 spread over the block so that neighbouring
+// invocations read neighbouring vectors of shared memory. Per step along K, the workgroup stages a BM x BK
+// tile of A (stored transposed, so that the inner loop reads vec4s of A) and a BK x BN tile of B, in two
+// shared buffers: the next tile is fetched from global memory into registers while the current one is
+// multiplied, and one barrier per step suffices. Every tile parameter is a specialization constant.
+//
+// Fast path: vec4 global loads without bounds checks, taken by workgroups whose block lies inside the
+// matrices when strides and offsets allow vec4 access (VEC_A / VEC_B, chosen by the host). Workgroups on
+// the edges load element by element with bounds checks and zeros outside. The choice is uniform across a
+// workgroup, so nothing diverges.
+//
+// Split-K: workgroup z covers K range [z * k_split, (z + 1) * k_split) and writes its partial block to
+// C + z * split_stride (the host's workspace); splitk_reduce.comp sums the partials.
+#include "gemm_interface.glsl"
+
+layout(constant_id = 0) const uint BM = 128;
+layout(constant_id = 1) const uint BN = 128;
+layout(constant_id = 2) const uint BK = 8;
+layout(constant_id = 3) const uint TM = 8;
+layout(constant_id = 4) const uint TN = 8;
+layout(constant_id = 5) const uint LANES_N = 8;    // invocations of a 32-wide group side by side along N
+layout(constant_id = 6) const uint THREADS = 256;  // (BM / TM) * (BN / TN): the workgroup size
+layout(constant_id = 7) const bool VEC_A = false;  // lda and the offset of A are multiples of 4
+layout(constant_id = 8) const bool VEC_B = false;
+layout(constant_id = 9) const bool VEC_C = false;
+layout(local_size_x_id = 6) in;
+
+layout(std430, set = 0, binding = 0) readonly buffer MatrixA4 { VEC_T A4[]; };
+layout(std430, set = 0, binding = 1) readonly buffer MatrixB4 { VEC_T B4[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer MatrixC4 { VEC_T C4[]; };
+
+const uint THREADS_N = BN / TN;
+const uint SEG_M = BM / (TM / 4);  // rows of one of the TM/4 row segments an invocation touches
+const uint SEG_N = BN / (TN / 4);
+const uint LANES_M = 32 / LANES_N;
+const uint WARPS_N = THREADS_N / LANES_N;
+const uint A_VECS = BM * BK / 4 / THREADS;  // vec4s of A each invocation fetches per K step
+const uint B_VECS = BK * BN / 4 / THREADS;
+const uint A_PITCH = BM / 4 + 1;            // one vec4 of padding per row against bank conflicts
+
+shared VEC_T tile_a[2][BK][A_PITCH];
+shared VEC_T tile_b[2][BK][BN / 4];
+
+VEC_T staged_a[A_VECS];
+VEC_T staged_b[B_VECS];
+VEC_T acc[TM][TN / 4];
+
+// Global memory -> registers, for the K tile starting at k0 of the range that ends at k_end.
+void fetch(uint m0, uint n0, uint k0, uint k_end) {
+  const uint lid = gl_LocalInvocationIndex;
+  const bool fast_a = VEC_A && m0 + BM <= p.M && k0 + BK <= k_end;
+  const bool fast_b = VEC_B && n0 + BN <= p.N && k0 + BK <= k_end;
+  [[unroll]] for (uint i = 0; i < A_VECS; ++i) {
+    const uint v = lid + i * THREADS;
+    const uint row = m0 + v / (BK / 4);
+    const uint k = k0 + (v % (BK / 4)) * 4;
+    const uint base = p.a_offset + row * p.lda + k;
+    if (fast_a) {
+      staged_a[i] = A4[base / 4];
+    } else {
+      [[unroll]] for (uint j = 0; j < 4; ++j) {
+        staged_a[i][j] = (row < p.M && k + j < k_end) ? A[base + j] : ELEM_T(0);
+      }
+    }
+  }
+  [[unroll]] for (uint i = 0; i < B_VECS; ++i) {
+    const uint v = lid + i * THREADS;
+    const uint k = k0 + v / (BN / 4);
+    const uint col = n0 + (v % (BN / 4)) * 4;
+    const uint base = p.b_offset + k * p.ldb + col;
+    if (fast_b) {
+      staged_b[i] = B4[base / 4];
+    } else {
+      [[unroll]] for (uint j = 0; j < 4; ++j) {
+        staged_b[i][j] = (k < k_end && col + j < p.N) ? B[base + j] : ELEM_T(0);
+      }
+    }
+  }
+}
+
+// Registers -> shared buffer `buf`; A goes in transposed.
+void stage(uint buf) {
+  const uint lid = gl_LocalInvocationIndex;
+  [[unroll]] for (uint i = 0; i < A_VECS; ++i) {
+    const uint v = lid + i * THREADS;
+    const uint row = v / (BK / 4);
+    const uint k = (v % (BK / 4)) * 4;
+    [[unroll]] for (uint j = 0; j < 4; ++j) {
+      tile_a[buf][k + j][row / 4][row % 4] = staged_a[i][j];
+    }
+  }
+  [[unroll]] for (uint i = 0; i < B_VECS; ++i) {
+    const uint v = lid + i * THREADS;
+    tile_b[buf][v / (BN / 4)][v % (BN / 4)] = staged_b[i];
+  }
+}
+
+void multiply(uint buf, uint ty, uint tx) {
+  [[unroll]] for (uint k = 0; k < BK; ++k) {
+    VEC_T a[TM / 4];
+    VEC_T b[TN / 4];
+    [[unroll]] for (uint s = 0; s < TM / 4; ++s) a[s] = tile_a[buf][k][s * (SEG_M / 4) + ty];
+    [[unroll]] for (uint s = 0; s < TN / 4; ++s) b[s] = tile_b[buf][k][s * (SEG_N / 4) + tx];
+    [[unroll]] for (uint s = 0; s < TM / 4; ++s) {
+      [[unroll]] for (uint i = 0; i < 4; ++i) {
+        [[unroll]] for (uint t = 0; t < TN / 4; ++t) {
+          acc[s * 4 + i][t] = fma(VEC_T(a[s][i]), b[t], acc[s * 4 + i][t]);
+        }
+      }
+    }
+  }
+}
+
+void main() {
+  // Warp tiling: each group of 32 invocations covers a LANES_M x LANES_N patch of the invocation grid.
+  const uint lid = gl_LocalInvocationIndex;
+  const uint warp = lid / 32, lane = lid % 32;
+  const uint ty = (warp / WARPS_N) * LANES_M + lane / LANES_N;
+  const uint tx = (warp % WARPS_N) * LANES_N + lane % LANES_N;
+  const uint m0 = gl_WorkGroupID.y * BM;
+  const uint n0 = gl_WorkGroupID.x * BN;
+  const uint k_begin = gl_WorkGroupID.z * p.k_split;
+  const uint k_end = min(p.K, k_begin + p.k_split);
+
+  [[unroll]] for (uint i = 0; i < TM; ++i) {
+    [[unroll]] for (uint t = 0; t < TN / 4; ++t) acc[i][t] = VEC_T(0);
+  }
+  const uint steps = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
+  if (steps > 0) {
+    fetch(m0, n0, k_begin, k_end);
+    stage(0);
+  }
+  barrier();
+  for (uint s = 0; s < steps; ++s) {
+    const uint buf = s & 1;
+    if (s + 1 < steps) fetch(m0, n0, k_begin + (s + 1) * BK, k_end);
+    multiply(buf, ty, tx);
+    if (s + 1 < steps) stage(buf ^ 1);
+    barrier();
+  }
+
+  const uint c_base = p.c_offset + gl_WorkGroupID.z * p.split_stride;
+  [[unroll]] for (uint s = 0; s < TM / 4; ++s) {
+    [[unroll]] for (uint i = 0; i < 4; ++i) {
+      const uint row = m0 + s * SEG_M + ty * 4 + i;
+      if (row >= p.M) continue;
+      [[unroll]] for (uint t = 0; t < TN / 4; ++t) {
+        const uint col = n0 + t * SEG_N + tx * 4;
+        const uint index = c_base + row * p.ldc + col;
+        if (VEC_C && col + 4 <= p.N) {
+          C4[index / 4] = acc[s * 4 + i][t];
+        } else {
+          [[unroll]] for (uint j = 0; j < 4; ++j) {
+            if (col + j < p.N) C[index + j] = acc[s * 4 + i][t][j];
+          }
+        }
+      }
+    }
+  }
+}
