@@ -20,8 +20,6 @@ std::atomic<uint64_t> g_messages{0};
 // Guard regions: this many bytes before and after every matrix, filled with kGuardByte.
 constexpr uint64_t kGuardBytes = 256;
 constexpr unsigned char kGuardByte = 0xA5;
-// Matrices start this many elements past the guard, so bindings take the unaligned-offset path.
-constexpr uint64_t kSkewElements = 3;
 
 std::vector<std::byte> random_elements(DataType type, uint64_t count, std::mt19937_64& rng) {
   std::vector<std::byte> out(count * element_size(type));
@@ -62,11 +60,12 @@ struct Guarded {
   uint64_t data_bytes = 0;
 };
 
-Guarded make_guarded(DataType type, uint32_t rows, uint32_t cols, const std::vector<std::byte>& contents) {
+Guarded make_guarded(DataType type, uint32_t rows, uint32_t cols, const std::vector<std::byte>& contents,
+                     uint32_t skew) {
   Engine& e = engine();
   Guarded g;
   const uint64_t es = element_size(type);
-  g.data_offset = kGuardBytes + kSkewElements * es;
+  g.data_offset = kGuardBytes + skew * es;
   g.data_bytes = uint64_t{rows} * cols * es;
   const uint64_t total = g.data_offset + g.data_bytes + kGuardBytes;
   std::vector<std::byte> init(total, std::byte{kGuardByte});
@@ -128,13 +127,13 @@ std::mt19937_64 case_rng(const std::string& case_name) {
 }
 
 ProductCheck check_product(DataType type, uint32_t m, uint32_t n, uint32_t k, const GemmOptions& options,
-                           std::mt19937_64& rng) {
+                           std::mt19937_64& rng, uint32_t skew) {
   const auto a = random_elements(type, uint64_t{m} * k, rng);
   const auto b = random_elements(type, uint64_t{k} * n, rng);
-  Guarded ga = make_guarded(type, m, k, a);
-  Guarded gb = make_guarded(type, k, n, b);
-  Guarded gc = make_guarded(type, m, n, poison(type, uint64_t{m} * n));
-  engine().gemm(ga.ref, gb.ref, gc.ref, options);
+  Guarded ga = make_guarded(type, m, k, a, skew);
+  Guarded gb = make_guarded(type, k, n, b, skew);
+  Guarded gc = make_guarded(type, m, n, poison(type, uint64_t{m} * n), skew);
+  const GemmTiming timing = engine().gemm(ga.ref, gb.ref, gc.ref, options);
 
   ProductCheck out;
   std::string problems;
@@ -144,8 +143,8 @@ ProductCheck check_product(DataType type, uint32_t m, uint32_t n, uint32_t k, co
   const Comparison cmp = compare_with_reference(type, m, n, k, a.data(), b.data(), c.data());
   if (!cmp.passed) problems += cmp.summary();
   out.passed = problems.empty();
-  out.detail = fmt::format("{} {}x{}x{} {} tile {}: {}", to_string(type), m, n, k, to_string(options.kernel),
-                           options.tile, out.passed ? "ok" : problems);
+  out.detail = fmt::format("{} {}x{}x{} skew {} {} {}: {}", to_string(type), m, n, k, skew, to_string(timing.kernel),
+                           timing.config, out.passed ? "ok" : problems);
   return out;
 }
 

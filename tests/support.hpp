@@ -26,10 +26,12 @@ struct ProductCheck {
   std::string detail;  // what went wrong, for the failure message
 };
 
-// Multiplies fresh random m x k and k x n matrices on the device, each placed at an unaligned offset
+// Multiplies fresh random m x k and k x n matrices on the device, each placed at an offset
 // inside a larger buffer between guard regions; C is poisoned first (NaN, or a sentinel for int32).
 // Passes when C matches the CPU reference (see reference.hpp) and every guard is untouched.
+// `skew` elements of offset past an aligned start: 0 lets kernels use vector loads where the shape allows,
+// an odd skew forces their element-by-element paths.
 ProductCheck check_product(DataType type, uint32_t m, uint32_t n, uint32_t k, const GemmOptions& options,
-                           std::mt19937_64& rng);
+                           std::mt19937_64& rng, uint32_t skew = 3);
 
 }  // namespace vkgemm::test

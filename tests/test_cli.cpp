@@ -56,9 +56,10 @@ TEST_SUITE("cli") {
   }
 
   TEST_CASE("run verifies each type and kernel") {
-    for (const char* args : {"--type f32 --kernel tiled --tile 8", "--type i32 --kernel naive", "--type f64 --tile 32"}) {
+    for (const char* args : {"--type f32 --kernel tiled --tile 8", "--type i32 --kernel naive", "--type f64 --kernel tiled --tile 32",
+                             "--type f32 --kernel blocked --config '64x64x8 8x4 split 2'", "--type f64", "--type i32"}) {
       const auto r = run_cli(std::string("run --m 65 --n 33 --k 17 --repeat 3 --verify --seed 42 ") + args);
-      INFO(args, "\n", r.output);
+      INFO(std::string(args), "\n", r.output);
       CHECK(r.code == 0);
       CHECK(contains(r.output, "verify:   passed"));
       CHECK(contains(r.output, "seed 42"));
@@ -98,13 +99,17 @@ TEST_SUITE("cli") {
   }
 
   TEST_CASE("bad invocations: a clear message on stderr and exit code 2") {
-    const std::array<std::pair<const char*, const char*>, 10> cases = {{
+    const std::array<std::pair<const char*, const char*>, 14> cases = {{
         {"run --m -5 --n 4 --k 4", "--m must be between 0"},
         {"run --m 4 --n 4", "--k is required"},
         {"run --m 4 --n 4 --k 4 --kernel bogus", "--kernel bogus is unknown"},
         {"run --m 4 --n 4 --k 4 --type f16", "--type f16 is unknown"},
-        {"run --m 4 --n 4 --k 4 --tile 0", "--tile must be between 1"},
-        {"run --m 4 --n 4 --k 4 --tile 64", "maxComputeWorkGroupInvocations"},
+        {"run --m 4 --n 4 --k 4 --kernel tiled --tile 0", "--tile must be between 1"},
+        {"run --m 4 --n 4 --k 4 --kernel tiled --tile 64", "maxComputeWorkGroupInvocations"},
+        {"run --m 4 --n 4 --k 4 --tile 8", "--tile goes with --kernel naive or tiled"},
+        {"run --m 4 --n 4 --k 4 --kernel blocked --config '64x64 8x8'", "wrong count of numbers"},
+        {"run --m 4 --n 4 --k 4 --kernel blocked --config '64x64x8 8x8 lanes 3'", "lanes_n must divide 32"},
+        {"run --m 4 --n 4 --k 4 --kernel tiled --config '64x64x8 8x8'", "--config goes with --kernel blocked"},
         {"run --m 4 --n 4 --k 4 --repeat 0", "--repeat must be between 1"},
         {"run --m 4 --n 4 --k 4 --device 99", "out of range"},
         {"run --m 4 --n 4 --k 4 --device no-such-gpu", "no device name contains"},
@@ -112,7 +117,7 @@ TEST_SUITE("cli") {
     }};
     for (const auto& [args, words] : cases) {
       const auto r = run_cli(args);
-      INFO(args, "\n", r.output);
+      INFO(std::string(args), "\n", r.output);
       CHECK(r.code == 2);
       CHECK(contains(r.output, words));
     }

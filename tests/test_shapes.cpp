@@ -20,22 +20,31 @@ std::vector<uint32_t> sizes_around(uint32_t tile) {
   return {s.begin(), s.end()};
 }
 
-// Every (m, n, k) with each dimension from the list: all boundary crossings in every combination.
-void run_grid(DataType type, const GemmOptions& options, const std::vector<uint32_t>& dims) {
+// Every (m, n, k) with each dimension from its list: all boundary crossings in every combination.
+void run_grid(DataType type, const GemmOptions& options, const std::vector<uint32_t>& ms,
+              const std::vector<uint32_t>& ns, const std::vector<uint32_t>& ks, std::vector<uint32_t> skews = {3}) {
   if (type == DataType::f64 && !test::engine().device().float64) {
     MESSAGE("skipped: ", test::engine().device().name, " has no shaderFloat64");
     return;
   }
-  auto rng = test::case_rng(fmt::format("{} {} {}", to_string(type), to_string(options.kernel), options.tile));
+  try {
+    test::engine().check_supported(type, options);
+  } catch (const Error& e) {
+    MESSAGE("skipped: ", std::string(e.what()));
+    return;
+  }
+  auto rng = test::case_rng(fmt::format("{} {} {} {}", to_string(type), to_string(options.kernel), options.tile,
+                                        to_string(options.blocked)));
   int failures = 0;
-  for (uint32_t m : dims)
-    for (uint32_t n : dims)
-      for (uint32_t k : dims) {
-        const auto result = test::check_product(type, m, n, k, options, rng);
-        if (!result.passed && ++failures <= 5) {
-          FAIL_CHECK("seed ", test::run_seed(), ": ", result.detail);
+  for (uint32_t skew : skews)
+    for (uint32_t m : ms)
+      for (uint32_t n : ns)
+        for (uint32_t k : ks) {
+          const auto result = test::check_product(type, m, n, k, options, rng, skew);
+          if (!result.passed && ++failures <= 5) {
+            FAIL_CHECK("seed ", test::run_seed(), ": ", result.detail);
+          }
         }
-      }
   CHECK_MESSAGE(failures == 0, failures, " shapes failed (the first 5 are listed); seed ", test::run_seed());
 }
 
@@ -47,7 +56,8 @@ TEST_SUITE("shapes") {
       for (uint32_t wg : {8u, 16u}) {
         CAPTURE(to_string(type));
         CAPTURE(wg);
-        run_grid(type, {.kernel = Kernel::naive, .tile = wg}, sizes_around(wg));
+        const auto dims = sizes_around(wg);
+        run_grid(type, {.kernel = Kernel::naive, .tile = wg}, dims, dims, dims);
       }
     }
   }
@@ -57,8 +67,37 @@ TEST_SUITE("shapes") {
       for (uint32_t tile : {8u, 16u, 32u}) {
         CAPTURE(to_string(type));
         CAPTURE(tile);
-        run_grid(type, {.kernel = Kernel::tiled, .tile = tile}, sizes_around(tile));
+        const auto dims = sizes_around(tile);
+        run_grid(type, {.kernel = Kernel::tiled, .tile = tile}, dims, dims, dims);
       }
+    }
+  }
+
+  TEST_CASE("blocked kernel") {
+    // Configurations that differ in every parameter; each checked around its own block edges, with the
+    // matrices aligned (vec4 loads where the shape allows) and skewed (element-by-element loads).
+    const char* configs[] = {"64x64x8 8x4 lanes 8 split 1", "128x128x8 8x8 lanes 8 split 1",
+                             "64x64x16 4x4 lanes 4 split 1", "64x128x8 8x8 lanes 16 split 1",
+                             "64x64x8 8x4 lanes 8 split 3"};
+    for (const auto type : {DataType::f32, DataType::f64}) {
+      for (const char* text : configs) {
+        const BlockedConfig c = parse_blocked_config(text);
+        CAPTURE(to_string(type));
+        CAPTURE(std::string(text));
+        const std::set<uint32_t> ms = {1, 7, c.bm - 1, c.bm, c.bm + 1, 67};
+        const std::set<uint32_t> ns = {1, 5, c.bn - 1, c.bn, c.bn + 1, 31};
+        const std::set<uint32_t> ks = {1, 7, c.bk - 1, c.bk, c.bk + 1, 2 * c.bk + 1, 129};
+        run_grid(type, {.kernel = Kernel::blocked, .blocked = c}, {ms.begin(), ms.end()}, {ns.begin(), ns.end()},
+                 {ks.begin(), ks.end()}, {0, 3});
+      }
+    }
+  }
+
+  TEST_CASE("auto kernel") {
+    const std::vector<uint32_t> dims = {1, 17, 64, 130};
+    for (const auto type : all_data_types) {
+      CAPTURE(to_string(type));
+      run_grid(type, {.kernel = Kernel::automatic}, dims, dims, {1, 8, 300}, {0, 3});
     }
   }
 

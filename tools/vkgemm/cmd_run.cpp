@@ -18,7 +18,7 @@ struct RunOptions {
   std::string type = "f32";
   std::string kernel = "auto";
   std::string config;
-  int64_t tile = 16;
+  std::optional<int64_t> tile;
   int64_t repeat = 10;
   int64_t warmup = 2;
   std::optional<uint64_t> seed;
@@ -53,7 +53,12 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
     if (options.kernel != Kernel::blocked) throw Error(ErrorCode::invalid_argument, "--config goes with --kernel blocked");
     options.blocked = parse_blocked_config(o.config);
   }
-  options.tile = count("--tile", o.tile, 1, 1024);
+  if (o.tile) {
+    if (options.kernel != Kernel::naive && options.kernel != Kernel::tiled) {
+      throw Error(ErrorCode::invalid_argument, "--tile goes with --kernel naive or tiled");
+    }
+    options.tile = count("--tile", *o.tile, 1, 1024);
+  }
   options.repeat = count("--repeat", o.repeat, 1, 100000);
   options.warmup = count("--warmup", o.warmup, 0, 100000);
 
@@ -144,7 +149,7 @@ std::function<int()> add_run_command(CLI::App& app, CommonOptions& common) {
   cmd->add_option("--type", o->type, "Element type: f32, i32, f64 (random inputs)")->capture_default_str();
   cmd->add_option("--kernel", o->kernel, "Kernel: naive, tiled, blocked, auto (the best for the shape and device)")
       ->capture_default_str();
-  cmd->add_option("--tile", o->tile, "Tile side (tiled) or workgroup side (naive)")->capture_default_str();
+  cmd->add_option("--tile", o->tile, "Tile side (tiled) or workgroup side (naive); default 16");
   cmd->add_option("--config", o->config,
                   "Blocked kernel configuration, e.g. \"128x128x8 8x8 lanes 8 split 1\" (default: from the tuning table)");
   cmd->add_option("--repeat", o->repeat, "Timed dispatches; the median is reported")->capture_default_str();
