@@ -142,6 +142,28 @@ void EngineImpl::read(const Buffer& buffer, uint64_t offset, void* data, uint64_
   }
 }
 
+void EngineImpl::fill(Buffer& buffer, uint64_t offset, uint64_t bytes, uint32_t word) {
+  const auto& dst = owned(buffer, "fill");
+  check_range("fill", offset, bytes, dst.alloc.size);
+  if (offset % 4 || bytes % 4) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("fill: offset {} and size {} must be multiples of 4 bytes", offset, bytes));
+  }
+  if (bytes == 0) return;
+  const auto& t = device->table();
+  submitter->run([&](VkCommandBuffer cmd) {
+    memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                   VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                       VK_ACCESS_TRANSFER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+    t.vkCmdFillBuffer(cmd, dst.alloc.buffer.get(), offset, bytes, word);
+    memory_barrier(t, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                   VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT |
+                       VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  });
+}
+
 }  // namespace detail
 
 // ---- the public classes forward to the implementation ----
@@ -177,6 +199,9 @@ void Engine::write(Buffer& buffer, uint64_t offset, const void* data, uint64_t b
 }
 void Engine::read(const Buffer& buffer, uint64_t offset, void* data, uint64_t bytes) {
   impl_->read(buffer, offset, data, bytes);
+}
+void Engine::fill(Buffer& buffer, uint64_t offset, uint64_t bytes, uint32_t word) {
+  impl_->fill(buffer, offset, bytes, word);
 }
 void Engine::check_supported(DataType type, const GemmOptions& options) const {
   kernels::check_supported(impl_->physical.info, impl_->tuning, type, options);

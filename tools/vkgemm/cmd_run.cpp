@@ -4,6 +4,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "npy.hpp"
@@ -23,7 +24,7 @@ struct RunOptions {
   int64_t warmup = 2;
   std::optional<uint64_t> seed;
   bool verify = false;
-  std::string a_path, b_path, out_path;
+  std::string a_path, b_path, out_path, json_path;
 };
 
 uint32_t dimension(const char* name, const std::optional<int64_t>& v) {
@@ -126,10 +127,30 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
     fmt::print("gpu time: nothing dispatched (an empty product)\n");
   }
   int code = 0;
+  nlohmann::json record = {{"device", dev.name},       {"driver", dev.driver_version},
+                           {"type", to_string(type)},  {"m", m},
+                           {"n", n},                   {"k", k},
+                           {"kernel", to_string(t.kernel)}, {"config", t.config},
+                           {"repeat", options.repeat}, {"gpu_ms", t.gpu_ms},
+                           {"verified", nullptr}};
+  if (!t.gpu_ms.empty()) {
+    record["median_ms"] = t.median_gpu_ms();
+    record["gflops"] = ops / t.median_gpu_ms() * 1e-6;
+  }
+  if (!from_files) record["seed"] = seed;
   if (o.verify) {
     const Comparison cmp = compare_with_reference(type, m, n, k, a.data(), b.data(), c.data());
     fmt::print("verify:   {} ({})\n", cmp.passed ? "passed" : "FAILED", cmp.summary());
     if (!cmp.passed) code = 1;
+    record["verified"] = cmp.passed;
+    record["normwise_error"] = cmp.normwise_error;
+    record["error_bound"] = cmp.bound;
+  }
+  if (!o.json_path.empty()) {
+    std::FILE* f = std::fopen(o.json_path.c_str(), "w");
+    if (!f) throw Error(ErrorCode::io_error, fmt::format("{}: cannot open for writing", o.json_path));
+    fmt::print(f, "{}\n", record.dump());
+    std::fclose(f);
   }
   if (!o.out_path.empty()) {
     npy::write(o.out_path, type, m, n, c.data());
@@ -159,6 +180,7 @@ std::function<int()> add_run_command(CLI::App& app, CommonOptions& common) {
   cmd->add_option("--a", o->a_path, "A from a .npy file (2-D, C order, float32/float64/int32)");
   cmd->add_option("--b", o->b_path, "B from a .npy file, same dtype as A");
   cmd->add_option("--out", o->out_path, "Write C to this .npy file");
+  cmd->add_option("--json", o->json_path, "Write the result (device, shape, kernel, times, check) as JSON");
   cmd->add_option("--device", common.device, "Device index or name substring (default: VKGEMM_DEVICE, then the best)");
   cmd->add_flag("--validate", common.validation, "Run under VK_LAYER_KHRONOS_validation; any message fails");
   return [o, &common] { return run_product(*o, common); };

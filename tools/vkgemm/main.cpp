@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   const auto devices = cli::add_devices_command(app);
   const auto demo = cli::add_demo_command(app, common);
   const auto run = cli::add_run_command(app, common);
+  const auto tune = cli::add_tune_command(app, common);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("devices")) return devices();
     if (app.got_subcommand("demo")) return demo();
     if (app.got_subcommand("run")) return run();
+    if (app.got_subcommand("tune")) return tune();
   } catch (const Error& e) {
     fmt::print(stderr, "vkgemm: error ({}): {}\n", to_string(e.code()), e.what());
     return 2;

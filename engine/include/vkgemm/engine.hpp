@@ -121,6 +121,9 @@ class Engine {
   Buffer create_buffer(uint64_t bytes, std::string_view debug_name = {});
   void write(Buffer& buffer, uint64_t offset, const void* data, uint64_t bytes);
   void read(const Buffer& buffer, uint64_t offset, void* data, uint64_t bytes);
+  // Sets `bytes` bytes from `offset` (both multiples of 4) to repetitions of `word` on the device.
+  // 0xFFFFFFFF is a NaN as f32 and as f64: the poison to put in C before a product that must write it all.
+  void fill(Buffer& buffer, uint64_t offset, uint64_t bytes, uint32_t word);
 
   // Throws vkgemm::Error when this kernel, tile and type cannot run on this device, saying why.
   void check_supported(DataType type, const GemmOptions& options) const;

@@ -35,6 +35,21 @@ struct Comparison {
 double unit_roundoff(DataType type) noexcept;
 double error_bound(DataType type, uint32_t k) noexcept;
 
+// The reference product of a (m x k) and b (k x n), computed once (on every core) and kept, to judge
+// several results of the same product.
+class ReferenceProduct {
+ public:
+  ReferenceProduct(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a, const void* b);
+  Comparison compare(const void* c_gpu) const;
+
+ private:
+  DataType type_;
+  uint32_t m_, n_, k_;
+  std::vector<long double> value_;  // C_ref (exact for int32, wrapped modulo 2^32)
+  std::vector<double> abs_product_; // (|A| |B|), float types
+  double scale_ = 0.0;              // ||A||_F ||B||_F
+};
+
 // Compares a GPU result with the reference for the product of a (m x k) and b (k x n).
 Comparison compare_with_reference(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a,
                                   const void* b, const void* c_gpu);

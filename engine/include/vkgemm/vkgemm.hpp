@@ -5,5 +5,6 @@
 #include "vkgemm/engine.hpp"
 #include "vkgemm/error.hpp"
 #include "vkgemm/reference.hpp"
+#include "vkgemm/tuning.hpp"
 #include "vkgemm/types.hpp"
 #include "vkgemm/version.hpp"

@@ -1,0 +1,34 @@
+// Tuning the blocked kernel for a device: the candidate configurations, and the tuning file the engine
+// reads at start (see EngineOptions::tuning_file). `vkgemm tune` drives these.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vkgemm/engine.hpp"
+#include "vkgemm/types.hpp"
+
+namespace vkgemm {
+
+struct TuningEntry {
+  DataType type = DataType::f32;
+  uint32_t m = 0, n = 0, k = 0;
+  BlockedConfig config;  // the winner for this shape, split_k included
+  double gflops = 0.0;   // what it reached
+};
+
+// Every configuration of the blocked kernel's search space that `engine`'s device can run for `type`
+// (split_k = 1). The space: blocks of 64 to 256 on a side, bk 8/16/32, 4 to 16 rows or columns per
+// invocation, 64 to 512 invocations, every warp layout.
+std::vector<BlockedConfig> blocked_candidates(const Engine& engine, DataType type);
+
+// The tuning file the engine reads by default: $VKGEMM_TUNING_FILE, else $XDG_CONFIG_HOME/vkgemm/tuning.json,
+// else ~/.config/vkgemm/tuning.json.
+std::string default_tuning_file();
+
+// Merges `entries` for `engine`'s device (vendor, name, driver version) into the tuning file at `path`
+// (created with its folders if missing; other devices' tables are kept) and returns the file's new text.
+std::string write_tuning_file(const Engine& engine, const std::vector<TuningEntry>& entries, const std::string& path);
+
+}  // namespace vkgemm

@@ -1,0 +1,65 @@
+// The public tuning API (vkgemm/tuning.hpp) over the registry's rules and the tuning table.
+#include "vkgemm/tuning.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "kernels/registry.hpp"
+#include "tuning/tuning_table.hpp"
+#include "vkgemm/error.hpp"
+
+namespace vkgemm {
+
+std::vector<BlockedConfig> blocked_candidates(const Engine& engine, DataType type) {
+  std::vector<BlockedConfig> out;
+  const DeviceInfo& device = engine.device();
+  for (uint32_t bm : {64u, 128u, 256u})
+    for (uint32_t bn : {64u, 128u, 256u})
+      for (uint32_t bk : {8u, 16u, 32u})
+        for (uint32_t tm : {4u, 8u, 16u})
+          for (uint32_t tn : {4u, 8u, 16u})
+            for (uint32_t lanes : {4u, 8u, 16u}) {
+              const BlockedConfig c{.bm = bm, .bn = bn, .bk = bk, .tm = tm, .tn = tn, .lanes_n = lanes, .split_k = 1};
+              const uint32_t threads = (bm / tm) * (bn / tn);
+              if (threads < 64 || threads > 512 || tm * tn > 128) continue;
+              try {
+                kernels::check_blocked_config(device, type, c);
+                out.push_back(c);
+              } catch (const Error&) {
+                // Outside the kernel's rules or this device's limits.
+              }
+            }
+  return out;
+}
+
+std::string default_tuning_file() { return tuning::default_user_file(); }
+
+std::string write_tuning_file(const Engine& engine, const std::vector<TuningEntry>& entries, const std::string& path) {
+  tuning::Table table;
+  if (std::ifstream in(path); in) {
+    std::stringstream text;
+    text << in.rdbuf();
+    table.add_json(text.str(), path);
+  }
+  std::vector<tuning::Entry> converted;
+  for (const auto& e : entries) converted.push_back({e.type, e.m, e.n, e.k, e.config, e.gflops});
+  table.update(engine.device(), converted);
+  const std::string json = table.to_json();
+  const std::filesystem::path p(path);
+  std::error_code ec;
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+  const std::string tmp = path + ".partial";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << json;
+    if (!out.flush()) throw Error(ErrorCode::io_error, fmt::format("{}: cannot write the tuning file", path));
+  }
+  std::filesystem::rename(tmp, p, ec);
+  if (ec) throw Error(ErrorCode::io_error, fmt::format("{}: cannot write the tuning file ({})", path, ec.message()));
+  return json;
+}
+
+}  // namespace vkgemm
