@@ -27,6 +27,8 @@ layout(constant_id = 6) const uint THREADS = 256;  // (BM / TM) * (BN / TN): the
 layout(constant_id = 7) const bool VEC_A = false;  // lda and the offset of A are multiples of 4
 layout(constant_id = 8) const bool VEC_B = false;
 layout(constant_id = 9) const bool VEC_C = false;
+layout(constant_id = 10) const uint GROUP_M = 8;   // block rows walked together, for L2 reuse (1: row order)
+layout(constant_id = 11) const uint A_PAD = 1;     // vec4s of padding per row of the A tile (bank conflicts)
 layout(local_size_x_id = 6) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer MatrixA4 { VEC_T A4[]; };
@@ -40,7 +42,7 @@ const uint LANES_M = 32 / LANES_N;
 const uint WARPS_N = THREADS_N / LANES_N;
 const uint A_VECS = BM * BK / 4 / THREADS;  // vec4s of A each invocation fetches per K step
 const uint B_VECS = BK * BN / 4 / THREADS;
-const uint A_PITCH = BM / 4 + 1;            // one vec4 of padding per row against bank conflicts
+const uint A_PITCH = BM / 4 + A_PAD;
 
 shared VEC_T tile_a[2][BK][A_PITCH];
 shared VEC_T tile_b[2][BK][BN / 4];
@@ -121,8 +123,20 @@ void main() {
   const uint warp = lid / 32, lane = lid % 32;
   const uint ty = (warp / WARPS_N) * LANES_M + lane / LANES_N;
   const uint tx = (warp % WARPS_N) * LANES_N + lane % LANES_N;
-  const uint m0 = gl_WorkGroupID.y * BM;
-  const uint n0 = gl_WorkGroupID.x * BN;
+  // Grouped order: workgroups launch in x-fastest order; remap them so that consecutive ones walk down a
+  // group of GROUP_M block rows before moving right, keeping the A rows and B columns they share in L2.
+  uint bx = gl_WorkGroupID.x, by = gl_WorkGroupID.y;
+  if (GROUP_M > 1) {
+    const uint gx = gl_NumWorkGroups.x, gy = gl_NumWorkGroups.y;
+    const uint linear = by * gx + bx;
+    const uint first_row = (linear / (GROUP_M * gx)) * GROUP_M;
+    const uint rows = min(gy - first_row, GROUP_M);
+    const uint in_group = linear % (GROUP_M * gx);
+    by = first_row + in_group % rows;
+    bx = in_group / rows;
+  }
+  const uint m0 = by * BM;
+  const uint n0 = bx * BN;
   const uint k_begin = gl_WorkGroupID.z * p.k_split;
   const uint k_end = min(p.K, k_begin + p.k_split);
 

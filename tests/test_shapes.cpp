@@ -101,6 +101,21 @@ TEST_SUITE("shapes") {
     }
   }
 
+  TEST_CASE("blocked kernel's grouped block order over many block rows") {
+    // 453 rows are 8 block rows of 64: groups of 3 leave a partial group of 2; group 1 is plain row order.
+    auto rng = test::case_rng("grouped order");
+    for (const char* text : {"64x64x8 8x4 group 3", "64x64x8 8x4 group 1", "64x64x8 8x4 group 16"}) {
+      for (const auto [m, n, k] : {std::array<uint32_t, 3>{453, 200, 40}, {64 * 8, 64 * 3, 16}, {65, 700, 9}}) {
+        for (uint32_t skew : {0u, 3u}) {
+          const auto result = test::check_product(
+              DataType::f32, m, n, k, {.kernel = Kernel::blocked, .blocked = parse_blocked_config(text)}, rng, skew);
+          INFO("seed ", test::run_seed(), ": ", result.detail);
+          CHECK(result.passed);
+        }
+      }
+    }
+  }
+
   TEST_CASE("odd tile sizes and larger rectangles") {
     auto rng = test::case_rng("odd tiles");
     for (uint32_t tile : {1u, 2u, 3u, 5u, 12u}) {

@@ -90,7 +90,8 @@ const char* to_string(ErrorCode code) noexcept {
 namespace vkgemm {
 
 std::string to_string(const BlockedConfig& c) {
-  return fmt::format("{}x{}x{} {}x{} lanes {} split {}", c.bm, c.bn, c.bk, c.tm, c.tn, c.lanes_n, c.split_k);
+  return fmt::format("{}x{}x{} {}x{} lanes {} split {} group {}", c.bm, c.bn, c.bk, c.tm, c.tn, c.lanes_n, c.split_k,
+                     c.group_m);
 }
 
 BlockedConfig parse_blocked_config(std::string_view text) {
@@ -117,7 +118,7 @@ BlockedConfig parse_blocked_config(std::string_view text) {
   std::string block, thread, word;
   if (!(in >> block >> thread)) fail("it needs the block and the thread tile");
   const auto b = numbers(block, 3), t = numbers(thread, 2);
-  BlockedConfig c{.bm = b[0], .bn = b[1], .bk = b[2], .tm = t[0], .tn = t[1], .lanes_n = 8, .split_k = 0};
+  BlockedConfig c{.bm = b[0], .bn = b[1], .bk = b[2], .tm = t[0], .tn = t[1], .lanes_n = 8, .split_k = 0, .group_m = 8};
   while (in >> word) {
     std::string value;
     if (!(in >> value)) fail("a keyword without its value");
@@ -125,8 +126,10 @@ BlockedConfig parse_blocked_config(std::string_view text) {
       c.lanes_n = numbers(value, 1)[0];
     } else if (word == "split") {
       c.split_k = numbers(value, 1)[0];
+    } else if (word == "group") {
+      c.group_m = numbers(value, 1)[0];
     } else {
-      fail("unknown keyword (lanes, split)");
+      fail("unknown keyword (lanes, split, group)");
     }
   }
   if (c.bm == 0) fail("bm must be positive");

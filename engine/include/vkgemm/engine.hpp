@@ -68,16 +68,19 @@ struct MatrixRef {
 // The blocked kernel's parameters. A workgroup computes a bm x bn block of C, stepping bk along K; each
 // of its (bm / tm) * (bn / tn) invocations holds a tm x tn block in registers; 32-invocation groups are laid
 // out (32 / lanes_n) x lanes_n over the invocation grid. split_k > 1 cuts K into that many slices summed by
-// a second pass. bm = 0 (the default) lets the engine choose everything, from the tuning table.
+// a second pass. Workgroups walk group_m block rows at a time (1: plain row order) so that neighbours share
+// L2. bm = 0 (the default) lets the engine choose everything, from the tuning table.
 struct BlockedConfig {
   uint32_t bm = 0, bn = 0, bk = 0, tm = 0, tn = 0, lanes_n = 0;
   uint32_t split_k = 0;  // 0: the engine chooses; 1: no split
+  uint32_t group_m = 8;
 
   bool chosen() const noexcept { return bm != 0; }
   friend bool operator==(const BlockedConfig&, const BlockedConfig&) = default;
 };
 
-// "128x128x8 8x8 lanes 8 split 1": bm x bn x bk, tm x tn, then optionally lanes_n and split_k (0: auto).
+// "128x128x8 8x8 lanes 8 split 1 group 8": bm x bn x bk, tm x tn, then optionally lanes_n (default 8),
+// split_k (default 0: auto) and group_m (default 8).
 std::string to_string(const BlockedConfig& config);
 // Parses the form above; throws vkgemm::Error(invalid_argument) naming what is wrong.
 BlockedConfig parse_blocked_config(std::string_view text);

@@ -66,13 +66,20 @@ LaunchShape square_shape(Kernel kernel, DataType type, uint32_t t) {
 
 uint32_t blocked_threads(const BlockedConfig& c) { return (c.bm / c.tm) * (c.bn / c.tn); }
 
-uint32_t blocked_shared_bytes(const BlockedConfig& c, DataType type) {
+uint32_t blocked_shared_bytes(const BlockedConfig& c, DataType type, uint32_t pad) {
   const uint32_t vec = 4 * static_cast<uint32_t>(element_size(type));
-  return 2 * (c.bk * (c.bm / 4 + 1) + c.bk * (c.bn / 4)) * vec;
+  return 2 * (c.bk * (c.bm / 4 + pad) + c.bk * (c.bn / 4)) * vec;
+}
+
+// The A tile's row padding (one vec4 against bank conflicts) where it fits, none where it would not.
+uint32_t blocked_padding(const DeviceInfo& device, const BlockedConfig& c, DataType type) {
+  return blocked_shared_bytes(c, type, 1) <= device.max_shared_memory ? 1 : 0;
 }
 
 std::string describe(const BlockedConfig& c, uint32_t splits) {
-  return fmt::format("{}x{}x{} {}x{} lanes {} split {}", c.bm, c.bn, c.bk, c.tm, c.tn, c.lanes_n, splits);
+  BlockedConfig d = c;
+  d.split_k = splits;
+  return to_string(d);
 }
 
 // The blocked configuration for a product: the caller's, else the tuning table's nearest, else the fallback.
@@ -114,7 +121,7 @@ BlockedConfig fallback_blocked_config(DataType type) {
   // 64 x 64 blocks of 8 x 4 per invocation: 128 invocations (Vulkan's minimum limit) and 8.25 KiB of
   // shared memory for f32; f64 needs 16.5 KiB, just over the 16 KiB minimum (auto then takes tiled).
   (void)type;
-  return {.bm = 64, .bn = 64, .bk = 8, .tm = 8, .tn = 4, .lanes_n = 8, .split_k = 0};
+  return {.bm = 64, .bn = 64, .bk = 8, .tm = 8, .tn = 4, .lanes_n = 8, .split_k = 0, .group_m = 8};
 }
 
 void check_blocked_config(const DeviceInfo& device, DataType type, const BlockedConfig& c) {
@@ -134,9 +141,10 @@ void check_blocked_config(const DeviceInfo& device, DataType type, const Blocked
     bad("each invocation must load whole vec4s: bm*bk/4 and bk*bn/4 must be multiples of the invocation count");
   }
   if (c.split_k > kMaxSplits) bad(fmt::format("split_k must be at most {}", kMaxSplits));
+  if (c.group_m == 0 || c.group_m > 64) bad("group_m must be between 1 and 64");
   check_type(device, Kernel::blocked, type);
   check_workgroup(device, fmt::format("blocked {}", describe(c, c.split_k)), {threads, 1, 1},
-                  blocked_shared_bytes(c, type), type);
+                  blocked_shared_bytes(c, type, blocked_padding(device, c, type)), type);
 }
 
 void check_supported(const DeviceInfo& device, const tuning::Table& table, DataType type, const GemmOptions& options) {
@@ -195,10 +203,11 @@ Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOption
     const bool vec_c = out.splits > 1 ? p.n % 4 == 0 : (p.ldc % 4 == 0 && p.c_offset % 4 == 0);
     const uint32_t threads = blocked_threads(c);
     out.main.shader = shader_name("blocked", p.type);
+    const uint32_t pad = blocked_padding(device, c, p.type);
     out.main.constants = {{0, c.bm}, {1, c.bn}, {2, c.bk}, {3, c.tm}, {4, c.tn}, {5, c.lanes_n}, {6, threads},
-                          {7, vec_a}, {8, vec_b}, {9, vec_c}};
+                          {7, vec_a}, {8, vec_b}, {9, vec_c}, {10, c.group_m}, {11, pad}};
     out.main.workgroup_size = {threads, 1, 1};
-    out.main.shared_bytes = blocked_shared_bytes(c, p.type);
+    out.main.shared_bytes = blocked_shared_bytes(c, p.type, pad);
     out.grid = {(p.n + c.bn - 1) / c.bn, (p.m + c.bm - 1) / c.bm, out.splits};
     out.description = describe(c, out.splits);
     if (out.splits > 1) {

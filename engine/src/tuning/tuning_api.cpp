@@ -22,7 +22,8 @@ std::vector<BlockedConfig> blocked_candidates(const Engine& engine, DataType typ
         for (uint32_t tm : {4u, 8u, 16u})
           for (uint32_t tn : {4u, 8u, 16u})
             for (uint32_t lanes : {4u, 8u, 16u}) {
-              const BlockedConfig c{.bm = bm, .bn = bn, .bk = bk, .tm = tm, .tn = tn, .lanes_n = lanes, .split_k = 1};
+              const BlockedConfig c{.bm = bm, .bn = bn, .bk = bk, .tm = tm, .tn = tn, .lanes_n = lanes, .split_k = 1,
+                                    .group_m = 8};
               const uint32_t threads = (bm / tm) * (bn / tn);
               if (threads < 64 || threads > 512 || tm * tn > 128) continue;
               try {

@@ -17,7 +17,7 @@ constexpr const char* kFormat = "vkgemm-tuning-1";
 
 json config_to_json(const BlockedConfig& c) {
   return {{"bm", c.bm}, {"bn", c.bn}, {"bk", c.bk}, {"tm", c.tm}, {"tn", c.tn}, {"lanes_n", c.lanes_n},
-          {"split_k", c.split_k}};
+          {"split_k", c.split_k}, {"group_m", c.group_m}};
 }
 
 BlockedConfig config_from_json(const json& j) {
@@ -29,6 +29,7 @@ BlockedConfig config_from_json(const json& j) {
   c.tn = j.at("tn").get<uint32_t>();
   c.lanes_n = j.at("lanes_n").get<uint32_t>();
   c.split_k = j.at("split_k").get<uint32_t>();
+  c.group_m = j.value("group_m", 8u);
   return c;
 }
 
