@@ -15,17 +15,19 @@
 namespace vkgemm {
 namespace {
 
-// Runs body(row_begin, row_end) over [0, m) on up to every core; small products stay on one thread.
+// Runs body(row_begin, row_end) over [0, m) on up to every core, in ranges of `per` rows (0: even
+// shares); small jobs stay on the calling thread.
 template <typename F>
-void parallel_rows(uint32_t m, uint64_t work, F&& body) {
+void parallel_rows(uint32_t m, uint64_t work, F&& body, uint32_t per = 0) {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const unsigned threads = work < (1u << 22) ? 1u : std::min<unsigned>(cores, std::max(1u, m / 4));
-  if (threads == 1) {
-    body(0u, m);
+  if (per == 0) per = (m + cores - 1) / std::max(1u, cores);
+  per = std::max(per, 1u);
+  const unsigned threads = (m + per - 1) / per;
+  if (work < (1u << 22) || threads <= 1) {
+    for (uint32_t begin = 0; begin < m; begin += per) body(begin, std::min(m, begin + per));
     return;
   }
   std::vector<std::thread> pool;
-  const uint32_t per = (m + threads - 1) / threads;
   for (unsigned t = 0; t < threads; ++t) {
     const uint32_t begin = std::min(m, t * per), end = std::min(m, begin + per);
     if (begin < end) pool.emplace_back([&body, begin, end] { body(begin, end); });
@@ -159,35 +161,48 @@ ReferenceProduct::ReferenceProduct(DataType type, uint32_t m, uint32_t n, uint32
 }
 
 Comparison ReferenceProduct::compare(const void* c_gpu) const {
-  Comparison out;
-  const uint64_t count = uint64_t{m_} * n_;
-  const auto mark_bad = [&](uint64_t i) {
-    if (out.bad_elements == 0) out.first_bad = i;
-    ++out.bad_elements;
+  // Each row range tallies on its own; the tallies are merged in row order, so first_bad is the first.
+  struct Tally {
+    uint64_t bad = 0, first_bad = 0;
+    double worst = 0.0;
+    long double diff2 = 0.0L;
   };
-  if (type_ == DataType::i32) {
-    for (uint64_t i = 0; i < count; ++i) {
-      if (static_cast<long double>(element(type_, c_gpu, i)) != value_[i]) mark_bad(i);
+  const bool exact = type_ == DataType::i32;
+  const double bound = exact ? 0.0 : error_bound(type_, k_);
+  const unsigned parts = std::max(1u, std::min(std::thread::hardware_concurrency(), m_));
+  std::vector<Tally> tallies(parts);
+  const uint32_t per = (m_ + parts - 1) / parts;
+  parallel_rows(m_, uint64_t{m_} * n_ * 64, [&](uint32_t begin, uint32_t end) {
+    Tally& t = tallies[begin / per];
+    for (uint64_t i = uint64_t{begin} * n_; i < uint64_t{end} * n_; ++i) {
+      const double got = element(type_, c_gpu, i);
+      const long double diff = std::fabs(static_cast<long double>(got) - value_[i]);
+      double ratio = 0.0;
+      if (exact) {
+        ratio = diff != 0.0L ? std::numeric_limits<double>::infinity() : 0.0;
+      } else if (!std::isfinite(got)) {
+        ratio = std::numeric_limits<double>::infinity();
+      } else if (diff > 0.0L) {
+        const double allowed = bound * abs_product_[i];
+        ratio = allowed > 0.0 ? static_cast<double>(diff) / allowed : std::numeric_limits<double>::infinity();
+      }
+      if (ratio > 1.0 && t.bad++ == 0) t.first_bad = i;
+      t.worst = std::max(t.worst, ratio);
+      t.diff2 += std::isfinite(got) ? diff * diff : std::numeric_limits<long double>::infinity();
     }
-    out.passed = out.bad_elements == 0;
-    out.worst_element_ratio = out.passed ? 0.0 : std::numeric_limits<double>::infinity();
-    return out;
-  }
-  out.bound = error_bound(type_, k_);
+  }, per);
+  Comparison out;
+  out.bound = bound;
   long double diff2 = 0.0L;
-  for (uint64_t i = 0; i < count; ++i) {
-    const double got = element(type_, c_gpu, i);
-    const long double diff = std::fabs(static_cast<long double>(got) - value_[i]);
-    const double allowed = out.bound * abs_product_[i];
-    double ratio = 0.0;
-    if (!std::isfinite(got)) {
-      ratio = std::numeric_limits<double>::infinity();
-    } else if (diff > 0.0L) {
-      ratio = allowed > 0.0 ? static_cast<double>(diff) / allowed : std::numeric_limits<double>::infinity();
-    }
-    if (ratio > 1.0) mark_bad(i);
-    out.worst_element_ratio = std::max(out.worst_element_ratio, ratio);
-    diff2 += std::isfinite(got) ? diff * diff : std::numeric_limits<long double>::infinity();
+  for (const Tally& t : tallies) {
+    if (t.bad && out.bad_elements == 0) out.first_bad = t.first_bad;
+    out.bad_elements += t.bad;
+    out.worst_element_ratio = std::max(out.worst_element_ratio, t.worst);
+    diff2 += t.diff2;
+  }
+  if (exact) {
+    out.passed = out.bad_elements == 0;
+    return out;
   }
   const double norm = static_cast<double>(std::sqrt(diff2));
   out.normwise_error = scale_ > 0.0 ? norm / scale_ : norm;

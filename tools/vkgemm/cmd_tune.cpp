@@ -192,14 +192,12 @@ int tune(const TuneOptions& o, const CommonOptions& common) {
     const auto best = *std::min_element(timed.begin(), timed.end(), fastest);
     const double gflops = 2.0 * s.m * s.n * s.k / best.ms * 1e-6;
     entries.push_back({*type, s.m, s.n, s.k, best.config, gflops});
+    write_tuning_file(engine, {entries.back()}, out);  // shape by shape: an interrupted run keeps what it found
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     fmt::print("{:>6}x{:<6}x{:<6} {:<34} {:9.3f} ms {:10.1f} GFLOP/s   ({} verified, {:.0f} s)\n", s.m, s.n, s.k,
                to_string(best.config), best.ms, gflops, tried, secs);
   }
-  if (!entries.empty()) {
-    write_tuning_file(engine, entries, out);
-    fmt::print("wrote {}\n", out);
-  }
+  if (!entries.empty()) fmt::print("wrote {}\n", out);
   if (failures) fmt::print(stderr, "vkgemm tune: {} candidate(s) failed verification\n", failures);
   return finish(engine, failures ? 1 : 0);
 }
