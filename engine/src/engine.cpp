@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -30,15 +31,14 @@ EngineImpl::EngineImpl(const EngineOptions& options) {
   sink.callback = options.on_validation_message;
   for (const auto& [name, json] : tuning::builtin_tables()) tuning.add_json(json, "built-in tuning table " + name);
   const std::string user_file = options.tuning_file.empty() ? tuning::default_user_file() : options.tuning_file;
-  if (user_file != "none" && !user_file.empty()) {
+  std::error_code ec;
+  if (user_file != "none" && !user_file.empty() && std::filesystem::exists(user_file, ec)) {
+    // No file is no tuning yet (`vkgemm tune` creates it); a file that is there must be readable and valid.
     std::ifstream in(user_file);
-    if (in) {
-      std::stringstream text;
-      text << in.rdbuf();
-      tuning.add_json(text.str(), user_file);
-    } else if (!options.tuning_file.empty() || std::getenv("VKGEMM_TUNING_FILE")) {
-      throw Error(ErrorCode::io_error, fmt::format("cannot read the tuning file {}", user_file));
-    }
+    if (!in) throw Error(ErrorCode::io_error, fmt::format("cannot read the tuning file {}", user_file));
+    std::stringstream text;
+    text << in.rdbuf();
+    tuning.add_json(text.str(), user_file);
   }
   instance = std::make_unique<vk::Instance>(options.validation, &sink);
   const auto devices = enumerate_devices(instance->get());

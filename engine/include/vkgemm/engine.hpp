@@ -32,7 +32,8 @@ struct EngineOptions {
   std::function<void(std::string_view message)> on_validation_message;
   // The tuning file to load after the built-in tables (written by `vkgemm tune`). Empty: the
   // VKGEMM_TUNING_FILE environment variable, else $XDG_CONFIG_HOME/vkgemm/tuning.json or
-  // ~/.config/vkgemm/tuning.json, each only if it exists. "none": built-in tables only.
+  // ~/.config/vkgemm/tuning.json. A file that does not exist is skipped (nothing tuned yet); one that
+  // exists but cannot be read or parsed is an error. "none": built-in tables only.
   std::string tuning_file;
 };
 
