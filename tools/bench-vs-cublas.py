@@ -75,7 +75,7 @@ def main():
     p.add_argument("--type", default="f32", choices=["f32", "f64"])
     p.add_argument("--kernel", default="auto", help="vkgemm kernel (default auto)")
     p.add_argument("--repeat", type=int, default=30, help="timed runs of each (median; at least 20)")
-    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--warmup", type=int, default=30, help="untimed runs first, for both (the GPU clocks up)")
     p.add_argument("--no-verify", action="store_true", help="skip vkgemm's CPU check (not for reported numbers)")
     p.add_argument("--commit", default="unknown", help="the vkgemm commit, recorded in the JSON")
     p.add_argument("--json", help="write the results here")

@@ -118,7 +118,7 @@ BlockedConfig parse_blocked_config(std::string_view text) {
   std::string block, thread, word;
   if (!(in >> block >> thread)) fail("it needs the block and the thread tile");
   const auto b = numbers(block, 3), t = numbers(thread, 2);
-  BlockedConfig c{.bm = b[0], .bn = b[1], .bk = b[2], .tm = t[0], .tn = t[1], .lanes_n = 8, .split_k = 0, .group_m = 8};
+  BlockedConfig c{.bm = b[0], .bn = b[1], .bk = b[2], .tm = t[0], .tn = t[1], .lanes_n = 8, .split_k = 0, .group_m = 1};
   while (in >> word) {
     std::string value;
     if (!(in >> value)) fail("a keyword without its value");

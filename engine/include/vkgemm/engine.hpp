@@ -74,14 +74,14 @@ struct MatrixRef {
 struct BlockedConfig {
   uint32_t bm = 0, bn = 0, bk = 0, tm = 0, tn = 0, lanes_n = 0;
   uint32_t split_k = 0;  // 0: the engine chooses; 1: no split
-  uint32_t group_m = 8;
+  uint32_t group_m = 1;
 
   bool chosen() const noexcept { return bm != 0; }
   friend bool operator==(const BlockedConfig&, const BlockedConfig&) = default;
 };
 
 // "128x128x8 8x8 lanes 8 split 1 group 8": bm x bn x bk, tm x tn, then optionally lanes_n (default 8),
-// split_k (default 0: auto) and group_m (default 8).
+// split_k (default 0: auto) and group_m (default 1).
 std::string to_string(const BlockedConfig& config);
 // Parses the form above; throws vkgemm::Error(invalid_argument) naming what is wrong.
 BlockedConfig parse_blocked_config(std::string_view text);

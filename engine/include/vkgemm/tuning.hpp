@@ -14,7 +14,9 @@ namespace vkgemm {
 struct TuningEntry {
   DataType type = DataType::f32;
   uint32_t m = 0, n = 0, k = 0;
-  BlockedConfig config;  // the winner for this shape, split_k included
+  Kernel kernel = Kernel::blocked;  // the winner for this shape: blocked, or tiled where it was faster
+  uint32_t tile = 0;                // tiled: its tile
+  BlockedConfig config;  // blocked: its configuration, split_k included
   double gflops = 0.0;   // what it reached
 };
 

@@ -87,7 +87,7 @@ BlockedConfig choose_blocked(const DeviceInfo& device, const tuning::Table& tabl
                              DataType type, uint32_t m, uint32_t n, uint32_t k) {
   if (options.blocked.chosen()) return options.blocked;
   BlockedConfig c = fallback_blocked_config(type);
-  if (const auto entry = table.lookup(device, type, m, n, k)) {
+  if (const auto entry = table.lookup(device, type, m, n, k); entry && entry->kernel == Kernel::blocked) {
     try {
       check_blocked_config(device, type, entry->config);
       c = entry->config;
@@ -121,7 +121,7 @@ BlockedConfig fallback_blocked_config(DataType type) {
   // 64 x 64 blocks of 8 x 4 per invocation: 128 invocations (Vulkan's minimum limit) and 8.25 KiB of
   // shared memory for f32; f64 needs 16.5 KiB, just over the 16 KiB minimum (auto then takes tiled).
   (void)type;
-  return {.bm = 64, .bn = 64, .bk = 8, .tm = 8, .tn = 4, .lanes_n = 8, .split_k = 0, .group_m = 8};
+  return {.bm = 64, .bn = 64, .bk = 8, .tm = 8, .tn = 4, .lanes_n = 8, .split_k = 0, .group_m = 1};
 }
 
 void check_blocked_config(const DeviceInfo& device, DataType type, const BlockedConfig& c) {
@@ -168,6 +168,20 @@ void check_supported(const DeviceInfo& device, const tuning::Table& table, DataT
 
 Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOptions& options, const Problem& p) {
   Kernel kernel = options.kernel;
+  GemmOptions resolved = options;
+  if (kernel == Kernel::automatic) {
+    // The tuner's verdict for the nearest shape, when it chose the tiled kernel and that still fits.
+    if (const auto entry = table.lookup(device, p.type, p.m, p.n, p.k); entry && entry->kernel == Kernel::tiled) {
+      try {
+        check_supported(device, table, p.type, {.kernel = Kernel::tiled, .tile = entry->tile});
+        kernel = Kernel::tiled;
+        resolved.kernel = Kernel::tiled;
+        resolved.tile = entry->tile;
+      } catch (const Error&) {
+        // Fall through to the usual choice.
+      }
+    }
+  }
   if (kernel == Kernel::automatic) {
     kernel = Kernel::tiled;
     if (p.type != DataType::i32) {
@@ -182,8 +196,8 @@ Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOption
   Plan out;
   out.kernel = kernel;
   if (kernel == Kernel::naive || kernel == Kernel::tiled) {
-    GemmOptions o = options;
-    if (options.kernel == Kernel::automatic) o.tile = device.max_workgroup_invocations >= 256 ? 16 : 8;
+    GemmOptions o = resolved;
+    if (resolved.kernel == Kernel::automatic) o.tile = device.max_workgroup_invocations >= 256 ? 16 : 8;
     check_supported(device, table, p.type, {.kernel = kernel, .tile = o.tile});
     out.main = square_shape(kernel, p.type, o.tile);
     out.grid = {(p.n + o.tile - 1) / o.tile, (p.m + o.tile - 1) / o.tile, 1};

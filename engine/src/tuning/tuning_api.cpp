@@ -23,7 +23,7 @@ std::vector<BlockedConfig> blocked_candidates(const Engine& engine, DataType typ
           for (uint32_t tn : {4u, 8u, 16u})
             for (uint32_t lanes : {4u, 8u, 16u}) {
               const BlockedConfig c{.bm = bm, .bn = bn, .bk = bk, .tm = tm, .tn = tn, .lanes_n = lanes, .split_k = 1,
-                                    .group_m = 8};
+                                    .group_m = 1};
               const uint32_t threads = (bm / tm) * (bn / tn);
               if (threads < 64 || threads > 512 || tm * tn > 128) continue;
               try {
@@ -46,7 +46,7 @@ std::string write_tuning_file(const Engine& engine, const std::vector<TuningEntr
     table.add_json(text.str(), path);
   }
   std::vector<tuning::Entry> converted;
-  for (const auto& e : entries) converted.push_back({e.type, e.m, e.n, e.k, e.config, e.gflops});
+  for (const auto& e : entries) converted.push_back({e.type, e.m, e.n, e.k, e.kernel, e.tile, e.config, e.gflops});
   table.update(engine.device(), converted);
   const std::string json = table.to_json();
   const std::filesystem::path p(path);

@@ -29,7 +29,7 @@ BlockedConfig config_from_json(const json& j) {
   c.tn = j.at("tn").get<uint32_t>();
   c.lanes_n = j.at("lanes_n").get<uint32_t>();
   c.split_k = j.at("split_k").get<uint32_t>();
-  c.group_m = j.value("group_m", 8u);
+  c.group_m = j.value("group_m", 1u);
   return c;
 }
 
@@ -61,7 +61,13 @@ void Table::add_json(std::string_view text, const std::string& origin) {
         entry.m = e.at("m").get<uint32_t>();
         entry.n = e.at("n").get<uint32_t>();
         entry.k = e.at("k").get<uint32_t>();
-        entry.config = config_from_json(e.at("config"));
+        const auto kernel = parse_kernel(e.value("kernel", std::string("blocked")));
+        if (!kernel || (*kernel != Kernel::blocked && *kernel != Kernel::tiled)) {
+          throw Error(ErrorCode::file_format, fmt::format("{}: an entry's kernel must be blocked or tiled", origin));
+        }
+        entry.kernel = *kernel;
+        entry.tile = e.value("tile", 0u);
+        if (entry.kernel == Kernel::blocked) entry.config = config_from_json(e.at("config"));
         entry.gflops = e.value("gflops", 0.0);
         table.entries.push_back(entry);
       }
@@ -116,8 +122,14 @@ std::string Table::to_json() const {
   for (const auto& t : devices_) {
     json d = {{"vendor_id", t.vendor_id}, {"device", t.device}, {"driver", t.driver}, {"entries", json::array()}};
     for (const auto& e : t.entries) {
-      d["entries"].push_back({{"type", std::string(to_string(e.type))}, {"m", e.m}, {"n", e.n}, {"k", e.k},
-                              {"config", config_to_json(e.config)}, {"gflops", std::round(e.gflops * 10) / 10}});
+      json entry = {{"type", std::string(to_string(e.type))}, {"m", e.m}, {"n", e.n}, {"k", e.k},
+                    {"kernel", std::string(to_string(e.kernel))}, {"gflops", std::round(e.gflops * 10) / 10}};
+      if (e.kernel == Kernel::blocked) {
+        entry["config"] = config_to_json(e.config);
+      } else {
+        entry["tile"] = e.tile;
+      }
+      d["entries"].push_back(entry);
     }
     root["devices"].push_back(d);
   }

@@ -18,6 +18,8 @@ namespace vkgemm::tuning {
 struct Entry {
   DataType type = DataType::f32;
   uint32_t m = 0, n = 0, k = 0;
+  Kernel kernel = Kernel::blocked;  // the winner: blocked (with config) or tiled (with tile)
+  uint32_t tile = 0;
   BlockedConfig config;
   double gflops = 0.0;  // what the tuner measured, for people reading the file
 };
