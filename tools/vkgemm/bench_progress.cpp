@@ -1,0 +1,78 @@
+#include "bench_progress.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+namespace vkgemm::cli::bench {
+
+Progress::Progress(size_t total_cases, double device_work, double host_work, bool enabled, std::FILE* out)
+    : out_(out), enabled_(enabled), terminal_(isatty(fileno(out)) != 0), total_cases_(total_cases),
+      device_total_(device_work), host_total_(host_work) {}
+
+std::string Progress::duration_text(double seconds) {
+  const auto s = static_cast<long long>(std::llround(std::max(0.0, seconds)));
+  if (s < 60) return fmt::format("{}s", s);
+  if (s < 3600) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  return fmt::format("{}h{:02}m", s / 3600, s % 3600 / 60);
+}
+
+double Progress::elapsed() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin_).count();
+}
+
+double Progress::seconds_left() const {
+  const double device_seconds = std::max(0.0, elapsed() - host_seconds_);
+  // Work per second of each kind; a kind not seen yet borrows the other's rate.
+  double device_rate = device_done_ > 0.0 && device_seconds > 0.0 ? device_done_ / device_seconds : 0.0;
+  double host_rate = host_done_ > 0.0 && host_seconds_ > 0.0 ? host_done_ / host_seconds_ : 0.0;
+  if (device_rate == 0.0) device_rate = host_rate;
+  if (host_rate == 0.0) host_rate = device_rate;
+  if (device_rate == 0.0) return -1.0;
+  return (device_total_ - device_done_) / device_rate + (host_total_ - host_done_) / host_rate;
+}
+
+void Progress::start(const std::string& what) {
+  current_ = what;
+  if (enabled_ && terminal_) draw();
+}
+
+void Progress::finish(double device_work, double host_work, double host_seconds) {
+  ++done_cases_;
+  device_done_ += device_work;
+  host_done_ += host_work;
+  host_seconds_ += host_seconds;
+  if (!enabled_) return;
+  if (terminal_) {
+    current_.clear();
+    draw();
+    return;
+  }
+  const double left = seconds_left();
+  fmt::print(out_, "bench: {}/{} cases done, {}\n", done_cases_, total_cases_,
+             left < 0.0 ? std::string("no estimate yet") : fmt::format("about {} left", duration_text(left)));
+  std::fflush(out_);
+}
+
+void Progress::clear() {
+  if (enabled_ && terminal_) {
+    fmt::print(out_, "\r\033[K");
+    std::fflush(out_);
+  }
+}
+
+void Progress::draw() {
+  constexpr int kWidth = 30;
+  const double left = seconds_left(), spent = elapsed();
+  const double fraction = left < 0.0 ? 0.0 : spent + left > 0.0 ? spent / (spent + left) : 1.0;
+  const int filled = std::clamp(static_cast<int>(fraction * kWidth), 0, kWidth);
+  fmt::print(out_, "\r\033[K[{}{}] {}/{} cases, {}{}{}", std::string(static_cast<size_t>(filled), '#'),
+             std::string(static_cast<size_t>(kWidth - filled), '-'), done_cases_, total_cases_,
+             left < 0.0 ? std::string("estimating") : fmt::format("~{} left", duration_text(left)),
+             current_.empty() ? "" : ", now ", current_);
+  std::fflush(out_);
+}
+
+}  // namespace vkgemm::cli::bench
