@@ -18,6 +18,8 @@ build/release/vkgemm bench --json "$out/result.json" --csv "$out/result.csv" "$@
 # A failed case (exit 1) still leaves results worth a picture; an error (2, 3) may leave none.
 if [[ -s "$out/result.json" ]]; then
   tools/vkgemm-report "$out/result.json" --out "$out"
+  echo "run-bench: results in $out (to contribute them: README, \"Benchmark your GPU\")"
+else
+  echo "run-bench: no results (see the error above)" >&2
 fi
-echo "run-bench: results in $out (send result.json to contribute them: README, \"Benchmark your GPU\")"
 exit "$status"
