@@ -24,18 +24,40 @@ double Progress::elapsed() const {
 }
 
 double Progress::seconds_left() const {
-  const double device_seconds = std::max(0.0, elapsed() - host_seconds_);
-  // Work per second of each kind; a kind not seen yet borrows the other's rate.
-  double device_rate = device_done_ > 0.0 && device_seconds > 0.0 ? device_done_ / device_seconds : 0.0;
-  double host_rate = host_done_ > 0.0 && host_seconds_ > 0.0 ? host_done_ / host_seconds_ : 0.0;
-  if (device_rate == 0.0) device_rate = host_rate;
-  if (host_rate == 0.0) host_rate = device_rate;
-  if (device_rate == 0.0) return -1.0;
-  return (device_total_ - device_done_) / device_rate + (host_total_ - host_done_) / host_rate;
+  return estimate_.seconds_for(double(total_cases_ - done_cases_), device_total_ - device_done_,
+                               host_total_ - host_done_);
+}
+
+void TimeEstimate::add(double device_work, double host_work, double seconds, double host_seconds) {
+  done_.push_back({device_work, host_work, seconds, std::min(host_seconds, seconds)});
+}
+
+double TimeEstimate::seconds_for(double cases, double device_work, double host_work) const {
+  if (done_.empty()) return -1.0;
+  double overhead = done_.front().seconds - done_.front().host_seconds;
+  double total = 0.0, host_work_done = 0.0, host_seconds = 0.0;
+  for (const Done& d : done_) {
+    overhead = std::min(overhead, d.seconds - d.host_seconds);
+    total += d.seconds;
+    host_work_done += d.host_work;
+    host_seconds += d.host_seconds;
+  }
+  double device_work_done = 0.0, device_seconds = 0.0, device_excess = 0.0;
+  for (const Done& d : done_) {
+    device_work_done += d.device_work;
+    device_seconds += d.seconds - d.host_seconds;
+    device_excess += d.seconds - d.host_seconds - overhead;
+  }
+  // The device's rate is trusted once work beyond the overhead is a fifth of the device-side time.
+  if (device_excess <= 0.2 * device_seconds || device_work_done <= 0.0) return cases * total / double(done_.size());
+  const double device_rate = device_work_done / device_excess;
+  const double host_rate = host_seconds > 0.0 && host_work_done > 0.0 ? host_work_done / host_seconds : device_rate;
+  return cases * overhead + device_work / device_rate + host_work / host_rate;
 }
 
 void Progress::start(const std::string& what) {
   current_ = what;
+  case_begin_ = std::chrono::steady_clock::now();
   if (enabled_ && terminal_) draw();
 }
 
@@ -43,7 +65,8 @@ void Progress::finish(double device_work, double host_work, double host_seconds)
   ++done_cases_;
   device_done_ += device_work;
   host_done_ += host_work;
-  host_seconds_ += host_seconds;
+  const auto now = std::chrono::steady_clock::now();
+  estimate_.add(device_work, host_work, std::chrono::duration<double>(now - case_begin_).count(), host_seconds);
   if (!enabled_) return;
   if (terminal_) {
     current_.clear();
