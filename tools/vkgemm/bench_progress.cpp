@@ -61,10 +61,11 @@ void Progress::start(const std::string& what) {
   if (enabled_ && terminal_) draw();
 }
 
-void Progress::finish(double device_work, double host_work, double host_seconds) {
+void Progress::finish(double planned_device, double planned_host, double device_work, double host_work,
+                      double host_seconds) {
   ++done_cases_;
-  device_done_ += device_work;
-  host_done_ += host_work;
+  device_done_ += planned_device;
+  host_done_ += planned_host;
   const auto now = std::chrono::steady_clock::now();
   estimate_.add(device_work, host_work, std::chrono::duration<double>(now - case_begin_).count(), host_seconds);
   if (!enabled_) return;

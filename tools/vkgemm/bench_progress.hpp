@@ -34,8 +34,9 @@ class Progress {
   Progress(size_t total_cases, double device_work, double host_work, bool enabled, std::FILE* out = stderr);
 
   void start(const std::string& what);  // the case now running
-  // It is done: its work of each kind, and the seconds spent on the host part.
-  void finish(double device_work, double host_work, double host_seconds);
+  // It is done: the work of each kind it was planned with (counted off the totals), the work it did
+  // (less when it was skipped or failed: what the rates are measured on), and its seconds on the host part.
+  void finish(double planned_device, double planned_host, double device_work, double host_work, double host_seconds);
   void clear();                         // erase the bar before something else is printed on the terminal
 
   // "1m05s", "42s", "1h02m": what the estimate prints.

@@ -112,33 +112,41 @@ int run_bench(const BenchOptions& o, const CommonOptions& common) {
   run.settings = settings;
 
   // The whole plan up front, so the progress bar knows how much is left.
+  struct Work {
+    double device = 0.0, host = 0.0;  // multiply-adds dispatched, and checked on the CPU
+  };
   struct Job {
     Shape shape;
     DataType type;
     BenchConfig config;
     bool latency;
+    Work work;
   };
   std::vector<Job> jobs;
-  double device_work = 0.0, host_work = 0.0;
+  Work total;
+  const auto add = [&](Job job) {
+    total.device += job.work.device;
+    total.host += job.work.host;
+    jobs.push_back(std::move(job));
+  };
   for (const Shape& s : plan.shapes)
     for (DataType t : plan.types)
       for (Kernel k : plan.kernels)
         for (BenchConfig& c : configurations(k, plan.space)) {
-          jobs.push_back({s, t, std::move(c), false});
-          device_work += s.products() * (settings.repeat + settings.warmup + 1);
-          if (s.products() <= settings.verify_max) host_work += s.products();
+          const double checked = s.products() <= settings.verify_max ? s.products() : 0.0;
+          add({s, t, std::move(c), false, {s.products() * (settings.repeat + settings.warmup + 1), checked}});
         }
   for (uint32_t n : plan.latency_sizes)
     for (DataType t : plan.types)
       for (Kernel k : plan.kernels) {
-        jobs.push_back({{n, n, n}, t, configurations(k, plan.space).front(), true});
-        device_work += Shape{n, n, n}.products() * (settings.latency_calls + kLatencyExtraCalls);
-        host_work += Shape{n, n, n}.products();
+        const Shape s{n, n, n};
+        add({s, t, configurations(k, plan.space).front(), true,
+             {s.products() * (settings.latency_calls + kLatencyExtraCalls), s.products()}});
       }
 
   fmt::print("{}", run_header(run));
   std::fflush(stdout);
-  Progress progress(jobs.size(), device_work, host_work, !o.no_progress);
+  Progress progress(jobs.size(), total.device, total.host, !o.no_progress);
   bool printed_latency_header = false;
   auto last_write = std::chrono::steady_clock::now();
   try {
@@ -150,29 +158,29 @@ int run_bench(const BenchOptions& o, const CommonOptions& common) {
                                  to_string(job.config.options.kernel), job.config.label));
       std::string row;
       double check_seconds = 0.0;
+      Status status = Status::skipped;
       bool checked = false;
       if (!job.latency) {
         CaseResult r = run_case(engine, s, job.type, job.config, settings, seed);
         if (i == 0) row = case_table_header();
         row += case_row(r);
-        check_seconds = r.check_seconds;
-        checked = r.check.has_value();
+        status = r.status, check_seconds = r.check_seconds, checked = r.check.has_value();
         run.cases.push_back(std::move(r));
       } else {
         LatencyResult r = run_latency(engine, s.m, job.type, job.config, settings, seed);
         if (!printed_latency_header) row = latency_table_header();
         printed_latency_header = true;
         row += latency_row(r);
-        check_seconds = r.check_seconds;
-        checked = r.check.has_value();
+        status = r.status, check_seconds = r.check_seconds, checked = r.check.has_value();
         run.latency.push_back(std::move(r));
       }
       progress.clear();
       fmt::print("{}", row);
       std::fflush(stdout);
-      const double dispatched =
-          s.products() * (job.latency ? settings.latency_calls + kLatencyExtraCalls : settings.repeat + settings.warmup + 1);
-      progress.finish(dispatched, checked ? s.products() : 0.0, check_seconds);
+      // What ran: nothing when skipped, the one checked product when failed, everything otherwise.
+      const double planned = job.work.device;
+      const double ran = status == Status::skipped ? 0.0 : status == Status::failed ? s.products() : planned;
+      progress.finish(planned, job.work.host, ran, checked ? s.products() : 0.0, check_seconds);
       if (std::chrono::duration<double>(std::chrono::steady_clock::now() - last_write).count() > kCheckpointSeconds) {
         write_results(o, run);
         last_write = std::chrono::steady_clock::now();
@@ -180,7 +188,11 @@ int run_bench(const BenchOptions& o, const CommonOptions& common) {
     }
   } catch (...) {
     progress.clear();
-    write_results(o, run);  // what was measured before the error, marked incomplete
+    try {
+      write_results(o, run);  // what was measured before the error, marked incomplete
+    } catch (const Error& e) {
+      fmt::print(stderr, "vkgemm: also: {}\n", e.what());  // the first error is the one to report
+    }
     throw;
   }
   progress.clear();
