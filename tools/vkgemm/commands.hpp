@@ -22,6 +22,7 @@ std::function<int()> add_devices_command(CLI::App& app);
 std::function<int()> add_demo_command(CLI::App& app, CommonOptions& common);
 std::function<int()> add_run_command(CLI::App& app, CommonOptions& common);
 std::function<int()> add_tune_command(CLI::App& app, CommonOptions& common);
+std::function<int()> add_bench_command(CLI::App& app, CommonOptions& common);
 
 // An engine for the common options: validation messages are counted and reported by finish().
 Engine open_engine(const CommonOptions& common);

@@ -1,4 +1,4 @@
-// The vkgemm program: devices, demo, run. Results on stdout, errors on stderr.
+// The vkgemm program: devices, demo, run, tune, bench. Results on stdout, errors on stderr.
 // Exit codes: 0 success, 1 a failed check, 2 an error, 3 validation messages.
 #include <cstdlib>
 #include <cstring>
@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   const auto demo = cli::add_demo_command(app, common);
   const auto run = cli::add_run_command(app, common);
   const auto tune = cli::add_tune_command(app, common);
+  const auto bench = cli::add_bench_command(app, common);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("demo")) return demo();
     if (app.got_subcommand("run")) return run();
     if (app.got_subcommand("tune")) return tune();
+    if (app.got_subcommand("bench")) return bench();
   } catch (const Error& e) {
     fmt::print(stderr, "vkgemm: error ({}): {}\n", to_string(e.code()), e.what());
     return 2;

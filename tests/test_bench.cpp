@@ -1,0 +1,258 @@
+// vkgemm bench's parts: the sweep syntax, configurations, statistics, the parallel comparison, and single
+// cases on the device under validation (a wrong result must be reported failed and never timed; a
+// configuration the device cannot run must be skipped with the reason). The command end to end, its
+// files, their schema and the report are covered by test_bench_report.py.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+
+#include "bench_case.hpp"
+#include "bench_files.hpp"
+#include "bench_progress.hpp"
+#include "parallel_compare.hpp"
+#include "support.hpp"
+
+using namespace vkgemm;
+using namespace vkgemm::cli::bench;
+
+namespace {
+
+std::vector<uint32_t> sides(const std::vector<Shape>& shapes) {
+  std::vector<uint32_t> out;
+  for (const Shape& s : shapes) {
+    REQUIRE(s.m == s.n);
+    REQUIRE(s.n == s.k);
+    out.push_back(s.m);
+  }
+  return out;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::invalid_argument);
+    return e.what();
+  }
+  return "(no error)";
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+BenchConfig config(Kernel kernel, uint32_t tile) {
+  for (const BenchConfig& c : configurations(kernel, ConfigSpace{{tile}})) return c;
+  FAIL("no configuration");
+  return {};
+}
+
+Settings quick_settings() {
+  Settings s;
+  s.repeat = 3;
+  s.warmup = 1;
+  s.verify_max = 1e12;
+  s.latency_calls = 4;
+  return s;
+}
+
+}  // namespace
+
+TEST_SUITE("bench") {
+  TEST_CASE("sizes: lists, steps, doubling, and errors that name the item") {
+    CHECK(sides(parse_sizes("64")) == std::vector<uint32_t>{64});
+    CHECK(sides(parse_sizes("16,7,300")) == std::vector<uint32_t>{16, 7, 300});
+    CHECK(sides(parse_sizes("64:256:64")) == std::vector<uint32_t>{64, 128, 192, 256});
+    CHECK(sides(parse_sizes("100:250:100")) == std::vector<uint32_t>{100, 200});
+    CHECK(sides(parse_sizes("16:128:x2")) == std::vector<uint32_t>{16, 32, 64, 128});
+    CHECK(sides(parse_sizes("3:100:x3,5")) == std::vector<uint32_t>{3, 9, 27, 81, 5});
+    CHECK(parse_shapes("1024x512x256,7x1x3") == std::vector<Shape>{{1024, 512, 256}, {7, 1, 3}});
+
+    CHECK(contains(error_of([] { parse_sizes("0"); }), "--sizes: '0' has 0, outside 1 to"));
+    CHECK(contains(error_of([] { parse_sizes("64,,128"); }), "is not a list of whole numbers"));
+    CHECK(contains(error_of([] { parse_sizes("abc"); }), "'abc'"));
+    CHECK(contains(error_of([] { parse_sizes("256:64:x2"); }), "ends before it starts"));
+    CHECK(contains(error_of([] { parse_sizes("16:64:x1"); }), "'16:64:x1' has 1, outside 2 to"));
+    CHECK(contains(error_of([] { parse_sizes("16:64"); }), "neither N nor a range"));
+    CHECK(contains(error_of([] { parse_sizes("1:100000:1"); }), "more than 10000 sizes"));
+    CHECK(contains(error_of([] { parse_sizes("4294967296"); }), "outside 1 to"));
+    CHECK(contains(error_of([] { parse_shapes("64x64"); }), "--shapes: '64x64' is not MxNxK"));
+    CHECK(contains(error_of([] { parse_shapes("64x0x3"); }), "has 0"));
+    CHECK(contains(error_of([] { parse_types("f32,f17"); }), "--types: 'f17' is not a type (f32"));
+    CHECK(contains(error_of([] { parse_kernels("tiled,fast"); }), "--kernels: 'fast' is not a kernel (naive"));
+    CHECK(contains(error_of([] { parse_uint_list("8,-1", "--tiles"); }), "--tiles: '-1'"));
+    CHECK(parse_types("all").size() == std::size(all_data_types));
+    CHECK(parse_kernels("all").size() == std::size(all_kernels));
+  }
+
+  TEST_CASE("configurations: one per tile for the tunable kernels, labelled") {
+    const auto naive = configurations(Kernel::naive, ConfigSpace{{8, 32}});
+    REQUIRE(naive.size() == 2);
+    CHECK(naive[0].options.kernel == Kernel::naive);
+    CHECK(naive[0].options.tile == 8);
+    CHECK(naive[1].label == "tile 32");
+    const auto tiled = configurations(Kernel::tiled, ConfigSpace{{16}});
+    REQUIRE(tiled.size() == 1);
+    CHECK(tiled[0].options.kernel == Kernel::tiled);
+    CHECK(tiled[0].options.tile == 16);
+    for (Kernel k : all_kernels) CHECK_FALSE(configurations(k, ConfigSpace{}).empty());
+  }
+
+  TEST_CASE("statistics") {
+    const Stats odd = summarize({3.0, 1.0, 2.0});
+    CHECK(odd.median == 2.0);
+    CHECK(odd.min == 1.0);
+    CHECK(odd.max == 3.0);
+    CHECK(odd.mean == doctest::Approx(2.0));
+    CHECK(odd.stddev == doctest::Approx(1.0));
+    CHECK(odd.spread_pct == doctest::Approx(100.0));
+    const Stats even = summarize({4.0, 1.0, 2.0, 10.0});
+    CHECK(even.median == 3.0);
+    CHECK(summarize({5.0}).stddev == 0.0);
+    CHECK_THROWS_AS(summarize({}), Error);
+    CHECK(Progress::duration_text(42.4) == "42s");
+    CHECK(Progress::duration_text(65) == "1m05s");
+    CHECK(Progress::duration_text(3725) == "1h02m");
+  }
+
+  TEST_CASE("time left: a fixed overhead per case, device and host work at their measured rates") {
+    TimeEstimate none;
+    CHECK(none.seconds_for(3, 1e9, 1e9) < 0.0);
+    // Cases that cost 0.1 s each, plus device work at 1e9 per second and host work at 1e8 per second.
+    const auto seconds = [](double cases, double device, double host) { return cases * 0.1 + device / 1e9 + host / 1e8; };
+    TimeEstimate e;
+    for (const double work : {1e3, 1e6, 1e8, 1e9}) e.add(work, work / 10, seconds(1, work, work / 10), work / 10 / 1e8);
+    const double truth = seconds(2, 8e9, 1e9);
+    CHECK(e.seconds_for(2, 8e9, 1e9) == doctest::Approx(truth).epsilon(0.01));
+    // Cases all alike say nothing of the rates: the rest takes the mean time of a case.
+    TimeEstimate alike;
+    for (int i = 0; i < 3; ++i) alike.add(1e3, 0, 0.5, 0);
+    CHECK(alike.seconds_for(4, 1e9, 0) == doctest::Approx(2.0));
+  }
+
+  TEST_CASE("parallel_compare says what compare_with_reference says") {
+    auto rng = test::case_rng("bench parallel_compare");
+    for (DataType type : all_data_types) {
+      const uint32_t m = 97, n = 45, k = 33;
+      std::vector<std::byte> a(uint64_t{m} * k * element_size(type)), b(uint64_t{k} * n * element_size(type)),
+          c(uint64_t{m} * n * element_size(type));
+      std::uniform_int_distribution<int> d(-8, 8);
+      const auto fill = [&](std::vector<std::byte>& v) {
+        for (size_t i = 0; i < v.size() / element_size(type); ++i) {
+          if (type == DataType::f32) reinterpret_cast<float*>(v.data())[i] = float(d(rng)) / 7.0f;
+          if (type == DataType::f64) reinterpret_cast<double*>(v.data())[i] = double(d(rng)) / 7.0;
+          if (type == DataType::i32) reinterpret_cast<int32_t*>(v.data())[i] = d(rng);
+        }
+      };
+      fill(a);
+      fill(b);
+      reference_gemm(type, m, n, k, a.data(), b.data(), c.data());
+      // Wrong elements in two different row blocks: the count, the first one and the norm must agree.
+      for (const uint64_t i : {uint64_t{50} * n + 3, uint64_t{90} * n + 7}) {
+        if (type == DataType::f32) reinterpret_cast<float*>(c.data())[i] += 0.25f;
+        if (type == DataType::f64) reinterpret_cast<double*>(c.data())[i] += 0.25;
+        if (type == DataType::i32) reinterpret_cast<int32_t*>(c.data())[i] += 1;
+      }
+      const Comparison serial = compare_with_reference(type, m, n, k, a.data(), b.data(), c.data());
+      const Comparison parallel = cli::parallel_compare(type, m, n, k, a.data(), b.data(), c.data(), 4);
+      INFO(to_string(type), ": ", serial.summary(), " vs ", parallel.summary());
+      CHECK_FALSE(parallel.passed);
+      CHECK(parallel.bad_elements == serial.bad_elements);
+      CHECK(parallel.first_bad == serial.first_bad);
+      CHECK(parallel.bound == serial.bound);
+      CHECK(parallel.normwise_error == doctest::Approx(serial.normwise_error).epsilon(1e-9));
+      if (std::isinf(serial.worst_element_ratio)) {  // i32: any difference is infinitely far
+        CHECK(std::isinf(parallel.worst_element_ratio));
+      } else {
+        CHECK(parallel.worst_element_ratio == doctest::Approx(serial.worst_element_ratio).epsilon(1e-12));
+      }
+      reference_gemm(type, m, n, k, a.data(), b.data(), c.data());
+      CHECK(cli::parallel_compare(type, m, n, k, a.data(), b.data(), c.data(), 4).passed);
+    }
+  }
+
+  TEST_CASE("a case is verified, then timed") {
+    for (DataType type : all_data_types) {
+      const CaseResult r = run_case(test::engine(), {37, 29, 19}, type, config(Kernel::tiled, 8), quick_settings(), 7);
+      INFO(to_string(type), " ", r.reason);
+      CHECK(r.status == Status::passed);
+      REQUIRE(r.check.has_value());
+      CHECK(r.check->passed);
+      REQUIRE(r.timed());
+      CHECK(r.gpu_ms.size() == 3);
+      CHECK(r.stats->min > 0.0);
+      CHECK(r.gflops == doctest::Approx(2.0 * 37 * 29 * 19 / r.stats->median * 1e-6));
+      CHECK_FALSE(r.efficiency.has_value());  // no --peak-gflops
+    }
+  }
+
+  TEST_CASE("a wrong result is reported failed and never timed") {
+    int calls = 0;
+    const ResultHook corrupt = [&](DataType type, void* c, uint64_t elements) {  // one element, mid-matrix
+      ++calls;
+      if (type == DataType::f32) static_cast<float*>(c)[elements / 2] += 0.5f;
+      if (type == DataType::f64) static_cast<double*>(c)[elements / 2] += 0.5;
+      if (type == DataType::i32) static_cast<int32_t*>(c)[elements / 2] += 1;
+    };
+    for (DataType type : all_data_types) {
+      const CaseResult r =
+          run_case(test::engine(), {31, 17, 23}, type, config(Kernel::naive, 8), quick_settings(), 11, corrupt);
+      INFO(to_string(type));
+      CHECK(r.status == Status::failed);
+      CHECK_FALSE(r.timed());
+      CHECK(r.gpu_ms.empty());
+      REQUIRE(r.check.has_value());
+      CHECK(r.check->bad_elements == 1);
+      CHECK(contains(r.reason, "index 263"));  // 31 * 17 / 2
+      const LatencyResult l = run_latency(test::engine(), 16, type, config(Kernel::tiled, 8), quick_settings(), 3, corrupt);
+      CHECK(l.status == Status::failed);
+      CHECK_FALSE(l.timed());
+    }
+    CHECK(calls == 6);
+  }
+
+  TEST_CASE("above --verify-max a case is timed and says unverified; efficiency needs a peak") {
+    Settings s = quick_settings();
+    s.verify_max = 40.0 * 40 * 40 - 1;
+    s.peak_gflops = 1000.0;
+    const CaseResult r = run_case(test::engine(), {40, 40, 40}, DataType::f32, config(Kernel::tiled, 16), s, 5);
+    CHECK(r.status == Status::unverified);
+    CHECK_FALSE(r.check.has_value());
+    REQUIRE(r.timed());
+    REQUIRE(r.efficiency.has_value());
+    CHECK(*r.efficiency == doctest::Approx(r.gflops / 1000.0));
+    const CaseResult i = run_case(test::engine(), {8, 8, 8}, DataType::i32, config(Kernel::tiled, 16), s, 5);
+    CHECK(i.status == Status::passed);
+    CHECK_FALSE(i.efficiency.has_value());  // the peak is FP32's
+  }
+
+  TEST_CASE("what the device cannot run is skipped, with the limit named") {
+    const auto& device = test::engine().device();
+    uint32_t tile = 1;  // the first power of two whose square workgroup is too many invocations
+    while (uint64_t{tile} * tile <= device.max_workgroup_invocations) tile *= 2;
+    const CaseResult r =
+        run_case(test::engine(), {64, 64, 64}, DataType::f32, config(Kernel::naive, tile), quick_settings(), 1);
+    CHECK(r.status == Status::skipped);
+    CHECK(contains(r.reason, "maxComputeWorkGroupInvocations"));
+    CHECK_FALSE(r.timed());
+    CHECK_FALSE(r.check.has_value());
+  }
+
+  TEST_CASE("end-to-end latency: verified, then one wall time per call") {
+    const LatencyResult l =
+        run_latency(test::engine(), 16, DataType::f32, config(Kernel::tiled, 16), quick_settings(), 9);
+    CHECK(l.status == Status::passed);
+    REQUIRE(l.check.has_value());
+    CHECK(l.check->passed);
+    REQUIRE(l.timed());
+    CHECK(l.wall_us.size() == 4);
+    CHECK(l.stats->min > 0.0);
+  }
+
+  TEST_CASE("case seeds differ and repeat") {
+    CHECK(case_seed(1, 0) != case_seed(1, 1));
+    CHECK(case_seed(1, 0) != case_seed(2, 0));
+    CHECK(case_seed(77, 5) == case_seed(77, 5));
+  }
+}

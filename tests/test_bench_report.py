@@ -1,0 +1,213 @@
+#!/usr/bin/python3
+"""vkgemm bench and tools/vkgemm-report end to end, on the default device (lavapipe here) under validation.
+
+A tiny sweep that yields every status but `failed` (test_bench.cpp makes a product wrong and checks that):
+its JSON must follow docs/bench.schema.json and agree with itself, its CSV and table must hold the same
+cases, and the report must turn it into non-empty PNG and SVG pictures and a Markdown table, for one
+device and for two side by side. Run by CTest with VKGEMM_BINARY and VKGEMM_SOURCE_DIR set.
+"""
+import copy
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+import jsonschema
+
+BINARY = os.environ["VKGEMM_BINARY"]
+SOURCE = Path(os.environ["VKGEMM_SOURCE_DIR"])
+REPORT = SOURCE / "tools" / "vkgemm-report"
+SCHEMA = json.loads((SOURCE / "docs" / "bench.schema.json").read_text())
+ENV = dict(os.environ, VKGEMM_VALIDATION="1")  # any validation message makes vkgemm exit 3
+
+# 16^3 and 33*17*9 are checked against the reference; 32^3 is above --verify-max; tile 64 is more
+# invocations than lavapipe (and most GPUs) allow, so those cases are skipped.
+SWEEP = ["--sizes", "16,32", "--shapes", "33x17x9", "--types", "all", "--kernels", "all", "--tiles", "8,64",
+         "--repeat", "3", "--warmup", "1", "--verify-max", "20000", "--latency-sizes", "16", "--latency-calls", "5",
+         "--seed", "12345"]
+
+
+def run(*args):
+    return subprocess.run([str(a) for a in args], capture_output=True, text=True, env=ENV, timeout=600)
+
+
+class BenchAndReport(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.TemporaryDirectory(prefix="vkgemm-bench-test-")
+        cls.tmp = Path(cls.dir.name)
+        cls.json_path, cls.csv_path = cls.tmp / "result.json", cls.tmp / "result.csv"
+        cls.bench = run(BINARY, "bench", *SWEEP, "--json", cls.json_path, "--csv", cls.csv_path)
+        if cls.bench.returncode != 0:
+            raise AssertionError(f"vkgemm bench exited {cls.bench.returncode}:\n{cls.bench.stdout}\n{cls.bench.stderr}")
+        cls.doc = json.loads(cls.json_path.read_text())
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.dir.cleanup()
+
+    def validator(self):
+        return jsonschema.Draft202012Validator(SCHEMA)
+
+    def test_json_follows_the_schema_and_agrees_with_itself(self):
+        jsonschema.Draft202012Validator.check_schema(SCHEMA)
+        self.validator().validate(self.doc)
+        doc = self.doc
+        self.assertTrue(doc["complete"])
+        self.assertRegex(doc["vkgemm"]["commit"], r"^([0-9a-f]{4,40}(-dirty)?|unknown)$")
+        self.assertTrue(doc["device"]["name"])
+        self.assertEqual(doc["settings"]["seed"], "12345")
+        # naive and tiled run once per tile (8 and 64); blocked once, as the engine configures it.
+        types, configs_per_kernel = ["f32", "i32", "f64"], {"naive": 2, "tiled": 2, "blocked": 1}
+        self.assertEqual(len(doc["cases"]), 3 * len(types) * sum(configs_per_kernel.values()))
+        self.assertEqual(len(doc["latency"]), len(types) * len(configs_per_kernel))
+        self.assertEqual(len({c["seed"] for c in doc["cases"] + doc["latency"]}), len(doc["cases"]) + len(doc["latency"]))
+        for c in doc["cases"]:
+            shape = (c["m"], c["n"], c["k"])
+            with self.subTest(shape=shape, type=c["type"], kernel=c["kernel"], config=c["config"]):
+                if c["options"]["tile"] == 64 and c["kernel"] != "blocked":
+                    self.assertEqual(c["status"], "skipped")
+                    self.assertIn("maxComputeWorkGroupInvocations", c["reason"])
+                    continue
+                if c["kernel"] == "blocked" and c["type"] == "i32":  # the blocked kernel computes floats only
+                    self.assertEqual(c["status"], "skipped")
+                    self.assertIn("f32 and f64", c["reason"])
+                    continue
+                self.assertEqual(c["status"], "unverified" if shape == (32, 32, 32) else "passed")
+                t = c["gpu_time"]
+                self.assertEqual(t["count"], 3)
+                self.assertEqual(len(t["samples"]), 3)
+                self.assertLessEqual(t["min"], t["median"])
+                self.assertLessEqual(t["median"], t["max"])
+                self.assertAlmostEqual(c["gflops"], 2 * c["m"] * c["n"] * c["k"] / t["median"] * 1e-6, delta=1e-9 * c["gflops"])
+                self.assertIsNone(c["efficiency"])
+        for l in doc["latency"]:
+            if l["kernel"] == "blocked" and l["type"] == "i32":
+                self.assertEqual(l["status"], "skipped")
+                continue
+            self.assertEqual(l["status"], "passed")
+            self.assertTrue(l["verification"]["passed"])
+            self.assertEqual(l["wall_time"]["count"], 5)
+
+    def test_schema_holds_cases_to_their_status(self):
+        v = self.validator()
+        timed = next(c for c in self.doc["cases"] if c["status"] == "passed")
+        doc = copy.deepcopy(self.doc)
+        case = doc["cases"][self.doc["cases"].index(timed)]
+        case.update(status="failed", reason="1 elements differ")
+        case["verification"]["passed"] = False
+        self.assertFalse(v.is_valid(doc), "a failed case that was timed must not validate")
+        case.update(gpu_time=None, gflops=None, gflops_best=None)
+        self.assertTrue(v.is_valid(doc), list(v.iter_errors(doc)))
+        case["status"] = "passed"
+        self.assertFalse(v.is_valid(doc), "a passed case needs a passing check and times")
+        broken = copy.deepcopy(self.doc)
+        del broken["device"]["driver_version"]
+        self.assertFalse(v.is_valid(broken))
+
+    def test_csv_holds_the_same_cases(self):
+        with open(self.csv_path, newline="") as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(len(rows), len(self.doc["cases"]) + len(self.doc["latency"]))
+        for row, case in zip(rows, self.doc["cases"]):
+            self.assertEqual(row["kind"], "throughput")
+            self.assertEqual(row["device"], self.doc["device"]["name"])  # a name with a comma, quoted
+            self.assertEqual((int(row["m"]), row["type"], row["config"], row["status"]),
+                             (case["m"], case["type"], case["config"], case["status"]))
+            if case["gflops"] is not None:
+                self.assertAlmostEqual(float(row["gflops"]), case["gflops"], delta=1e-6 * case["gflops"])
+        self.assertEqual({r["kind"] for r in rows[len(self.doc["cases"]):]}, {"latency"})
+
+    def test_table_on_stdout_progress_on_stderr(self):
+        out, err = self.bench.stdout, self.bench.stderr
+        self.assertIn("seed 12345", out)
+        self.assertIn("GFLOP/s", out)
+        self.assertIn("unverified (m*n*k > --verify-max)", out)
+        self.assertIn("end-to-end latency", out)
+        self.assertIn("skipped", out)
+        total = len(self.doc["cases"]) + len(self.doc["latency"])
+        self.assertIn(f"{total}/{total} cases done", err)
+        self.assertNotIn("GFLOP/s", err)
+
+    def check_pictures(self, out, stems):
+        for stem in stems:
+            png, svg = out / f"{stem}.png", out / f"{stem}.svg"
+            self.assertTrue(png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n"), png)
+            self.assertGreater(png.stat().st_size, 10000, png)
+            text = svg.read_text()
+            self.assertIn("<svg", text)
+            self.assertIn("</svg>", text)
+
+    def test_report_one_device(self):
+        out = self.tmp / "report-one"
+        r = run(REPORT, self.json_path, "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.check_pictures(out, ["gflops"])
+        self.assertFalse((out / "compare.png").exists())
+        md = (out / "report.md").read_text()
+        self.assertIn(self.doc["device"]["name"], md)
+        self.assertIn("| 33×17×9 | f32 | naive | tile 8 | passed |", md)
+        self.assertIn("unverified", md)
+        self.assertIn("maxComputeWorkGroupInvocations", md)
+        self.assertIn("End-to-end latency", md)
+
+    def test_report_devices_side_by_side(self):
+        other = copy.deepcopy(self.doc)
+        other["device"]["name"] = "Another GPU"
+        other_path = self.tmp / "other.json"
+        other_path.write_text(json.dumps(other))
+        out = self.tmp / "report-two"
+        r = run(REPORT, self.json_path, other_path, "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.check_pictures(out, ["gflops", "compare"])
+        md = (out / "report.md").read_text()
+        self.assertIn("## Side by side", md)
+        self.assertIn("Another GPU", md)
+
+    def test_report_refuses_bad_files(self):
+        junk = self.tmp / "junk.json"
+        junk.write_text("{ not json")
+        wrong = self.tmp / "wrong.json"
+        doc = copy.deepcopy(self.doc)
+        doc["cases"][0]["status"] = "great"
+        wrong.write_text(json.dumps(doc))
+        for path, words in [(junk, "is not JSON"), (wrong, "does not follow bench.schema.json at cases/0"),
+                            (self.tmp / "missing.json", "cannot read")]:
+            r = run(REPORT, path, "--out", self.tmp / "never")
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn(words, r.stderr)
+        self.assertFalse((self.tmp / "never").exists())
+
+    def test_bench_bad_invocations(self):
+        cases = [(["--sizes", "0"], "--sizes: '0' has 0"),
+                 (["--sizes", "64:16:x2"], "ends before it starts"),
+                 (["--types", "f17"], "--types: 'f17' is not a type"),
+                 (["--kernels", "bogus"], "--kernels: 'bogus' is not a kernel"),
+                 (["--repeat", "0"], "--repeat must be between 1"),
+                 (["--peak-gflops", "-3"], "--peak-gflops must be positive"),
+                 (["--verify-max", "-1"], "--verify-max must be 0 or more"),
+                 (["--json", "/nonexistent-dir/r.json"], "--json /nonexistent-dir/r.json: cannot create"),
+                 (["--device", "no-such-gpu"], "no device name contains")]
+        for args, words in cases:
+            with self.subTest(args=args):
+                base = [] if args[0] == "--sizes" else ["--sizes", "16"]
+                r = run(BINARY, "bench", *base, *args)
+                self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+                self.assertIn(words, r.stderr)
+                self.assertEqual(r.stdout, "")
+
+    def test_help_documents_every_option(self):
+        r = run(BINARY, "bench", "--help")
+        self.assertEqual(r.returncode, 0)
+        for option in ["--sizes", "--shapes", "--types", "--kernels", "--tiles", "--repeat", "--warmup",
+                       "--verify-max", "--peak-gflops", "--latency-sizes", "--latency-calls", "--seed", "--json",
+                       "--csv", "--no-progress", "--device", "--validate", "Vulkan does not expose clock rate"]:
+            self.assertIn(option, r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,200 @@
+#include "bench_case.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "parallel_compare.hpp"
+#include "vkgemm/error.hpp"
+
+namespace vkgemm::cli::bench {
+namespace {
+
+// Untimed Engine::gemm calls before the latency is timed: the first builds the pipeline.
+constexpr uint32_t kLatencyWarmupCalls = 5;
+
+// Elements bounded away from zero (floats: magnitude in [0.5, 1), integers: 1 to 8, either sign), so no
+// product is flattered by zeros and every element of C depends on every term.
+std::vector<std::byte> nonzero_random(DataType type, uint64_t count, std::mt19937_64& rng) {
+  std::vector<std::byte> out(count * element_size(type));
+  std::uniform_real_distribution<double> magnitude(0.5, 1.0);
+  std::uniform_int_distribution<int32_t> integer(1, 8);
+  std::bernoulli_distribution negative(0.5);
+  for (uint64_t i = 0; i < count; ++i) {
+    const double sign = negative(rng) ? -1.0 : 1.0;
+    switch (type) {
+      case DataType::f32: reinterpret_cast<float*>(out.data())[i] = static_cast<float>(sign * magnitude(rng)); break;
+      case DataType::f64: reinterpret_cast<double*>(out.data())[i] = sign * magnitude(rng); break;
+      case DataType::i32: reinterpret_cast<int32_t*>(out.data())[i] = static_cast<int32_t>(sign) * integer(rng); break;
+    }
+  }
+  return out;
+}
+
+// A value no correct product holds, so an element the kernel never wrote fails the check.
+std::vector<std::byte> poison(DataType type, uint64_t count) {
+  std::vector<std::byte> out(count * element_size(type));
+  for (uint64_t i = 0; i < count; ++i) {
+    switch (type) {
+      case DataType::f32: reinterpret_cast<float*>(out.data())[i] = std::numeric_limits<float>::quiet_NaN(); break;
+      case DataType::f64: reinterpret_cast<double*>(out.data())[i] = std::numeric_limits<double>::quiet_NaN(); break;
+      case DataType::i32: reinterpret_cast<int32_t*>(out.data())[i] = std::numeric_limits<int32_t>::min(); break;
+    }
+  }
+  return out;
+}
+
+// What the device cannot do is a skipped case; anything else (a lost device, a driver error) ends the run.
+bool is_refusal(const Error& e) {
+  switch (e.code()) {
+    case ErrorCode::unsupported_type:
+    case ErrorCode::unsupported_config:
+    case ErrorCode::too_large:
+    case ErrorCode::out_of_memory: return true;
+    default: return false;
+  }
+}
+
+// Buffers and inputs of one product, uploaded once.
+struct Operands {
+  std::vector<std::byte> a, b, c;
+  Buffer A, B, C;
+  MatrixRef ra, rb, rc;
+};
+
+Operands upload(Engine& engine, const Shape& s, DataType type, uint64_t seed) {
+  Operands o;
+  std::mt19937_64 rng(seed);
+  o.a = nonzero_random(type, uint64_t{s.m} * s.k, rng);
+  o.b = nonzero_random(type, uint64_t{s.k} * s.n, rng);
+  o.c.resize(uint64_t{s.m} * s.n * element_size(type));
+  o.A = engine.create_buffer(o.a.size(), "bench A");
+  o.B = engine.create_buffer(o.b.size(), "bench B");
+  o.C = engine.create_buffer(o.c.size(), "bench C");
+  engine.write(o.A, 0, o.a.data(), o.a.size());
+  engine.write(o.B, 0, o.b.data(), o.b.size());
+  o.ra = {&o.A, 0, s.m, s.k, type};
+  o.rb = {&o.B, 0, s.k, s.n, type};
+  o.rc = {&o.C, 0, s.m, s.n, type};
+  return o;
+}
+
+// One product on poisoned C, read back and (when `compare`) checked. Returns the comparison, if made,
+// and adds the host time the reference took to `seconds`.
+std::optional<Comparison> check_once(Engine& engine, Operands& o, const Shape& s, DataType type,
+                                     const GemmOptions& config, bool compare, const ResultHook& hook,
+                                     double& seconds) {
+  const auto bad = poison(type, uint64_t{s.m} * s.n);
+  engine.write(o.C, 0, bad.data(), bad.size());
+  GemmOptions once = config;
+  once.repeat = 1;
+  once.warmup = 0;
+  engine.gemm(o.ra, o.rb, o.rc, once);
+  if (!compare) return std::nullopt;
+  engine.read(o.C, 0, o.c.data(), o.c.size());
+  if (hook) hook(type, o.c.data(), uint64_t{s.m} * s.n);
+  const auto start = std::chrono::steady_clock::now();
+  Comparison c = parallel_compare(type, s.m, s.n, s.k, o.a.data(), o.b.data(), o.c.data());
+  seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return c;
+}
+
+}  // namespace
+
+uint64_t case_seed(uint64_t run_seed, uint64_t index) {
+  uint64_t z = run_seed + (index + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+CaseResult run_case(Engine& engine, const Shape& shape, DataType type, const BenchConfig& config,
+                    const Settings& settings, uint64_t seed, const ResultHook& hook) {
+  CaseResult r;
+  r.shape = shape;
+  r.type = type;
+  r.config = config;
+  r.seed = seed;
+  try {
+    engine.check_supported(type, config.options);
+    Operands o = upload(engine, shape, type, seed);
+    const bool verify = shape.products() <= settings.verify_max;
+    r.check = check_once(engine, o, shape, type, config.options, verify, hook, r.check_seconds);
+    if (r.check && !r.check->passed) {
+      r.status = Status::failed;
+      r.reason = r.check->summary();
+      return r;  // never timed
+    }
+    GemmOptions timed = config.options;
+    timed.repeat = settings.repeat;
+    timed.warmup = settings.warmup;
+    const GemmTiming t = engine.gemm(o.ra, o.rb, o.rc, timed);
+    if (t.gpu_ms.empty()) {
+      throw Error(ErrorCode::vulkan_error,
+                  fmt::format("{} returned no timestamps for a timed dispatch", engine.device().name));
+    }
+    r.gpu_ms = t.gpu_ms;
+    r.stats = summarize(r.gpu_ms);
+    const double ops = 2.0 * shape.products();
+    r.gflops = r.stats->median > 0.0 ? ops / r.stats->median * 1e-6 : 0.0;
+    r.gflops_best = r.stats->min > 0.0 ? ops / r.stats->min * 1e-6 : 0.0;
+    if (settings.peak_gflops && type == DataType::f32) r.efficiency = r.gflops / *settings.peak_gflops;
+    r.status = verify ? Status::passed : Status::unverified;
+  } catch (const Error& e) {
+    if (!is_refusal(e)) throw;
+    r.status = Status::skipped;
+    r.reason = e.what();
+    r.check.reset();
+  } catch (const std::bad_alloc&) {
+    r.status = Status::skipped;
+    r.check.reset();
+    r.reason = fmt::format("not enough host memory for the inputs and the reference of {}x{}x{}", shape.m, shape.n,
+                           shape.k);
+  }
+  return r;
+}
+
+LatencyResult run_latency(Engine& engine, uint32_t n, DataType type, const BenchConfig& config,
+                          const Settings& settings, uint64_t seed, const ResultHook& hook) {
+  LatencyResult r;
+  r.size = n;
+  r.type = type;
+  r.config = config;
+  r.seed = seed;
+  const Shape shape{n, n, n};
+  try {
+    engine.check_supported(type, config.options);
+    Operands o = upload(engine, shape, type, seed);
+    r.check = check_once(engine, o, shape, type, config.options, true, hook, r.check_seconds);  // small: always checked
+    if (!r.check->passed) {
+      r.status = Status::failed;
+      r.reason = r.check->summary();
+      return r;
+    }
+    GemmOptions once = config.options;
+    once.repeat = 1;
+    once.warmup = 0;
+    for (uint32_t i = 0; i < kLatencyWarmupCalls; ++i) engine.gemm(o.ra, o.rb, o.rc, once);
+    using clock = std::chrono::steady_clock;
+    r.wall_us.reserve(settings.latency_calls);
+    for (uint32_t i = 0; i < settings.latency_calls; ++i) {
+      const auto start = clock::now();
+      engine.gemm(o.ra, o.rb, o.rc, once);
+      r.wall_us.push_back(std::chrono::duration<double, std::micro>(clock::now() - start).count());
+    }
+    r.stats = summarize(r.wall_us);
+    r.status = Status::passed;
+  } catch (const Error& e) {
+    if (!is_refusal(e)) throw;
+    r.status = Status::skipped;
+    r.reason = e.what();
+    r.check.reset();
+  }
+  return r;
+}
+
+}  // namespace vkgemm::cli::bench

@@ -1,0 +1,30 @@
+// vkgemm bench: one case, the careful way. Inputs are written to device buffers once (uploads are never
+// timed); C is poisoned and one product is checked against the CPU reference before any timing; a case
+// that fails the check is reported and not timed; then the timed dispatches (timestamps) or calls (latency).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "bench_result.hpp"
+#include "vkgemm/engine.hpp"
+
+namespace vkgemm::cli::bench {
+
+// A seam for the tests: called on C (as read back from the device) before it is compared, so a test can
+// make a product wrong and see it reported as failed and never timed. Empty in the program.
+using ResultHook = std::function<void(DataType type, void* c, uint64_t elements)>;
+
+// The seed of case `index` of a run seeded with `run_seed` (SplitMix64, so neighbours differ widely).
+uint64_t case_seed(uint64_t run_seed, uint64_t index);
+
+// Throughput: settings.repeat dispatches timed with timestamps after settings.warmup untimed ones.
+CaseResult run_case(Engine& engine, const Shape& shape, DataType type, const BenchConfig& config,
+                    const Settings& settings, uint64_t seed, const ResultHook& hook = {});
+
+// End-to-end latency of an n x n x n product: host wall time of settings.latency_calls Engine::gemm calls
+// on device buffers, each recording, submitting and waiting for one dispatch, after a few untimed calls.
+LatencyResult run_latency(Engine& engine, uint32_t n, DataType type, const BenchConfig& config,
+                          const Settings& settings, uint64_t seed, const ResultHook& hook = {});
+
+}  // namespace vkgemm::cli::bench

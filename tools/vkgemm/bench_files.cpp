@@ -1,0 +1,182 @@
+#include "bench_files.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "vkgemm/error.hpp"
+
+namespace vkgemm::cli::bench {
+namespace {
+
+using json = nlohmann::ordered_json;  // keys in the order written, as docs/bench.md lists them
+
+// JSON has no infinity or NaN: such a value (a NaN in a failed result) is written as null.
+json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+json options_json(const GemmOptions& o) { return {{"kernel", std::string(to_string(o.kernel))}, {"tile", o.tile}}; }
+
+json check_json(const std::optional<Comparison>& c) {
+  if (!c) return nullptr;
+  return {{"passed", c->passed},
+          {"normwise_error", number(c->normwise_error)},
+          {"bound", c->bound},
+          {"worst_element_ratio", number(c->worst_element_ratio)},
+          {"bad_elements", c->bad_elements}};
+}
+
+json stats_json(const std::optional<Stats>& s, const std::vector<double>& samples, const char* unit) {
+  if (!s) return nullptr;
+  return {{"unit", unit},         {"count", s->count},   {"median", s->median},         {"min", s->min},
+          {"max", s->max},        {"mean", s->mean},     {"stddev", s->stddev},         {"spread_pct", s->spread_pct},
+          {"samples", samples}};
+}
+
+json optional_number(bool present, double v) { return present ? number(v) : json(nullptr); }
+
+json device_json(const DeviceInfo& d) {
+  return {{"name", d.name},
+          {"vendor", d.vendor},
+          {"vendor_id", d.vendor_id},
+          {"type", std::string(to_string(d.type))},
+          {"driver_name", d.driver_name},
+          {"driver_info", d.driver_info},
+          {"driver_version", d.driver_version},
+          {"api_version", d.api_version},
+          {"subgroup_size", d.subgroup_size},
+          {"max_shared_memory", d.max_shared_memory},
+          {"max_workgroup_invocations", d.max_workgroup_invocations},
+          {"device_local_memory", d.device_local_memory},
+          {"float64", d.float64},
+          {"float16", d.float16},
+          {"timestamp_period_ns", d.timestamp_period_ns}};
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (const char ch : s) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  return out + "\"";
+}
+
+std::string csv_number(bool present, double v) { return present && std::isfinite(v) ? fmt::format("{:.9g}", v) : ""; }
+
+}  // namespace
+
+std::string to_json(const Run& run) {
+  json cases = json::array();
+  for (const CaseResult& c : run.cases) {
+    cases.push_back({{"m", c.shape.m},
+                     {"n", c.shape.n},
+                     {"k", c.shape.k},
+                     {"type", std::string(to_string(c.type))},
+                     {"kernel", std::string(to_string(c.config.options.kernel))},
+                     {"config", c.config.label},
+                     {"options", options_json(c.config.options)},
+                     {"seed", std::to_string(c.seed)},
+                     {"status", std::string(to_string(c.status))},
+                     {"reason", c.reason},
+                     {"verification", check_json(c.check)},
+                     {"gpu_time", stats_json(c.stats, c.gpu_ms, "ms")},
+                     {"gflops", optional_number(c.timed(), c.gflops)},
+                     {"gflops_best", optional_number(c.timed(), c.gflops_best)},
+                     {"efficiency", c.efficiency ? number(*c.efficiency) : json(nullptr)}});
+  }
+  json latency = json::array();
+  for (const LatencyResult& l : run.latency) {
+    latency.push_back({{"n", l.size},
+                       {"type", std::string(to_string(l.type))},
+                       {"kernel", std::string(to_string(l.config.options.kernel))},
+                       {"config", l.config.label},
+                       {"options", options_json(l.config.options)},
+                       {"seed", std::to_string(l.seed)},
+                       {"status", std::string(to_string(l.status))},
+                       {"reason", l.reason},
+                       {"verification", check_json(l.check)},
+                       {"wall_time", stats_json(l.stats, l.wall_us, "us")}});
+  }
+  const Settings& s = run.settings;
+  const json doc = {
+      {"format", "vkgemm-bench"},
+      {"format_version", kJsonFormatVersion},
+      {"complete", run.complete},
+      {"vkgemm", {{"version", run.vkgemm_version}, {"commit", run.vkgemm_commit}}},
+      {"date", run.date},
+      {"device", device_json(run.device)},
+      {"host", {{"os", run.host.os}, {"cpu", run.host.cpu}, {"threads", run.host.threads}}},
+      {"settings",
+       {{"repeat", s.repeat},
+        {"warmup", s.warmup},
+        {"verify_max", s.verify_max},
+        {"peak_gflops", s.peak_gflops ? json(*s.peak_gflops) : json(nullptr)},
+        {"latency_calls", s.latency_calls},
+        {"seed", std::to_string(s.seed)}}},
+      {"cases", cases},
+      {"latency", latency}};
+  return doc.dump(1) + "\n";
+}
+
+std::string to_csv(const Run& run) {
+  std::string out =
+      "kind,device,driver_version,vkgemm_commit,m,n,k,type,kernel,config,status,unit,count,median,min,max,mean,"
+      "stddev,spread_pct,gflops,gflops_best,efficiency,normwise_error,worst_element_ratio,bad_elements,seed\n";
+  const std::string device = csv_field(run.device.name) + "," + csv_field(run.device.driver_version) + "," +
+                             csv_field(run.vkgemm_commit);
+  const auto row = [&](const char* kind, const Shape& sh, DataType type, const BenchConfig& config, Status status,
+                       const char* unit, const std::optional<Stats>& st, bool rate, double gflops, double best,
+                       const std::optional<double>& eff, const std::optional<Comparison>& check, uint64_t seed) {
+    const bool t = st.has_value();
+    const Stats s = st.value_or(Stats{});
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", kind, device, sh.m,
+                       sh.n, sh.k, to_string(type), to_string(config.options.kernel), csv_field(config.label),
+                       to_string(status), t ? unit : "", t ? std::to_string(s.count) : "", csv_number(t, s.median),
+                       csv_number(t, s.min), csv_number(t, s.max), csv_number(t, s.mean), csv_number(t, s.stddev),
+                       csv_number(t, s.spread_pct), csv_number(t && rate, gflops), csv_number(t && rate, best),
+                       csv_number(eff.has_value(), eff.value_or(0.0)),
+                       csv_number(check && type != DataType::i32, check ? check->normwise_error : 0.0),
+                       csv_number(check.has_value(), check ? check->worst_element_ratio : 0.0),
+                       check ? std::to_string(check->bad_elements) : "", seed);
+  };
+  for (const CaseResult& c : run.cases) {
+    row("throughput", c.shape, c.type, c.config, c.status, "ms", c.stats, true, c.gflops, c.gflops_best, c.efficiency,
+        c.check, c.seed);
+  }
+  for (const LatencyResult& l : run.latency) {
+    row("latency", {l.size, l.size, l.size}, l.type, l.config, l.status, "us", l.stats, false, 0, 0, std::nullopt,
+        l.check, l.seed);
+  }
+  return out;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw Error(ErrorCode::io_error, fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
+  const bool wrote = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const bool closed = std::fclose(f) == 0;
+  if (!wrote || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    throw Error(ErrorCode::io_error, fmt::format("cannot write {}: {}", path, why));
+  }
+}
+
+void check_writable(const std::string& path, const char* option) {
+  const std::string probe = path + ".tmp";
+  FILE* f = std::fopen(probe.c_str(), "wb");
+  if (!f) {
+    throw Error(ErrorCode::io_error, fmt::format("{} {}: cannot create a file there: {}", option, path,
+                                                 std::strerror(errno)));
+  }
+  std::fclose(f);
+  std::remove(probe.c_str());
+}
+
+}  // namespace vkgemm::cli::bench

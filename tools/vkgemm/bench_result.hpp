@@ -1,0 +1,92 @@
+// vkgemm bench: what one run measured. The JSON and CSV files, the table and the report all read these.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bench_sweep.hpp"
+#include "vkgemm/device_info.hpp"
+#include "vkgemm/reference.hpp"
+
+namespace vkgemm::cli::bench {
+
+// Median, extremes and spread of a set of times (any unit; the field names say which).
+struct Stats {
+  size_t count = 0;
+  double median = 0.0, min = 0.0, max = 0.0, mean = 0.0;
+  double stddev = 0.0;      // sample standard deviation (0 for one sample)
+  double spread_pct = 0.0;  // (max - min) / median, in percent: how far apart the runs were
+};
+// Throws vkgemm::Error(invalid_argument) on an empty set.
+Stats summarize(std::vector<double> samples);
+
+enum class Status {
+  passed,      // verified against the CPU reference, then timed
+  unverified,  // timed; the CPU reference was skipped because m*n*k is above --verify-max
+  failed,      // the result did not match the reference: reported, never timed
+  skipped,     // the device cannot run it (a type or configuration it lacks, a matrix too large): never run
+};
+std::string_view to_string(Status status) noexcept;
+
+// One throughput case: a shape, a type and a kernel configuration.
+struct CaseResult {
+  Shape shape;
+  DataType type = DataType::f32;
+  BenchConfig config;
+  uint64_t seed = 0;                    // of this case's inputs
+  Status status = Status::skipped;
+  std::string reason;                   // skipped: the device's refusal; failed: what differed
+  std::optional<Comparison> check;      // the comparison with the reference, when one was made
+  std::vector<double> gpu_ms;           // one per timed dispatch (timestamps)
+  std::optional<Stats> stats;           // of gpu_ms, when timed
+  double gflops = 0.0;                  // 2*m*n*k / median time (GOP/s for integer types)
+  double gflops_best = 0.0;             // 2*m*n*k / fastest time
+  std::optional<double> efficiency;     // gflops / --peak-gflops, f32 only, when a peak was given
+  double check_seconds = 0.0;           // host time spent on the CPU reference (for the progress estimate)
+  bool timed() const { return stats.has_value(); }
+};
+
+// One end-to-end latency case: host wall time of Engine::gemm on device buffers (record, submit, wait).
+struct LatencyResult {
+  uint32_t size = 0;                    // an n x n x n product
+  DataType type = DataType::f32;
+  BenchConfig config;
+  uint64_t seed = 0;
+  Status status = Status::skipped;
+  std::string reason;
+  std::optional<Comparison> check;
+  std::vector<double> wall_us;          // one per call
+  std::optional<Stats> stats;           // of wall_us
+  double check_seconds = 0.0;
+  bool timed() const { return stats.has_value(); }
+};
+
+struct Settings {
+  uint32_t repeat = 10;                 // timed dispatches per case
+  uint32_t warmup = 2;                  // untimed dispatches before them
+  double verify_max = 0.0;              // largest m*n*k checked against the CPU reference
+  std::optional<double> peak_gflops;    // --peak-gflops, for the efficiency column
+  uint32_t latency_calls = 100;         // timed Engine::gemm calls per latency case
+  uint64_t seed = 0;                    // of the whole run; each case's seed derives from it
+};
+
+struct HostInfo {
+  std::string os;                       // uname: system and release
+  std::string cpu;                      // /proc/cpuinfo model name, where there is one
+  uint32_t threads = 0;                 // std::thread::hardware_concurrency
+};
+
+struct Run {
+  std::string vkgemm_version, vkgemm_commit, date;  // date: UTC, ISO 8601
+  DeviceInfo device;
+  HostInfo host;
+  Settings settings;
+  std::vector<CaseResult> cases;
+  std::vector<LatencyResult> latency;
+  bool complete = false;                // false while the sweep runs (the files are rewritten as it goes)
+};
+
+}  // namespace vkgemm::cli::bench

@@ -1,0 +1,77 @@
+#include "bench_table.hpp"
+
+#include <fmt/format.h>
+
+namespace vkgemm::cli::bench {
+namespace {
+
+std::string shape_text(const Shape& s) { return fmt::format("{}x{}x{}", s.m, s.n, s.k); }
+
+// What the check said, in a few characters: the normwise error, "exact" for integers, or why there was none.
+std::string check_text(const std::optional<Comparison>& c, DataType type, Status status) {
+  if (!c) return status == Status::unverified ? "unverified (m*n*k > --verify-max)" : "";
+  if (!c->passed) return "FAILED";
+  return type == DataType::i32 ? "exact" : fmt::format("{:.2e}", c->normwise_error);
+}
+
+}  // namespace
+
+std::string run_header(const Run& run) {
+  const auto& d = run.device;
+  const auto& s = run.settings;
+  std::string out;
+  out += fmt::format("device:   {} ({}, {})\n", d.name, d.vendor, to_string(d.type));
+  out += fmt::format("driver:   {} {} ({}), Vulkan {}\n", d.driver_name, d.driver_version, d.driver_info,
+                     d.api_version);
+  out += fmt::format("vkgemm:   {} (commit {}), {}\n", run.vkgemm_version, run.vkgemm_commit, run.date);
+  out += fmt::format("settings: {} timed dispatches after {} warm-up per case; CPU reference up to m*n*k = {:.0f}; "
+                     "{} latency calls; seed {}\n",
+                     s.repeat, s.warmup, s.verify_max, s.latency_calls, s.seed);
+  if (s.peak_gflops) out += fmt::format("peak:     {:.1f} GFLOP/s FP32, as given by --peak-gflops\n", *s.peak_gflops);
+  return out;
+}
+
+std::string case_table_header() {
+  return fmt::format("\n{:<20} {:<4} {:<7} {:<9} {:<10} {:>11} {:>11} {:>11} {:>7} {:>10} {:>6}  {}\n", "m x n x k",
+                     "type", "kernel", "config", "status", "median ms", "min ms", "max ms", "spread", "GFLOP/s",
+                     "eff", "check (normwise error)");
+}
+
+std::string case_row(const CaseResult& c) {
+  const std::string head = fmt::format("{:<20} {:<4} {:<7} {:<9} {:<10}", shape_text(c.shape), to_string(c.type),
+                                       to_string(c.config.options.kernel), c.config.label, to_string(c.status));
+  if (!c.timed()) {
+    return fmt::format("{} {}{}\n", head, c.status == Status::failed ? "FAILED, not timed: " : "", c.reason);
+  }
+  const Stats& s = *c.stats;
+  const std::string eff = c.efficiency ? fmt::format("{:.1f}%", *c.efficiency * 100.0) : "-";
+  return fmt::format("{} {:>11.4f} {:>11.4f} {:>11.4f} {:>6.1f}% {:>10.2f} {:>6}  {}\n", head, s.median, s.min, s.max,
+                     s.spread_pct, c.gflops, eff, check_text(c.check, c.type, c.status));
+}
+
+std::string latency_table_header() {
+  return fmt::format("\nend-to-end latency: host wall time of one Engine::gemm on device buffers (record, submit, "
+                     "wait)\n{:<12} {:<4} {:<7} {:<9} {:<8} {:>11} {:>11} {:>11} {:>11}  {}\n",
+                     "n x n x n", "type", "kernel", "config", "status", "median us", "min us", "max us", "stddev us",
+                     "check");
+}
+
+std::string latency_row(const LatencyResult& l) {
+  const std::string head = fmt::format("{:<12} {:<4} {:<7} {:<9} {:<8}", fmt::format("{0}x{0}x{0}", l.size),
+                                       to_string(l.type), to_string(l.config.options.kernel), l.config.label,
+                                       to_string(l.status));
+  if (!l.timed()) return fmt::format("{} {}{}\n", head, l.status == Status::failed ? "FAILED, not timed: " : "", l.reason);
+  const Stats& s = *l.stats;
+  return fmt::format("{} {:>11.1f} {:>11.1f} {:>11.1f} {:>11.1f}  {}\n", head, s.median, s.min, s.max, s.stddev,
+                     check_text(l.check, l.type, l.status));
+}
+
+std::string run_summary(const Run& run) {
+  size_t counts[4] = {};
+  for (const auto& c : run.cases) ++counts[static_cast<int>(c.status)];
+  for (const auto& l : run.latency) ++counts[static_cast<int>(l.status)];
+  return fmt::format("\n{} cases: {} passed, {} unverified, {} failed, {} skipped\n",
+                     run.cases.size() + run.latency.size(), counts[0], counts[1], counts[2], counts[3]);
+}
+
+}  // namespace vkgemm::cli::bench

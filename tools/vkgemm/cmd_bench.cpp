@@ -1,0 +1,258 @@
+// vkgemm bench: sweeps shapes x types x kernel configurations, verifying each case before timing it, then
+// measures end-to-end latency of small products; a table on stdout, --json/--csv files, progress on stderr.
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "bench_case.hpp"
+#include "bench_environment.hpp"
+#include "bench_files.hpp"
+#include "bench_progress.hpp"
+#include "bench_table.hpp"
+#include "build_commit.hpp"
+#include "commands.hpp"
+#include "random_fill.hpp"
+#include "vkgemm/vkgemm.hpp"
+
+namespace vkgemm::cli {
+namespace {
+
+using namespace bench;
+
+// Untimed calls run_latency makes before timing, for the progress estimate.
+constexpr double kLatencyExtraCalls = 6;
+// Rewrite the result files at most this often while the sweep runs, so a run that is cut short keeps them.
+constexpr double kCheckpointSeconds = 5.0;
+
+struct BenchOptions {
+  std::string sizes, shapes, types = "f32", kernels = "all", tiles = "8,16,32", latency_sizes = "16,64,256";
+  int64_t repeat = 10, warmup = 2, latency_calls = 100;
+  double verify_max = 2048.0 * 2048.0 * 2048.0;
+  std::optional<double> peak_gflops;
+  std::optional<uint64_t> seed;
+  std::string json_path, csv_path;
+  bool no_progress = false;
+};
+
+uint32_t in_range(const char* name, int64_t v, int64_t lo, int64_t hi) {
+  if (v < lo || v > hi) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("{} must be between {} and {} (got {})", name, lo, hi, v));
+  }
+  return static_cast<uint32_t>(v);
+}
+
+struct Plan {
+  std::vector<Shape> shapes;
+  std::vector<DataType> types;
+  std::vector<Kernel> kernels;
+  std::vector<uint32_t> latency_sizes;
+  ConfigSpace space;
+};
+
+Plan make_plan(const BenchOptions& o, const DeviceInfo& device) {
+  Plan p;
+  if (!o.sizes.empty()) p.shapes = parse_sizes(o.sizes);
+  if (!o.shapes.empty()) {
+    const auto more = parse_shapes(o.shapes);
+    p.shapes.insert(p.shapes.end(), more.begin(), more.end());
+  }
+  if (p.shapes.empty()) {  // sizes a CPU device finishes in minutes, and a GPU's full range
+    p.shapes = parse_sizes(device.type == DeviceType::cpu ? "32:512:x2" : "64:4096:x2");
+  }
+  p.types = parse_types(o.types);
+  p.kernels = parse_kernels(o.kernels);
+  p.space.tiles = parse_uint_list(o.tiles, "--tiles");
+  if (o.latency_sizes != "none") {
+    for (const Shape& s : parse_sizes(o.latency_sizes, "--latency-sizes")) p.latency_sizes.push_back(s.m);
+  }
+  return p;
+}
+
+void write_results(const BenchOptions& o, const Run& run) {
+  if (!o.json_path.empty()) write_file(o.json_path, to_json(run));
+  if (!o.csv_path.empty()) write_file(o.csv_path, to_csv(run));
+}
+
+int run_bench(const BenchOptions& o, const CommonOptions& common) {
+  Settings settings;
+  settings.repeat = in_range("--repeat", o.repeat, 1, 100000);
+  settings.warmup = in_range("--warmup", o.warmup, 0, 100000);
+  settings.latency_calls = in_range("--latency-calls", o.latency_calls, 1, 1000000);
+  if (!(o.verify_max >= 0.0)) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("--verify-max must be 0 or more (got {})", o.verify_max));
+  }
+  settings.verify_max = o.verify_max;
+  if (o.peak_gflops && !(*o.peak_gflops > 0.0)) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("--peak-gflops must be positive (got {})", *o.peak_gflops));
+  }
+  settings.peak_gflops = o.peak_gflops;
+  settings.seed = o.seed.value_or(fresh_seed());
+  if (!o.json_path.empty()) check_writable(o.json_path, "--json");
+  if (!o.csv_path.empty()) check_writable(o.csv_path, "--csv");
+
+  Engine engine = open_engine(common);
+  const DeviceInfo& device = engine.device();
+  const Plan plan = make_plan(o, device);
+  if (!device.timestamps) {
+    throw Error(ErrorCode::unsupported_config,
+                fmt::format("vkgemm bench times dispatches with timestamp queries, and {}'s compute queue has none "
+                            "(timestampValidBits is 0)",
+                            device.name));
+  }
+
+  Run run;
+  run.vkgemm_version = version;
+  run.vkgemm_commit = build_commit;
+  run.date = utc_now_iso();
+  run.device = device;
+  run.host = host_info();
+  run.settings = settings;
+
+  // The whole plan up front, so the progress bar knows how much is left.
+  struct Work {
+    double device = 0.0, host = 0.0;  // multiply-adds dispatched, and checked on the CPU
+  };
+  struct Job {
+    Shape shape;
+    DataType type;
+    BenchConfig config;
+    bool latency;
+    Work work;
+  };
+  std::vector<Job> jobs;
+  Work total;
+  const auto add = [&](Job job) {
+    total.device += job.work.device;
+    total.host += job.work.host;
+    jobs.push_back(std::move(job));
+  };
+  for (const Shape& s : plan.shapes)
+    for (DataType t : plan.types)
+      for (Kernel k : plan.kernels)
+        for (BenchConfig& c : configurations(k, plan.space)) {
+          const double checked = s.products() <= settings.verify_max ? s.products() : 0.0;
+          add({s, t, std::move(c), false, {s.products() * (settings.repeat + settings.warmup + 1), checked}});
+        }
+  for (uint32_t n : plan.latency_sizes)
+    for (DataType t : plan.types)
+      for (Kernel k : plan.kernels) {
+        const Shape s{n, n, n};
+        add({s, t, configurations(k, plan.space).front(), true,
+             {s.products() * (settings.latency_calls + kLatencyExtraCalls), s.products()}});
+      }
+
+  fmt::print("{}", run_header(run));
+  std::fflush(stdout);
+  Progress progress(jobs.size(), total.device, total.host, !o.no_progress);
+  bool printed_latency_header = false;
+  auto last_write = std::chrono::steady_clock::now();
+  try {
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      const Job& job = jobs[i];
+      const Shape& s = job.shape;
+      const uint64_t seed = case_seed(settings.seed, i);
+      progress.start(fmt::format("{}x{}x{} {} {} {}", s.m, s.n, s.k, to_string(job.type),
+                                 to_string(job.config.options.kernel), job.config.label));
+      std::string row;
+      double check_seconds = 0.0;
+      Status status = Status::skipped;
+      bool checked = false;
+      if (!job.latency) {
+        CaseResult r = run_case(engine, s, job.type, job.config, settings, seed);
+        if (i == 0) row = case_table_header();
+        row += case_row(r);
+        status = r.status, check_seconds = r.check_seconds, checked = r.check.has_value();
+        run.cases.push_back(std::move(r));
+      } else {
+        LatencyResult r = run_latency(engine, s.m, job.type, job.config, settings, seed);
+        if (!printed_latency_header) row = latency_table_header();
+        printed_latency_header = true;
+        row += latency_row(r);
+        status = r.status, check_seconds = r.check_seconds, checked = r.check.has_value();
+        run.latency.push_back(std::move(r));
+      }
+      progress.clear();
+      fmt::print("{}", row);
+      std::fflush(stdout);
+      // What ran: nothing when skipped, the one checked product when failed, everything otherwise.
+      const double planned = job.work.device;
+      const double ran = status == Status::skipped ? 0.0 : status == Status::failed ? s.products() : planned;
+      progress.finish(planned, job.work.host, ran, checked ? s.products() : 0.0, check_seconds);
+      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - last_write).count() > kCheckpointSeconds) {
+        write_results(o, run);
+        last_write = std::chrono::steady_clock::now();
+      }
+    }
+  } catch (...) {
+    progress.clear();
+    try {
+      write_results(o, run);  // what was measured before the error, marked incomplete
+    } catch (const Error& e) {
+      fmt::print(stderr, "vkgemm: also: {}\n", e.what());  // the first error is the one to report
+    }
+    throw;
+  }
+  progress.clear();
+  run.complete = true;
+  write_results(o, run);
+  fmt::print("{}", run_summary(run));
+  if (!o.json_path.empty()) fmt::print("wrote {}\n", o.json_path);
+  if (!o.csv_path.empty()) fmt::print("wrote {}\n", o.csv_path);
+
+  bool any_failed = false;
+  for (const auto& c : run.cases) any_failed |= c.status == Status::failed;
+  for (const auto& l : run.latency) any_failed |= l.status == Status::failed;
+  return finish(engine, any_failed ? 1 : 0);
+}
+
+}  // namespace
+
+std::function<int()> add_bench_command(CLI::App& app, CommonOptions& common) {
+  auto* cmd = app.add_subcommand("bench", "Benchmark: sweep sizes, types and kernels; verify, time, report");
+  auto o = std::make_shared<BenchOptions>();
+  cmd->add_option("--sizes", o->sizes,
+                  "Square sizes N (N x N x N products): N, A:B:STEP (A to B in steps of STEP) or A:B:xF (A, A*F, ... "
+                  "up to B; x2 doubles), comma-separated [default: 64:4096:x2 on a GPU, 32:512:x2 on a CPU device]");
+  cmd->add_option("--shapes", o->shapes, "Rectangular products MxNxK (A is MxK, B is KxN), comma-separated; "
+                                         "added to --sizes");
+  cmd->add_option("--types", o->types, fmt::format("Element types, comma-separated, or all ({})", type_names()))->capture_default_str();
+  cmd->add_option("--kernels", o->kernels, fmt::format("Kernels, comma-separated, or all ({})", kernel_names()))->capture_default_str();
+  cmd->add_option("--tiles", o->tiles, "Configurations of naive (workgroup side) and tiled (shared-memory tile "
+                                       "side): one case per tile; ones the device cannot run are skipped")
+      ->capture_default_str();
+  cmd->add_option("--repeat", o->repeat, "Timed dispatches per case (timestamps around each, a barrier between)")
+      ->capture_default_str();
+  cmd->add_option("--warmup", o->warmup, "Untimed dispatches before them")->capture_default_str();
+  cmd->add_option("--verify-max", o->verify_max,
+                  "Check a case against the CPU reference (double accumulation) only when m*n*k is at most this; "
+                  "larger cases are timed and reported as unverified; 0 checks none [default: 2048^3 = 8589934592]");
+  cmd->add_option("--peak-gflops", o->peak_gflops,
+                  "The device's FP32 peak in GFLOP/s, to report f32 efficiency. Vulkan does not expose clock rate "
+                  "or core count portably, so vkgemm cannot work it out; without this there is no efficiency column");
+  cmd->add_option("--latency-sizes", o->latency_sizes,
+                  "End-to-end latency (host wall time of one gemm call: record, submit, wait) at these n x n x n, for "
+                  "each type and kernel (its first configuration); none to skip")
+      ->capture_default_str();
+  cmd->add_option("--latency-calls", o->latency_calls, "Timed calls per latency case; the median is reported")
+      ->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Seed of the run; each case's inputs come from a seed derived from it and "
+                                     "written to the results [default: fresh, printed]");
+  cmd->add_option("--json", o->json_path, "Write the results as JSON (schema: docs/bench.schema.json)");
+  cmd->add_option("--csv", o->csv_path, "Write the results as CSV, one row per case");
+  cmd->add_flag("--no-progress", o->no_progress, "No progress on stderr");
+  cmd->add_option("--device", common.device, "Device index or name substring (default: VKGEMM_DEVICE, then the best)");
+  cmd->add_flag("--validate", common.validation, "Run under VK_LAYER_KHRONOS_validation; any message fails");
+  cmd->footer(
+      "Each case: fresh random inputs (non-zero: magnitudes in [0.5, 1), integers 1 to 8, either sign) written to\n"
+      "device buffers; one product checked against the CPU reference (status passed, or failed: reported and not\n"
+      "timed, exit code 1); then --warmup and --repeat dispatches timed with timestamp queries: median, min, max,\n"
+      "spread ((max-min)/median) and GFLOP/s (2*m*n*k / median; GOP/s for i32). A case the device cannot run\n"
+      "(a missing feature, a limit) is skipped with the reason. Uploads and downloads are never timed.\n"
+      "Exit codes: 0 all verified cases passed, 1 a case failed, 2 an error, 3 validation messages.");
+  return [o, &common] { return run_bench(*o, common); };
+}
+
+}  // namespace vkgemm::cli
