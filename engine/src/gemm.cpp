@@ -49,9 +49,12 @@ Binding bind(const BufferImpl& buffer, const MatrixRef& m, uint64_t alignment) {
 }  // namespace
 
 void EngineImpl::check_matrix_fits(const char* what, uint32_t rows, uint32_t cols, DataType type) const {
-  const uint64_t bytes = uint64_t{rows} * cols * element_size(type);
   const auto& info = physical.info;
-  if (bytes + physical.storage_offset_alignment > info.max_storage_buffer_range) {
+  // rows * cols * 8 can pass 2^64 for absurd sizes: saturate, so that a wrapped product cannot pass.
+  const uint64_t es = element_size(type), elements = uint64_t{rows} * cols;
+  const uint64_t bytes = es && elements > ~uint64_t{0} / es ? ~uint64_t{0} : elements * es;
+  if (bytes > info.max_storage_buffer_range ||
+      physical.storage_offset_alignment > info.max_storage_buffer_range - bytes) {
     throw Error(ErrorCode::too_large,
                 fmt::format("{} ({}x{} {}) takes {} bytes; {} binds at most {} bytes (maxStorageBufferRange)", what,
                             rows, cols, to_string(type), bytes, info.name, info.max_storage_buffer_range));
@@ -90,9 +93,12 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
                             b.rows, b.cols, c.rows, c.cols));
   }
   const DataType type = a.type;
+  // Before any size arithmetic: an out-of-range type or kernel enum is refused here, not divided by.
+  kernels::check_supported(physical.info, options.kernel, type, options);
   const uint64_t es = element_size(type);
   for (int i = 0; i < 3; ++i) {
     const MatrixRef& r = *refs[i];
+    check_matrix_fits(names[i], r.rows, r.cols, type);  // first: it bounds the byte count computed next
     if (r.offset % es) {
       throw Error(ErrorCode::invalid_argument,
                   fmt::format("gemm: {}'s offset {} is not a multiple of the {}-byte element", names[i], r.offset, es));
@@ -104,7 +110,6 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
                   fmt::format("gemm: {} ({}x{} {} at offset {}) needs {} bytes; its buffer has {}", names[i], r.rows,
                               r.cols, to_string(type), r.offset, r.offset + bytes, size));
     }
-    check_matrix_fits(names[i], r.rows, r.cols, type);
   }
   if (options.repeat == 0 || options.repeat > kMaxRepeat || options.warmup > kMaxRepeat) {
     throw Error(ErrorCode::invalid_argument,
@@ -112,7 +117,6 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
                             options.repeat, options.warmup));
   }
   const auto& info = physical.info;
-  kernels::check_supported(info, options.kernel, type, options);
 
   GemmTiming timing;
   timing.gpu_timestamps = info.timestamps;
@@ -221,10 +225,10 @@ GemmTiming EngineImpl::gemm_host(DataType type, uint32_t m, uint32_t n, uint32_t
   if (m != 0 && n != 0 && (!c || (k != 0 && (!a || !b)))) {
     throw Error(ErrorCode::invalid_argument, "gemm: a host pointer for A, B or C is null");
   }
+  kernels::check_supported(physical.info, options.kernel, type, options);
   check_matrix_fits("A", m, k, type);
   check_matrix_fits("B", k, n, type);
   check_matrix_fits("C", m, n, type);
-  kernels::check_supported(physical.info, options.kernel, type, options);
   GemmTiming timing;
   timing.gpu_timestamps = physical.info.timestamps;
   if (m == 0 || n == 0) return timing;

@@ -38,6 +38,15 @@ LaunchShape launch_shape(Kernel kernel, DataType type, const GemmOptions& option
 }
 
 void check_supported(const DeviceInfo& device, Kernel kernel, DataType type, const GemmOptions& options) {
+  // Enums cast from integers the API does not define: refuse them before anything sizes or switches on them.
+  if (element_size(type) == 0) {
+    throw Error(ErrorCode::unsupported_type,
+                fmt::format("element type {} is not one vkgemm knows (f32, i32, f64)", static_cast<int>(type)));
+  }
+  if (to_string(kernel) == "?") {
+    throw Error(ErrorCode::unsupported_config,
+                fmt::format("kernel {} is not one vkgemm knows (naive, tiled)", static_cast<int>(kernel)));
+  }
   if (type == DataType::f64 && !device.float64) {
     throw Error(ErrorCode::unsupported_type,
                 fmt::format("f64 needs the shaderFloat64 feature, which {} does not have", device.name));
