@@ -12,6 +12,7 @@ packages=(
   doctest-dev                         # tests
   libvulkan1 mesa-vulkan-drivers      # the loader and lavapipe, Vulkan on the CPU where there is no GPU
   vulkan-validationlayers             # VK_LAYER_KHRONOS_validation, on in every test
+  clang-14 libclang-rt-14-dev         # the fuzzers: clang with libFuzzer (tools/run-fuzz.sh)
 )
 
 missing=()

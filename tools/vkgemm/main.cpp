@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include "command_line.hpp"
+#include "keep_loaded.hpp"
 #include "vkgemm/vkgemm.hpp"
 
 int main(int argc, char** argv) {
   using namespace vkgemm;
+  cli::keep_libraries_loaded();  // VKGEMM_KEEP_LOADED, for LeakSanitizer
   try {
     const cli::CommandLine line = cli::parse_command_line(argc, argv);
     if (line.exit_code) {
