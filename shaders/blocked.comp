@@ -9,7 +9,8 @@
 // multiplied, and one barrier per step suffices. Every tile parameter is a specialization constant.
 //
 // Fast path: vec4 global loads without bounds checks, taken by workgroups whose block lies inside the
-// matrices when strides and offsets allow vec4 access (VEC_A / VEC_B, chosen by the host). Workgroups on
+// matrices when strides and offsets allow vec4 access (GEMM_VEC_A / GEMM_VEC_B in the flags: a run-time
+// choice, uniform over the dispatch, so one pipeline serves every alignment). Workgroups on
 // the edges load element by element with bounds checks and zeros outside. The choice is uniform across a
 // workgroup, so nothing diverges.
 //
@@ -24,9 +25,6 @@ layout(constant_id = 3) const uint TM = 8;
 layout(constant_id = 4) const uint TN = 8;
 layout(constant_id = 5) const uint LANES_N = 8;    // invocations of a 32-wide group side by side along N
 layout(constant_id = 6) const uint THREADS = 256;  // (BM / TM) * (BN / TN): the workgroup size
-layout(constant_id = 7) const bool VEC_A = false;  // lda and the offset of A are multiples of 4
-layout(constant_id = 8) const bool VEC_B = false;
-layout(constant_id = 9) const bool VEC_C = false;
 layout(constant_id = 10) const uint GROUP_M = 8;   // block rows walked together, for L2 reuse (1: row order)
 layout(constant_id = 11) const uint A_PAD = 1;     // vec4s of padding per row of the A tile (bank conflicts)
 layout(local_size_x_id = 6) in;
@@ -54,8 +52,8 @@ VEC_T acc[TM][TN / 4];
 // Global memory -> registers, for the K tile starting at k0 of the range that ends at k_end.
 void fetch(uint m0, uint n0, uint k0, uint k_end) {
   const uint lid = gl_LocalInvocationIndex;
-  const bool fast_a = VEC_A && m0 + BM <= p.M && k0 + BK <= k_end;
-  const bool fast_b = VEC_B && n0 + BN <= p.N && k0 + BK <= k_end;
+  const bool fast_a = (p.flags & GEMM_VEC_A) != 0 && m0 + BM <= p.M && k0 + BK <= k_end;
+  const bool fast_b = (p.flags & GEMM_VEC_B) != 0 && n0 + BN <= p.N && k0 + BK <= k_end;
   [[unroll]] for (uint i = 0; i < A_VECS; ++i) {
     const uint v = lid + i * THREADS;
     const uint row = m0 + v / (BK / 4);
@@ -165,7 +163,7 @@ void main() {
       [[unroll]] for (uint t = 0; t < TN / 4; ++t) {
         const uint col = n0 + t * SEG_N + tx * 4;
         const uint index = c_base + row * p.ldc + col;
-        if (VEC_C && col + 4 <= p.N) {
+        if ((p.flags & GEMM_VEC_C) != 0 && col + 4 <= p.N) {
           C4[index / 4] = acc[s * 4 + i][t];
         } else {
           [[unroll]] for (uint j = 0; j < 4; ++j) {

@@ -18,4 +18,10 @@ layout(push_constant) uniform GemmParams {
   uint c_offset;
   uint k_split;       // split-K: the K range of one slice (K when not split)
   uint split_stride;  // split-K: elements between the slices' partial results
+  uint flags;         // GEMM_VEC_*: which operands allow 4-element vector access
 } p;
+
+// lda (ldb, ldc) and the offset of A (B, C) are multiples of 4: vec4 loads (stores) are aligned.
+const uint GEMM_VEC_A = 8u;
+const uint GEMM_VEC_B = 16u;
+const uint GEMM_VEC_C = 32u;

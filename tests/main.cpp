@@ -4,9 +4,11 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include "keep_loaded.hpp"
 #include "support.hpp"
 
 int main(int argc, char** argv) {
+  vkgemm::cli::keep_libraries_loaded();  // VKGEMM_KEEP_LOADED, for LeakSanitizer
   fmt::print("vkgemm tests: seed {} (VKGEMM_TEST_SEED={} repeats this run)\n", vkgemm::test::run_seed(),
              vkgemm::test::run_seed());
   doctest::Context context(argc, argv);

@@ -8,6 +8,9 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <mutex>
+
+#include <sys/wait.h>
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -16,6 +19,17 @@ namespace vkgemm::test {
 namespace {
 
 std::atomic<uint64_t> g_messages{0};
+// ExpectedMessages: the words an expected message contains (empty: none expected) and how many came.
+std::mutex g_expected_mutex;
+std::string g_expected_words;
+uint64_t g_expected_seen = 0;
+
+bool is_expected(std::string_view message) {
+  std::lock_guard lock(g_expected_mutex);
+  if (g_expected_words.empty() || message.find(g_expected_words) == std::string_view::npos) return false;
+  ++g_expected_seen;
+  return true;
+}
 
 // Guard regions: this many bytes before and after every matrix, filled with kGuardByte.
 constexpr uint64_t kGuardBytes = 256;
@@ -98,6 +112,7 @@ Engine& engine() {
     EngineOptions options;
     options.validation = true;
     options.on_validation_message = [](std::string_view message) {
+      if (is_expected(message)) return;
       g_messages.fetch_add(1);
       if (doctest::is_running_in_test) {
         ADD_FAIL_CHECK_AT(__FILE__, __LINE__, std::string(message));
@@ -111,6 +126,33 @@ Engine& engine() {
 }
 
 uint64_t validation_messages() { return g_messages.load(); }
+
+ExpectedMessages::ExpectedMessages(std::string words) {
+  std::lock_guard lock(g_expected_mutex);
+  g_expected_words = std::move(words);
+  g_expected_seen = 0;
+}
+ExpectedMessages::~ExpectedMessages() {
+  std::lock_guard lock(g_expected_mutex);
+  g_expected_words.clear();
+}
+uint64_t ExpectedMessages::seen() const {
+  std::lock_guard lock(g_expected_mutex);
+  return g_expected_seen;
+}
+
+ProgramOutcome run_program(const std::string& args) {
+  const std::string command = "VKGEMM_VALIDATION=1 " VKGEMM_BINARY " " + args + " 2>&1";
+  ProgramOutcome out;
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.output.append(buf, n);
+  const int status = pclose(pipe);
+  out.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
 
 uint64_t run_seed() {
   static const uint64_t seed = [] {

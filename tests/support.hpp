@@ -16,6 +16,18 @@ Engine& engine();
 // Messages validation has reported in this process so far.
 uint64_t validation_messages();
 
+// While one lives, messages on the shared engine that contain `words` are counted here instead of failing
+// the test: for the one message a driver sends on purpose (Mesa reports the error it returns from
+// vkAllocateMemory, VK_ERROR_OUT_OF_DEVICE_MEMORY, through the debug messenger). Any other still fails.
+class ExpectedMessages {
+ public:
+  explicit ExpectedMessages(std::string words);
+  ~ExpectedMessages();
+  ExpectedMessages(const ExpectedMessages&) = delete;
+  ExpectedMessages& operator=(const ExpectedMessages&) = delete;
+  uint64_t seen() const;
+};
+
 // The seed of this run: VKGEMM_TEST_SEED when set, else fresh; printed at start and on every failure.
 uint64_t run_seed();
 // A generator for one test case, derived from the run seed and the case's name.
@@ -29,6 +41,13 @@ struct ProductCheck {
 // Multiplies fresh random m x k and k x n matrices on the device, each placed at an offset
 // inside a larger buffer between guard regions; C is poisoned first (NaN, or a sentinel for int32).
 // Passes when C matches the CPU reference (see reference.hpp) and every guard is untouched.
+// The vkgemm program (VKGEMM_BINARY) run with `args` under validation (VKGEMM_VALIDATION=1).
+struct ProgramOutcome {
+  int code = -1;       // the exit code; -1 when it died from a signal
+  std::string output;  // stdout and stderr together
+};
+ProgramOutcome run_program(const std::string& args);
+
 // `skew` elements of offset past an aligned start: 0 lets kernels use vector loads where the shape allows,
 // an odd skew forces their element-by-element paths.
 ProductCheck check_product(DataType type, uint32_t m, uint32_t n, uint32_t k, const GemmOptions& options,

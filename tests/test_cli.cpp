@@ -8,32 +8,18 @@
 #include <string>
 #include <vector>
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "npy.hpp"
+#include "support.hpp"
 
 using namespace vkgemm;
 
 namespace {
 
-struct Outcome {
-  int code = -1;
-  std::string output;  // stdout and stderr together
-};
+using Outcome = test::ProgramOutcome;
 
-Outcome run_cli(const std::string& args) {
-  const std::string command = "VKGEMM_VALIDATION=1 " VKGEMM_BINARY " " + args + " 2>&1";
-  Outcome out;
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.output.append(buf.data(), n);
-  const int status = pclose(pipe);
-  out.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
+Outcome run_cli(const std::string& args) { return test::run_program(args); }
 
 bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;

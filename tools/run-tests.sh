@@ -1,10 +1,43 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds (Release, build/release) and runs the whole test suite through ctest.
+# Installs what is missing, builds, and runs everything CI runs, timing each part:
+#   1-3. the whole suite (Release, build/release) in three validation passes, each a CTest label:
+#        core (VK_LAYER_KHRONOS_validation as is), sync (synchronization validation), gpuav (GPU-assisted);
+#   4.   the suite's core pass again in the AddressSanitizer + UndefinedBehaviorSanitizer build (build/asan),
+#        LeakSanitizer on;
+#   5.   the .npy and argument-parser fuzzers, FUZZ_SECONDS each (tools/run-fuzz.sh).
 # The tests run on whatever Vulkan device is best here (lavapipe on a machine without a GPU; set
-# VKGEMM_DEVICE to choose), always with VK_LAYER_KHRONOS_validation on. Extra arguments go to ctest.
+# VKGEMM_DEVICE to choose). Extra arguments go to every ctest run (e.g. -R shapes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
+jobs="$(nproc)"
+timings=()
+timed() {  # timed NAME COMMAND...: runs it, records its wall time
+  local name="$1" start end
+  shift
+  start=$(date +%s)
+  "$@"
+  end=$(date +%s)
+  timings+=("$name: $((end - start)) s")
+  echo "run-tests: $name took $((end - start)) s"
+}
+
 cmake --preset release >/dev/null
-cmake --build --preset release
-ctest --preset release -j "$(nproc)" "$@"
+timed "release build" cmake --build --preset release -j "$jobs"
+for pass in core sync gpuav; do
+  timed "validation pass $pass" ctest --preset release -j "$jobs" -L "^$pass\$" "$@"
+done
+
+cmake --preset asan >/dev/null
+timed "asan build" cmake --build --preset asan -j "$jobs"
+# Keep the driver and the layer loaded to the end so LeakSanitizer can scan them (tools/vkgemm/keep_loaded.hpp).
+lib_dir="$(dirname "$(find /usr/lib -name libvulkan_lvp.so -print -quit 2>/dev/null || echo /usr/lib/x)")"
+export VKGEMM_KEEP_LOADED="$lib_dir/libvulkan_lvp.so:libVkLayer_khronos_validation.so"
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+timed "asan+ubsan pass (core)" ctest --preset asan -j "$jobs" -L "^core\$" "$@"
+unset VKGEMM_KEEP_LOADED ASAN_OPTIONS UBSAN_OPTIONS
+
+timed "fuzzing" tools/run-fuzz.sh
+
+printf 'run-tests: %s\n' "${timings[@]}"

@@ -84,9 +84,12 @@ class DescriptorSet {
 };
 
 void EngineImpl::check_matrix_fits(const char* what, uint32_t rows, uint32_t cols, DataType type) const {
-  const uint64_t bytes = uint64_t{rows} * cols * element_size(type);
   const auto& info = physical.info;
-  if (bytes + physical.storage_offset_alignment > info.max_storage_buffer_range) {
+  // rows * cols * 8 can pass 2^64 for absurd sizes: saturate, so that a wrapped product cannot pass.
+  const uint64_t es = element_size(type), elements = uint64_t{rows} * cols;
+  const uint64_t bytes = es && elements > ~uint64_t{0} / es ? ~uint64_t{0} : elements * es;
+  if (bytes > info.max_storage_buffer_range ||
+      physical.storage_offset_alignment > info.max_storage_buffer_range - bytes) {
     throw Error(ErrorCode::too_large,
                 fmt::format("{} ({}x{} {}) takes {} bytes; {} binds at most {} bytes (maxStorageBufferRange)", what,
                             rows, cols, to_string(type), bytes, info.name, info.max_storage_buffer_range));
@@ -125,9 +128,12 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
                             b.rows, b.cols, c.rows, c.cols));
   }
   const DataType type = a.type;
+  // Before any size arithmetic: an out-of-range type or kernel enum is refused here, not divided by.
+  kernels::check_supported(physical.info, tuning, type, options);
   const uint64_t es = element_size(type);
   for (int i = 0; i < 3; ++i) {
     const MatrixRef& r = *refs[i];
+    check_matrix_fits(names[i], r.rows, r.cols, type);  // first: it bounds the byte count computed next
     if (r.offset % es) {
       throw Error(ErrorCode::invalid_argument,
                   fmt::format("gemm: {}'s offset {} is not a multiple of the {}-byte element", names[i], r.offset, es));
@@ -139,7 +145,6 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
                   fmt::format("gemm: {} ({}x{} {} at offset {}) needs {} bytes; its buffer has {}", names[i], r.rows,
                               r.cols, to_string(type), r.offset, r.offset + bytes, size));
     }
-    check_matrix_fits(names[i], r.rows, r.cols, type);
   }
   if (options.repeat == 0 || options.repeat > kMaxRepeat || options.warmup > kMaxRepeat) {
     throw Error(ErrorCode::invalid_argument,
@@ -147,7 +152,6 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
                             options.repeat, options.warmup));
   }
   const auto& info = physical.info;
-  kernels::check_supported(info, tuning, type, options);
 
   GemmTiming timing;
   timing.gpu_timestamps = info.timestamps;
@@ -198,7 +202,7 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
 
   kernels::GemmPushConstants main_push{m, n, k, a.cols, b.cols, c.cols,
                                        bindings[0].element_offset, bindings[1].element_offset,
-                                       bindings[2].element_offset, plan.k_split, 0};
+                                       bindings[2].element_offset, plan.k_split, 0, plan.flags};
   kernels::GemmPushConstants reduce_push{};
   const VkDescriptorBufferInfo* main_set_buffers[3] = {&bindings[0].info, &bindings[1].info, &bindings[2].info};
   const VkDescriptorBufferInfo* reduce_set_buffers[3] = {&workspace_info, &workspace_info, &bindings[2].info};
@@ -208,7 +212,7 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
     main_push.split_stride = static_cast<uint32_t>(slice_elements);
     main_set_buffers[2] = &workspace_info;
     reduce_push = {m, n, plan.splits, n, n, c.cols, 0, 0, bindings[2].element_offset, 0,
-                   static_cast<uint32_t>(slice_elements)};
+                   static_cast<uint32_t>(slice_elements), 0};
   }
   DescriptorSet main_set(*this, main_set_buffers);
   std::optional<DescriptorSet> reduce_set;
@@ -280,10 +284,10 @@ GemmTiming EngineImpl::gemm_host(DataType type, uint32_t m, uint32_t n, uint32_t
   if (m != 0 && n != 0 && (!c || (k != 0 && (!a || !b)))) {
     throw Error(ErrorCode::invalid_argument, "gemm: a host pointer for A, B or C is null");
   }
+  kernels::check_supported(physical.info, tuning, type, options);
   check_matrix_fits("A", m, k, type);
   check_matrix_fits("B", k, n, type);
   check_matrix_fits("C", m, n, type);
-  kernels::check_supported(physical.info, tuning, type, options);
   GemmTiming timing;
   timing.gpu_timestamps = physical.info.timestamps;
   if (m == 0 || n == 0) return timing;

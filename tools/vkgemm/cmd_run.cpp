@@ -42,8 +42,17 @@ uint32_t count(const char* name, int64_t v, int64_t lo, int64_t hi) {
   return static_cast<uint32_t>(v);
 }
 
-int run_product(const RunOptions& o, const CommonOptions& common) {
+// Everything about the arguments that can be checked without files or a device.
+struct RunPlan {
   GemmOptions options;
+  bool from_files = false;
+  DataType type = DataType::f32;  // random inputs only: files bring their own type and sizes
+  uint32_t m = 0, n = 0, k = 0;
+};
+
+RunPlan plan_run(const RunOptions& o) {
+  RunPlan plan;
+  GemmOptions& options = plan.options;
   const auto kernel = parse_kernel(o.kernel);
   if (!kernel) {
     throw Error(ErrorCode::invalid_argument,
@@ -62,15 +71,47 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
   }
   options.repeat = count("--repeat", o.repeat, 1, 100000);
   options.warmup = count("--warmup", o.warmup, 0, 100000);
-
-  DataType type;
-  uint32_t m, n, k;
-  std::vector<std::byte> a, b;
-  const uint64_t seed = o.seed.value_or(fresh_seed());
-  const bool from_files = !o.a_path.empty() || !o.b_path.empty();
-  if (from_files) {
+  plan.from_files = !o.a_path.empty() || !o.b_path.empty();
+  if (plan.from_files) {
     if (o.a_path.empty() || o.b_path.empty()) throw Error(ErrorCode::invalid_argument, "--a and --b go together");
     if (o.m || o.n || o.k) throw Error(ErrorCode::invalid_argument, "--m/--n/--k cannot be combined with --a/--b");
+  } else {
+    const auto t = parse_data_type(o.type);
+    if (!t) throw Error(ErrorCode::invalid_argument, fmt::format("--type {} is unknown (f32, i32, f64)", o.type));
+    plan.type = *t;
+    plan.m = dimension("--m", o.m), plan.n = dimension("--n", o.n), plan.k = dimension("--k", o.k);
+  }
+  return plan;
+}
+
+// Refuses a product whose matrices cannot all be resident on the device, before any host memory is spent
+// on inputs (random inputs for --m 100000 --n 100000 --k 100000 would take 80 GB of host memory).
+void check_fits_device(const DeviceInfo& dev, DataType type, uint32_t m, uint32_t n, uint32_t k) {
+  const long double es = static_cast<long double>(element_size(type));
+  const long double sizes[3] = {es * m * k, es * k * n, es * m * n};
+  const char* names[3] = {"A", "B", "C"};
+  for (int i = 0; i < 3; ++i) {
+    if (dev.max_allocation_size && sizes[i] > static_cast<long double>(dev.max_allocation_size)) {
+      throw Error(ErrorCode::too_large, fmt::format("{} takes {:.0f} bytes; {} allocates at most {} (maxMemoryAllocationSize)",
+                                                    names[i], sizes[i], dev.name, dev.max_allocation_size));
+    }
+  }
+  const long double total = sizes[0] + sizes[1] + sizes[2];
+  if (dev.device_local_memory && total > static_cast<long double>(dev.device_local_memory)) {
+    throw Error(ErrorCode::too_large, fmt::format("A, B and C take {:.0f} bytes; {} has {} bytes of device memory",
+                                                  total, dev.name, dev.device_local_memory));
+  }
+}
+
+int run_product(const RunOptions& o, const CommonOptions& common) {
+  const RunPlan plan = plan_run(o);
+  const GemmOptions& options = plan.options;
+  DataType type = plan.type;
+  uint32_t m = plan.m, n = plan.n, k = plan.k;
+  std::vector<std::byte> a, b;
+  const uint64_t seed = o.seed.value_or(fresh_seed());
+  const bool from_files = plan.from_files;
+  if (from_files) {
     npy::Array fa = npy::read(o.a_path), fb = npy::read(o.b_path);
     if (fa.type != fb.type) {
       throw Error(ErrorCode::invalid_argument, fmt::format("{} holds {} but {} holds {}; both must have one dtype",
@@ -84,15 +125,11 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
     type = fa.type;
     m = fa.rows, n = fb.cols, k = fa.cols;
     a = std::move(fa.data), b = std::move(fb.data);
-  } else {
-    const auto t = parse_data_type(o.type);
-    if (!t) throw Error(ErrorCode::invalid_argument, fmt::format("--type {} is unknown (f32, i32, f64)", o.type));
-    type = *t;
-    m = dimension("--m", o.m), n = dimension("--n", o.n), k = dimension("--k", o.k);
   }
 
   Engine engine = open_engine(common);
-  engine.check_supported(type, options);  // before spending time on inputs
+  engine.check_supported(type, options);  // before spending time or memory on inputs
+  check_fits_device(engine.device(), type, m, n, k);
   if (!from_files) {
     std::mt19937_64 rng(seed);
     const double lo = type == DataType::i32 ? -8 : -1, hi = type == DataType::i32 ? 9 : 1;
@@ -161,7 +198,7 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
 
 }  // namespace
 
-std::function<int()> add_run_command(CLI::App& app, CommonOptions& common) {
+Command add_run_command(CLI::App& app, CommonOptions& common) {
   auto* cmd = app.add_subcommand("run", "Multiply once (random inputs or .npy files), time it, optionally verify");
   auto o = std::make_shared<RunOptions>();
   cmd->add_option("--m", o->m, "Rows of A and C");
@@ -175,7 +212,8 @@ std::function<int()> add_run_command(CLI::App& app, CommonOptions& common) {
                   "Blocked kernel configuration, e.g. \"128x128x8 8x8 lanes 8 split 1\" (default: from the tuning table)");
   cmd->add_option("--repeat", o->repeat, "Timed dispatches; the median is reported")->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "Untimed dispatches first")->capture_default_str();
-  cmd->add_option("--seed", o->seed, "Seed for the random inputs (default: fresh, printed)");
+  cmd->add_option("--seed", o->seed, "Seed for the random inputs (default: fresh, printed)")
+      ->check(CLI::NonNegativeNumber);  // "-1" would otherwise wrap to 2^64-1 silently
   cmd->add_flag("--verify", o->verify, "Check against the CPU reference; exit 1 when it fails");
   cmd->add_option("--a", o->a_path, "A from a .npy file (2-D, C order, float32/float64/int32)");
   cmd->add_option("--b", o->b_path, "B from a .npy file, same dtype as A");
@@ -183,7 +221,7 @@ std::function<int()> add_run_command(CLI::App& app, CommonOptions& common) {
   cmd->add_option("--json", o->json_path, "Write the result (device, shape, kernel, times, check) as JSON");
   cmd->add_option("--device", common.device, "Device index or name substring (default: VKGEMM_DEVICE, then the best)");
   cmd->add_flag("--validate", common.validation, "Run under VK_LAYER_KHRONOS_validation; any message fails");
-  return [o, &common] { return run_product(*o, common); };
+  return {[o] { (void)plan_run(*o); }, [o, &common] { return run_product(*o, common); }};
 }
 
 }  // namespace vkgemm::cli

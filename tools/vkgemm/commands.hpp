@@ -17,10 +17,17 @@ struct CommonOptions {
   bool validation = false;  // --validate, or VKGEMM_VALIDATION=1
 };
 
+// A registered subcommand: `check` validates its parsed option values (throws vkgemm::Error, opens no
+// device, reads no file); `run` runs it and returns the exit code.
+struct Command {
+  std::function<void()> check;
+  std::function<int()> run;
+};
+
 // Each returns the action to run when its subcommand is chosen; the action returns the exit code.
 std::function<int()> add_devices_command(CLI::App& app);
 std::function<int()> add_demo_command(CLI::App& app, CommonOptions& common);
-std::function<int()> add_run_command(CLI::App& app, CommonOptions& common);
+Command add_run_command(CLI::App& app, CommonOptions& common);
 std::function<int()> add_tune_command(CLI::App& app, CommonOptions& common);
 std::function<int()> add_bench_command(CLI::App& app, CommonOptions& common);
 

@@ -187,6 +187,10 @@ Array parse(std::span<const std::byte> file, const std::string& name) {
 }
 
 Array read(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw Error(ErrorCode::io_error, fmt::format("{}: is a directory, not a .npy file", path));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorCode::io_error, fmt::format("{}: cannot open for reading", path));
   std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

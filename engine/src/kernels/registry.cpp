@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/push_constants.hpp"
 #include "kernels/spirv_table.hpp"
 #include "vkgemm/error.hpp"
 
@@ -148,6 +149,15 @@ void check_blocked_config(const DeviceInfo& device, DataType type, const Blocked
 }
 
 void check_supported(const DeviceInfo& device, const tuning::Table& table, DataType type, const GemmOptions& options) {
+  // Enums cast from integers the API does not define: refuse them before anything sizes or switches on them.
+  if (element_size(type) == 0) {
+    throw Error(ErrorCode::unsupported_type,
+                fmt::format("element type {} is not one vkgemm knows (f32, i32, f64)", static_cast<int>(type)));
+  }
+  if (to_string(options.kernel) == "?") {
+    throw Error(ErrorCode::unsupported_config, fmt::format("kernel {} is not one vkgemm knows (naive, tiled, blocked, "
+                                                           "auto)", static_cast<int>(options.kernel)));
+  }
   switch (options.kernel) {
     case Kernel::naive:
     case Kernel::tiled: {
@@ -219,7 +229,8 @@ Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOption
     out.main.shader = shader_name("blocked", p.type);
     const uint32_t pad = blocked_padding(device, c, p.type);
     out.main.constants = {{0, c.bm}, {1, c.bn}, {2, c.bk}, {3, c.tm}, {4, c.tn}, {5, c.lanes_n}, {6, threads},
-                          {7, vec_a}, {8, vec_b}, {9, vec_c}, {10, c.group_m}, {11, pad}};
+                          {10, c.group_m}, {11, pad}};
+    out.flags = (vec_a ? kVecA : 0) | (vec_b ? kVecB : 0) | (vec_c ? kVecC : 0);
     out.main.workgroup_size = {threads, 1, 1};
     out.main.shared_bytes = blocked_shared_bytes(c, p.type, pad);
     out.grid = {(p.n + c.bn - 1) / c.bn, (p.m + c.bm - 1) / c.bm, out.splits};

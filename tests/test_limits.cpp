@@ -1,0 +1,180 @@
+// Device limits: a matrix past maxStorageBufferRange, allocations past what the device has, absurd sizes,
+// and genuine memory exhaustion bounded by an address-space limit. Each ends in a right result or a
+// vkgemm::Error that names the limit, and the engine multiplies correctly afterwards.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <sys/resource.h>
+
+#include "support.hpp"
+
+using namespace vkgemm;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& words) { return s.find(words) != std::string::npos; }
+
+// The engine after an error: a small product still comes out right.
+void check_still_usable(const char* after) {
+  auto rng = test::case_rng(after);
+  const auto r = test::check_product(DataType::f32, 37, 29, 41, {}, rng);
+  INFO("after ", after, ": ", r.detail);
+  CHECK(r.passed);
+}
+
+// Sanitizers reserve terabytes of shadow address space and die instead of returning null when an
+// address-space limit is hit, so the RLIMIT_AS test only runs in uninstrumented builds.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
+// Bytes of address space this process maps now (VmSize).
+uint64_t mapped_bytes() {
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  unsigned long long pages = 0;
+  const int got = std::fscanf(f, "%llu", &pages);
+  std::fclose(f);
+  return got == 1 ? pages * 4096ull : 0;
+}
+
+}  // namespace
+
+TEST_SUITE("limits") {
+  TEST_CASE("6000x6000 float32 A (144 MB) times 6000x8 B: right, or refused naming maxStorageBufferRange") {
+    Engine& e = test::engine();
+    constexpr uint32_t m = 6000, k = 6000, n = 8;
+    auto rng = test::case_rng("6000x6000");
+    std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+    std::vector<float> a(uint64_t{m} * k), b(uint64_t{k} * n), c(uint64_t{m} * n, -12345.0f);
+    for (auto& v : a) v = d(rng);
+    for (auto& v : b) v = d(rng);
+    const uint64_t a_bytes = uint64_t{m} * k * 4;
+    bool multiplied = false;
+    try {
+      e.gemm(DataType::f32, m, n, k, a.data(), b.data(), c.data(), {.kernel = Kernel::tiled, .tile = 16});
+      multiplied = true;
+    } catch (const Error& err) {
+      INFO(err.what());
+      // Only a device whose range cannot hold A may refuse, and it must say which limit.
+      CHECK(a_bytes > e.device().max_storage_buffer_range);
+      CHECK(err.code() == ErrorCode::too_large);
+      CHECK(contains(err.what(), "maxStorageBufferRange"));
+      CHECK(contains(err.what(), e.device().name));
+    }
+    if (multiplied) {
+      const Comparison cmp = compare_with_reference(DataType::f32, m, n, k, a.data(), b.data(), c.data());
+      INFO(cmp.summary());
+      CHECK(cmp.passed);
+    }
+    MESSAGE("A is ", a_bytes, " bytes, maxStorageBufferRange ", e.device().max_storage_buffer_range, ": ",
+            multiplied ? "multiplied and checked" : "refused with too_large");
+    check_still_usable("6000x6000");
+  }
+
+  TEST_CASE("allocations past maxMemoryAllocationSize or the heap are too_large, before Vulkan is asked") {
+    Engine& e = test::engine();
+    const auto& dev = e.device();
+    REQUIRE(dev.max_allocation_size > 0);
+    try {
+      (void)e.create_buffer(dev.max_allocation_size + 1);
+      FAIL("a buffer past maxMemoryAllocationSize was created");
+    } catch (const Error& err) {
+      CHECK(err.code() == ErrorCode::too_large);
+      CHECK_MESSAGE(contains(err.what(), "maxMemoryAllocationSize"), err.what());
+    }
+    try {
+      (void)e.create_buffer(~uint64_t{0} / 2);
+      FAIL("an 8 EiB buffer was created");
+    } catch (const Error& err) {
+      CHECK_MESSAGE(err.code() == ErrorCode::too_large, err.what());
+    }
+    check_still_usable("too-large allocations");
+  }
+
+  TEST_CASE("absurd sizes whose byte counts overflow 64 bits are refused, not wrapped") {
+    Engine& e = test::engine();
+    std::vector<double> one(1, 1.0);
+    // 2^31 x 2^31 x 8 bytes = 2^65: a product computed in 64 bits wraps to 0 bytes.
+    const uint32_t huge = 1u << 31;
+    for (const DataType type : {DataType::f32, DataType::f64}) {
+      if (type == DataType::f64 && !e.device().float64) continue;
+      try {
+        e.gemm(type, huge, huge, huge, one.data(), one.data(), one.data());
+        FAIL("a 2^31-cubed product was accepted");
+      } catch (const Error& err) {
+        CHECK_MESSAGE(err.code() == ErrorCode::too_large, err.what());
+      }
+      Buffer small = e.create_buffer(64);
+      try {
+        e.gemm({&small, 0, huge, huge, type}, {&small, 0, huge, 1, type}, {&small, 0, huge, 1, type});
+        FAIL("a 2^31 x 2^31 matrix in a 64-byte buffer was accepted");
+      } catch (const Error& err) {
+        CHECK_MESSAGE((err.code() == ErrorCode::too_large || err.code() == ErrorCode::invalid_argument), err.what());
+      }
+    }
+    const uint32_t max = 0xffffffffu;
+    try {
+      e.gemm(DataType::i32, max, max, max, one.data(), one.data(), one.data());
+      FAIL("a (2^32-1)-cubed product was accepted");
+    } catch (const Error& err) {
+      CHECK_MESSAGE(err.code() == ErrorCode::too_large, err.what());
+    }
+    check_still_usable("absurd sizes");
+  }
+
+  TEST_CASE("device memory exhausted for real (under an address-space limit): out_of_memory, then usable") {
+    // lavapipe's device memory is host memory. Exhausting the machine's 24 GiB would invite the OOM killer
+    // onto unrelated processes, so the exhaustion is made real but bounded: RLIMIT_AS is set to what this
+    // process maps now plus 1 GiB, buffers are created until the driver says no, then everything is freed
+    // and the limit lifted.
+    if (kAddressSanitizer) {
+      MESSAGE("skipped under AddressSanitizer (it cannot run under an address-space limit)");
+      return;
+    }
+    Engine& e = test::engine();
+    check_still_usable("warm-up");  // pipelines and staging exist before the limit
+    rlimit old{};
+    REQUIRE(getrlimit(RLIMIT_AS, &old) == 0);
+    const uint64_t budget = uint64_t{1} << 30;
+    const uint64_t chunk = uint64_t{64} << 20;
+    rlimit tight = old;
+    tight.rlim_cur = mapped_bytes() + budget;
+    REQUIRE(setrlimit(RLIMIT_AS, &tight) == 0);
+    std::vector<Buffer> held;
+    std::string failure;
+    test::ExpectedMessages driver_report("VK_ERROR_OUT_OF_DEVICE_MEMORY");
+    ErrorCode code = ErrorCode::invalid_argument;
+    for (int i = 0; i < 64 && failure.empty(); ++i) {  // 64 x 64 MiB = 4 GiB: well past the budget
+      try {
+        held.push_back(e.create_buffer(chunk, "exhaustion test"));
+      } catch (const Error& err) {
+        failure = err.what();
+        code = err.code();
+      }
+    }
+    const size_t allocated = held.size();
+    held.clear();
+    REQUIRE(setrlimit(RLIMIT_AS, &old) == 0);
+    INFO("created ", allocated, " buffers of 64 MiB before: ", failure);
+    CHECK(!failure.empty());
+    CHECK(code == ErrorCode::out_of_memory);
+    CHECK(contains(failure, e.device().name));
+    CHECK(allocated >= 1);
+    CHECK(allocated <= budget / chunk);
+    CHECK(driver_report.seen() <= 1);  // Mesa's own report of the failure it returned, nothing more
+    MESSAGE("exhausted after ", allocated, " x 64 MiB: ", failure);
+    check_still_usable("memory exhaustion");
+  }
+}
