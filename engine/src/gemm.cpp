@@ -1,4 +1,5 @@
-// C = A * B: argument checks, binding, recording with timestamps, and the host-memory convenience.
+// The submit-and-wait conveniences on top of EngineImpl::record(): on engine buffers (the plain
+// MatrixRef product and the full BLAS call), on host memory, and submit_gemm() with the caller's sync.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -6,7 +7,6 @@
 #include <fmt/format.h>
 
 #include "engine_impl.hpp"
-#include "kernels/push_constants.hpp"
 #include "kernels/registry.hpp"
 #include "vk/check.hpp"
 #include "vkgemm/error.hpp"
@@ -25,61 +25,50 @@ double GemmTiming::median_gpu_ms() const {
 }
 
 namespace detail {
-namespace {
 
-constexpr uint32_t kMaxRepeat = 100000;
-
-// A matrix bound as a storage buffer: the binding starts at an aligned offset, the rest goes in elements.
-struct Binding {
-  VkDescriptorBufferInfo info{};
-  uint32_t element_offset = 0;
-};
-
-Binding bind(const BufferImpl& buffer, const MatrixRef& m, uint64_t alignment) {
-  const uint64_t es = element_size(m.type);
-  const uint64_t start = m.offset - m.offset % alignment;
-  Binding b;
-  b.info.buffer = buffer.alloc.buffer.get();
-  b.info.offset = start;
-  b.info.range = m.offset - start + uint64_t{m.rows} * m.cols * es;
-  b.element_offset = static_cast<uint32_t>((m.offset - start) / es);
-  return b;
+GemmTiming EngineImpl::submit(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options,
+                              const SubmitSync* sync) {
+  const auto& t = device->table();
+  std::unique_ptr<RecordingImpl> rec;
+  const double wait_ms = submitter->run(
+      [&](VkCommandBuffer cmd) {
+        // What record() asks of its caller: uploads, host writes and earlier products are done first...
+        memory_barrier(t, cmd,
+                       VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                       VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                           VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_HOST_WRITE_BIT,
+                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+        rec = record(cmd, desc, ops, options);
+        // ...and the result is ready for copies, the host and later kernels.
+        memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                       VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                       VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT);
+      },
+      sync);
+  GemmTiming timing = rec->timing();
+  timing.submit_wait_ms = wait_ms;
+  return timing;
 }
 
-}  // namespace
-
-void EngineImpl::check_matrix_fits(const char* what, uint32_t rows, uint32_t cols, DataType type) const {
-  const uint64_t bytes = uint64_t{rows} * cols * element_size(type);
-  const auto& info = physical.info;
-  if (bytes + physical.storage_offset_alignment > info.max_storage_buffer_range) {
-    throw Error(ErrorCode::too_large,
-                fmt::format("{} ({}x{} {}) takes {} bytes; {} binds at most {} bytes (maxStorageBufferRange)", what,
-                            rows, cols, to_string(type), bytes, info.name, info.max_storage_buffer_range));
+GemmTiming EngineImpl::gemm(const GemmDesc& desc, const BufferOffset (&ops)[3], const GemmOptions& options) {
+  const char* names[3] = {"A", "B", "C"};
+  VulkanBufferRange ranges[3];
+  for (int i = 0; i < 3; ++i) {
+    if (!ops[i].buffer) throw Error(ErrorCode::invalid_argument, fmt::format("gemm: {} has no buffer", names[i]));
+    const BufferImpl& b = owned(*ops[i].buffer, names[i]);
+    const uint64_t size = b.alloc.size;
+    ranges[i] = {b.alloc.buffer.get(), ops[i].offset, ops[i].offset > size ? 0 : size - ops[i].offset};
   }
-}
-
-VkQueryPool EngineImpl::timestamp_pool(uint32_t queries) {
-  if (queries > query_capacity) {
-    query_pool.reset();
-    VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-    info.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    info.queryCount = queries;
-    VkQueryPool pool = VK_NULL_HANDLE;
-    vk::check(device->table().vkCreateQueryPool(device->get(), &info, nullptr, &pool), "vkCreateQueryPool");
-    query_pool = vk::DeviceHandle<VkQueryPool>(device->table(), device->get(), pool);
-    query_capacity = queries;
+  check_gemm(desc);  // argument errors before an empty product's early return, as the reference BLAS
+  if (desc.m == 0 || desc.n == 0 || desc.batch == 0) {
+    GemmTiming timing;
+    timing.gpu_timestamps = physical.info.timestamps;
+    return timing;
   }
-  return query_pool.get();
+  return submit(desc, ranges, options, nullptr);
 }
 
 GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const MatrixRef& c, const GemmOptions& options) {
-  const MatrixRef* refs[3] = {&a, &b, &c};
-  const char* names[3] = {"A", "B", "C"};
-  const BufferImpl* buffers[3];
-  for (int i = 0; i < 3; ++i) {
-    if (!refs[i]->buffer) throw Error(ErrorCode::invalid_argument, fmt::format("gemm: {} has no buffer", names[i]));
-    buffers[i] = &owned(*refs[i]->buffer, names[i]);
-  }
   if (a.type != b.type || a.type != c.type) {
     throw Error(ErrorCode::invalid_argument, fmt::format("gemm: A, B and C must share one type; they are {}, {}, {}",
                                                          to_string(a.type), to_string(b.type), to_string(c.type)));
@@ -89,168 +78,50 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
                 fmt::format("gemm: A is {}x{}, B is {}x{}, C is {}x{}; need A m x k, B k x n, C m x n", a.rows, a.cols,
                             b.rows, b.cols, c.rows, c.cols));
   }
-  const DataType type = a.type;
-  const uint64_t es = element_size(type);
-  for (int i = 0; i < 3; ++i) {
-    const MatrixRef& r = *refs[i];
-    if (r.offset % es) {
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("gemm: {}'s offset {} is not a multiple of the {}-byte element", names[i], r.offset, es));
-    }
-    const uint64_t bytes = uint64_t{r.rows} * r.cols * es;
-    const uint64_t size = buffers[i]->alloc.size;
-    if (r.offset > size || bytes > size - r.offset) {
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("gemm: {} ({}x{} {} at offset {}) needs {} bytes; its buffer has {}", names[i], r.rows,
-                              r.cols, to_string(type), r.offset, r.offset + bytes, size));
-    }
-    check_matrix_fits(names[i], r.rows, r.cols, type);
-  }
-  if (options.repeat == 0 || options.repeat > kMaxRepeat || options.warmup > kMaxRepeat) {
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("gemm: repeat must be 1 to {} and warmup 0 to {} (got {} and {})", kMaxRepeat, kMaxRepeat,
-                            options.repeat, options.warmup));
-  }
-  const auto& info = physical.info;
-  kernels::check_supported(info, options.kernel, type, options);
-
-  GemmTiming timing;
-  timing.gpu_timestamps = info.timestamps;
-  const uint32_t m = c.rows, n = c.cols, k = a.cols;
-  const auto& t = device->table();
-  if (m == 0 || n == 0) return timing;
-  if (k == 0) {  // an empty sum: C is zero, nothing to dispatch
-    timing.submit_wait_ms = submitter->run([&](VkCommandBuffer cmd) {
-      memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                     VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
-                         VK_ACCESS_TRANSFER_WRITE_BIT,
-                     VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
-      t.vkCmdFillBuffer(cmd, buffers[2]->alloc.buffer.get(), c.offset, uint64_t{m} * n * es, 0);
-      memory_barrier(t, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-                     VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                     VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT);
-    });
-    return timing;
-  }
-
-  const kernels::LaunchShape shape = kernels::launch_shape(options.kernel, type, options);
-  const auto grid = kernels::dispatch_grid(info, shape, m, n);
-  const VkPipeline pipeline = pipelines->get(options.kernel, type, shape);
-
-  Binding bindings[3];
-  for (int i = 0; i < 3; ++i) bindings[i] = bind(*buffers[i], *refs[i], physical.storage_offset_alignment);
-  kernels::GemmPushConstants push{m, n, k, a.cols, b.cols, c.cols,
-                                  bindings[0].element_offset, bindings[1].element_offset, bindings[2].element_offset};
-
-  VkDescriptorSetLayout set_layout = pipelines->set_layout();
-  VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-  alloc.descriptorPool = descriptor_pool.get();
-  alloc.descriptorSetCount = 1;
-  alloc.pSetLayouts = &set_layout;
-  VkDescriptorSet set = VK_NULL_HANDLE;
-  vk::check(t.vkAllocateDescriptorSets(device->get(), &alloc, &set), "vkAllocateDescriptorSets");
-  struct SetGuard {  // the set goes back to the pool however this function ends
-    const VolkDeviceTable& t;
-    VkDevice dev;
-    VkDescriptorPool pool;
-    VkDescriptorSet set;
-    ~SetGuard() { t.vkFreeDescriptorSets(dev, pool, 1, &set); }
-  } guard{t, device->get(), descriptor_pool.get(), set};
-  VkWriteDescriptorSet writes[3];
-  for (uint32_t i = 0; i < 3; ++i) {
-    writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-    writes[i].dstSet = set;
-    writes[i].dstBinding = i;
-    writes[i].descriptorCount = 1;
-    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    writes[i].pBufferInfo = &bindings[i].info;
-  }
-  t.vkUpdateDescriptorSets(device->get(), 3, writes, 0, nullptr);
-
-  const uint32_t queries = info.timestamps ? 2 * options.repeat : 0;
-  const VkQueryPool pool = queries ? timestamp_pool(queries) : VK_NULL_HANDLE;
-  const auto between_dispatches = [&](VkCommandBuffer cmd) {
-    // C is written by every dispatch: each one waits for the last (and timestamps stay apart).
-    memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
-                   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT);
-  };
-  timing.submit_wait_ms = submitter->run([&](VkCommandBuffer cmd) {
-    // Uploads and earlier products finish before this one reads or writes.
-    memory_barrier(t, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                   VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
-                       VK_ACCESS_SHADER_READ_BIT,
-                   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-    if (pool) t.vkCmdResetQueryPool(cmd, pool, 0, queries);
-    t.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-    t.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines->layout(), 0, 1, &set, 0, nullptr);
-    t.vkCmdPushConstants(cmd, pipelines->layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(push), &push);
-    for (uint32_t w = 0; w < options.warmup; ++w) {
-      t.vkCmdDispatch(cmd, grid[0], grid[1], grid[2]);
-      between_dispatches(cmd);
-    }
-    for (uint32_t r = 0; r < options.repeat; ++r) {
-      if (r > 0) between_dispatches(cmd);
-      if (pool) t.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, pool, 2 * r);
-      t.vkCmdDispatch(cmd, grid[0], grid[1], grid[2]);
-      if (pool) t.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, pool, 2 * r + 1);
-    }
-    // The result is ready for copies, the host and later kernels.
-    memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-                   VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                   VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT);
-  });
-
-  if (pool) {
-    std::vector<uint64_t> stamps(queries);
-    vk::check(t.vkGetQueryPoolResults(device->get(), pool, 0, queries, stamps.size() * sizeof(uint64_t),
-                                      stamps.data(), sizeof(uint64_t),
-                                      VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
-              "vkGetQueryPoolResults");
-    const uint64_t mask = info.timestamp_valid_bits >= 64 ? ~0ull : (1ull << info.timestamp_valid_bits) - 1;
-    for (uint32_t r = 0; r < options.repeat; ++r) {
-      const uint64_t ticks = (stamps[2 * r + 1] - stamps[2 * r]) & mask;  // masked: survives a wrap
-      timing.gpu_ms.push_back(static_cast<double>(ticks) * static_cast<double>(info.timestamp_period_ns) * 1e-6);
-    }
-  }
-  return timing;
+  GemmDesc desc;
+  desc.type = a.type;
+  desc.m = c.rows, desc.n = c.cols, desc.k = a.cols;
+  return gemm(desc, {BufferOffset{a.buffer, a.offset}, BufferOffset{b.buffer, b.offset}, BufferOffset{c.buffer, c.offset}},
+              options);
 }
 
-GemmTiming EngineImpl::gemm_host(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a, const void* b,
-                                 void* c, const GemmOptions& options) {
-  const uint64_t es = element_size(type);
-  if (m != 0 && n != 0 && (!c || (k != 0 && (!a || !b)))) {
-    throw Error(ErrorCode::invalid_argument, "gemm: a host pointer for A, B or C is null");
-  }
-  check_matrix_fits("A", m, k, type);
-  check_matrix_fits("B", k, n, type);
-  check_matrix_fits("C", m, n, type);
-  kernels::check_supported(physical.info, options.kernel, type, options);
+GemmTiming EngineImpl::gemm_host(const GemmDesc& desc, const void* a, const void* b, void* c,
+                                 const GemmOptions& options) {
+  check_gemm(desc);
+  kernels::check_supported(physical.info, options.kernel, desc.type, options);
+  const uint64_t es = element_size(desc.type);
+  const uint64_t bytes[3] = {operand_extent(desc, 'A').elements * es, operand_extent(desc, 'B').elements * es,
+                             operand_extent(desc, 'C').elements * es};
+  check_binding_fits("gemm: A", bytes[0]);
+  check_binding_fits("gemm: B", bytes[1]);
+  check_binding_fits("gemm: C", bytes[2]);
   GemmTiming timing;
   timing.gpu_timestamps = physical.info.timestamps;
-  if (m == 0 || n == 0) return timing;
-  if (k == 0) {
-    std::memset(c, 0, uint64_t{m} * n * es);
-    return timing;
-  }
-  const auto ensure = [&](Buffer& buffer, uint64_t bytes, const char* name) {
-    if (buffer.size() < bytes) {
+  if (bytes[2] == 0 || desc.batch == 0) return timing;  // m or n is 0: nothing to do
+  const bool reads_ab = desc.alpha != 0.0 && desc.k != 0;
+  if (!c || (reads_ab && (!a || !b))) throw Error(ErrorCode::invalid_argument, "gemm: a host pointer for A, B or C is null");
+  const auto ensure = [&](Buffer& buffer, uint64_t n, const char* name) {
+    n = std::max<uint64_t>(n, 16);  // an operand that is not read still gets a (tiny) buffer to bind
+    if (buffer.size() < n) {
       buffer = Buffer();  // free the old one first: the new one may need its memory
-      buffer = create_buffer(bytes, name);
+      buffer = create_buffer(n, name);
     }
   };
-  const uint64_t a_bytes = uint64_t{m} * k * es, b_bytes = uint64_t{k} * n * es, c_bytes = uint64_t{m} * n * es;
-  ensure(host_a, a_bytes, "vkgemm host A");
-  ensure(host_b, b_bytes, "vkgemm host B");
-  ensure(host_c, c_bytes, "vkgemm host C");
+  ensure(host_a, bytes[0], "vkgemm host A");
+  ensure(host_b, bytes[1], "vkgemm host B");
+  ensure(host_c, bytes[2], "vkgemm host C");
 
   using clock = std::chrono::steady_clock;
   auto start = clock::now();
-  write(host_a, 0, a, a_bytes);
-  write(host_b, 0, b, b_bytes);
+  if (reads_ab) {
+    write(host_a, 0, a, bytes[0]);
+    write(host_b, 0, b, bytes[1]);
+  }
+  write(host_c, 0, c, bytes[2]);  // also when beta = 0: the gaps between rows come back as they were
   const double upload = std::chrono::duration<double, std::milli>(clock::now() - start).count();
-  timing = gemm({&host_a, 0, m, k, type}, {&host_b, 0, k, n, type}, {&host_c, 0, m, n, type}, options);
+  timing = gemm(desc, {BufferOffset{&host_a, 0}, BufferOffset{&host_b, 0}, BufferOffset{&host_c, 0}}, options);
   start = clock::now();
-  read(host_c, 0, c, c_bytes);
+  read(host_c, 0, c, bytes[2]);
   timing.download_ms = std::chrono::duration<double, std::milli>(clock::now() - start).count();
   timing.upload_ms = upload;
   return timing;

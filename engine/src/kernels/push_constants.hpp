@@ -5,11 +5,23 @@
 
 namespace vkgemm::kernels {
 
+inline constexpr uint32_t kTransA = 1;    // GEMM_TRANS_A
+inline constexpr uint32_t kTransB = 2;    // GEMM_TRANS_B
+inline constexpr uint32_t kBetaZero = 4;  // GEMM_BETA_ZERO
+
 struct GemmPushConstants {
   uint32_t m, n, k;
   uint32_t lda, ldb, ldc;
   uint32_t a_offset, b_offset, c_offset;  // in elements, inside each binding
+  uint32_t stride_a, stride_b, stride_c;  // in elements, between batch entries; 0 broadcasts
+  uint32_t batch;
+  uint32_t flags;
+  uint32_t pad[2];
+  // alpha then beta in the accumulator's type (float, int32 or double), each element-size bytes: the
+  // shader's `ACC_T alpha, beta` at offset 64 (std430: 8-byte doubles stay aligned there).
+  alignas(8) unsigned char scalars[16];
 };
-static_assert(sizeof(GemmPushConstants) == 36);
+static_assert(sizeof(GemmPushConstants) == 80, "the shader's block ends at 64 + 2 * 8 at most");
+static_assert(sizeof(GemmPushConstants) <= 128, "maxPushConstantsSize is at least 128 on every device");
 
 }  // namespace vkgemm::kernels

@@ -40,7 +40,7 @@ LaunchShape launch_shape(Kernel kernel, DataType type, const GemmOptions& option
 void check_supported(const DeviceInfo& device, Kernel kernel, DataType type, const GemmOptions& options) {
   if (type == DataType::f64 && !device.float64) {
     throw Error(ErrorCode::unsupported_type,
-                fmt::format("f64 needs the shaderFloat64 feature, which {} does not have", device.name));
+                fmt::format("f64 needs the shaderFloat64 feature, which {} does not have or its VkDevice was created without", device.name));
   }
   const LaunchShape shape = launch_shape(kernel, type, options);
   const auto& wg = shape.workgroup_size;
