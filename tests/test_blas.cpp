@@ -28,6 +28,7 @@ GemmDesc make_desc(DataType type, Layout layout, Op op_a, Op op_b, int64_t m, in
   GemmDesc d;
   d.type = type, d.layout = layout, d.op_a = op_a, d.op_b = op_b, d.m = m, d.n = n, d.k = k;
   d.alpha = alpha, d.beta = beta;
+  if (type == DataType::i32) d.alpha = std::trunc(alpha), d.beta = std::trunc(beta);  // 3.14 -> 3, 2.5 -> 2
   const bool row = layout == Layout::row_major;
   const auto inner = [&](int64_t rows, int64_t cols) { return row ? cols : rows; };
   d.lda = inner(op_a == Op::n ? m : k, op_a == Op::n ? k : m) + pad;
