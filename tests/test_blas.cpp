@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/registry.hpp"  // kernels::resolve, to try auto on made-up devices
 #include "support.hpp"
 
 using namespace vkgemm;
@@ -161,5 +162,33 @@ TEST_SUITE("blas") {
                          doctest::Contains("warmup + repeat must be 1"), Error);
     // Checked before the empty product returns, as in the reference BLAS.
     expect({.m = 0, .n = 2, .k = 2, .lda = -5}, ErrorCode::invalid_leading_dimension, "lda = -5");
+  }
+
+  TEST_CASE("kernel auto picks a configuration the device can run, and names what is missing when none can") {
+    DeviceInfo fake = test::engine().device();
+    fake.float64 = true;
+    fake.max_workgroup_invocations = 1024;
+    fake.max_workgroup_size = {1024, 1024, 64};
+    fake.max_shared_memory = 1024;  // two f64 tiles of 8 x 8 fit, of 16 x 16 not
+    GemmOptions o = kernels::resolve(fake, DataType::f64, {.kernel = Kernel::automatic});
+    CHECK(o.kernel == Kernel::tiled);
+    CHECK(o.tile == 8);
+    fake.max_shared_memory = 0;  // no shared memory at all: the naive kernel
+    o = kernels::resolve(fake, DataType::f32, {.kernel = Kernel::automatic});
+    CHECK(o.kernel == Kernel::naive);
+    CHECK(o.tile == 16);
+    fake.max_workgroup_invocations = 1;
+    CHECK(kernels::resolve(fake, DataType::f32, {.kernel = Kernel::automatic}).tile == 1);
+    CHECK(kernels::resolve(fake, DataType::f32, {.kernel = Kernel::naive, .tile = 16}).tile == 16);  // concrete: as given
+    fake.float64 = false;  // a feature no kernel can do without: its name comes back
+    CHECK_THROWS_WITH_AS(kernels::resolve(fake, DataType::f64, {.kernel = Kernel::automatic}),
+                         doctest::Contains("shaderFloat64"), Error);
+    // On the real device: a checked call through auto, and the name parses.
+    auto rng = test::case_rng("auto");
+    const auto r = test::check_gemm_call(GemmDesc{.op_b = Op::t, .m = 33, .n = 17, .k = 40, .alpha = 2.0, .beta = 1.0},
+                                         {.kernel = Kernel::automatic}, rng);
+    INFO(r.detail);
+    CHECK(r.passed);
+    CHECK(parse_kernel("auto") == Kernel::automatic);
   }
 }

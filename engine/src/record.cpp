@@ -43,20 +43,21 @@ void EngineImpl::check_binding_fits(const char* what, uint64_t bytes) const {
 }
 
 std::unique_ptr<RecordingImpl> EngineImpl::record(VkCommandBuffer cmd, const GemmDesc& desc,
-                                                  const VulkanBufferRange (&ops)[3], const GemmOptions& options) {
+                                                  const VulkanBufferRange (&ops)[3], const GemmOptions& requested) {
   check_gemm(desc);
-  if (options.repeat == 0 || options.repeat > kMaxRepeat || options.warmup > kMaxRepeat) {
+  if (requested.repeat == 0 || requested.repeat > kMaxRepeat || requested.warmup > kMaxRepeat) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("gemm: repeat must be 1 to {} and warmup 0 to {} (got {} and {})", kMaxRepeat, kMaxRepeat,
-                            options.repeat, options.warmup));
+                            requested.repeat, requested.warmup));
   }
-  if (desc.beta != 0.0 && options.repeat + options.warmup > 1) {
+  if (desc.beta != 0.0 && requested.repeat + requested.warmup > 1) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("gemm: with beta = {} every dispatch updates C in place, so warmup + repeat must be 1 "
-                            "(got {} + {})", desc.beta, options.warmup, options.repeat));
+                            "(got {} + {})", desc.beta, requested.warmup, requested.repeat));
   }
   const DataType type = desc.type;
   const auto& info = physical.info;
+  const GemmOptions options = kernels::resolve(info, type, requested);  // a concrete kernel from here on
   kernels::check_supported(info, options.kernel, type, options);
   if (!cmd) throw Error(ErrorCode::invalid_argument, "gemm: the command buffer is VK_NULL_HANDLE");
 

@@ -27,6 +27,7 @@ std::string_view to_string(Kernel kernel) noexcept {
   switch (kernel) {
     case Kernel::naive: return "naive";
     case Kernel::tiled: return "tiled";
+    case Kernel::automatic: return "auto";
   }
   return "?";
 }
@@ -40,6 +41,7 @@ std::optional<DataType> parse_data_type(std::string_view name) noexcept {
 std::optional<Kernel> parse_kernel(std::string_view name) noexcept {
   for (Kernel k : all_kernels)
     if (to_string(k) == name) return k;
+  if (name == to_string(Kernel::automatic)) return Kernel::automatic;
   return std::nullopt;
 }
 

@@ -77,7 +77,7 @@ Operand from_file(const std::string& path) {
 int run_product(const RunOptions& o, const CommonOptions& common) {
   GemmOptions options;
   const auto kernel = parse_kernel(o.kernel);
-  if (!kernel) throw Error(ErrorCode::invalid_argument, fmt::format("--kernel {} is unknown (naive, tiled)", o.kernel));
+  if (!kernel) throw Error(ErrorCode::invalid_argument, fmt::format("--kernel {} is unknown (naive, tiled, auto)", o.kernel));
   options.kernel = *kernel;
   options.tile = count("--tile", o.tile, 1, 1024);
   const uint32_t repeat = count("--repeat", o.repeat, 1, 100000);
@@ -242,7 +242,7 @@ std::function<int()> add_run_command(CLI::App& app, CommonOptions& common) {
   cmd->add_option("--n", o->n, "Columns of op(B) and C");
   cmd->add_option("--k", o->k, "Columns of op(A), rows of op(B)");
   cmd->add_option("--type", o->type, "Element type: f32, i32, f64 (random inputs)")->capture_default_str();
-  cmd->add_option("--kernel", o->kernel, "Kernel: naive, tiled")->capture_default_str();
+  cmd->add_option("--kernel", o->kernel, "Kernel: naive, tiled, auto (the first that this device can run)")->capture_default_str();
   cmd->add_option("--tile", o->tile, "Tile side (tiled) or workgroup side (naive)")->capture_default_str();
   cmd->add_option("--repeat", o->repeat, "Timed dispatches; the median is reported")->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "Untimed dispatches first")->capture_default_str();

@@ -1,6 +1,8 @@
 #include "kernels/registry.hpp"
 
+#include <optional>
 #include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -33,11 +35,36 @@ LaunchShape launch_shape(Kernel kernel, DataType type, const GemmOptions& option
       shape.constants = {{0, t}};
       shape.shared_bytes = 2u * t * t * static_cast<uint32_t>(element_size(type));
       break;
+    case Kernel::automatic:
+      throw Error(ErrorCode::invalid_argument, "kernel auto has no shape of its own: resolve() it first");
   }
   return shape;
 }
 
+GemmOptions resolve(const DeviceInfo& device, DataType type, const GemmOptions& options) {
+  if (options.kernel != Kernel::automatic) return options;
+  const std::pair<Kernel, uint32_t> candidates[] = {{Kernel::tiled, options.tile}, {Kernel::tiled, 16}, {Kernel::tiled, 8},
+                                                    {Kernel::tiled, 4}, {Kernel::naive, 16}, {Kernel::naive, 8},
+                                                    {Kernel::naive, 1}};
+  std::optional<Error> first;
+  for (const auto& [kernel, tile] : candidates) {
+    GemmOptions o = options;
+    o.kernel = kernel, o.tile = tile;
+    try {
+      check_supported(device, kernel, type, o);
+      return o;
+    } catch (const Error& e) {
+      if (!first) first = e;
+    }
+  }
+  throw *first;
+}
+
 void check_supported(const DeviceInfo& device, Kernel kernel, DataType type, const GemmOptions& options) {
+  if (kernel == Kernel::automatic) {
+    (void)resolve(device, type, options);
+    return;
+  }
   if (type == DataType::f64 && !device.float64) {
     throw Error(ErrorCode::unsupported_type,
                 fmt::format("f64 needs the shaderFloat64 feature, which {} does not have or its VkDevice was created without", device.name));

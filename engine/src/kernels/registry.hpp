@@ -32,7 +32,12 @@ std::span<const uint32_t> spirv(Kernel kernel, DataType type);
 LaunchShape launch_shape(Kernel kernel, DataType type, const GemmOptions& options);
 
 // Throws vkgemm::Error naming the limit when the device cannot run this configuration or type.
+// Kernel::automatic is checked by resolving it.
 void check_supported(const DeviceInfo& device, Kernel kernel, DataType type, const GemmOptions& options);
+
+// The options to run: unchanged for a concrete kernel; for Kernel::automatic the first configuration that
+// check_supported accepts (see types.hpp), or the first refusal thrown when none is.
+GemmOptions resolve(const DeviceInfo& device, DataType type, const GemmOptions& options);
 
 // Workgroups to cover an m x n result; throws vkgemm::Error(too_large) past maxComputeWorkGroupCount.
 std::array<uint32_t, 3> dispatch_grid(const DeviceInfo& device, const LaunchShape& shape, uint32_t m, uint32_t n);
