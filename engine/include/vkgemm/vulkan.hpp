@@ -41,6 +41,10 @@ struct VulkanDevice {
 // An engine on the application's device. No instance, device or queue is created; the engine creates only
 // its own pipelines, command pool, fences, descriptor and query pools (destroyed with it). The engine
 // must be destroyed before the device, and the device must be idle of the engine's work by then.
+// Validation messages about the engine's work go to the application's own messenger (EngineOptions'
+// validation is for engines that create their instance). The instance-level functions the engine needs
+// are loaded through get_instance_proc_addr, unless this process already loaded libvulkan.so.1 for an
+// engine of its own, whose loader then serves both (one loader per process, as usual).
 Engine adopt_device(const VulkanDevice& device);
 
 // A range of a VkBuffer holding a GEMM operand: `size` is how many bytes from `offset` the engine may
