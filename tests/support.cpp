@@ -70,7 +70,7 @@ Guarded make_guarded(DataType type, uint32_t rows, uint32_t cols, const std::vec
   g.data_bytes = contents.size();
   const uint64_t total = g.data_offset + g.data_bytes + kGuardBytes;
   std::vector<std::byte> init(total, std::byte{kGuardByte});
-  std::memcpy(init.data() + g.data_offset, contents.data(), g.data_bytes);
+  if (g.data_bytes) std::memcpy(init.data() + g.data_offset, contents.data(), g.data_bytes);  // data() may be null
   g.buffer = e.create_buffer(total, "test matrix");
   e.write(g.buffer, 0, init.data(), total);
   g.ref = {&g.buffer, g.data_offset, rows, cols, type};
