@@ -14,8 +14,11 @@
 // the edges load element by element with bounds checks and zeros outside. The choice is uniform across a
 // workgroup, so nothing diverges.
 //
-// Split-K: workgroup z covers K range [z * k_split, (z + 1) * k_split) and writes its partial block to
-// C + z * split_stride (the host's workspace); splitk_reduce.comp sums the partials.
+// BLAS semantics through gemm_interface.glsl: batch entries and K slices share the grid's z dimension
+// (z = batch * slices + slice); alpha and beta apply in the epilogue. Operands are untransposed (the host
+// sends transposed ones to other kernels). Split-K: slice s covers K range [s * k_split, (s + 1) * k_split)
+// and writes its raw partial block to the host's workspace, C + z * split_stride with row stride ldc;
+// splitk_reduce.comp sums the slices and applies alpha and beta.
 #include "gemm_interface.glsl"
 
 layout(constant_id = 0) const uint BM = 128;
@@ -31,7 +34,7 @@ layout(local_size_x_id = 6) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer MatrixA4 { VEC_T A4[]; };
 layout(std430, set = 0, binding = 1) readonly buffer MatrixB4 { VEC_T B4[]; };
-layout(std430, set = 0, binding = 2) writeonly buffer MatrixC4 { VEC_T C4[]; };
+layout(std430, set = 0, binding = 2) buffer MatrixC4 { VEC_T C4[]; };
 
 const uint THREADS_N = BN / TN;
 const uint SEG_M = BM / (TM / 4);  // rows of one of the TM/4 row segments an invocation touches
@@ -50,7 +53,7 @@ VEC_T staged_b[B_VECS];
 VEC_T acc[TM][TN / 4];
 
 // Global memory -> registers, for the K tile starting at k0 of the range that ends at k_end.
-void fetch(uint m0, uint n0, uint k0, uint k_end) {
+void fetch(uint a_base, uint b_base, uint m0, uint n0, uint k0, uint k_end) {
   const uint lid = gl_LocalInvocationIndex;
   const bool fast_a = (p.flags & GEMM_VEC_A) != 0 && m0 + BM <= p.M && k0 + BK <= k_end;
   const bool fast_b = (p.flags & GEMM_VEC_B) != 0 && n0 + BN <= p.N && k0 + BK <= k_end;
@@ -58,7 +61,7 @@ void fetch(uint m0, uint n0, uint k0, uint k_end) {
     const uint v = lid + i * THREADS;
     const uint row = m0 + v / (BK / 4);
     const uint k = k0 + (v % (BK / 4)) * 4;
-    const uint base = p.a_offset + row * p.lda + k;
+    const uint base = a_base + row * p.lda + k;
     if (fast_a) {
       staged_a[i] = A4[base / 4];
     } else {
@@ -71,7 +74,7 @@ void fetch(uint m0, uint n0, uint k0, uint k_end) {
     const uint v = lid + i * THREADS;
     const uint k = k0 + v / (BN / 4);
     const uint col = n0 + (v % (BN / 4)) * 4;
-    const uint base = p.b_offset + k * p.ldb + col;
+    const uint base = b_base + k * p.ldb + col;
     if (fast_b) {
       staged_b[i] = B4[base / 4];
     } else {
@@ -135,27 +138,35 @@ void main() {
   }
   const uint m0 = by * BM;
   const uint n0 = bx * BN;
-  const uint k_begin = gl_WorkGroupID.z * p.k_split;
+  const uint slices = p.K == 0 ? 1 : (p.K + p.k_split - 1) / p.k_split;
+  const uint batch = gl_WorkGroupID.z / slices, slice = gl_WorkGroupID.z % slices;
+  const uint k_begin = slice * p.k_split;
   const uint k_end = min(p.K, k_begin + p.k_split);
+  const uint a_base = p.a_offset + batch * p.stride_a, b_base = p.b_offset + batch * p.stride_b;
 
   [[unroll]] for (uint i = 0; i < TM; ++i) {
     [[unroll]] for (uint t = 0; t < TN / 4; ++t) acc[i][t] = VEC_T(0);
   }
   const uint steps = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
   if (steps > 0) {
-    fetch(m0, n0, k_begin, k_end);
+    fetch(a_base, b_base, m0, n0, k_begin, k_end);
     stage(0);
   }
   barrier();
   for (uint s = 0; s < steps; ++s) {
     const uint buf = s & 1;
-    if (s + 1 < steps) fetch(m0, n0, k_begin + (s + 1) * BK, k_end);
+    if (s + 1 < steps) fetch(a_base, b_base, m0, n0, k_begin + (s + 1) * BK, k_end);
     multiply(buf, ty, tx);
     if (s + 1 < steps) stage(buf ^ 1);
     barrier();
   }
 
-  const uint c_base = p.c_offset + gl_WorkGroupID.z * p.split_stride;
+  // Epilogue. Split: the raw partial sums to the workspace. Otherwise C = alpha * acc + beta * C (C read
+  // only when beta != 0), by vec4 where C allows it.
+  const bool partial = slices > 1;
+  const uint c_base = partial ? gl_WorkGroupID.z * p.split_stride : p.c_offset + batch * p.stride_c;
+  const bool read_c = !partial && (p.flags & GEMM_BETA_ZERO) == 0;
+  const ACC_T alpha = partial ? ACC_T(1) : p.alpha;
   [[unroll]] for (uint s = 0; s < TM / 4; ++s) {
     [[unroll]] for (uint i = 0; i < 4; ++i) {
       const uint row = m0 + s * SEG_M + ty * 4 + i;
@@ -164,10 +175,16 @@ void main() {
         const uint col = n0 + t * SEG_N + tx * 4;
         const uint index = c_base + row * p.ldc + col;
         if ((p.flags & GEMM_VEC_C) != 0 && col + 4 <= p.N) {
-          C4[index / 4] = acc[s * 4 + i][t];
+          VEC_T r = VEC_T(alpha) * acc[s * 4 + i][t];
+          if (read_c) r += VEC_T(p.beta) * C4[index / 4];
+          C4[index / 4] = r;
         } else {
           [[unroll]] for (uint j = 0; j < 4; ++j) {
-            if (col + j < p.N) C[index + j] = acc[s * 4 + i][t][j];
+            if (col + j < p.N) {
+              ACC_T r = alpha * acc[s * 4 + i][t][j];
+              if (read_c) r += p.beta * ACC_T(C[index + j]);
+              C[index + j] = C_T(r);
+            }
           }
         }
       }

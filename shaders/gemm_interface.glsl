@@ -1,27 +1,76 @@
 // The interface every vkgemm GEMM kernel shares with the host (engine/src/kernels/push_constants.hpp).
-// Built once per element type: ELEM_T is the stored type, ACC_T the accumulator.
-// Row-major: element (r, c) of A lives at A[a_offset + r * lda + c].
+// Built once per element type: ELEM_T is the stored type, ACC_T the accumulator. A_T, B_T and C_T (the
+// stored types of each operand) default to ELEM_T; alpha and beta have the accumulator's type.
+//
+// Kernels see one row-major problem per batch entry: C = alpha * op(A) * op(B) + beta * C, where op(A) is
+// M x K and op(B) is K x N. Column-major calls are turned into row-major ones on the host (C^T = op(B)^T
+// op(A)^T: swap the operands, keep the transposes). A kernel touches the matrices only through
+//   load_a(batch, row, k)     element (row, k) of op(A), as A_T; 0 <= row < M, 0 <= k < K
+//   load_b(batch, k, col)     element (k, col) of op(B), as B_T
+//   store_c(batch, row, col, acc)   C = alpha * acc + beta * C; C is never read when beta is 0
+//   gemm_batch()              the batch entry of this workgroup (gl_WorkGroupID.z)
+// and must call store_c exactly once per (row, col) in range. Bounds are the kernel's job.
+#ifndef A_T
+#define A_T ELEM_T
+#endif
+#ifndef B_T
+#define B_T ELEM_T
+#endif
+#ifndef C_T
+#define C_T ELEM_T
+#endif
 
-layout(std430, set = 0, binding = 0) readonly buffer MatrixA { ELEM_T A[]; };
-layout(std430, set = 0, binding = 1) readonly buffer MatrixB { ELEM_T B[]; };
-layout(std430, set = 0, binding = 2) writeonly buffer MatrixC { ELEM_T C[]; };
+layout(std430, set = 0, binding = 0) readonly buffer MatrixA { A_T A[]; };
+layout(std430, set = 0, binding = 1) readonly buffer MatrixB { B_T B[]; };
+layout(std430, set = 0, binding = 2) buffer MatrixC { C_T C[]; };  // read only when beta != 0
 
+const uint GEMM_TRANS_A = 1u;    // op(A) = A^T: element (row, k) lives at k * lda + row
+const uint GEMM_TRANS_B = 2u;    // op(B) = B^T: element (k, col) lives at col * ldb + k
+const uint GEMM_BETA_ZERO = 4u;  // beta == 0: C is written, never read (a NaN in C must not leak)
+// lda (ldb, ldc), the offset and the batch stride of A (B, C) are multiples of 4: vec4 access is aligned.
+const uint GEMM_VEC_A = 8u;
+const uint GEMM_VEC_B = 16u;
+const uint GEMM_VEC_C = 32u;
+
+// 80 bytes at most (64 + two 8-byte scalars), inside the 128 every device guarantees.
 layout(push_constant) uniform GemmParams {
-  uint M;          // rows of A and C
-  uint N;          // columns of B and C
-  uint K;          // columns of A, rows of B
-  uint lda;        // row stride of A, in elements
+  uint M;          // rows of op(A) and C
+  uint N;          // columns of op(B) and C
+  uint K;          // columns of op(A), rows of op(B); 0 when alpha == 0 (A and B are then not read)
+  uint lda;        // row stride of the stored A, in elements
   uint ldb;
   uint ldc;
   uint a_offset;   // first element of each matrix inside its binding, in elements
   uint b_offset;
   uint c_offset;
-  uint k_split;       // split-K: the K range of one slice (K when not split)
-  uint split_stride;  // split-K: elements between the slices' partial results
-  uint flags;         // GEMM_VEC_*: which operands allow 4-element vector access
+  uint stride_a;   // elements from one batch entry to the next; 0 broadcasts the operand
+  uint stride_b;
+  uint stride_c;
+  uint batch;      // batch entries (the grid's z dimension)
+  uint flags;      // GEMM_TRANS_A | GEMM_TRANS_B | GEMM_BETA_ZERO | GEMM_VEC_*
+  uint k_split;       // split-K: the K range of one slice (K, at least 1, when not split)
+  uint split_stride;  // split-K: elements between the partial results of consecutive slices
+  layout(offset = 64) ACC_T alpha;
+  ACC_T beta;
 } p;
 
-// lda (ldb, ldc) and the offset of A (B, C) are multiples of 4: vec4 loads (stores) are aligned.
-const uint GEMM_VEC_A = 8u;
-const uint GEMM_VEC_B = 16u;
-const uint GEMM_VEC_C = 32u;
+uint gemm_batch() { return gl_WorkGroupID.z; }
+
+A_T load_a(uint batch, uint row, uint k) {
+  const uint at = (p.flags & GEMM_TRANS_A) != 0u ? k * p.lda + row : row * p.lda + k;
+  return A[p.a_offset + batch * p.stride_a + at];
+}
+
+B_T load_b(uint batch, uint k, uint col) {
+  const uint at = (p.flags & GEMM_TRANS_B) != 0u ? col * p.ldb + k : k * p.ldb + col;
+  return B[p.b_offset + batch * p.stride_b + at];
+}
+
+void store_c(uint batch, uint row, uint col, ACC_T acc) {
+  const uint at = p.c_offset + batch * p.stride_c + row * p.ldc + col;
+  ACC_T r = p.alpha * acc;
+  if ((p.flags & GEMM_BETA_ZERO) == 0u) {
+    r += p.beta * ACC_T(C[at]);
+  }
+  C[at] = C_T(r);
+}

@@ -8,12 +8,13 @@ layout(local_size_x_id = 0, local_size_y_id = 1) in;
 void main() {
   const uint col = gl_GlobalInvocationID.x;
   const uint row = gl_GlobalInvocationID.y;
+  const uint batch = gemm_batch();
   if (row >= p.M || col >= p.N) {
     return;  // the grid is rounded up to whole workgroups
   }
   ACC_T acc = ACC_T(0);
   for (uint k = 0; k < p.K; ++k) {
-    acc += ACC_T(A[p.a_offset + row * p.lda + k]) * ACC_T(B[p.b_offset + k * p.ldb + col]);
+    acc += ACC_T(load_a(batch, row, k)) * ACC_T(load_b(batch, k, col));
   }
-  C[p.c_offset + row * p.ldc + col] = ELEM_T(acc);
+  store_c(batch, row, col, acc);
 }

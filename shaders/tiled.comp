@@ -16,14 +16,15 @@ void main() {
   const uint ty = gl_LocalInvocationID.y;
   const uint row = gl_WorkGroupID.y * TILE + ty;
   const uint col = gl_WorkGroupID.x * TILE + tx;
+  const uint batch = gemm_batch();
 
   ACC_T acc = ACC_T(0);
   for (uint k0 = 0; k0 < p.K; k0 += TILE) {
     // Every invocation takes part in both barriers, in range or not.
     const uint ak = k0 + tx;
     const uint bk = k0 + ty;
-    tile_a[ty][tx] = (row < p.M && ak < p.K) ? A[p.a_offset + row * p.lda + ak] : ELEM_T(0);
-    tile_b[ty][tx] = (bk < p.K && col < p.N) ? B[p.b_offset + bk * p.ldb + col] : ELEM_T(0);
+    tile_a[ty][tx] = (row < p.M && ak < p.K) ? load_a(batch, row, ak) : ELEM_T(0);
+    tile_b[ty][tx] = (bk < p.K && col < p.N) ? load_b(batch, bk, col) : ELEM_T(0);
     barrier();
     for (uint kk = 0; kk < TILE; ++kk) {
       acc += ACC_T(tile_a[ty][kk]) * ACC_T(tile_b[kk][tx]);
@@ -31,6 +32,6 @@ void main() {
     barrier();
   }
   if (row < p.M && col < p.N) {
-    C[p.c_offset + row * p.ldc + col] = ELEM_T(acc);
+    store_c(batch, row, col, acc);
   }
 }

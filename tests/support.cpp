@@ -75,19 +75,41 @@ struct Guarded {
 };
 
 Guarded make_guarded(DataType type, uint32_t rows, uint32_t cols, const std::vector<std::byte>& contents,
-                     uint32_t skew) {
+                     uint32_t skew = 3) {
   Engine& e = engine();
   Guarded g;
   const uint64_t es = element_size(type);
   g.data_offset = kGuardBytes + skew * es;
-  g.data_bytes = uint64_t{rows} * cols * es;
+  g.data_bytes = contents.size();
   const uint64_t total = g.data_offset + g.data_bytes + kGuardBytes;
   std::vector<std::byte> init(total, std::byte{kGuardByte});
-  std::memcpy(init.data() + g.data_offset, contents.data(), g.data_bytes);
+  if (g.data_bytes) std::memcpy(init.data() + g.data_offset, contents.data(), g.data_bytes);  // data() may be null
   g.buffer = e.create_buffer(total, "test matrix");
   e.write(g.buffer, 0, init.data(), total);
   g.ref = {&g.buffer, g.data_offset, rows, cols, type};
   return g;
+}
+
+// Which elements of an operand's span the call describes (the rest are ld and stride gaps).
+std::vector<char> described(const GemmDesc& d, char which) {
+  const OperandExtent e = operand_extent(d, which);
+  std::vector<char> out(e.elements, 0);
+  for (int64_t t = 0; t < d.batch; ++t)
+    for (int64_t o = 0; o < e.outer; ++o)
+      for (int64_t i = 0; i < e.inner; ++i) out[uint64_t(t * e.stride + o * e.ld + i)] = 1;
+  return out;
+}
+
+// Random elements where the call describes them, poison in the gaps (or everywhere with all_poison).
+std::vector<std::byte> operand_contents(const GemmDesc& d, char which, bool all_poison, std::mt19937_64& rng) {
+  const auto mask = described(d, which);
+  const uint64_t es = element_size(d.type);
+  auto out = random_elements(d.type, mask.size(), rng);
+  const auto bad = poison(d.type, mask.size());
+  for (uint64_t i = 0; i < mask.size(); ++i) {
+    if (all_poison || !mask[i]) std::memcpy(&out[i * es], &bad[i * es], es);
+  }
+  return out;
 }
 
 // Reads the whole buffer back; returns the matrix and reports any guard byte that changed.
@@ -106,6 +128,43 @@ std::vector<std::byte> read_guarded(const Guarded& g, const char* name, std::str
 }
 
 }  // namespace
+
+std::string describe(const GemmDesc& d) {
+  const auto stride = [](const std::optional<int64_t>& s) { return s ? fmt::format("{}", *s) : std::string("packed"); };
+  return fmt::format("{} {} op {}{} m={} n={} k={} ld {}/{}/{} batch {} strides {}/{}/{} alpha {} beta {}",
+                     to_string(d.type), d.layout == Layout::row_major ? "row" : "col", d.op_a == Op::n ? 'N' : 'T',
+                     d.op_b == Op::n ? 'N' : 'T', d.m, d.n, d.k, d.lda, d.ldb, d.ldc, d.batch, stride(d.stride_a),
+                     stride(d.stride_b), stride(d.stride_c), d.alpha, d.beta);
+}
+
+ProductCheck check_gemm_call(const GemmDesc& desc, const GemmOptions& options, std::mt19937_64& rng) {
+  const bool reads_ab = desc.alpha != 0.0 && desc.k != 0;
+  const auto a = operand_contents(desc, 'A', !reads_ab, rng);
+  const auto b = operand_contents(desc, 'B', !reads_ab, rng);
+  const auto c0 = operand_contents(desc, 'C', desc.beta == 0.0, rng);
+  // A zero-element operand still gets a buffer (of guards only) to point at.
+  Guarded ga = make_guarded(desc.type, 0, 0, a);
+  Guarded gb = make_guarded(desc.type, 0, 0, b);
+  Guarded gc = make_guarded(desc.type, 0, 0, c0);
+  ProductCheck out;
+  try {
+    engine().gemm(desc, {&ga.buffer, ga.data_offset}, {&gb.buffer, gb.data_offset}, {&gc.buffer, gc.data_offset},
+                  options);
+  } catch (const Error& e) {
+    out.detail = fmt::format("{} {} tile {}: threw {}", describe(desc), to_string(options.kernel), options.tile, e.what());
+    return out;
+  }
+  std::string problems;
+  read_guarded(ga, "A", problems);
+  read_guarded(gb, "B", problems);
+  const auto c = read_guarded(gc, "C", problems);
+  const Comparison cmp = compare_with_reference(desc, a.data(), b.data(), c0.data(), c.data());
+  if (!cmp.passed) problems += cmp.summary();
+  out.passed = problems.empty();
+  out.detail = fmt::format("{} {} tile {}: {}", describe(desc), to_string(options.kernel), options.tile,
+                           out.passed ? "ok" : problems);
+  return out;
+}
 
 Engine& engine() {
   static std::unique_ptr<Engine> e = [] {

@@ -53,4 +53,13 @@ ProgramOutcome run_program(const std::string& args);
 ProductCheck check_product(DataType type, uint32_t m, uint32_t n, uint32_t k, const GemmOptions& options,
                            std::mt19937_64& rng, uint32_t skew = 3);
 
+// The full BLAS call (blas.hpp), checked the same careful way: each operand's whole span (ld and stride
+// gaps included) at an unaligned offset between guard regions; A, B and C0 random with their gaps
+// poisoned (so reading a gap shows), A and B all poison when alpha = 0 (they must not be read), C0 all
+// poison when beta = 0 (it must not be read). Passes when C matches compare_with_reference(desc, ...),
+// the gaps of C are unchanged and every guard is untouched.
+ProductCheck check_gemm_call(const GemmDesc& desc, const GemmOptions& options, std::mt19937_64& rng);
+// One line naming a call: type, layout, ops, sizes, lds, batch and strides, alpha and beta.
+std::string describe(const GemmDesc& desc);
+
 }  // namespace vkgemm::test

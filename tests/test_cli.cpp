@@ -84,8 +84,53 @@ TEST_SUITE("cli") {
     std::filesystem::remove_all(dir);
   }
 
+  TEST_CASE("run with the BLAS flags: random inputs, every combination verified") {
+    for (const char* args : {"--trans-a --layout col --alpha 2 --beta 0.5 --batch 3", "--trans-b --alpha -1.5",
+                             "--type i32 --trans-a --trans-b --alpha 3 --beta -2 --layout col --batch 2",
+                             "--type f64 --beta 1 --batch 1 --kernel naive"}) {
+      const auto r = run_cli(std::string("run --m 19 --n 33 --k 17 --repeat 2 --verify --seed 7 ") + args);
+      INFO(args, "\n", r.output);
+      CHECK(r.code == 0);
+      CHECK(contains(r.output, "verify:   passed"));
+    }
+  }
+
+  TEST_CASE("run with .npy batches, a broadcast A, --c, alpha and beta, column-major") {
+    const auto dir = scratch_dir();
+    // A is 2 x 3 (broadcast), B is a batch of 2 matrices 3 x 2, C0 a batch of 2 matrices 2 x 2.
+    const std::vector<int32_t> a = {1, 2, 3, 4, 5, 6}, b = {1, 0, 0, 1, 1, 1, 2, 0, 0, 2, 1, -1},
+                               c0 = {1, 1, 1, 1, 0, 0, 0, 10};
+    npy::write((dir / "a.npy").string(), DataType::i32, 2, 3, a.data());
+    npy::write((dir / "b.npy").string(), DataType::i32, 2, 3, 2, b.data());
+    npy::write((dir / "c.npy").string(), DataType::i32, 2, 2, 2, c0.data());
+    for (const char* layout : {"row", "col"}) {
+      const auto r = run_cli("run --a " + (dir / "a.npy").string() + " --b " + (dir / "b.npy").string() + " --c " +
+                             (dir / "c.npy").string() + " --alpha 2 --beta -3 --layout " + layout + " --out " +
+                             (dir / "out.npy").string() + " --verify");
+      INFO(layout, "\n", r.output);
+      CHECK(r.code == 0);
+      CHECK(contains(r.output, "A broadcast"));
+      const auto c = npy::read((dir / "out.npy").string());
+      CHECK(c.batched);
+      CHECK(c.batch == 2);
+      CHECK(c.rows == 2);
+      CHECK(c.cols == 2);
+      // Entry 0: A B0 = [[4, 5], [10, 11]]; entry 1: A B1 = [[5, 1], [14, 4]]; C = 2 A B - 3 C0.
+      const auto* v = reinterpret_cast<const int32_t*>(c.data.data());
+      CHECK(std::vector<int32_t>(v, v + 8) == std::vector<int32_t>{5, 7, 17, 19, 10, 2, 28, -22});
+    }
+    const auto no_c = run_cli("run --a " + (dir / "a.npy").string() + " --b " + (dir / "b.npy").string() + " --beta 1");
+    CHECK(no_c.code == 2);
+    CHECK(contains(no_c.output, "give it with --c"));
+    const auto bad_c = run_cli("run --a " + (dir / "a.npy").string() + " --b " + (dir / "b.npy").string() + " --c " +
+                               (dir / "a.npy").string() + " --beta 1");
+    CHECK(bad_c.code == 2);
+    CHECK(contains(bad_c.output, "C must be 2x2x2"));
+    std::filesystem::remove_all(dir);
+  }
+
   TEST_CASE("bad invocations: a clear message on stderr and exit code 2") {
-    const std::array<std::pair<const char*, const char*>, 14> cases = {{
+    const std::array<std::pair<const char*, const char*>, 17> cases = {{
         {"run --m -5 --n 4 --k 4", "--m must be between 0"},
         {"run --m 4 --n 4", "--k is required"},
         {"run --m 4 --n 4 --k 4 --kernel bogus", "--kernel bogus is unknown"},
@@ -97,6 +142,9 @@ TEST_SUITE("cli") {
         {"run --m 4 --n 4 --k 4 --kernel blocked --config '64x64x8 8x8 lanes 3'", "lanes_n must divide 32"},
         {"run --m 4 --n 4 --k 4 --kernel tiled --config '64x64x8 8x8'", "--config goes with --kernel blocked"},
         {"run --m 4 --n 4 --k 4 --repeat 0", "--repeat must be between 1"},
+        {"run --m 4 --n 4 --k 4 --layout diagonal", "--layout diagonal is unknown"},
+        {"run --m 4 --n 4 --k 4 --type i32 --alpha 0.5", "alpha = 0.5 is not an int32"},
+        {"run --m 4 --n 4 --k 4 --batch -1", "--batch must be between 0"},
         {"run --m 4 --n 4 --k 4 --device 99", "out of range"},
         {"run --m 4 --n 4 --k 4 --device no-such-gpu", "no device name contains"},
         {"run --a /nonexistent.npy --b /nonexistent.npy", "cannot open"},

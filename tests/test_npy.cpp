@@ -76,6 +76,29 @@ TEST_SUITE("npy") {
     CHECK(std::memcmp(back.data.data(), m.data(), sizeof(double) * 6) == 0);
   }
 
+  TEST_CASE("3-D arrays are batches; write then read gives them back") {
+    const auto a = npy::parse(make_file("{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2, 1), }", 24), "x");
+    CHECK(a.batched);
+    CHECK(a.batch == 3);
+    CHECK(a.rows == 2);
+    CHECK(a.cols == 1);
+    CHECK(a.data.size() == 24);
+    const auto flat = npy::parse(make_file("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 1), }", 8), "x");
+    CHECK_FALSE(flat.batched);
+    CHECK(flat.batch == 1);
+    const auto path =
+        (std::filesystem::temp_directory_path() / ("vkgemm-npy3-" + std::to_string(getpid()) + ".npy")).string();
+    const std::vector<int32_t> m = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+    npy::write(path, DataType::i32, 2, 3, 2, m.data());
+    const auto back = npy::read(path);
+    std::filesystem::remove(path);
+    CHECK(back.batched);
+    CHECK(back.batch == 2);
+    CHECK(back.rows == 3);
+    CHECK(back.cols == 2);
+    CHECK(std::memcmp(back.data.data(), m.data(), sizeof(int32_t) * 12) == 0);
+  }
+
   TEST_CASE("each malformation has its own error") {
     const std::string ok_tail = "'fortran_order': False, 'shape': (2, 2), }";
     expect_format_error({std::byte{'P'}, std::byte{'K'}, std::byte{3}, std::byte{4}, std::byte{0}, std::byte{0},
@@ -91,7 +114,14 @@ TEST_SUITE("npy") {
     expect_format_error(make_file("{'descr': '>f4', " + ok_tail, 16), "big-endian");
     expect_format_error(make_file("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", 16), "Fortran");
     expect_format_error(make_file("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", 16), "1-D");
-    expect_format_error(make_file("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2, 1), }", 16), "3-D");
+    expect_format_error(make_file("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2, 1, 1), }", 16), "4-D");
+    expect_format_error(make_file("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2, 2), }", 16),
+                        "truncated data: the header describes 2x2x2");
+    expect_format_error(make_file("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 2), }", 20),
+                        "4 bytes of unexpected data after the 1x2x2 array");
+    expect_format_error(
+        make_file("{'descr': '<f8', 'fortran_order': False, 'shape': (4294967295, 4294967295, 4294967295), }", 16),
+        "over 2^64");
     expect_format_error(make_file("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967295, 4294967295), }", 16),
                         "truncated data");
     expect_format_error(make_file("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 1), }", 16),

@@ -58,4 +58,54 @@ TEST_SUITE("reference") {
     CHECK(error_bound(DataType::f32, 1024) == doctest::Approx(2.0 * 1024 * std::ldexp(1.0, -24)));
     CHECK(error_bound(DataType::f64, 0) == doctest::Approx(2.0 * std::ldexp(1.0, -53)));
   }
+
+  TEST_CASE("the BLAS reference: known values with op, ld, layout, alpha, beta and a broadcast batch") {
+    // A = [[1, 2], [3, 4]] stored column-major with lda 3 (a gap element after each column), op T;
+    // B = I broadcast to 2 entries; C0 entries [[1, 1], [1, 1]] and [[2, 2], [2, 2]]; alpha 2, beta -1.
+    const std::vector<float> a = {1, 3, -99, 2, 4, -99}, b = {1, 0, 0, 1}, c0 = {1, 1, 1, 1, 2, 2, 2, 2};
+    const GemmDesc d{.layout = Layout::col_major, .op_a = Op::t, .m = 2, .n = 2, .k = 2, .lda = 3, .alpha = 2.0,
+                     .beta = -1.0, .batch = 2, .stride_a = 0, .stride_b = 0};
+    std::vector<float> c(8);
+    reference_gemm(d, a.data(), b.data(), c0.data(), c.data());
+    // 2 A^T - C0, column-major: A^T = [[1, 3], [2, 4]] -> columns (1, 2), (3, 4).
+    CHECK(c == std::vector<float>{1, 3, 5, 7, 0, 2, 4, 6});
+    CHECK(compare_with_reference(d, a.data(), b.data(), c0.data(), c.data()).passed);
+  }
+
+  TEST_CASE("the BLAS comparison fails a wrong element, a NaN, a changed gap, a C read when beta = 0") {
+    std::mt19937_64 rng(11);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    GemmDesc d{.m = 20, .n = 30, .k = 40, .ldc = 33, .alpha = 1.5, .beta = 0.5, .batch = 2};
+    const auto span = [&](char w) { return operand_extent(d, w).elements; };
+    std::vector<float> a(span('A')), b(span('B')), c0(span('C'));
+    for (auto* v : {&a, &b, &c0})
+      for (float& x : *v) x = u(rng);
+    std::vector<float> good(c0.size());
+    reference_gemm(d, a.data(), b.data(), c0.data(), good.data());
+    CHECK(compare_with_reference(d, a.data(), b.data(), c0.data(), good.data()).passed);
+    auto wrong = good;
+    wrong[33 * 7 + 5] += 1e-3f;  // a described element of entry 0
+    CHECK_FALSE(compare_with_reference(d, a.data(), b.data(), c0.data(), wrong.data()).passed);
+    wrong = good;
+    wrong[wrong.size() - 1] = std::numeric_limits<float>::quiet_NaN();
+    CHECK_FALSE(compare_with_reference(d, a.data(), b.data(), c0.data(), wrong.data()).passed);
+    wrong = good;
+    wrong[31] = 12345.0f;  // a gap of ldc: must stay as C0 had it
+    const auto gap = compare_with_reference(d, a.data(), b.data(), c0.data(), wrong.data());
+    CHECK_FALSE(gap.passed);
+    CHECK(gap.first_bad == 31);
+    // beta = 0: a result that read C0 (as if beta were 0.5) fails.
+    d.beta = 0.0;
+    CHECK_FALSE(compare_with_reference(d, a.data(), b.data(), c0.data(), good.data()).passed);
+    // Rounding-level differences pass: one ulp on every described element (20 rows of 30 in each entry).
+    d.beta = 0.5;
+    auto ulp = good;
+    for (size_t t = 0; t < 2; ++t)
+      for (size_t r = 0; r < 20; ++r)
+        for (size_t col = 0; col < 30; ++col) {
+          float& x = ulp[t * 660 + r * 33 + col];
+          x = std::nextafter(x, 2.0f);
+        }
+    CHECK(compare_with_reference(d, a.data(), b.data(), c0.data(), ulp.data()).passed);
+  }
 }

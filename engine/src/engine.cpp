@@ -51,18 +51,6 @@ EngineImpl::EngineImpl(const EngineOptions& options) {
   memory = std::make_unique<vk::MemoryAllocator>(*instance, *device, physical.info);
   submitter = std::make_unique<vk::Submitter>(*device);
   pipelines = std::make_unique<kernels::Pipelines>(*instance, *device);
-
-  constexpr uint32_t kSets = 16;
-  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 3 * kSets};
-  VkDescriptorPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-  pool_info.flags = VK_DESCRIPTOR_POOL_CREATE_FREE_DESCRIPTOR_SET_BIT;
-  pool_info.maxSets = kSets;
-  pool_info.poolSizeCount = 1;
-  pool_info.pPoolSizes = &size;
-  VkDescriptorPool pool = VK_NULL_HANDLE;
-  vk::check(device->table().vkCreateDescriptorPool(device->get(), &pool_info, nullptr, &pool),
-            "vkCreateDescriptorPool");
-  descriptor_pool = vk::DeviceHandle<VkDescriptorPool>(device->table(), device->get(), pool);
 }
 
 Buffer EngineImpl::create_buffer(uint64_t bytes, std::string_view name) {
@@ -176,6 +164,7 @@ Buffer::Buffer(std::unique_ptr<detail::BufferImpl> impl) noexcept : impl_(std::m
 uint64_t Buffer::size() const noexcept { return impl_ ? impl_->alloc.size : 0; }
 
 Engine::Engine(const EngineOptions& options) : impl_(std::make_unique<detail::EngineImpl>(options)) {}
+Engine::Engine(std::unique_ptr<detail::EngineImpl> impl) noexcept : impl_(std::move(impl)) {}
 Engine::~Engine() = default;
 Engine::Engine(Engine&&) noexcept = default;
 Engine& Engine::operator=(Engine&&) noexcept = default;
@@ -192,12 +181,15 @@ const DeviceInfo& Engine::device() const noexcept { return impl_->physical.info;
 uint64_t Engine::validation_message_count() const noexcept { return impl_->sink.count.load(); }
 
 Buffer Engine::create_buffer(uint64_t bytes, std::string_view debug_name) {
+  std::lock_guard guard(impl_->lock);
   return impl_->create_buffer(bytes, debug_name);
 }
 void Engine::write(Buffer& buffer, uint64_t offset, const void* data, uint64_t bytes) {
+  std::lock_guard guard(impl_->lock);
   impl_->write(buffer, offset, data, bytes);
 }
 void Engine::read(const Buffer& buffer, uint64_t offset, void* data, uint64_t bytes) {
+  std::lock_guard guard(impl_->lock);
   impl_->read(buffer, offset, data, bytes);
 }
 void Engine::fill(Buffer& buffer, uint64_t offset, uint64_t bytes, uint32_t word) {
@@ -207,11 +199,25 @@ void Engine::check_supported(DataType type, const GemmOptions& options) const {
   kernels::check_supported(impl_->physical.info, impl_->tuning, type, options);
 }
 GemmTiming Engine::gemm(const MatrixRef& a, const MatrixRef& b, const MatrixRef& c, const GemmOptions& options) {
+  std::lock_guard guard(impl_->lock);
   return impl_->gemm(a, b, c, options);
 }
 GemmTiming Engine::gemm(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a, const void* b, void* c,
                         const GemmOptions& options) {
-  return impl_->gemm_host(type, m, n, k, a, b, c, options);
+  GemmDesc desc;
+  desc.type = type;
+  desc.m = m, desc.n = n, desc.k = k;
+  std::lock_guard guard(impl_->lock);
+  return impl_->gemm_host(desc, a, b, c, options);
+}
+GemmTiming Engine::gemm(const GemmDesc& desc, const BufferOffset& a, const BufferOffset& b, const BufferOffset& c,
+                        const GemmOptions& options) {
+  std::lock_guard guard(impl_->lock);
+  return impl_->gemm(desc, {a, b, c}, options);
+}
+GemmTiming Engine::gemm(const GemmDesc& desc, const void* a, const void* b, void* c, const GemmOptions& options) {
+  std::lock_guard guard(impl_->lock);
+  return impl_->gemm_host(desc, a, b, c, options);
 }
 
 }  // namespace vkgemm

@@ -1,7 +1,9 @@
-// The engine's private state, shared by engine.cpp (set-up, buffers, transfers) and gemm.cpp (products).
+// The engine's private state, shared by engine.cpp (set-up, buffers, transfers), adopt.cpp (the
+// application's device), record.cpp (recording a GEMM) and gemm.cpp (the submit-and-wait conveniences).
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <optional>
 
 #include "device_query.hpp"
@@ -13,6 +15,7 @@
 #include "vk/memory.hpp"
 #include "vk/submitter.hpp"
 #include "vkgemm/engine.hpp"
+#include "vkgemm/vulkan.hpp"
 
 namespace vkgemm::detail {
 
@@ -21,22 +24,46 @@ struct BufferImpl {
   const EngineImpl* owner = nullptr;
 };
 
+// What a GemmRecording keeps alive until the application's submission completes.
+struct RecordingImpl {
+  const EngineImpl* engine = nullptr;
+  vk::DeviceHandle<VkDescriptorPool> descriptors;  // holds the one set the dispatches bind
+  vk::DeviceHandle<VkQueryPool> queries;           // 2 timestamps per timed dispatch, when the queue has them
+  Buffer workspace;                                // split-K partial sums, when the plan splits K
+  Kernel kernel = Kernel::automatic;               // what ran, for GemmTiming
+  std::string config;
+  uint32_t repeat = 0;
+  bool recorded = false;
+  GemmTiming timing() const;
+};
+
 struct EngineImpl {
   explicit EngineImpl(const EngineOptions& options);
+  explicit EngineImpl(const VulkanDevice& adopted);
 
   Buffer create_buffer(uint64_t bytes, std::string_view name);
   void write(Buffer& buffer, uint64_t offset, const void* data, uint64_t bytes);
   void read(const Buffer& buffer, uint64_t offset, void* data, uint64_t bytes);
   void fill(Buffer& buffer, uint64_t offset, uint64_t bytes, uint32_t word);
+
+  // The core: checks everything, then records into `cmd` (see record_gemm in vulkan.hpp).
+  std::unique_ptr<RecordingImpl> record(VkCommandBuffer cmd, const GemmDesc& desc, const VulkanBufferRange (&ops)[3],
+                                        const GemmOptions& options);
+  // record() into the engine's command buffer between full barriers, submitted with `sync`, waited for.
+  GemmTiming submit(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options,
+                    const SubmitSync* sync);
+  GemmTiming gemm(const GemmDesc& desc, const BufferOffset (&ops)[3], const GemmOptions& options);
   GemmTiming gemm(const MatrixRef& a, const MatrixRef& b, const MatrixRef& c, const GemmOptions& options);
-  GemmTiming gemm_host(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a, const void* b, void* c,
-                       const GemmOptions& options);
+  GemmTiming gemm_host(const GemmDesc& desc, const void* a, const void* b, void* c, const GemmOptions& options);
 
   // Throws unless `buffer` is a live buffer of this engine.
   const BufferImpl& owned(const Buffer& buffer, const char* what) const;
-  // Throws too_large when a rows x cols matrix of `type` cannot be bound as one storage buffer.
-  void check_matrix_fits(const char* what, uint32_t rows, uint32_t cols, DataType type) const;
-  VkQueryPool timestamp_pool(uint32_t queries);
+  // Throws too_large when `bytes` starting at an unaligned offset cannot be bound as one storage buffer.
+  void check_binding_fits(const char* what, uint64_t bytes) const;
+
+  // Every public call holds it: one engine may be shared by threads, its calls run one at a time.
+  // Recursive because the conveniences call the other members.
+  mutable std::recursive_mutex lock;
 
   // Declaration order is destruction order in reverse: everything below `device` dies before it.
   vk::ValidationSink sink;
@@ -47,12 +74,15 @@ struct EngineImpl {
   std::unique_ptr<vk::MemoryAllocator> memory;
   std::unique_ptr<vk::Submitter> submitter;
   std::unique_ptr<kernels::Pipelines> pipelines;
-  vk::DeviceHandle<VkDescriptorPool> descriptor_pool;
-  vk::DeviceHandle<VkQueryPool> query_pool;
-  uint32_t query_capacity = 0;
   std::optional<vk::AllocatedBuffer> staging;
   Buffer host_a, host_b, host_c;  // reused by the host-memory gemm, grown on demand
-  Buffer workspace;               // split-K partial sums, grown on demand
+};
+
+// Reaches the private parts of the public classes.
+struct Access {
+  static EngineImpl& impl(Engine& e) { return *e.impl_; }
+  static const BufferImpl* impl(const Buffer& b) { return b.impl_.get(); }
+  static GemmRecording recording(std::unique_ptr<RecordingImpl> r) { return GemmRecording(std::move(r)); }
 };
 
 // One global memory barrier from `src` stages/accesses to `dst` ones.

@@ -1,13 +1,12 @@
-// C = A * B: argument checks, binding, recording with timestamps, and the host-memory convenience.
+// The submit-and-wait conveniences on top of EngineImpl::record(): on engine buffers (the plain
+// MatrixRef product and the full BLAS call), on host memory, and submit_gemm() with the caller's sync.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <optional>
 
 #include <fmt/format.h>
 
 #include "engine_impl.hpp"
-#include "kernels/push_constants.hpp"
 #include "kernels/registry.hpp"
 #include "vk/check.hpp"
 #include "vkgemm/error.hpp"
@@ -26,98 +25,50 @@ double GemmTiming::median_gpu_ms() const {
 }
 
 namespace detail {
-namespace {
 
-constexpr uint32_t kMaxRepeat = 100000;
-
-// A matrix bound as a storage buffer: the binding starts at an aligned offset, the rest goes in elements.
-struct Binding {
-  VkDescriptorBufferInfo info{};
-  uint32_t element_offset = 0;
-};
-
-Binding bind(const BufferImpl& buffer, const MatrixRef& m, uint64_t alignment) {
-  const uint64_t es = element_size(m.type);
-  const uint64_t start = m.offset - m.offset % alignment;
-  Binding b;
-  b.info.buffer = buffer.alloc.buffer.get();
-  b.info.offset = start;
-  b.info.range = m.offset - start + uint64_t{m.rows} * m.cols * es;
-  b.element_offset = static_cast<uint32_t>((m.offset - start) / es);
-  return b;
+GemmTiming EngineImpl::submit(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options,
+                              const SubmitSync* sync) {
+  const auto& t = device->table();
+  std::unique_ptr<RecordingImpl> rec;
+  const double wait_ms = submitter->run(
+      [&](VkCommandBuffer cmd) {
+        // What record() asks of its caller: uploads, host writes and earlier products are done first...
+        memory_barrier(t, cmd,
+                       VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                       VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                           VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_HOST_WRITE_BIT,
+                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+        rec = record(cmd, desc, ops, options);
+        // ...and the result is ready for copies, the host and later kernels.
+        memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                       VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                       VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT);
+      },
+      sync);
+  GemmTiming timing = rec->timing();
+  timing.submit_wait_ms = wait_ms;
+  return timing;
 }
 
-}  // namespace
-
-// A descriptor set of the shared layout pointing at three buffers; back to the pool when it goes.
-class DescriptorSet {
- public:
-  DescriptorSet(EngineImpl& engine, const VkDescriptorBufferInfo* const (&buffers)[3])
-      : t_(engine.device->table()), device_(engine.device->get()), pool_(engine.descriptor_pool.get()) {
-    VkDescriptorSetLayout layout = engine.pipelines->set_layout();
-    VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-    alloc.descriptorPool = pool_;
-    alloc.descriptorSetCount = 1;
-    alloc.pSetLayouts = &layout;
-    vk::check(t_.vkAllocateDescriptorSets(device_, &alloc, &set_), "vkAllocateDescriptorSets");
-    VkWriteDescriptorSet writes[3];
-    for (uint32_t i = 0; i < 3; ++i) {
-      writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-      writes[i].dstSet = set_;
-      writes[i].dstBinding = i;
-      writes[i].descriptorCount = 1;
-      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-      writes[i].pBufferInfo = buffers[i];
-    }
-    t_.vkUpdateDescriptorSets(device_, 3, writes, 0, nullptr);
+GemmTiming EngineImpl::gemm(const GemmDesc& desc, const BufferOffset (&ops)[3], const GemmOptions& options) {
+  const char* names[3] = {"A", "B", "C"};
+  VulkanBufferRange ranges[3];
+  for (int i = 0; i < 3; ++i) {
+    if (!ops[i].buffer) throw Error(ErrorCode::invalid_argument, fmt::format("gemm: {} has no buffer", names[i]));
+    const BufferImpl& b = owned(*ops[i].buffer, names[i]);
+    const uint64_t size = b.alloc.size;
+    ranges[i] = {b.alloc.buffer.get(), ops[i].offset, ops[i].offset > size ? 0 : size - ops[i].offset};
   }
-  ~DescriptorSet() { t_.vkFreeDescriptorSets(device_, pool_, 1, &set_); }
-  DescriptorSet(const DescriptorSet&) = delete;
-  DescriptorSet& operator=(const DescriptorSet&) = delete;
-  VkDescriptorSet get() const noexcept { return set_; }
-
- private:
-  const VolkDeviceTable& t_;
-  VkDevice device_;
-  VkDescriptorPool pool_;
-  VkDescriptorSet set_ = VK_NULL_HANDLE;
-};
-
-void EngineImpl::check_matrix_fits(const char* what, uint32_t rows, uint32_t cols, DataType type) const {
-  const auto& info = physical.info;
-  // rows * cols * 8 can pass 2^64 for absurd sizes: saturate, so that a wrapped product cannot pass.
-  const uint64_t es = element_size(type), elements = uint64_t{rows} * cols;
-  const uint64_t bytes = es && elements > ~uint64_t{0} / es ? ~uint64_t{0} : elements * es;
-  if (bytes > info.max_storage_buffer_range ||
-      physical.storage_offset_alignment > info.max_storage_buffer_range - bytes) {
-    throw Error(ErrorCode::too_large,
-                fmt::format("{} ({}x{} {}) takes {} bytes; {} binds at most {} bytes (maxStorageBufferRange)", what,
-                            rows, cols, to_string(type), bytes, info.name, info.max_storage_buffer_range));
+  check_gemm(desc);  // argument errors before an empty product's early return, as the reference BLAS
+  if (desc.m == 0 || desc.n == 0 || desc.batch == 0) {
+    GemmTiming timing;
+    timing.gpu_timestamps = physical.info.timestamps;
+    return timing;
   }
-}
-
-VkQueryPool EngineImpl::timestamp_pool(uint32_t queries) {
-  if (queries > query_capacity) {
-    query_pool.reset();
-    VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-    info.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    info.queryCount = queries;
-    VkQueryPool pool = VK_NULL_HANDLE;
-    vk::check(device->table().vkCreateQueryPool(device->get(), &info, nullptr, &pool), "vkCreateQueryPool");
-    query_pool = vk::DeviceHandle<VkQueryPool>(device->table(), device->get(), pool);
-    query_capacity = queries;
-  }
-  return query_pool.get();
+  return submit(desc, ranges, options, nullptr);
 }
 
 GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const MatrixRef& c, const GemmOptions& options) {
-  const MatrixRef* refs[3] = {&a, &b, &c};
-  const char* names[3] = {"A", "B", "C"};
-  const BufferImpl* buffers[3];
-  for (int i = 0; i < 3; ++i) {
-    if (!refs[i]->buffer) throw Error(ErrorCode::invalid_argument, fmt::format("gemm: {} has no buffer", names[i]));
-    buffers[i] = &owned(*refs[i]->buffer, names[i]);
-  }
   if (a.type != b.type || a.type != c.type) {
     throw Error(ErrorCode::invalid_argument, fmt::format("gemm: A, B and C must share one type; they are {}, {}, {}",
                                                          to_string(a.type), to_string(b.type), to_string(c.type)));
@@ -127,193 +78,50 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
                 fmt::format("gemm: A is {}x{}, B is {}x{}, C is {}x{}; need A m x k, B k x n, C m x n", a.rows, a.cols,
                             b.rows, b.cols, c.rows, c.cols));
   }
-  const DataType type = a.type;
-  // Before any size arithmetic: an out-of-range type or kernel enum is refused here, not divided by.
-  kernels::check_supported(physical.info, tuning, type, options);
-  const uint64_t es = element_size(type);
-  for (int i = 0; i < 3; ++i) {
-    const MatrixRef& r = *refs[i];
-    check_matrix_fits(names[i], r.rows, r.cols, type);  // first: it bounds the byte count computed next
-    if (r.offset % es) {
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("gemm: {}'s offset {} is not a multiple of the {}-byte element", names[i], r.offset, es));
-    }
-    const uint64_t bytes = uint64_t{r.rows} * r.cols * es;
-    const uint64_t size = buffers[i]->alloc.size;
-    if (r.offset > size || bytes > size - r.offset) {
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("gemm: {} ({}x{} {} at offset {}) needs {} bytes; its buffer has {}", names[i], r.rows,
-                              r.cols, to_string(type), r.offset, r.offset + bytes, size));
-    }
-  }
-  if (options.repeat == 0 || options.repeat > kMaxRepeat || options.warmup > kMaxRepeat) {
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("gemm: repeat must be 1 to {} and warmup 0 to {} (got {} and {})", kMaxRepeat, kMaxRepeat,
-                            options.repeat, options.warmup));
-  }
-  const auto& info = physical.info;
-
-  GemmTiming timing;
-  timing.gpu_timestamps = info.timestamps;
-  const uint32_t m = c.rows, n = c.cols, k = a.cols;
-  const auto& t = device->table();
-  if (m == 0 || n == 0) return timing;
-  if (k == 0) {  // an empty sum: C is zero, nothing to dispatch
-    timing.submit_wait_ms = submitter->run([&](VkCommandBuffer cmd) {
-      memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                     VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
-                         VK_ACCESS_TRANSFER_WRITE_BIT,
-                     VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
-      t.vkCmdFillBuffer(cmd, buffers[2]->alloc.buffer.get(), c.offset, uint64_t{m} * n * es, 0);
-      memory_barrier(t, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-                     VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                     VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT);
-    });
-    return timing;
-  }
-
-  Binding bindings[3];
-  for (int i = 0; i < 3; ++i) bindings[i] = bind(*buffers[i], *refs[i], physical.storage_offset_alignment);
-  const kernels::Problem problem{type, m, n, k, a.cols, b.cols, c.cols,
-                                 bindings[0].element_offset, bindings[1].element_offset, bindings[2].element_offset};
-  const kernels::Plan plan = kernels::plan(info, tuning, options, problem);
-  timing.kernel = plan.kernel;
-  timing.config = plan.description;
-
-  // Split-K: the main pass writes its partial sums to the workspace (m x n per slice), the reduce pass
-  // adds them into C.
-  const uint64_t slice_elements = uint64_t{m} * n;
-  VkDescriptorBufferInfo workspace_info{};
-  if (plan.splits > 1) {
-    const uint64_t bytes = slice_elements * plan.splits * es;
-    if (bytes > info.max_storage_buffer_range) {
-      throw Error(ErrorCode::too_large, fmt::format("split-K over {} slices needs a {}-byte workspace; {} binds at most "
-                                                    "{} bytes (maxStorageBufferRange): use fewer slices",
-                                                    plan.splits, bytes, info.name, info.max_storage_buffer_range));
-    }
-    if (workspace.size() < bytes) {
-      workspace = Buffer();
-      workspace = create_buffer(bytes, "vkgemm split-K workspace");
-    }
-    workspace_info = {workspace.impl_->alloc.buffer.get(), 0, bytes};
-  }
-  const VkPipeline main_pipeline = pipelines->get(plan.main);
-  const VkPipeline reduce_pipeline = plan.splits > 1 ? pipelines->get(plan.reduce) : VK_NULL_HANDLE;
-
-  kernels::GemmPushConstants main_push{m, n, k, a.cols, b.cols, c.cols,
-                                       bindings[0].element_offset, bindings[1].element_offset,
-                                       bindings[2].element_offset, plan.k_split, 0, plan.flags};
-  kernels::GemmPushConstants reduce_push{};
-  const VkDescriptorBufferInfo* main_set_buffers[3] = {&bindings[0].info, &bindings[1].info, &bindings[2].info};
-  const VkDescriptorBufferInfo* reduce_set_buffers[3] = {&workspace_info, &workspace_info, &bindings[2].info};
-  if (plan.splits > 1) {
-    main_push.ldc = n;
-    main_push.c_offset = 0;
-    main_push.split_stride = static_cast<uint32_t>(slice_elements);
-    main_set_buffers[2] = &workspace_info;
-    reduce_push = {m, n, plan.splits, n, n, c.cols, 0, 0, bindings[2].element_offset, 0,
-                   static_cast<uint32_t>(slice_elements), 0};
-  }
-  DescriptorSet main_set(*this, main_set_buffers);
-  std::optional<DescriptorSet> reduce_set;
-  if (plan.splits > 1) reduce_set.emplace(*this, reduce_set_buffers);
-
-  const uint32_t queries = info.timestamps ? 2 * options.repeat : 0;
-  const VkQueryPool pool = queries ? timestamp_pool(queries) : VK_NULL_HANDLE;
-  const auto compute_to_compute = [&](VkCommandBuffer cmd) {
-    // Each pass waits for the last: C and the workspace are written by every repetition.
-    memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
-                   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT);
-  };
-  const auto one_product = [&](VkCommandBuffer cmd) {
-    t.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, main_pipeline);
-    VkDescriptorSet set = main_set.get();
-    t.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines->layout(), 0, 1, &set, 0, nullptr);
-    t.vkCmdPushConstants(cmd, pipelines->layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(main_push), &main_push);
-    t.vkCmdDispatch(cmd, plan.grid[0], plan.grid[1], plan.grid[2]);
-    if (plan.splits > 1) {
-      compute_to_compute(cmd);
-      t.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, reduce_pipeline);
-      set = reduce_set->get();
-      t.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines->layout(), 0, 1, &set, 0, nullptr);
-      t.vkCmdPushConstants(cmd, pipelines->layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(reduce_push), &reduce_push);
-      t.vkCmdDispatch(cmd, plan.reduce_grid[0], plan.reduce_grid[1], plan.reduce_grid[2]);
-    }
-  };
-  timing.submit_wait_ms = submitter->run([&](VkCommandBuffer cmd) {
-    // Uploads and earlier products finish before this one reads or writes.
-    memory_barrier(t, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                   VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
-                       VK_ACCESS_SHADER_READ_BIT,
-                   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-    if (pool) t.vkCmdResetQueryPool(cmd, pool, 0, queries);
-    for (uint32_t w = 0; w < options.warmup; ++w) {
-      one_product(cmd);
-      compute_to_compute(cmd);
-    }
-    for (uint32_t r = 0; r < options.repeat; ++r) {
-      if (r > 0) compute_to_compute(cmd);
-      if (pool) t.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, pool, 2 * r);
-      one_product(cmd);
-      if (pool) t.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, pool, 2 * r + 1);
-    }
-    // The result is ready for copies, the host and later kernels.
-    memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-                   VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                   VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT);
-  });
-
-  if (pool) {
-    std::vector<uint64_t> stamps(queries);
-    vk::check(t.vkGetQueryPoolResults(device->get(), pool, 0, queries, stamps.size() * sizeof(uint64_t),
-                                      stamps.data(), sizeof(uint64_t),
-                                      VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
-              "vkGetQueryPoolResults");
-    const uint64_t mask = info.timestamp_valid_bits >= 64 ? ~0ull : (1ull << info.timestamp_valid_bits) - 1;
-    for (uint32_t r = 0; r < options.repeat; ++r) {
-      const uint64_t ticks = (stamps[2 * r + 1] - stamps[2 * r]) & mask;  // masked: survives a wrap
-      timing.gpu_ms.push_back(static_cast<double>(ticks) * static_cast<double>(info.timestamp_period_ns) * 1e-6);
-    }
-  }
-  return timing;
+  GemmDesc desc;
+  desc.type = a.type;
+  desc.m = c.rows, desc.n = c.cols, desc.k = a.cols;
+  return gemm(desc, {BufferOffset{a.buffer, a.offset}, BufferOffset{b.buffer, b.offset}, BufferOffset{c.buffer, c.offset}},
+              options);
 }
 
-GemmTiming EngineImpl::gemm_host(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a, const void* b,
-                                 void* c, const GemmOptions& options) {
-  const uint64_t es = element_size(type);
-  if (m != 0 && n != 0 && (!c || (k != 0 && (!a || !b)))) {
-    throw Error(ErrorCode::invalid_argument, "gemm: a host pointer for A, B or C is null");
-  }
-  kernels::check_supported(physical.info, tuning, type, options);
-  check_matrix_fits("A", m, k, type);
-  check_matrix_fits("B", k, n, type);
-  check_matrix_fits("C", m, n, type);
+GemmTiming EngineImpl::gemm_host(const GemmDesc& desc, const void* a, const void* b, void* c,
+                                 const GemmOptions& options) {
+  check_gemm(desc);
+  kernels::check_supported(physical.info, tuning, desc.type, options);
+  const uint64_t es = element_size(desc.type);
+  const uint64_t bytes[3] = {operand_extent(desc, 'A').elements * es, operand_extent(desc, 'B').elements * es,
+                             operand_extent(desc, 'C').elements * es};
+  check_binding_fits("gemm: A", bytes[0]);
+  check_binding_fits("gemm: B", bytes[1]);
+  check_binding_fits("gemm: C", bytes[2]);
   GemmTiming timing;
   timing.gpu_timestamps = physical.info.timestamps;
-  if (m == 0 || n == 0) return timing;
-  if (k == 0) {
-    std::memset(c, 0, uint64_t{m} * n * es);
-    return timing;
-  }
-  const auto ensure = [&](Buffer& buffer, uint64_t bytes, const char* name) {
-    if (buffer.size() < bytes) {
+  if (bytes[2] == 0 || desc.batch == 0) return timing;  // m or n is 0: nothing to do
+  const bool reads_ab = desc.alpha != 0.0 && desc.k != 0;
+  if (!c || (reads_ab && (!a || !b))) throw Error(ErrorCode::invalid_argument, "gemm: a host pointer for A, B or C is null");
+  const auto ensure = [&](Buffer& buffer, uint64_t n, const char* name) {
+    n = std::max<uint64_t>(n, 16);  // an operand that is not read still gets a (tiny) buffer to bind
+    if (buffer.size() < n) {
       buffer = Buffer();  // free the old one first: the new one may need its memory
-      buffer = create_buffer(bytes, name);
+      buffer = create_buffer(n, name);
     }
   };
-  const uint64_t a_bytes = uint64_t{m} * k * es, b_bytes = uint64_t{k} * n * es, c_bytes = uint64_t{m} * n * es;
-  ensure(host_a, a_bytes, "vkgemm host A");
-  ensure(host_b, b_bytes, "vkgemm host B");
-  ensure(host_c, c_bytes, "vkgemm host C");
+  ensure(host_a, bytes[0], "vkgemm host A");
+  ensure(host_b, bytes[1], "vkgemm host B");
+  ensure(host_c, bytes[2], "vkgemm host C");
 
   using clock = std::chrono::steady_clock;
   auto start = clock::now();
-  write(host_a, 0, a, a_bytes);
-  write(host_b, 0, b, b_bytes);
+  if (reads_ab) {
+    write(host_a, 0, a, bytes[0]);
+    write(host_b, 0, b, bytes[1]);
+  }
+  write(host_c, 0, c, bytes[2]);  // also when beta = 0: the gaps between rows come back as they were
   const double upload = std::chrono::duration<double, std::milli>(clock::now() - start).count();
-  timing = gemm({&host_a, 0, m, k, type}, {&host_b, 0, k, n, type}, {&host_c, 0, m, n, type}, options);
+  timing = gemm(desc, {BufferOffset{&host_a, 0}, BufferOffset{&host_b, 0}, BufferOffset{&host_c, 0}}, options);
   start = clock::now();
-  read(host_c, 0, c, c_bytes);
+  read(host_c, 0, c, bytes[2]);
   timing.download_ms = std::chrono::duration<double, std::milli>(clock::now() - start).count();
   timing.upload_ms = upload;
   return timing;

@@ -81,6 +81,11 @@ const char* to_string(ErrorCode code) noexcept {
     case ErrorCode::vulkan_error: return "vulkan_error";
     case ErrorCode::file_format: return "file_format";
     case ErrorCode::io_error: return "io_error";
+    case ErrorCode::negative_dimension: return "negative_dimension";
+    case ErrorCode::invalid_leading_dimension: return "invalid_leading_dimension";
+    case ErrorCode::invalid_stride: return "invalid_stride";
+    case ErrorCode::buffer_too_small: return "buffer_too_small";
+    case ErrorCode::not_ready: return "not_ready";
   }
   return "unknown";
 }

@@ -1,4 +1,6 @@
-// vkgemm run: one product of random or .npy inputs, timed, and checked with --verify.
+// vkgemm run: one BLAS call (C = alpha op(A) op(B) + beta C, optionally batched) on random or .npy inputs,
+// timed, and checked with --verify.
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -18,13 +20,17 @@ struct RunOptions {
   std::optional<int64_t> m, n, k;
   std::string type = "f32";
   std::string kernel = "auto";
-  std::string config;
   std::optional<int64_t> tile;
+  std::string config;
   int64_t repeat = 10;
   int64_t warmup = 2;
   std::optional<uint64_t> seed;
   bool verify = false;
-  std::string a_path, b_path, out_path, json_path;
+  bool trans_a = false, trans_b = false;
+  double alpha = 1.0, beta = 0.0;
+  std::string layout = "row";
+  std::optional<int64_t> batch;
+  std::string a_path, b_path, c_path, out_path, json_path;
 };
 
 uint32_t dimension(const char* name, const std::optional<int64_t>& v) {
@@ -42,17 +48,37 @@ uint32_t count(const char* name, int64_t v, int64_t lo, int64_t hi) {
   return static_cast<uint32_t>(v);
 }
 
-// Everything about the arguments that can be checked without files or a device.
-struct RunPlan {
-  GemmOptions options;
-  bool from_files = false;
-  DataType type = DataType::f32;  // random inputs only: files bring their own type and sizes
-  uint32_t m = 0, n = 0, k = 0;
+// Row-major (C order, as .npy holds them) matrices to the layout the call uses, and back: for
+// column-major each rows x cols matrix of the batch is transposed in memory (its ld is then rows).
+std::vector<std::byte> to_layout(const std::vector<std::byte>& in, uint64_t batch, uint64_t rows, uint64_t cols,
+                                 uint64_t es, bool col_major, bool back = false) {
+  if (!col_major) return in;
+  std::vector<std::byte> out(in.size());
+  for (uint64_t t = 0; t < batch; ++t)
+    for (uint64_t r = 0; r < rows; ++r)
+      for (uint64_t c = 0; c < cols; ++c) {
+        const uint64_t row_major = t * rows * cols + r * cols + c, col = t * rows * cols + c * rows + r;
+        std::memcpy(&out[(back ? row_major : col) * es], &in[(back ? col : row_major) * es], es);
+      }
+  return out;
+}
+
+struct Operand {
+  DataType type = DataType::f32;
+  std::vector<std::byte> data;  // row-major (C order), batch x rows x cols
+  uint32_t batch = 1;
+  bool batched = false;
+  uint32_t rows = 0, cols = 0;
 };
 
-RunPlan plan_run(const RunOptions& o) {
-  RunPlan plan;
-  GemmOptions& options = plan.options;
+Operand from_file(const std::string& path) {
+  npy::Array f = npy::read(path);
+  return {f.type, std::move(f.data), f.batch, f.batched, f.rows, f.cols};
+}
+
+// The options that need neither files nor a device, checked before either is touched.
+GemmOptions kernel_options(const RunOptions& o) {
+  GemmOptions options;
   const auto kernel = parse_kernel(o.kernel);
   if (!kernel) {
     throw Error(ErrorCode::invalid_argument,
@@ -69,19 +95,19 @@ RunPlan plan_run(const RunOptions& o) {
     }
     options.tile = count("--tile", *o.tile, 1, 1024);
   }
-  options.repeat = count("--repeat", o.repeat, 1, 100000);
-  options.warmup = count("--warmup", o.warmup, 0, 100000);
-  plan.from_files = !o.a_path.empty() || !o.b_path.empty();
-  if (plan.from_files) {
-    if (o.a_path.empty() || o.b_path.empty()) throw Error(ErrorCode::invalid_argument, "--a and --b go together");
-    if (o.m || o.n || o.k) throw Error(ErrorCode::invalid_argument, "--m/--n/--k cannot be combined with --a/--b");
-  } else {
-    const auto t = parse_data_type(o.type);
-    if (!t) throw Error(ErrorCode::invalid_argument, fmt::format("--type {} is unknown (f32, i32, f64)", o.type));
-    plan.type = *t;
-    plan.m = dimension("--m", o.m), plan.n = dimension("--n", o.n), plan.k = dimension("--k", o.k);
+  count("--repeat", o.repeat, 1, 100000);
+  count("--warmup", o.warmup, 0, 100000);
+  if (o.layout != "row" && o.layout != "col") {
+    throw Error(ErrorCode::invalid_argument, fmt::format("--layout {} is unknown (row, col)", o.layout));
   }
-  return plan;
+  if (o.a_path.empty() != o.b_path.empty()) throw Error(ErrorCode::invalid_argument, "--a and --b go together");
+  if (o.a_path.empty()) {
+    if (!parse_data_type(o.type)) {
+      throw Error(ErrorCode::invalid_argument, fmt::format("--type {} is unknown (f32, i32, f64)", o.type));
+    }
+    dimension("--m", o.m), dimension("--n", o.n), dimension("--k", o.k);
+  }
+  return options;
 }
 
 // Refuses a product whose matrices cannot all be resident on the device, before any host memory is spent
@@ -104,79 +130,152 @@ void check_fits_device(const DeviceInfo& dev, DataType type, uint32_t m, uint32_
 }
 
 int run_product(const RunOptions& o, const CommonOptions& common) {
-  const RunPlan plan = plan_run(o);
-  const GemmOptions& options = plan.options;
-  DataType type = plan.type;
-  uint32_t m = plan.m, n = plan.n, k = plan.k;
-  std::vector<std::byte> a, b;
+  GemmOptions options = kernel_options(o);
+  const uint32_t repeat = count("--repeat", o.repeat, 1, 100000);
+  const uint32_t warmup = count("--warmup", o.warmup, 0, 100000);
+
+  GemmDesc d;
+  d.layout = o.layout == "col" ? Layout::col_major : Layout::row_major;
+  d.op_a = o.trans_a ? Op::t : Op::n;
+  d.op_b = o.trans_b ? Op::t : Op::n;
+  d.alpha = o.alpha, d.beta = o.beta;
+  Operand a, b, c;
+  bool have_c = false;
   const uint64_t seed = o.seed.value_or(fresh_seed());
-  const bool from_files = plan.from_files;
+  const bool from_files = !o.a_path.empty() || !o.b_path.empty();
   if (from_files) {
-    npy::Array fa = npy::read(o.a_path), fb = npy::read(o.b_path);
-    if (fa.type != fb.type) {
+    if (o.a_path.empty() || o.b_path.empty()) throw Error(ErrorCode::invalid_argument, "--a and --b go together");
+    if (o.m || o.n || o.k || o.batch) {
+      throw Error(ErrorCode::invalid_argument, "--m/--n/--k/--batch cannot be combined with --a/--b (the files say)");
+    }
+    a = from_file(o.a_path), b = from_file(o.b_path);
+    if (a.type != b.type) {
       throw Error(ErrorCode::invalid_argument, fmt::format("{} holds {} but {} holds {}; both must have one dtype",
-                                                           o.a_path, to_string(fa.type), o.b_path, to_string(fb.type)));
+                                                           o.a_path, to_string(a.type), o.b_path, to_string(b.type)));
     }
-    if (fa.cols != fb.rows) {
+    d.type = a.type;
+    // op(A) is m x k and op(B) k x n: the files hold A and B as stored (transposed when --trans-*).
+    d.m = o.trans_a ? a.cols : a.rows, d.k = o.trans_a ? a.rows : a.cols;
+    const int64_t kb = o.trans_b ? b.cols : b.rows;
+    d.n = o.trans_b ? b.rows : b.cols;
+    if (d.k != kb) {
       throw Error(ErrorCode::dimension_mismatch,
-                  fmt::format("inner dimensions differ: {} is {}x{}, {} is {}x{}", o.a_path, fa.rows, fa.cols,
-                              o.b_path, fb.rows, fb.cols));
+                  fmt::format("inner dimensions differ: op(A) from {} is {}x{}, op(B) from {} is {}x{}", o.a_path, d.m,
+                              d.k, o.b_path, kb, d.n));
     }
-    type = fa.type;
-    m = fa.rows, n = fb.cols, k = fa.cols;
-    a = std::move(fa.data), b = std::move(fb.data);
+    // A 3-D file gives the batch; a 2-D operand beside a batch is broadcast (stride 0).
+    if (a.batched && b.batched && a.batch != b.batch) {
+      throw Error(ErrorCode::dimension_mismatch,
+                  fmt::format("{} holds a batch of {} but {} a batch of {}", o.a_path, a.batch, o.b_path, b.batch));
+    }
+    d.batch = a.batched ? a.batch : b.batched ? b.batch : 1;
+  } else {
+    const auto t = parse_data_type(o.type);
+    if (!t) throw Error(ErrorCode::invalid_argument, fmt::format("--type {} is unknown (f32, i32, f64)", o.type));
+    d.type = *t;
+    d.m = dimension("--m", o.m), d.n = dimension("--n", o.n), d.k = dimension("--k", o.k);
+    d.batch = o.batch ? count("--batch", *o.batch, 0, 65535) : 1;
+    a.batch = b.batch = static_cast<uint32_t>(d.batch);
+    a.batched = b.batched = o.batch.has_value();
+    a.rows = static_cast<uint32_t>(o.trans_a ? d.k : d.m), a.cols = static_cast<uint32_t>(o.trans_a ? d.m : d.k);
+    b.rows = static_cast<uint32_t>(o.trans_b ? d.n : d.k), b.cols = static_cast<uint32_t>(o.trans_b ? d.k : d.n);
   }
+  const bool batched_out = a.batched || b.batched;
+  if (!o.c_path.empty()) {
+    c = from_file(o.c_path);
+    if (c.rows != d.m || c.cols != d.n || c.batch != d.batch) {
+      throw Error(ErrorCode::dimension_mismatch,
+                  fmt::format("{} is {}x{}x{}; C must be {}x{}x{} (batch x m x n)", o.c_path, c.batch, c.rows, c.cols,
+                              d.batch, d.m, d.n));
+    }
+    if (c.type != d.type) {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("{} holds {}; C must have the inputs' dtype, {}", o.c_path, to_string(c.type), to_string(d.type)));
+    }
+    have_c = true;
+  } else if (d.beta != 0.0 && from_files) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("--beta {} reads C: give it with --c", d.beta));
+  }
+  c.batch = static_cast<uint32_t>(d.batch), c.rows = static_cast<uint32_t>(d.m), c.cols = static_cast<uint32_t>(d.n);
+  if (!a.batched) d.stride_a = 0;
+  if (!b.batched) d.stride_b = 0;
+  check_gemm(d);  // argument errors before the device opens
 
   Engine engine = open_engine(common);
-  engine.check_supported(type, options);  // before spending time or memory on inputs
-  check_fits_device(engine.device(), type, m, n, k);
+  engine.check_supported(d.type, options);  // before spending time or memory on inputs
+  check_fits_device(engine.device(), d.type, static_cast<uint32_t>(d.m), static_cast<uint32_t>(d.n),
+                    static_cast<uint32_t>(d.k));
+  const uint64_t es = element_size(d.type);
+  const double lo = d.type == DataType::i32 ? -8 : -1, hi = d.type == DataType::i32 ? 9 : 1;
+  std::mt19937_64 rng(seed);
   if (!from_files) {
-    std::mt19937_64 rng(seed);
-    const double lo = type == DataType::i32 ? -8 : -1, hi = type == DataType::i32 ? 9 : 1;
-    a = random_matrix(type, uint64_t{m} * k, lo, hi, rng);
-    b = random_matrix(type, uint64_t{k} * n, lo, hi, rng);
+    a.data = random_matrix(d.type, uint64_t{a.batch} * a.rows * a.cols, lo, hi, rng);
+    b.data = random_matrix(d.type, uint64_t{b.batch} * b.rows * b.cols, lo, hi, rng);
   }
-  std::vector<std::byte> c(uint64_t{m} * n * element_size(type));
-  const GemmTiming t = engine.gemm(type, m, n, k, a.data(), b.data(), c.data(), options);
+  if (!have_c) {
+    c.data = d.beta != 0.0 ? random_matrix(d.type, uint64_t{c.batch} * c.rows * c.cols, lo, hi, rng)
+                           : std::vector<std::byte>(uint64_t{c.batch} * c.rows * c.cols * es);
+  }
+  const bool col = d.layout == Layout::col_major;
+  const auto la = to_layout(a.data, a.batched ? a.batch : 1, a.rows, a.cols, es, col);
+  const auto lb = to_layout(b.data, b.batched ? b.batch : 1, b.rows, b.cols, es, col);
+  const auto lc0 = to_layout(c.data, c.batch, c.rows, c.cols, es, col);
+  std::vector<std::byte> lc = lc0;
+
+  // With beta != 0 each dispatch updates C in place: every timed run starts again from C0 (the host
+  // call uploads it each time), one dispatch per call.
+  GemmTiming t;
+  if (d.beta != 0.0) {
+    for (uint32_t r = 0; r < warmup + repeat; ++r) {
+      lc = lc0;
+      const GemmTiming one = engine.gemm(d, la.data(), lb.data(), lc.data(), options);
+      t.gpu_timestamps = one.gpu_timestamps;
+      if (r >= warmup) {
+        t.gpu_ms.insert(t.gpu_ms.end(), one.gpu_ms.begin(), one.gpu_ms.end());
+        t.submit_wait_ms += one.submit_wait_ms, t.upload_ms += one.upload_ms, t.download_ms += one.download_ms;
+      }
+    }
+  } else {
+    options.repeat = repeat, options.warmup = warmup;
+    t = engine.gemm(d, la.data(), lb.data(), lc.data(), options);
+  }
 
   const auto& dev = engine.device();
   fmt::print("device:   {} ({})\n", dev.name, dev.driver_name);
-  fmt::print("product:  {} {}x{}x{} (m x n x k)", to_string(type), m, n, k);
-  if (from_files) {
-    fmt::print(", inputs {} and {}\n", o.a_path, o.b_path);
-  } else {
-    fmt::print(", random inputs, seed {}\n", seed);
-  }
-  if (m && n && k) fmt::print("kernel:   {} {}\n", to_string(t.kernel), t.config);
-  const double ops = 2.0 * m * n * k;
-  const char* unit = type == DataType::i32 ? "GOP/s" : "GFLOP/s";
-  if (m && n && k) {
+  fmt::print("product:  {} {}x{}x{} (m x n x k)", to_string(d.type), d.m, d.n, d.k);
+  fmt::print(", {}\n", from_files ? fmt::format("inputs {} and {}", o.a_path, o.b_path)
+                                  : fmt::format("random inputs, seed {}", seed));
+  fmt::print("blas:     C = {} op(A) op(B) + {} C, op(A) = {}, op(B) = {}, {}-major, batch {}{}{}\n", d.alpha, d.beta,
+             o.trans_a ? "A^T" : "A", o.trans_b ? "B^T" : "B", col ? "column" : "row", d.batch,
+             a.batched ? "" : (d.batch > 1 ? ", A broadcast" : ""), b.batched ? "" : (d.batch > 1 ? ", B broadcast" : ""));
+  if (d.m && d.n && d.batch) fmt::print("kernel:   {} {}\n", to_string(t.kernel), t.config);
+  const double ops = 2.0 * double(d.m) * double(d.n) * double(d.k) * double(d.batch);
+  const char* unit = d.type == DataType::i32 ? "GOP/s" : "GFLOP/s";
+  if (d.m && d.n && d.batch) {
     if (t.gpu_timestamps) {
       const double ms = t.median_gpu_ms();
-      fmt::print("gpu time: {:.4f} ms (median of {}, after {} warm-up), {:.2f} {}\n", ms, options.repeat,
-                 options.warmup, ops / ms * 1e-6, unit);
+      fmt::print("gpu time: {:.4f} ms (median of {}, after {} warm-up), {:.2f} {}\n", ms, repeat, warmup,
+                 ops / ms * 1e-6, unit);
     } else {
-      fmt::print("gpu time: unavailable (the device has no timestamps); host submit-to-fence {:.4f} ms for {} runs\n",
-                 t.submit_wait_ms, options.repeat + options.warmup);
+      fmt::print("gpu time: unavailable (the device has no timestamps); host submit-to-fence {:.4f} ms\n",
+                 t.submit_wait_ms);
     }
     fmt::print("host:     upload {:.3f} ms, download {:.3f} ms\n", t.upload_ms, t.download_ms);
   } else {
     fmt::print("gpu time: nothing dispatched (an empty product)\n");
   }
   int code = 0;
-  nlohmann::json record = {{"device", dev.name},       {"driver", dev.driver_version},
-                           {"type", to_string(type)},  {"m", m},
-                           {"n", n},                   {"k", k},
-                           {"kernel", to_string(t.kernel)}, {"config", t.config},
-                           {"repeat", options.repeat}, {"gpu_ms", t.gpu_ms},
-                           {"verified", nullptr}};
+  nlohmann::json record = {{"device", dev.name}, {"driver", dev.driver_version}, {"type", to_string(d.type)},
+                           {"m", d.m}, {"n", d.n}, {"k", d.k}, {"batch", d.batch},
+                           {"kernel", to_string(t.kernel)}, {"config", t.config}, {"repeat", repeat},
+                           {"gpu_ms", t.gpu_ms}, {"verified", nullptr}};
   if (!t.gpu_ms.empty()) {
     record["median_ms"] = t.median_gpu_ms();
     record["gflops"] = ops / t.median_gpu_ms() * 1e-6;
   }
   if (!from_files) record["seed"] = seed;
   if (o.verify) {
-    const Comparison cmp = compare_with_reference(type, m, n, k, a.data(), b.data(), c.data());
+    const Comparison cmp = compare_with_reference(d, la.data(), lb.data(), lc0.data(), lc.data());
     fmt::print("verify:   {} ({})\n", cmp.passed ? "passed" : "FAILED", cmp.summary());
     if (!cmp.passed) code = 1;
     record["verified"] = cmp.passed;
@@ -190,7 +289,12 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
     std::fclose(f);
   }
   if (!o.out_path.empty()) {
-    npy::write(o.out_path, type, m, n, c.data());
+    const auto out = to_layout(lc, c.batch, c.rows, c.cols, es, col, true);
+    if (batched_out) {
+      npy::write(o.out_path, d.type, c.batch, c.rows, c.cols, out.data());
+    } else {
+      npy::write(o.out_path, d.type, c.rows, c.cols, out.data());
+    }
     fmt::print("wrote:    {}\n", o.out_path);
   }
   return finish(engine, code);
@@ -199,11 +303,12 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
 }  // namespace
 
 Command add_run_command(CLI::App& app, CommonOptions& common) {
-  auto* cmd = app.add_subcommand("run", "Multiply once (random inputs or .npy files), time it, optionally verify");
+  auto* cmd = app.add_subcommand("run", "One GEMM, C = alpha op(A) op(B) + beta C (random inputs or .npy files), "
+                                        "timed, optionally verified");
   auto o = std::make_shared<RunOptions>();
-  cmd->add_option("--m", o->m, "Rows of A and C");
-  cmd->add_option("--n", o->n, "Columns of B and C");
-  cmd->add_option("--k", o->k, "Columns of A, rows of B");
+  cmd->add_option("--m", o->m, "Rows of op(A) and C");
+  cmd->add_option("--n", o->n, "Columns of op(B) and C");
+  cmd->add_option("--k", o->k, "Columns of op(A), rows of op(B)");
   cmd->add_option("--type", o->type, "Element type: f32, i32, f64 (random inputs)")->capture_default_str();
   cmd->add_option("--kernel", o->kernel, "Kernel: naive, tiled, blocked, auto (the best for the shape and device)")
       ->capture_default_str();
@@ -215,13 +320,21 @@ Command add_run_command(CLI::App& app, CommonOptions& common) {
   cmd->add_option("--seed", o->seed, "Seed for the random inputs (default: fresh, printed)")
       ->check(CLI::NonNegativeNumber);  // "-1" would otherwise wrap to 2^64-1 silently
   cmd->add_flag("--verify", o->verify, "Check against the CPU reference; exit 1 when it fails");
-  cmd->add_option("--a", o->a_path, "A from a .npy file (2-D, C order, float32/float64/int32)");
+  cmd->add_flag("--trans-a", o->trans_a, "op(A) = A^T (A is stored k x m)");
+  cmd->add_flag("--trans-b", o->trans_b, "op(B) = B^T (B is stored n x k)");
+  cmd->add_option("--alpha", o->alpha, "alpha (integers for i32)")->capture_default_str();
+  cmd->add_option("--beta", o->beta, "beta; 0 never reads C (integers for i32)")->capture_default_str();
+  cmd->add_option("--layout", o->layout, "Memory layout the engine is called with: row or col")->capture_default_str();
+  cmd->add_option("--batch", o->batch, "Batch count for random inputs (files: a 3-D .npy gives it)");
+  cmd->add_option("--a", o->a_path, "A from a .npy file (2-D, or 3-D batch x rows x cols; C order, "
+                                    "float32/float64/int32); 2-D beside a 3-D B is broadcast");
   cmd->add_option("--b", o->b_path, "B from a .npy file, same dtype as A");
-  cmd->add_option("--out", o->out_path, "Write C to this .npy file");
+  cmd->add_option("--c", o->c_path, "The input C from a .npy file (m x n, or batch x m x n)");
+  cmd->add_option("--out", o->out_path, "Write C to this .npy file (3-D when batched)");
   cmd->add_option("--json", o->json_path, "Write the result (device, shape, kernel, times, check) as JSON");
   cmd->add_option("--device", common.device, "Device index or name substring (default: VKGEMM_DEVICE, then the best)");
   cmd->add_flag("--validate", common.validation, "Run under VK_LAYER_KHRONOS_validation; any message fails");
-  return {[o] { (void)plan_run(*o); }, [o, &common] { return run_product(*o, common); }};
+  return {[o] { (void)kernel_options(*o); }, [o, &common] { return run_product(*o, common); }};
 }
 
 }  // namespace vkgemm::cli

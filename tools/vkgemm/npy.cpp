@@ -163,24 +163,37 @@ Array parse(std::span<const std::byte> file, const std::string& name) {
   Array out;
   out.type = parse_descr(descr, name);
   if (*fortran) fail(name, "Fortran-order arrays are not supported; save with numpy.ascontiguousarray first");
-  if (shape->size() != 2) fail(name, fmt::format("the array is {}-D; vkgemm multiplies 2-D matrices", shape->size()));
+  if (shape->size() != 2 && shape->size() != 3) {
+    fail(name, fmt::format("the array is {}-D; vkgemm takes 2-D matrices or 3-D batches (batch x rows x cols)",
+                           shape->size()));
+  }
   for (uint64_t d : *shape) {
     if (d > std::numeric_limits<uint32_t>::max()) fail(name, fmt::format("dimension {} exceeds 2^32-1", d));
   }
-  out.rows = static_cast<uint32_t>((*shape)[0]);
-  out.cols = static_cast<uint32_t>((*shape)[1]);
-  const uint64_t data_bytes = uint64_t{out.rows} * out.cols * element_size(out.type);  // < 2^64: 2^32*2^32*8 wraps
+  out.batched = shape->size() == 3;
+  const size_t first = out.batched ? 1 : 0;
+  out.batch = out.batched ? static_cast<uint32_t>((*shape)[0]) : 1;
+  out.rows = static_cast<uint32_t>((*shape)[first]);
+  out.cols = static_cast<uint32_t>((*shape)[first + 1]);
+  const std::string dims = out.batched ? fmt::format("{}x{}x{}", out.batch, out.rows, out.cols)
+                                       : fmt::format("{}x{}", out.rows, out.cols);
+  // Elements, then bytes, each step checked against 2^64 (3 dimensions below 2^32 can exceed it).
+  const uint64_t es = element_size(out.type);
+  uint64_t data_bytes = es;
+  bool overflow = false;
+  for (uint64_t d : {uint64_t{out.batch}, uint64_t{out.rows}, uint64_t{out.cols}}) {
+    if (d != 0 && data_bytes > std::numeric_limits<uint64_t>::max() / d) overflow = true;
+    data_bytes *= d;
+  }
   const size_t data_start = header_start + header_len;
   const uint64_t available = file.size() - data_start;
-  const bool overflow = out.rows != 0 && data_bytes / out.rows / element_size(out.type) != out.cols;
   if (overflow || data_bytes > available) {
-    fail(name, fmt::format("truncated data: the header describes {}x{} {} ({} bytes), the file holds {}", out.rows,
-                           out.cols, to_string(out.type), overflow ? std::string("over 2^64") : std::to_string(data_bytes),
+    fail(name, fmt::format("truncated data: the header describes {} {} ({} bytes), the file holds {}", dims,
+                           to_string(out.type), overflow ? std::string("over 2^64") : std::to_string(data_bytes),
                            available));
   }
   if (data_bytes < available) {
-    fail(name, fmt::format("{} bytes of unexpected data after the {}x{} array", available - data_bytes, out.rows,
-                           out.cols));
+    fail(name, fmt::format("{} bytes of unexpected data after the {} array", available - data_bytes, dims));
   }
   out.data.assign(file.begin() + static_cast<std::ptrdiff_t>(data_start), file.end());
   return out;
@@ -198,9 +211,11 @@ Array read(const std::string& path) {
   return parse(std::as_bytes(std::span(raw)), path);
 }
 
-void write(const std::string& path, DataType type, uint32_t rows, uint32_t cols, const void* data) {
+namespace {
+
+void write_shape(const std::string& path, DataType type, const std::string& shape, uint64_t elements, const void* data) {
   const char* descr = type == DataType::f32 ? "<f4" : type == DataType::f64 ? "<f8" : "<i4";
-  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}, {}), }}", descr, rows, cols);
+  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", descr, shape);
   // Pad with spaces and a newline so the data starts on a 64-byte boundary, as NumPy does.
   const size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
@@ -216,7 +231,7 @@ void write(const std::string& path, DataType type, uint32_t rows, uint32_t cols,
     const char len_bytes[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
     out.write(len_bytes, 2);
     out.write(header.data(), static_cast<std::streamsize>(header.size()));
-    out.write(static_cast<const char*>(data), static_cast<std::streamsize>(uint64_t{rows} * cols * element_size(type)));
+    out.write(static_cast<const char*>(data), static_cast<std::streamsize>(elements * element_size(type)));
     if (!out.flush()) {
       out.close();
       std::remove(tmp.c_str());
@@ -229,6 +244,16 @@ void write(const std::string& path, DataType type, uint32_t rows, uint32_t cols,
     std::remove(tmp.c_str());
     throw Error(ErrorCode::io_error, fmt::format("{}: cannot write ({})", path, ec.message()));
   }
+}
+
+}  // namespace
+
+void write(const std::string& path, DataType type, uint32_t rows, uint32_t cols, const void* data) {
+  write_shape(path, type, fmt::format("{}, {}", rows, cols), uint64_t{rows} * cols, data);
+}
+
+void write(const std::string& path, DataType type, uint32_t batch, uint32_t rows, uint32_t cols, const void* data) {
+  write_shape(path, type, fmt::format("{}, {}, {}", batch, rows, cols), uint64_t{batch} * rows * cols, data);
 }
 
 }  // namespace vkgemm::npy

@@ -1,4 +1,4 @@
-// NumPy .npy files: 2-D, C order, little-endian float32, float64 or int32 (versions 1.0, 2.0, 3.0).
+// NumPy .npy files: 2-D (a matrix) or 3-D (a batch of matrices, batch x rows x cols), C order, little-endian float32, float64 or int32 (versions 1.0, 2.0, 3.0).
 // Every malformed or unsupported file is a vkgemm::Error(file_format) that names the problem.
 #pragma once
 
@@ -14,9 +14,11 @@ namespace vkgemm::npy {
 
 struct Array {
   DataType type = DataType::f32;
+  uint32_t batch = 1;     // the first dimension of a 3-D array; 1 for a 2-D one
+  bool batched = false;   // the file was 3-D
   uint32_t rows = 0;
   uint32_t cols = 0;
-  std::vector<std::byte> data;  // rows * cols elements, row-major
+  std::vector<std::byte> data;  // batch * rows * cols elements, each matrix row-major, one after another
 };
 
 // Parses the bytes of a whole .npy file; `name` labels the errors.
@@ -25,5 +27,7 @@ Array parse(std::span<const std::byte> file, const std::string& name);
 Array read(const std::string& path);
 // Writes a 2-D array. The file appears whole or not at all (written beside it, then renamed).
 void write(const std::string& path, DataType type, uint32_t rows, uint32_t cols, const void* data);
+// Writes a 3-D array (batch x rows x cols), the same way.
+void write(const std::string& path, DataType type, uint32_t batch, uint32_t rows, uint32_t cols, const void* data);
 
 }  // namespace vkgemm::npy

@@ -1,7 +1,10 @@
 // The vkgemm engine: one Vulkan device, its buffers, its pipelines, and C = A * B on them.
 //
 // Errors: every failure throws vkgemm::Error (see error.hpp); nothing is dispatched after a failed check.
-// Threads: an Engine and its Buffers are used from one thread at a time (lock around them to share).
+// Threads: every Engine member function takes the engine's own lock, so one Engine (and its Buffers) may be
+// shared by several threads; their calls run one at a time. Separate engines share nothing and run in
+// parallel. A Buffer must not be moved or destroyed while another thread uses it.
+// Adopting an application's device and recording into its command buffers: vkgemm/vulkan.hpp.
 #pragma once
 
 #include <cstdint>
@@ -11,15 +14,19 @@
 #include <string_view>
 #include <vector>
 
+#include "vkgemm/blas.hpp"
 #include "vkgemm/device_info.hpp"
 #include "vkgemm/types.hpp"
 
 namespace vkgemm {
 
 namespace detail {
+struct Access;
 struct BufferImpl;
 struct EngineImpl;
 }  // namespace detail
+
+struct VulkanDevice;
 
 struct EngineOptions {
   // Which device: an index ("1") or a case-insensitive substring of its name ("llvmpipe").
@@ -52,8 +59,16 @@ class Buffer {
 
  private:
   friend struct detail::EngineImpl;
+  friend struct detail::Access;
   explicit Buffer(std::unique_ptr<detail::BufferImpl> impl) noexcept;
   std::unique_ptr<detail::BufferImpl> impl_;
+};
+
+// Where an operand of the BLAS gemm starts: a Buffer of this engine and a byte offset (a multiple of the
+// element size). Its extent follows from the GemmDesc (blas.hpp) and must fit in the buffer.
+struct BufferOffset {
+  Buffer* buffer = nullptr;
+  uint64_t offset = 0;
 };
 
 // A row-major matrix inside a Buffer: rows x cols elements of `type`, starting `offset` bytes in,
@@ -91,7 +106,7 @@ struct GemmOptions {
   uint32_t tile = 16;     // tiled: the side of the shared-memory tile; naive: the side of the workgroup
   BlockedConfig blocked;  // blocked: its configuration (default: chosen by the engine)
   uint32_t repeat = 1;    // timed dispatches, each between two timestamps, with a barrier between them
-  uint32_t warmup = 0;    // untimed dispatches before them
+  uint32_t warmup = 0;    // untimed dispatches before them (with beta != 0, warmup + repeat must be 1)
 };
 
 struct GemmTiming {
@@ -140,7 +155,19 @@ class Engine {
   GemmTiming gemm(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a, const void* b, void* c,
                   const GemmOptions& options = {});
 
+  // The full BLAS gemm (blas.hpp) on device buffers, submitted and waited for. The two calls above are
+  // its special case: row-major, op N, tight leading dimensions, alpha 1, beta 0, batch 1.
+  GemmTiming gemm(const GemmDesc& desc, const BufferOffset& a, const BufferOffset& b, const BufferOffset& c,
+                  const GemmOptions& options = {});
+  // The same on host memory: a, b and c hold the matrices exactly as desc describes them (leading
+  // dimensions, strides, batch). The span of c is copied to the device and back, so elements in the
+  // gaps of ldc or stride_c come back unchanged; the kernel reads C only when beta != 0.
+  GemmTiming gemm(const GemmDesc& desc, const void* a, const void* b, void* c, const GemmOptions& options = {});
+
  private:
+  friend struct detail::Access;
+  friend Engine adopt_device(const VulkanDevice& device);
+  explicit Engine(std::unique_ptr<detail::EngineImpl> impl) noexcept;
   std::unique_ptr<detail::EngineImpl> impl_;
 };
 

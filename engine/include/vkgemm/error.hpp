@@ -23,6 +23,12 @@ enum class ErrorCode {
   vulkan_error,          // any other failing VkResult
   file_format,           // a malformed or unsupported input file
   io_error,              // a file could not be read or written
+  // The reference BLAS's own argument checks (xGEMM), one code each:
+  negative_dimension,    // m, n, k or the batch count below zero
+  invalid_leading_dimension,  // lda, ldb or ldc smaller than the rows (or columns) it must hold
+  invalid_stride,        // a negative batch stride, or C's stride letting batch entries overlap
+  buffer_too_small,      // a buffer (and offset) too small for the matrices the call describes
+  not_ready,             // a recorded GEMM's results were asked for before its submission completed
 };
 
 const char* to_string(ErrorCode code) noexcept;

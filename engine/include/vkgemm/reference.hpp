@@ -55,3 +55,24 @@ Comparison compare_with_reference(DataType type, uint32_t m, uint32_t n, uint32_
                                   const void* b, const void* c_gpu);
 
 }  // namespace vkgemm
+
+#include "vkgemm/blas.hpp"
+
+namespace vkgemm {
+
+// The full BLAS call (blas.hpp) on host memory laid out exactly as desc describes it. c_in is C before
+// the call (not read when beta = 0); c_out receives C's whole span: the described elements computed, the
+// rest (the gaps of ldc and stride_c) copied from c_in. The arithmetic is the reference's (double, long
+// double for f64, wrapping for int32), alpha and beta applied once at the end.
+void reference_gemm(const GemmDesc& desc, const void* a, const void* b, const void* c_in, void* c_out);
+
+// Judges a GPU result of the full call. Float types pass when, with gamma = 2 (k + 2) u,
+//   elementwise: |C_ij - C_ref_ij| <= gamma (|alpha| (|op(A)||op(B)|)_ij + |beta| |C0_ij|)   for every element
+//   normwise:    ||C - C_ref||_F <= gamma (|alpha| sqrt(sum_i ||A_i||_F^2 ||B_i||_F^2) + |beta| ||C0||_F)
+// (k + 2: the k-term sum, then the products by alpha and beta and their sum, each one rounding; beta = 0
+// drops the C0 term; the normwise error reported is the left side over the right side's scale). int32:
+// exact. Either way every element of C's span outside the described matrices must equal c_in bitwise.
+Comparison compare_with_reference(const GemmDesc& desc, const void* a, const void* b, const void* c_in,
+                                  const void* c_gpu);
+
+}  // namespace vkgemm

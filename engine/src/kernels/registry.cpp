@@ -1,6 +1,7 @@
 #include "kernels/registry.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -101,9 +102,9 @@ BlockedConfig choose_blocked(const DeviceInfo& device, const tuning::Table& tabl
 }
 
 // Split-K when the output has too few blocks to keep the device busy and K is long enough to share.
-uint32_t choose_splits(const BlockedConfig& c, uint32_t m, uint32_t n, uint32_t k) {
+uint32_t choose_splits(const BlockedConfig& c, uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
   if (c.split_k != 0) return std::min(c.split_k, std::max(1u, k / c.bk));
-  const uint64_t blocks = uint64_t{(m + c.bm - 1) / c.bm} * ((n + c.bn - 1) / c.bn);
+  const uint64_t blocks = uint64_t{(m + c.bm - 1) / c.bm} * ((n + c.bn - 1) / c.bn) * batch;
   if (blocks >= kBusyWorkgroups / 2) return 1;
   const auto wanted = static_cast<uint32_t>((kBusyWorkgroups + blocks - 1) / blocks);
   return std::clamp(std::min(wanted, k / kMinSliceK), 1u, kMaxSplits);
@@ -192,9 +193,14 @@ Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOption
       }
     }
   }
+  const bool transposed = p.trans_a || p.trans_b;
+  if (kernel == Kernel::blocked && transposed) {
+    throw Error(ErrorCode::unsupported_config, "the blocked kernel reads untransposed operands only (a row-major "
+                                               "op(A) = A and op(B) = B); use tiled or auto for transposed ones");
+  }
   if (kernel == Kernel::automatic) {
     kernel = Kernel::tiled;
-    if (p.type != DataType::i32) {
+    if (p.type != DataType::i32 && !transposed) {
       try {
         check_blocked_config(device, p.type, choose_blocked(device, table, options, p.type, p.m, p.n, p.k));
         kernel = Kernel::blocked;
@@ -207,24 +213,44 @@ Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOption
   out.kernel = kernel;
   if (kernel == Kernel::naive || kernel == Kernel::tiled) {
     GemmOptions o = resolved;
-    if (resolved.kernel == Kernel::automatic) o.tile = device.max_workgroup_invocations >= 256 ? 16 : 8;
+    if (resolved.kernel == Kernel::automatic) {
+      // The simple kernels' ladder: the first that this device (as created) can run; when none can, the
+      // first refusal, which names the missing feature or limit.
+      static constexpr std::pair<Kernel, uint32_t> ladder[] = {{Kernel::tiled, 16}, {Kernel::tiled, 8},
+                                                              {Kernel::tiled, 4},  {Kernel::naive, 16},
+                                                              {Kernel::naive, 8},  {Kernel::naive, 1}};
+      std::optional<Error> first;
+      bool found = false;
+      for (const auto& [candidate, tile] : ladder) {
+        try {
+          check_supported(device, table, p.type, {.kernel = candidate, .tile = tile});
+          kernel = candidate, o.tile = tile, found = true;
+          break;
+        } catch (const Error& e) {
+          if (!first) first = e;
+        }
+      }
+      if (!found) throw *first;
+      out.kernel = kernel;
+    }
     check_supported(device, table, p.type, {.kernel = kernel, .tile = o.tile});
     out.main = square_shape(kernel, p.type, o.tile);
-    out.grid = {(p.n + o.tile - 1) / o.tile, (p.m + o.tile - 1) / o.tile, 1};
-    out.k_split = p.k;
+    out.grid = {(p.n + o.tile - 1) / o.tile, (p.m + o.tile - 1) / o.tile, p.batch};
+    out.k_split = std::max(p.k, 1u);
     out.description = fmt::format("tile {}", o.tile);
   } else {
     const BlockedConfig c = choose_blocked(device, table, options, p.type, p.m, p.n, p.k);
     check_blocked_config(device, p.type, c);
-    const uint32_t wanted = choose_splits(c, p.m, p.n, p.k);
+    const uint32_t wanted = choose_splits(c, p.m, p.n, p.k, p.batch);
     // Slices of whole K steps; the last may be shorter, none is empty.
     const uint32_t steps = (p.k + c.bk - 1) / c.bk;
-    out.k_split = ((steps + wanted - 1) / wanted) * c.bk;
-    out.splits = (p.k + out.k_split - 1) / out.k_split;
-    const bool vec_a = p.lda % 4 == 0 && p.a_offset % 4 == 0;
-    const bool vec_b = p.ldb % 4 == 0 && p.b_offset % 4 == 0;
-    // With a split, C is the workspace: offset 0 and row stride n.
-    const bool vec_c = out.splits > 1 ? p.n % 4 == 0 : (p.ldc % 4 == 0 && p.c_offset % 4 == 0);
+    out.k_split = std::max(1u, ((steps + wanted - 1) / wanted) * c.bk);
+    out.splits = p.k == 0 ? 1 : (p.k + out.k_split - 1) / out.k_split;
+    const bool vec_a = p.lda % 4 == 0 && p.a_offset % 4 == 0 && p.stride_a % 4 == 0;
+    const bool vec_b = p.ldb % 4 == 0 && p.b_offset % 4 == 0 && p.stride_b % 4 == 0;
+    // With a split, C is the workspace: offset 0, row stride n, slices m * n apart.
+    const bool vec_c = out.splits > 1 ? p.n % 4 == 0 && (uint64_t{p.m} * p.n) % 4 == 0
+                                      : (p.ldc % 4 == 0 && p.c_offset % 4 == 0 && p.stride_c % 4 == 0);
     const uint32_t threads = blocked_threads(c);
     out.main.shader = shader_name("blocked", p.type);
     const uint32_t pad = blocked_padding(device, c, p.type);
@@ -233,12 +259,12 @@ Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOption
     out.flags = (vec_a ? kVecA : 0) | (vec_b ? kVecB : 0) | (vec_c ? kVecC : 0);
     out.main.workgroup_size = {threads, 1, 1};
     out.main.shared_bytes = blocked_shared_bytes(c, p.type, pad);
-    out.grid = {(p.n + c.bn - 1) / c.bn, (p.m + c.bm - 1) / c.bm, out.splits};
+    out.grid = {(p.n + c.bn - 1) / c.bn, (p.m + c.bm - 1) / c.bm, out.splits * p.batch};
     out.description = describe(c, out.splits);
     if (out.splits > 1) {
       out.reduce.shader = shader_name("splitk_reduce", p.type);
       out.reduce.workgroup_size = {64, 4, 1};
-      out.reduce_grid = {(p.n + 63) / 64, (p.m + 3) / 4, 1};
+      out.reduce_grid = {(p.n + 63) / 64, (p.m + 3) / 4, p.batch};
     }
   }
   for (const auto* grid : {&out.grid, &out.reduce_grid}) {

@@ -36,13 +36,17 @@ struct Problem {
   uint32_t m = 0, n = 0, k = 0;
   uint32_t lda = 0, ldb = 0, ldc = 0;
   uint32_t a_offset = 0, b_offset = 0, c_offset = 0;
+  bool trans_a = false, trans_b = false;       // op(A) = A^T, op(B) = B^T
+  uint32_t stride_a = 0, stride_b = 0, stride_c = 0;  // between batch entries, in elements
+  uint32_t batch = 1;
 };
 
 struct Plan {
   Kernel kernel = Kernel::naive;      // never automatic
   LaunchShape main;
   std::array<uint32_t, 3> grid{};
-  uint32_t splits = 1;                // > 1: main writes partial sums to a workspace, `reduce` adds them
+  uint32_t splits = 1;                // > 1: main writes partial sums to a workspace (slice-major per
+                                      // batch entry, m x n each), `reduce` adds them into C
   uint32_t k_split = 0;               // the K range of one slice
   LaunchShape reduce;
   std::array<uint32_t, 3> reduce_grid{};

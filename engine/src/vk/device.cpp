@@ -24,8 +24,13 @@ Device::Device(const PhysicalDevice& physical) : physical_(physical.handle), fam
   table_.vkGetDeviceQueue(device_, family_, 0, &queue_);
 }
 
+Device::Device(VkPhysicalDevice physical, VkDevice borrowed, VkQueue queue, uint32_t family)
+    : physical_(physical), device_(borrowed), queue_(queue), family_(family), owned_(false) {
+  volkLoadDeviceTable(&table_, device_);
+}
+
 Device::~Device() {
-  if (device_ != VK_NULL_HANDLE) {
+  if (owned_ && device_ != VK_NULL_HANDLE) {
     table_.vkDeviceWaitIdle(device_);
     table_.vkDestroyDevice(device_, nullptr);
   }

@@ -11,6 +11,8 @@ namespace vkgemm::vk {
 class Device {
  public:
   explicit Device(const PhysicalDevice& physical);
+  // The application's device and queue, borrowed: never destroyed nor waited on; the table is our own.
+  Device(VkPhysicalDevice physical, VkDevice borrowed, VkQueue queue, uint32_t family);
   ~Device();
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
@@ -27,6 +29,7 @@ class Device {
   VolkDeviceTable table_{};
   VkQueue queue_ = VK_NULL_HANDLE;
   uint32_t family_ = 0;
+  bool owned_ = true;
 };
 
 }  // namespace vkgemm::vk

@@ -55,10 +55,15 @@ VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(VkDebugUtilsMessageSeverityFlagB
 
 }  // namespace
 
-void ensure_loader() {
+void ensure_loader(PFN_vkGetInstanceProcAddr application_loader) {
   std::lock_guard lock(loader_mutex());
   static bool loaded = false;
   if (loaded) return;
+  if (application_loader) {
+    volkInitializeCustom(application_loader);
+    loaded = true;
+    return;
+  }
   if (volkInitialize() != VK_SUCCESS) {
     throw Error(ErrorCode::no_loader,
                 "no Vulkan loader found (libvulkan.so.1). Install one: apt-get install libvulkan1 "
@@ -141,7 +146,14 @@ Instance::Instance(bool validation, ValidationSink* sink) {
   }
 }
 
+Instance::Instance(VkInstance borrowed, PFN_vkGetInstanceProcAddr loader) : instance_(borrowed), owned_(false) {
+  ensure_loader(loader);
+  std::lock_guard lock(loader_mutex());
+  volkLoadInstanceOnly(instance_);  // loader trampolines: the same for every instance of this loader
+}
+
 Instance::~Instance() {
+  if (!owned_) return;
   if (messenger_ != VK_NULL_HANDLE) destroy_messenger_(instance_, messenger_, nullptr);
   if (instance_ != VK_NULL_HANDLE) vkDestroyInstance(instance_, nullptr);
 }

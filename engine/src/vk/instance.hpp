@@ -12,8 +12,9 @@
 
 namespace vkgemm::vk {
 
-// Loads libvulkan.so.1 through volk once per process; throws vkgemm::Error(no_loader) when it is missing.
-void ensure_loader();
+// Loads libvulkan.so.1 through volk once per process (or takes the application's vkGetInstanceProcAddr,
+// when an adopted device comes first); throws vkgemm::Error(no_loader) when it is missing.
+void ensure_loader(PFN_vkGetInstanceProcAddr application_loader = nullptr);
 
 struct ValidationSink {
   std::function<void(std::string_view)> callback;
@@ -24,6 +25,8 @@ class Instance {
  public:
   // validation: enable VK_LAYER_KHRONOS_validation and route its messages to `sink` (must be non-null).
   Instance(bool validation, ValidationSink* sink);
+  // The application's instance, borrowed: never destroyed, no messenger, no object names.
+  Instance(VkInstance borrowed, PFN_vkGetInstanceProcAddr loader);
   ~Instance();
   Instance(const Instance&) = delete;
   Instance& operator=(const Instance&) = delete;
@@ -37,6 +40,7 @@ class Instance {
   VkInstance instance_ = VK_NULL_HANDLE;
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
   uint32_t api_version_ = 0;
+  bool owned_ = true;
   PFN_vkCreateDebugUtilsMessengerEXT create_messenger_ = nullptr;
   PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger_ = nullptr;
   PFN_vkSetDebugUtilsObjectNameEXT set_object_name_ = nullptr;

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include <fmt/format.h>
+
 #include "vk/check.hpp"
 
 namespace vkgemm::vk {
@@ -27,7 +29,7 @@ Submitter::Submitter(const Device& device) : device_(device) {
   fence_ = DeviceHandle<VkFence>(t, device.get(), fence);
 }
 
-double Submitter::run(const std::function<void(VkCommandBuffer)>& record) {
+double Submitter::run(const std::function<void(VkCommandBuffer)>& record, const SubmitSync* sync) {
   const auto& t = device_.table();
   check(t.vkResetCommandBuffer(cmd_, 0), "vkResetCommandBuffer");
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
@@ -44,10 +46,27 @@ double Submitter::run(const std::function<void(VkCommandBuffer)>& record) {
   VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   submit.commandBufferCount = 1;
   submit.pCommandBuffers = &cmd_;
+  if (sync) {
+    if (sync->wait_stages.size() != sync->wait_semaphores.size()) {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("submit: {} wait semaphores but {} wait stages; give one stage mask per semaphore",
+                              sync->wait_semaphores.size(), sync->wait_stages.size()));
+    }
+    submit.waitSemaphoreCount = static_cast<uint32_t>(sync->wait_semaphores.size());
+    submit.pWaitSemaphores = sync->wait_semaphores.data();
+    submit.pWaitDstStageMask = sync->wait_stages.data();
+    submit.signalSemaphoreCount = static_cast<uint32_t>(sync->signal_semaphores.size());
+    submit.pSignalSemaphores = sync->signal_semaphores.data();
+  }
   VkFence fence = fence_.get();
   check(t.vkResetFences(device_.get(), 1, &fence), "vkResetFences");
   const auto start = std::chrono::steady_clock::now();
   check(t.vkQueueSubmit(device_.queue(), 1, &submit, fence), "vkQueueSubmit");
+  if (sync && sync->fence != VK_NULL_HANDLE) {
+    // The application's fence signals when this batch is done: an empty submission after it on the same
+    // queue completes only after it (submission order).
+    check(t.vkQueueSubmit(device_.queue(), 0, nullptr, sync->fence), "vkQueueSubmit (the application's fence)");
+  }
   check(t.vkWaitForFences(device_.get(), 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }

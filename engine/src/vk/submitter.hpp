@@ -7,6 +7,7 @@
 
 #include "vk/device.hpp"
 #include "vk/handle.hpp"
+#include "vkgemm/vulkan.hpp"
 
 namespace vkgemm::vk {
 
@@ -14,9 +15,9 @@ class Submitter {
  public:
   explicit Submitter(const Device& device);
 
-  // Records with `record`, submits to the device's queue and waits. Returns the host wall time in ms
-  // from submission until the fence signalled.
-  double run(const std::function<void(VkCommandBuffer)>& record);
+  // Records with `record`, submits to the device's queue (waiting on and signalling what `sync` names,
+  // when given) and waits. Returns the host wall time in ms from submission until the fence signalled.
+  double run(const std::function<void(VkCommandBuffer)>& record, const SubmitSync* sync = nullptr);
 
  private:
   const Device& device_;

@@ -1,0 +1,19 @@
+# cmake --install: headers, the static library, the vkgemm program, a CMake package (find_package(vkgemm)
+# -> vkgemm::vkgemm) and a pkg-config file (vkgemm.pc).
+include(CMakePackageConfigHelpers)
+
+install(TARGETS vkgemm EXPORT vkgemmTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS vkgemm_program RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/engine/include/vkgemm DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PROJECT_BINARY_DIR}/engine/generated/vkgemm/version.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/vkgemm)
+
+set(VKGEMM_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/vkgemm)
+install(EXPORT vkgemmTargets NAMESPACE vkgemm:: DESTINATION ${VKGEMM_CMAKE_DIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/vkgemmConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/vkgemmConfig.cmake INSTALL_DESTINATION ${VKGEMM_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/vkgemmConfigVersion.cmake COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/vkgemmConfig.cmake ${PROJECT_BINARY_DIR}/vkgemmConfigVersion.cmake
+        DESTINATION ${VKGEMM_CMAKE_DIR})
+
+configure_file(${PROJECT_SOURCE_DIR}/cmake/vkgemm.pc.in ${PROJECT_BINARY_DIR}/vkgemm.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/vkgemm.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

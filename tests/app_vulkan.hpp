@@ -1,0 +1,50 @@
+// An "application" for the adoption and recording tests: its own instance (validation with synchronization
+// validation; any message fails the running test), device and queue, loaded through its own volk (compiled
+// into the test binary, beside vkgemm's private copy), and host-visible buffers it owns.
+#pragma once
+
+#include <volk.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "vkgemm/vulkan.hpp"
+
+namespace vkgemm::test {
+
+struct AppBuffer {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  void* mapped = nullptr;
+  VkDeviceSize size = 0;
+};
+
+class AppVulkan {
+ public:
+  // shader_float64: enable shaderFloat64 at vkCreateDevice (when the device has it).
+  explicit AppVulkan(bool shader_float64);
+  ~AppVulkan();
+  AppVulkan(const AppVulkan&) = delete;
+  AppVulkan& operator=(const AppVulkan&) = delete;
+
+  VulkanDevice adopt_info() const;
+  AppBuffer buffer(VkDeviceSize size, VkBufferUsageFlags usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+  VkCommandBuffer begin();                 // a fresh primary command buffer, begun
+  void submit_and_wait(VkCommandBuffer cmd, VkFence fence = VK_NULL_HANDLE);  // ends, submits, waits idle
+  // A barrier from compute writes to compute reads and writes, as the application records between GEMMs.
+  static void compute_barrier(VkCommandBuffer cmd);
+
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice physical = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  uint32_t family = 0;
+  VkPhysicalDeviceFeatures enabled{};
+
+ private:
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  std::vector<AppBuffer> buffers_;
+};
+
+}  // namespace vkgemm::test

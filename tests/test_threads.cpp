@@ -1,0 +1,88 @@
+// The threading model (engine.hpp): one Engine shared by several threads (its calls take the engine's
+// lock), and one Engine per thread (nothing shared). Each thread runs many products, all checked.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "support.hpp"
+
+using namespace vkgemm;
+
+namespace {
+
+constexpr int kThreads = 4;
+constexpr int kProductsPerThread = 30;
+
+// A small varied call for thread `t`, product `i`: sizes, ops, layout and scalars all change.
+GemmDesc call_for(int t, int i) {
+  GemmDesc d;
+  d.m = 1 + (7 * i + t) % 23, d.n = 1 + (5 * i + 3 * t) % 19, d.k = (3 * i + t) % 29;
+  d.op_a = i % 2 ? Op::t : Op::n;
+  d.op_b = (i / 2) % 2 ? Op::t : Op::n;
+  d.layout = (i / 4) % 2 ? Layout::col_major : Layout::row_major;
+  d.alpha = 1.5, d.beta = i % 3 ? 0.0 : -2.0;
+  d.batch = 1 + i % 3;
+  return d;
+}
+
+}  // namespace
+
+TEST_SUITE("threads") {
+  TEST_CASE("several threads share one engine") {
+    std::vector<std::string> failures[kThreads];
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([t, &failures] {
+        auto rng = test::case_rng(fmt::format("shared engine thread {}", t));
+        for (int i = 0; i < kProductsPerThread; ++i) {
+          const auto r = test::check_gemm_call(call_for(t, i), {.kernel = i % 2 ? Kernel::naive : Kernel::tiled, .tile = 8}, rng);
+          if (!r.passed) failures[t].push_back(r.detail);
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    for (int t = 0; t < kThreads; ++t) {
+      CAPTURE(t);
+      CHECK_MESSAGE(failures[t].empty(), "seed ", test::run_seed(), ": ", failures[t].empty() ? "" : failures[t][0]);
+    }
+  }
+
+  TEST_CASE("one engine per thread") {
+    std::atomic<uint64_t> messages{0};
+    std::vector<std::string> failures[kThreads];
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([t, &failures, &messages] {
+        try {
+          Engine e({.validation = true, .on_validation_message = [&](std::string_view) { ++messages; }});
+          auto rng = test::case_rng(fmt::format("own engine thread {}", t));
+          std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+          for (int i = 0; i < kProductsPerThread; ++i) {
+            const GemmDesc d = call_for(t, i);
+            const auto span = [&](char w) { return operand_extent(d, w).elements; };
+            std::vector<float> a(span('A')), b(span('B')), c0(span('C'));
+            for (auto* v : {&a, &b, &c0})
+              for (float& x : *v) x = dist(rng);
+            std::vector<float> c = c0;
+            e.gemm(d, a.data(), b.data(), c.data());
+            const Comparison cmp = compare_with_reference(d, a.data(), b.data(), c0.data(), c.data());
+            if (!cmp.passed) failures[t].push_back(test::describe(d) + ": " + cmp.summary());
+          }
+        } catch (const std::exception& ex) {
+          failures[t].push_back(ex.what());
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    CHECK(messages.load() == 0);
+    for (int t = 0; t < kThreads; ++t) {
+      CAPTURE(t);
+      CHECK_MESSAGE(failures[t].empty(), "seed ", test::run_seed(), ": ", failures[t].empty() ? "" : failures[t][0]);
+    }
+  }
+}
