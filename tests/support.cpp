@@ -23,9 +23,14 @@ constexpr unsigned char kGuardByte = 0xA5;
 // Matrices start this many elements past the guard, so bindings take the unaligned-offset path.
 constexpr uint64_t kSkewElements = 3;
 
+}  // namespace
+
 std::vector<std::byte> random_elements(DataType type, uint64_t count, std::mt19937_64& rng) {
   std::vector<std::byte> out(count * element_size(type));
-  if (type == DataType::i32) {
+  if (type == DataType::f16) {
+    std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+    for (uint64_t i = 0; i < count; ++i) reinterpret_cast<uint16_t*>(out.data())[i] = float_to_half(d(rng));
+  } else if (type == DataType::i32) {
     std::uniform_int_distribution<int32_t> d(-8, 8);
     for (uint64_t i = 0; i < count; ++i) reinterpret_cast<int32_t*>(out.data())[i] = d(rng);
   } else if (type == DataType::f32) {
@@ -38,12 +43,16 @@ std::vector<std::byte> random_elements(DataType type, uint64_t count, std::mt199
   return out;
 }
 
+namespace {
+
 // The poison an unwritten element of C keeps: NaN fails any float comparison, the sentinel any int one
 // (random inputs in [-8, 8] cannot reach it for k below 2^24).
 std::vector<std::byte> poison(DataType type, uint64_t count) {
   std::vector<std::byte> out(count * element_size(type));
   for (uint64_t i = 0; i < count; ++i) {
-    if (type == DataType::i32) {
+    if (type == DataType::f16) {
+      reinterpret_cast<uint16_t*>(out.data())[i] = 0x7e00;  // a quiet NaN
+    } else if (type == DataType::i32) {
       reinterpret_cast<int32_t*>(out.data())[i] = std::numeric_limits<int32_t>::min() + 12345;
     } else if (type == DataType::f32) {
       reinterpret_cast<float*>(out.data())[i] = std::numeric_limits<float>::quiet_NaN();
@@ -129,11 +138,16 @@ std::mt19937_64 case_rng(const std::string& case_name) {
 
 ProductCheck check_product(DataType type, uint32_t m, uint32_t n, uint32_t k, const GemmOptions& options,
                            std::mt19937_64& rng) {
-  const auto a = random_elements(type, uint64_t{m} * k, rng);
-  const auto b = random_elements(type, uint64_t{k} * n, rng);
-  Guarded ga = make_guarded(type, m, k, a);
-  Guarded gb = make_guarded(type, k, n, b);
-  Guarded gc = make_guarded(type, m, n, poison(type, uint64_t{m} * n));
+  return check_product(type, default_output_type(type), m, n, k, options, rng);
+}
+
+ProductCheck check_product(DataType input, DataType output, uint32_t m, uint32_t n, uint32_t k,
+                           const GemmOptions& options, std::mt19937_64& rng) {
+  const auto a = random_elements(input, uint64_t{m} * k, rng);
+  const auto b = random_elements(input, uint64_t{k} * n, rng);
+  Guarded ga = make_guarded(input, m, k, a);
+  Guarded gb = make_guarded(input, k, n, b);
+  Guarded gc = make_guarded(output, m, n, poison(output, uint64_t{m} * n));
   engine().gemm(ga.ref, gb.ref, gc.ref, options);
 
   ProductCheck out;
@@ -141,11 +155,14 @@ ProductCheck check_product(DataType type, uint32_t m, uint32_t n, uint32_t k, co
   read_guarded(ga, "A", problems);
   read_guarded(gb, "B", problems);
   const auto c = read_guarded(gc, "C", problems);
-  const Comparison cmp = compare_with_reference(type, m, n, k, a.data(), b.data(), c.data());
+  const Comparison cmp =
+      compare_with_reference(input, output, m, n, k, a.data(), b.data(), c.data(), options.f16_accumulate);
   if (!cmp.passed) problems += cmp.summary();
   out.passed = problems.empty();
-  out.detail = fmt::format("{} {}x{}x{} {} tile {}: {}", to_string(type), m, n, k, to_string(options.kernel),
-                           options.tile, out.passed ? "ok" : problems);
+  out.detail = fmt::format("{}{} {}x{}x{} {} tile {}{}: {}", to_string(input),
+                           output != input ? fmt::format(" (C {})", to_string(output)) : std::string(), m, n, k,
+                           to_string(options.kernel), options.tile, options.f16_accumulate ? " f16-accumulate" : "",
+                           out.passed ? "ok" : problems);
   return out;
 }
 

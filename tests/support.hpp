@@ -29,7 +29,14 @@ struct ProductCheck {
 // Multiplies fresh random m x k and k x n matrices on the device, each placed at an unaligned offset
 // inside a larger buffer between guard regions; C is poisoned first (NaN, or a sentinel for int32).
 // Passes when C matches the CPU reference (see reference.hpp) and every guard is untouched.
+// C has default_output_type(type) (f32 for f16 inputs).
 ProductCheck check_product(DataType type, uint32_t m, uint32_t n, uint32_t k, const GemmOptions& options,
                            std::mt19937_64& rng);
+// The same with C of `output` type (f16 inputs: f32 or f16; options.f16_accumulate widens the bound).
+ProductCheck check_product(DataType input, DataType output, uint32_t m, uint32_t n, uint32_t k,
+                           const GemmOptions& options, std::mt19937_64& rng);
+
+// Random elements as the tests draw them: floats uniform in [-1, 1) (f16: rounded to fp16), int32 in [-8, 8].
+std::vector<std::byte> random_elements(DataType type, uint64_t count, std::mt19937_64& rng);
 
 }  // namespace vkgemm::test

@@ -1,4 +1,4 @@
-// Every kernel, type and tile size over shapes that cross each tile boundary (1, T-1, T, T+1), primes
+// Every kernel, type (f16: inputs f16, C f32) and tile size over shapes that cross each tile boundary (1, T-1, T, T+1), primes
 // (7, 31, 67, 129) and skinny products (one of m, n, k equal to 1), with fresh random inputs.
 #include <doctest/doctest.h>
 
@@ -24,6 +24,10 @@ std::vector<uint32_t> sizes_around(uint32_t tile) {
 void run_grid(DataType type, const GemmOptions& options, const std::vector<uint32_t>& dims) {
   if (type == DataType::f64 && !test::engine().device().float64) {
     MESSAGE("skipped: ", test::engine().device().name, " has no shaderFloat64");
+    return;
+  }
+  if (type == DataType::f16 && !(test::engine().device().float16 && test::engine().device().storage16)) {
+    MESSAGE("skipped: ", test::engine().device().name, " lacks shaderFloat16 or storageBuffer16BitAccess");
     return;
   }
   auto rng = test::case_rng(fmt::format("{} {} {}", to_string(type), to_string(options.kernel), options.tile));

@@ -43,6 +43,11 @@ Binding bind(const BufferImpl& buffer, const MatrixRef& m, uint64_t alignment) {
   b.info.offset = start;
   b.info.range = m.offset - start + uint64_t{m.rows} * m.cols * es;
   b.element_offset = static_cast<uint32_t>((m.offset - start) / es);
+  if (b.info.range == 0) {  // an empty A or B (k = 0, C zeroed by the kernel): bound whole, never read
+    b.info.offset = 0;
+    b.info.range = VK_WHOLE_SIZE;
+    b.element_offset = 0;
+  }
   return b;
 }
 
@@ -80,19 +85,23 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
     if (!refs[i]->buffer) throw Error(ErrorCode::invalid_argument, fmt::format("gemm: {} has no buffer", names[i]));
     buffers[i] = &owned(*refs[i]->buffer, names[i]);
   }
-  if (a.type != b.type || a.type != c.type) {
-    throw Error(ErrorCode::invalid_argument, fmt::format("gemm: A, B and C must share one type; they are {}, {}, {}",
-                                                         to_string(a.type), to_string(b.type), to_string(c.type)));
+  // One type throughout, except f16 inputs, which give C in f32 (fp32 accumulation) or f16.
+  const bool mixed_ok = a.type == DataType::f16 && (c.type == DataType::f32 || c.type == DataType::f16);
+  if (a.type != b.type || (a.type != c.type && !mixed_ok)) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("gemm: A, B and C must share one type (or A and B f16 with C f32 or f16); they are {}, "
+                            "{}, {}", to_string(a.type), to_string(b.type), to_string(c.type)));
   }
   if (a.cols != b.rows || a.rows != c.rows || b.cols != c.cols) {
     throw Error(ErrorCode::dimension_mismatch,
                 fmt::format("gemm: A is {}x{}, B is {}x{}, C is {}x{}; need A m x k, B k x n, C m x n", a.rows, a.cols,
                             b.rows, b.cols, c.rows, c.cols));
   }
-  const DataType type = a.type;
-  const uint64_t es = element_size(type);
+  const kernels::Types types{a.type, c.type, options.f16_accumulate};
   for (int i = 0; i < 3; ++i) {
     const MatrixRef& r = *refs[i];
+    const DataType type = r.type;
+    const uint64_t es = element_size(type);
     if (r.offset % es) {
       throw Error(ErrorCode::invalid_argument,
                   fmt::format("gemm: {}'s offset {} is not a multiple of the {}-byte element", names[i], r.offset, es));
@@ -112,20 +121,22 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
                             options.repeat, options.warmup));
   }
   const auto& info = physical.info;
-  kernels::check_supported(info, options.kernel, type, options);
+  kernels::check_supported(info, options.kernel, types, options);
 
   GemmTiming timing;
   timing.gpu_timestamps = info.timestamps;
   const uint32_t m = c.rows, n = c.cols, k = a.cols;
   const auto& t = device->table();
   if (m == 0 || n == 0) return timing;
-  if (k == 0) {  // an empty sum: C is zero, nothing to dispatch
+  // vkCmdFillBuffer writes whole 4-byte words: an f16 C of odd size or offset is zeroed by the kernel instead.
+  const bool fillable = c.offset % 4 == 0 && (uint64_t{m} * n * element_size(c.type)) % 4 == 0;
+  if (k == 0 && fillable) {  // an empty sum: C is zero, nothing to dispatch
     timing.submit_wait_ms = submitter->run([&](VkCommandBuffer cmd) {
       memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
                      VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
                          VK_ACCESS_TRANSFER_WRITE_BIT,
                      VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
-      t.vkCmdFillBuffer(cmd, buffers[2]->alloc.buffer.get(), c.offset, uint64_t{m} * n * es, 0);
+      t.vkCmdFillBuffer(cmd, buffers[2]->alloc.buffer.get(), c.offset, uint64_t{m} * n * element_size(c.type), 0);
       memory_barrier(t, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                      VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                      VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT);
@@ -133,9 +144,9 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
     return timing;
   }
 
-  const kernels::LaunchShape shape = kernels::launch_shape(options.kernel, type, options);
+  const kernels::LaunchShape shape = kernels::launch_shape(info, options.kernel, types, options, m, n, k);
   const auto grid = kernels::dispatch_grid(info, shape, m, n);
-  const VkPipeline pipeline = pipelines->get(options.kernel, type, shape);
+  const VkPipeline pipeline = pipelines->get(options.kernel, types, shape);
 
   Binding bindings[3];
   for (int i = 0; i < 3; ++i) bindings[i] = bind(*buffers[i], *refs[i], physical.storage_offset_alignment);
@@ -215,21 +226,21 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
   return timing;
 }
 
-GemmTiming EngineImpl::gemm_host(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a, const void* b,
-                                 void* c, const GemmOptions& options) {
-  const uint64_t es = element_size(type);
+GemmTiming EngineImpl::gemm_host(DataType type, DataType output, uint32_t m, uint32_t n, uint32_t k, const void* a,
+                                 const void* b, void* c, const GemmOptions& options) {
+  const uint64_t es = element_size(type), c_es = element_size(output);
   if (m != 0 && n != 0 && (!c || (k != 0 && (!a || !b)))) {
     throw Error(ErrorCode::invalid_argument, "gemm: a host pointer for A, B or C is null");
   }
   check_matrix_fits("A", m, k, type);
   check_matrix_fits("B", k, n, type);
-  check_matrix_fits("C", m, n, type);
-  kernels::check_supported(physical.info, options.kernel, type, options);
+  check_matrix_fits("C", m, n, output);
+  kernels::check_supported(physical.info, options.kernel, {type, output, options.f16_accumulate}, options);
   GemmTiming timing;
   timing.gpu_timestamps = physical.info.timestamps;
   if (m == 0 || n == 0) return timing;
   if (k == 0) {
-    std::memset(c, 0, uint64_t{m} * n * es);
+    std::memset(c, 0, uint64_t{m} * n * c_es);
     return timing;
   }
   const auto ensure = [&](Buffer& buffer, uint64_t bytes, const char* name) {
@@ -238,7 +249,7 @@ GemmTiming EngineImpl::gemm_host(DataType type, uint32_t m, uint32_t n, uint32_t
       buffer = create_buffer(bytes, name);
     }
   };
-  const uint64_t a_bytes = uint64_t{m} * k * es, b_bytes = uint64_t{k} * n * es, c_bytes = uint64_t{m} * n * es;
+  const uint64_t a_bytes = uint64_t{m} * k * es, b_bytes = uint64_t{k} * n * es, c_bytes = uint64_t{m} * n * c_es;
   ensure(host_a, a_bytes, "vkgemm host A");
   ensure(host_b, b_bytes, "vkgemm host B");
   ensure(host_c, c_bytes, "vkgemm host C");
@@ -248,7 +259,7 @@ GemmTiming EngineImpl::gemm_host(DataType type, uint32_t m, uint32_t n, uint32_t
   write(host_a, 0, a, a_bytes);
   write(host_b, 0, b, b_bytes);
   const double upload = std::chrono::duration<double, std::milli>(clock::now() - start).count();
-  timing = gemm({&host_a, 0, m, k, type}, {&host_b, 0, k, n, type}, {&host_c, 0, m, n, type}, options);
+  timing = gemm({&host_a, 0, m, k, type}, {&host_b, 0, k, n, type}, {&host_c, 0, m, n, output}, options);
   start = clock::now();
   read(host_c, 0, c, c_bytes);
   timing.download_ms = std::chrono::duration<double, std::milli>(clock::now() - start).count();

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "vkgemm/error.hpp"
+#include "vkgemm/half.hpp"
 
 namespace vkgemm {
 namespace {
@@ -58,20 +59,23 @@ double frobenius(const T* x, uint64_t count) {
   return std::sqrt(s);
 }
 
+// Judges c (as doubles) against the reference of a * b: elementwise |c - ref| <= bound * (|A||B|)_ij + absolute,
+// normwise ||c - ref||_F <= bound * ||A||_F ||B||_F + absolute * sqrt(m n).
 template <typename T>
-Comparison compare_float(DataType type, uint32_t m, uint32_t n, uint32_t k, const T* a, const T* b, const T* c) {
+Comparison compare_float(double bound, double absolute, uint32_t m, uint32_t n, uint32_t k, const T* a, const T* b,
+                         const std::vector<double>& c) {
   std::vector<typename Acc<T>::type> ref;
   std::vector<double> abs_product;
   reference_float(m, n, k, a, b, ref, &abs_product);
   Comparison out;
-  out.bound = error_bound(type, k);
+  out.bound = bound;
   const double scale = frobenius(a, uint64_t{m} * k) * frobenius(b, uint64_t{k} * n);
   double diff2 = 0.0;
   const uint64_t count = uint64_t{m} * n;
   for (uint64_t i = 0; i < count; ++i) {
-    const double got = static_cast<double>(c[i]);
+    const double got = c[i];
     const double diff = std::fabs(got - static_cast<double>(ref[i]));
-    const double allowed = out.bound * abs_product[i];
+    const double allowed = out.bound * abs_product[i] + absolute;
     double ratio = 0.0;
     if (!std::isfinite(got)) {
       ratio = std::numeric_limits<double>::infinity();
@@ -85,9 +89,47 @@ Comparison compare_float(DataType type, uint32_t m, uint32_t n, uint32_t k, cons
     out.worst_element_ratio = std::max(out.worst_element_ratio, ratio);
     diff2 += std::isfinite(diff) ? diff * diff : std::numeric_limits<double>::infinity();
   }
-  out.normwise_error = scale > 0.0 ? std::sqrt(diff2) / scale : (diff2 > 0.0 ? std::sqrt(diff2) : 0.0);
+  const double slack = absolute * std::sqrt(static_cast<double>(count));
+  out.normwise_error = scale > 0.0 ? std::max(0.0, std::sqrt(diff2) - slack) / scale
+                                   : (diff2 > 0.0 ? std::sqrt(diff2) : 0.0);
   out.passed = out.bad_elements == 0 && out.normwise_error <= out.bound;
   return out;
+}
+
+template <typename T>
+std::vector<double> to_doubles(const T* c, uint64_t count) {
+  std::vector<double> out(count);
+  for (uint64_t i = 0; i < count; ++i) out[i] = static_cast<double>(c[i]);
+  return out;
+}
+
+// f16 matrices as floats (exact).
+std::vector<float> widen(const void* h, uint64_t count) {
+  std::vector<float> out(count);
+  for (uint64_t i = 0; i < count; ++i) out[i] = half_to_float(static_cast<const uint16_t*>(h)[i]);
+  return out;
+}
+
+std::vector<double> result_as_doubles(DataType type, const void* c, uint64_t count) {
+  std::vector<double> out(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    switch (type) {
+      case DataType::f16: out[i] = half_to_float(static_cast<const uint16_t*>(c)[i]); break;
+      case DataType::f32: out[i] = static_cast<const float*>(c)[i]; break;
+      case DataType::f64: out[i] = static_cast<const double*>(c)[i]; break;
+      case DataType::i32: out[i] = static_cast<const int32_t*>(c)[i]; break;
+    }
+  }
+  return out;
+}
+
+void check_types(DataType input, DataType output) {
+  const bool ok = input == DataType::f16 ? (output == DataType::f16 || output == DataType::f32) : output == input;
+  if (!ok) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("reference: inputs of {} cannot give a result of {} (f16 inputs give f32 or f16; "
+                            "other types their own)", to_string(input), to_string(output)));
+  }
 }
 
 Comparison compare_int(uint32_t m, uint32_t n, uint32_t k, const int32_t* a, const int32_t* b, const int32_t* c) {
@@ -111,6 +153,7 @@ double unit_roundoff(DataType type) noexcept {
   switch (type) {
     case DataType::f32: return std::ldexp(1.0, -24);
     case DataType::f64: return std::ldexp(1.0, -53);
+    case DataType::f16: return std::ldexp(1.0, -11);
     case DataType::i32: return 0.0;
   }
   return 0.0;
@@ -118,6 +161,12 @@ double unit_roundoff(DataType type) noexcept {
 
 double error_bound(DataType type, uint32_t k) noexcept {
   return 2.0 * static_cast<double>(std::max<uint32_t>(k, 1)) * unit_roundoff(type);
+}
+
+double error_bound(DataType input, DataType output, uint32_t k, bool f16_accumulate) noexcept {
+  if (input != DataType::f16) return error_bound(input, k);
+  if (f16_accumulate) return error_bound(DataType::f16, k);
+  return error_bound(DataType::f32, k) + (output == DataType::f16 ? unit_roundoff(DataType::f16) : 0.0);
 }
 
 void reference_gemm(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a, const void* b, void* c,
@@ -140,18 +189,50 @@ void reference_gemm(DataType type, uint32_t m, uint32_t n, uint32_t k, const voi
       reference_int(m, n, k, static_cast<const int32_t*>(a), static_cast<const int32_t*>(b), static_cast<int32_t*>(c));
       if (abs_product) abs_product->clear();
       break;
+    case DataType::f16: {
+      std::vector<double> ref;
+      const auto wa = widen(a, uint64_t{m} * k), wb = widen(b, uint64_t{k} * n);
+      reference_float(m, n, k, wa.data(), wb.data(), ref, abs_product);
+      for (uint64_t i = 0; i < count; ++i) static_cast<uint16_t*>(c)[i] = float_to_half(static_cast<float>(ref[i]));
+      break;
+    }
   }
+}
+
+void reference_gemm(DataType input, DataType output, uint32_t m, uint32_t n, uint32_t k, const void* a,
+                    const void* b, void* c) {
+  check_types(input, output);
+  if (input != DataType::f16 || output == DataType::f16) return reference_gemm(input, m, n, k, a, b, c);
+  std::vector<double> ref;
+  const auto wa = widen(a, uint64_t{m} * k), wb = widen(b, uint64_t{k} * n);
+  reference_float(m, n, k, wa.data(), wb.data(), ref, nullptr);
+  for (uint64_t i = 0; i < ref.size(); ++i) static_cast<float*>(c)[i] = static_cast<float>(ref[i]);
 }
 
 Comparison compare_with_reference(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a, const void* b,
                                   const void* c_gpu) {
-  switch (type) {
+  return compare_with_reference(type, type, m, n, k, a, b, c_gpu, false);
+}
+
+Comparison compare_with_reference(DataType input, DataType output, uint32_t m, uint32_t n, uint32_t k, const void* a,
+                                  const void* b, const void* c_gpu, bool f16_accumulate) {
+  check_types(input, output);
+  const uint64_t count = uint64_t{m} * n;
+  const double bound = error_bound(input, output, k, f16_accumulate);
+  switch (input) {
     case DataType::f32:
-      return compare_float(type, m, n, k, static_cast<const float*>(a), static_cast<const float*>(b),
-                           static_cast<const float*>(c_gpu));
+      return compare_float(bound, 0.0, m, n, k, static_cast<const float*>(a), static_cast<const float*>(b),
+                           to_doubles(static_cast<const float*>(c_gpu), count));
     case DataType::f64:
-      return compare_float(type, m, n, k, static_cast<const double*>(a), static_cast<const double*>(b),
-                           static_cast<const double*>(c_gpu));
+      return compare_float(bound, 0.0, m, n, k, static_cast<const double*>(a), static_cast<const double*>(b),
+                           to_doubles(static_cast<const double*>(c_gpu), count));
+    case DataType::f16: {
+      // Results that small land among fp16's subnormals (spacing 2^-24): an absolute allowance per rounding.
+      const double tiny = std::ldexp(1.0, -24);
+      const double absolute = f16_accumulate ? tiny * std::max<uint32_t>(k, 1) : output == DataType::f16 ? tiny : 0.0;
+      const auto wa = widen(a, uint64_t{m} * k), wb = widen(b, uint64_t{k} * n);
+      return compare_float(bound, absolute, m, n, k, wa.data(), wb.data(), result_as_doubles(output, c_gpu, count));
+    }
     case DataType::i32:
       return compare_int(m, n, k, static_cast<const int32_t*>(a), static_cast<const int32_t*>(b),
                          static_cast<const int32_t*>(c_gpu));

@@ -7,6 +7,15 @@
 // bound |C - C_ref| <= gamma_k |A||B| that holds for any summation order; the elementwise test catches a
 // single wrong element that the normwise one can miss in a large matrix. NaN or Inf anywhere fails.
 // int32: exact equality, with the wrap-around (modulo 2^32) arithmetic the GPU does.
+//
+// f16 inputs (A and B in fp16, C in f32 or f16): every fp16 value and every product of two is exact in
+// fp32, so with fp32 accumulation the bound is that of f32, plus one rounding of the result to fp16 when C
+// is f16:   bound = 2 * max(k, 1) * 2^-24  (+ 2^-11 for C f16)
+// and, because a result that small lands among fp16's subnormals, an absolute 2^-24 per element for C f16.
+// With f16_accumulate (the sums themselves are fp16) u is 2^-11:
+//           bound = 2 * max(k, 1) * 2^-11, absolute 2^-24 * max(k, 1)
+// which grows with k until it says little; that is the price of fp16 accumulation (and why it is not the
+// default). Exactly representable inputs whose sums stay exact must match exactly (the tests check that).
 #pragma once
 
 #include <cstdint>
@@ -34,9 +43,20 @@ struct Comparison {
 
 double unit_roundoff(DataType type) noexcept;
 double error_bound(DataType type, uint32_t k) noexcept;
+// The relative bound for inputs of `input` type, C of `output` type (see above).
+double error_bound(DataType input, DataType output, uint32_t k, bool f16_accumulate = false) noexcept;
+
+// c = a * b with inputs of type `input` and c of type `output` (f16 inputs: f32 or f16 output;
+// otherwise output == input). The reference always accumulates in double.
+void reference_gemm(DataType input, DataType output, uint32_t m, uint32_t n, uint32_t k, const void* a,
+                    const void* b, void* c);
 
 // Compares a GPU result with the reference for the product of a (m x k) and b (k x n).
 Comparison compare_with_reference(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a,
                                   const void* b, const void* c_gpu);
+// The same for inputs of `input` type and a result of `output` type; f16_accumulate widens the bound
+// to fp16 accumulation (GemmOptions::f16_accumulate).
+Comparison compare_with_reference(DataType input, DataType output, uint32_t m, uint32_t n, uint32_t k, const void* a,
+                                  const void* b, const void* c_gpu, bool f16_accumulate = false);
 
 }  // namespace vkgemm

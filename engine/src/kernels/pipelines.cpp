@@ -41,17 +41,18 @@ Pipelines::Pipelines(const vk::Instance& instance, const vk::Device& device) : i
   cache_ = vk::DeviceHandle<VkPipelineCache>(t, dev, cache);
 }
 
-VkPipeline Pipelines::get(Kernel kernel, DataType type, const LaunchShape& shape) {
+VkPipeline Pipelines::get(Kernel kernel, const Types& types, const LaunchShape& shape) {
   std::vector<uint32_t> values;
   for (const auto& c : shape.constants) values.push_back(c.value);
-  Key key{kernel, type, values};
+  const std::string variant = variant_name(kernel, types);
+  Key key{variant, values};
   if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second.get();
 
   const auto& t = device_.table();
   const VkDevice dev = device_.get();
-  auto& module = modules_[{kernel, type}];
+  auto& module = modules_[variant];
   if (!module) {
-    const auto code = spirv(kernel, type);
+    const auto code = spirv(kernel, types);
     VkShaderModuleCreateInfo info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
     info.codeSize = code.size_bytes();
     info.pCode = code.data();
@@ -76,11 +77,19 @@ VkPipeline Pipelines::get(Kernel kernel, DataType type, const LaunchShape& shape
   info.stage.module = module.get();
   info.stage.pName = "main";
   info.stage.pSpecializationInfo = &spec;
+  // The coopmat kernel's layout of subgroups over the tile assumes subgroups of exactly this size, all full.
+  VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup{
+      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
+  if (shape.required_subgroup_size) {
+    subgroup.requiredSubgroupSize = shape.required_subgroup_size;
+    info.stage.pNext = &subgroup;
+    info.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
+  }
   info.layout = layout_.get();
   VkPipeline pipeline = VK_NULL_HANDLE;
   vk::check(t.vkCreateComputePipelines(dev, cache_.get(), 1, &info, nullptr, &pipeline), "vkCreateComputePipelines");
 
-  std::string name = fmt::format("vkgemm {} {}", to_string(kernel), to_string(type));
+  std::string name = fmt::format("vkgemm {}", variant);
   for (auto v : values) name += fmt::format(" {}", v);
   instance_.set_name(dev, VK_OBJECT_TYPE_PIPELINE, reinterpret_cast<uint64_t>(pipeline), name.c_str());
   return pipelines_.emplace(std::move(key), vk::DeviceHandle<VkPipeline>(t, dev, pipeline)).first->second.get();

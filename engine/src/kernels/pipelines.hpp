@@ -1,5 +1,5 @@
 // Pipelines: the one descriptor-set layout and pipeline layout every GEMM kernel shares, a VkPipelineCache,
-// and each compute pipeline built once per (kernel, type, specialization) and kept.
+// and each compute pipeline built once per (shader variant, specialization) and kept.
 #pragma once
 
 #include <map>
@@ -22,16 +22,16 @@ class Pipelines {
 
   VkDescriptorSetLayout set_layout() const noexcept { return set_layout_.get(); }
   VkPipelineLayout layout() const noexcept { return layout_.get(); }
-  VkPipeline get(Kernel kernel, DataType type, const LaunchShape& shape);
+  VkPipeline get(Kernel kernel, const Types& types, const LaunchShape& shape);
 
  private:
-  using Key = std::tuple<Kernel, DataType, std::vector<uint32_t>>;
+  using Key = std::tuple<std::string, std::vector<uint32_t>>;  // variant name, specialization values
   const vk::Instance& instance_;
   const vk::Device& device_;
   vk::DeviceHandle<VkDescriptorSetLayout> set_layout_;
   vk::DeviceHandle<VkPipelineLayout> layout_;
   vk::DeviceHandle<VkPipelineCache> cache_;
-  std::map<std::pair<Kernel, DataType>, vk::DeviceHandle<VkShaderModule>> modules_;
+  std::map<std::string, vk::DeviceHandle<VkShaderModule>> modules_;  // by variant name
   std::map<Key, vk::DeviceHandle<VkPipeline>> pipelines_;
 };
 
