@@ -25,8 +25,8 @@ void expect_error(F&& f, ErrorCode code, const std::string& words) {
     f();
     FAIL("no error was raised; expected ", to_string(code), " mentioning \"", words, "\"");
   } catch (const Error& e) {
-    CHECK_MESSAGE(e.code() == code, "got ", to_string(e.code()), ": ", e.what());
-    CHECK_MESSAGE(std::string(e.what()).find(words) != std::string::npos, "message: ", e.what());
+    CHECK_MESSAGE(e.code() == code, "got ", to_string(e.code()), ": ", std::string(e.what()));
+    CHECK_MESSAGE(std::string(e.what()).find(words) != std::string::npos, "message: ", std::string(e.what()));
   }
 }
 

@@ -3,7 +3,7 @@
 # fp16 products (C f32) at 4096^2, 8192^2 and 4096x512x14336 and prints TFLOP/s.
 # Run from the repository root with build/release present (vkgemm carries its SPIR-V and loads Vulkan at
 # run time). Exit status: 0 all verified, 1 a verification failed or a kernel errored unexpectedly.
-# A kernel the device lacks is reported and skipped. About 1 to 3 minutes; VKGEMM_DEVICE picks the device.
+# A kernel the device lacks is reported and skipped; none at all is exit 1. About 1 to 3 minutes; VKGEMM_DEVICE picks the device.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 bin=build/release/vkgemm
@@ -54,6 +54,10 @@ shapes=(
 
 kernels=()
 for k in coopmat2 coopmat; do supported $k && kernels+=("$k"); done
+if ((${#kernels[@]} == 0)); then
+  echo "check-fp16: this device (or this build) runs no cooperative-matrix kernel; nothing to verify"
+  exit 1
+fi
 
 for k in "${kernels[@]}"; do
   echo "== verify $k (f16 inputs; C f32 unless said; tile 16 = chosen by shape)"

@@ -108,8 +108,8 @@ void check_supported(const DeviceInfo& device, Kernel kernel, const Types& types
   // First, so a malformed option is named as such whatever the device.
   const LaunchShape shape = launch_shape(device, kernel, types, options, 1u << 14, 1u << 14, 1u << 14);
   if (is_matrix_kernel(kernel)) {
-    spirv(kernel, types);  // this build has it (else: why not)
-    check_matrix_kernel(device, kernel, types);
+    check_matrix_kernel(device, kernel, types);  // the device first: lacking the extension is the usual reason
+    spirv(kernel, types);                         // then this build: compiled without it (and why)
   }
   const auto& wg = shape.workgroup_size;
   const uint64_t invocations = uint64_t{wg[0]} * wg[1] * wg[2];
