@@ -66,7 +66,12 @@ echo "install-toolchain: into build/toolchain/prefix (once; about a minute on 2 
 # A private apt: its own sources list (deb-src only), state, cache and lists; nothing of the system's changes.
 apt_dir=$root/apt
 mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$apt_dir/etc"
-echo "deb-src $mirror $suite main" >"$apt_dir/etc/sources.list"
+keyring=/usr/share/keyrings/debian-archive-keyring.gpg  # trixie is signed with keys bookworm's keyring has
+if [[ -f $keyring ]]; then
+  echo "deb-src [signed-by=$keyring] $mirror $suite main" >"$apt_dir/etc/sources.list"
+else
+  echo "deb-src $mirror $suite main" >"$apt_dir/etc/sources.list"
+fi
 : >"$apt_dir/status"
 apt_opts=(
   -o "Dir::Etc::SourceList=$apt_dir/etc/sources.list"
