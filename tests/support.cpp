@@ -106,7 +106,11 @@ std::vector<std::byte> read_guarded(const Guarded& g, const char* name, std::str
 Engine& engine() {
   static std::unique_ptr<Engine> e = [] {
     EngineOptions options;
-    options.validation = true;
+    // Always on in CI. VKGEMM_TEST_VALIDATION=0 turns it off for a machine without the layer (a lent GPU
+    // that carries only the build): the numbers are still checked, and the runner says validation is off.
+    const char* env = std::getenv("VKGEMM_TEST_VALIDATION");
+    options.validation = !(env && std::string(env) == "0");
+    if (!options.validation) fmt::print("vkgemm tests: validation is OFF (VKGEMM_TEST_VALIDATION=0)\n");
     options.on_validation_message = [](std::string_view message) {
       g_messages.fetch_add(1);
       if (doctest::is_running_in_test) {

@@ -80,6 +80,29 @@ for k in "${kernels[@]}"; do
   done
 done
 
+# The test suite's f16 cases on this device: sizes around every fragment and tile boundary for each
+# coopmat kernel (64 and 128 tiles), C f16, exact small integers, guard regions and poisoned outputs.
+# Under the validation layer when it is installed; otherwise without, saying so.
+tests=build/release/tests/vkgemm_tests
+if [[ -x $tests ]]; then
+  echo "== test suite f16 (boundary grid on the coopmat kernels)"
+  $tests --test-suite=f16 >"$log" 2>&1
+  rc=$?
+  if ((rc != 0)) && grep -q "VK_LAYER_KHRONOS_validation is not installed\|lacks VK_EXT_debug_utils" "$log"; then
+    echo "(no validation layer here: running the f16 suite without validation)"
+    VKGEMM_TEST_VALIDATION=0 $tests --test-suite=f16 >"$log" 2>&1
+    rc=$?
+  fi
+  tail -n 4 "$log"
+  if ((rc != 0)); then
+    echo "FAIL  test suite f16 (exit $rc):"
+    grep -E "ERROR|FAIL|logged" "$log" | head -n 40 | sed 's/^/      /'
+    failures=$((failures + 1))
+  fi
+else
+  echo "skip  test suite f16: $tests not found"
+fi
+
 # tflops <args...>: the median TFLOP/s of a timed run, or "error".
 tflops() {
   if $bin run "$@" >"$log" 2>&1; then
