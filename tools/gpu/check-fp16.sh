@@ -3,7 +3,8 @@
 # fp16 products (C f32) at 4096^2, 8192^2 and 4096x512x14336 and prints TFLOP/s.
 # Run from the repository root with build/release present (vkgemm carries its SPIR-V and loads Vulkan at
 # run time). Exit status: 0 all verified, 1 a verification failed or a kernel errored unexpectedly.
-# A kernel the device lacks is reported and skipped; none at all is exit 1. About 1 to 3 minutes; VKGEMM_DEVICE picks the device.
+# A kernel the device lacks is reported and skipped; none at all is exit 1. About 1 to 3 minutes;
+# VKGEMM_DEVICE picks the device.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 bin=build/release/vkgemm
