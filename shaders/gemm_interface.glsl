@@ -1,10 +1,18 @@
 // The interface every vkgemm GEMM kernel shares with the host (engine/src/kernels/push_constants.hpp).
-// Built once per element type: ELEM_T is the stored type, ACC_T the accumulator.
+// Built once per element type: ELEM_T is the stored type of A and B, ACC_T the accumulator, C_T the stored
+// type of C (ELEM_T unless given: f16 inputs give f32 or f16). VKGEMM_F16 turns on 16-bit types.
 // Row-major: element (r, c) of A lives at A[a_offset + r * lda + c].
+#ifdef VKGEMM_F16
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_shader_16bit_storage : require
+#endif
+#ifndef C_T
+#define C_T ELEM_T
+#endif
 
 layout(std430, set = 0, binding = 0) readonly buffer MatrixA { ELEM_T A[]; };
 layout(std430, set = 0, binding = 1) readonly buffer MatrixB { ELEM_T B[]; };
-layout(std430, set = 0, binding = 2) writeonly buffer MatrixC { ELEM_T C[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer MatrixC { C_T C[]; };
 
 layout(push_constant) uniform GemmParams {
   uint M;          // rows of A and C

@@ -15,5 +15,5 @@ void main() {
   for (uint k = 0; k < p.K; ++k) {
     acc += ACC_T(A[p.a_offset + row * p.lda + k]) * ACC_T(B[p.b_offset + k * p.ldb + col]);
   }
-  C[p.c_offset + row * p.ldc + col] = ELEM_T(acc);
+  C[p.c_offset + row * p.ldc + col] = C_T(acc);
 }

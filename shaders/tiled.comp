@@ -31,6 +31,6 @@ void main() {
     barrier();
   }
   if (row < p.M && col < p.N) {
-    C[p.c_offset + row * p.ldc + col] = ELEM_T(acc);
+    C[p.c_offset + row * p.ldc + col] = C_T(acc);
   }
 }

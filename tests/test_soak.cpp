@@ -19,7 +19,8 @@ using namespace vkgemm;
 namespace {
 
 constexpr int kThreads = 4;
-constexpr int kWarmupProducts = 20;     // per thread: builds every pipeline, grows every reused buffer
+constexpr int kWarmupProducts = 40;     // per thread: builds every pipeline (18 kernel x type x tile), grows
+                                        // every reused buffer
 constexpr int kMainProducts = 40;       // per thread, in each of the two main phases
 constexpr double kMaxGrowthMiB = 16.0;  // what both main phases together may add to the resident set
 constexpr double kMaxLateGrowthMiB = 8.0;  // what the second main phase may add: a leak keeps growing
@@ -39,20 +40,6 @@ double resident_mib() {
   const int got = std::fscanf(f, "%llu %llu", &size, &resident);
   std::fclose(f);
   return got == 2 ? static_cast<double>(resident) * 4096.0 / (1024.0 * 1024.0) : 0.0;
-}
-
-std::vector<std::byte> random_bytes(DataType type, size_t count, std::mt19937_64& rng) {
-  std::vector<std::byte> out(count * element_size(type));
-  for (size_t i = 0; i < count; ++i) {
-    if (type == DataType::i32) {
-      reinterpret_cast<int32_t*>(out.data())[i] = static_cast<int32_t>(rng() % 17) - 8;
-    } else if (type == DataType::f32) {
-      reinterpret_cast<float*>(out.data())[i] = std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng);
-    } else {
-      reinterpret_cast<double*>(out.data())[i] = std::uniform_real_distribution<double>(-1.0, 1.0)(rng);
-    }
-  }
-  return out;
 }
 
 struct Worker {
@@ -75,8 +62,9 @@ struct Worker {
     }
     const auto m = static_cast<uint32_t>(1 + rng() % 96), n = static_cast<uint32_t>(1 + rng() % 96),
                k = static_cast<uint32_t>(1 + rng() % 160);
-    const auto a = random_bytes(type, size_t{m} * k, rng), b = random_bytes(type, size_t{k} * n, rng);
-    std::vector<std::byte> c(size_t{m} * n * element_size(type), std::byte{0xff});  // 0xff..: NaN or -1
+    const auto a = test::random_elements(type, size_t{m} * k, rng), b = test::random_elements(type, size_t{k} * n, rng);
+    const DataType out = default_output_type(type);  // f16 inputs: C f32
+    std::vector<std::byte> c(size_t{m} * n * element_size(out), std::byte{0xff});  // 0xff..: NaN or -1
     if (rng() % 2) {
       engine->gemm(type, m, n, k, a.data(), b.data(), c.data(), options);
     } else {
@@ -85,7 +73,7 @@ struct Worker {
       engine->write(ab, 0, a.data(), a.size());
       engine->write(bb, 0, b.data(), b.size());
       engine->write(cb, 0, c.data(), c.size());
-      engine->gemm({&ab, 0, m, k, type}, {&bb, 0, k, n, type}, {&cb, 0, m, n, type}, options);
+      engine->gemm({&ab, 0, m, k, type}, {&bb, 0, k, n, type}, {&cb, 0, m, n, out}, options);
       engine->read(cb, 0, c.data(), c.size());
     }
     ++products;

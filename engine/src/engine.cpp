@@ -204,14 +204,21 @@ void Engine::fill(Buffer& buffer, uint64_t offset, uint64_t bytes, uint32_t word
   impl_->fill(buffer, offset, bytes, word);
 }
 void Engine::check_supported(DataType type, const GemmOptions& options) const {
-  kernels::check_supported(impl_->physical.info, impl_->tuning, type, options);
+  check_supported(type, default_output_type(type), options);
+}
+void Engine::check_supported(DataType input, DataType output, const GemmOptions& options) const {
+  kernels::check_supported(impl_->physical.info, impl_->tuning, {input, output, options.f16_accumulate}, options);
 }
 GemmTiming Engine::gemm(const MatrixRef& a, const MatrixRef& b, const MatrixRef& c, const GemmOptions& options) {
   return impl_->gemm(a, b, c, options);
 }
 GemmTiming Engine::gemm(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a, const void* b, void* c,
                         const GemmOptions& options) {
-  return impl_->gemm_host(type, m, n, k, a, b, c, options);
+  return impl_->gemm_host(type, default_output_type(type), m, n, k, a, b, c, options);
+}
+GemmTiming Engine::gemm(DataType input, DataType output, uint32_t m, uint32_t n, uint32_t k, const void* a,
+                        const void* b, void* c, const GemmOptions& options) {
+  return impl_->gemm_host(input, output, m, n, k, a, b, c, options);
 }
 
 }  // namespace vkgemm

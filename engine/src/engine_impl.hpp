@@ -29,7 +29,7 @@ struct EngineImpl {
   void read(const Buffer& buffer, uint64_t offset, void* data, uint64_t bytes);
   void fill(Buffer& buffer, uint64_t offset, uint64_t bytes, uint32_t word);
   GemmTiming gemm(const MatrixRef& a, const MatrixRef& b, const MatrixRef& c, const GemmOptions& options);
-  GemmTiming gemm_host(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a, const void* b, void* c,
+  GemmTiming gemm_host(DataType type, DataType output, uint32_t m, uint32_t n, uint32_t k, const void* a, const void* b, void* c,
                        const GemmOptions& options);
 
   // Throws unless `buffer` is a live buffer of this engine.

@@ -44,6 +44,11 @@ Binding bind(const BufferImpl& buffer, const MatrixRef& m, uint64_t alignment) {
   b.info.offset = start;
   b.info.range = m.offset - start + uint64_t{m.rows} * m.cols * es;
   b.element_offset = static_cast<uint32_t>((m.offset - start) / es);
+  if (b.info.range == 0) {  // an empty A or B (k = 0, C zeroed by the kernel): bound whole, never read
+    b.info.offset = 0;
+    b.info.range = VK_WHOLE_SIZE;
+    b.element_offset = 0;
+  }
   return b;
 }
 
@@ -118,21 +123,25 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
     if (!refs[i]->buffer) throw Error(ErrorCode::invalid_argument, fmt::format("gemm: {} has no buffer", names[i]));
     buffers[i] = &owned(*refs[i]->buffer, names[i]);
   }
-  if (a.type != b.type || a.type != c.type) {
-    throw Error(ErrorCode::invalid_argument, fmt::format("gemm: A, B and C must share one type; they are {}, {}, {}",
-                                                         to_string(a.type), to_string(b.type), to_string(c.type)));
+  // One type throughout, except f16 inputs, which give C in f32 (fp32 accumulation) or f16.
+  const bool mixed_ok = a.type == DataType::f16 && (c.type == DataType::f32 || c.type == DataType::f16);
+  if (a.type != b.type || (a.type != c.type && !mixed_ok)) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("gemm: A, B and C must share one type (or A and B f16 with C f32 or f16); they are {}, "
+                            "{}, {}", to_string(a.type), to_string(b.type), to_string(c.type)));
   }
   if (a.cols != b.rows || a.rows != c.rows || b.cols != c.cols) {
     throw Error(ErrorCode::dimension_mismatch,
                 fmt::format("gemm: A is {}x{}, B is {}x{}, C is {}x{}; need A m x k, B k x n, C m x n", a.rows, a.cols,
                             b.rows, b.cols, c.rows, c.cols));
   }
-  const DataType type = a.type;
+  const kernels::Types types{a.type, c.type, options.f16_accumulate};
   // Before any size arithmetic: an out-of-range type or kernel enum is refused here, not divided by.
-  kernels::check_supported(physical.info, tuning, type, options);
-  const uint64_t es = element_size(type);
+  kernels::check_supported(physical.info, tuning, types, options);
   for (int i = 0; i < 3; ++i) {
     const MatrixRef& r = *refs[i];
+    const DataType type = r.type;
+    const uint64_t es = element_size(type);
     check_matrix_fits(names[i], r.rows, r.cols, type);  // first: it bounds the byte count computed next
     if (r.offset % es) {
       throw Error(ErrorCode::invalid_argument,
@@ -158,13 +167,15 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
   const uint32_t m = c.rows, n = c.cols, k = a.cols;
   const auto& t = device->table();
   if (m == 0 || n == 0) return timing;
-  if (k == 0) {  // an empty sum: C is zero, nothing to dispatch
+  // vkCmdFillBuffer writes whole 4-byte words: an f16 C of odd size or offset is zeroed by the kernel instead.
+  const bool fillable = c.offset % 4 == 0 && (uint64_t{m} * n * element_size(c.type)) % 4 == 0;
+  if (k == 0 && fillable) {  // an empty sum: C is zero, nothing to dispatch
     timing.submit_wait_ms = submitter->run([&](VkCommandBuffer cmd) {
       memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
                      VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
                          VK_ACCESS_TRANSFER_WRITE_BIT,
                      VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
-      t.vkCmdFillBuffer(cmd, buffers[2]->alloc.buffer.get(), c.offset, uint64_t{m} * n * es, 0);
+      t.vkCmdFillBuffer(cmd, buffers[2]->alloc.buffer.get(), c.offset, uint64_t{m} * n * element_size(c.type), 0);
       memory_barrier(t, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                      VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                      VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT);
@@ -174,7 +185,7 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
 
   Binding bindings[3];
   for (int i = 0; i < 3; ++i) bindings[i] = bind(*buffers[i], *refs[i], physical.storage_offset_alignment);
-  const kernels::Problem problem{type, m, n, k, a.cols, b.cols, c.cols,
+  const kernels::Problem problem{types, m, n, k, a.cols, b.cols, c.cols,
                                  bindings[0].element_offset, bindings[1].element_offset, bindings[2].element_offset};
   const kernels::Plan plan = kernels::plan(info, tuning, options, problem);
   timing.kernel = plan.kernel;
@@ -185,7 +196,7 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
   const uint64_t slice_elements = uint64_t{m} * n;
   VkDescriptorBufferInfo workspace_info{};
   if (plan.splits > 1) {
-    const uint64_t bytes = slice_elements * plan.splits * es;
+    const uint64_t bytes = slice_elements * plan.splits * element_size(c.type);
     if (bytes > info.max_storage_buffer_range) {
       throw Error(ErrorCode::too_large, fmt::format("split-K over {} slices needs a {}-byte workspace; {} binds at most "
                                                     "{} bytes (maxStorageBufferRange): use fewer slices",
@@ -278,21 +289,21 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
   return timing;
 }
 
-GemmTiming EngineImpl::gemm_host(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a, const void* b,
-                                 void* c, const GemmOptions& options) {
-  const uint64_t es = element_size(type);
+GemmTiming EngineImpl::gemm_host(DataType type, DataType output, uint32_t m, uint32_t n, uint32_t k, const void* a,
+                                 const void* b, void* c, const GemmOptions& options) {
+  const uint64_t es = element_size(type), c_es = element_size(output);
   if (m != 0 && n != 0 && (!c || (k != 0 && (!a || !b)))) {
     throw Error(ErrorCode::invalid_argument, "gemm: a host pointer for A, B or C is null");
   }
-  kernels::check_supported(physical.info, tuning, type, options);
+  kernels::check_supported(physical.info, tuning, {type, output, options.f16_accumulate}, options);
   check_matrix_fits("A", m, k, type);
   check_matrix_fits("B", k, n, type);
-  check_matrix_fits("C", m, n, type);
+  check_matrix_fits("C", m, n, output);
   GemmTiming timing;
   timing.gpu_timestamps = physical.info.timestamps;
   if (m == 0 || n == 0) return timing;
   if (k == 0) {
-    std::memset(c, 0, uint64_t{m} * n * es);
+    std::memset(c, 0, uint64_t{m} * n * c_es);
     return timing;
   }
   const auto ensure = [&](Buffer& buffer, uint64_t bytes, const char* name) {
@@ -301,7 +312,7 @@ GemmTiming EngineImpl::gemm_host(DataType type, uint32_t m, uint32_t n, uint32_t
       buffer = create_buffer(bytes, name);
     }
   };
-  const uint64_t a_bytes = uint64_t{m} * k * es, b_bytes = uint64_t{k} * n * es, c_bytes = uint64_t{m} * n * es;
+  const uint64_t a_bytes = uint64_t{m} * k * es, b_bytes = uint64_t{k} * n * es, c_bytes = uint64_t{m} * n * c_es;
   ensure(host_a, a_bytes, "vkgemm host A");
   ensure(host_b, b_bytes, "vkgemm host B");
   ensure(host_c, c_bytes, "vkgemm host C");
@@ -311,7 +322,7 @@ GemmTiming EngineImpl::gemm_host(DataType type, uint32_t m, uint32_t n, uint32_t
   write(host_a, 0, a, a_bytes);
   write(host_b, 0, b, b_bytes);
   const double upload = std::chrono::duration<double, std::milli>(clock::now() - start).count();
-  timing = gemm({&host_a, 0, m, k, type}, {&host_b, 0, k, n, type}, {&host_c, 0, m, n, type}, options);
+  timing = gemm({&host_a, 0, m, k, type}, {&host_b, 0, k, n, type}, {&host_c, 0, m, n, output}, options);
   start = clock::now();
   read(host_c, 0, c, c_bytes);
   timing.download_ms = std::chrono::duration<double, std::milli>(clock::now() - start).count();
