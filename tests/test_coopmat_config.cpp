@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include <fmt/format.h>
+
 #include "kernels/registry.hpp"
 #include "vkgemm/error.hpp"
 
@@ -152,5 +154,55 @@ TEST_SUITE("coopmat config") {
     CHECK(constant(s, 7) == 8);
     CHECK(constant(s, 8) == 16);
     CHECK(s.shared_bytes <= 48u * 1024u);
+  }
+
+  TEST_CASE("auto for f16 plans coopmat2, then coopmat, then tiled; blocked never takes f16") {
+    const tuning::Table table;  // f16 is never tuned
+    const auto planned = [&](const DeviceInfo& d, DataType type, bool f16_acc = false) {
+      kernels::Problem p;
+      p.types = {type, f16_acc ? DataType::f16 : default_output_type(type), f16_acc};
+      p.m = p.n = p.k = 4096;
+      p.lda = p.ldb = p.ldc = 4096;
+      return kernels::plan(d, table, {.kernel = Kernel::automatic}, p);
+    };
+    DeviceInfo d = nvidia();
+    d.float64 = true;
+    const bool khr = VKGEMM_EXPECT_COOPMAT, nv2 = VKGEMM_EXPECT_COOPMAT2;  // what this build compiled
+    const Kernel best = nv2 ? Kernel::coopmat2 : khr ? Kernel::coopmat : Kernel::tiled;
+    CHECK(planned(d, DataType::f16).kernel == best);
+    const kernels::Plan acc16 = planned(d, DataType::f16, true);
+    CHECK(acc16.kernel == best);
+    if (best != Kernel::tiled) CHECK(acc16.main.shader == fmt::format("{}_f16_acc16", to_string(best)));
+    d.coopmat2 = false;
+    const kernels::Plan khr_plan = planned(d, DataType::f16);
+    CHECK(khr_plan.kernel == (khr ? Kernel::coopmat : Kernel::tiled));
+    if (khr) {
+      CHECK(khr_plan.main.shader == "coopmat_f16_f32");
+      CHECK(khr_plan.main.required_subgroup_size == 32);
+      CHECK(khr_plan.grid[0] == 4096 / 128);
+    }
+    d.coopmat_khr = false;
+    const kernels::Plan simt = planned(d, DataType::f16);
+    CHECK(simt.kernel == Kernel::tiled);
+    CHECK(simt.main.shader == "tiled_f16_f32");
+    // The other types keep their ranking: never a cooperative-matrix kernel.
+    d = nvidia();
+    d.float64 = true;
+    for (const DataType type : {DataType::f32, DataType::f64}) CHECK(planned(d, type).kernel == Kernel::blocked);
+    CHECK(planned(d, DataType::i32).kernel == Kernel::tiled);
+    kernels::Problem p;
+    p.types = DataType::f16;
+    p.m = p.n = p.k = p.lda = p.ldb = p.ldc = 64;
+    expect_error([&] { kernels::plan(d, table, {.kernel = Kernel::blocked}, p); }, "blocked kernel computes f32 and f64");
+  }
+
+  TEST_CASE("the tuning table refuses f16 entries: f16 is not tuned") {
+    tuning::Table table;
+    const std::string f16_entry = R"({"format": "vkgemm-tuning-1", "devices": [{"vendor_id": 4318, "device": "X",
+        "driver": "1", "entries": [{"type": "f16", "m": 64, "n": 64, "k": 64, "kernel": "tiled", "tile": 16}]}]})";
+    expect_error([&] { table.add_json(f16_entry, "f16.json"); }, "f16.json: an f16 entry; f16 is not tuned");
+    std::string f32_entry = f16_entry;
+    f32_entry.replace(f32_entry.find("f16"), 3, "f32");
+    CHECK_NOTHROW(table.add_json(f32_entry, "f32.json"));
   }
 }
