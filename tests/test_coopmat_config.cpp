@@ -173,6 +173,10 @@ TEST_SUITE("coopmat config") {
     const kernels::Plan acc16 = planned(d, DataType::f16, true);
     CHECK(acc16.kernel == best);
     if (best != Kernel::tiled) CHECK(acc16.main.shader == fmt::format("{}_f16_acc16", to_string(best)));
+    kernels::Problem empty_sum;  // k = 0 with an f16 C the fill cannot zero: the tiled kernel writes the zeros
+    empty_sum.types = {DataType::f16, DataType::f16, false};
+    empty_sum.m = empty_sum.n = empty_sum.lda = empty_sum.ldb = empty_sum.ldc = 3;
+    CHECK(kernels::plan(d, table, {.kernel = Kernel::automatic}, empty_sum).kernel == Kernel::tiled);
     d.coopmat2 = false;
     const kernels::Plan khr_plan = planned(d, DataType::f16);
     CHECK(khr_plan.kernel == (khr ? Kernel::coopmat : Kernel::tiled));

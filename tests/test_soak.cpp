@@ -19,8 +19,7 @@ using namespace vkgemm;
 namespace {
 
 constexpr int kThreads = 4;
-constexpr int kWarmupProducts = 40;     // per thread: builds every pipeline (18 kernel x type x tile), grows
-                                        // every reused buffer
+constexpr int kWarmupProducts = 20;     // per thread, after one product per pipeline: grows every reused buffer
 constexpr int kMainProducts = 40;       // per thread, in each of the two main phases
 constexpr double kMaxGrowthMiB = 16.0;  // what both main phases together may add to the resident set
 constexpr double kMaxLateGrowthMiB = 8.0;  // what the second main phase may add: a leak keeps growing
@@ -49,12 +48,25 @@ struct Worker {
   int products = 0, failures = 0;
   std::string first_failure;
 
-  // One product of random shape, type, kernel and tile; half through the host-memory call, half through
-  // device buffers created and destroyed for it (so buffer churn is part of the soak).
+  // One product of random type, kernel and tile.
   void one_product() {
     const DataType type = all_data_types[rng() % std::size(all_data_types)];
     const Kernel kernel = all_kernels[rng() % std::size(all_kernels)];
-    const GemmOptions options{.kernel = kernel, .tile = (rng() % 2) ? 8u : 16u};
+    product(type, kernel, (rng() % 2) ? 8u : 16u);
+  }
+
+  // One product with each kernel, type and tile the device runs: every pipeline built before the memory
+  // is measured (a random warm-up misses some; each costs the driver megabytes, GPU-AV more).
+  void every_pipeline() {
+    for (const DataType type : all_data_types)
+      for (const Kernel kernel : all_kernels)
+        for (const uint32_t tile : {8u, 16u}) product(type, kernel, tile);
+  }
+
+  // One product of random shape; half through the host-memory call, half through device buffers created
+  // and destroyed for it (so buffer churn is part of the soak). Nothing when the device refuses it.
+  void product(DataType type, Kernel kernel, uint32_t tile) {
+    const GemmOptions options{.kernel = kernel, .tile = tile};
     try {
       engine->check_supported(type, options);
     } catch (const Error&) {
@@ -62,7 +74,8 @@ struct Worker {
     }
     const auto m = static_cast<uint32_t>(1 + rng() % 96), n = static_cast<uint32_t>(1 + rng() % 96),
                k = static_cast<uint32_t>(1 + rng() % 160);
-    const auto a = test::random_elements(type, size_t{m} * k, rng), b = test::random_elements(type, size_t{k} * n, rng);
+    const auto a = test::random_elements(type, size_t{m} * k, rng);
+    const auto b = test::random_elements(type, size_t{k} * n, rng);
     const DataType out = default_output_type(type);  // f16 inputs: C f32
     std::vector<std::byte> c(size_t{m} * n * element_size(out), std::byte{0xff});  // 0xff..: NaN or -1
     if (rng() % 2) {
@@ -85,17 +98,20 @@ struct Worker {
   }
 };
 
-void run_phase(std::vector<std::unique_ptr<Worker>>& workers, int products) {
+// Each worker on its own thread: every pipeline first when `every_pipeline`, then `products` random ones.
+void run_phase(std::vector<std::unique_ptr<Worker>>& workers, int products, bool every_pipeline = false) {
   std::vector<std::thread> threads;
   for (auto& w : workers) {
-    threads.emplace_back([&w, products] {
-      for (int i = 0; i < products; ++i) {
+    threads.emplace_back([&w, products, every_pipeline] {
+      const auto guarded = [&w](auto&& f) {
         try {
-          w->one_product();
+          f();
         } catch (const std::exception& e) {
           if (w->failures++ == 0) w->first_failure = e.what();
         }
-      }
+      };
+      if (every_pipeline) guarded([&w] { w->every_pipeline(); });
+      for (int i = 0; i < products; ++i) guarded([&w] { w->one_product(); });
     });
   }
   for (auto& t : threads) t.join();
@@ -119,7 +135,7 @@ TEST_SUITE("soak") {
       w->engine = std::make_unique<Engine>(options);
       workers.push_back(std::move(w));
     }
-    run_phase(workers, kWarmupProducts);
+    run_phase(workers, kWarmupProducts, true);
     const double rss_warm = resident_mib();
     run_phase(workers, kMainProducts);
     const double rss_mid = resident_mib();

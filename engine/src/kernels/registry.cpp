@@ -277,8 +277,10 @@ Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOption
   const DataType type = types.input;
   Kernel kernel = options.kernel;
   GemmOptions resolved = options;
-  if (kernel == Kernel::automatic && type == DataType::f16) {
-    // No tuning for f16: the cooperative-matrix kernels where they run (coopmat2 first), else tiled.
+  if (kernel == Kernel::automatic && type == DataType::f16 && p.k > 0) {
+    // No tuning for f16: the cooperative-matrix kernels where they run (coopmat2 first), else tiled. k = 0
+    // (an f16 C of odd size or offset, which the fill cannot zero) takes tiled, whose empty sum every
+    // device's tests cover.
     for (const Kernel k : {Kernel::coopmat2, Kernel::coopmat}) {
       try {
         check_supported(device, table, types, {.kernel = k, .tile = 16, .f16_accumulate = types.f16_accumulate});

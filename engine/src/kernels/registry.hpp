@@ -81,7 +81,8 @@ std::span<const uint32_t> spirv(const std::string& shader);
 void check_supported(const DeviceInfo& device, const tuning::Table& table, const Types& types,
                      const GemmOptions& options);
 
-// The passes for one product (m, n, k > 0). Throws vkgemm::Error when nothing requested can run.
+// The passes for one product (m, n > 0; k > 0 except for an f16 C the fill cannot zero). Throws
+// vkgemm::Error when nothing requested can run.
 Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOptions& options, const Problem& problem);
 
 // The configuration vkgemm uses for the blocked kernel when no tuning entry applies: safe everywhere
