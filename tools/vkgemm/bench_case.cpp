@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <cmath>
 #include "bench_case.hpp"
 
 #include <chrono>
@@ -130,8 +132,15 @@ CaseResult run_case(Engine& engine, const Shape& shape, DataType type, const Ben
       return r;  // never timed
     }
     GemmOptions timed = config.options;
+    // Warm-up by time as well as by count: after the CPU check the GPU sat idle and clocked down, and a
+    // few sub-millisecond runs do not bring it back (measured on an H200: 2048^3 read 8 instead of 43
+    // TFLOP/s). At least 50 ms of the same product first.
+    timed.repeat = 1;
+    timed.warmup = 0;
+    const GemmTiming probe = engine.gemm(o.ra, o.rb, o.rc, timed);
+    const double once_ms = probe.gpu_ms.empty() ? 1.0 : std::max(probe.gpu_ms.front(), 1e-3);
     timed.repeat = settings.repeat;
-    timed.warmup = settings.warmup;
+    timed.warmup = std::clamp(static_cast<uint32_t>(std::ceil(50.0 / once_ms)), settings.warmup, 5000u);
     const GemmTiming t = engine.gemm(o.ra, o.rb, o.rc, timed);
     if (t.gpu_ms.empty()) {
       throw Error(ErrorCode::vulkan_error,
