@@ -7,9 +7,24 @@
 #include <string>
 #include <vector>
 
+#include <doctest/doctest.h>
+
 #include "vkgemm/vkgemm.hpp"
 
 namespace vkgemm::test {
+
+// Runs `f` and expects a vkgemm::Error with `code` whose message contains `words`; any other outcome fails
+// the running test, naming what happened instead.
+template <typename F>
+void expect_error(F&& f, ErrorCode code, const std::string& words) {
+  try {
+    f();
+    FAIL("no error was raised; expected ", std::string(to_string(code)), " mentioning \"", words, "\"");
+  } catch (const Error& e) {
+    CHECK_MESSAGE(e.code() == code, "got ", std::string(to_string(e.code())), ": ", std::string(e.what()));
+    CHECK_MESSAGE(std::string(e.what()).find(words) != std::string::npos, "message: ", std::string(e.what()));
+  }
+}
 
 // The engine under test: VK_LAYER_KHRONOS_validation on, on VKGEMM_DEVICE or the best device.
 Engine& engine();

@@ -11,19 +11,10 @@
 #include "support.hpp"
 
 using namespace vkgemm;
+using vkgemm::test::expect_error;
 
 namespace {
 
-template <typename F>
-void expect_error(F&& f, ErrorCode code, const std::string& words) {
-  try {
-    f();
-    FAIL("no error; expected ", to_string(code), " mentioning \"", words, "\"");
-  } catch (const Error& e) {
-    CHECK_MESSAGE(e.code() == code, "got ", std::string(to_string(e.code())), ": ", std::string(e.what()));
-    CHECK_MESSAGE(std::string(e.what()).find(words) != std::string::npos, "message: ", std::string(e.what()));
-  }
-}
 
 std::vector<float> random_floats(size_t n, std::mt19937_64& rng) {
   std::uniform_real_distribution<float> d(-1.0f, 1.0f);

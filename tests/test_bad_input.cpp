@@ -16,21 +16,12 @@
 #include "support.hpp"
 
 using namespace vkgemm;
+using vkgemm::test::expect_error;
 
 namespace {
 
 bool contains(const std::string& s, const std::string& words) { return s.find(words) != std::string::npos; }
 
-template <typename F>
-void expect_error(F&& f, ErrorCode code, const std::string& words) {
-  try {
-    f();
-    FAIL("no error was raised; expected ", to_string(code), " mentioning \"", words, "\"");
-  } catch (const Error& e) {
-    CHECK_MESSAGE(e.code() == code, "got ", std::string(to_string(e.code())), ": ", std::string(e.what()));
-    CHECK_MESSAGE(contains(e.what(), words), "message: ", std::string(e.what()));
-  }
-}
 
 std::filesystem::path scratch_dir() {
   auto dir = std::filesystem::temp_directory_path() / ("vkgemm-bad-" + std::to_string(getpid()));

@@ -7,22 +7,7 @@
 #include "support.hpp"
 
 using namespace vkgemm;
-
-namespace {
-
-// Runs `f`, expects a vkgemm::Error with `code` whose message contains `words`.
-template <typename F>
-void expect_error(F&& f, ErrorCode code, const std::string& words) {
-  try {
-    f();
-    FAIL("no error was raised; expected ", to_string(code), " mentioning \"", words, "\"");
-  } catch (const Error& e) {
-    CHECK_MESSAGE(e.code() == code, "got ", std::string(to_string(e.code())), ": ", std::string(e.what()));
-    CHECK_MESSAGE(std::string(e.what()).find(words) != std::string::npos, "message: ", std::string(e.what()));
-  }
-}
-
-}  // namespace
+using vkgemm::test::expect_error;
 
 TEST_SUITE("errors") {
   TEST_CASE("dimension mismatch names the shapes") {
