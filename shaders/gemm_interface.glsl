@@ -1,6 +1,9 @@
 // The interface every vkgemm GEMM kernel shares with the host (engine/src/kernels/push_constants.hpp).
 // Built once per element type: ELEM_T is the stored type, ACC_T the accumulator. A_T, B_T and C_T (the
-// stored types of each operand) default to ELEM_T; alpha and beta have the accumulator's type.
+// stored types of each operand) default to ELEM_T; alpha and beta have type SCALAR_T, the accumulator's
+// except with VKGEMM_F16 (f16 inputs), where they are float whatever the accumulator (16-bit push constants
+// are an optional feature). VKGEMM_F16 turns on 16-bit arithmetic and storage; f16 inputs give C of
+// float (C_T) or float16_t.
 //
 // Kernels see one row-major problem per batch entry: C = alpha * op(A) * op(B) + beta * C, where op(A) is
 // M x K and op(B) is K x N. Column-major calls are turned into row-major ones on the host (C^T = op(B)^T
@@ -15,6 +18,13 @@
 #endif
 #ifndef B_T
 #define B_T ELEM_T
+#endif
+#ifdef VKGEMM_F16
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_shader_16bit_storage : require
+#define SCALAR_T float
+#else
+#define SCALAR_T ACC_T
 #endif
 #ifndef C_T
 #define C_T ELEM_T
@@ -50,8 +60,8 @@ layout(push_constant) uniform GemmParams {
   uint flags;      // GEMM_TRANS_A | GEMM_TRANS_B | GEMM_BETA_ZERO | GEMM_VEC_*
   uint k_split;       // split-K: the K range of one slice (K, at least 1, when not split)
   uint split_stride;  // split-K: elements between the partial results of consecutive slices
-  layout(offset = 64) ACC_T alpha;
-  ACC_T beta;
+  layout(offset = 64) SCALAR_T alpha;
+  SCALAR_T beta;
 } p;
 
 uint gemm_batch() { return gl_WorkGroupID.z; }
@@ -68,9 +78,9 @@ B_T load_b(uint batch, uint k, uint col) {
 
 void store_c(uint batch, uint row, uint col, ACC_T acc) {
   const uint at = p.c_offset + batch * p.stride_c + row * p.ldc + col;
-  ACC_T r = p.alpha * acc;
+  SCALAR_T r = p.alpha * SCALAR_T(acc);
   if ((p.flags & GEMM_BETA_ZERO) == 0u) {
-    r += p.beta * ACC_T(C[at]);
+    r += p.beta * SCALAR_T(C[at]);
   }
   C[at] = C_T(r);
 }

@@ -64,9 +64,15 @@ struct ProgramOutcome {
 ProgramOutcome run_program(const std::string& args);
 
 // `skew` elements of offset past an aligned start: 0 lets kernels use vector loads where the shape allows,
-// an odd skew forces their element-by-element paths.
+// an odd skew forces their element-by-element paths. C has default_output_type(type) (f32 for f16 inputs).
 ProductCheck check_product(DataType type, uint32_t m, uint32_t n, uint32_t k, const GemmOptions& options,
                            std::mt19937_64& rng, uint32_t skew = 3);
+// The same with C of `output` type (f16 inputs: f32 or f16; options.f16_accumulate widens the bound).
+ProductCheck check_product(DataType input, DataType output, uint32_t m, uint32_t n, uint32_t k,
+                           const GemmOptions& options, std::mt19937_64& rng, uint32_t skew = 3);
+
+// Random elements as the tests draw them: floats uniform in [-1, 1) (f16: rounded to fp16), int32 in [-8, 8].
+std::vector<std::byte> random_elements(DataType type, uint64_t count, std::mt19937_64& rng);
 
 // The full BLAS call (blas.hpp), checked the same careful way: each operand's whole span (ld and stride
 // gaps included) at an unaligned offset between guard regions; A, B and C0 random with their gaps

@@ -58,6 +58,7 @@ TEST_SUITE("bad_input") {
     const auto bad_kernel = static_cast<Kernel>(42);
     std::vector<float> a(16, 1.0f), c(16);
     expect_error([&] { e.check_supported(bad_type, {}); }, ErrorCode::unsupported_type, "element type 7");
+    expect_error([&] { e.check_supported(DataType::f16, bad_type, {}); }, ErrorCode::unsupported_type, "element type 7");
     expect_error([&] { e.check_supported(DataType::f32, {.kernel = bad_kernel}); }, ErrorCode::unsupported_config,
                  "kernel 42");
     expect_error([&] { e.gemm(bad_type, 4, 4, 4, a.data(), a.data(), c.data()); }, ErrorCode::unsupported_type,

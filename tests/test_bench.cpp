@@ -14,6 +14,7 @@
 #include "bench_progress.hpp"
 #include "parallel_compare.hpp"
 #include "support.hpp"
+#include "vkgemm/half.hpp"
 
 using namespace vkgemm;
 using namespace vkgemm::cli::bench;
@@ -135,24 +136,26 @@ TEST_SUITE("bench") {
     auto rng = test::case_rng("bench parallel_compare");
     for (DataType type : all_data_types) {
       const uint32_t m = 97, n = 45, k = 33;
+      const DataType out = default_output_type(type);  // f16 inputs: C f32
       std::vector<std::byte> a(uint64_t{m} * k * element_size(type)), b(uint64_t{k} * n * element_size(type)),
-          c(uint64_t{m} * n * element_size(type));
+          c(uint64_t{m} * n * element_size(out));
       std::uniform_int_distribution<int> d(-8, 8);
       const auto fill = [&](std::vector<std::byte>& v) {
         for (size_t i = 0; i < v.size() / element_size(type); ++i) {
           if (type == DataType::f32) reinterpret_cast<float*>(v.data())[i] = float(d(rng)) / 7.0f;
           if (type == DataType::f64) reinterpret_cast<double*>(v.data())[i] = double(d(rng)) / 7.0;
           if (type == DataType::i32) reinterpret_cast<int32_t*>(v.data())[i] = d(rng);
+          if (type == DataType::f16) reinterpret_cast<uint16_t*>(v.data())[i] = float_to_half(float(d(rng)) / 7.0f);
         }
       };
       fill(a);
       fill(b);
-      reference_gemm(type, m, n, k, a.data(), b.data(), c.data());
+      reference_gemm(type, out, m, n, k, a.data(), b.data(), c.data());
       // Wrong elements in two different row blocks: the count, the first one and the norm must agree.
       for (const uint64_t i : {uint64_t{50} * n + 3, uint64_t{90} * n + 7}) {
-        if (type == DataType::f32) reinterpret_cast<float*>(c.data())[i] += 0.25f;
-        if (type == DataType::f64) reinterpret_cast<double*>(c.data())[i] += 0.25;
-        if (type == DataType::i32) reinterpret_cast<int32_t*>(c.data())[i] += 1;
+        if (out == DataType::f32) reinterpret_cast<float*>(c.data())[i] += 0.25f;
+        if (out == DataType::f64) reinterpret_cast<double*>(c.data())[i] += 0.25;
+        if (out == DataType::i32) reinterpret_cast<int32_t*>(c.data())[i] += 1;
       }
       const Comparison serial = compare_with_reference(type, m, n, k, a.data(), b.data(), c.data());
       const Comparison parallel = cli::parallel_compare(type, m, n, k, a.data(), b.data(), c.data(), 4);
@@ -167,7 +170,7 @@ TEST_SUITE("bench") {
       } else {
         CHECK(parallel.worst_element_ratio == doctest::Approx(serial.worst_element_ratio).epsilon(1e-12));
       }
-      reference_gemm(type, m, n, k, a.data(), b.data(), c.data());
+      reference_gemm(type, out, m, n, k, a.data(), b.data(), c.data());
       CHECK(cli::parallel_compare(type, m, n, k, a.data(), b.data(), c.data(), 4).passed);
     }
   }
@@ -209,7 +212,7 @@ TEST_SUITE("bench") {
       CHECK(l.status == Status::failed);
       CHECK_FALSE(l.timed());
     }
-    CHECK(calls == 6);
+    CHECK(calls == 2 * static_cast<int>(std::size(all_data_types)));
   }
 
   TEST_CASE("above --verify-max a case is timed and says unverified; efficiency needs a peak") {

@@ -62,7 +62,7 @@ class BenchAndReport(unittest.TestCase):
         self.assertTrue(doc["device"]["name"])
         self.assertEqual(doc["settings"]["seed"], "12345")
         # naive and tiled run once per tile (8 and 64); blocked once, as the engine configures it.
-        types, configs_per_kernel = ["f32", "i32", "f64"], {"naive": 2, "tiled": 2, "blocked": 1}
+        types, configs_per_kernel = ["f32", "i32", "f64", "f16"], {"naive": 2, "tiled": 2, "blocked": 1}
         self.assertEqual(len(doc["cases"]), 3 * len(types) * sum(configs_per_kernel.values()))
         self.assertEqual(len(doc["latency"]), len(types) * len(configs_per_kernel))
         self.assertEqual(len({c["seed"] for c in doc["cases"] + doc["latency"]}), len(doc["cases"]) + len(doc["latency"]))
@@ -73,7 +73,7 @@ class BenchAndReport(unittest.TestCase):
                     self.assertEqual(c["status"], "skipped")
                     self.assertIn("maxComputeWorkGroupInvocations", c["reason"])
                     continue
-                if c["kernel"] == "blocked" and c["type"] == "i32":  # the blocked kernel computes floats only
+                if c["kernel"] == "blocked" and c["type"] in ("i32", "f16"):  # the blocked kernel: f32 and f64 only
                     self.assertEqual(c["status"], "skipped")
                     self.assertIn("f32 and f64", c["reason"])
                     continue
@@ -86,7 +86,7 @@ class BenchAndReport(unittest.TestCase):
                 self.assertAlmostEqual(c["gflops"], 2 * c["m"] * c["n"] * c["k"] / t["median"] * 1e-6, delta=1e-9 * c["gflops"])
                 self.assertIsNone(c["efficiency"])
         for l in doc["latency"]:
-            if l["kernel"] == "blocked" and l["type"] == "i32":
+            if l["kernel"] == "blocked" and l["type"] in ("i32", "f16"):
                 self.assertEqual(l["status"], "skipped")
                 continue
             self.assertEqual(l["status"], "passed")

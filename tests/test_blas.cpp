@@ -184,7 +184,7 @@ TEST_SUITE("blas") {
     fake.max_shared_memory = 1024;  // two f64 tiles of 8 x 8 fit, of 16 x 16 not
     const tuning::Table no_table;
     const auto plan_for = [&](DataType type, const GemmOptions& options) {
-      return kernels::plan(fake, no_table, options, {.type = type, .m = 64, .n = 64, .k = 64, .lda = 64, .ldb = 64,
+      return kernels::plan(fake, no_table, options, {.types = type, .m = 64, .n = 64, .k = 64, .lda = 64, .ldb = 64,
                                                      .ldc = 64});
     };
     kernels::Plan pl = plan_for(DataType::f64, {.kernel = Kernel::automatic});  // blocked does not fit 1 KiB

@@ -12,6 +12,7 @@
 
 #include "npy.hpp"
 #include "support.hpp"
+#include "vkgemm/half.hpp"
 
 using namespace vkgemm;
 
@@ -50,6 +51,39 @@ TEST_SUITE("cli") {
       CHECK(contains(r.output, "verify:   passed"));
       CHECK(contains(r.output, "seed 42"));
     }
+  }
+
+  TEST_CASE("run: f16 inputs with C f32, C f16 and fp16 accumulation, and float16 .npy files") {
+    for (const char* args : {"--kernel tiled", "--kernel naive --out-type f16", "--kernel tiled --f16-accumulate"}) {
+      const auto r = run_cli(std::string("run --type f16 --m 65 --n 33 --k 17 --repeat 2 --verify --seed 7 ") + args);
+      INFO(args, "\n", r.output);
+      CHECK(r.code == 0);
+      CHECK(contains(r.output, "verify:   passed"));
+      CHECK(contains(r.output, std::string(args).find("kernel tiled") != std::string::npos &&
+                                       std::string(args).find("accumulate") == std::string::npos
+                                   ? "C f32"
+                                   : "C f16"));
+    }
+    const auto dir = scratch_dir();
+    // [1 2; 3 4] * [0.5 -1; 2 0.25] = [4.5 -0.5; 9.5 -2]: exact in fp16.
+    const std::vector<uint16_t> a = {0x3c00, 0x4000, 0x4200, 0x4400}, b = {0x3800, 0xbc00, 0x4000, 0x3400};
+    npy::write((dir / "a16.npy").string(), DataType::f16, 2, 2, a.data());
+    npy::write((dir / "b16.npy").string(), DataType::f16, 2, 2, b.data());
+    for (const char* out : {"f32", "f16"}) {
+      const auto r = run_cli("run --a " + (dir / "a16.npy").string() + " --b " + (dir / "b16.npy").string() +
+                             " --out-type " + out + " --out " + (dir / "c.npy").string() + " --verify");
+      INFO(r.output);
+      CHECK(r.code == 0);
+      const auto c = npy::read((dir / "c.npy").string());
+      std::vector<float> got(4);
+      for (size_t i = 0; i < 4; ++i) {
+        got[i] = c.type == DataType::f16 ? half_to_float(reinterpret_cast<const uint16_t*>(c.data.data())[i])
+                                         : reinterpret_cast<const float*>(c.data.data())[i];
+      }
+      CHECK(c.type == (std::string(out) == "f16" ? DataType::f16 : DataType::f32));
+      CHECK(got == std::vector<float>{4.5f, -0.5f, 9.5f, -2.0f});
+    }
+    std::filesystem::remove_all(dir);
   }
 
   TEST_CASE("run reads and writes .npy") {
@@ -130,11 +164,17 @@ TEST_SUITE("cli") {
   }
 
   TEST_CASE("bad invocations: a clear message on stderr and exit code 2") {
-    const std::array<std::pair<const char*, const char*>, 17> cases = {{
+    const std::array<std::pair<const char*, const char*>, 23> cases = {{
+        {"run --m 4 --n 4 --k 4 --type f16 --out-type i32", "f16 inputs give C of f32 or f16"},
+        {"run --m 4 --n 4 --k 4 --type f32 --out-type f16", "f32 inputs give C of f32"},
+        {"run --m 4 --n 4 --k 4 --type f16 --kernel coopmat --tile 32", "tile is 64 or 128"},
+        {"run --m 4 --n 4 --k 4 --type f32 --kernel coopmat2", "multiplies f16 matrices"},
+        {"run --m 4 --n 4 --k 4 --type f32 --f16-accumulate", "f16 accumulation is for f16 inputs"},
+        {"tune --type f16", "f16 is not tuned"},
         {"run --m -5 --n 4 --k 4", "--m must be between 0"},
         {"run --m 4 --n 4", "--k is required"},
         {"run --m 4 --n 4 --k 4 --kernel bogus", "--kernel bogus is unknown"},
-        {"run --m 4 --n 4 --k 4 --type f16", "--type f16 is unknown"},
+        {"run --m 4 --n 4 --k 4 --type bf16", "--type bf16 is unknown"},
         {"run --m 4 --n 4 --k 4 --kernel tiled --tile 0", "--tile must be between 1"},
         {"run --m 4 --n 4 --k 4 --kernel tiled --tile 64", "maxComputeWorkGroupInvocations"},
         {"run --m 4 --n 4 --k 4 --tile 8", "--tile goes with --kernel naive or tiled"},

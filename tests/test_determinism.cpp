@@ -2,33 +2,11 @@
 // run, for every kernel and type, through the host-memory call and through fresh device buffers alike.
 #include <doctest/doctest.h>
 
-#include <cstring>
 #include <vector>
 
 #include "support.hpp"
 
 using namespace vkgemm;
-
-namespace {
-
-std::vector<std::byte> random_bytes(DataType type, size_t count, std::mt19937_64& rng) {
-  std::vector<std::byte> out(count * element_size(type));
-  for (size_t i = 0; i < count; ++i) {
-    if (type == DataType::i32) {
-      const auto v = static_cast<int32_t>(rng() % 17) - 8;
-      std::memcpy(out.data() + 4 * i, &v, 4);
-    } else if (type == DataType::f32) {
-      const float v = std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng);
-      std::memcpy(out.data() + 4 * i, &v, 4);
-    } else {
-      const double v = std::uniform_real_distribution<double>(-1.0, 1.0)(rng);
-      std::memcpy(out.data() + 8 * i, &v, 8);
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 TEST_SUITE("determinism") {
   TEST_CASE("every kernel and type: bitwise-identical results run after run") {
@@ -38,17 +16,22 @@ TEST_SUITE("determinism") {
     constexpr uint32_t m = 45, n = 37, k = 523;
     constexpr int kRuns = 5;
     int configurations = 0;
-    for (const Kernel kernel : all_kernels) {
+    std::vector<Kernel> kernels(std::begin(all_kernels), std::end(all_kernels));
+    kernels.insert(kernels.end(), std::begin(matrix_kernels), std::end(matrix_kernels));
+    for (const Kernel kernel : kernels) {
       for (const DataType type : all_data_types) {
-        const GemmOptions options{.kernel = kernel, .tile = 8};
+        // C of the default type: f32 for f16 inputs. The cooperative-matrix kernels choose their own tiles.
+        const DataType out = default_output_type(type);
+        const bool matrix = kernel == Kernel::coopmat || kernel == Kernel::coopmat2;
+        const GemmOptions options{.kernel = kernel, .tile = matrix ? 16u : 8u};
         try {
           e.check_supported(type, options);
         } catch (const Error&) {
           continue;  // this device cannot run it; the shape and error suites cover the refusal
         }
         ++configurations;
-        const auto a = random_bytes(type, size_t{m} * k, rng), b = random_bytes(type, size_t{k} * n, rng);
-        const size_t c_bytes = size_t{m} * n * element_size(type);
+        const auto a = test::random_elements(type, size_t{m} * k, rng), b = test::random_elements(type, size_t{k} * n, rng);
+        const size_t c_bytes = size_t{m} * n * element_size(out);
         std::vector<std::byte> first(c_bytes);
         e.gemm(type, m, n, k, a.data(), b.data(), first.data(), options);
         const Comparison cmp = compare_with_reference(type, m, n, k, a.data(), b.data(), first.data());
@@ -64,7 +47,7 @@ TEST_SUITE("determinism") {
                    cb = e.create_buffer(off + c_bytes);
             e.write(ab, off, a.data(), a.size());
             e.write(bb, off, b.data(), b.size());
-            e.gemm({&ab, off, m, k, type}, {&bb, off, k, n, type}, {&cb, off, m, n, type}, options);
+            e.gemm({&ab, off, m, k, type}, {&bb, off, k, n, type}, {&cb, off, m, n, out}, options);
             e.read(cb, off, again.data(), c_bytes);
           }
           size_t differing = 0;

@@ -61,6 +61,22 @@ TEST_SUITE("npy") {
           DataType::i32);
     CHECK(npy::parse(make_file("{\"descr\": \"<f4\", \"shape\": (1, 2), \"fortran_order\": False}", 8, 2), "x").cols ==
           2);
+    const auto h = npy::parse(make_file("{'descr': '<f2', 'fortran_order': False, 'shape': (3, 5), }", 30), "x");
+    CHECK(h.type == DataType::f16);
+    CHECK(h.data.size() == 30);
+  }
+
+  TEST_CASE("float16 write then read gives the same bits") {
+    const auto path =
+        (std::filesystem::temp_directory_path() / ("vkgemm-npy16-" + std::to_string(getpid()) + ".npy")).string();
+    const std::vector<uint16_t> m = {0x3c00, 0xc000, 0x7bff, 0x0001, 0x8000, 0x3555};
+    npy::write(path, DataType::f16, 3, 2, m.data());
+    const auto back = npy::read(path);
+    std::filesystem::remove(path);
+    CHECK(back.type == DataType::f16);
+    CHECK(back.rows == 3);
+    CHECK(back.cols == 2);
+    CHECK(std::memcmp(back.data.data(), m.data(), sizeof(uint16_t) * 6) == 0);
   }
 
   TEST_CASE("write then read gives the same matrix") {
@@ -110,7 +126,9 @@ TEST_SUITE("npy") {
     expect_format_error(make_file("{'descr': '<f4', " + ok_tail, 15), "truncated data");
     expect_format_error(make_file("{'descr': '<f4', " + ok_tail, 17), "unexpected data");
     expect_format_error(make_file("{'descr': '<c8', " + ok_tail, 32), "unsupported dtype");
-    expect_format_error(make_file("{'descr': '<f2', " + ok_tail, 8), "unsupported dtype");
+    expect_format_error(make_file("{'descr': '<f2', " + ok_tail, 7), "truncated");  // float16 reads; 8 bytes wanted
+    expect_format_error(make_file("{'descr': '>f2', " + ok_tail, 8), "big-endian");
+    expect_format_error(make_file("{'descr': '<u2', " + ok_tail, 8), "unsupported dtype");
     expect_format_error(make_file("{'descr': '>f4', " + ok_tail, 16), "big-endian");
     expect_format_error(make_file("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", 16), "Fortran");
     expect_format_error(make_file("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", 16), "1-D");

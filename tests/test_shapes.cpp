@@ -1,4 +1,4 @@
-// Every kernel, type and tile size over shapes that cross each tile boundary (1, T-1, T, T+1), primes
+// Every kernel, type (f16: inputs f16, C f32) and tile size over shapes that cross each tile boundary (1, T-1, T, T+1), primes
 // (7, 31, 67, 129) and skinny products (one of m, n, k equal to 1), with fresh random inputs.
 #include <doctest/doctest.h>
 

@@ -19,7 +19,7 @@ using namespace vkgemm;
 namespace {
 
 constexpr int kThreads = 4;
-constexpr int kWarmupProducts = 20;     // per thread: builds every pipeline, grows every reused buffer
+constexpr int kWarmupProducts = 20;     // per thread, after one product per pipeline: grows every reused buffer
 constexpr int kMainProducts = 40;       // per thread, in each of the two main phases
 constexpr double kMaxGrowthMiB = 16.0;  // what both main phases together may add to the resident set
 constexpr double kMaxLateGrowthMiB = 8.0;  // what the second main phase may add: a leak keeps growing
@@ -41,20 +41,6 @@ double resident_mib() {
   return got == 2 ? static_cast<double>(resident) * 4096.0 / (1024.0 * 1024.0) : 0.0;
 }
 
-std::vector<std::byte> random_bytes(DataType type, size_t count, std::mt19937_64& rng) {
-  std::vector<std::byte> out(count * element_size(type));
-  for (size_t i = 0; i < count; ++i) {
-    if (type == DataType::i32) {
-      reinterpret_cast<int32_t*>(out.data())[i] = static_cast<int32_t>(rng() % 17) - 8;
-    } else if (type == DataType::f32) {
-      reinterpret_cast<float*>(out.data())[i] = std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng);
-    } else {
-      reinterpret_cast<double*>(out.data())[i] = std::uniform_real_distribution<double>(-1.0, 1.0)(rng);
-    }
-  }
-  return out;
-}
-
 struct Worker {
   std::mt19937_64 rng;
   std::unique_ptr<Engine> engine;
@@ -62,22 +48,24 @@ struct Worker {
   int products = 0, failures = 0;
   std::string first_failure;
 
-  // One product of random shape, type, kernel and tile; half through the host-memory call, half through
-  // device buffers created and destroyed for it (so buffer churn is part of the soak).
+  // One product of random type, kernel and tile.
   void one_product() {
-    one_product(all_data_types[rng() % std::size(all_data_types)], all_kernels[rng() % std::size(all_kernels)],
-                (rng() % 2) ? 8u : 16u);
+    const DataType type = all_data_types[rng() % std::size(all_data_types)];
+    const Kernel kernel = all_kernels[rng() % std::size(all_kernels)];
+    product(type, kernel, (rng() % 2) ? 8u : 16u);
   }
 
-  // Every type, kernel and tile once: every pipeline the random products can ask for exists afterwards,
-  // so growth measured later is growth, not first-time compilation.
-  void one_product_of_each() {
-    for (const auto type : all_data_types)
-      for (const auto kernel : all_kernels)
-        for (uint32_t tile : {8u, 16u}) one_product(type, kernel, tile);
+  // One product with each kernel, type and tile the device runs: every pipeline built before the memory
+  // is measured (a random warm-up misses some; each costs the driver megabytes, GPU-AV more).
+  void every_pipeline() {
+    for (const DataType type : all_data_types)
+      for (const Kernel kernel : all_kernels)
+        for (const uint32_t tile : {8u, 16u}) product(type, kernel, tile);
   }
 
-  void one_product(DataType type, Kernel kernel, uint32_t tile) {
+  // One product of random shape; half through the host-memory call, half through device buffers created
+  // and destroyed for it (so buffer churn is part of the soak). Nothing when the device refuses it.
+  void product(DataType type, Kernel kernel, uint32_t tile) {
     const GemmOptions options{.kernel = kernel, .tile = tile};
     try {
       engine->check_supported(type, options);
@@ -86,8 +74,10 @@ struct Worker {
     }
     const auto m = static_cast<uint32_t>(1 + rng() % 96), n = static_cast<uint32_t>(1 + rng() % 96),
                k = static_cast<uint32_t>(1 + rng() % 160);
-    const auto a = random_bytes(type, size_t{m} * k, rng), b = random_bytes(type, size_t{k} * n, rng);
-    std::vector<std::byte> c(size_t{m} * n * element_size(type), std::byte{0xff});  // 0xff..: NaN or -1
+    const auto a = test::random_elements(type, size_t{m} * k, rng);
+    const auto b = test::random_elements(type, size_t{k} * n, rng);
+    const DataType out = default_output_type(type);  // f16 inputs: C f32
+    std::vector<std::byte> c(size_t{m} * n * element_size(out), std::byte{0xff});  // 0xff..: NaN or -1
     if (rng() % 2) {
       engine->gemm(type, m, n, k, a.data(), b.data(), c.data(), options);
     } else {
@@ -96,7 +86,7 @@ struct Worker {
       engine->write(ab, 0, a.data(), a.size());
       engine->write(bb, 0, b.data(), b.size());
       engine->write(cb, 0, c.data(), c.size());
-      engine->gemm({&ab, 0, m, k, type}, {&bb, 0, k, n, type}, {&cb, 0, m, n, type}, options);
+      engine->gemm({&ab, 0, m, k, type}, {&bb, 0, k, n, type}, {&cb, 0, m, n, out}, options);
       engine->read(cb, 0, c.data(), c.size());
     }
     ++products;
@@ -108,17 +98,20 @@ struct Worker {
   }
 };
 
-void run_phase(std::vector<std::unique_ptr<Worker>>& workers, int products) {
+// Each worker on its own thread: every pipeline first when `every_pipeline`, then `products` random ones.
+void run_phase(std::vector<std::unique_ptr<Worker>>& workers, int products, bool every_pipeline = false) {
   std::vector<std::thread> threads;
   for (auto& w : workers) {
-    threads.emplace_back([&w, products] {
-      for (int i = 0; i < products; ++i) {
+    threads.emplace_back([&w, products, every_pipeline] {
+      const auto guarded = [&w](auto&& f) {
         try {
-          w->one_product();
+          f();
         } catch (const std::exception& e) {
           if (w->failures++ == 0) w->first_failure = e.what();
         }
-      }
+      };
+      if (every_pipeline) guarded([&w] { w->every_pipeline(); });
+      for (int i = 0; i < products; ++i) guarded([&w] { w->one_product(); });
     });
   }
   for (auto& t : threads) t.join();
@@ -142,12 +135,7 @@ TEST_SUITE("soak") {
       w->engine = std::make_unique<Engine>(options);
       workers.push_back(std::move(w));
     }
-    {
-      std::vector<std::thread> warm;
-      for (auto& w : workers) warm.emplace_back([&w] { w->one_product_of_each(); });
-      for (auto& t : warm) t.join();
-    }
-    run_phase(workers, kWarmupProducts);
+    run_phase(workers, kWarmupProducts, true);
     const double rss_warm = resident_mib();
     run_phase(workers, kMainProducts);
     const double rss_mid = resident_mib();

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what vkgemm needs to build, test and run on Debian 12 / Ubuntu, with apt-get.
 # Idempotent: installs only what is missing and says what; works as root or through sudo.
+# Then tools/install-toolchain.sh: a newer glslangValidator and Vulkan headers where the system's are too
+# old for the cooperative-matrix shaders (built once into build/toolchain/, ignored by git).
 set -euo pipefail
 
 packages=(
@@ -14,6 +16,7 @@ packages=(
   vulkan-validationlayers             # VK_LAYER_KHRONOS_validation, on in every test
   python3-matplotlib python3-jsonschema  # tools/vkgemm-report (plots) and the bench tests (schema check)
   clang-14 libclang-rt-14-dev         # the fuzzers: clang with libFuzzer (tools/run-fuzz.sh)
+  python3 xz-utils ca-certificates    # building the newer shader toolchain (tools/install-toolchain.sh)
 )
 
 missing=()
@@ -22,8 +25,11 @@ for p in "${packages[@]}"; do
   [[ "$status" == "install ok installed" ]] || missing+=("$p")
 done
 
+toolchain() { "$(dirname "$0")/install-toolchain.sh"; }
+
 if ((${#missing[@]} == 0)); then
   echo "install-deps: everything is installed"
+  toolchain
   exit 0
 fi
 
@@ -37,3 +43,4 @@ export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update -qq
 "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 echo "install-deps: done"
+toolchain

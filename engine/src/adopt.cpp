@@ -25,7 +25,7 @@ EngineImpl::EngineImpl(const VulkanDevice& d) {
   }
   instance = std::make_unique<vk::Instance>(d.instance, d.get_instance_proc_addr);
   bool found = false;
-  for (auto& p : enumerate_devices(d.instance)) {
+  for (auto& p : enumerate_devices(d.instance, d.api_version)) {
     if (p.handle == d.physical_device) physical = std::move(p), found = true;
   }
   require(found, "the VkPhysicalDevice among the instance's devices, so it");
@@ -45,6 +45,11 @@ EngineImpl::EngineImpl(const VulkanDevice& d) {
   info.timestamps = info.timestamp_valid_bits > 0 && info.timestamp_period_ns > 0.0f;
   physical.compute_family = d.queue_family_index;
   info.float64 = info.float64 && d.enabled_features && d.enabled_features->shaderFloat64;
+  // VulkanDevice does not say which 1.1+ features and extensions the application enabled, so what needs them
+  // is off: f16 (shaderFloat16, 16-bit storage) and the cooperative-matrix kernels. (A way to declare them
+  // is follow-up work.)
+  info.float16 = info.storage16 = info.subgroup_size_control = false;
+  info.coopmat_khr = info.coopmat2 = info.coopmat_nv = false;
 
   device = std::make_unique<vk::Device>(d.physical_device, d.device, d.queue, d.queue_family_index);
   memory = std::make_unique<vk::MemoryAllocator>(*instance, *device, physical.info);

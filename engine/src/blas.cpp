@@ -80,6 +80,8 @@ OperandExtent operand_extent(const GemmDesc& d, char which) {
   return e;
 }
 
+DataType output_type(const GemmDesc& desc) noexcept { return desc.c_type.value_or(default_output_type(desc.type)); }
+
 void check_gemm(const GemmDesc& d) {
   if (d.op_a != Op::n && d.op_a != Op::t) throw Error(ErrorCode::invalid_argument, "gemm: op_a is neither N nor T");
   if (d.op_b != Op::n && d.op_b != Op::t) throw Error(ErrorCode::invalid_argument, "gemm: op_b is neither N nor T");

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "coopmat_query.hpp"
 #include "vk/check.hpp"
 #include "vkgemm/error.hpp"
 
@@ -53,7 +54,7 @@ int rank(DeviceType t) {
   }
 }
 
-PhysicalDevice query(VkPhysicalDevice pd, uint32_t index) {
+PhysicalDevice query(VkInstance instance, VkPhysicalDevice pd, uint32_t index, uint32_t instance_version) {
   PhysicalDevice out;
   out.handle = pd;
   DeviceInfo& info = out.info;
@@ -92,11 +93,35 @@ PhysicalDevice query(VkPhysicalDevice pd, uint32_t index) {
   info.timestamp_period_ns = p.limits.timestampPeriod;
   out.storage_offset_alignment = std::max<uint64_t>(1, p.limits.minStorageBufferOffsetAlignment);
 
-  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, v12 ? &f12 : nullptr, {}};
+  // 1.3 structs only when the device and the instance (min(loader, 1.3) for vkgemm's own, vk/instance.cpp;
+  // the application's when adopted) both speak it.
+  info.vulkan13 = basic.apiVersion >= VK_API_VERSION_1_3 && instance_version >= VK_API_VERSION_1_3;
+  VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                       info.vulkan13 ? &f13 : nullptr};
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &f12};
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, v12 ? &f11 : nullptr, {}};
   vkGetPhysicalDeviceFeatures2(pd, &features);
   info.float64 = features.features.shaderFloat64 == VK_TRUE;
   info.float16 = v12 && f12.shaderFloat16 == VK_TRUE;
+  info.storage16 = v12 && f11.storageBuffer16BitAccess == VK_TRUE;
+  info.vulkan_memory_model = v12 && f12.vulkanMemoryModel == VK_TRUE;
+  info.subgroup_size_control = info.vulkan13 && f13.subgroupSizeControl && f13.computeFullSubgroups;
+  if (info.vulkan13) {
+    VkPhysicalDeviceVulkan13Properties p13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES};
+    VkPhysicalDeviceProperties2 props13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &p13, {}};
+    vkGetPhysicalDeviceProperties2(pd, &props13);
+    info.min_subgroup_size = p13.minSubgroupSize;
+    info.max_subgroup_size = p13.maxSubgroupSize;
+  }
+
+  uint32_t extension_count = 0;
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &extension_count, nullptr);
+  std::vector<VkExtensionProperties> extension_props(extension_count);
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &extension_count, extension_props.data());
+  std::vector<std::string> extensions;
+  for (const auto& e : extension_props) extensions.emplace_back(e.extensionName);
+  query_cooperative_matrices(instance, pd, extensions, info);
 
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(pd, &mem);
@@ -137,13 +162,13 @@ std::string list_names(const std::vector<PhysicalDevice>& devices) {
 
 }  // namespace
 
-std::vector<PhysicalDevice> enumerate_devices(VkInstance instance) {
+std::vector<PhysicalDevice> enumerate_devices(VkInstance instance, uint32_t instance_version) {
   uint32_t count = 0;
   vk::check(vkEnumeratePhysicalDevices(instance, &count, nullptr), "vkEnumeratePhysicalDevices");
   std::vector<VkPhysicalDevice> handles(count);
   vk::check(vkEnumeratePhysicalDevices(instance, &count, handles.data()), "vkEnumeratePhysicalDevices");
   std::vector<PhysicalDevice> devices;
-  for (uint32_t i = 0; i < count; ++i) devices.push_back(query(handles[i], i));
+  for (uint32_t i = 0; i < count; ++i) devices.push_back(query(instance, handles[i], i, instance_version));
   return devices;
 }
 

@@ -17,7 +17,9 @@ struct PhysicalDevice {
   uint64_t storage_offset_alignment = 1;  // minStorageBufferOffsetAlignment
 };
 
-std::vector<PhysicalDevice> enumerate_devices(VkInstance instance);
+// instance_version: the API version the instance was created for; structs of later versions are not
+// queried (the validation layer reports them, and the driver may not honour them).
+std::vector<PhysicalDevice> enumerate_devices(VkInstance instance, uint32_t instance_version);
 
 // Picks a device: `selector` is an index or a case-insensitive name substring; empty means the best
 // device with a compute queue (discrete, integrated, virtual, CPU, other). Throws vkgemm::Error

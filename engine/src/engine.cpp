@@ -41,7 +41,7 @@ EngineImpl::EngineImpl(const EngineOptions& options) {
     tuning.add_json(text.str(), user_file);
   }
   instance = std::make_unique<vk::Instance>(options.validation, &sink);
-  const auto devices = enumerate_devices(instance->get());
+  const auto devices = enumerate_devices(instance->get(), instance->api_version());
   std::string selector = options.device;
   if (selector.empty()) {
     if (const char* env = std::getenv("VKGEMM_DEVICE")) selector = env;
@@ -173,7 +173,7 @@ std::vector<DeviceInfo> Engine::devices() {
   vk::ValidationSink sink;
   vk::Instance instance(false, &sink);
   std::vector<DeviceInfo> out;
-  for (auto& d : enumerate_devices(instance.get())) out.push_back(std::move(d.info));
+  for (auto& d : enumerate_devices(instance.get(), instance.api_version())) out.push_back(std::move(d.info));
   return out;
 }
 
@@ -196,7 +196,10 @@ void Engine::fill(Buffer& buffer, uint64_t offset, uint64_t bytes, uint32_t word
   impl_->fill(buffer, offset, bytes, word);
 }
 void Engine::check_supported(DataType type, const GemmOptions& options) const {
-  kernels::check_supported(impl_->physical.info, impl_->tuning, type, options);
+  check_supported(type, default_output_type(type), options);
+}
+void Engine::check_supported(DataType input, DataType output, const GemmOptions& options) const {
+  kernels::check_supported(impl_->physical.info, impl_->tuning, {input, output, options.f16_accumulate}, options);
 }
 GemmTiming Engine::gemm(const MatrixRef& a, const MatrixRef& b, const MatrixRef& c, const GemmOptions& options) {
   std::lock_guard guard(impl_->lock);
@@ -206,6 +209,15 @@ GemmTiming Engine::gemm(DataType type, uint32_t m, uint32_t n, uint32_t k, const
                         const GemmOptions& options) {
   GemmDesc desc;
   desc.type = type;
+  desc.m = m, desc.n = n, desc.k = k;
+  std::lock_guard guard(impl_->lock);
+  return impl_->gemm_host(desc, a, b, c, options);
+}
+GemmTiming Engine::gemm(DataType input, DataType output, uint32_t m, uint32_t n, uint32_t k, const void* a,
+                        const void* b, void* c, const GemmOptions& options) {
+  GemmDesc desc;
+  desc.type = input;
+  desc.c_type = output;
   desc.m = m, desc.n = n, desc.k = k;
   std::lock_guard guard(impl_->lock);
   return impl_->gemm_host(desc, a, b, c, options);

@@ -69,9 +69,12 @@ GemmTiming EngineImpl::gemm(const GemmDesc& desc, const BufferOffset (&ops)[3], 
 }
 
 GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const MatrixRef& c, const GemmOptions& options) {
-  if (a.type != b.type || a.type != c.type) {
-    throw Error(ErrorCode::invalid_argument, fmt::format("gemm: A, B and C must share one type; they are {}, {}, {}",
-                                                         to_string(a.type), to_string(b.type), to_string(c.type)));
+  // One type throughout, except f16 inputs, which give C in f32 (fp32 accumulation) or f16.
+  const bool mixed_ok = a.type == DataType::f16 && (c.type == DataType::f32 || c.type == DataType::f16);
+  if (a.type != b.type || (a.type != c.type && !mixed_ok)) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("gemm: A, B and C must share one type (or A and B f16 with C f32 or f16); they are {}, "
+                            "{}, {}", to_string(a.type), to_string(b.type), to_string(c.type)));
   }
   if (a.cols != b.rows || a.rows != c.rows || b.cols != c.cols) {
     throw Error(ErrorCode::dimension_mismatch,
@@ -80,6 +83,7 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
   }
   GemmDesc desc;
   desc.type = a.type;
+  desc.c_type = c.type;
   desc.m = c.rows, desc.n = c.cols, desc.k = a.cols;
   return gemm(desc, {BufferOffset{a.buffer, a.offset}, BufferOffset{b.buffer, b.offset}, BufferOffset{c.buffer, c.offset}},
               options);
@@ -88,10 +92,11 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
 GemmTiming EngineImpl::gemm_host(const GemmDesc& desc, const void* a, const void* b, void* c,
                                  const GemmOptions& options) {
   check_gemm(desc);
-  kernels::check_supported(physical.info, tuning, desc.type, options);
+  const DataType c_type = output_type(desc);
+  kernels::check_supported(physical.info, tuning, {desc.type, c_type, options.f16_accumulate}, options);
   const uint64_t es = element_size(desc.type);
   const uint64_t bytes[3] = {operand_extent(desc, 'A').elements * es, operand_extent(desc, 'B').elements * es,
-                             operand_extent(desc, 'C').elements * es};
+                             operand_extent(desc, 'C').elements * element_size(c_type)};
   check_binding_fits("gemm: A", bytes[0]);
   check_binding_fits("gemm: B", bytes[1]);
   check_binding_fits("gemm: C", bytes[2]);

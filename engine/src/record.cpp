@@ -21,6 +21,7 @@ struct Operand {
   OperandExtent extent;
   VkDescriptorBufferInfo binding{};
   uint32_t element_offset = 0;
+  uint64_t element_bytes = 0;
 };
 
 void put_scalar(unsigned char* at, DataType type, double v) {
@@ -28,8 +29,12 @@ void put_scalar(unsigned char* at, DataType type, double v) {
     case DataType::f32: { const float f = static_cast<float>(v); std::memcpy(at, &f, 4); break; }
     case DataType::i32: { const int32_t i = static_cast<int32_t>(v); std::memcpy(at, &i, 4); break; }
     case DataType::f64: std::memcpy(at, &v, 8); break;
+    case DataType::f16: break;  // never a scalar type: f16 products take f32 scalars (scalar_type)
   }
 }
+
+// The type alpha and beta reach the shader in (gemm_interface.glsl's SCALAR_T): f32 for f16 inputs.
+DataType scalar_type(DataType input) { return input == DataType::f16 ? DataType::f32 : input; }
 
 }  // namespace
 
@@ -56,16 +61,17 @@ std::unique_ptr<RecordingImpl> EngineImpl::record(VkCommandBuffer cmd, const Gem
                             "(got {} + {})", desc.beta, requested.warmup, requested.repeat));
   }
   const DataType type = desc.type;
+  const kernels::Types types{type, output_type(desc), requested.f16_accumulate};
   const auto& info = physical.info;
   const GemmOptions& options = requested;
-  kernels::check_supported(info, tuning, type, options);
+  kernels::check_supported(info, tuning, types, options);
   if (!cmd) throw Error(ErrorCode::invalid_argument, "gemm: the command buffer is VK_NULL_HANDLE");
 
-  const uint64_t es = element_size(type);
   const char names[3] = {'A', 'B', 'C'};
   Operand op[3];
   for (int i = 0; i < 3; ++i) {
     Operand& o = op[i];
+    const uint64_t es = o.element_bytes = element_size(i == 2 ? types.output : type);
     o.range = ops[i];
     o.extent = operand_extent(desc, names[i]);
     const uint64_t bytes = o.extent.elements * es;
@@ -105,7 +111,7 @@ std::unique_ptr<RecordingImpl> EngineImpl::record(VkCommandBuffer cmd, const Gem
   const uint32_t k = reads_ab ? static_cast<uint32_t>(desc.k) : 0;
   if (!reads_ab) op[0].range = op[1].range = op[2].range, op[0].extent = op[1].extent = op[2].extent;
   for (auto& o : op) {
-    const uint64_t align = physical.storage_offset_alignment;
+    const uint64_t align = physical.storage_offset_alignment, es = o.element_bytes;
     const uint64_t start = o.range.offset - o.range.offset % align;
     o.binding = {o.range.buffer, start, o.range.offset - start + o.extent.elements * es};
     o.element_offset = static_cast<uint32_t>((o.range.offset - start) / es);
@@ -116,7 +122,7 @@ std::unique_ptr<RecordingImpl> EngineImpl::record(VkCommandBuffer cmd, const Gem
                                                   desc.batch, info.name, info.max_workgroup_count[2]));
   }
   kernels::Problem problem;
-  problem.type = type;
+  problem.types = types;
   problem.m = m, problem.n = n, problem.k = k;
   problem.lda = static_cast<uint32_t>(op[0].extent.ld), problem.ldb = static_cast<uint32_t>(op[1].extent.ld);
   problem.ldc = static_cast<uint32_t>(op[2].extent.ld);
@@ -141,8 +147,8 @@ std::unique_ptr<RecordingImpl> EngineImpl::record(VkCommandBuffer cmd, const Gem
   push.flags = (op_a == Op::t ? kernels::kTransA : 0u) | (op_b == Op::t ? kernels::kTransB : 0u) |
                (desc.beta == 0.0 ? kernels::kBetaZero : 0u) | plan.flags;
   push.k_split = plan.k_split;
-  put_scalar(push.scalars, type, desc.alpha);
-  put_scalar(push.scalars + es, type, desc.beta);
+  put_scalar(push.scalars, scalar_type(type), desc.alpha);
+  put_scalar(push.scalars + element_size(scalar_type(type)), scalar_type(type), desc.beta);
 
   // Split-K: the main pass writes raw partial sums to a workspace the recording owns (slice-major per
   // batch entry, m x n each, row stride n); the reduce pass adds them into C with alpha and beta.
@@ -150,7 +156,7 @@ std::unique_ptr<RecordingImpl> EngineImpl::record(VkCommandBuffer cmd, const Gem
   kernels::GemmPushConstants reduce_push{};
   if (plan.splits > 1) {
     const uint64_t slice = uint64_t{m} * n;
-    const uint64_t bytes = slice * plan.splits * desc.batch * es;
+    const uint64_t bytes = slice * plan.splits * static_cast<uint64_t>(desc.batch) * op[2].element_bytes;
     check_binding_fits("gemm: the split-K workspace", bytes);
     rec->workspace = create_buffer(bytes, "vkgemm split-K workspace");
     workspace_binding = {Access::impl(rec->workspace)->alloc.buffer.get(), 0, bytes};

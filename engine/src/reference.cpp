@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "vkgemm/error.hpp"
+#include "vkgemm/half.hpp"
 
 namespace vkgemm {
 namespace {
@@ -83,8 +84,25 @@ double element(DataType type, const void* c, uint64_t i) {
     case DataType::f32: return static_cast<const float*>(c)[i];
     case DataType::f64: return static_cast<const double*>(c)[i];
     case DataType::i32: return static_cast<const int32_t*>(c)[i];
+    case DataType::f16: return half_to_float(static_cast<const uint16_t*>(c)[i]);
   }
   return 0.0;
+}
+
+// f16 matrices as floats (exact).
+std::vector<float> widen(const void* h, uint64_t count) {
+  std::vector<float> out(count);
+  for (uint64_t i = 0; i < count; ++i) out[i] = half_to_float(static_cast<const uint16_t*>(h)[i]);
+  return out;
+}
+
+void check_types(DataType input, DataType output) {
+  const bool ok = input == DataType::f16 ? (output == DataType::f16 || output == DataType::f32) : output == input;
+  if (!ok) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("reference: inputs of {} cannot give a result of {} (f16 inputs give f32 or f16; "
+                            "other types their own)", to_string(input), to_string(output)));
+  }
 }
 
 }  // namespace
@@ -93,6 +111,7 @@ double unit_roundoff(DataType type) noexcept {
   switch (type) {
     case DataType::f32: return std::ldexp(1.0, -24);
     case DataType::f64: return std::ldexp(1.0, -53);
+    case DataType::f16: return std::ldexp(1.0, -11);
     case DataType::i32: return 0.0;
   }
   return 0.0;
@@ -100,6 +119,12 @@ double unit_roundoff(DataType type) noexcept {
 
 double error_bound(DataType type, uint32_t k) noexcept {
   return 2.0 * static_cast<double>(std::max<uint32_t>(k, 1)) * unit_roundoff(type);
+}
+
+double error_bound(DataType input, DataType output, uint32_t k, bool f16_accumulate) noexcept {
+  if (input != DataType::f16) return error_bound(input, k);
+  if (f16_accumulate) return error_bound(DataType::f16, k);
+  return error_bound(DataType::f32, k) + (output == DataType::f16 ? unit_roundoff(DataType::f16) : 0.0);
 }
 
 void reference_gemm(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a, const void* b, void* c,
@@ -126,14 +151,54 @@ void reference_gemm(DataType type, uint32_t m, uint32_t n, uint32_t k, const voi
     case DataType::i32:
       reference_int(m, n, k, static_cast<const int32_t*>(a), static_cast<const int32_t*>(b), static_cast<int32_t*>(c));
       break;
+    case DataType::f16: {
+      std::vector<double> ref(count);
+      const auto wa = widen(a, uint64_t{m} * k), wb = widen(b, uint64_t{k} * n);
+      reference_float(m, n, k, wa.data(), wb.data(), ref.data(), abs);
+      for (uint64_t i = 0; i < count; ++i) static_cast<uint16_t*>(c)[i] = float_to_half(static_cast<float>(ref[i]));
+      break;
+    }
   }
 }
 
+void reference_gemm(DataType input, DataType output, uint32_t m, uint32_t n, uint32_t k, const void* a,
+                    const void* b, void* c) {
+  check_types(input, output);
+  if (input != DataType::f16 || output == DataType::f16) return reference_gemm(input, m, n, k, a, b, c);
+  std::vector<double> ref(uint64_t{m} * n);
+  const auto wa = widen(a, uint64_t{m} * k), wb = widen(b, uint64_t{k} * n);
+  reference_float(m, n, k, wa.data(), wb.data(), ref.data(), nullptr);
+  for (uint64_t i = 0; i < ref.size(); ++i) static_cast<float*>(c)[i] = static_cast<float>(ref[i]);
+}
+
 ReferenceProduct::ReferenceProduct(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a, const void* b)
-    : type_(type), m_(m), n_(n), k_(k) {
+    : ReferenceProduct(type, default_output_type(type), m, n, k, a, b) {}
+
+ReferenceProduct::ReferenceProduct(DataType input, DataType output, uint32_t m, uint32_t n, uint32_t k, const void* a,
+                                   const void* b, bool f16_accumulate)
+    : type_(input), output_(output), m_(m), n_(n), k_(k) {
+  check_types(input, output);
+  if (f16_accumulate && (input != DataType::f16 || output != DataType::f16)) {
+    throw Error(ErrorCode::invalid_argument, "reference: f16 accumulation is for f16 inputs and an f16 result");
+  }
+  bound_ = input == DataType::i32 ? 0.0 : error_bound(input, output, k, f16_accumulate);
+  if (input == DataType::f16) {
+    // Results that small land among fp16's subnormals (spacing 2^-24): an absolute allowance per rounding.
+    const double tiny = std::ldexp(1.0, -24);
+    absolute_ = f16_accumulate ? tiny * std::max<uint32_t>(k, 1) : output == DataType::f16 ? tiny : 0.0;
+  }
   const uint64_t count = uint64_t{m} * n;
   value_.resize(count);
-  switch (type) {
+  switch (input) {
+    case DataType::f16: {
+      const auto wa = widen(a, uint64_t{m} * k), wb = widen(b, uint64_t{k} * n);
+      std::vector<double> ref(count);
+      abs_product_.resize(count);
+      reference_float(m, n, k, wa.data(), wb.data(), ref.data(), abs_product_.data());
+      std::copy(ref.begin(), ref.end(), value_.begin());
+      scale_ = frobenius(wa.data(), wa.size()) * frobenius(wb.data(), wb.size());
+      break;
+    }
     case DataType::f32: {
       std::vector<double> ref(count);
       abs_product_.resize(count);
@@ -168,14 +233,14 @@ Comparison ReferenceProduct::compare(const void* c_gpu) const {
     long double diff2 = 0.0L;
   };
   const bool exact = type_ == DataType::i32;
-  const double bound = exact ? 0.0 : error_bound(type_, k_);
+  const double bound = bound_;
   const unsigned parts = std::max(1u, std::min(std::thread::hardware_concurrency(), m_));
   std::vector<Tally> tallies(parts);
   const uint32_t per = (m_ + parts - 1) / parts;
   parallel_rows(m_, uint64_t{m_} * n_ * 64, [&](uint32_t begin, uint32_t end) {
     Tally& t = tallies[begin / per];
     for (uint64_t i = uint64_t{begin} * n_; i < uint64_t{end} * n_; ++i) {
-      const double got = element(type_, c_gpu, i);
+      const double got = element(output_, c_gpu, i);
       const long double diff = std::fabs(static_cast<long double>(got) - value_[i]);
       double ratio = 0.0;
       if (exact) {
@@ -183,7 +248,7 @@ Comparison ReferenceProduct::compare(const void* c_gpu) const {
       } else if (!std::isfinite(got)) {
         ratio = std::numeric_limits<double>::infinity();
       } else if (diff > 0.0L) {
-        const double allowed = bound * abs_product_[i];
+        const double allowed = bound * abs_product_[i] + absolute_;
         ratio = allowed > 0.0 ? static_cast<double>(diff) / allowed : std::numeric_limits<double>::infinity();
       }
       if (ratio > 1.0 && t.bad++ == 0) t.first_bad = i;
@@ -204,7 +269,9 @@ Comparison ReferenceProduct::compare(const void* c_gpu) const {
     out.passed = out.bad_elements == 0;
     return out;
   }
-  const double norm = static_cast<double>(std::sqrt(diff2));
+  // The absolute allowance (f16 results) over all elements comes off the norm of the difference.
+  const double slack = absolute_ * std::sqrt(static_cast<double>(uint64_t{m_} * n_));
+  const double norm = std::max(0.0, static_cast<double>(std::sqrt(diff2)) - slack);
   out.normwise_error = scale_ > 0.0 ? norm / scale_ : norm;
   out.passed = out.bad_elements == 0 && out.normwise_error <= out.bound;
   return out;
@@ -213,6 +280,11 @@ Comparison ReferenceProduct::compare(const void* c_gpu) const {
 Comparison compare_with_reference(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a, const void* b,
                                   const void* c_gpu) {
   return ReferenceProduct(type, m, n, k, a, b).compare(c_gpu);
+}
+
+Comparison compare_with_reference(DataType input, DataType output, uint32_t m, uint32_t n, uint32_t k, const void* a,
+                                  const void* b, const void* c_gpu, bool f16_accumulate) {
+  return ReferenceProduct(input, output, m, n, k, a, b, f16_accumulate).compare(c_gpu);
 }
 
 std::string Comparison::summary() const {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "vkgemm/error.hpp"
+#include "vkgemm/half.hpp"
 #include "vkgemm/reference.hpp"
 
 namespace vkgemm {
@@ -34,15 +35,38 @@ Indexer indexer(const GemmDesc& d, char which) {
   return x;
 }
 
-template <typename T> struct Acc { using type = double; };
-template <> struct Acc<double> { using type = long double; };
+// Every element type vkgemm has (f16, f32, f64, and i32 within its range) is exact as a double: the
+// float paths widen the operands once and share one code.
+double load(DataType type, const void* p, uint64_t i) {
+  switch (type) {
+    case DataType::f32: return static_cast<const float*>(p)[i];
+    case DataType::f64: return static_cast<const double*>(p)[i];
+    case DataType::i32: return static_cast<const int32_t*>(p)[i];
+    case DataType::f16: return half_to_float(static_cast<const uint16_t*>(p)[i]);
+  }
+  return 0.0;
+}
 
-// Computes every described element of C: ref (in the accumulator type) and, for floats, the scale
-// |alpha| (|op(A)||op(B)|)_ij + |beta| |C0_ij| of its elementwise bound. `cells` lists their indices.
-template <typename T>
-void compute(const GemmDesc& d, const T* a, const T* b, const T* c0, std::vector<uint64_t>& cells,
-             std::vector<typename Acc<T>::type>& ref, std::vector<double>& scale, double& norm_ab2, double& norm_c2) {
-  using A = typename Acc<T>::type;
+void store(DataType type, void* p, uint64_t i, long double v) {
+  switch (type) {
+    case DataType::f32: static_cast<float*>(p)[i] = static_cast<float>(v); break;
+    case DataType::f64: static_cast<double*>(p)[i] = static_cast<double>(v); break;
+    case DataType::i32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v); break;
+    case DataType::f16: static_cast<uint16_t*>(p)[i] = float_to_half(static_cast<float>(v)); break;
+  }
+}
+
+std::vector<double> widen(DataType type, const void* p, uint64_t count) {
+  std::vector<double> out(p ? count : 0);
+  for (uint64_t i = 0; i < out.size(); ++i) out[i] = load(type, p, i);
+  return out;
+}
+
+// Computes every described element of C: ref (accumulated in A) and the scale |alpha| (|op(A)||op(B)|)_ij +
+// |beta| |C0_ij| of its elementwise bound. `cells` lists their indices.
+template <typename A>
+void compute(const GemmDesc& d, const double* a, const double* b, const double* c0, std::vector<uint64_t>& cells,
+             std::vector<A>& ref, std::vector<double>& scale, double& norm_ab2, double& norm_c2) {
   const Indexer ia = indexer(d, 'A'), ib = indexer(d, 'B'), ic = indexer(d, 'C');
   const bool reads_ab = d.alpha != 0.0 && d.k != 0;
   norm_ab2 = norm_c2 = 0.0;
@@ -50,9 +74,9 @@ void compute(const GemmDesc& d, const T* a, const T* b, const T* c0, std::vector
     double na = 0.0, nb = 0.0;
     if (reads_ab) {
       for (int64_t i = 0; i < d.m; ++i)
-        for (int64_t p = 0; p < d.k; ++p) na += std::pow(static_cast<double>(a[ia(t, i, p)]), 2);
+        for (int64_t p = 0; p < d.k; ++p) na += std::pow(a[ia(t, i, p)], 2);
       for (int64_t p = 0; p < d.k; ++p)
-        for (int64_t j = 0; j < d.n; ++j) nb += std::pow(static_cast<double>(b[ib(t, p, j)]), 2);
+        for (int64_t j = 0; j < d.n; ++j) nb += std::pow(b[ib(t, p, j)], 2);
     }
     norm_ab2 += na * nb;
     for (int64_t i = 0; i < d.m; ++i) {
@@ -71,8 +95,8 @@ void compute(const GemmDesc& d, const T* a, const T* b, const T* c0, std::vector
         double s = std::fabs(d.alpha) * abs_sum;
         if (d.beta != 0.0) {
           r += static_cast<A>(d.beta) * static_cast<A>(c0[at]);
-          s += std::fabs(d.beta) * std::fabs(static_cast<double>(c0[at]));
-          norm_c2 += std::pow(static_cast<double>(c0[at]), 2);
+          s += std::fabs(d.beta) * std::fabs(c0[at]);
+          norm_c2 += std::pow(c0[at], 2);
         }
         cells.push_back(at);
         ref.push_back(r);
@@ -103,78 +127,82 @@ void compute_int(const GemmDesc& d, const int32_t* a, const int32_t* b, const in
       }
 }
 
-template <typename T>
-void reference_typed(const GemmDesc& d, const void* a, const void* b, const void* c_in, void* c_out) {
-  const uint64_t span = operand_extent(d, 'C').elements;
-  T* out = static_cast<T*>(c_out);
-  if (span) std::memcpy(out, c_in, span * sizeof(T));
+// The float reference of every described element of C, from widened operands: double sums, long double
+// for f64 (as the plain reference).
+struct FloatReference {
   std::vector<uint64_t> cells;
-  if constexpr (std::is_same_v<T, int32_t>) {
-    std::vector<int32_t> ref;
-    compute_int(d, static_cast<const int32_t*>(a), static_cast<const int32_t*>(b), static_cast<const int32_t*>(c_in),
-                cells, ref);
-    for (size_t i = 0; i < cells.size(); ++i) out[cells[i]] = ref[i];
+  std::vector<long double> ref;
+  std::vector<double> scale;
+  double norm_ab2 = 0.0, norm_c2 = 0.0;
+};
+
+FloatReference float_reference(const GemmDesc& d, const void* a, const void* b, const void* c_in) {
+  const bool reads_ab = d.alpha != 0.0 && d.k != 0;
+  const auto wa = widen(d.type, reads_ab ? a : nullptr, operand_extent(d, 'A').elements);
+  const auto wb = widen(d.type, reads_ab ? b : nullptr, operand_extent(d, 'B').elements);
+  const auto wc = widen(output_type(d), d.beta != 0.0 ? c_in : nullptr, operand_extent(d, 'C').elements);
+  FloatReference r;
+  if (d.type == DataType::f64) {
+    compute(d, wa.data(), wb.data(), wc.data(), r.cells, r.ref, r.scale, r.norm_ab2, r.norm_c2);
   } else {
-    std::vector<typename Acc<T>::type> ref;
-    std::vector<double> scale;
-    double nab = 0, nc = 0;
-    compute(d, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<const T*>(c_in), cells, ref, scale, nab,
-            nc);
-    for (size_t i = 0; i < cells.size(); ++i) out[cells[i]] = static_cast<T>(ref[i]);
+    std::vector<double> ref;
+    compute(d, wa.data(), wb.data(), wc.data(), r.cells, ref, r.scale, r.norm_ab2, r.norm_c2);
+    r.ref.assign(ref.begin(), ref.end());
   }
+  return r;
 }
 
-template <typename T>
-Comparison compare_typed(const GemmDesc& d, const void* a, const void* b, const void* c_in, const void* c_gpu) {
-  const uint64_t span = operand_extent(d, 'C').elements;
-  const T* got = static_cast<const T*>(c_gpu);
-  const T* before = static_cast<const T*>(c_in);
+Comparison compare_int(const GemmDesc& d, const void* a, const void* b, const void* c_in, const void* c_gpu,
+                       std::vector<char>& described) {
   Comparison out;
   std::vector<uint64_t> cells;
-  std::vector<char> described(span, 0);
-  const auto bad = [&](uint64_t at) {
-    if (out.bad_elements == 0 || at < out.first_bad) out.first_bad = at;
-    ++out.bad_elements;
-  };
-  if constexpr (std::is_same_v<T, int32_t>) {
-    std::vector<int32_t> ref;
-    compute_int(d, static_cast<const int32_t*>(a), static_cast<const int32_t*>(b), before, cells, ref);
-    for (size_t i = 0; i < cells.size(); ++i) {
-      described[cells[i]] = 1;
-      if (got[cells[i]] != ref[i]) bad(cells[i]);
+  std::vector<int32_t> ref;
+  compute_int(d, static_cast<const int32_t*>(a), static_cast<const int32_t*>(b), static_cast<const int32_t*>(c_in),
+              cells, ref);
+  const auto* got = static_cast<const int32_t*>(c_gpu);
+  for (size_t i = 0; i < cells.size(); ++i) {
+    described[cells[i]] = 1;
+    if (got[cells[i]] != ref[i]) {
+      if (out.bad_elements == 0 || cells[i] < out.first_bad) out.first_bad = cells[i];
+      ++out.bad_elements;
     }
-    out.worst_element_ratio = out.bad_elements ? std::numeric_limits<double>::infinity() : 0.0;
-  } else {
-    std::vector<typename Acc<T>::type> ref;
-    std::vector<double> scale;
-    double nab2 = 0, nc2 = 0;
-    compute(d, static_cast<const T*>(a), static_cast<const T*>(b), before, cells, ref, scale, nab2, nc2);
-    out.bound = 2.0 * static_cast<double>(d.k + 2) * unit_roundoff(d.type);
-    double diff2 = 0.0;
-    for (size_t i = 0; i < cells.size(); ++i) {
-      described[cells[i]] = 1;
-      const double g = static_cast<double>(got[cells[i]]);
-      const double diff = std::fabs(g - static_cast<double>(ref[i]));
-      const double allowed = out.bound * scale[i];
-      double ratio = 0.0;
-      if (!std::isfinite(g)) {
-        ratio = std::numeric_limits<double>::infinity();
-      } else if (diff > 0.0) {
-        ratio = allowed > 0.0 ? diff / allowed : std::numeric_limits<double>::infinity();
-      }
-      if (ratio > 1.0) bad(cells[i]);
-      out.worst_element_ratio = std::max(out.worst_element_ratio, ratio);
-      diff2 += std::isfinite(diff) ? diff * diff : std::numeric_limits<double>::infinity();
+  }
+  out.worst_element_ratio = out.bad_elements ? std::numeric_limits<double>::infinity() : 0.0;
+  return out;
+}
+
+Comparison compare_float(const GemmDesc& d, const void* a, const void* b, const void* c_in, const void* c_gpu,
+                         bool f16_accumulate, std::vector<char>& described) {
+  const DataType out_type = output_type(d);
+  Comparison out;
+  const FloatReference r = float_reference(d, a, b, c_in);
+  const auto k = static_cast<uint32_t>(std::min<int64_t>(d.k + 2, std::numeric_limits<uint32_t>::max()));
+  out.bound = error_bound(d.type, out_type, k, f16_accumulate);
+  // f16 results that small land among fp16's subnormals (spacing 2^-24): an absolute allowance.
+  const double absolute = out_type != DataType::f16 ? 0.0 : std::ldexp(1.0, -24) * (f16_accumulate ? k : 1);
+  double diff2 = 0.0;
+  for (size_t i = 0; i < r.cells.size(); ++i) {
+    described[r.cells[i]] = 1;
+    const double g = load(out_type, c_gpu, r.cells[i]);
+    const double diff = std::fabs(g - static_cast<double>(r.ref[i]));
+    const double allowed = out.bound * r.scale[i] + absolute;
+    double ratio = 0.0;
+    if (!std::isfinite(g)) {
+      ratio = std::numeric_limits<double>::infinity();
+    } else if (diff > 0.0) {
+      ratio = allowed > 0.0 ? diff / allowed : std::numeric_limits<double>::infinity();
     }
-    const double norm_scale = std::fabs(d.alpha) * std::sqrt(nab2) + std::fabs(d.beta) * std::sqrt(nc2);
-    out.normwise_error = norm_scale > 0.0 ? std::sqrt(diff2) / norm_scale : (diff2 > 0.0 ? std::sqrt(diff2) : 0.0);
-    if (!(out.normwise_error <= out.bound)) out.passed = false;
+    if (ratio > 1.0) {
+      if (out.bad_elements == 0 || r.cells[i] < out.first_bad) out.first_bad = r.cells[i];
+      ++out.bad_elements;
+    }
+    out.worst_element_ratio = std::max(out.worst_element_ratio, ratio);
+    diff2 += std::isfinite(diff) ? diff * diff : std::numeric_limits<double>::infinity();
   }
-  // Gaps between rows and between batch entries: untouched, bit for bit.
-  for (uint64_t i = 0; i < span; ++i) {
-    if (!described[i] && std::memcmp(&got[i], &before[i], sizeof(T)) != 0) bad(i);
-  }
-  out.passed = out.bad_elements == 0 && (d.type == DataType::i32 || out.normwise_error <= out.bound);
+  const double slack = absolute * std::sqrt(static_cast<double>(r.cells.size()));
+  const double norm = std::max(0.0, std::sqrt(diff2) - slack);
+  const double norm_scale = std::fabs(d.alpha) * std::sqrt(r.norm_ab2) + std::fabs(d.beta) * std::sqrt(r.norm_c2);
+  out.normwise_error = norm_scale > 0.0 ? norm / norm_scale : norm;
   return out;
 }
 
@@ -182,16 +210,25 @@ Comparison compare_typed(const GemmDesc& d, const void* a, const void* b, const 
 
 void reference_gemm(const GemmDesc& desc, const void* a, const void* b, const void* c_in, void* c_out) {
   check_gemm(desc);
-  switch (desc.type) {
-    case DataType::f32: return reference_typed<float>(desc, a, b, c_in, c_out);
-    case DataType::f64: return reference_typed<double>(desc, a, b, c_in, c_out);
-    case DataType::i32: return reference_typed<int32_t>(desc, a, b, c_in, c_out);
+  const DataType out_type = output_type(desc);
+  const uint64_t span = operand_extent(desc, 'C').elements;
+  if (span) std::memcpy(c_out, c_in, span * element_size(out_type));
+  if (desc.type == DataType::i32) {
+    std::vector<uint64_t> cells;
+    std::vector<int32_t> ref;
+    compute_int(desc, static_cast<const int32_t*>(a), static_cast<const int32_t*>(b),
+                static_cast<const int32_t*>(c_in), cells, ref);
+    for (size_t i = 0; i < cells.size(); ++i) static_cast<int32_t*>(c_out)[cells[i]] = ref[i];
+    return;
   }
+  const FloatReference r = float_reference(desc, a, b, c_in);
+  for (size_t i = 0; i < r.cells.size(); ++i) store(out_type, c_out, r.cells[i], r.ref[i]);
 }
 
 Comparison compare_with_reference(const GemmDesc& desc, const void* a, const void* b, const void* c_in,
-                                  const void* c_gpu) {
+                                  const void* c_gpu, bool f16_accumulate) {
   check_gemm(desc);
+  const DataType out_type = output_type(desc);
   // The plain product (row-major, no transposes, tight strides, one entry, alpha 1, beta 0) is the common
   // case of big checks: the blocked, multi-threaded ReferenceProduct judges it the same way, much faster.
   const bool plain = desc.layout == Layout::row_major && desc.op_a == Op::n && desc.op_b == Op::n &&
@@ -200,16 +237,26 @@ Comparison compare_with_reference(const GemmDesc& desc, const void* a, const voi
                      operand_extent(desc, 'B').ld == std::max<int64_t>(1, desc.n) &&
                      operand_extent(desc, 'C').ld == std::max<int64_t>(1, desc.n);
   if (plain && desc.m > 0 && desc.n > 0) {
-    return ReferenceProduct(desc.type, static_cast<uint32_t>(desc.m), static_cast<uint32_t>(desc.n),
-                            static_cast<uint32_t>(desc.k), a, b)
+    return ReferenceProduct(desc.type, out_type, static_cast<uint32_t>(desc.m), static_cast<uint32_t>(desc.n),
+                            static_cast<uint32_t>(desc.k), a, b, f16_accumulate)
         .compare(c_gpu);
   }
-  switch (desc.type) {
-    case DataType::f32: return compare_typed<float>(desc, a, b, c_in, c_gpu);
-    case DataType::f64: return compare_typed<double>(desc, a, b, c_in, c_gpu);
-    case DataType::i32: return compare_typed<int32_t>(desc, a, b, c_in, c_gpu);
+  const uint64_t span = operand_extent(desc, 'C').elements;
+  const uint64_t es = element_size(out_type);
+  std::vector<char> described(span, 0);
+  Comparison out = desc.type == DataType::i32 ? compare_int(desc, a, b, c_in, c_gpu, described)
+                                              : compare_float(desc, a, b, c_in, c_gpu, f16_accumulate, described);
+  // Gaps between rows and between batch entries: untouched, bit for bit.
+  const auto* got = static_cast<const unsigned char*>(c_gpu);
+  const auto* before = static_cast<const unsigned char*>(c_in);
+  for (uint64_t i = 0; i < span; ++i) {
+    if (!described[i] && std::memcmp(got + i * es, before + i * es, es) != 0) {
+      if (out.bad_elements == 0 || i < out.first_bad) out.first_bad = i;
+      ++out.bad_elements;
+    }
   }
-  throw Error(ErrorCode::invalid_argument, "compare_with_reference: unknown type");
+  out.passed = out.bad_elements == 0 && (desc.type == DataType::i32 || out.normwise_error <= out.bound);
+  return out;
 }
 
 }  // namespace vkgemm

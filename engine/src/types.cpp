@@ -18,15 +18,19 @@ std::size_t element_size(DataType type) noexcept {
     case DataType::f32: return 4;
     case DataType::i32: return 4;
     case DataType::f64: return 8;
+    case DataType::f16: return 2;
   }
   return 0;
 }
+
+DataType default_output_type(DataType input) noexcept { return input == DataType::f16 ? DataType::f32 : input; }
 
 std::string_view to_string(DataType type) noexcept {
   switch (type) {
     case DataType::f32: return "f32";
     case DataType::i32: return "i32";
     case DataType::f64: return "f64";
+    case DataType::f16: return "f16";
   }
   return "?";
 }
@@ -37,6 +41,8 @@ std::string_view to_string(Kernel kernel) noexcept {
     case Kernel::tiled: return "tiled";
     case Kernel::blocked: return "blocked";
     case Kernel::automatic: return "auto";
+    case Kernel::coopmat: return "coopmat";
+    case Kernel::coopmat2: return "coopmat2";
   }
   return "?";
 }
@@ -49,6 +55,8 @@ std::optional<DataType> parse_data_type(std::string_view name) noexcept {
 
 std::optional<Kernel> parse_kernel(std::string_view name) noexcept {
   for (Kernel k : all_kernels)
+    if (to_string(k) == name) return k;
+  for (Kernel k : matrix_kernels)
     if (to_string(k) == name) return k;
   if (name == "auto") return Kernel::automatic;
   return std::nullopt;

@@ -12,6 +12,7 @@
 
 #include "parallel_compare.hpp"
 #include "vkgemm/error.hpp"
+#include "vkgemm/half.hpp"
 
 namespace vkgemm::cli::bench {
 namespace {
@@ -32,6 +33,9 @@ std::vector<std::byte> nonzero_random(DataType type, uint64_t count, std::mt1993
       case DataType::f32: reinterpret_cast<float*>(out.data())[i] = static_cast<float>(sign * magnitude(rng)); break;
       case DataType::f64: reinterpret_cast<double*>(out.data())[i] = sign * magnitude(rng); break;
       case DataType::i32: reinterpret_cast<int32_t*>(out.data())[i] = static_cast<int32_t>(sign) * integer(rng); break;
+      case DataType::f16:
+        reinterpret_cast<uint16_t*>(out.data())[i] = float_to_half(static_cast<float>(sign * magnitude(rng)));
+        break;
     }
   }
   return out;
@@ -45,6 +49,7 @@ std::vector<std::byte> poison(DataType type, uint64_t count) {
       case DataType::f32: reinterpret_cast<float*>(out.data())[i] = std::numeric_limits<float>::quiet_NaN(); break;
       case DataType::f64: reinterpret_cast<double*>(out.data())[i] = std::numeric_limits<double>::quiet_NaN(); break;
       case DataType::i32: reinterpret_cast<int32_t*>(out.data())[i] = std::numeric_limits<int32_t>::min(); break;
+      case DataType::f16: reinterpret_cast<uint16_t*>(out.data())[i] = 0x7e00; break;  // a quiet NaN
     }
   }
   return out;
@@ -73,7 +78,7 @@ Operands upload(Engine& engine, const Shape& s, DataType type, uint64_t seed) {
   std::mt19937_64 rng(seed);
   o.a = nonzero_random(type, uint64_t{s.m} * s.k, rng);
   o.b = nonzero_random(type, uint64_t{s.k} * s.n, rng);
-  o.c.resize(uint64_t{s.m} * s.n * element_size(type));
+  o.c.resize(uint64_t{s.m} * s.n * element_size(default_output_type(type)));
   o.A = engine.create_buffer(o.a.size(), "bench A");
   o.B = engine.create_buffer(o.b.size(), "bench B");
   o.C = engine.create_buffer(o.c.size(), "bench C");
@@ -81,7 +86,7 @@ Operands upload(Engine& engine, const Shape& s, DataType type, uint64_t seed) {
   engine.write(o.B, 0, o.b.data(), o.b.size());
   o.ra = {&o.A, 0, s.m, s.k, type};
   o.rb = {&o.B, 0, s.k, s.n, type};
-  o.rc = {&o.C, 0, s.m, s.n, type};
+  o.rc = {&o.C, 0, s.m, s.n, default_output_type(type)};  // f16 inputs: C f32
   return o;
 }
 
@@ -90,7 +95,7 @@ Operands upload(Engine& engine, const Shape& s, DataType type, uint64_t seed) {
 std::optional<Comparison> check_once(Engine& engine, Operands& o, const Shape& s, DataType type,
                                      const GemmOptions& config, bool compare, const ResultHook& hook,
                                      double& seconds) {
-  const auto bad = poison(type, uint64_t{s.m} * s.n);
+  const auto bad = poison(o.rc.type, uint64_t{s.m} * s.n);
   engine.write(o.C, 0, bad.data(), bad.size());
   GemmOptions once = config;
   once.repeat = 1;
@@ -98,7 +103,7 @@ std::optional<Comparison> check_once(Engine& engine, Operands& o, const Shape& s
   engine.gemm(o.ra, o.rb, o.rc, once);
   if (!compare) return std::nullopt;
   engine.read(o.C, 0, o.c.data(), o.c.size());
-  if (hook) hook(type, o.c.data(), uint64_t{s.m} * s.n);
+  if (hook) hook(o.rc.type, o.c.data(), uint64_t{s.m} * s.n);
   const auto start = std::chrono::steady_clock::now();
   Comparison c = parallel_compare(type, s.m, s.n, s.k, o.a.data(), o.b.data(), o.c.data());
   seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

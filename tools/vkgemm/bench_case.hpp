@@ -13,6 +13,7 @@ namespace vkgemm::cli::bench {
 
 // A seam for the tests: called on C (as read back from the device) before it is compared, so a test can
 // make a product wrong and see it reported as failed and never timed. Empty in the program.
+// `type` is C's: default_output_type of the inputs (f32 for f16 inputs).
 using ResultHook = std::function<void(DataType type, void* c, uint64_t elements)>;
 
 // The seed of case `index` of a run seeded with `run_seed` (SplitMix64, so neighbours differ widely).

@@ -14,6 +14,40 @@ std::string bytes_human(uint64_t b) {
   return fmt::format("{} B", b);
 }
 
+std::string shape_text(const CooperativeMatrixShape& s) {
+  std::string out = fmt::format("{}x{}x{} {}*{}+{}->{} {}", s.m, s.n, s.k, s.a_type, s.b_type, s.c_type,
+                                s.result_type, s.scope);
+  if (s.workgroup_invocations) out += fmt::format(" ({} invocations)", s.workgroup_invocations);
+  if (s.saturating) out += " saturating";
+  return out;
+}
+
+void print_shapes(const std::vector<CooperativeMatrixShape>& shapes) {
+  for (const auto& s : shapes) fmt::print("                      {}\n", shape_text(s));
+}
+
+void print_coopmat(const DeviceInfo& d) {
+  fmt::print("    16-bit            storage {}, memory model {}, subgroup sizes {} to {} (size control {})\n",
+             d.storage16 ? "yes" : "no", d.vulkan_memory_model ? "yes" : "no", d.min_subgroup_size,
+             d.max_subgroup_size, d.subgroup_size_control ? "yes" : "no");
+  if (!d.coopmat_khr) {
+    fmt::print("    coopmat           no VK_KHR_cooperative_matrix{}\n",
+               d.coopmat_nv ? " (VK_NV_cooperative_matrix only, which vkgemm does not use)" : "");
+  } else {
+    fmt::print("    coopmat           VK_KHR_cooperative_matrix, {} shapes (M x N x K, A*B+C->result, scope):\n",
+               d.coopmat_shapes.size());
+    print_shapes(d.coopmat_shapes);
+  }
+  if (!d.coopmat2) {
+    fmt::print("    coopmat2          no VK_NV_cooperative_matrix2 (with workgroup scope, flexible dimensions, "
+               "tensor addressing)\n");
+  } else {
+    fmt::print("    coopmat2          VK_NV_cooperative_matrix2, workgroups up to {} invocations, flexible shapes "
+               "(granularity M x N x K):\n", d.coopmat2_max_workgroup_invocations);
+    print_shapes(d.coopmat2_shapes);
+  }
+}
+
 int list_devices() {
   const auto devices = Engine::devices();
   if (devices.empty()) {
@@ -40,6 +74,7 @@ int list_devices() {
     } else {
       fmt::print("    timestamps        no (GPU times cannot be measured; host times only)\n");
     }
+    print_coopmat(d);
     if (!d.has_compute_queue) fmt::print("    compute queue     none: vkgemm cannot use this device\n");
   }
   return 0;

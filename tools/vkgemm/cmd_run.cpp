@@ -19,6 +19,8 @@ namespace {
 struct RunOptions {
   std::optional<int64_t> m, n, k;
   std::string type = "f32";
+  std::string out_type;  // empty: f32 for f16 inputs (f16 with --f16-accumulate), else the input type
+  bool f16_accumulate = false;
   std::string kernel = "auto";
   std::optional<int64_t> tile;
   std::string config;
@@ -82,7 +84,7 @@ GemmOptions kernel_options(const RunOptions& o) {
   const auto kernel = parse_kernel(o.kernel);
   if (!kernel) {
     throw Error(ErrorCode::invalid_argument,
-                fmt::format("--kernel {} is unknown (naive, tiled, blocked, auto)", o.kernel));
+                fmt::format("--kernel {} is unknown (naive, tiled, blocked, auto, coopmat, coopmat2)", o.kernel));
   }
   options.kernel = *kernel;
   if (!o.config.empty()) {
@@ -90,10 +92,14 @@ GemmOptions kernel_options(const RunOptions& o) {
     options.blocked = parse_blocked_config(o.config);
   }
   if (o.tile) {
-    if (options.kernel != Kernel::naive && options.kernel != Kernel::tiled) {
-      throw Error(ErrorCode::invalid_argument, "--tile goes with --kernel naive or tiled");
+    if (options.kernel == Kernel::blocked || options.kernel == Kernel::automatic) {
+      throw Error(ErrorCode::invalid_argument, "--tile goes with --kernel naive or tiled (or coopmat, coopmat2)");
     }
     options.tile = count("--tile", *o.tile, 1, 1024);
+  }
+  options.f16_accumulate = o.f16_accumulate;
+  if (!o.out_type.empty() && !parse_data_type(o.out_type)) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("--out-type {} is unknown (f32, f16)", o.out_type));
   }
   count("--repeat", o.repeat, 1, 100000);
   count("--warmup", o.warmup, 0, 100000);
@@ -103,18 +109,26 @@ GemmOptions kernel_options(const RunOptions& o) {
   if (o.a_path.empty() != o.b_path.empty()) throw Error(ErrorCode::invalid_argument, "--a and --b go together");
   if (o.a_path.empty()) {
     if (!parse_data_type(o.type)) {
-      throw Error(ErrorCode::invalid_argument, fmt::format("--type {} is unknown (f32, i32, f64)", o.type));
+      throw Error(ErrorCode::invalid_argument, fmt::format("--type {} is unknown (f32, i32, f64, f16)", o.type));
     }
     dimension("--m", o.m), dimension("--n", o.n), dimension("--k", o.k);
   }
   return options;
 }
 
+// The type of C: --out-type, else f16 for fp16 sums, else the input type's default.
+DataType output_type(const RunOptions& o, DataType input) {
+  if (!o.out_type.empty()) return *parse_data_type(o.out_type);  // checked by kernel_options
+  if (o.f16_accumulate) return DataType::f16;
+  return default_output_type(input);
+}
+
 // Refuses a product whose matrices cannot all be resident on the device, before any host memory is spent
 // on inputs (random inputs for --m 100000 --n 100000 --k 100000 would take 80 GB of host memory).
-void check_fits_device(const DeviceInfo& dev, DataType type, uint32_t m, uint32_t n, uint32_t k) {
+void check_fits_device(const DeviceInfo& dev, DataType type, DataType out_type, uint32_t m, uint32_t n, uint32_t k) {
   const long double es = static_cast<long double>(element_size(type));
-  const long double sizes[3] = {es * m * k, es * k * n, es * m * n};
+  const long double c_es = static_cast<long double>(element_size(out_type));
+  const long double sizes[3] = {es * m * k, es * k * n, c_es * m * n};
   const char* names[3] = {"A", "B", "C"};
   for (int i = 0; i < 3; ++i) {
     if (dev.max_allocation_size && sizes[i] > static_cast<long double>(dev.max_allocation_size)) {
@@ -171,7 +185,7 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
     d.batch = a.batched ? a.batch : b.batched ? b.batch : 1;
   } else {
     const auto t = parse_data_type(o.type);
-    if (!t) throw Error(ErrorCode::invalid_argument, fmt::format("--type {} is unknown (f32, i32, f64)", o.type));
+    if (!t) throw Error(ErrorCode::invalid_argument, fmt::format("--type {} is unknown (f32, i32, f64, f16)", o.type));
     d.type = *t;
     d.m = dimension("--m", o.m), d.n = dimension("--n", o.n), d.k = dimension("--k", o.k);
     d.batch = o.batch ? count("--batch", *o.batch, 0, 65535) : 1;
@@ -181,6 +195,7 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
     b.rows = static_cast<uint32_t>(o.trans_b ? d.n : d.k), b.cols = static_cast<uint32_t>(o.trans_b ? d.k : d.n);
   }
   const bool batched_out = a.batched || b.batched;
+  d.c_type = output_type(o, d.type);
   if (!o.c_path.empty()) {
     c = from_file(o.c_path);
     if (c.rows != d.m || c.cols != d.n || c.batch != d.batch) {
@@ -188,9 +203,10 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
                   fmt::format("{} is {}x{}x{}; C must be {}x{}x{} (batch x m x n)", o.c_path, c.batch, c.rows, c.cols,
                               d.batch, d.m, d.n));
     }
-    if (c.type != d.type) {
+    if (c.type != *d.c_type) {
       throw Error(ErrorCode::invalid_argument,
-                  fmt::format("{} holds {}; C must have the inputs' dtype, {}", o.c_path, to_string(c.type), to_string(d.type)));
+                  fmt::format("{} holds {}; C must be {} (the type of the result)", o.c_path, to_string(c.type),
+                              to_string(*d.c_type)));
     }
     have_c = true;
   } else if (d.beta != 0.0 && from_files) {
@@ -202,10 +218,10 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
   check_gemm(d);  // argument errors before the device opens
 
   Engine engine = open_engine(common);
-  engine.check_supported(d.type, options);  // before spending time or memory on inputs
-  check_fits_device(engine.device(), d.type, static_cast<uint32_t>(d.m), static_cast<uint32_t>(d.n),
+  engine.check_supported(d.type, *d.c_type, options);  // before spending time or memory on inputs
+  check_fits_device(engine.device(), d.type, *d.c_type, static_cast<uint32_t>(d.m), static_cast<uint32_t>(d.n),
                     static_cast<uint32_t>(d.k));
-  const uint64_t es = element_size(d.type);
+  const uint64_t es = element_size(d.type), c_es = element_size(*d.c_type);
   const double lo = d.type == DataType::i32 ? -8 : -1, hi = d.type == DataType::i32 ? 9 : 1;
   std::mt19937_64 rng(seed);
   if (!from_files) {
@@ -213,13 +229,13 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
     b.data = random_matrix(d.type, uint64_t{b.batch} * b.rows * b.cols, lo, hi, rng);
   }
   if (!have_c) {
-    c.data = d.beta != 0.0 ? random_matrix(d.type, uint64_t{c.batch} * c.rows * c.cols, lo, hi, rng)
-                           : std::vector<std::byte>(uint64_t{c.batch} * c.rows * c.cols * es);
+    c.data = d.beta != 0.0 ? random_matrix(*d.c_type, uint64_t{c.batch} * c.rows * c.cols, lo, hi, rng)
+                           : std::vector<std::byte>(uint64_t{c.batch} * c.rows * c.cols * c_es);
   }
   const bool col = d.layout == Layout::col_major;
   const auto la = to_layout(a.data, a.batched ? a.batch : 1, a.rows, a.cols, es, col);
   const auto lb = to_layout(b.data, b.batched ? b.batch : 1, b.rows, b.cols, es, col);
-  const auto lc0 = to_layout(c.data, c.batch, c.rows, c.cols, es, col);
+  const auto lc0 = to_layout(c.data, c.batch, c.rows, c.cols, c_es, col);
   std::vector<std::byte> lc = lc0;
 
   // With beta != 0 each dispatch updates C in place: every timed run starts again from C0 (the host
@@ -243,6 +259,8 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
   const auto& dev = engine.device();
   fmt::print("device:   {} ({})\n", dev.name, dev.driver_name);
   fmt::print("product:  {} {}x{}x{} (m x n x k)", to_string(d.type), d.m, d.n, d.k);
+  if (*d.c_type != d.type || d.type == DataType::f16) fmt::print(", C {}", to_string(*d.c_type));
+  if (options.f16_accumulate) fmt::print(", f16 accumulation");
   fmt::print(", {}\n", from_files ? fmt::format("inputs {} and {}", o.a_path, o.b_path)
                                   : fmt::format("random inputs, seed {}", seed));
   fmt::print("blas:     C = {} op(A) op(B) + {} C, op(A) = {}, op(B) = {}, {}-major, batch {}{}{}\n", d.alpha, d.beta,
@@ -265,7 +283,7 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
     fmt::print("gpu time: nothing dispatched (an empty product)\n");
   }
   int code = 0;
-  nlohmann::json record = {{"device", dev.name}, {"driver", dev.driver_version}, {"type", to_string(d.type)},
+  nlohmann::json record = {{"device", dev.name}, {"driver", dev.driver_version}, {"type", to_string(d.type)}, {"out_type", to_string(*d.c_type)},
                            {"m", d.m}, {"n", d.n}, {"k", d.k}, {"batch", d.batch},
                            {"kernel", to_string(t.kernel)}, {"config", t.config}, {"repeat", repeat},
                            {"gpu_ms", t.gpu_ms}, {"verified", nullptr}};
@@ -275,7 +293,8 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
   }
   if (!from_files) record["seed"] = seed;
   if (o.verify) {
-    const Comparison cmp = compare_with_reference(d, la.data(), lb.data(), lc0.data(), lc.data());
+    const Comparison cmp =
+        compare_with_reference(d, la.data(), lb.data(), lc0.data(), lc.data(), options.f16_accumulate);
     fmt::print("verify:   {} ({})\n", cmp.passed ? "passed" : "FAILED", cmp.summary());
     if (!cmp.passed) code = 1;
     record["verified"] = cmp.passed;
@@ -289,11 +308,11 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
     std::fclose(f);
   }
   if (!o.out_path.empty()) {
-    const auto out = to_layout(lc, c.batch, c.rows, c.cols, es, col, true);
+    const auto out = to_layout(lc, c.batch, c.rows, c.cols, c_es, col, true);
     if (batched_out) {
-      npy::write(o.out_path, d.type, c.batch, c.rows, c.cols, out.data());
+      npy::write(o.out_path, *d.c_type, c.batch, c.rows, c.cols, out.data());
     } else {
-      npy::write(o.out_path, d.type, c.rows, c.cols, out.data());
+      npy::write(o.out_path, *d.c_type, c.rows, c.cols, out.data());
     }
     fmt::print("wrote:    {}\n", o.out_path);
   }
@@ -309,10 +328,18 @@ Command add_run_command(CLI::App& app, CommonOptions& common) {
   cmd->add_option("--m", o->m, "Rows of op(A) and C");
   cmd->add_option("--n", o->n, "Columns of op(B) and C");
   cmd->add_option("--k", o->k, "Columns of op(A), rows of op(B)");
-  cmd->add_option("--type", o->type, "Element type: f32, i32, f64 (random inputs)")->capture_default_str();
-  cmd->add_option("--kernel", o->kernel, "Kernel: naive, tiled, blocked, auto (the best for the shape and device)")
+  cmd->add_option("--type", o->type, "Element type of A and B: f32, i32, f64, f16 (random inputs)")
       ->capture_default_str();
-  cmd->add_option("--tile", o->tile, "Tile side (tiled) or workgroup side (naive); default 16");
+  cmd->add_option("--out-type", o->out_type, "Element type of C: f16 inputs give f32 (the default) or f16");
+  cmd->add_flag("--f16-accumulate", o->f16_accumulate,
+                "f16 inputs: accumulate in fp16, C f16 (faster on some GPUs; overflows past 65504, less accurate)");
+  cmd->add_option("--kernel", o->kernel,
+                  "Kernel: naive, tiled, blocked (f32, f64), coopmat, coopmat2 (f16), auto (the best for the shape, "
+                  "type and device)")
+      ->capture_default_str();
+  cmd->add_option("--tile", o->tile,
+                  "Tile side (tiled) or workgroup side (naive), default 16; coopmat: 64 or 128, coopmat2: 64, 128 or "
+                  "256 (default: chosen by shape)");
   cmd->add_option("--config", o->config,
                   "Blocked kernel configuration, e.g. \"128x128x8 8x8 lanes 8 split 1\" (default: from the tuning table)");
   cmd->add_option("--repeat", o->repeat, "Timed dispatches; the median is reported")->capture_default_str();
@@ -327,7 +354,7 @@ Command add_run_command(CLI::App& app, CommonOptions& common) {
   cmd->add_option("--layout", o->layout, "Memory layout the engine is called with: row or col")->capture_default_str();
   cmd->add_option("--batch", o->batch, "Batch count for random inputs (files: a 3-D .npy gives it)");
   cmd->add_option("--a", o->a_path, "A from a .npy file (2-D, or 3-D batch x rows x cols; C order, "
-                                    "float32/float64/int32); 2-D beside a 3-D B is broadcast");
+                                    "float32/float64/int32/float16); 2-D beside a 3-D B is broadcast");
   cmd->add_option("--b", o->b_path, "B from a .npy file, same dtype as A");
   cmd->add_option("--c", o->c_path, "The input C from a .npy file (m x n, or batch x m x n)");
   cmd->add_option("--out", o->out_path, "Write C to this .npy file (3-D when batched)");

@@ -94,6 +94,10 @@ class Tuner {
 
 int tune(const TuneOptions& o, const CommonOptions& common) {
   const auto type = parse_data_type(o.type);
+  if (type == DataType::f16) {
+    throw Error(ErrorCode::invalid_argument, "--type f16: f16 is not tuned (auto takes coopmat2, coopmat or tiled for "
+                                             "it); the blocked kernel is tuned for f32 or f64");
+  }
   if (!type || *type == DataType::i32) {
     throw Error(ErrorCode::invalid_argument, fmt::format("--type {}: the blocked kernel is tuned for f32 or f64", o.type));
   }

@@ -125,7 +125,10 @@ DataType parse_descr(const std::string& descr, const std::string& name) {
   if (kind == "f4") return DataType::f32;
   if (kind == "f8") return DataType::f64;
   if (kind == "i4") return DataType::i32;
-  fail(name, fmt::format("unsupported dtype '{}' (vkgemm reads float32 '<f4', float64 '<f8' and int32 '<i4')", descr));
+  if (kind == "f2") return DataType::f16;
+  fail(name, fmt::format("unsupported dtype '{}' (vkgemm reads float32 '<f4', float64 '<f8', int32 '<i4' and "
+                         "float16 '<f2')",
+                         descr));
 }
 
 }  // namespace
@@ -214,7 +217,10 @@ Array read(const std::string& path) {
 namespace {
 
 void write_shape(const std::string& path, DataType type, const std::string& shape, uint64_t elements, const void* data) {
-  const char* descr = type == DataType::f32 ? "<f4" : type == DataType::f64 ? "<f8" : "<i4";
+  const char* descr = type == DataType::f32   ? "<f4"
+                      : type == DataType::f64 ? "<f8"
+                      : type == DataType::f16 ? "<f2"
+                                              : "<i4";
   std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", descr, shape);
   // Pad with spaces and a newline so the data starts on a 64-byte boundary, as NumPy does.
   const size_t total = 10 + header.size() + 1;

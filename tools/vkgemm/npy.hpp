@@ -1,4 +1,5 @@
-// NumPy .npy files: 2-D (a matrix) or 3-D (a batch of matrices, batch x rows x cols), C order, little-endian float32, float64 or int32 (versions 1.0, 2.0, 3.0).
+// NumPy .npy files: 2-D (a matrix) or 3-D (a batch of matrices, batch x rows x cols), C order, little-endian
+// float32, float64, int32 or float16 (versions 1.0, 2.0, 3.0).
 // Every malformed or unsupported file is a vkgemm::Error(file_format) that names the problem.
 #pragma once
 

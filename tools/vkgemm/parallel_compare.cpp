@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "vkgemm/half.hpp"
+
 namespace vkgemm::cli {
 namespace {
 
@@ -21,6 +23,7 @@ double frobenius(DataType type, const void* x, uint64_t count) {
       case DataType::f32: v = static_cast<const float*>(x)[i]; break;
       case DataType::f64: v = static_cast<const double*>(x)[i]; break;
       case DataType::i32: v = static_cast<const int32_t*>(x)[i]; break;
+      case DataType::f16: v = half_to_float(static_cast<const uint16_t*>(x)[i]); break;
     }
     s += v * v;
   }
@@ -36,7 +39,7 @@ Comparison parallel_compare(DataType type, uint32_t m, uint32_t n, uint32_t k, c
   const uint32_t blocks = std::min<uint32_t>(threads, std::max<uint32_t>(1, m / 16));
   if (blocks <= 1) return compare_with_reference(type, m, n, k, a, b, c_gpu);
 
-  const uint64_t es = element_size(type);
+  const uint64_t es = element_size(type), c_es = element_size(default_output_type(type));
   const auto* pa = static_cast<const std::byte*>(a);
   const auto* pc = static_cast<const std::byte*>(c_gpu);
   std::vector<uint32_t> first_row(blocks + 1);
@@ -51,7 +54,7 @@ Comparison parallel_compare(DataType type, uint32_t m, uint32_t n, uint32_t k, c
         try {
           const uint32_t r0 = first_row[i], rows = first_row[i + 1] - first_row[i];
           parts[i] = compare_with_reference(type, rows, n, k, pa + uint64_t{r0} * k * es, b,
-                                            pc + uint64_t{r0} * n * es);
+                                            pc + uint64_t{r0} * n * c_es);
           a_norms[i] = frobenius(type, pa + uint64_t{r0} * k * es, uint64_t{rows} * k);
         } catch (...) {
           errors[i] = std::current_exception();  // rethrown on this thread below

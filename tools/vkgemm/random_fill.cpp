@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "vkgemm/half.hpp"
+
 namespace vkgemm::cli {
 
 uint64_t fresh_seed() {
@@ -24,6 +26,12 @@ std::vector<std::byte> random_matrix(DataType type, uint64_t count, double lo, d
       std::uniform_real_distribution<double> d(lo, hi);
       auto* p = reinterpret_cast<double*>(out.data());
       for (uint64_t i = 0; i < count; ++i) p[i] = d(rng);
+      break;
+    }
+    case DataType::f16: {  // drawn as float, rounded to fp16
+      std::uniform_real_distribution<float> d(static_cast<float>(lo), static_cast<float>(hi));
+      auto* p = reinterpret_cast<uint16_t*>(out.data());
+      for (uint64_t i = 0; i < count; ++i) p[i] = float_to_half(d(rng));
       break;
     }
     case DataType::i32: {

@@ -25,6 +25,9 @@ enum class Layout { row_major, col_major };
 
 struct GemmDesc {
   DataType type = DataType::f32;  // A, B, C and the scalars (i32: alpha and beta must be integers)
+  // C's type when it differs: f16 inputs take C of f32 (the default, default_output_type) or f16; the
+  // other types only their own. The scalars are applied in C's precision (f32 for both f16 outputs).
+  std::optional<DataType> c_type;
   Layout layout = Layout::row_major;
   Op op_a = Op::n;
   Op op_b = Op::n;
@@ -53,5 +56,7 @@ struct OperandExtent {
 // 'A', 'B' or 'C'. The extents never exceed what the buffers must hold.
 OperandExtent operand_extent(const GemmDesc& desc, char which);
 void check_gemm(const GemmDesc& desc);
+// C's element type: desc.c_type, else default_output_type(desc.type).
+DataType output_type(const GemmDesc& desc) noexcept;
 
 }  // namespace vkgemm

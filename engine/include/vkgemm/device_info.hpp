@@ -4,10 +4,22 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace vkgemm {
 
 enum class DeviceType { other, integrated_gpu, discrete_gpu, virtual_gpu, cpu };
+
+// One cooperative-matrix configuration a device offers: A is m x k, B k x n, C and the result m x n.
+// Types are spelled "f16", "f32", "bf16", "i8", "u8", "i32", ...; scope "subgroup", "workgroup", ...
+struct CooperativeMatrixShape {
+  uint32_t m = 0, n = 0, k = 0;  // for flexible (NV) entries: the granularity each dimension must be a multiple of
+  std::string a_type, b_type, c_type, result_type;
+  std::string scope;
+  bool saturating = false;
+  bool flexible = false;                // from VK_NV_cooperative_matrix2's flexible-dimensions list
+  uint32_t workgroup_invocations = 0;   // flexible entries: the workgroup size they need (0: any)
+};
 
 struct DeviceInfo {
   uint32_t index = 0;           // position in the loader's enumeration, as --device takes it
@@ -29,6 +41,21 @@ struct DeviceInfo {
   uint64_t device_local_memory = 0;          // largest device-local heap, bytes
   bool float64 = false;                      // shaderFloat64
   bool float16 = false;                      // shaderFloat16
+  bool storage16 = false;                    // storageBuffer16BitAccess
+  bool vulkan_memory_model = false;          // vulkanMemoryModel
+  bool vulkan13 = false;                     // the device and the instance speak Vulkan 1.3 (SPIR-V 1.6 shaders)
+  bool subgroup_size_control = false;        // subgroupSizeControl and computeFullSubgroups
+  uint32_t min_subgroup_size = 0, max_subgroup_size = 0;
+  // Cooperative matrices. coopmat_khr: VK_KHR_cooperative_matrix with its cooperativeMatrix feature;
+  // coopmat_shapes: vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR. coopmat2: VK_NV_cooperative_matrix2
+  // with workgroup scope, flexible dimensions and tensor addressing; coopmat2_shapes: its flexible list.
+  // coopmat_nv: only whether VK_NV_cooperative_matrix (the older extension) is there; vkgemm does not use it.
+  bool coopmat_khr = false;
+  bool coopmat2 = false;
+  bool coopmat_nv = false;
+  uint32_t coopmat2_max_workgroup_invocations = 0;  // maxCooperativeMatrixWorkgroupSize... of the NV extension
+  std::vector<CooperativeMatrixShape> coopmat_shapes;
+  std::vector<CooperativeMatrixShape> coopmat2_shapes;
   bool timestamps = false;                   // the compute queue has timestampValidBits > 0
   uint32_t timestamp_valid_bits = 0;
   float timestamp_period_ns = 0.0f;

@@ -107,6 +107,10 @@ struct GemmOptions {
   BlockedConfig blocked;  // blocked: its configuration (default: chosen by the engine)
   uint32_t repeat = 1;    // timed dispatches, each between two timestamps, with a barrier between them
   uint32_t warmup = 0;    // untimed dispatches before them (with beta != 0, warmup + repeat must be 1)
+  // f16 inputs only: accumulate in fp16 instead of fp32 (C must then be f16). Faster on some hardware, but
+  // a sum above 65504 overflows to infinity and the error grows with k at fp16's 2^-11 per addition;
+  // see reference.hpp for the bound. Off by default.
+  bool f16_accumulate = false;
 };
 
 struct GemmTiming {
@@ -145,15 +149,22 @@ class Engine {
   void fill(Buffer& buffer, uint64_t offset, uint64_t bytes, uint32_t word);
 
   // Throws vkgemm::Error when this kernel, tile and type cannot run on this device, saying why.
+  // The first form assumes C of default_output_type(type).
   void check_supported(DataType type, const GemmOptions& options) const;
+  void check_supported(DataType input, DataType output, const GemmOptions& options) const;
 
-  // C = A * B on device buffers. A is m x k, B is k x n, C is m x n; all of one type.
+  // C = A * B on device buffers. A is m x k, B is k x n, C is m x n; all of one type, except that f16
+  // inputs take C of f32 (fp32 accumulation) or f16.
   // m or n = 0 returns at once; k = 0 makes C the zero matrix (an empty sum) without a dispatch.
   GemmTiming gemm(const MatrixRef& a, const MatrixRef& b, const MatrixRef& c, const GemmOptions& options = {});
 
   // C = A * B on host memory, row-major, through device buffers the engine keeps and reuses.
+  // C has default_output_type(type): f32 for f16 inputs (uint16_t bit patterns, see half.hpp).
   GemmTiming gemm(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a, const void* b, void* c,
                   const GemmOptions& options = {});
+  // The same with C of `output` type (f16 inputs: f32 or f16).
+  GemmTiming gemm(DataType input, DataType output, uint32_t m, uint32_t n, uint32_t k, const void* a, const void* b,
+                  void* c, const GemmOptions& options = {});
 
   // The full BLAS gemm (blas.hpp) on device buffers, submitted and waited for. The two calls above are
   // its special case: row-major, op N, tight leading dimensions, alpha 1, beta 0, batch 1.

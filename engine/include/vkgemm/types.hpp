@@ -8,13 +8,16 @@
 
 namespace vkgemm {
 
-enum class DataType { f32, i32, f64 };
+// f16: IEEE binary16 in 2-byte storage, for A and B; C is f32 (the default) or f16. See GemmOptions.
+enum class DataType { f32, i32, f64, f16 };
 
 enum class Kernel {
   naive,      // one invocation per element of C
   tiled,      // square shared-memory tiles, the walkthroughs' kernel; the tile size is chosen at run time
-  blocked,    // register-blocked, vectorized, double-buffered; configured by BlockedConfig
-  automatic,  // "auto": the best kernel and configuration for the shape and device
+  blocked,    // f32/f64: register-blocked, vectorized, double-buffered; configured by BlockedConfig
+  automatic,  // "auto": the best kernel and configuration for the shape, type and device
+  coopmat,    // f16 only: subgroup-scope cooperative matrices (VK_KHR_cooperative_matrix), tiles staged in shared memory
+  coopmat2,   // f16 only: workgroup-scope matrices loaded with tensor layouts (VK_NV_cooperative_matrix2)
 };
 
 std::size_t element_size(DataType type) noexcept;
@@ -23,8 +26,14 @@ std::string_view to_string(Kernel kernel) noexcept;
 std::optional<DataType> parse_data_type(std::string_view name) noexcept;
 std::optional<Kernel> parse_kernel(std::string_view name) noexcept;
 
-inline constexpr DataType all_data_types[] = {DataType::f32, DataType::i32, DataType::f64};
-// The concrete kernels (auto picks one of them).
+// The type C gets when the caller does not choose: f32 for f16 inputs (fp32 accumulation keeps its
+// precision), else the input type.
+DataType default_output_type(DataType input) noexcept;
+
+inline constexpr DataType all_data_types[] = {DataType::f32, DataType::i32, DataType::f64, DataType::f16};
+// The SIMT kernels (auto picks one of them or a cooperative-matrix kernel); blocked takes f32 and f64 only.
 inline constexpr Kernel all_kernels[] = {Kernel::naive, Kernel::tiled, Kernel::blocked};
+// The cooperative-matrix kernels: f16 inputs, on devices with the extension (Engine::check_supported says).
+inline constexpr Kernel matrix_kernels[] = {Kernel::coopmat, Kernel::coopmat2};
 
 }  // namespace vkgemm

@@ -4,6 +4,7 @@
 #include "vkgemm/device_info.hpp"
 #include "vkgemm/engine.hpp"
 #include "vkgemm/error.hpp"
+#include "vkgemm/half.hpp"
 #include "vkgemm/reference.hpp"
 #include "vkgemm/tuning.hpp"
 #include "vkgemm/types.hpp"

@@ -34,7 +34,8 @@ struct VulkanDevice {
   // The loader entry point the application loads with (vkGetInstanceProcAddr, or volk's).
   PFN_vkGetInstanceProcAddr get_instance_proc_addr = nullptr;
   // The features enabled at vkCreateDevice (nullptr: none). A kernel needing one that is not enabled is
-  // refused with an error naming it (f64 needs shaderFloat64).
+  // refused with an error naming it (f64 needs shaderFloat64). Features of Vulkan 1.1 and later and device
+  // extensions cannot be declared yet, so an adopted engine runs no f16 and no cooperative-matrix kernel.
   const VkPhysicalDeviceFeatures* enabled_features = nullptr;
 };
 

@@ -76,6 +76,14 @@ VkPipeline Pipelines::get(const LaunchShape& shape) {
   info.stage.module = module.get();
   info.stage.pName = "main";
   info.stage.pSpecializationInfo = &spec;
+  // The coopmat kernel's layout of subgroups over the tile assumes subgroups of exactly this size, all full.
+  VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup{
+      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
+  if (shape.required_subgroup_size) {
+    subgroup.requiredSubgroupSize = shape.required_subgroup_size;
+    info.stage.pNext = &subgroup;
+    info.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
+  }
   info.layout = layout_.get();
   VkPipeline pipeline = VK_NULL_HANDLE;
   vk::check(t.vkCreateComputePipelines(dev, cache_.get(), 1, &info, nullptr, &pipeline), "vkCreateComputePipelines");

@@ -1,5 +1,5 @@
 // Pipelines: the one descriptor-set layout and pipeline layout every GEMM kernel shares, a VkPipelineCache,
-// and each compute pipeline built once per (kernel, type, specialization) and kept.
+// and each compute pipeline built once per (shader variant, specialization) and kept.
 #pragma once
 
 #include <map>

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -16,7 +17,60 @@ constexpr uint32_t kMaxSplits = 32;
 constexpr uint32_t kMinSliceK = 256;         // split-K slices shorter than this do not pay for the second pass
 constexpr uint64_t kBusyWorkgroups = 256;    // enough blocks to fill a large GPU without splitting
 
-std::string shader_name(const char* kernel, DataType type) { return fmt::format("{}_{}", kernel, to_string(type)); }
+// The types themselves, whatever the kernel: which combinations exist and what the device must have.
+void check_types(const DeviceInfo& device, const Types& types) {
+  const DataType in = types.input, out = types.output;
+  if (in == DataType::f16) {
+    if (out != DataType::f32 && out != DataType::f16) {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("f16 inputs give C of f32 or f16, not {}", to_string(out)));
+    }
+    if (types.f16_accumulate && out != DataType::f16) {
+      throw Error(ErrorCode::invalid_argument, "f16 accumulation gives C of f16; ask for C f16 (--out-type f16)");
+    }
+    if (!device.float16 || !device.storage16) {
+      throw Error(ErrorCode::unsupported_type,
+                  fmt::format("f16 needs the shaderFloat16 and storageBuffer16BitAccess features; {} has {}", device.name,
+                              device.float16 ? "only shaderFloat16"
+                                             : device.storage16 ? "only storageBuffer16BitAccess" : "neither"));
+    }
+    return;
+  }
+  if (types.f16_accumulate) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("f16 accumulation is for f16 inputs, not {}", to_string(in)));
+  }
+  if (out != in) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("{} inputs give C of {}, not {}", to_string(in),
+                                                         to_string(in), to_string(out)));
+  }
+  if (in == DataType::f64 && !device.float64) {
+    throw Error(ErrorCode::unsupported_type,
+                fmt::format("f64 needs the shaderFloat64 feature, which {} does not have", device.name));
+  }
+}
+
+// What a kernel takes beyond the types themselves.
+void check_kernel_type(Kernel kernel, DataType type) {
+  if (kernel == Kernel::blocked && type == DataType::i32) {
+    throw Error(ErrorCode::unsupported_type, "the blocked kernel computes f32 and f64; use naive or tiled for i32");
+  }
+  if (kernel == Kernel::blocked && type == DataType::f16) {
+    throw Error(ErrorCode::unsupported_type,
+                "the blocked kernel computes f32 and f64; use coopmat2, coopmat, tiled or auto for f16");
+  }
+  if (is_matrix_kernel(kernel) && type != DataType::f16) {
+    throw Error(ErrorCode::unsupported_type,
+                fmt::format("the {} kernel multiplies f16 matrices, not {}", to_string(kernel), to_string(type)));
+  }
+}
+
+// The caller's types with the options' f16 accumulation folded in.
+Types effective(const Types& types, const GemmOptions& options) {
+  Types t = types;
+  t.f16_accumulate = t.f16_accumulate || options.f16_accumulate;
+  return t;
+}
 
 void check_workgroup(const DeviceInfo& device, const std::string& what, const std::array<uint32_t, 3>& wg,
                      uint32_t shared_bytes, DataType type) {
@@ -41,27 +95,22 @@ void check_workgroup(const DeviceInfo& device, const std::string& what, const st
 }
 
 void check_type(const DeviceInfo& device, Kernel kernel, DataType type) {
-  if (type == DataType::f64 && !device.float64) {
-    throw Error(ErrorCode::unsupported_type,
-                fmt::format("f64 needs the shaderFloat64 feature, which {} does not have", device.name));
-  }
-  if (kernel == Kernel::blocked && type == DataType::i32) {
-    throw Error(ErrorCode::unsupported_type, "the blocked kernel computes f32 and f64; use naive or tiled for i32");
-  }
+  check_types(device, Types(type));
+  check_kernel_type(kernel, type);
 }
 
-LaunchShape square_shape(Kernel kernel, DataType type, uint32_t t) {
+LaunchShape square_shape(Kernel kernel, const Types& types, uint32_t t) {
   if (t == 0 || t > 1024) {
     throw Error(ErrorCode::invalid_argument, fmt::format("tile size {} is out of range (1 to 1024)", t));
   }
   LaunchShape shape;
-  shape.shader = shader_name(kernel == Kernel::naive ? "naive" : "tiled", type);
+  shape.shader = shader_name(kernel, types);
   shape.workgroup_size = {t, t, 1};
   if (kernel == Kernel::naive) {
     shape.constants = {{0, t}, {1, t}};
   } else {
     shape.constants = {{0, t}};
-    shape.shared_bytes = 2u * t * t * static_cast<uint32_t>(element_size(type));
+    shape.shared_bytes = 2u * t * t * static_cast<uint32_t>(element_size(types.input));
   }
   return shape;
 }
@@ -110,13 +159,46 @@ uint32_t choose_splits(const BlockedConfig& c, uint32_t m, uint32_t n, uint32_t 
   return std::clamp(std::min(wanted, k / kMinSliceK), 1u, kMaxSplits);
 }
 
+LaunchShape matrix_shape(const DeviceInfo& device, Kernel kernel, const Types& types, const GemmOptions& options,
+                         uint32_t m, uint32_t n) {
+  LaunchShape shape = kernel == Kernel::coopmat ? coopmat_launch(device, types, options, m, n)
+                                                : coopmat2_launch(device, types, options, m, n);
+  shape.shader = shader_name(kernel, types);
+  return shape;
+}
+
 }  // namespace
+
+std::string shader_name(Kernel kernel, const Types& types) {
+  if (types.input != DataType::f16) return fmt::format("{}_{}", to_string(kernel), to_string(types.input));
+  return fmt::format("{}_f16_{}", to_string(kernel), types.f16_accumulate ? "acc16" : to_string(types.output));
+}
 
 std::span<const uint32_t> spirv(const std::string& shader) {
   for (const auto& blob : spirv_table()) {
     if (shader == blob.name) return {blob.words, blob.bytes / sizeof(uint32_t)};
   }
+  const std::string_view kernel = std::string_view(shader).substr(0, shader.find('_'));
+  for (const auto& missing : spirv_missing()) {
+    if (kernel == missing.kernel) {
+      throw Error(ErrorCode::unsupported_config,
+                  fmt::format("this build of vkgemm has no {} kernel: {}", kernel, missing.reason));
+    }
+  }
   throw Error(ErrorCode::unsupported_type, fmt::format("this build of vkgemm has no shader {}", shader));
+}
+
+std::array<uint32_t, 3> dispatch_grid(const DeviceInfo& device, const LaunchShape& shape, uint32_t m, uint32_t n) {
+  const uint32_t tx = shape.tile[0] ? shape.tile[0] : shape.workgroup_size[0];
+  const uint32_t ty = shape.tile[1] ? shape.tile[1] : shape.workgroup_size[1];
+  const uint64_t gx = (uint64_t{n} + tx - 1) / tx;
+  const uint64_t gy = (uint64_t{m} + ty - 1) / ty;
+  if (gx > device.max_workgroup_count[0] || gy > device.max_workgroup_count[1]) {
+    throw Error(ErrorCode::too_large,
+                fmt::format("a {}x{} result needs {}x{} workgroups; {} allows {}x{} (maxComputeWorkGroupCount)", m, n,
+                            gx, gy, device.name, device.max_workgroup_count[0], device.max_workgroup_count[1]));
+  }
+  return {static_cast<uint32_t>(gx), static_cast<uint32_t>(gy), 1};
 }
 
 BlockedConfig fallback_blocked_config(DataType type) {
@@ -149,42 +231,75 @@ void check_blocked_config(const DeviceInfo& device, DataType type, const Blocked
                   blocked_shared_bytes(c, type, blocked_padding(device, c, type)), type);
 }
 
-void check_supported(const DeviceInfo& device, const tuning::Table& table, DataType type, const GemmOptions& options) {
+void check_supported(const DeviceInfo& device, const tuning::Table& table, const Types& types,
+                     const GemmOptions& options) {
   // Enums cast from integers the API does not define: refuse them before anything sizes or switches on them.
-  if (element_size(type) == 0) {
-    throw Error(ErrorCode::unsupported_type,
-                fmt::format("element type {} is not one vkgemm knows (f32, i32, f64)", static_cast<int>(type)));
+  for (const DataType type : {types.input, types.output}) {
+    if (element_size(type) == 0) {
+      throw Error(ErrorCode::unsupported_type, fmt::format("element type {} is not one vkgemm knows (f32, i32, f64, f16)",
+                                                           static_cast<int>(type)));
+    }
   }
   if (to_string(options.kernel) == "?") {
     throw Error(ErrorCode::unsupported_config, fmt::format("kernel {} is not one vkgemm knows (naive, tiled, blocked, "
-                                                           "auto)", static_cast<int>(options.kernel)));
+                                                           "auto, coopmat, coopmat2)", static_cast<int>(options.kernel)));
   }
+  const Types t = effective(types, options);
+  check_types(device, t);
+  check_kernel_type(options.kernel, t.input);
   switch (options.kernel) {
     case Kernel::naive:
     case Kernel::tiled: {
-      check_type(device, options.kernel, type);
-      const LaunchShape s = square_shape(options.kernel, type, options.tile);
+      const LaunchShape s = square_shape(options.kernel, t, options.tile);
       check_workgroup(device, fmt::format("{} tile {}", to_string(options.kernel), options.tile), s.workgroup_size,
-                      s.shared_bytes, type);
+                      s.shared_bytes, t.input);
       return;
     }
     case Kernel::blocked:
-      check_blocked_config(device, type, choose_blocked(device, table, options, type, 1024, 1024, 1024));
+      check_blocked_config(device, t.input, choose_blocked(device, table, options, t.input, 1024, 1024, 1024));
       return;
+    case Kernel::coopmat:
+    case Kernel::coopmat2: {
+      // The tile choice depends on the shape; a large square one shows the largest. First, so that a
+      // malformed option is named as such whatever the device.
+      const LaunchShape s = matrix_shape(device, options.kernel, t, options, 1u << 14, 1u << 14);
+      check_matrix_kernel(device, options.kernel, t);  // the device first: lacking the extension is the usual reason
+      spirv(s.shader);                                 // then this build: compiled without it (and why)
+      check_workgroup(device, std::string(to_string(options.kernel)), s.workgroup_size, s.shared_bytes, t.input);
+      return;
+    }
     case Kernel::automatic:
-      check_type(device, Kernel::naive, type);  // auto falls back to the simple kernels for the rest
-      return;
+      return;  // auto falls back to the tiled kernel at a size that fits
   }
 }
 
 Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOptions& options, const Problem& p) {
+  const Types types = effective(p.types, options);
+  const DataType type = types.input;
   Kernel kernel = options.kernel;
   GemmOptions resolved = options;
-  if (kernel == Kernel::automatic) {
-    // The tuner's verdict for the nearest shape, when it chose the tiled kernel and that still fits.
-    if (const auto entry = table.lookup(device, p.type, p.m, p.n, p.k); entry && entry->kernel == Kernel::tiled) {
+  const bool transposed = p.trans_a || p.trans_b;
+  if (kernel == Kernel::automatic && type == DataType::f16 && p.k > 0 && !transposed) {
+    // No tuning for f16: the cooperative-matrix kernels where they run (coopmat2 first), else tiled. k = 0
+    // (an f16 C of odd size or offset, which the fill cannot zero) takes tiled, whose empty sum every
+    // device's tests cover.
+    for (const Kernel k : {Kernel::coopmat2, Kernel::coopmat}) {
       try {
-        check_supported(device, table, p.type, {.kernel = Kernel::tiled, .tile = entry->tile});
+        check_supported(device, table, types, {.kernel = k, .tile = 16, .f16_accumulate = types.f16_accumulate});
+        kernel = k;
+        resolved.kernel = k;
+        resolved.tile = 16;
+        break;
+      } catch (const Error&) {
+        // Not on this device or in this build: the next one.
+      }
+    }
+  }
+  if (kernel == Kernel::automatic && type != DataType::f16) {
+    // The tuner's verdict for the nearest shape, when it chose the tiled kernel and that still fits.
+    if (const auto entry = table.lookup(device, type, p.m, p.n, p.k); entry && entry->kernel == Kernel::tiled) {
+      try {
+        check_supported(device, table, types, {.kernel = Kernel::tiled, .tile = entry->tile});
         kernel = Kernel::tiled;
         resolved.kernel = Kernel::tiled;
         resolved.tile = entry->tile;
@@ -193,16 +308,16 @@ Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOption
       }
     }
   }
-  const bool transposed = p.trans_a || p.trans_b;
-  if (kernel == Kernel::blocked && transposed) {
-    throw Error(ErrorCode::unsupported_config, "the blocked kernel reads untransposed operands only (a row-major "
-                                               "op(A) = A and op(B) = B); use tiled or auto for transposed ones");
+  if ((kernel == Kernel::blocked || is_matrix_kernel(kernel)) && transposed) {
+    throw Error(ErrorCode::unsupported_config,
+                fmt::format("the {} kernel reads untransposed operands only (a row-major op(A) = A and op(B) = B); "
+                            "use tiled or auto for transposed ones", to_string(kernel)));
   }
   if (kernel == Kernel::automatic) {
     kernel = Kernel::tiled;
-    if (p.type != DataType::i32 && !transposed) {
+    if ((type == DataType::f32 || type == DataType::f64) && !transposed) {
       try {
-        check_blocked_config(device, p.type, choose_blocked(device, table, options, p.type, p.m, p.n, p.k));
+        check_blocked_config(device, type, choose_blocked(device, table, options, type, p.m, p.n, p.k));
         kernel = Kernel::blocked;
       } catch (const Error&) {
         // The blocked kernel does not fit this device: the tiled kernel below, at a size that fits.
@@ -223,7 +338,7 @@ Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOption
       bool found = false;
       for (const auto& [candidate, tile] : ladder) {
         try {
-          check_supported(device, table, p.type, {.kernel = candidate, .tile = tile});
+          check_supported(device, table, types, {.kernel = candidate, .tile = tile, .f16_accumulate = types.f16_accumulate});
           kernel = candidate, o.tile = tile, found = true;
           break;
         } catch (const Error& e) {
@@ -233,14 +348,21 @@ Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOption
       if (!found) throw *first;
       out.kernel = kernel;
     }
-    check_supported(device, table, p.type, {.kernel = kernel, .tile = o.tile});
-    out.main = square_shape(kernel, p.type, o.tile);
+    check_supported(device, table, types, {.kernel = kernel, .tile = o.tile, .f16_accumulate = types.f16_accumulate});
+    out.main = square_shape(kernel, types, o.tile);
     out.grid = {(p.n + o.tile - 1) / o.tile, (p.m + o.tile - 1) / o.tile, p.batch};
     out.k_split = std::max(p.k, 1u);
     out.description = fmt::format("tile {}", o.tile);
+  } else if (is_matrix_kernel(kernel)) {
+    check_supported(device, table, types, resolved);
+    out.main = matrix_shape(device, kernel, types, resolved, p.m, p.n);
+    out.grid = dispatch_grid(device, out.main, p.m, p.n);
+    out.grid[2] = p.batch;
+    out.k_split = std::max(p.k, 1u);
+    out.description = fmt::format("{}x{}", out.main.tile[1], out.main.tile[0]);
   } else {
-    const BlockedConfig c = choose_blocked(device, table, options, p.type, p.m, p.n, p.k);
-    check_blocked_config(device, p.type, c);
+    const BlockedConfig c = choose_blocked(device, table, options, type, p.m, p.n, p.k);
+    check_blocked_config(device, type, c);
     const uint32_t wanted = choose_splits(c, p.m, p.n, p.k, p.batch);
     // Slices of whole K steps; the last may be shorter, none is empty.
     const uint32_t steps = (p.k + c.bk - 1) / c.bk;
@@ -252,17 +374,17 @@ Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOption
     const bool vec_c = out.splits > 1 ? p.n % 4 == 0 && (uint64_t{p.m} * p.n) % 4 == 0
                                       : (p.ldc % 4 == 0 && p.c_offset % 4 == 0 && p.stride_c % 4 == 0);
     const uint32_t threads = blocked_threads(c);
-    out.main.shader = shader_name("blocked", p.type);
-    const uint32_t pad = blocked_padding(device, c, p.type);
+    out.main.shader = shader_name(Kernel::blocked, types);
+    const uint32_t pad = blocked_padding(device, c, type);
     out.main.constants = {{0, c.bm}, {1, c.bn}, {2, c.bk}, {3, c.tm}, {4, c.tn}, {5, c.lanes_n}, {6, threads},
                           {10, c.group_m}, {11, pad}};
     out.flags = (vec_a ? kVecA : 0) | (vec_b ? kVecB : 0) | (vec_c ? kVecC : 0);
     out.main.workgroup_size = {threads, 1, 1};
-    out.main.shared_bytes = blocked_shared_bytes(c, p.type, pad);
+    out.main.shared_bytes = blocked_shared_bytes(c, type, pad);
     out.grid = {(p.n + c.bn - 1) / c.bn, (p.m + c.bm - 1) / c.bm, out.splits * p.batch};
     out.description = describe(c, out.splits);
     if (out.splits > 1) {
-      out.reduce.shader = shader_name("splitk_reduce", p.type);
+      out.reduce.shader = fmt::format("splitk_reduce_{}", to_string(type));
       out.reduce.workgroup_size = {64, 4, 1};
       out.reduce_grid = {(p.n + 63) / 64, (p.m + 3) / 4, p.batch};
     }

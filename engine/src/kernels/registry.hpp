@@ -2,6 +2,9 @@
 // what a configuration asks of the device, its dispatch grid), and plan(), which turns a product and the
 // caller's options into the passes to record, resolving `auto` and unchosen configurations through the
 // tuning table. Adding a kernel means adding it here.
+//
+// `auto` for f16 inputs takes the first that can run of coopmat2, coopmat, tiled (the tuning table has no
+// f16 entries); for the other types, the tuning table's kernel, else blocked, else tiled.
 #pragma once
 
 #include <array>
@@ -17,6 +20,18 @@
 
 namespace vkgemm::kernels {
 
+// The element types of one product: A and B of `input`, C of `output`; f16_accumulate for f16 sums.
+// A single DataType means that input with its default output (default_output_type) and fp32 sums.
+struct Types {
+  DataType input = DataType::f32;
+  DataType output = DataType::f32;
+  bool f16_accumulate = false;
+
+  Types() = default;
+  Types(DataType type) : input(type), output(default_output_type(type)) {}  // NOLINT: implicit on purpose
+  Types(DataType in, DataType out, bool f16_acc) : input(in), output(out), f16_accumulate(f16_acc) {}
+};
+
 struct SpecConstant {
   uint32_t id;
   uint32_t value;
@@ -24,15 +39,17 @@ struct SpecConstant {
 
 // One compute pass: which shader, specialized how, launched how.
 struct LaunchShape {
-  std::string shader;  // "<kernel>_<type>", a name in the embedded SPIR-V table
+  std::string shader;  // a name in the embedded SPIR-V table: "blocked_f32", "tiled_f16_f32", "coopmat_f16_acc16"
   std::vector<SpecConstant> constants;
   std::array<uint32_t, 3> workgroup_size{1, 1, 1};
+  std::array<uint32_t, 2> tile{0, 0};   // columns x rows of C per workgroup; 0: the workgroup size
   uint32_t shared_bytes = 0;
+  uint32_t required_subgroup_size = 0;  // nonzero: the pipeline requires it, with full subgroups
 };
 
-// The product as the kernels see it: sizes, row strides and offsets inside the bindings, in elements.
+// The product as the kernels see it: types, sizes, row strides and offsets inside the bindings, in elements.
 struct Problem {
-  DataType type = DataType::f32;
+  Types types;
   uint32_t m = 0, n = 0, k = 0;
   uint32_t lda = 0, ldb = 0, ldc = 0;
   uint32_t a_offset = 0, b_offset = 0, c_offset = 0;
@@ -50,18 +67,26 @@ struct Plan {
   uint32_t k_split = 0;               // the K range of one slice
   LaunchShape reduce;
   std::array<uint32_t, 3> reduce_grid{};
-  std::string description;            // "tile 16", "128x128x8 8x8 lanes 8 split 1"
+  std::string description;            // "tile 16", "128x128x8 8x8 lanes 8 split 1", "128x128"
   uint32_t flags = 0;                 // GEMM_VEC_* for the main pass
 };
 
-// The SPIR-V of a shader variant; throws vkgemm::Error when this build has none of that name.
+// The shader variant of a kernel for these types (as shaders/CMakeLists.txt names it): "<kernel>_<type>"
+// for f32, i32, f64; "<kernel>_f16_<f32|f16|acc16>" for f16 inputs.
+std::string shader_name(Kernel kernel, const Types& types);
+
+// The SPIR-V of a shader variant; throws vkgemm::Error when this build has none of that name (saying why,
+// where configure found the compiler unable to build it).
 std::span<const uint32_t> spirv(const std::string& shader);
 
-// Throws vkgemm::Error naming the limit when the device cannot run this kernel, configuration or type.
-// An unchosen blocked configuration is checked as the engine would choose it for a mid-sized product.
-void check_supported(const DeviceInfo& device, const tuning::Table& table, DataType type, const GemmOptions& options);
+// Throws vkgemm::Error naming the limit or the missing feature when the device cannot run this kernel,
+// configuration or type. An unchosen blocked configuration is checked as the engine would choose it for a
+// mid-sized product. options.f16_accumulate counts as types.f16_accumulate.
+void check_supported(const DeviceInfo& device, const tuning::Table& table, const Types& types,
+                     const GemmOptions& options);
 
-// The passes for one product (m, n, k > 0). Throws vkgemm::Error when nothing requested can run.
+// The passes for one product (m, n > 0; k > 0 except for an f16 C the fill cannot zero). Throws
+// vkgemm::Error when nothing requested can run.
 Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOptions& options, const Problem& problem);
 
 // The configuration vkgemm uses for the blocked kernel when no tuning entry applies: safe everywhere
@@ -71,5 +96,17 @@ BlockedConfig fallback_blocked_config(DataType type);
 // Throws vkgemm::Error (invalid_argument or unsupported_config, naming the rule or the limit) unless the
 // blocked kernel can run `config` for `type` on `device`.
 void check_blocked_config(const DeviceInfo& device, DataType type, const BlockedConfig& config);
+
+// Workgroups to cover an m x n result; throws vkgemm::Error(too_large) past maxComputeWorkGroupCount.
+std::array<uint32_t, 3> dispatch_grid(const DeviceInfo& device, const LaunchShape& shape, uint32_t m, uint32_t n);
+
+// The cooperative-matrix kernels' choices (coopmat_config.cpp); the shapes they return name no shader.
+bool is_matrix_kernel(Kernel kernel) noexcept;
+LaunchShape coopmat_launch(const DeviceInfo& device, const Types& types, const GemmOptions& options, uint32_t m,
+                           uint32_t n);
+LaunchShape coopmat2_launch(const DeviceInfo& device, const Types& types, const GemmOptions& options, uint32_t m,
+                            uint32_t n);
+// Throws unless the device has what the kernel needs (extension, features, a shape for these types).
+void check_matrix_kernel(const DeviceInfo& device, Kernel kernel, const Types& types);
 
 }  // namespace vkgemm::kernels

@@ -57,6 +57,10 @@ void Table::add_json(std::string_view text, const std::string& origin) {
         Entry entry;
         const auto type = parse_data_type(e.at("type").get<std::string>());
         if (!type) throw Error(ErrorCode::file_format, fmt::format("{}: unknown type in an entry", origin));
+        if (*type == DataType::f16) {
+          throw Error(ErrorCode::file_format, fmt::format("{}: an f16 entry; f16 is not tuned (auto ranks its kernels)",
+                                                          origin));
+        }
         entry.type = *type;
         entry.m = e.at("m").get<uint32_t>();
         entry.n = e.at("n").get<uint32_t>();

@@ -1,5 +1,7 @@
 #include "vk/device.hpp"
 
+#include <vector>
+
 #include "vk/check.hpp"
 
 namespace vkgemm::vk {
@@ -11,12 +13,56 @@ Device::Device(const PhysicalDevice& physical) : physical_(physical.handle), fam
   queue_info.queueCount = 1;
   queue_info.pQueuePriorities = &priority;
 
-  // Enable exactly what the kernels may use and the device has.
+  // Enable exactly what the kernels may use and the device has (device_query.cpp, coopmat_query.cpp found it).
+  const DeviceInfo& d = physical.info;
+  const auto on = [](bool b) { return b ? VK_TRUE : VK_FALSE; };
+  std::vector<const char*> extensions;
   VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-  features.features.shaderFloat64 = physical.info.float64 ? VK_TRUE : VK_FALSE;
+  features.features.shaderFloat64 = on(d.float64);
+  void** tail = &features.pNext;  // each enabled struct is appended here
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  if (d.float16 || d.storage16 || d.vulkan_memory_model) {  // only reported where Vulkan 1.2 is spoken
+    f11.storageBuffer16BitAccess = on(d.storage16);
+    f12.shaderFloat16 = on(d.float16);
+    f12.vulkanMemoryModel = on(d.vulkan_memory_model);
+    *tail = &f11;
+    f11.pNext = &f12;
+    tail = &f12.pNext;
+  }
+  if (d.subgroup_size_control) {
+    f13.subgroupSizeControl = VK_TRUE;
+    f13.computeFullSubgroups = VK_TRUE;
+    *tail = &f13;
+    tail = &f13.pNext;
+  }
+#if defined(VK_KHR_cooperative_matrix)
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+  if (d.coopmat_khr) {
+    coop.cooperativeMatrix = VK_TRUE;
+    *tail = &coop;
+    tail = &coop.pNext;
+    extensions.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  }
+#endif
+#if defined(VK_NV_cooperative_matrix2)
+  VkPhysicalDeviceCooperativeMatrix2FeaturesNV coop2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
+  if (d.coopmat2) {
+    coop2.cooperativeMatrixWorkgroupScope = VK_TRUE;
+    coop2.cooperativeMatrixFlexibleDimensions = VK_TRUE;
+    coop2.cooperativeMatrixTensorAddressing = VK_TRUE;
+    coop2.cooperativeMatrixConversions = VK_TRUE;
+    *tail = &coop2;
+    tail = &coop2.pNext;
+    extensions.push_back(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
+  }
+#endif
 
   VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   info.pNext = &features;
+  info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  info.ppEnabledExtensionNames = extensions.data();
   info.queueCreateInfoCount = 1;
   info.pQueueCreateInfos = &queue_info;
   check(vkCreateDevice(physical_, &info, nullptr, &device_), "vkCreateDevice");

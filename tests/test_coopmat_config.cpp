@@ -1,0 +1,212 @@
+// The cooperative-matrix kernels' choices, on a described device: what an NVIDIA H100/H200 reports (the
+// shapes, scopes and limits its driver lists) and variations that lack one thing each. These run anywhere,
+// so the tile and fragment choices and the refusals are checked even where the kernels cannot run.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "kernels/registry.hpp"
+#include "vkgemm/error.hpp"
+
+using namespace vkgemm;
+using kernels::Types;
+
+namespace {
+
+CooperativeMatrixShape shape(uint32_t m, uint32_t n, uint32_t k, const char* acc, const char* scope,
+                             uint32_t invocations = 0, bool flexible = false) {
+  CooperativeMatrixShape s;
+  s.m = m, s.n = n, s.k = k;
+  s.a_type = "f16", s.b_type = "f16", s.c_type = acc, s.result_type = acc;
+  s.scope = scope;
+  s.flexible = flexible;
+  s.workgroup_invocations = invocations;
+  return s;
+}
+
+DeviceInfo nvidia() {
+  DeviceInfo d;
+  d.name = "described H200";
+  d.float16 = d.storage16 = d.vulkan_memory_model = d.vulkan13 = d.subgroup_size_control = true;
+  d.min_subgroup_size = d.max_subgroup_size = d.subgroup_size = 32;
+  d.max_shared_memory = 48 * 1024;
+  d.max_workgroup_invocations = 1024;
+  d.max_workgroup_size = {1024, 1024, 64};
+  d.max_workgroup_count = {2147483647u, 65535, 65535};
+  d.coopmat_khr = d.coopmat2 = true;
+  for (const char* acc : {"f16", "f32"}) {
+    d.coopmat_shapes.push_back(shape(16, 8, 16, acc, "subgroup"));
+    d.coopmat_shapes.push_back(shape(16, 8, 8, acc, "subgroup"));
+    d.coopmat_shapes.push_back(shape(16, 16, 16, acc, "subgroup"));
+    for (uint32_t inv : {128u, 256u}) d.coopmat2_shapes.push_back(shape(16, 16, 16, acc, "workgroup", inv, true));
+  }
+  return d;
+}
+
+uint32_t constant(const kernels::LaunchShape& s, uint32_t id) {
+  for (const auto& c : s.constants)
+    if (c.id == id) return c.value;
+  FAIL("no specialization constant ", id);
+  return 0;
+}
+
+template <typename F>
+void expect_error(F&& f, const std::string& words) {
+  try {
+    f();
+    FAIL("no error; expected one mentioning \"", words, "\"");
+  } catch (const Error& e) {
+    CHECK_MESSAGE(std::string(e.what()).find(words) != std::string::npos, std::string(e.what()));
+  }
+}
+
+}  // namespace
+
+TEST_SUITE("coopmat config") {
+  TEST_CASE("KHR coopmat on an NVIDIA-like device: 16x16x16 fragments, subgroups of 32, within 48 KiB") {
+    const DeviceInfo d = nvidia();
+    for (bool acc16 : {false, true}) {
+      const Types t{DataType::f16, acc16 ? DataType::f16 : DataType::f32, acc16};
+      CHECK_NOTHROW(kernels::check_matrix_kernel(d, Kernel::coopmat, t));
+      for (auto [m, n, tile, bm] : {std::array<uint32_t, 4>{4096, 4096, 16, 128}, {4096, 512, 16, 128},
+                                    {256, 256, 16, 64}, {4096, 4096, 64, 64}, {100, 100, 128, 128}}) {
+        CAPTURE(m);
+        CAPTURE(n);
+        CAPTURE(tile);
+        const auto s = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat, .tile = tile}, m, n);
+        const uint32_t wg = constant(s, 0), bk = constant(s, 3), wm = constant(s, 4), wn = constant(s, 5);
+        CHECK(constant(s, 1) == bm);
+        CHECK(constant(s, 2) == bm);
+        CHECK(s.tile[0] == bm);
+        CHECK(s.tile[1] == bm);
+        CHECK(constant(s, 6) == 16);
+        CHECK(constant(s, 7) == 16);
+        CHECK(constant(s, 8) == 16);
+        CHECK(constant(s, 9) == 32);
+        CHECK(s.required_subgroup_size == 32);
+        CHECK(s.workgroup_size[0] == wg);
+        CHECK(wg == (bm / wm) * (bm / wn) * 32);
+        // The shader's loads: whole 16-byte chunks per invocation, for A and for B.
+        CHECK((bm * bk / 8) % wg == 0);
+        CHECK((bk * bm / 8) % wg == 0);
+        CHECK(s.shared_bytes <= 48u * 1024u);
+        const auto grid = kernels::dispatch_grid(d, s, m, n);
+        CHECK(grid[0] == (n + bm - 1) / bm);
+        CHECK(grid[1] == (m + bm - 1) / bm);
+      }
+    }
+  }
+
+  TEST_CASE("coopmat2 on an NVIDIA-like device: tiles by shape") {
+    const DeviceInfo d = nvidia();
+    const Types t{DataType::f16, DataType::f32, false};
+    CHECK_NOTHROW(kernels::check_matrix_kernel(d, Kernel::coopmat2, t));
+    for (auto [m, n, tile, bm, bn, wg] :
+         {std::array<uint32_t, 6>{4096, 4096, 16, 128, 256, 256}, {8192, 8192, 16, 128, 256, 256},
+          {4096, 512, 16, 128, 128, 256}, {100, 100, 16, 64, 64, 128}, {4096, 4096, 64, 64, 64, 128},
+          {64, 64, 256, 128, 256, 256}}) {
+      CAPTURE(m);
+      CAPTURE(n);
+      CAPTURE(tile);
+      const auto s = kernels::coopmat2_launch(d, t, {.kernel = Kernel::coopmat2, .tile = tile}, m, n);
+      CHECK(constant(s, 0) == wg);
+      CHECK(s.workgroup_size[0] == wg);
+      CHECK(constant(s, 1) == bm);
+      CHECK(constant(s, 2) == bn);
+      CHECK(constant(s, 3) == 64);
+      CHECK(s.tile[0] == bn);
+      CHECK(s.tile[1] == bm);
+      CHECK(s.required_subgroup_size == 0);
+    }
+  }
+
+  TEST_CASE("each missing piece is named") {
+    const Types t{DataType::f16, DataType::f32, false};
+    DeviceInfo d = nvidia();
+    d.vulkan_memory_model = false;
+    expect_error([&] { kernels::check_matrix_kernel(d, Kernel::coopmat, t); }, "vulkanMemoryModel");
+    expect_error([&] { kernels::check_matrix_kernel(d, Kernel::coopmat2, t); }, "vulkanMemoryModel");
+    d = nvidia();
+    d.min_subgroup_size = d.max_subgroup_size = 64;
+    expect_error([&] { kernels::check_matrix_kernel(d, Kernel::coopmat, t); }, "subgroups of 32");
+    d = nvidia();
+    d.coopmat_shapes.clear();
+    expect_error([&] { kernels::check_matrix_kernel(d, Kernel::coopmat, t); }, "lists none");
+    d = nvidia();
+    d.coopmat2_shapes.clear();
+    expect_error([&] { kernels::check_matrix_kernel(d, Kernel::coopmat2, t); }, "lists none");
+    d = nvidia();
+    d.coopmat_khr = d.coopmat2 = false;
+    expect_error([&] { kernels::check_matrix_kernel(d, Kernel::coopmat, t); }, "VK_KHR_cooperative_matrix");
+    expect_error([&] { kernels::check_matrix_kernel(d, Kernel::coopmat2, t); }, "VK_NV_cooperative_matrix2");
+    d = nvidia();
+    expect_error([&] { kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat, .tile = 256}, 64, 64); },
+                 "64 or 128");
+    expect_error([&] { kernels::coopmat2_launch(d, t, {.kernel = Kernel::coopmat2, .tile = 32}, 64, 64); },
+                 "64, 128 or 256");
+    // Only 16x8 fragments (no 16x16): still a valid configuration, with 16x8 fragments.
+    d.coopmat_shapes.erase(d.coopmat_shapes.begin() + 2);
+    d.coopmat_shapes.erase(d.coopmat_shapes.begin() + 4);
+    const auto s = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, 4096, 4096);
+    CHECK(constant(s, 6) == 16);
+    CHECK(constant(s, 7) == 8);
+    CHECK(constant(s, 8) == 16);
+    CHECK(s.shared_bytes <= 48u * 1024u);
+  }
+
+  TEST_CASE("auto for f16 plans coopmat2, then coopmat, then tiled; blocked never takes f16") {
+    const tuning::Table table;  // f16 is never tuned
+    const auto planned = [&](const DeviceInfo& d, DataType type, bool f16_acc = false) {
+      kernels::Problem p;
+      p.types = {type, f16_acc ? DataType::f16 : default_output_type(type), f16_acc};
+      p.m = p.n = p.k = 4096;
+      p.lda = p.ldb = p.ldc = 4096;
+      return kernels::plan(d, table, {.kernel = Kernel::automatic}, p);
+    };
+    DeviceInfo d = nvidia();
+    d.float64 = true;
+    const bool khr = VKGEMM_EXPECT_COOPMAT, nv2 = VKGEMM_EXPECT_COOPMAT2;  // what this build compiled
+    const Kernel best = nv2 ? Kernel::coopmat2 : khr ? Kernel::coopmat : Kernel::tiled;
+    CHECK(planned(d, DataType::f16).kernel == best);
+    const kernels::Plan acc16 = planned(d, DataType::f16, true);
+    CHECK(acc16.kernel == best);
+    if (best != Kernel::tiled) CHECK(acc16.main.shader == fmt::format("{}_f16_acc16", to_string(best)));
+    kernels::Problem empty_sum;  // k = 0 with an f16 C the fill cannot zero: the tiled kernel writes the zeros
+    empty_sum.types = {DataType::f16, DataType::f16, false};
+    empty_sum.m = empty_sum.n = empty_sum.lda = empty_sum.ldb = empty_sum.ldc = 3;
+    CHECK(kernels::plan(d, table, {.kernel = Kernel::automatic}, empty_sum).kernel == Kernel::tiled);
+    d.coopmat2 = false;
+    const kernels::Plan khr_plan = planned(d, DataType::f16);
+    CHECK(khr_plan.kernel == (khr ? Kernel::coopmat : Kernel::tiled));
+    if (khr) {
+      CHECK(khr_plan.main.shader == "coopmat_f16_f32");
+      CHECK(khr_plan.main.required_subgroup_size == 32);
+      CHECK(khr_plan.grid[0] == 4096 / 128);
+    }
+    d.coopmat_khr = false;
+    const kernels::Plan simt = planned(d, DataType::f16);
+    CHECK(simt.kernel == Kernel::tiled);
+    CHECK(simt.main.shader == "tiled_f16_f32");
+    // The other types keep their ranking: never a cooperative-matrix kernel.
+    d = nvidia();
+    d.float64 = true;
+    for (const DataType type : {DataType::f32, DataType::f64}) CHECK(planned(d, type).kernel == Kernel::blocked);
+    CHECK(planned(d, DataType::i32).kernel == Kernel::tiled);
+    kernels::Problem p;
+    p.types = DataType::f16;
+    p.m = p.n = p.k = p.lda = p.ldb = p.ldc = 64;
+    expect_error([&] { kernels::plan(d, table, {.kernel = Kernel::blocked}, p); }, "blocked kernel computes f32 and f64");
+  }
+
+  TEST_CASE("the tuning table refuses f16 entries: f16 is not tuned") {
+    tuning::Table table;
+    const std::string f16_entry = R"({"format": "vkgemm-tuning-1", "devices": [{"vendor_id": 4318, "device": "X",
+        "driver": "1", "entries": [{"type": "f16", "m": 64, "n": 64, "k": 64, "kernel": "tiled", "tile": 16}]}]})";
+    expect_error([&] { table.add_json(f16_entry, "f16.json"); }, "f16.json: an f16 entry; f16 is not tuned");
+    std::string f32_entry = f16_entry;
+    f32_entry.replace(f32_entry.find("f16"), 3, "f32");
+    CHECK_NOTHROW(table.add_json(f32_entry, "f32.json"));
+  }
+}

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# fp16 on a GPU: verifies each cooperative-matrix kernel the device supports over edge shapes, then times
+# fp16 products (C f32) at 4096^2, 8192^2 and 4096x512x14336 and prints TFLOP/s.
+# Run from the repository root with build/release present (vkgemm carries its SPIR-V and loads Vulkan at
+# run time). Exit status: 0 all verified, 1 a verification failed or a kernel errored unexpectedly.
+# A kernel the device lacks is reported and skipped; none at all is exit 1. About 1 to 3 minutes;
+# VKGEMM_DEVICE picks the device.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+bin=build/release/vkgemm
+[[ -x $bin ]] || { echo "check-fp16: $bin not found; build first (cmake --preset release && cmake --build --preset release)" >&2; exit 2; }
+
+failures=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+echo "== devices"
+$bin devices
+
+# run <label> <args...>: one `vkgemm run`; prints one line; counts failures.
+run() {
+  local label=$1
+  shift
+  $bin run "$@" >"$log" 2>&1
+  local rc=$?
+  if ((rc == 0)); then
+    echo "ok    $label: $(grep -E '^(verify|gpu time)' "$log" | sed 's/^ *//' | tr '\n' ' ')"
+  else
+    echo "FAIL  $label (exit $rc):"
+    sed 's/^/      /' "$log"
+    failures=$((failures + 1))
+  fi
+  return $rc
+}
+
+# supported <kernel>: whether the device can run it (a refusal names what is missing).
+supported() {
+  local out
+  out=$($bin run --type f16 --kernel "$1" --m 16 --n 16 --k 16 --repeat 1 --warmup 0 2>&1)
+  local rc=$?
+  if ((rc == 2)) && grep -qE "does not have|lists none|has no $1 kernel" <<<"$out"; then
+    echo "skip  $1: $(grep -E 'error|vkgemm' <<<"$out" | head -n1)"
+    return 1
+  fi
+  return 0  # anything else (success or another failure) is exercised and reported below
+}
+
+# Edge shapes: 1, around the 16-wide fragments, around the 64/128/256 tiles, primes, skinny, and aligned
+# shapes that take the kernels' fast (unclamped, 16-byte) paths; all small enough to verify on the CPU.
+shapes=(
+  "1 1 1" "15 17 33" "16 16 16" "17 15 31" "63 65 64" "64 64 64" "65 63 129" "127 129 127" "128 256 64"
+  "129 257 65" "255 256 257" "256 255 31" "1 300 77" "300 1 77" "77 300 1" "512 512 512" "1024 1024 1024"
+  "4096 512 64" "1000 999 1001"
+)
+
+kernels=()
+for k in coopmat2 coopmat; do supported $k && kernels+=("$k"); done
+if ((${#kernels[@]} == 0)); then
+  echo "check-fp16: this device (or this build) runs no cooperative-matrix kernel; nothing to verify"
+  exit 1
+fi
+
+for k in "${kernels[@]}"; do
+  echo "== verify $k (f16 inputs; C f32 unless said; tile 16 = chosen by shape)"
+  tiles="16 64 128"
+  [[ $k == coopmat2 ]] && tiles="16 64 128 256"
+  for s in "${shapes[@]}"; do
+    read -r m n kk <<<"$s"
+    run "$k ${m}x${n}x${kk}" --type f16 --kernel "$k" --m "$m" --n "$n" --k "$kk" --repeat 1 --warmup 0 --verify
+  done
+  for t in $tiles; do
+    for s in "129 257 65" "512 512 512"; do
+      read -r m n kk <<<"$s"
+      run "$k tile $t ${m}x${n}x${kk}" --type f16 --kernel "$k" --tile "$t" --m "$m" --n "$n" --k "$kk" --repeat 1 --warmup 0 --verify
+    done
+  done
+  for s in "65 63 129" "512 512 512" "1000 999 1001"; do
+    read -r m n kk <<<"$s"
+    run "$k C f16 ${m}x${n}x${kk}" --type f16 --out-type f16 --kernel "$k" --m "$m" --n "$n" --k "$kk" --repeat 1 --warmup 0 --verify
+    run "$k f16-accumulate ${m}x${n}x${kk}" --type f16 --f16-accumulate --kernel "$k" --m "$m" --n "$n" --k "$kk" --repeat 1 --warmup 0 --verify
+  done
+done
+
+# The test suite's f16 cases on this device: sizes around every fragment and tile boundary for each
+# coopmat kernel (64 and 128 tiles), C f16, exact small integers, guard regions and poisoned outputs.
+# Under the validation layer when it is installed; otherwise without, saying so.
+tests=build/release/tests/vkgemm_tests
+if [[ -x $tests ]]; then
+  echo "== test suite f16 (boundary grid on the coopmat kernels)"
+  $tests --test-suite=f16 >"$log" 2>&1
+  rc=$?
+  if ((rc != 0)) && grep -q "VK_LAYER_KHRONOS_validation is not installed\|lacks VK_EXT_debug_utils" "$log"; then
+    echo "(no validation layer here: running the f16 suite without validation)"
+    VKGEMM_TEST_VALIDATION=0 $tests --test-suite=f16 >"$log" 2>&1
+    rc=$?
+  fi
+  tail -n 4 "$log"
+  if ((rc != 0)); then
+    echo "FAIL  test suite f16 (exit $rc):"
+    grep -E "ERROR|FAIL|logged" "$log" | head -n 40 | sed 's/^/      /'
+    failures=$((failures + 1))
+  fi
+else
+  echo "skip  test suite f16: $tests not found"
+fi
+
+# tflops <args...>: the median TFLOP/s of a timed run, or "error".
+tflops() {
+  if $bin run "$@" >"$log" 2>&1; then
+    sed -n 's/^gpu time: .* ms .*, \([0-9.]*\) GFLOP\/s.*/\1/p' "$log" | awk '{printf "%.1f", $1 / 1000}'
+  else
+    echo "error: $(grep -v '^$' "$log" | tail -n1)"
+    failures=$((failures + 1))
+  fi
+}
+
+echo "== timing: fp16 inputs, C f32, median of 20 after 5 warm-up (TFLOP/s; tile 16 = chosen by shape)"
+printf '%-10s %-6s %14s %14s %18s\n' kernel tile 4096^2 8192^2 4096x512x14336
+for k in "${kernels[@]}"; do
+  tiles="16 64 128"
+  [[ $k == coopmat2 ]] && tiles="16 64 128 256"
+  for t in $tiles; do
+    a=$(tflops --type f16 --kernel "$k" --tile "$t" --m 4096 --n 4096 --k 4096 --repeat 20 --warmup 5)
+    b=$(tflops --type f16 --kernel "$k" --tile "$t" --m 8192 --n 8192 --k 8192 --repeat 20 --warmup 5)
+    c=$(tflops --type f16 --kernel "$k" --tile "$t" --m 4096 --n 512 --k 14336 --repeat 20 --warmup 5)
+    printf '%-10s %-6s %14s %14s %18s\n' "$k" "$t" "$a" "$b" "$c"
+  done
+done
+# fp16 accumulation (C f16), chosen tile, for what it gains where the hardware has double-rate fp16 sums.
+for k in "${kernels[@]}"; do
+  a=$(tflops --type f16 --f16-accumulate --kernel "$k" --m 4096 --n 4096 --k 4096 --repeat 20 --warmup 5)
+  c=$(tflops --type f16 --f16-accumulate --kernel "$k" --m 4096 --n 512 --k 14336 --repeat 20 --warmup 5)
+  printf '%-10s %-6s %14s %14s %18s\n' "$k" "acc16" "$a" "-" "$c"
+done
+# The SIMT fallback, for scale (no matrix units).
+a=$(tflops --type f16 --kernel tiled --tile 16 --m 4096 --n 4096 --k 4096 --repeat 5 --warmup 1)
+printf '%-10s %-6s %14s %14s %18s\n' tiled 16 "$a" "-" "-"
+
+if ((failures)); then
+  echo "check-fp16: $failures FAILED"
+  exit 1
+fi
+echo "check-fp16: all verified"
