@@ -112,9 +112,10 @@ std::vector<char> described(const GemmDesc& d, char which) {
 // Random elements where the call describes them, poison in the gaps (or everywhere with all_poison).
 std::vector<std::byte> operand_contents(const GemmDesc& d, char which, bool all_poison, std::mt19937_64& rng) {
   const auto mask = described(d, which);
-  const uint64_t es = element_size(d.type);
-  auto out = random_elements(d.type, mask.size(), rng);
-  const auto bad = poison(d.type, mask.size());
+  const DataType type = which == 'C' ? output_type(d) : d.type;
+  const uint64_t es = element_size(type);
+  auto out = random_elements(type, mask.size(), rng);
+  const auto bad = poison(type, mask.size());
   for (uint64_t i = 0; i < mask.size(); ++i) {
     if (all_poison || !mask[i]) std::memcpy(&out[i * es], &bad[i * es], es);
   }
@@ -140,8 +141,11 @@ std::vector<std::byte> read_guarded(const Guarded& g, const char* name, std::str
 
 std::string describe(const GemmDesc& d) {
   const auto stride = [](const std::optional<int64_t>& s) { return s ? fmt::format("{}", *s) : std::string("packed"); };
+  const std::string types = d.c_type && *d.c_type != d.type
+                                ? fmt::format("{} (C {})", to_string(d.type), to_string(*d.c_type))
+                                : std::string(to_string(d.type));
   return fmt::format("{} {} op {}{} m={} n={} k={} ld {}/{}/{} batch {} strides {}/{}/{} alpha {} beta {}",
-                     to_string(d.type), d.layout == Layout::row_major ? "row" : "col", d.op_a == Op::n ? 'N' : 'T',
+                     types, d.layout == Layout::row_major ? "row" : "col", d.op_a == Op::n ? 'N' : 'T',
                      d.op_b == Op::n ? 'N' : 'T', d.m, d.n, d.k, d.lda, d.ldb, d.ldc, d.batch, stride(d.stride_a),
                      stride(d.stride_b), stride(d.stride_c), d.alpha, d.beta);
 }
@@ -154,7 +158,7 @@ ProductCheck check_gemm_call(const GemmDesc& desc, const GemmOptions& options, s
   // A zero-element operand still gets a buffer (of guards only) to point at.
   Guarded ga = make_guarded(desc.type, 0, 0, a);
   Guarded gb = make_guarded(desc.type, 0, 0, b);
-  Guarded gc = make_guarded(desc.type, 0, 0, c0);
+  Guarded gc = make_guarded(output_type(desc), 0, 0, c0);
   ProductCheck out;
   try {
     engine().gemm(desc, {&ga.buffer, ga.data_offset}, {&gb.buffer, gb.data_offset}, {&gc.buffer, gc.data_offset},
@@ -167,7 +171,7 @@ ProductCheck check_gemm_call(const GemmDesc& desc, const GemmOptions& options, s
   read_guarded(ga, "A", problems);
   read_guarded(gb, "B", problems);
   const auto c = read_guarded(gc, "C", problems);
-  const Comparison cmp = compare_with_reference(desc, a.data(), b.data(), c0.data(), c.data());
+  const Comparison cmp = compare_with_reference(desc, a.data(), b.data(), c0.data(), c.data(), options.f16_accumulate);
   if (!cmp.passed) problems += cmp.summary();
   out.passed = problems.empty();
   out.detail = fmt::format("{} {} tile {}: {}", describe(desc), to_string(options.kernel), options.tile,

@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -51,7 +52,7 @@ GemmDesc make_desc(DataType type, Layout layout, Op op_a, Op op_b, int64_t m, in
 // Runs the grid for one type and kernel; `layouts` and `scalars` restrict it (the whole grid is a few
 // thousand products: split over CTest tests).
 void run_grid(DataType type, const GemmOptions& options, Layout layout, const std::vector<Batch>& batches,
-              const std::vector<Op>& ops = {Op::n, Op::t}) {
+              const std::vector<Op>& ops = {Op::n, Op::t}, std::optional<DataType> c_type = std::nullopt) {
   auto rng = test::case_rng(fmt::format("blas {} {} {} {} {}", to_string(type), to_string(options.kernel),
                                         options.tile, to_string(options.blocked), static_cast<int>(layout)));
   int failures = 0, runs = 0;
@@ -63,7 +64,8 @@ void run_grid(DataType type, const GemmOptions& options, Layout layout, const st
             for (int64_t pad : {0, 3})
               for (Batch batch : batches)
                 for (auto [alpha, beta] : kScalars) {
-                  const GemmDesc d = make_desc(type, layout, op_a, op_b, m, n, k, pad, batch, alpha, beta);
+                  GemmDesc d = make_desc(type, layout, op_a, op_b, m, n, k, pad, batch, alpha, beta);
+                  d.c_type = c_type;
                   const auto r = test::check_gemm_call(d, options, rng);
                   ++runs;
                   if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);
@@ -98,6 +100,31 @@ TEST_SUITE("blas") {
   TEST_CASE("grid tiled i32") {
     for (Layout l : {Layout::row_major, Layout::col_major})
       run_grid(DataType::i32, {.kernel = Kernel::tiled, .tile = 8}, l, {Batch::one, Batch::three_broadcast_b});
+  }
+  // f16 inputs: the SIMT path with C f32 and C f16 (every device with shaderFloat16), and the
+  // cooperative-matrix kernels (untransposed operands) where the device and this build have them.
+  TEST_CASE("grid f16") {
+    const Engine& e = test::engine();
+    if (!e.device().float16 || !e.device().storage16) {
+      MESSAGE("skipped: ", e.device().name, " lacks shaderFloat16 or storageBuffer16BitAccess");
+      return;
+    }
+    for (DataType out : {DataType::f32, DataType::f16}) {
+      CAPTURE(to_string(out));
+      run_grid(DataType::f16, {.kernel = Kernel::tiled, .tile = 8}, Layout::row_major,
+               {Batch::one, Batch::three_broadcast_a}, {Op::n, Op::t}, out);
+      run_grid(DataType::f16, {.kernel = Kernel::naive, .tile = 8}, Layout::col_major, {Batch::three}, {Op::t}, out);
+      for (Kernel kernel : matrix_kernels) {
+        try {
+          e.check_supported(DataType::f16, out, {.kernel = kernel});
+        } catch (const Error& why) {
+          MESSAGE(std::string(to_string(kernel)), " skipped: ", std::string(why.what()));
+          continue;
+        }
+        for (Layout l : {Layout::row_major, Layout::col_major})
+          run_grid(DataType::f16, {.kernel = kernel}, l, kAllBatches, {Op::n}, out);
+      }
+    }
   }
   TEST_CASE("grid tiled f64") {
     if (!test::engine().device().float64) {
