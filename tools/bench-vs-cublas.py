@@ -4,6 +4,9 @@
 For each shape: `vkgemm run` (fresh random inputs, verified against the CPU reference first, then the median
 of --repeat timestamped dispatches with a barrier between them, after --warmup) and cuBLAS through PyTorch
 (random inputs, TF32 off, CUDA events around each product, the median of --repeat after --warmup).
+--type f16 compares fp16 products (A and B float16, fp32 accumulation) with cuBLAS HGEMM through
+torch.matmul on float16 tensors; vkgemm's C is float16 too unless --out-type f32 (default shapes: the
+square ones and 4096x512x14336).
 Prints a table of TFLOP/s with the ratio vkgemm / cuBLAS and writes JSON (--json).
 Needs python3 with torch (CUDA) and a built vkgemm; see docs/gpu.md.
 """
@@ -16,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 
+F16_SHAPES = ["1024", "2048", "4096", "8192", "4096x512x14336"]
 DEFAULT_SHAPES = ["1024", "2048", "4096", "8192", "4096x4096x1024", "8192x1024x8192", "1024x8192x8192",
                   "127x4096x4096"]
 
@@ -34,6 +38,8 @@ def run_vkgemm(binary, m, n, k, args):
         path = f.name
     cmd = [binary, "run", "--m", str(m), "--n", str(n), "--k", str(k), "--type", args.type, "--kernel", args.kernel,
            "--repeat", str(args.repeat), "--warmup", str(args.warmup), "--json", path]
+    if args.type == "f16":
+        cmd += ["--out-type", args.out_type]
     if not args.no_verify:
         cmd.append("--verify")
     proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -50,7 +56,7 @@ def run_vkgemm(binary, m, n, k, args):
 
 
 def time_cublas(torch, m, n, k, args):
-    dtype = {"f32": torch.float32, "f64": torch.float64}[args.type]
+    dtype = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16}[args.type]
     a = torch.rand((m, k), device="cuda", dtype=dtype) * 2 - 1
     b = torch.rand((k, n), device="cuda", dtype=dtype) * 2 - 1
     c = torch.empty((m, n), device="cuda", dtype=dtype)
@@ -71,8 +77,10 @@ def time_cublas(torch, m, n, k, args):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--vkgemm", default="build/release/vkgemm", help="the vkgemm program")
-    p.add_argument("--shapes", nargs="+", default=DEFAULT_SHAPES, help="N (square) or MxNxK")
-    p.add_argument("--type", default="f32", choices=["f32", "f64"])
+    p.add_argument("--shapes", nargs="+", help="N (square) or MxNxK (default: the issue's shapes for the type)")
+    p.add_argument("--type", default="f32", choices=["f32", "f64", "f16"])
+    p.add_argument("--out-type", default="f16", choices=["f16", "f32"],
+                   help="f16 inputs: vkgemm's C type (default f16, as cuBLAS HGEMM gives)")
     p.add_argument("--kernel", default="auto", help="vkgemm kernel (default auto)")
     p.add_argument("--repeat", type=int, default=30, help="timed runs of each (median; at least 20)")
     p.add_argument("--warmup", type=int, default=30, help="untimed runs first, for both (the GPU clocks up)")
@@ -80,6 +88,8 @@ def main():
     p.add_argument("--commit", default="unknown", help="the vkgemm commit, recorded in the JSON")
     p.add_argument("--json", help="write the results here")
     args = p.parse_args()
+    if args.shapes is None:
+        args.shapes = F16_SHAPES if args.type == "f16" else DEFAULT_SHAPES
     if args.repeat < 20:
         raise SystemExit("bench-vs-cublas: --repeat must be at least 20")
 
@@ -110,7 +120,7 @@ def main():
         kernel = f"{record['kernel']} {record['config']}"
         print(f"{f'{m}x{n}x{k}':>20} {kernel:<40} {vk_tflops:9.2f} {cublas_tflops:9.2f} {ratio:6.3f}  {check}")
         rows.append({"device": record["device"], "driver": record["driver"], "cuda_device": gpu, "type": args.type,
-                     "m": m, "n": n, "k": k, "kernel": record["kernel"], "config": record["config"],
+                     "out_type": record.get("out_type", args.type), "m": m, "n": n, "k": k, "kernel": record["kernel"], "config": record["config"],
                      "vkgemm_tflops": round(vk_tflops, 3), "cublas_tflops": round(cublas_tflops, 3),
                      "ratio": round(ratio, 4), "vkgemm_median_ms": record["median_ms"],
                      "cublas_median_ms": cublas_ms, "repeat": args.repeat, "verified": record["verified"],

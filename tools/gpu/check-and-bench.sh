@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# One device session's checks and measurements, in one call (device time is scarce): the GPU test suites
+# that lavapipe cannot run (the cooperative-matrix kernels through the BLAS grid), the fp16 verification
+# and timing script (which runs the f16 suite too), then vkgemm against cuBLAS in the same run for f16 and f32.
+# Run from the repository root with build/release present; results go under $OUT (default out/gpu).
+# Usage: tools/gpu/check-and-bench.sh [phase...]   phases: tests fp16 bench-f16 bench-f32 stats (default all)
+# Exit status: 1 when any phase failed (each phase still runs).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-out/gpu}
+mkdir -p "$out"
+bin=build/release/vkgemm
+tests=build/release/tests/vkgemm_tests
+commit=$(cat build/release/commit.txt 2>/dev/null || echo unknown)
+phases=("$@")
+((${#phases[@]})) || phases=(tests fp16 bench-f16 bench-f32 stats)
+failures=0
+
+phase() {  # phase NAME COMMAND...: runs it, logs to $out/NAME.txt, says how long it took
+  local name=$1 start rc
+  shift
+  start=$(date +%s)
+  echo "== $name"
+  "$@" 2>&1 | tee "$out/$name.txt"
+  rc=${PIPESTATUS[0]}
+  echo "== $name: exit $rc, $(($(date +%s) - start)) s"
+  ((rc == 0)) || failures=$((failures + 1))
+}
+
+# The validation layer is there when .gl's packages were unpacked; without it the suites run unvalidated.
+validation() {
+  if ls /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json >/dev/null 2>&1; then
+    "$@"
+  else
+    echo "(no validation layer: running without it)"
+    VKGEMM_TEST_VALIDATION=0 "$@"
+  fi
+}
+
+"$bin" devices > "$out/devices.txt" 2>&1
+for p in "${phases[@]}"; do
+  case $p in
+    tests) phase tests validation bash -c "$tests --test-suite=blas '--test-case=grid f16' && $tests --test-suite=coopmat_config" ;;
+    fp16) phase fp16 tools/gpu/check-fp16.sh ;;
+    bench-f16) phase bench-f16 python3 tools/bench-vs-cublas.py --type f16 --commit "$commit" \
+                 --json "$out/bench-f16.json" ;;
+    bench-f32) phase bench-f32 python3 tools/bench-vs-cublas.py --commit "$commit" --json "$out/bench-f32.json" ;;
+    stats)
+      # What limits the kernels, from the driver: registers, shared memory, spills per pipeline.
+      phase stats bash -c "
+        $bin run --m 4096 --n 4096 --k 4096 --stats --repeat 1 --warmup 0 &&
+        $bin run --m 127 --n 4096 --k 4096 --stats --repeat 1 --warmup 0 &&
+        $bin run --m 1024 --n 1024 --k 1024 --type f64 --kernel blocked --stats --repeat 1 --warmup 0 &&
+        $bin run --m 4096 --n 4096 --k 4096 --type f16 --kernel coopmat --stats --repeat 1 --warmup 0 &&
+        $bin run --m 4096 --n 4096 --k 4096 --type f16 --kernel coopmat2 --stats --repeat 1 --warmup 0" ;;
+    *) echo "check-and-bench: unknown phase $p"; failures=$((failures + 1)) ;;
+  esac
+done
+echo "check-and-bench: commit $commit, $failures phase(s) failed"
+((failures == 0))
