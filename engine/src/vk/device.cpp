@@ -31,9 +31,12 @@ Device::Device(const PhysicalDevice& physical) : physical_(physical.handle), fam
     f11.pNext = &f12;
     tail = &f12.pNext;
   }
-  if (d.subgroup_size_control) {
-    f13.subgroupSizeControl = VK_TRUE;
-    f13.computeFullSubgroups = VK_TRUE;
+  if (d.vulkan13) {
+    f13.subgroupSizeControl = on(d.subgroup_size_control);
+    f13.computeFullSubgroups = on(d.subgroup_size_control);
+    // Required of every 1.3 device; SPIR-V 1.6 (the cooperative-matrix shaders) sizes workgroups from
+    // specialization constants with LocalSizeId, which needs it on.
+    f13.maintenance4 = VK_TRUE;
     *tail = &f13;
     tail = &f13.pNext;
   }
