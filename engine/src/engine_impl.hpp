@@ -27,9 +27,10 @@ struct BufferImpl {
 // What a GemmRecording keeps alive until the application's submission completes.
 struct RecordingImpl {
   const EngineImpl* engine = nullptr;
-  vk::DeviceHandle<VkDescriptorPool> descriptors;  // holds the one set the dispatches bind
+  vk::DeviceHandle<VkDescriptorPool> descriptors;  // holds the sets the dispatches bind, one or two a piece
   vk::DeviceHandle<VkQueryPool> queries;           // 2 timestamps per timed dispatch, when the queue has them
-  Buffer workspace;                                // split-K partial sums, when the plan splits K
+  Buffer workspace;                                // split-K partial sums, when the plan splits K (shared
+                                                   // by the pieces, which run one after another)
   Kernel kernel = Kernel::automatic;               // what ran, for GemmTiming
   std::string config;
   uint32_t repeat = 0;
@@ -58,8 +59,6 @@ struct EngineImpl {
 
   // Throws unless `buffer` is a live buffer of this engine.
   const BufferImpl& owned(const Buffer& buffer, const char* what) const;
-  // Throws too_large when `bytes` starting at an unaligned offset cannot be bound as one storage buffer.
-  void check_binding_fits(const char* what, uint64_t bytes) const;
 
   // Every public call holds it: one engine may be shared by threads, its calls run one at a time.
   // Recursive because the conveniences call the other members.
@@ -84,6 +83,10 @@ struct Access {
   static const BufferImpl* impl(const Buffer& b) { return b.impl_.get(); }
   static GemmRecording recording(std::unique_ptr<RecordingImpl> r) { return GemmRecording(std::move(r)); }
 };
+
+// Lowers `info`'s maxComputeWorkGroupCount and maxStorageBufferRange to VKGEMM_TEST_MAX_GROUP_COUNT and
+// VKGEMM_TEST_MAX_STORAGE_RANGE where those are set (testing knobs, engine.hpp); throws on a bad value.
+void apply_test_limits(DeviceInfo& info);
 
 // One global memory barrier from `src` stages/accesses to `dst` ones.
 void memory_barrier(const VolkDeviceTable& t, VkCommandBuffer cmd, VkPipelineStageFlags src_stage,

@@ -92,9 +92,6 @@ GemmTiming EngineImpl::gemm_host(const GemmDesc& desc, const void* a, const void
   const uint64_t es = element_size(desc.type);
   const uint64_t bytes[3] = {operand_extent(desc, 'A').elements * es, operand_extent(desc, 'B').elements * es,
                              operand_extent(desc, 'C').elements * es};
-  check_binding_fits("gemm: A", bytes[0]);
-  check_binding_fits("gemm: B", bytes[1]);
-  check_binding_fits("gemm: C", bytes[2]);
   GemmTiming timing;
   timing.gpu_timestamps = physical.info.timestamps;
   if (bytes[2] == 0 || desc.batch == 0) return timing;  // m or n is 0: nothing to do

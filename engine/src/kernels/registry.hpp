@@ -52,6 +52,8 @@ struct Plan {
   std::array<uint32_t, 3> reduce_grid{};
   std::string description;            // "tile 16", "128x128x8 8x8 lanes 8 split 1"
   uint32_t flags = 0;                 // GEMM_VEC_* for the main pass
+  BlockedConfig blocked;              // blocked: the configuration chosen (split_k as asked), so that the
+                                      // pieces of a partitioned product can be planned with the same one
 };
 
 // The SPIR-V of a shader variant; throws vkgemm::Error when this build has none of that name.
