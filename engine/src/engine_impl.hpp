@@ -47,12 +47,17 @@ struct EngineImpl {
   void read(const Buffer& buffer, uint64_t offset, void* data, uint64_t bytes);
   void fill(Buffer& buffer, uint64_t offset, uint64_t bytes, uint32_t word);
 
+  // Every check record() makes before recording anything: the BLAS arguments, repeat and warmup, the
+  // kernel, the buffers. Throws vkgemm::Error.
+  void check_call(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options) const;
   // The core: checks everything, then records into `cmd` (see record_gemm in vulkan.hpp).
   std::unique_ptr<RecordingImpl> record(VkCommandBuffer cmd, const GemmDesc& desc, const VulkanBufferRange (&ops)[3],
                                         const GemmOptions& options);
   // record() into the engine's command buffer between full barriers, submitted with `sync`, waited for.
   GemmTiming submit(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options,
                     const SubmitSync* sync);
+  // submit() once per K chunk of options.max_k_per_submission, each its own submission, waited for.
+  GemmTiming submit_k_chunks(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options);
   GemmTiming gemm(const GemmDesc& desc, const BufferOffset (&ops)[3], const GemmOptions& options);
   GemmTiming gemm(const MatrixRef& a, const MatrixRef& b, const MatrixRef& c, const GemmOptions& options);
   GemmTiming gemm_host(const GemmDesc& desc, const void* a, const void* b, void* c, const GemmOptions& options);

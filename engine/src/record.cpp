@@ -52,48 +52,52 @@ void put_scalar(unsigned char* at, DataType type, double v) {
 
 }  // namespace
 
-std::unique_ptr<RecordingImpl> EngineImpl::record(VkCommandBuffer cmd, const GemmDesc& desc,
-                                                  const VulkanBufferRange (&ops)[3], const GemmOptions& requested) {
+void EngineImpl::check_call(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options) const {
   check_gemm(desc);
-  if (requested.repeat == 0 || requested.repeat > kMaxRepeat || requested.warmup > kMaxRepeat) {
+  if (options.repeat == 0 || options.repeat > kMaxRepeat || options.warmup > kMaxRepeat) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("gemm: repeat must be 1 to {} and warmup 0 to {} (got {} and {})", kMaxRepeat, kMaxRepeat,
-                            requested.repeat, requested.warmup));
+                            options.repeat, options.warmup));
   }
-  if (desc.beta != 0.0 && requested.repeat + requested.warmup > 1) {
+  if (desc.beta != 0.0 && options.repeat + options.warmup > 1) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("gemm: with beta = {} every dispatch updates C in place, so warmup + repeat must be 1 "
-                            "(got {} + {})", desc.beta, requested.warmup, requested.repeat));
+                            "(got {} + {})", desc.beta, options.warmup, options.repeat));
   }
-  const DataType type = desc.type;
-  const auto& info = physical.info;
-  const GemmOptions& options = requested;
-  kernels::check_supported(info, tuning, type, options);
-  if (!cmd) throw Error(ErrorCode::invalid_argument, "gemm: the command buffer is VK_NULL_HANDLE");
-
-  const uint64_t es = element_size(type);
+  kernels::check_supported(physical.info, tuning, desc.type, options);
+  const uint64_t es = element_size(desc.type);
   const char names[3] = {'A', 'B', 'C'};
-  Operand op[3];
   for (int i = 0; i < 3; ++i) {
-    Operand& o = op[i];
-    o.range = ops[i];
-    o.extent = operand_extent(desc, names[i]);
-    const uint64_t bytes = o.extent.elements * es;
-    if (o.range.buffer == VK_NULL_HANDLE) {
+    const VulkanBufferRange& range = ops[i];
+    const OperandExtent extent = operand_extent(desc, names[i]);
+    const uint64_t bytes = extent.elements * es;
+    if (range.buffer == VK_NULL_HANDLE) {
       throw Error(ErrorCode::invalid_argument, fmt::format("gemm: {} has no buffer", names[i]));
     }
-    if (o.range.offset % es) {
+    if (range.offset % es) {
       throw Error(ErrorCode::invalid_argument, fmt::format("gemm: {}'s offset {} is not a multiple of the {}-byte "
-                                                           "element", names[i], o.range.offset, es));
+                                                           "element", names[i], range.offset, es));
     }
-    if (bytes > o.range.size) {
+    if (bytes > range.size) {
       throw Error(ErrorCode::buffer_too_small,
                   fmt::format("gemm: {} ({} {}x{}, ld {}, batch {} with stride {}) needs bytes up to {}; its "
                               "buffer has {} bytes", names[i], desc.layout == Layout::row_major ? "row-major" : "column-major",
-                              o.extent.outer, o.extent.inner, o.extent.ld, desc.batch, o.extent.stride,
-                              o.range.offset + bytes, o.range.offset + o.range.size));
+                              extent.outer, extent.inner, extent.ld, desc.batch, extent.stride,
+                              range.offset + bytes, range.offset + range.size));
     }
   }
+}
+
+std::unique_ptr<RecordingImpl> EngineImpl::record(VkCommandBuffer cmd, const GemmDesc& desc,
+                                                  const VulkanBufferRange (&ops)[3], const GemmOptions& options) {
+  check_call(desc, ops, options);
+  if (!cmd) throw Error(ErrorCode::invalid_argument, "gemm: the command buffer is VK_NULL_HANDLE");
+  const DataType type = desc.type;
+  const auto& info = physical.info;
+  const uint64_t es = element_size(type);
+  const char names[3] = {'A', 'B', 'C'};
+  Operand op[3];
+  for (int i = 0; i < 3; ++i) op[i].range = ops[i], op[i].extent = operand_extent(desc, names[i]);
 
   auto rec = std::make_unique<RecordingImpl>();
   rec->engine = this;
