@@ -87,6 +87,27 @@ TEST_SUITE("limits") {
     check_still_usable("6000x6000");
   }
 
+  TEST_CASE("a batch past maxComputeWorkGroupCount[2] and rows past [1]: split into dispatches, right") {
+    // The device's own limits (65535 on lavapipe), reached cheaply with thin matrices.
+    Engine& e = test::engine();
+    auto rng = test::case_rng("grid limits");
+    const auto& count = e.device().max_workgroup_count;
+    GemmDesc batched{.m = 2, .n = 3, .k = 4, .alpha = 1.5, .beta = 0.5};
+    batched.batch = int64_t{count[2]} + 7;
+    GemmDesc tall{.m = int64_t{count[1]} * 16 + 5, .n = 3, .k = 2};
+    for (const GemmDesc& d : {batched, tall}) {
+      if (d.m * d.k + d.batch * 24 > (int64_t{1} << 26)) {  // a device with far larger limits: skip, too big
+        MESSAGE("skipped: ", test::describe(d), " is too large to check here");
+        continue;
+      }
+      const auto r = test::check_gemm_call(e, d, {.kernel = Kernel::tiled, .tile = 16}, rng);
+      INFO(r.detail);
+      CHECK(r.passed);
+      CHECK(contains(r.timing.config, "2 pieces"));
+      MESSAGE(r.detail);
+    }
+  }
+
   TEST_CASE("allocations past maxMemoryAllocationSize or the heap are too_large, before Vulkan is asked") {
     Engine& e = test::engine();
     const auto& dev = e.device();
