@@ -83,9 +83,8 @@ struct Guarded {
   uint64_t data_bytes = 0;
 };
 
-Guarded make_guarded(DataType type, uint32_t rows, uint32_t cols, const std::vector<std::byte>& contents,
+Guarded make_guarded(Engine& e, DataType type, uint32_t rows, uint32_t cols, const std::vector<std::byte>& contents,
                      uint32_t skew = 3) {
-  Engine& e = engine();
   Guarded g;
   const uint64_t es = element_size(type);
   g.data_offset = kGuardBytes + skew * es;
@@ -123,10 +122,10 @@ std::vector<std::byte> operand_contents(const GemmDesc& d, char which, bool all_
 }
 
 // Reads the whole buffer back; returns the matrix and reports any guard byte that changed.
-std::vector<std::byte> read_guarded(const Guarded& g, const char* name, std::string& problems) {
+std::vector<std::byte> read_guarded(Engine& e, const Guarded& g, const char* name, std::string& problems) {
   const uint64_t total = g.buffer.size();
   std::vector<std::byte> all(total);
-  engine().read(g.buffer, 0, all.data(), total);
+  e.read(g.buffer, 0, all.data(), total);
   uint64_t changed = 0;
   for (uint64_t i = 0; i < total; ++i) {
     const bool guard = i < g.data_offset || i >= g.data_offset + g.data_bytes;
@@ -151,53 +150,59 @@ std::string describe(const GemmDesc& d) {
 }
 
 ProductCheck check_gemm_call(const GemmDesc& desc, const GemmOptions& options, std::mt19937_64& rng) {
+  return check_gemm_call(engine(), desc, options, rng);
+}
+
+ProductCheck check_gemm_call(Engine& e, const GemmDesc& desc, const GemmOptions& options, std::mt19937_64& rng) {
   const bool reads_ab = desc.alpha != 0.0 && desc.k != 0;
   const auto a = operand_contents(desc, 'A', !reads_ab, rng);
   const auto b = operand_contents(desc, 'B', !reads_ab, rng);
   const auto c0 = operand_contents(desc, 'C', desc.beta == 0.0, rng);
   // A zero-element operand still gets a buffer (of guards only) to point at.
-  Guarded ga = make_guarded(desc.type, 0, 0, a);
-  Guarded gb = make_guarded(desc.type, 0, 0, b);
-  Guarded gc = make_guarded(output_type(desc), 0, 0, c0);
+  Guarded ga = make_guarded(e, desc.type, 0, 0, a);
+  Guarded gb = make_guarded(e, desc.type, 0, 0, b);
+  Guarded gc = make_guarded(e, output_type(desc), 0, 0, c0);
   ProductCheck out;
   try {
-    engine().gemm(desc, {&ga.buffer, ga.data_offset}, {&gb.buffer, gb.data_offset}, {&gc.buffer, gc.data_offset},
+    out.timing = e.gemm(desc, {&ga.buffer, ga.data_offset}, {&gb.buffer, gb.data_offset}, {&gc.buffer, gc.data_offset},
                   options);
-  } catch (const Error& e) {
-    out.detail = fmt::format("{} {} tile {}: threw {}", describe(desc), to_string(options.kernel), options.tile, e.what());
+  } catch (const Error& err) {
+    out.detail = fmt::format("{} {} tile {}: threw {}", describe(desc), to_string(options.kernel), options.tile, err.what());
     return out;
   }
   std::string problems;
-  read_guarded(ga, "A", problems);
-  read_guarded(gb, "B", problems);
-  const auto c = read_guarded(gc, "C", problems);
+  read_guarded(e, ga, "A", problems);
+  read_guarded(e, gb, "B", problems);
+  const auto c = read_guarded(e, gc, "C", problems);
   const Comparison cmp = compare_with_reference(desc, a.data(), b.data(), c0.data(), c.data(), options.f16_accumulate);
   if (!cmp.passed) problems += cmp.summary();
   out.passed = problems.empty();
-  out.detail = fmt::format("{} {} tile {}: {}", describe(desc), to_string(options.kernel), options.tile,
-                           out.passed ? "ok" : problems);
+  out.detail = fmt::format("{} {} tile {} ({} {}): {}", describe(desc), to_string(options.kernel), options.tile,
+                           to_string(out.timing.kernel), out.timing.config, out.passed ? "ok" : problems);
   return out;
 }
 
+std::unique_ptr<Engine> make_engine(EngineOptions options) {
+  // Always on in CI. VKGEMM_TEST_VALIDATION=0 turns it off for a machine without the layer (a lent GPU
+  // that carries only the build): the numbers are still checked, and the runner says validation is off.
+  const char* env = std::getenv("VKGEMM_TEST_VALIDATION");
+  options.validation = !(env && std::string(env) == "0");
+  static std::once_flag said;
+  if (!options.validation) std::call_once(said, [] { fmt::print("vkgemm tests: validation is OFF (VKGEMM_TEST_VALIDATION=0)\n"); });
+  options.on_validation_message = [](std::string_view message) {
+    if (is_expected(message)) return;
+    g_messages.fetch_add(1);
+    if (doctest::is_running_in_test) {
+      ADD_FAIL_CHECK_AT(__FILE__, __LINE__, std::string(message));
+    } else {
+      fmt::print(stderr, "{}\n", message);
+    }
+  };
+  return std::make_unique<Engine>(options);
+}
+
 Engine& engine() {
-  static std::unique_ptr<Engine> e = [] {
-    EngineOptions options;
-    // Always on in CI. VKGEMM_TEST_VALIDATION=0 turns it off for a machine without the layer (a lent GPU
-    // that carries only the build): the numbers are still checked, and the runner says validation is off.
-    const char* env = std::getenv("VKGEMM_TEST_VALIDATION");
-    options.validation = !(env && std::string(env) == "0");
-    if (!options.validation) fmt::print("vkgemm tests: validation is OFF (VKGEMM_TEST_VALIDATION=0)\n");
-    options.on_validation_message = [](std::string_view message) {
-      if (is_expected(message)) return;
-      g_messages.fetch_add(1);
-      if (doctest::is_running_in_test) {
-        ADD_FAIL_CHECK_AT(__FILE__, __LINE__, std::string(message));
-      } else {
-        fmt::print(stderr, "{}\n", message);
-      }
-    };
-    return std::make_unique<Engine>(options);
-  }();
+  static std::unique_ptr<Engine> e = make_engine();
   return *e;
 }
 
@@ -253,16 +258,18 @@ ProductCheck check_product(DataType input, DataType output, uint32_t m, uint32_t
                            const GemmOptions& options, std::mt19937_64& rng, uint32_t skew) {
   const auto a = random_elements(input, uint64_t{m} * k, rng);
   const auto b = random_elements(input, uint64_t{k} * n, rng);
-  Guarded ga = make_guarded(input, m, k, a, skew);
-  Guarded gb = make_guarded(input, k, n, b, skew);
-  Guarded gc = make_guarded(output, m, n, poison(output, uint64_t{m} * n), skew);
-  const GemmTiming timing = engine().gemm(ga.ref, gb.ref, gc.ref, options);
+  Engine& e = engine();
+  Guarded ga = make_guarded(e, input, m, k, a, skew);
+  Guarded gb = make_guarded(e, input, k, n, b, skew);
+  Guarded gc = make_guarded(e, output, m, n, poison(output, uint64_t{m} * n), skew);
+  const GemmTiming timing = e.gemm(ga.ref, gb.ref, gc.ref, options);
 
   ProductCheck out;
+  out.timing = timing;
   std::string problems;
-  read_guarded(ga, "A", problems);
-  read_guarded(gb, "B", problems);
-  const auto c = read_guarded(gc, "C", problems);
+  read_guarded(e, ga, "A", problems);
+  read_guarded(e, gb, "B", problems);
+  const auto c = read_guarded(e, gc, "C", problems);
   const Comparison cmp =
       compare_with_reference(input, output, m, n, k, a.data(), b.data(), c.data(), options.f16_accumulate);
   if (!cmp.passed) problems += cmp.summary();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -28,6 +29,9 @@ void expect_error(F&& f, ErrorCode code, const std::string& words) {
 
 // The engine under test: VK_LAYER_KHRONOS_validation on, on VKGEMM_DEVICE or the best device.
 Engine& engine();
+// Another engine with `options` and validation on, its messages failing the running test as engine()'s
+// do: for tests that need an engine of their own (one created under VKGEMM_TEST_* limits).
+std::unique_ptr<Engine> make_engine(EngineOptions options = {});
 // Messages validation has reported in this process so far.
 uint64_t validation_messages();
 
@@ -51,6 +55,7 @@ std::mt19937_64 case_rng(const std::string& case_name);
 struct ProductCheck {
   bool passed = false;
   std::string detail;  // what went wrong, for the failure message
+  GemmTiming timing;   // what the engine reported (kernel, configuration, pieces, times)
 };
 
 // Multiplies fresh random m x k and k x n matrices on the device, each placed at an offset
@@ -80,6 +85,8 @@ std::vector<std::byte> random_elements(DataType type, uint64_t count, std::mt199
 // poison when beta = 0 (it must not be read). Passes when C matches compare_with_reference(desc, ...),
 // the gaps of C are unchanged and every guard is untouched.
 ProductCheck check_gemm_call(const GemmDesc& desc, const GemmOptions& options, std::mt19937_64& rng);
+// The same on another engine (make_engine()).
+ProductCheck check_gemm_call(Engine& engine, const GemmDesc& desc, const GemmOptions& options, std::mt19937_64& rng);
 // One line naming a call: type, layout, ops, sizes, lds, batch and strides, alpha and beta.
 std::string describe(const GemmDesc& desc);
 

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -27,6 +28,27 @@ void memory_barrier(const VolkDeviceTable& t, VkCommandBuffer cmd, VkPipelineSta
   t.vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &barrier, 0, nullptr, 0, nullptr);
 }
 
+void apply_test_limits(DeviceInfo& info) {
+  // Only lowers: a knob for exercising the partition (partition.hpp), never a way past the device.
+  const auto read = [](const char* name, uint64_t max) -> std::optional<uint64_t> {
+    const char* env = std::getenv(name);
+    if (!env || !*env) return std::nullopt;
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(env, &end, 10);
+    if (*end || v == 0 || v > max || env[0] == '-') {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("{}={} is not a whole number from 1 to {}", name, env, max));
+    }
+    return v;
+  };
+  if (const auto v = read("VKGEMM_TEST_MAX_GROUP_COUNT", 0xffffffffull)) {
+    for (auto& count : info.max_workgroup_count) count = std::min<uint32_t>(count, static_cast<uint32_t>(*v));
+  }
+  if (const auto v = read("VKGEMM_TEST_MAX_STORAGE_RANGE", ~0ull)) {
+    info.max_storage_buffer_range = std::min(info.max_storage_buffer_range, *v);
+  }
+}
+
 EngineImpl::EngineImpl(const EngineOptions& options) {
   sink.callback = options.on_validation_message;
   for (const auto& [name, json] : tuning::builtin_tables()) tuning.add_json(json, "built-in tuning table " + name);
@@ -47,6 +69,7 @@ EngineImpl::EngineImpl(const EngineOptions& options) {
     if (const char* env = std::getenv("VKGEMM_DEVICE")) selector = env;
   }
   physical = select_device(devices, selector);
+  apply_test_limits(physical.info);
   device = std::make_unique<vk::Device>(physical);
   memory = std::make_unique<vk::MemoryAllocator>(*instance, *device, physical.info);
   submitter = std::make_unique<vk::Submitter>(*device);

@@ -27,9 +27,10 @@ struct BufferImpl {
 // What a GemmRecording keeps alive until the application's submission completes.
 struct RecordingImpl {
   const EngineImpl* engine = nullptr;
-  vk::DeviceHandle<VkDescriptorPool> descriptors;  // holds the one set the dispatches bind
+  vk::DeviceHandle<VkDescriptorPool> descriptors;  // holds the sets the dispatches bind, one or two a piece
   vk::DeviceHandle<VkQueryPool> queries;           // 2 timestamps per timed dispatch, when the queue has them
-  Buffer workspace;                                // split-K partial sums, when the plan splits K
+  Buffer workspace;                                // split-K partial sums, when the plan splits K (shared
+                                                   // by the pieces, which run one after another)
   Kernel kernel = Kernel::automatic;               // what ran, for GemmTiming
   std::string config;
   uint32_t repeat = 0;
@@ -46,20 +47,23 @@ struct EngineImpl {
   void read(const Buffer& buffer, uint64_t offset, void* data, uint64_t bytes);
   void fill(Buffer& buffer, uint64_t offset, uint64_t bytes, uint32_t word);
 
+  // Every check record() makes before recording anything: the BLAS arguments, repeat and warmup, the
+  // kernel, the buffers. Throws vkgemm::Error.
+  void check_call(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options) const;
   // The core: checks everything, then records into `cmd` (see record_gemm in vulkan.hpp).
   std::unique_ptr<RecordingImpl> record(VkCommandBuffer cmd, const GemmDesc& desc, const VulkanBufferRange (&ops)[3],
                                         const GemmOptions& options);
   // record() into the engine's command buffer between full barriers, submitted with `sync`, waited for.
   GemmTiming submit(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options,
                     const SubmitSync* sync);
+  // submit() once per K chunk of options.max_k_per_submission, each its own submission, waited for.
+  GemmTiming submit_k_chunks(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options);
   GemmTiming gemm(const GemmDesc& desc, const BufferOffset (&ops)[3], const GemmOptions& options);
   GemmTiming gemm(const MatrixRef& a, const MatrixRef& b, const MatrixRef& c, const GemmOptions& options);
   GemmTiming gemm_host(const GemmDesc& desc, const void* a, const void* b, void* c, const GemmOptions& options);
 
   // Throws unless `buffer` is a live buffer of this engine.
   const BufferImpl& owned(const Buffer& buffer, const char* what) const;
-  // Throws too_large when `bytes` starting at an unaligned offset cannot be bound as one storage buffer.
-  void check_binding_fits(const char* what, uint64_t bytes) const;
 
   // Every public call holds it: one engine may be shared by threads, its calls run one at a time.
   // Recursive because the conveniences call the other members.
@@ -84,6 +88,10 @@ struct Access {
   static const BufferImpl* impl(const Buffer& b) { return b.impl_.get(); }
   static GemmRecording recording(std::unique_ptr<RecordingImpl> r) { return GemmRecording(std::move(r)); }
 };
+
+// Lowers `info`'s maxComputeWorkGroupCount and maxStorageBufferRange to VKGEMM_TEST_MAX_GROUP_COUNT and
+// VKGEMM_TEST_MAX_STORAGE_RANGE where those are set (testing knobs, engine.hpp); throws on a bad value.
+void apply_test_limits(DeviceInfo& info);
 
 // One global memory barrier from `src` stages/accesses to `dst` ones.
 void memory_barrier(const VolkDeviceTable& t, VkCommandBuffer cmd, VkPipelineStageFlags src_stage,

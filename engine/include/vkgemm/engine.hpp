@@ -43,6 +43,10 @@ struct EngineOptions {
   // exists but cannot be read or parsed is an error. "none": built-in tables only.
   std::string tuning_file;
 };
+// Testing knobs, read when an Engine is created: VKGEMM_TEST_MAX_GROUP_COUNT=N lowers the
+// maxComputeWorkGroupCount the engine honours (every axis) to N, VKGEMM_TEST_MAX_STORAGE_RANGE=BYTES its
+// maxStorageBufferRange, so that small products exercise the cutting of large ones into pieces
+// (device() reports the lowered values). Never raised past the device's own; unset in normal use.
 
 // A storage buffer on the engine's device. Move-only; it must not outlive its Engine.
 class Buffer {
@@ -111,6 +115,14 @@ struct GemmOptions {
   // a sum above 65504 overflows to infinity and the error grows with k at fp16's 2^-11 per addition;
   // see reference.hpp for the bound. Off by default.
   bool f16_accumulate = false;
+  // Display-driver watchdogs reset a GPU whose submission runs too long (Windows' TDR: 2 seconds). With a
+  // bound, a product whose K is longer is cut along K into chunks of at most this many (rounded down to
+  // the kernel's K step where that leaves at least one), summed in order: the first applies beta, the
+  // rest add to C (the same result up to float rounding; exactly for i32). Engine::gemm submits and
+  // waits for each chunk on its own; record_gemm and submit_gemm record them as consecutive dispatches
+  // of one command buffer. 0: no bound. The cut matches the caller's bound, not a measured time: pick it
+  // from a benchmark on the slowest device (a chunk costs about 2·m·n·bound flops).
+  uint32_t max_k_per_submission = 0;
 };
 
 struct GemmTiming {

@@ -96,9 +96,10 @@ class GemmRecording {
 // Before: the application makes its writes of A, B and C (C only when beta != 0) available and visible to
 // VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT / VK_ACCESS_SHADER_READ_BIT, and orders its earlier reads and writes
 // of C before VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT / VK_ACCESS_SHADER_WRITE_BIT (a barrier, or a semaphore).
-// Recorded: the dispatches (warmup + repeat), a compute-to-compute barrier between consecutive ones (each
-// writes C), a query-pool reset and timestamps around each timed dispatch. Nothing else: no barrier before
-// the first dispatch nor after the last.
+// Recorded: the dispatches (warmup + repeat products; a product past the device's limits, or with a K
+// longer than options.max_k_per_submission, is several dispatches, see engine.hpp), a compute-to-compute
+// barrier between consecutive ones (each writes C), a query-pool reset and timestamps around each timed
+// product. Nothing else: no barrier before the first dispatch nor after the last.
 // After: C is written by VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT with VK_ACCESS_SHADER_WRITE_BIT; A and B are
 // read there. The application records the barrier its next use of C (or its next write of A or B) needs.
 // Throws vkgemm::Error, recording nothing, when an argument is invalid or the device cannot run the kernel.

@@ -363,6 +363,7 @@ Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOption
   } else {
     const BlockedConfig c = choose_blocked(device, table, options, type, p.m, p.n, p.k);
     check_blocked_config(device, type, c);
+    out.blocked = c;
     const uint32_t wanted = choose_splits(c, p.m, p.n, p.k, p.batch);
     // Slices of whole K steps; the last may be shorter, none is empty.
     const uint32_t steps = (p.k + c.bk - 1) / c.bk;

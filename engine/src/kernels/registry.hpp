@@ -69,6 +69,8 @@ struct Plan {
   std::array<uint32_t, 3> reduce_grid{};
   std::string description;            // "tile 16", "128x128x8 8x8 lanes 8 split 1", "128x128"
   uint32_t flags = 0;                 // GEMM_VEC_* for the main pass
+  BlockedConfig blocked;              // blocked: the configuration chosen (split_k as asked), so that the
+                                      // pieces of a partitioned product can be planned with the same one
 };
 
 // The shader variant of a kernel for these types (as shaders/CMakeLists.txt names it): "<kernel>_<type>"
