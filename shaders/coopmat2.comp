@@ -21,6 +21,9 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint BM = 128;
 layout(constant_id = 2) const uint BN = 128;
 layout(constant_id = 3) const uint BK = 32;
+// 1: the aligned inner loop loads step k+1's tiles before multiplying step k's (software pipelining, so
+// the loads' latency overlaps the tensor-core work); 0: load, then multiply.
+layout(constant_id = 4) const uint PREFETCH = 0;
 
 #define CLAMP gl_CooperativeMatrixClampModeConstantNV
 #define MAT_A coopmat<float16_t, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA>
@@ -54,6 +57,22 @@ void main() {
     la = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(la, p.M, p.K), p.lda & ~7u, 1);
     lb = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lb, p.K, p.N), p.ldb & ~7u, 1);
     const uint a_off = a_base & ~7u, b_off = b_base & ~7u;
+    if (PREFETCH != 0 && BK <= p.K) {
+      MAT_A a;
+      MAT_B b;
+      coopMatLoadTensorNV(a, A, a_off, sliceTensorLayoutNV(la, row0, BM, 0, BK));
+      coopMatLoadTensorNV(b, B, b_off, sliceTensorLayoutNV(lb, 0, BK, col0, BN));
+      for (k0 = BK; k0 + BK <= p.K; k0 += BK) {
+        MAT_A a_next;
+        MAT_B b_next;
+        coopMatLoadTensorNV(a_next, A, a_off, sliceTensorLayoutNV(la, row0, BM, k0, BK));
+        coopMatLoadTensorNV(b_next, B, b_off, sliceTensorLayoutNV(lb, k0, BK, col0, BN));
+        acc = coopMatMulAdd(a, b, acc);
+        a = a_next;
+        b = b_next;
+      }
+      acc = coopMatMulAdd(a, b, acc);
+    }
     for (; k0 + BK <= p.K; k0 += BK) {
       MAT_A a;
       MAT_B b;

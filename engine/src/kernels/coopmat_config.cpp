@@ -1,6 +1,8 @@
 // The cooperative-matrix kernels' side of the registry: what they need of a device, and the tile, fragment
 // and workgroup each product gets (shaders/coopmat.comp, shaders/coopmat2.comp).
+#include <cstdlib>
 #include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -151,6 +153,32 @@ LaunchShape coopmat_launch(const DeviceInfo& d, const Types& t, const GemmOption
   return shape;
 }
 
+// An experiment knob for the performance work (docs/perf-notes.md), not an interface: VKGEMM_EXPERIMENT_COOPMAT2
+// = "bk=32,prefetch=1" overrides the coopmat2 kernel's K step (32, 64 or 128) and its software pipelining.
+namespace {
+
+struct Nv2Experiment {
+  uint32_t bk = 0;        // 0: the tile's own
+  uint32_t prefetch = 0;  // the default, until measured otherwise
+};
+
+Nv2Experiment nv2_experiment() {
+  Nv2Experiment e;
+  const char* env = std::getenv("VKGEMM_EXPERIMENT_COOPMAT2");
+  if (!env) return e;
+  const std::string_view text(env);
+  const auto value = [&](std::string_view key) -> std::optional<uint32_t> {
+    const size_t at = text.find(key);
+    if (at == std::string_view::npos) return std::nullopt;
+    return static_cast<uint32_t>(std::strtoul(env + at + key.size(), nullptr, 10));
+  };
+  if (const auto bk = value("bk="); bk && (*bk == 32 || *bk == 64 || *bk == 128)) e.bk = *bk;
+  if (const auto pf = value("prefetch=")) e.prefetch = *pf != 0;
+  return e;
+}
+
+}  // namespace
+
 LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptions& options, uint32_t m, uint32_t n) {
   Nv2Tile tile = kNv2Small;
   if (options.tile == 16) {
@@ -177,7 +205,8 @@ LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptio
   LaunchShape shape;
   shape.workgroup_size = {tile.invocations, 1, 1};
   shape.tile = {tile.bn, tile.bm};
-  shape.constants = {{0, tile.invocations}, {1, tile.bm}, {2, tile.bn}, {3, tile.bk}};
+  const Nv2Experiment e = nv2_experiment();
+  shape.constants = {{0, tile.invocations}, {1, tile.bm}, {2, tile.bn}, {3, e.bk ? e.bk : tile.bk}, {4, e.prefetch}};
   return shape;  // shared memory is the driver's (cooperativeMatrixWorkgroupScopeReservedSharedMemory)
 }
 
