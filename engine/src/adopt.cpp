@@ -45,6 +45,7 @@ EngineImpl::EngineImpl(const VulkanDevice& d) {
   info.timestamps = info.timestamp_valid_bits > 0 && info.timestamp_period_ns > 0.0f;
   physical.compute_family = d.queue_family_index;
   info.float64 = info.float64 && d.enabled_features && d.enabled_features->shaderFloat64;
+  info.pipeline_statistics = false;  // the application's device: its extensions are not known here
 
   device = std::make_unique<vk::Device>(d.physical_device, d.device, d.queue, d.queue_family_index);
   memory = std::make_unique<vk::MemoryAllocator>(*instance, *device, physical.info);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -53,6 +54,25 @@ int rank(DeviceType t) {
   }
 }
 
+bool has_extension(VkPhysicalDevice pd, const char* name) {
+  uint32_t count = 0;
+  if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &count, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> extensions(count);
+  if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &count, extensions.data()) != VK_SUCCESS) return false;
+  return std::any_of(extensions.begin(), extensions.end(),
+                     [&](const VkExtensionProperties& e) { return std::string_view(e.extensionName) == name; });
+}
+
+// VK_KHR_pipeline_executable_properties and its one feature, pipelineExecutableInfo.
+bool has_pipeline_executable_info(VkPhysicalDevice pd) {
+  if (!has_extension(pd, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) return false;
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR feature{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &feature, {}};
+  vkGetPhysicalDeviceFeatures2(pd, &features);
+  return feature.pipelineExecutableInfo == VK_TRUE;
+}
+
 PhysicalDevice query(VkPhysicalDevice pd, uint32_t index) {
   PhysicalDevice out;
   out.handle = pd;
@@ -97,6 +117,7 @@ PhysicalDevice query(VkPhysicalDevice pd, uint32_t index) {
   vkGetPhysicalDeviceFeatures2(pd, &features);
   info.float64 = features.features.shaderFloat64 == VK_TRUE;
   info.float16 = v12 && f12.shaderFloat16 == VK_TRUE;
+  info.pipeline_statistics = has_pipeline_executable_info(pd);
 
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(pd, &mem);

@@ -40,6 +40,8 @@ int list_devices() {
     } else {
       fmt::print("    timestamps        no (GPU times cannot be measured; host times only)\n");
     }
+    fmt::print("    pipeline stats    {}\n", d.pipeline_statistics ? "yes (VK_KHR_pipeline_executable_properties)"
+                                                                : "no (no VK_KHR_pipeline_executable_properties)");
     if (!d.has_compute_queue) fmt::print("    compute queue     none: vkgemm cannot use this device\n");
   }
   return 0;

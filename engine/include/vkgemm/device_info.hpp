@@ -29,6 +29,10 @@ struct DeviceInfo {
   uint64_t device_local_memory = 0;          // largest device-local heap, bytes
   bool float64 = false;                      // shaderFloat64
   bool float16 = false;                      // shaderFloat16
+  // VK_KHR_pipeline_executable_properties with pipelineExecutableInfo: the driver's statistics of each
+  // compiled pipeline (registers, shared memory, spills; Engine::pipeline_statistics). True when the device
+  // (as vkgemm created it) has it on; false for an adopted device and where the driver lacks it.
+  bool pipeline_statistics = false;
   bool timestamps = false;                   // the compute queue has timestampValidBits > 0
   uint32_t timestamp_valid_bits = 0;
   float timestamp_period_ns = 0.0f;

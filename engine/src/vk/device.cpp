@@ -1,8 +1,25 @@
 #include "vk/device.hpp"
 
+#include <vector>
+
 #include "vk/check.hpp"
 
 namespace vkgemm::vk {
+namespace {
+
+// VK_KHR_pipeline_executable_properties, when the device has it (DeviceInfo::pipeline_statistics): its
+// extension name and its feature struct, put at the front of the features chain.
+void enable_pipeline_statistics(const DeviceInfo& info, std::vector<const char*>& extensions,
+                                VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR& feature,
+                                VkPhysicalDeviceFeatures2& features) {
+  if (!info.pipeline_statistics) return;
+  extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  feature.pipelineExecutableInfo = VK_TRUE;
+  feature.pNext = features.pNext;
+  features.pNext = &feature;
+}
+
+}  // namespace
 
 Device::Device(const PhysicalDevice& physical) : physical_(physical.handle), family_(physical.compute_family) {
   const float priority = 1.0f;
@@ -14,11 +31,17 @@ Device::Device(const PhysicalDevice& physical) : physical_(physical.handle), fam
   // Enable exactly what the kernels may use and the device has.
   VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   features.features.shaderFloat64 = physical.info.float64 ? VK_TRUE : VK_FALSE;
+  std::vector<const char*> extensions;
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executable_info{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  enable_pipeline_statistics(physical.info, extensions, executable_info, features);
 
   VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   info.pNext = &features;
   info.queueCreateInfoCount = 1;
   info.pQueueCreateInfos = &queue_info;
+  info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  info.ppEnabledExtensionNames = extensions.data();
   check(vkCreateDevice(physical_, &info, nullptr, &device_), "vkCreateDevice");
   volkLoadDeviceTable(&table_, device_);
   table_.vkGetDeviceQueue(device_, family_, 0, &queue_);
