@@ -66,6 +66,17 @@ class Tuner {
   double time(const BlockedConfig& config, uint32_t repeat, uint32_t warmup) {
     return time(blocked(config), repeat, warmup);
   }
+  // ", 128 registers" where the driver reports the register count of the configuration's pipeline
+  // (VK_KHR_pipeline_executable_properties), else "".
+  std::string registers(const BlockedConfig& config) {
+    if (!engine_.device().pipeline_statistics) return "";
+    GemmDesc d;
+    d.type = type_;
+    d.m = s_.m, d.n = s_.n, d.k = s_.k;
+    const auto n = engine_.pipeline_statistics(d, blocked(config)).registers();
+    return n ? fmt::format(", {} registers", *n) : "";
+  }
+
   double time(GemmOptions options, uint32_t repeat, uint32_t warmup) {
     options.repeat = 1;
     options.warmup = 0;
@@ -172,7 +183,11 @@ int tune(const TuneOptions& o, const CommonOptions& common) {
     if (timed.empty()) continue;
     std::sort(timed.begin(), timed.end(), [](const Timed& x, const Timed& y) { return x.ms < y.ms; });
     timed.resize(std::min<size_t>(timed.size(), o.quick ? 3 : 5));
-    for (auto& t : timed) t.ms = tuner.time(t.config, repeat, 3);  // the finalists, timed properly
+    for (auto& t : timed) {  // the finalists, timed properly
+      t.ms = tuner.time(t.config, repeat, 3);
+      fmt::print("    finalist {:<50} {:9.3f} ms {:10.1f} GFLOP/s{}\n", to_string(t.config), t.ms,
+                 2.0 * s.m * s.n * s.k / t.ms * 1e-6, tuner.registers(t.config));
+    }
     // Split-K for outputs with few blocks: the finalists again, cut along K.
     const size_t finalists = timed.size();
     for (size_t i = 0; i < std::min<size_t>(finalists, 3); ++i) {
@@ -216,8 +231,9 @@ int tune(const TuneOptions& o, const CommonOptions& common) {
     entries.push_back(entry);
     const double gflops = entry.gflops;
     const double best_ms = 2.0 * s.m * s.n * s.k / gflops * 1e-6;
-    const std::string winner = entry.kernel == Kernel::tiled ? fmt::format("tiled tile {}", entry.tile)
-                                                              : "blocked " + to_string(entry.config);
+    const std::string winner = entry.kernel == Kernel::tiled
+                                   ? fmt::format("tiled tile {}", entry.tile)
+                                   : "blocked " + to_string(entry.config) + tuner.registers(entry.config);
     write_tuning_file(engine, {entries.back()}, out);  // shape by shape: an interrupted run keeps what it found
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     fmt::print("{:>6}x{:<6}x{:<6} {:<50} {:9.3f} ms {:10.1f} GFLOP/s   ({} verified, {:.0f} s)\n", s.m, s.n, s.k,
