@@ -78,6 +78,10 @@ class BenchAndReport(unittest.TestCase):
                     self.assertIn("f32 and f64", c["reason"])
                     continue
                 self.assertEqual(c["status"], "unverified" if shape == (32, 32, 32) else "passed")
+                # What ran: the kernel asked for, the default configuration resolved to a concrete one.
+                self.assertTrue(c["ran"].startswith(c["kernel"] + " "), c["ran"])
+                if c["kernel"] == "blocked":
+                    self.assertRegex(c["ran"], r"^blocked \d+x\d+x\d+ \d+x\d+ lanes \d+ split \d+")
                 t = c["gpu_time"]
                 self.assertEqual(t["count"], 3)
                 self.assertEqual(len(t["samples"]), 3)

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "support.hpp"
+#include "vkgemm/tuning.hpp"
 
 using namespace vkgemm;
 
@@ -114,6 +115,53 @@ TEST_SUITE("shapes") {
         }
       }
     }
+  }
+
+  TEST_CASE("blocked kernel's small-M configurations, as the tuner offers them") {
+    // Short, wide products (127 x 4096 x 4096) need blocks of 16 or 32 rows to fill a large GPU. The tuner's
+    // candidates must hold such blocks with 128 or 256 columns, and every one of them must compute right:
+    // each candidate of 16 or 32 rows around its block edges (aligned and skewed), and split-K 2 and 4.
+    std::vector<BlockedConfig> small;
+    for (const auto& c : blocked_candidates(test::engine(), DataType::f32)) {
+      if (c.bm < 64) small.push_back(c);
+    }
+    MESSAGE(small.size(), " small-M candidates on ", test::engine().device().name);
+    const auto offered = [&](const char* text) {
+      const BlockedConfig want = parse_blocked_config(text);
+      return std::any_of(small.begin(), small.end(), [&](const BlockedConfig& c) {
+        return c.bm == want.bm && c.bn == want.bn && c.bk == want.bk && c.tm == want.tm && c.tn == want.tn &&
+               c.lanes_n == want.lanes_n;
+      });
+    };
+    // What must be there, by the shared memory each needs for f32 (lavapipe has 32 KiB, NVIDIA 48 KiB).
+    const std::pair<const char*, uint32_t> expected[] = {
+        {"16x128x16 4x8 lanes 8", 18944},    {"32x128x16 4x8 lanes 8", 20992},   {"16x256x16 4x16 lanes 16", 35328},
+        {"32x256x16 4x16 lanes 16", 37376}, {"32x128x32 4x8 lanes 8", 41984}};
+    for (const auto& [text, shared] : expected) {
+      CAPTURE(std::string(text));
+      if (shared <= test::engine().device().max_shared_memory) CHECK(offered(text));
+    }
+    auto rng = test::case_rng("small-M");
+    int failures = 0, products = 0;
+    for (BlockedConfig c : small) {
+      for (uint32_t split : {1u, 2u, 4u}) {
+        if (split > 1 && c.lanes_n != 8) continue;  // split-K on one warp layout per tile shape
+        c.split_k = split;
+        const std::set<uint32_t> ms = {1, c.bm - 1, c.bm + 1, 127};
+        const std::set<uint32_t> ns = {c.bn - 1, c.bn + 3};
+        const uint32_t k = split > 1 ? 4 * c.bk * split + 5 : 2 * c.bk + 1;
+        for (uint32_t m : ms)
+          for (uint32_t n : ns)
+            for (uint32_t skew : {0u, 3u}) {
+              ++products;
+              const auto r = test::check_product(DataType::f32, m, n, k, {.kernel = Kernel::blocked, .blocked = c},
+                                                 rng, skew);
+              if (!r.passed && ++failures <= 5) FAIL_CHECK(to_string(c), ": seed ", test::run_seed(), ": ", r.detail);
+            }
+      }
+    }
+    MESSAGE(products, " products checked");
+    CHECK_MESSAGE(failures == 0, failures, " products failed (the first 5 are listed); seed ", test::run_seed());
   }
 
   TEST_CASE("odd tile sizes and larger rectangles") {

@@ -51,6 +51,7 @@ EngineImpl::EngineImpl(const VulkanDevice& d) {
   info.float16 = info.storage16 = info.subgroup_size_control = false;
   info.coopmat_khr = info.coopmat2 = info.coopmat_nv = false;
   apply_test_limits(info);
+  info.pipeline_statistics = false;  // the application's device: its extensions are not known here
 
   device = std::make_unique<vk::Device>(d.physical_device, d.device, d.queue, d.queue_family_index);
   memory = std::make_unique<vk::MemoryAllocator>(*instance, *device, physical.info);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -52,6 +53,25 @@ int rank(DeviceType t) {
     case DeviceType::cpu: return 3;
     default: return 4;
   }
+}
+
+bool has_extension(VkPhysicalDevice pd, const char* name) {
+  uint32_t count = 0;
+  if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &count, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> extensions(count);
+  if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &count, extensions.data()) != VK_SUCCESS) return false;
+  return std::any_of(extensions.begin(), extensions.end(),
+                     [&](const VkExtensionProperties& e) { return std::string_view(e.extensionName) == name; });
+}
+
+// VK_KHR_pipeline_executable_properties and its one feature, pipelineExecutableInfo.
+bool has_pipeline_executable_info(VkPhysicalDevice pd) {
+  if (!has_extension(pd, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) return false;
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR feature{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &feature, {}};
+  vkGetPhysicalDeviceFeatures2(pd, &features);
+  return feature.pipelineExecutableInfo == VK_TRUE;
 }
 
 PhysicalDevice query(VkInstance instance, VkPhysicalDevice pd, uint32_t index, uint32_t instance_version) {
@@ -122,6 +142,7 @@ PhysicalDevice query(VkInstance instance, VkPhysicalDevice pd, uint32_t index, u
   std::vector<std::string> extensions;
   for (const auto& e : extension_props) extensions.emplace_back(e.extensionName);
   query_cooperative_matrices(instance, pd, extensions, info);
+  info.pipeline_statistics = has_pipeline_executable_info(pd);
 
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(pd, &mem);

@@ -73,7 +73,7 @@ EngineImpl::EngineImpl(const EngineOptions& options) {
   device = std::make_unique<vk::Device>(physical);
   memory = std::make_unique<vk::MemoryAllocator>(*instance, *device, physical.info);
   submitter = std::make_unique<vk::Submitter>(*device);
-  pipelines = std::make_unique<kernels::Pipelines>(*instance, *device);
+  pipelines = std::make_unique<kernels::Pipelines>(*instance, *device, physical.info.pipeline_statistics);
 }
 
 Buffer EngineImpl::create_buffer(uint64_t bytes, std::string_view name) {

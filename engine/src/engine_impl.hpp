@@ -61,6 +61,8 @@ struct EngineImpl {
   GemmTiming gemm(const GemmDesc& desc, const BufferOffset (&ops)[3], const GemmOptions& options);
   GemmTiming gemm(const MatrixRef& a, const MatrixRef& b, const MatrixRef& c, const GemmOptions& options);
   GemmTiming gemm_host(const GemmDesc& desc, const void* a, const void* b, void* c, const GemmOptions& options);
+  // The driver's statistics of the pipelines gemm(desc, ..., options) runs (statistics.cpp).
+  PipelineReport pipeline_statistics(const GemmDesc& desc, const GemmOptions& options);
 
   // Throws unless `buffer` is a live buffer of this engine.
   const BufferImpl& owned(const Buffer& buffer, const char* what) const;

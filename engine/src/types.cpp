@@ -94,6 +94,7 @@ const char* to_string(ErrorCode code) noexcept {
     case ErrorCode::invalid_stride: return "invalid_stride";
     case ErrorCode::buffer_too_small: return "buffer_too_small";
     case ErrorCode::not_ready: return "not_ready";
+    case ErrorCode::unsupported_feature: return "unsupported_feature";
   }
   return "unknown";
 }

@@ -91,16 +91,17 @@ Operands upload(Engine& engine, const Shape& s, DataType type, uint64_t seed) {
 }
 
 // One product on poisoned C, read back and (when `compare`) checked. Returns the comparison, if made,
-// and adds the host time the reference took to `seconds`.
+// adds the host time the reference took to `seconds`, and says in `ran` which kernel and configuration ran.
 std::optional<Comparison> check_once(Engine& engine, Operands& o, const Shape& s, DataType type,
                                      const GemmOptions& config, bool compare, const ResultHook& hook,
-                                     double& seconds) {
-  const auto bad = poison(o.rc.type, uint64_t{s.m} * s.n);
+                                     double& seconds, std::string& ran) {
+  const auto bad = poison(o.rc.type, uint64_t{s.m} * s.n);  // C's type: f32 for f16 inputs
   engine.write(o.C, 0, bad.data(), bad.size());
   GemmOptions once = config;
   once.repeat = 1;
   once.warmup = 0;
-  engine.gemm(o.ra, o.rb, o.rc, once);
+  const GemmTiming t = engine.gemm(o.ra, o.rb, o.rc, once);
+  ran = fmt::format("{} {}", to_string(t.kernel), t.config);
   if (!compare) return std::nullopt;
   engine.read(o.C, 0, o.c.data(), o.c.size());
   if (hook) hook(o.rc.type, o.c.data(), uint64_t{s.m} * s.n);
@@ -130,7 +131,7 @@ CaseResult run_case(Engine& engine, const Shape& shape, DataType type, const Ben
     engine.check_supported(type, config.options);
     Operands o = upload(engine, shape, type, seed);
     const bool verify = shape.products() <= settings.verify_max;
-    r.check = check_once(engine, o, shape, type, config.options, verify, hook, r.check_seconds);
+    r.check = check_once(engine, o, shape, type, config.options, verify, hook, r.check_seconds, r.ran);
     if (r.check && !r.check->passed) {
       r.status = Status::failed;
       r.reason = r.check->summary();
@@ -183,7 +184,8 @@ LatencyResult run_latency(Engine& engine, uint32_t n, DataType type, const Bench
   try {
     engine.check_supported(type, config.options);
     Operands o = upload(engine, shape, type, seed);
-    r.check = check_once(engine, o, shape, type, config.options, true, hook, r.check_seconds);  // small: always checked
+    // Small: always checked.
+    r.check = check_once(engine, o, shape, type, config.options, true, hook, r.check_seconds, r.ran);
     if (!r.check->passed) {
       r.status = Status::failed;
       r.reason = r.check->summary();

@@ -79,6 +79,7 @@ std::string to_json(const Run& run) {
                      {"type", std::string(to_string(c.type))},
                      {"kernel", std::string(to_string(c.config.options.kernel))},
                      {"config", c.config.label},
+                     {"ran", c.ran},
                      {"options", options_json(c.config.options)},
                      {"seed", std::to_string(c.seed)},
                      {"status", std::string(to_string(c.status))},
@@ -95,6 +96,7 @@ std::string to_json(const Run& run) {
                        {"type", std::string(to_string(l.type))},
                        {"kernel", std::string(to_string(l.config.options.kernel))},
                        {"config", l.config.label},
+                       {"ran", l.ran},
                        {"options", options_json(l.config.options)},
                        {"seed", std::to_string(l.seed)},
                        {"status", std::string(to_string(l.status))},
@@ -126,15 +128,16 @@ std::string to_json(const Run& run) {
 std::string to_csv(const Run& run) {
   std::string out =
       "kind,device,driver_version,vkgemm_commit,m,n,k,type,kernel,config,status,unit,count,median,min,max,mean,"
-      "stddev,spread_pct,gflops,gflops_best,efficiency,normwise_error,worst_element_ratio,bad_elements,seed\n";
+      "stddev,spread_pct,gflops,gflops_best,efficiency,normwise_error,worst_element_ratio,bad_elements,seed,ran\n";
   const std::string device = csv_field(run.device.name) + "," + csv_field(run.device.driver_version) + "," +
                              csv_field(run.vkgemm_commit);
   const auto row = [&](const char* kind, const Shape& sh, DataType type, const BenchConfig& config, Status status,
                        const char* unit, const std::optional<Stats>& st, bool rate, double gflops, double best,
-                       const std::optional<double>& eff, const std::optional<Comparison>& check, uint64_t seed) {
+                       const std::optional<double>& eff, const std::optional<Comparison>& check, uint64_t seed,
+                       const std::string& ran) {
     const bool t = st.has_value();
     const Stats s = st.value_or(Stats{});
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", kind, device, sh.m,
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", kind, device, sh.m,
                        sh.n, sh.k, to_string(type), to_string(config.options.kernel), csv_field(config.label),
                        to_string(status), t ? unit : "", t ? std::to_string(s.count) : "", csv_number(t, s.median),
                        csv_number(t, s.min), csv_number(t, s.max), csv_number(t, s.mean), csv_number(t, s.stddev),
@@ -142,15 +145,15 @@ std::string to_csv(const Run& run) {
                        csv_number(eff.has_value(), eff.value_or(0.0)),
                        csv_number(check && type != DataType::i32, check ? check->normwise_error : 0.0),
                        csv_number(check.has_value(), check ? check->worst_element_ratio : 0.0),
-                       check ? std::to_string(check->bad_elements) : "", seed);
+                       check ? std::to_string(check->bad_elements) : "", seed, csv_field(ran));
   };
   for (const CaseResult& c : run.cases) {
     row("throughput", c.shape, c.type, c.config, c.status, "ms", c.stats, true, c.gflops, c.gflops_best, c.efficiency,
-        c.check, c.seed);
+        c.check, c.seed, c.ran);
   }
   for (const LatencyResult& l : run.latency) {
     row("latency", {l.size, l.size, l.size}, l.type, l.config, l.status, "us", l.stats, false, 0, 0, std::nullopt,
-        l.check, l.seed);
+        l.check, l.seed, l.ran);
   }
   return out;
 }

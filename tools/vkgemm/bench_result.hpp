@@ -36,6 +36,8 @@ struct CaseResult {
   Shape shape;
   DataType type = DataType::f32;
   BenchConfig config;
+  std::string ran;                      // the kernel and configuration that ran, auto and "default" resolved, as
+                                        // GemmTiming says: "blocked 128x256x16 16x8 lanes 8 split 1 group 1"
   uint64_t seed = 0;                    // of this case's inputs
   Status status = Status::skipped;
   std::string reason;                   // skipped: the device's refusal; failed: what differed
@@ -54,6 +56,7 @@ struct LatencyResult {
   uint32_t size = 0;                    // an n x n x n product
   DataType type = DataType::f32;
   BenchConfig config;
+  std::string ran;                      // as CaseResult::ran
   uint64_t seed = 0;
   Status status = Status::skipped;
   std::string reason;

@@ -14,6 +14,12 @@ std::string check_text(const std::optional<Comparison>& c, DataType type, Status
   return type == DataType::i32 ? "exact" : fmt::format("{:.2e}", c->normwise_error);
 }
 
+// The configuration that ran, where the label does not already say it (auto, "default").
+std::string ran_text(const BenchConfig& config, const std::string& ran) {
+  const std::string labelled = fmt::format("{} {}", to_string(config.options.kernel), config.label);
+  return ran.empty() || ran == labelled ? "" : "  ran: " + ran;
+}
+
 }  // namespace
 
 std::string run_header(const Run& run) {
@@ -45,8 +51,8 @@ std::string case_row(const CaseResult& c) {
   }
   const Stats& s = *c.stats;
   const std::string eff = c.efficiency ? fmt::format("{:.1f}%", *c.efficiency * 100.0) : "-";
-  return fmt::format("{} {:>11.4f} {:>11.4f} {:>11.4f} {:>6.1f}% {:>10.2f} {:>6}  {}\n", head, s.median, s.min, s.max,
-                     s.spread_pct, c.gflops, eff, check_text(c.check, c.type, c.status));
+  return fmt::format("{} {:>11.4f} {:>11.4f} {:>11.4f} {:>6.1f}% {:>10.2f} {:>6}  {}{}\n", head, s.median, s.min,
+                     s.max, s.spread_pct, c.gflops, eff, check_text(c.check, c.type, c.status), ran_text(c.config, c.ran));
 }
 
 std::string latency_table_header() {
@@ -62,8 +68,8 @@ std::string latency_row(const LatencyResult& l) {
                                        to_string(l.status));
   if (!l.timed()) return fmt::format("{} {}{}\n", head, l.status == Status::failed ? "FAILED, not timed: " : "", l.reason);
   const Stats& s = *l.stats;
-  return fmt::format("{} {:>11.1f} {:>11.1f} {:>11.1f} {:>11.1f}  {}\n", head, s.median, s.min, s.max, s.stddev,
-                     check_text(l.check, l.type, l.status));
+  return fmt::format("{} {:>11.1f} {:>11.1f} {:>11.1f} {:>11.1f}  {}{}\n", head, s.median, s.min, s.max, s.stddev,
+                     check_text(l.check, l.type, l.status), ran_text(l.config, l.ran));
 }
 
 std::string run_summary(const Run& run) {

@@ -75,6 +75,8 @@ int list_devices() {
       fmt::print("    timestamps        no (GPU times cannot be measured; host times only)\n");
     }
     print_coopmat(d);
+    fmt::print("    pipeline stats    {}\n", d.pipeline_statistics ? "yes (VK_KHR_pipeline_executable_properties)"
+                                                                : "no (no VK_KHR_pipeline_executable_properties)");
     if (!d.has_compute_queue) fmt::print("    compute queue     none: vkgemm cannot use this device\n");
   }
   return 0;

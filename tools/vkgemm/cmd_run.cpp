@@ -3,6 +3,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <variant>
 #include <vector>
 
 #include <fmt/format.h>
@@ -28,6 +29,7 @@ struct RunOptions {
   int64_t warmup = 2;
   std::optional<uint64_t> seed;
   bool verify = false;
+  bool stats = false;
   bool trans_a = false, trans_b = false;
   double alpha = 1.0, beta = 0.0;
   std::string layout = "row";
@@ -143,6 +145,29 @@ void check_fits_device(const DeviceInfo& dev, DataType type, DataType out_type, 
   }
 }
 
+// The driver's statistics of the pipelines that ran, one line per statistic, grouped by pass and executable.
+void print_statistics(const PipelineReport& report) {
+  if (report.statistics.empty()) fmt::print("pipeline: no statistics (nothing was dispatched)\n");
+  std::string group;
+  for (const auto& s : report.statistics) {
+    const std::string here = fmt::format("{} pass, {}, {} (subgroup {})", s.pass, s.shader, s.executable, s.subgroup_size);
+    if (here != group) fmt::print("pipeline: {}\n", group = here);
+    fmt::print("  {:<32} {:>12}   {}\n", s.name, s.value_string(), s.description);
+  }
+}
+
+nlohmann::json statistics_json(const PipelineReport& report) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& s : report.statistics) {
+    nlohmann::json value;
+    std::visit([&](auto v) { value = v; }, s.value);
+    out.push_back({{"pass", s.pass}, {"shader", s.shader}, {"executable", s.executable},
+                   {"subgroup_size", s.subgroup_size}, {"name", s.name}, {"description", s.description},
+                   {"value", value}});
+  }
+  return out;
+}
+
 int run_product(const RunOptions& o, const CommonOptions& common) {
   GemmOptions options = kernel_options(o);
   const uint32_t repeat = count("--repeat", o.repeat, 1, 100000);
@@ -219,6 +244,8 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
 
   Engine engine = open_engine(common);
   engine.check_supported(d.type, *d.c_type, options);  // before spending time or memory on inputs
+  // --stats where the device has no statistics: that error now, before the product runs.
+  if (o.stats && !engine.device().pipeline_statistics) (void)engine.pipeline_statistics(d, options);
   check_fits_device(engine.device(), d.type, *d.c_type, static_cast<uint32_t>(d.m), static_cast<uint32_t>(d.n),
                     static_cast<uint32_t>(d.k));
   const uint64_t es = element_size(d.type), c_es = element_size(*d.c_type);
@@ -292,6 +319,11 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
     record["gflops"] = ops / t.median_gpu_ms() * 1e-6;
   }
   if (!from_files) record["seed"] = seed;
+  if (o.stats) {
+    const PipelineReport report = engine.pipeline_statistics(d, options);
+    print_statistics(report);
+    record["pipeline_statistics"] = statistics_json(report);
+  }
   if (o.verify) {
     const Comparison cmp =
         compare_with_reference(d, la.data(), lb.data(), lc0.data(), lc.data(), options.f16_accumulate);
@@ -347,6 +379,9 @@ Command add_run_command(CLI::App& app, CommonOptions& common) {
   cmd->add_option("--seed", o->seed, "Seed for the random inputs (default: fresh, printed)")
       ->check(CLI::NonNegativeNumber);  // "-1" would otherwise wrap to 2^64-1 silently
   cmd->add_flag("--verify", o->verify, "Check against the CPU reference; exit 1 when it fails");
+  cmd->add_flag("--stats", o->stats,
+                "Print the driver's statistics of the pipelines that ran (registers, shared memory, spills; "
+                "needs VK_KHR_pipeline_executable_properties), also in --json");
   cmd->add_flag("--trans-a", o->trans_a, "op(A) = A^T (A is stored k x m)");
   cmd->add_flag("--trans-b", o->trans_b, "op(B) = B^T (B is stored n x k)");
   cmd->add_option("--alpha", o->alpha, "alpha (integers for i32)")->capture_default_str();

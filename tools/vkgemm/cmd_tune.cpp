@@ -23,6 +23,7 @@ struct TuneOptions {
                                     "1024x8192x8192", "127x4096x4096"};
   int64_t repeat = 20;
   bool quick = false;
+  bool verbose = false;
   std::string out;
   std::optional<uint64_t> seed;
 };
@@ -66,6 +67,17 @@ class Tuner {
   double time(const BlockedConfig& config, uint32_t repeat, uint32_t warmup) {
     return time(blocked(config), repeat, warmup);
   }
+  // ", 128 registers" where the driver reports the register count of the configuration's pipeline
+  // (VK_KHR_pipeline_executable_properties), else "".
+  std::string registers(const BlockedConfig& config) {
+    if (!engine_.device().pipeline_statistics) return "";
+    GemmDesc d;
+    d.type = type_;
+    d.m = s_.m, d.n = s_.n, d.k = s_.k;
+    const auto n = engine_.pipeline_statistics(d, blocked(config)).registers();
+    return n ? fmt::format(", {} registers", *n) : "";
+  }
+
   double time(GemmOptions options, uint32_t repeat, uint32_t warmup) {
     options.repeat = 1;
     options.warmup = 0;
@@ -79,8 +91,10 @@ class Tuner {
  private:
   static GemmOptions blocked(const BlockedConfig& config) { return {.kernel = Kernel::blocked, .blocked = config}; }
   GemmTiming run(const GemmOptions& options) {
-    return engine_.gemm({&a_, 0, s_.m, s_.k, type_}, {&b_, 0, s_.k, s_.n, type_}, {&c_, 0, s_.m, s_.n, type_},
-                        options);
+    GemmTiming t = engine_.gemm({&a_, 0, s_.m, s_.k, type_}, {&b_, 0, s_.k, s_.n, type_},
+                                {&c_, 0, s_.m, s_.n, type_}, options);
+    if (t.kernel == Kernel::blocked) ran_ = parse_blocked_config(t.config);
+    return t;
   }
 
   Engine& engine_;
@@ -90,6 +104,11 @@ class Tuner {
   Buffer a_, b_, c_;
   std::unique_ptr<ReferenceProduct> reference_;
   std::vector<std::byte> result_;
+  BlockedConfig ran_;
+
+ public:
+  // The blocked configuration the last run used, as the engine resolved it (an automatic split made concrete).
+  const BlockedConfig& ran() const noexcept { return ran_; }
 };
 
 int tune(const TuneOptions& o, const CommonOptions& common) {
@@ -158,15 +177,26 @@ int tune(const TuneOptions& o, const CommonOptions& common) {
         ++failures;
         return;
       }
-      timed.push_back({c, tuner.time(c, repeat_now, warmup_now)});
+      const double ms = tuner.time(c, repeat_now, warmup_now);
+      timed.push_back({tuner.ran(), ms});
+      if (o.verbose) {
+        fmt::print("    candidate {:<50} {:9.3f} ms {:10.1f} GFLOP/s\n", to_string(tuner.ran()), ms,
+                   2.0 * s.m * s.n * s.k / ms * 1e-6);
+      }
     };
-    // Stage 1: every tile shape with one warp layout; stage 2: every warp layout of the five best.
-    for (const auto& c : first_stage) try_candidate(c, 4, 1);
+    // Stage 1: every tile shape with one warp layout, each with the split-K the engine would give it (none
+    // where the output has blocks enough; for a short wide product such as 127x4096x4096 a tile shape timed
+    // unsplit ranks far below where split-K puts it); stage 2: every warp layout of the five best.
+    for (BlockedConfig c : first_stage) {
+      c.split_k = 0;
+      try_candidate(c, 4, 1);
+    }
     std::sort(timed.begin(), timed.end(), [](const Timed& x, const Timed& y) { return x.ms < y.ms; });
     timed.resize(std::min<size_t>(timed.size(), o.quick ? 3 : 5));
     const std::vector<Timed> leaders = timed;
     for (const auto& leader : leaders) {
-      for (const auto& c : candidates) {
+      for (BlockedConfig c : candidates) {
+        c.split_k = leader.config.split_k;
         BlockedConfig same_tiles = c;
         same_tiles.lanes_n = leader.config.lanes_n;
         if (same_tiles == leader.config && c.lanes_n != leader.config.lanes_n) try_candidate(c, 4, 1);
@@ -176,15 +206,20 @@ int tune(const TuneOptions& o, const CommonOptions& common) {
     if (timed.empty()) continue;
     std::sort(timed.begin(), timed.end(), [](const Timed& x, const Timed& y) { return x.ms < y.ms; });
     timed.resize(std::min<size_t>(timed.size(), o.quick ? 3 : 5));
-    for (auto& t : timed) t.ms = tuner.time(t.config, repeat, 3);  // the finalists, timed properly
+    for (auto& t : timed) {  // the finalists, timed properly
+      t.ms = tuner.time(t.config, repeat, 3);
+      fmt::print("    finalist {:<50} {:9.3f} ms {:10.1f} GFLOP/s{}\n", to_string(t.config), t.ms,
+                 2.0 * s.m * s.n * s.k / t.ms * 1e-6, tuner.registers(t.config));
+    }
     // Split-K for outputs with few blocks: the finalists again, cut along K.
     const size_t finalists = timed.size();
     for (size_t i = 0; i < std::min<size_t>(finalists, 3); ++i) {
       const BlockedConfig base = timed[i].config;
       const uint64_t blocks = uint64_t{(s.m + base.bm - 1) / base.bm} * ((s.n + base.bn - 1) / base.bn);
       if (blocks >= 256) continue;
-      for (uint32_t split : {2u, 4u, 8u, 16u}) {
+      for (uint32_t split : {1u, 2u, 4u, 8u, 16u}) {
         if (s.k / split < 256) break;
+        if (split == base.split_k) continue;
         BlockedConfig c = base;
         c.split_k = split;
         try_candidate(c, repeat, 3);
@@ -220,8 +255,9 @@ int tune(const TuneOptions& o, const CommonOptions& common) {
     entries.push_back(entry);
     const double gflops = entry.gflops;
     const double best_ms = 2.0 * s.m * s.n * s.k / gflops * 1e-6;
-    const std::string winner = entry.kernel == Kernel::tiled ? fmt::format("tiled tile {}", entry.tile)
-                                                              : "blocked " + to_string(entry.config);
+    const std::string winner = entry.kernel == Kernel::tiled
+                                   ? fmt::format("tiled tile {}", entry.tile)
+                                   : "blocked " + to_string(entry.config) + tuner.registers(entry.config);
     write_tuning_file(engine, {entries.back()}, out);  // shape by shape: an interrupted run keeps what it found
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     fmt::print("{:>6}x{:<6}x{:<6} {:<50} {:9.3f} ms {:10.1f} GFLOP/s   ({} verified, {:.0f} s)\n", s.m, s.n, s.k,
@@ -242,6 +278,7 @@ std::function<int()> add_tune_command(CLI::App& app, CommonOptions& common) {
   cmd->add_option("--sizes", o->sizes, "Shapes to tune: N (square) or MxNxK")->capture_default_str();
   cmd->add_option("--repeat", o->repeat, "Timed runs of each finalist (the median counts)")->capture_default_str();
   cmd->add_flag("--quick", o->quick, "A quarter of the candidates and 3 finalists: for slow devices");
+  cmd->add_flag("--verbose", o->verbose, "Print every candidate's time, not only the finalists'");
   cmd->add_option("--out", o->out, "Tuning file to update (default: VKGEMM_TUNING_FILE or ~/.config/vkgemm/tuning.json)");
   cmd->add_option("--seed", o->seed, "Seed for the random inputs (default: fresh, printed)");
   cmd->add_option("--device", common.device, "Device index or name substring (default: VKGEMM_DEVICE, then the best)");

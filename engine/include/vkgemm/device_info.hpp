@@ -56,6 +56,10 @@ struct DeviceInfo {
   uint32_t coopmat2_max_workgroup_invocations = 0;  // maxCooperativeMatrixWorkgroupSize... of the NV extension
   std::vector<CooperativeMatrixShape> coopmat_shapes;
   std::vector<CooperativeMatrixShape> coopmat2_shapes;
+  // VK_KHR_pipeline_executable_properties with pipelineExecutableInfo: the driver's statistics of each
+  // compiled pipeline (registers, shared memory, spills; Engine::pipeline_statistics). True when the device
+  // (as vkgemm created it) has it on; false for an adopted device and where the driver lacks it.
+  bool pipeline_statistics = false;
   bool timestamps = false;                   // the compute queue has timestampValidBits > 0
   uint32_t timestamp_valid_bits = 0;
   float timestamp_period_ns = 0.0f;

@@ -16,6 +16,7 @@
 
 #include "vkgemm/blas.hpp"
 #include "vkgemm/device_info.hpp"
+#include "vkgemm/statistics.hpp"
 #include "vkgemm/types.hpp"
 
 namespace vkgemm {
@@ -186,6 +187,14 @@ class Engine {
   // dimensions, strides, batch). The span of c is copied to the device and back, so elements in the
   // gaps of ldc or stride_c come back unchanged; the kernel reads C only when beta != 0.
   GemmTiming gemm(const GemmDesc& desc, const void* a, const void* b, void* c, const GemmOptions& options = {});
+
+  // What the pipelines that gemm(desc, ..., options) runs on this engine cost, as the driver reports them
+  // (statistics.hpp): the same planning as gemm (kernel, configuration from the tuning table, split-K), the
+  // pipelines built if they are not yet, nothing dispatched. Operand placement does not change the pipeline,
+  // so desc alone says which. An empty product (m, n or batch 0) runs none: no statistics.
+  // Throws Error(unsupported_feature) when the device has no VK_KHR_pipeline_executable_properties
+  // (DeviceInfo::pipeline_statistics), and what gemm would throw for desc and options.
+  PipelineReport pipeline_statistics(const GemmDesc& desc, const GemmOptions& options = {});
 
  private:
   friend struct detail::Access;

@@ -29,6 +29,7 @@ enum class ErrorCode {
   invalid_stride,        // a negative batch stride, or C's stride letting batch entries overlap
   buffer_too_small,      // a buffer (and offset) too small for the matrices the call describes
   not_ready,             // a recorded GEMM's results were asked for before its submission completed
+  unsupported_feature,   // the device (as created) lacks an optional extension the call needs
 };
 
 const char* to_string(ErrorCode code) noexcept;

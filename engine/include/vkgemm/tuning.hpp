@@ -21,8 +21,9 @@ struct TuningEntry {
 };
 
 // Every configuration of the blocked kernel's search space that `engine`'s device can run for `type`
-// (split_k = 1). The space: blocks of 64 to 256 on a side, bk 8/16/32, 4 to 16 rows or columns per
-// invocation, 64 to 512 invocations, every warp layout.
+// (split_k = 1). The space: blocks of 64 to 256 on a side, and 16 or 32 rows by 128 or 256 columns (short,
+// wide products); bk 8/16/32, 4 to 16 rows or columns per invocation, 64 to 512 invocations, every warp
+// layout (lanes 4 to 32).
 std::vector<BlockedConfig> blocked_candidates(const Engine& engine, DataType type);
 
 // The tuning file the engine reads by default: $VKGEMM_TUNING_FILE, else $XDG_CONFIG_HOME/vkgemm/tuning.json,

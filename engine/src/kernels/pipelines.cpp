@@ -7,7 +7,8 @@
 
 namespace vkgemm::kernels {
 
-Pipelines::Pipelines(const vk::Instance& instance, const vk::Device& device) : instance_(instance), device_(device) {
+Pipelines::Pipelines(const vk::Instance& instance, const vk::Device& device, bool capture_statistics)
+    : instance_(instance), device_(device), capture_statistics_(capture_statistics) {
   const auto& t = device.table();
   const VkDevice dev = device.get();
 
@@ -71,6 +72,7 @@ VkPipeline Pipelines::get(const LaunchShape& shape) {
   spec.pData = values.data();
 
   VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  if (capture_statistics_) info.flags = VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   info.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
   info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   info.stage.module = module.get();

@@ -1,5 +1,7 @@
 // Pipelines: the one descriptor-set layout and pipeline layout every GEMM kernel shares, a VkPipelineCache,
-// and each compute pipeline built once per (shader variant, specialization) and kept.
+// and each compute pipeline built once per (shader variant, specialization) and kept. With
+// `capture_statistics` (the device has VK_KHR_pipeline_executable_properties on) every pipeline is built with
+// VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR, so that statistics() can read what the driver made of it.
 #pragma once
 
 #include <map>
@@ -13,21 +15,25 @@
 #include "vk/device.hpp"
 #include "vk/handle.hpp"
 #include "vk/instance.hpp"
+#include "vkgemm/statistics.hpp"
 
 namespace vkgemm::kernels {
 
 class Pipelines {
  public:
-  Pipelines(const vk::Instance& instance, const vk::Device& device);
+  Pipelines(const vk::Instance& instance, const vk::Device& device, bool capture_statistics = false);
 
   VkDescriptorSetLayout set_layout() const noexcept { return set_layout_.get(); }
   VkPipelineLayout layout() const noexcept { return layout_.get(); }
   VkPipeline get(const LaunchShape& shape);
+  // The driver's statistics of get(shape)'s pipeline, labelled with `pass`; needs capture_statistics.
+  std::vector<PipelineStatistic> statistics(const LaunchShape& shape, const std::string& pass);
 
  private:
   using Key = std::pair<std::string, std::vector<uint32_t>>;
   const vk::Instance& instance_;
   const vk::Device& device_;
+  bool capture_statistics_ = false;
   vk::DeviceHandle<VkDescriptorSetLayout> set_layout_;
   vk::DeviceHandle<VkPipelineLayout> layout_;
   vk::DeviceHandle<VkPipelineCache> cache_;

@@ -16,16 +16,20 @@ namespace vkgemm {
 std::vector<BlockedConfig> blocked_candidates(const Engine& engine, DataType type) {
   std::vector<BlockedConfig> out;
   const DeviceInfo& device = engine.device();
-  for (uint32_t bm : {64u, 128u, 256u})
+  // Small-M blocks (16 and 32 rows) only with wide ones (128 and 256 columns): for short, wide products
+  // (127 x 4096 x 4096), where 64 to 128 rows of blocks leave most of a large GPU idle. Lanes 32 (a whole
+  // 32-wide group along N) is the only warp layout some of them have.
+  for (uint32_t bm : {16u, 32u, 64u, 128u, 256u})
     for (uint32_t bn : {64u, 128u, 256u})
       for (uint32_t bk : {8u, 16u, 32u})
         for (uint32_t tm : {4u, 8u, 16u})
           for (uint32_t tn : {4u, 8u, 16u})
-            for (uint32_t lanes : {4u, 8u, 16u}) {
+            for (uint32_t lanes : {4u, 8u, 16u, 32u}) {
               const BlockedConfig c{.bm = bm, .bn = bn, .bk = bk, .tm = tm, .tn = tn, .lanes_n = lanes, .split_k = 1,
                                     .group_m = 1};
               const uint32_t threads = (bm / tm) * (bn / tn);
               if (threads < 64 || threads > 512 || tm * tn > 128) continue;
+              if (bm < 64 && bn < 128) continue;
               try {
                 kernels::check_blocked_config(device, type, c);
                 out.push_back(c);
