@@ -29,7 +29,8 @@ phase() {  # phase NAME COMMAND...: runs it, logs to $out/NAME.txt, says how lon
   ((rc == 0)) || failures=$((failures + 1))
 }
 
-# The validation layer is there when .gl's packages were unpacked; without it the suites run unvalidated.
+# The validation layer is there when .gl's packages were unpacked (tools/gpu/fetch-trixie-vulkan.sh: a layer
+# that knows the cooperative-matrix extensions); without it the suites run unvalidated.
 validation() {
   if ls /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json >/dev/null 2>&1; then
     "$@"
@@ -42,7 +43,7 @@ validation() {
 "$bin" devices > "$out/devices.txt" 2>&1
 for p in "${phases[@]}"; do
   case $p in
-    tests) phase tests validation bash -c "$tests --test-suite=blas '--test-case=grid f16' && $tests --test-suite=coopmat_config" ;;
+    tests) phase tests validation bash -c "$tests --test-suite=blas '--test-case=grid f16' && $tests --test-suite=f16,coopmat_config" ;;
     fp16) phase fp16 tools/gpu/check-fp16.sh ;;
     bench-f16) phase bench-f16 python3 tools/bench-vs-cublas.py --type f16 --commit "$commit" \
                  --json "$out/bench-f16.json" ;;
