@@ -86,6 +86,20 @@ TEST_SUITE("cli") {
     std::filesystem::remove_all(dir);
   }
 
+  TEST_CASE("run --max-k-per-submission: K cut into submissions, the same product") {
+    for (const char* beta : {"0", "0.5"}) {
+      const auto r = run_cli(std::string("run --m 40 --n 24 --k 300 --max-k-per-submission 64 --kernel tiled "
+                                         "--repeat 1 --verify --beta ") + beta);
+      INFO(r.output);
+      CHECK(r.code == 0);
+      CHECK(contains(r.output, "verify:   passed"));
+      CHECK(contains(r.output, "submissions of K <= 64"));
+    }
+    const auto bad = run_cli("run --m 4 --n 4 --k 4 --max-k-per-submission 0");
+    CHECK(bad.code == 2);
+    CHECK(contains(bad.output, "--max-k-per-submission must be between 1"));
+  }
+
   TEST_CASE("run reads and writes .npy") {
     const auto dir = scratch_dir();
     const std::vector<int32_t> a = {1, 4, 2, 5, 3, 6}, b = {7, 8, 9, 10, 11, 12};

@@ -30,6 +30,7 @@ struct RunOptions {
   std::optional<uint64_t> seed;
   bool verify = false;
   bool stats = false;
+  std::optional<int64_t> max_k;  // --max-k-per-submission
   bool trans_a = false, trans_b = false;
   double alpha = 1.0, beta = 0.0;
   std::string layout = "row";
@@ -100,6 +101,7 @@ GemmOptions kernel_options(const RunOptions& o) {
     options.tile = count("--tile", *o.tile, 1, 1024);
   }
   options.f16_accumulate = o.f16_accumulate;
+  if (o.max_k) options.max_k_per_submission = count("--max-k-per-submission", *o.max_k, 1, 0xffffffffLL);
   if (!o.out_type.empty() && !parse_data_type(o.out_type)) {
     throw Error(ErrorCode::invalid_argument, fmt::format("--out-type {} is unknown (f32, f16)", o.out_type));
   }
@@ -273,6 +275,7 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
       lc = lc0;
       const GemmTiming one = engine.gemm(d, la.data(), lb.data(), lc.data(), options);
       t.gpu_timestamps = one.gpu_timestamps;
+      t.kernel = one.kernel, t.config = one.config;
       if (r >= warmup) {
         t.gpu_ms.insert(t.gpu_ms.end(), one.gpu_ms.begin(), one.gpu_ms.end());
         t.submit_wait_ms += one.submit_wait_ms, t.upload_ms += one.upload_ms, t.download_ms += one.download_ms;
@@ -379,6 +382,8 @@ Command add_run_command(CLI::App& app, CommonOptions& common) {
   cmd->add_option("--seed", o->seed, "Seed for the random inputs (default: fresh, printed)")
       ->check(CLI::NonNegativeNumber);  // "-1" would otherwise wrap to 2^64-1 silently
   cmd->add_flag("--verify", o->verify, "Check against the CPU reference; exit 1 when it fails");
+  cmd->add_option("--max-k-per-submission", o->max_k,
+                  "Cut K into chunks of at most this many, each its own submission (display-driver watchdogs)");
   cmd->add_flag("--stats", o->stats,
                 "Print the driver's statistics of the pipelines that ran (registers, shared memory, spills; "
                 "needs VK_KHR_pipeline_executable_properties), also in --json");
