@@ -12,7 +12,7 @@
 // partial step along K use clamped layouts, which read zeros outside the matrix. The result is stored
 // through a clamped layout too, which drops the elements outside C: any size, no padding. alpha and beta
 // are applied to the whole accumulator (beta * C loaded through the same clamped layout, only when beta is
-// not 0); each batch entry reads and writes its matrices batch * stride along.
+// not 0); batch entry z reads and writes its matrices batch * stride along.
 // With 16-byte aligned rows and offsets the strides and offsets are rounded down to multiples of 8, which
 // changes nothing but tells the compiler that wide loads are safe.
 #include "gemm_interface.glsl"
@@ -21,6 +21,9 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint BM = 128;
 layout(constant_id = 2) const uint BN = 128;
 layout(constant_id = 3) const uint BK = 32;
+// 1: the aligned inner loop loads step k+1's tiles before multiplying step k's (software pipelining, so
+// the loads' latency overlaps the tensor-core work); 0: load, then multiply.
+layout(constant_id = 4) const uint PREFETCH = 0;
 
 #define CLAMP gl_CooperativeMatrixClampModeConstantNV
 #define MAT_A coopmat<float16_t, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA>
@@ -31,37 +34,46 @@ layout(constant_id = 3) const uint BK = 32;
 void main() {
   const uint row0 = gl_WorkGroupID.y * BM;
   const uint col0 = gl_WorkGroupID.x * BN;
-  // Split-K (as blocked.comp): z = batch * slices + slice; slice s sums K range [s * k_split, ...) and,
-  // when there are several, writes its raw partial block to the workspace bound as C (this variant's C_T
-  // is then float), C + z * split_stride with row stride ldc; splitk_reduce.comp adds them into C.
-  const uint slices = p.K == 0 ? 1 : (p.K + p.k_split - 1) / p.k_split;
-  const uint batch = gl_WorkGroupID.z / slices, slice = gl_WorkGroupID.z % slices;
-  const uint k_begin = slice * p.k_split, k_end = min(p.K, k_begin + p.k_split);
-  const bool partial = slices > 1;
+  const uint batch = gemm_batch();
   const uint a_base = p.a_offset + batch * p.stride_a;
   const uint b_base = p.b_offset + batch * p.stride_b;
-  const uint c_base = partial ? p.c_offset + gl_WorkGroupID.z * p.split_stride : p.c_offset + batch * p.stride_c;
+  const uint c_base = p.c_offset + batch * p.stride_c;
 
   tensorLayoutNV<2> la = createTensorLayoutNV(2);
   tensorLayoutNV<2> lb = createTensorLayoutNV(2);
   tensorLayoutNV<2, CLAMP> la_clamp = createTensorLayoutNV(2, CLAMP);
   tensorLayoutNV<2, CLAMP> lb_clamp = createTensorLayoutNV(2, CLAMP);
   tensorLayoutNV<2, CLAMP> lc = createTensorLayoutNV(2, CLAMP);
-  // Dimensions are (rows, columns); strides (row stride, 1): row-major. The clamped layouts end K at this
-  // slice's end, so a partial last step reads zeros, not the next slice's terms.
-  la_clamp = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(la_clamp, p.M, k_end), p.lda, 1);
-  lb_clamp = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lb_clamp, k_end, p.N), p.ldb, 1);
+  // Dimensions are (rows, columns); strides (row stride, 1): row-major.
+  la_clamp = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(la_clamp, p.M, p.K), p.lda, 1);
+  lb_clamp = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lb_clamp, p.K, p.N), p.ldb, 1);
   lc = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lc, p.M, p.N), p.ldc, 1);
 
   MAT_ACC acc = MAT_ACC(0.0);
-  uint k0 = k_begin;
+  uint k0 = 0;
   const bool inside = row0 + BM <= p.M && col0 + BN <= p.N;
   const bool aligned = a_base % 8 == 0 && b_base % 8 == 0 && p.lda % 8 == 0 && p.ldb % 8 == 0;
   if (inside && aligned) {
     la = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(la, p.M, p.K), p.lda & ~7u, 1);
     lb = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lb, p.K, p.N), p.ldb & ~7u, 1);
     const uint a_off = a_base & ~7u, b_off = b_base & ~7u;
-    for (; k0 + BK <= k_end; k0 += BK) {
+    if (PREFETCH != 0 && BK <= p.K) {
+      MAT_A a;
+      MAT_B b;
+      coopMatLoadTensorNV(a, A, a_off, sliceTensorLayoutNV(la, row0, BM, 0, BK));
+      coopMatLoadTensorNV(b, B, b_off, sliceTensorLayoutNV(lb, 0, BK, col0, BN));
+      for (k0 = BK; k0 + BK <= p.K; k0 += BK) {
+        MAT_A a_next;
+        MAT_B b_next;
+        coopMatLoadTensorNV(a_next, A, a_off, sliceTensorLayoutNV(la, row0, BM, k0, BK));
+        coopMatLoadTensorNV(b_next, B, b_off, sliceTensorLayoutNV(lb, k0, BK, col0, BN));
+        acc = coopMatMulAdd(a, b, acc);
+        a = a_next;
+        b = b_next;
+      }
+      acc = coopMatMulAdd(a, b, acc);
+    }
+    for (; k0 + BK <= p.K; k0 += BK) {
       MAT_A a;
       MAT_B b;
       coopMatLoadTensorNV(a, A, a_off, sliceTensorLayoutNV(la, row0, BM, k0, BK));
@@ -71,7 +83,7 @@ void main() {
   } else if (inside) {
     la = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(la, p.M, p.K), p.lda, 1);
     lb = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lb, p.K, p.N), p.ldb, 1);
-    for (; k0 + BK <= k_end; k0 += BK) {
+    for (; k0 + BK <= p.K; k0 += BK) {
       MAT_A a;
       MAT_B b;
       coopMatLoadTensorNV(a, A, a_base, sliceTensorLayoutNV(la, row0, BM, k0, BK));
@@ -80,20 +92,18 @@ void main() {
     }
   }
   // Edge tiles, and the partial last step of the others: zeros outside the matrices.
-  for (; k0 < k_end; k0 += BK) {
+  for (; k0 < p.K; k0 += BK) {
     MAT_A a;
     MAT_B b;
     coopMatLoadTensorNV(a, A, a_base, sliceTensorLayoutNV(la_clamp, row0, BM, k0, BK));
     coopMatLoadTensorNV(b, B, b_base, sliceTensorLayoutNV(lb_clamp, k0, BK, col0, BN));
     acc = coopMatMulAdd(a, b, acc);
   }
-  if (!partial) {
-    if (p.alpha != 1.0) acc = acc * ACC_T(p.alpha);
-    if ((p.flags & GEMM_BETA_ZERO) == 0u) {
-      MAT_C c0;
-      coopMatLoadTensorNV(c0, C, c_base, sliceTensorLayoutNV(lc, row0, BM, col0, BN));
-      acc = acc + MAT_ACC(c0) * ACC_T(p.beta);
-    }
+  if (p.alpha != 1.0) acc = acc * ACC_T(p.alpha);
+  if ((p.flags & GEMM_BETA_ZERO) == 0u) {
+    MAT_C c0;
+    coopMatLoadTensorNV(c0, C, c_base, sliceTensorLayoutNV(lc, row0, BM, col0, BN));
+    acc = acc + MAT_ACC(c0) * ACC_T(p.beta);
   }
   MAT_C c = MAT_C(acc);
   coopMatStoreTensorNV(c, C, c_base, sliceTensorLayoutNV(lc, row0, BM, col0, BN));

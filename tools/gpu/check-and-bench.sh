@@ -5,7 +5,7 @@
 # Run from the repository root with build/release present; results go under $OUT (default out/gpu).
 # Usage: tools/gpu/check-and-bench.sh [phase...]
 #   phases: tests fp16 bench-f16 bench-f32 stats (the default: all five), and on request coopmat2-variants
-#   (the coopmat2 kernel's K step, through VKGEMM_EXPERIMENT_COOPMAT2) and coopmat2-split (its split-K)
+#   (the coopmat2 kernel's K step and software pipelining, through VKGEMM_EXPERIMENT_COOPMAT2)
 # Exit status: 1 when any phase failed (each phase still runs).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -63,7 +63,7 @@ for p in "${phases[@]}"; do
         tf() { "$bin" run --type f16 --kernel coopmat2 "$@" --repeat 20 --warmup 10 |
                  sed -n "s/^gpu time: .* ms .*, \([0-9.]*\) GFLOP\/s.*/\1/p" | awk "{printf \"%.1f\", \$1 / 1000}"; }
         printf "%-22s %-5s %10s %10s %16s\n" variant tile 4096^2 8192^2 4096x512x14336
-        for v in "bk=64" "bk=32" "bk=128"; do
+        for v in "bk=64,prefetch=0" "bk=64,prefetch=1" "bk=32,prefetch=0" "bk=32,prefetch=1" "bk=128,prefetch=0" "bk=128,prefetch=1"; do
           export VKGEMM_EXPERIMENT_COOPMAT2=$v
           for s in "--m 1000 --n 999 --k 1001" "--m 1024 --n 512 --k 1088" "--m 256 --n 256 --k 64"; do
             "$bin" run --type f16 --kernel coopmat2 $s --repeat 1 --warmup 0 --verify >/dev/null ||
@@ -73,25 +73,6 @@ for p in "${phases[@]}"; do
             printf "%-22s %-5s %10s %10s %16s\n" "$v" $t "$(tf --tile $t --m 4096 --n 4096 --k 4096)" \
               "$(tf --tile $t --m 8192 --n 8192 --k 8192)" "$(tf --tile $t --m 4096 --n 512 --k 14336)"
           done
-        done' ;;
-    coopmat2-split)
-      # coopmat2's split-K: verified on split shapes (auto, forced 3 slices, alpha/beta/batch, C f16), the
-      # f16 BLAS grid with 2 slices forced, then TFLOP/s with and without the split.
-      phase coopmat2-split bash -c '
-        bin=build/release/vkgemm
-        set -e
-        for a in "--m 4096 --n 512 --k 14336" "--m 4096 --n 512 --k 14336 --out-type f16" \
-                 "--m 300 --n 200 --k 5000 --alpha 2 --beta 0.5 --batch 2" "--m 2048 --n 2048 --k 2048"; do
-          "$bin" run --type f16 --kernel coopmat2 $a --repeat 1 --warmup 0 --verify | grep -E "^(kernel|verify)"
-        done
-        VKGEMM_EXPERIMENT_COOPMAT2=splits=3 "$bin" run --type f16 --kernel coopmat2 --m 1000 --n 999 --k 1001 \
-          --repeat 1 --warmup 0 --verify | grep -E "^(kernel|verify)"
-        VKGEMM_EXPERIMENT_COOPMAT2=splits=2 '"$tests"' --test-suite=blas "--test-case=grid f16" | tail -n 3
-        tf() { "$bin" run --type f16 --kernel coopmat2 "$@" --repeat 30 --warmup 100 |
-                 sed -n "s/^gpu time: .* ms .*, \([0-9.]*\) GFLOP\/s.*/\1/p" | awk "{printf \"%.1f\", \$1 / 1000}"; }
-        for s in 1 2 4; do
-          export VKGEMM_EXPERIMENT_COOPMAT2=splits=$s
-          echo "splits $s: 4096x512x14336 $(tf --m 4096 --n 512 --k 14336) 2048^3 $(tf --m 2048 --n 2048 --k 2048) TFLOP/s"
         done' ;;
     *) echo "check-and-bench: unknown phase $p"; failures=$((failures + 1)) ;;
   esac

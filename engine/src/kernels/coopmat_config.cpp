@@ -1,6 +1,5 @@
 // The cooperative-matrix kernels' side of the registry: what they need of a device, and the tile, fragment
 // and workgroup each product gets (shaders/coopmat.comp, shaders/coopmat2.comp).
-#include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <string_view>
@@ -155,13 +154,12 @@ LaunchShape coopmat_launch(const DeviceInfo& d, const Types& t, const GemmOption
 }
 
 // An experiment knob for the performance work (docs/perf-notes.md), not an interface: VKGEMM_EXPERIMENT_COOPMAT2
-// = "bk=32" overrides the coopmat2 kernel's K step (32, 64 or 128). (Software pipelining was measured
-// slower at every K step and tile, perf-notes section 8, and removed.)
+// = "bk=32,prefetch=1" overrides the coopmat2 kernel's K step (32, 64 or 128) and its software pipelining.
 namespace {
 
 struct Nv2Experiment {
-  uint32_t bk = 0;      // 0: the tile's own
-  uint32_t splits = 0;  // 0: coopmat2_splits decides
+  uint32_t bk = 0;        // 0: the tile's own
+  uint32_t prefetch = 0;  // the default, until measured otherwise
 };
 
 Nv2Experiment nv2_experiment() {
@@ -175,26 +173,11 @@ Nv2Experiment nv2_experiment() {
     return static_cast<uint32_t>(std::strtoul(env + at + key.size(), nullptr, 10));
   };
   if (const auto bk = value("bk="); bk && (*bk == 32 || *bk == 64 || *bk == 128)) e.bk = *bk;
-  if (const auto splits = value("splits="); splits && *splits >= 1 && *splits <= 8) e.splits = *splits;
+  if (const auto pf = value("prefetch=")) e.prefetch = *pf != 0;
   return e;
 }
 
 }  // namespace
-
-uint32_t coopmat2_splits(const LaunchShape& shape, const Types& t, uint32_t m, uint32_t n, uint32_t k,
-                         uint32_t batch) {
-  if (t.f16_accumulate) return 1;  // the partial sums go through an fp32 workspace: fp32 accumulation only
-  const uint32_t bk = shape.constants.size() > 3 ? shape.constants[3].value : 64;
-  const uint32_t steps = (k + bk - 1) / bk;
-  const Nv2Experiment e = nv2_experiment();
-  if (e.splits) return std::max(1u, std::min(e.splits, steps));
-  // Fewer workgroups than two per SM of a large GPU, and a K long enough that each slice keeps 1024 or
-  // more: split so the grid fills it (at most 4 slices; the reduce pass reads them all back once).
-  const uint64_t groups = tiles(m, n, shape.tile[1], shape.tile[0]) * batch;
-  if (groups >= 2 * kEnoughWorkgroups || k < 2048) return 1;
-  const auto wanted = static_cast<uint32_t>((2 * kEnoughWorkgroups + groups - 1) / groups);
-  return std::clamp(std::min(wanted, k / 1024), 1u, 4u);
-}
 
 LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptions& options, uint32_t m, uint32_t n) {
   Nv2Tile tile = kNv2Small;
@@ -223,7 +206,7 @@ LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptio
   shape.workgroup_size = {tile.invocations, 1, 1};
   shape.tile = {tile.bn, tile.bm};
   const Nv2Experiment e = nv2_experiment();
-  shape.constants = {{0, tile.invocations}, {1, tile.bm}, {2, tile.bn}, {3, e.bk ? e.bk : tile.bk}};
+  shape.constants = {{0, tile.invocations}, {1, tile.bm}, {2, tile.bn}, {3, e.bk ? e.bk : tile.bk}, {4, e.prefetch}};
   return shape;  // shared memory is the driver's (cooperativeMatrixWorkgroupScopeReservedSharedMemory)
 }
 
