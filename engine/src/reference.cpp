@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "vkgemm/error.hpp"
+#include "element_access.hpp"
 #include "vkgemm/half.hpp"
 
 namespace vkgemm {
@@ -77,16 +78,6 @@ double frobenius(const T* x, uint64_t count) {
   double s = 0.0;
   for (uint64_t i = 0; i < count; ++i) s += static_cast<double>(x[i]) * static_cast<double>(x[i]);
   return std::sqrt(s);
-}
-
-double element(DataType type, const void* c, uint64_t i) {
-  switch (type) {
-    case DataType::f32: return static_cast<const float*>(c)[i];
-    case DataType::f64: return static_cast<const double*>(c)[i];
-    case DataType::i32: return static_cast<const int32_t*>(c)[i];
-    case DataType::f16: return half_to_float(static_cast<const uint16_t*>(c)[i]);
-  }
-  return 0.0;
 }
 
 // f16 matrices as floats (exact).
@@ -240,7 +231,7 @@ Comparison ReferenceProduct::compare(const void* c_gpu) const {
   parallel_rows(m_, uint64_t{m_} * n_ * 64, [&](uint32_t begin, uint32_t end) {
     Tally& t = tallies[begin / per];
     for (uint64_t i = uint64_t{begin} * n_; i < uint64_t{end} * n_; ++i) {
-      const double got = element(output_, c_gpu, i);
+      const double got = detail::load_element(output_, c_gpu, i);
       const long double diff = std::fabs(static_cast<long double>(got) - value_[i]);
       double ratio = 0.0;
       if (exact) {

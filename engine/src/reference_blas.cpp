@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "element_access.hpp"
 #include "vkgemm/error.hpp"
 #include "vkgemm/half.hpp"
 #include "vkgemm/reference.hpp"
@@ -35,30 +36,12 @@ Indexer indexer(const GemmDesc& d, char which) {
   return x;
 }
 
-// Every element type vkgemm has (f16, f32, f64, and i32 within its range) is exact as a double: the
-// float paths widen the operands once and share one code.
-double load(DataType type, const void* p, uint64_t i) {
-  switch (type) {
-    case DataType::f32: return static_cast<const float*>(p)[i];
-    case DataType::f64: return static_cast<const double*>(p)[i];
-    case DataType::i32: return static_cast<const int32_t*>(p)[i];
-    case DataType::f16: return half_to_float(static_cast<const uint16_t*>(p)[i]);
-  }
-  return 0.0;
-}
-
-void store(DataType type, void* p, uint64_t i, long double v) {
-  switch (type) {
-    case DataType::f32: static_cast<float*>(p)[i] = static_cast<float>(v); break;
-    case DataType::f64: static_cast<double*>(p)[i] = static_cast<double>(v); break;
-    case DataType::i32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v); break;
-    case DataType::f16: static_cast<uint16_t*>(p)[i] = float_to_half(static_cast<float>(v)); break;
-  }
-}
+using detail::load_element;
+using detail::store_element;
 
 std::vector<double> widen(DataType type, const void* p, uint64_t count) {
   std::vector<double> out(p ? count : 0);
-  for (uint64_t i = 0; i < out.size(); ++i) out[i] = load(type, p, i);
+  for (uint64_t i = 0; i < out.size(); ++i) out[i] = load_element(type, p, i);
   return out;
 }
 
@@ -183,7 +166,7 @@ Comparison compare_float(const GemmDesc& d, const void* a, const void* b, const 
   double diff2 = 0.0;
   for (size_t i = 0; i < r.cells.size(); ++i) {
     described[r.cells[i]] = 1;
-    const double g = load(out_type, c_gpu, r.cells[i]);
+    const double g = load_element(out_type, c_gpu, r.cells[i]);
     const double diff = std::fabs(g - static_cast<double>(r.ref[i]));
     const double allowed = out.bound * r.scale[i] + absolute;
     double ratio = 0.0;
@@ -222,7 +205,7 @@ void reference_gemm(const GemmDesc& desc, const void* a, const void* b, const vo
     return;
   }
   const FloatReference r = float_reference(desc, a, b, c_in);
-  for (size_t i = 0; i < r.cells.size(); ++i) store(out_type, c_out, r.cells[i], r.ref[i]);
+  for (size_t i = 0; i < r.cells.size(); ++i) store_element(out_type, c_out, r.cells[i], r.ref[i]);
 }
 
 Comparison compare_with_reference(const GemmDesc& desc, const void* a, const void* b, const void* c_in,
