@@ -21,10 +21,11 @@ void ok(VkResult r, const char* what) {
 
 }  // namespace
 
-AppVulkan::AppVulkan(bool shader_float64) {
+AppVulkan::AppVulkan(bool shader_float64, bool f16) {
   ok(volkInitialize(), "volkInitialize");
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
-  app.apiVersion = VK_API_VERSION_1_1;
+  api_version = f16 ? VK_API_VERSION_1_2 : VK_API_VERSION_1_1;
+  app.apiVersion = api_version;
   const char* layer = "VK_LAYER_KHRONOS_validation";
   const char* extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME};
   VkValidationFeatureEnableEXT sync = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
@@ -63,6 +64,15 @@ AppVulkan::AppVulkan(bool shader_float64) {
   VkPhysicalDeviceFeatures available;
   vkGetPhysicalDeviceFeatures(physical, &available);
   enabled.shaderFloat64 = shader_float64 ? available.shaderFloat64 : VK_FALSE;
+  if (f16) {  // what the device has of the two, enabled
+    VkPhysicalDeviceVulkan12Features has12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceVulkan11Features has11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &has12};
+    VkPhysicalDeviceFeatures2 has{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &has11, {}};
+    vkGetPhysicalDeviceFeatures2(physical, &has);
+    enabled11.storageBuffer16BitAccess = has11.storageBuffer16BitAccess;
+    enabled12.shaderFloat16 = has12.shaderFloat16;
+    enabled11.pNext = &enabled12;
+  }
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   qci.queueFamilyIndex = family;
@@ -72,6 +82,7 @@ AppVulkan::AppVulkan(bool shader_float64) {
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
   dci.pEnabledFeatures = &enabled;
+  if (f16) dci.pNext = &enabled11;
   ok(vkCreateDevice(physical, &dci, nullptr, &device), "vkCreateDevice");
   volkLoadDevice(device);
   vkGetDeviceQueue(device, family, 0, &queue);
@@ -93,7 +104,9 @@ AppVulkan::~AppVulkan() {
 }
 
 VulkanDevice AppVulkan::adopt_info() const {
-  return {instance, physical, device, queue, family, VK_API_VERSION_1_1, vkGetInstanceProcAddr, &enabled};
+  VulkanDevice d{instance, physical, device, queue, family, api_version, vkGetInstanceProcAddr, &enabled};
+  if (api_version >= VK_API_VERSION_1_2) d.enabled_feature_chain = &enabled11;
+  return d;
 }
 
 AppBuffer AppVulkan::buffer(VkDeviceSize size, VkBufferUsageFlags usage) {

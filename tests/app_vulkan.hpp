@@ -21,8 +21,10 @@ struct AppBuffer {
 
 class AppVulkan {
  public:
-  // shader_float64: enable shaderFloat64 at vkCreateDevice (when the device has it).
-  explicit AppVulkan(bool shader_float64);
+  // shader_float64: enable shaderFloat64 at vkCreateDevice (when the device has it). f16: create the
+  // instance for Vulkan 1.2 and enable shaderFloat16 and storageBuffer16BitAccess (when the device has
+  // them), declared to vkgemm through adopt_info's feature chain.
+  explicit AppVulkan(bool shader_float64, bool f16 = false);
   ~AppVulkan();
   AppVulkan(const AppVulkan&) = delete;
   AppVulkan& operator=(const AppVulkan&) = delete;
@@ -40,6 +42,9 @@ class AppVulkan {
   VkQueue queue = VK_NULL_HANDLE;
   uint32_t family = 0;
   VkPhysicalDeviceFeatures enabled{};
+  VkPhysicalDeviceVulkan11Features enabled11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceVulkan12Features enabled12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  uint32_t api_version = VK_API_VERSION_1_1;
 
  private:
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;

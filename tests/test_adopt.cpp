@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app_vulkan.hpp"
+#include "vkgemm/half.hpp"
 #include "support.hpp"
 
 using namespace vkgemm;
@@ -59,6 +60,32 @@ TEST_SUITE("adopt") {
     std::vector<double> a = {1, 2, 3, 4}, c(4, -1.0);
     e.gemm(GemmDesc{.type = DataType::f64, .m = 2, .n = 2, .k = 2}, a.data(), a.data(), c.data());
     CHECK(c == std::vector<double>{7, 10, 15, 22});
+  }
+
+  TEST_CASE("f16 runs where the application declared shaderFloat16 and 16-bit storage, and only there") {
+    {
+      test::AppVulkan app(false);  // nothing declared: refused, naming the features
+      Engine e = adopt_device(app.adopt_info());
+      expect_error([&] { e.check_supported(DataType::f16, {}); }, ErrorCode::unsupported_type, "shaderFloat16");
+    }
+    test::AppVulkan app(false, true);
+    if (!app.enabled12.shaderFloat16 || !app.enabled11.storageBuffer16BitAccess) {
+      MESSAGE("this device lacks shaderFloat16 or storageBuffer16BitAccess; only the refusal is covered");
+      return;
+    }
+    Engine e = adopt_device(app.adopt_info());
+    CHECK(e.device().float16);
+    CHECK_FALSE(e.device().coopmat_khr);  // not declared: off, whatever the hardware has
+    CHECK_FALSE(e.device().coopmat2);
+    // [1 2; 3 4]^2 = [7 10; 15 22], exact in fp16, C f32 and C f16.
+    const std::vector<uint16_t> a = {float_to_half(1), float_to_half(2), float_to_half(3), float_to_half(4)};
+    std::vector<float> c32(4, -1.0f);
+    e.gemm(GemmDesc{.type = DataType::f16, .m = 2, .n = 2, .k = 2}, a.data(), a.data(), c32.data());
+    CHECK(c32 == std::vector<float>{7, 10, 15, 22});
+    std::vector<uint16_t> c16(4, 0);
+    e.gemm(GemmDesc{.type = DataType::f16, .c_type = DataType::f16, .m = 2, .n = 2, .k = 2}, a.data(), a.data(),
+           c16.data());
+    for (size_t i = 0; i < 4; ++i) CHECK(half_to_float(c16[i]) == std::vector<float>{7, 10, 15, 22}[i]);
   }
 
   TEST_CASE("recorded into the application's command buffer, on its buffers at byte offsets, chained") {

@@ -1,5 +1,8 @@
 // The Vulkan-facing API (vkgemm/vulkan.hpp): adopting the application's device, recording into its
 // command buffers, and submit_gemm() with its semaphores and fence.
+#include <algorithm>
+#include <string_view>
+
 #include <fmt/format.h>
 
 #include "engine_impl.hpp"
@@ -8,6 +11,78 @@
 
 namespace vkgemm {
 namespace detail {
+namespace {
+
+// The features and extensions of VulkanDevice's chain and list that vkgemm's kernels use.
+struct Declared {
+  bool float16 = false, storage16 = false, memory_model = false, subgroup_size_control = false;
+  bool maintenance4 = false, coopmat_khr = false, coopmat2 = false;
+};
+
+bool has(std::span<const char* const> list, std::string_view name) {
+  return std::any_of(list.begin(), list.end(), [&](const char* e) { return e && name == e; });
+}
+
+Declared declared(const VulkanDevice& d) {
+  Declared out;
+  bool khr_feature = false, nv2_feature = false, full_subgroups = false, size_control = false;
+  for (auto* s = static_cast<const VkBaseInStructure*>(d.enabled_feature_chain); s; s = s->pNext) {
+    switch (s->sType) {
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES:
+        out.storage16 |= reinterpret_cast<const VkPhysicalDeviceVulkan11Features*>(s)->storageBuffer16BitAccess;
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES:
+        out.storage16 |= reinterpret_cast<const VkPhysicalDevice16BitStorageFeatures*>(s)->storageBuffer16BitAccess;
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES: {
+        const auto* f = reinterpret_cast<const VkPhysicalDeviceVulkan12Features*>(s);
+        out.float16 |= f->shaderFloat16 == VK_TRUE;
+        out.memory_model |= f->vulkanMemoryModel == VK_TRUE;
+        break;
+      }
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES:
+        out.float16 |= reinterpret_cast<const VkPhysicalDeviceShaderFloat16Int8Features*>(s)->shaderFloat16 == VK_TRUE;
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES:
+        out.memory_model |=
+            reinterpret_cast<const VkPhysicalDeviceVulkanMemoryModelFeatures*>(s)->vulkanMemoryModel == VK_TRUE;
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES: {
+        const auto* f = reinterpret_cast<const VkPhysicalDeviceVulkan13Features*>(s);
+        size_control |= f->subgroupSizeControl == VK_TRUE;
+        full_subgroups |= f->computeFullSubgroups == VK_TRUE;
+        out.maintenance4 |= f->maintenance4 == VK_TRUE;
+        break;
+      }
+#if defined(VK_KHR_cooperative_matrix)
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR:
+        khr_feature |= reinterpret_cast<const VkPhysicalDeviceCooperativeMatrixFeaturesKHR*>(s)->cooperativeMatrix;
+        break;
+#endif
+#if defined(VK_NV_cooperative_matrix2)
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV: {
+        const auto* f = reinterpret_cast<const VkPhysicalDeviceCooperativeMatrix2FeaturesNV*>(s);
+        nv2_feature |= f->cooperativeMatrixWorkgroupScope && f->cooperativeMatrixFlexibleDimensions &&
+                       f->cooperativeMatrixTensorAddressing && f->cooperativeMatrixConversions;
+        break;
+      }
+#endif
+      default:
+        break;  // a struct vkgemm does not need
+    }
+  }
+  out.subgroup_size_control = size_control && full_subgroups;
+#if defined(VK_KHR_cooperative_matrix)
+  out.coopmat_khr = khr_feature && has(d.enabled_extensions, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+#endif
+#if defined(VK_NV_cooperative_matrix2)
+  out.coopmat2 = nv2_feature && has(d.enabled_extensions, VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
+#endif
+  (void)khr_feature, (void)nv2_feature;
+  return out;
+}
+
+}  // namespace
 
 EngineImpl::EngineImpl(const VulkanDevice& d) {
   const auto require = [](bool ok, const char* what) {
@@ -45,11 +120,16 @@ EngineImpl::EngineImpl(const VulkanDevice& d) {
   info.timestamps = info.timestamp_valid_bits > 0 && info.timestamp_period_ns > 0.0f;
   physical.compute_family = d.queue_family_index;
   info.float64 = info.float64 && d.enabled_features && d.enabled_features->shaderFloat64;
-  // VulkanDevice does not say which 1.1+ features and extensions the application enabled, so what needs them
-  // is off: f16 (shaderFloat16, 16-bit storage) and the cooperative-matrix kernels. (A way to declare them
-  // is follow-up work.)
-  info.float16 = info.storage16 = info.subgroup_size_control = false;
-  info.coopmat_khr = info.coopmat2 = info.coopmat_nv = false;
+  // What the application enabled, not what the hardware has: only features and extensions it declared.
+  const Declared on = declared(d);
+  info.float16 = info.float16 && on.float16;
+  info.storage16 = info.storage16 && on.storage16;
+  info.vulkan_memory_model = info.vulkan_memory_model && on.memory_model;
+  info.subgroup_size_control = info.subgroup_size_control && on.subgroup_size_control;
+  const bool matrices = info.vulkan13 && on.maintenance4 && info.vulkan_memory_model;
+  info.coopmat_khr = info.coopmat_khr && on.coopmat_khr && matrices && info.subgroup_size_control;
+  info.coopmat2 = info.coopmat2 && on.coopmat2 && matrices;
+  info.coopmat_nv = false;
   apply_test_limits(info);
   info.pipeline_statistics = false;  // the application's device: its extensions are not known here
 

@@ -34,9 +34,18 @@ struct VulkanDevice {
   // The loader entry point the application loads with (vkGetInstanceProcAddr, or volk's).
   PFN_vkGetInstanceProcAddr get_instance_proc_addr = nullptr;
   // The features enabled at vkCreateDevice (nullptr: none). A kernel needing one that is not enabled is
-  // refused with an error naming it (f64 needs shaderFloat64). Features of Vulkan 1.1 and later and device
-  // extensions cannot be declared yet, so an adopted engine runs no f16 and no cooperative-matrix kernel.
+  // refused with an error naming it (f64 needs shaderFloat64).
   const VkPhysicalDeviceFeatures* enabled_features = nullptr;
+  // The VkDeviceCreateInfo::pNext chain the device was created with (nullptr: none), read for the feature
+  // structs vkgemm's kernels need, and the device extensions enabled. vkgemm only reads them, during
+  // adopt_device. f16 needs shaderFloat16 and storageBuffer16BitAccess (in VkPhysicalDeviceVulkan11/12Features,
+  // or VkPhysicalDevice16BitStorageFeatures and VkPhysicalDeviceShaderFloat16Int8Features); the
+  // cooperative-matrix kernels need their extension (VK_KHR_cooperative_matrix with cooperativeMatrix;
+  // VK_NV_cooperative_matrix2 with workgroup scope, flexible dimensions, tensor addressing and conversions),
+  // vulkanMemoryModel, and Vulkan 1.3's maintenance4 (and, for coopmat, subgroupSizeControl and
+  // computeFullSubgroups). What is not declared here is taken as off.
+  const void* enabled_feature_chain = nullptr;
+  std::span<const char* const> enabled_extensions;
 };
 
 // An engine on the application's device. No instance, device or queue is created; the engine creates only
