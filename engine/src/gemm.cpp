@@ -142,11 +142,11 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
 GemmTiming EngineImpl::gemm_host(const GemmDesc& desc, const void* a, const void* b, void* c,
                                  const GemmOptions& options) {
   check_gemm(desc);
-  const DataType c_type = output_type(desc);
-  kernels::check_supported(physical.info, tuning, {desc.type, c_type, options.f16_accumulate}, options);
-  const uint64_t es = element_size(desc.type);
+  const kernels::Types types = kernels::types_of(desc, options);
+  kernels::check_supported(physical.info, tuning, types, options);
+  const uint64_t es = element_size(types.input);
   const uint64_t bytes[3] = {operand_extent(desc, 'A').elements * es, operand_extent(desc, 'B').elements * es,
-                             operand_extent(desc, 'C').elements * element_size(c_type)};
+                             operand_extent(desc, 'C').elements * element_size(types.output)};
   GemmTiming timing;
   timing.gpu_timestamps = physical.info.timestamps;
   if (bytes[2] == 0 || desc.batch == 0) return timing;  // m or n is 0: nothing to do

@@ -54,10 +54,6 @@ void put_scalar(unsigned char* at, DataType type, double v) {
 // The type alpha and beta reach the shader in (gemm_interface.glsl's SCALAR_T): f32 for f16 inputs.
 DataType scalar_type(DataType input) { return input == DataType::f16 ? DataType::f32 : input; }
 
-kernels::Types types_of(const GemmDesc& desc, const GemmOptions& options) {
-  return {desc.type, output_type(desc), options.f16_accumulate};
-}
-
 }  // namespace
 
 void EngineImpl::check_call(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options) const {
@@ -72,7 +68,7 @@ void EngineImpl::check_call(const GemmDesc& desc, const VulkanBufferRange (&ops)
                 fmt::format("gemm: with beta = {} every dispatch updates C in place, so warmup + repeat must be 1 "
                             "(got {} + {})", desc.beta, options.warmup, options.repeat));
   }
-  const kernels::Types types = types_of(desc, options);
+  const kernels::Types types = kernels::types_of(desc, options);
   kernels::check_supported(physical.info, tuning, types, options);
   const char names[3] = {'A', 'B', 'C'};
   for (int i = 0; i < 3; ++i) {
@@ -102,7 +98,7 @@ std::unique_ptr<RecordingImpl> EngineImpl::record(VkCommandBuffer cmd, const Gem
   check_call(desc, ops, options);
   if (!cmd) throw Error(ErrorCode::invalid_argument, "gemm: the command buffer is VK_NULL_HANDLE");
   const DataType type = desc.type;
-  const kernels::Types types = types_of(desc, options);
+  const kernels::Types types = kernels::types_of(desc, options);
   const auto& info = physical.info;
   const uint64_t es = element_size(types.input), c_es = element_size(types.output);
   const char names[3] = {'A', 'B', 'C'};

@@ -23,7 +23,7 @@ std::string lower(std::string_view s) {
 // column-major turn, ops, batch); leading dimensions and offsets only set run-time flags, so tight ones do.
 kernels::Problem problem_of(const GemmDesc& desc, const GemmOptions& options) {
   kernels::Problem p;
-  p.types = {desc.type, output_type(desc), options.f16_accumulate};
+  p.types = kernels::types_of(desc, options);
   p.m = static_cast<uint32_t>(desc.m), p.n = static_cast<uint32_t>(desc.n);
   p.trans_a = desc.op_a == Op::t, p.trans_b = desc.op_b == Op::t;
   if (desc.layout == Layout::col_major) {  // C^T = op(B)^T op(A)^T, as record() turns it
@@ -87,7 +87,7 @@ PipelineReport EngineImpl::pipeline_statistics(const GemmDesc& desc, const GemmO
                             "devices` says which have it",
                             info.name, info.driver_info.empty() ? info.driver_version : info.driver_info));
   }
-  kernels::check_supported(info, tuning, {desc.type, output_type(desc), options.f16_accumulate}, options);
+  kernels::check_supported(info, tuning, kernels::types_of(desc, options), options);
   PipelineReport report;
   if (desc.m == 0 || desc.n == 0 || desc.batch == 0) return report;  // gemm dispatches nothing
   if (uint64_t(desc.batch) > info.max_workgroup_count[2]) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tuning/tuning_table.hpp"
+#include "vkgemm/blas.hpp"
 #include "vkgemm/device_info.hpp"
 #include "vkgemm/engine.hpp"
 #include "vkgemm/types.hpp"
@@ -31,6 +32,11 @@ struct Types {
   Types(DataType type) : input(type), output(default_output_type(type)) {}  // NOLINT: implicit on purpose
   Types(DataType in, DataType out, bool f16_acc) : input(in), output(out), f16_accumulate(f16_acc) {}
 };
+
+// The types of one BLAS call: A and B of desc.type, C of output_type(desc), fp16 sums as the options say.
+inline Types types_of(const GemmDesc& desc, const GemmOptions& options) {
+  return {desc.type, output_type(desc), options.f16_accumulate};
+}
 
 struct SpecConstant {
   uint32_t id;
