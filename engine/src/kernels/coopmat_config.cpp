@@ -155,14 +155,15 @@ LaunchShape coopmat_launch(const DeviceInfo& d, const Types& t, const GemmOption
 
 // An experiment knob for the performance work (docs/perf-notes.md), not an interface: VKGEMM_EXPERIMENT_COOPMAT2
 // = "bk=32,prefetch=1" overrides the coopmat2 kernel's K step (32, 64 or 128) and its software pipelining.
+// Read once per process: planning runs on every call.
 namespace {
 
 struct Nv2Experiment {
   uint32_t bk = 0;        // 0: the tile's own
-  uint32_t prefetch = 0;  // the default, until measured otherwise
+  uint32_t prefetch = 0;  // off by default: measured 8-25% slower on the H200 (perf-notes section 8)
 };
 
-Nv2Experiment nv2_experiment() {
+Nv2Experiment read_nv2_experiment() {
   Nv2Experiment e;
   const char* env = std::getenv("VKGEMM_EXPERIMENT_COOPMAT2");
   if (!env) return e;
@@ -174,6 +175,11 @@ Nv2Experiment nv2_experiment() {
   };
   if (const auto bk = value("bk="); bk && (*bk == 32 || *bk == 64 || *bk == 128)) e.bk = *bk;
   if (const auto pf = value("prefetch=")) e.prefetch = *pf != 0;
+  return e;
+}
+
+const Nv2Experiment& nv2_experiment() {
+  static const Nv2Experiment e = read_nv2_experiment();
   return e;
 }
 
@@ -205,7 +211,7 @@ LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptio
   LaunchShape shape;
   shape.workgroup_size = {tile.invocations, 1, 1};
   shape.tile = {tile.bn, tile.bm};
-  const Nv2Experiment e = nv2_experiment();
+  const Nv2Experiment& e = nv2_experiment();
   shape.constants = {{0, tile.invocations}, {1, tile.bm}, {2, tile.bn}, {3, e.bk ? e.bk : tile.bk}, {4, e.prefetch}};
   return shape;  // shared memory is the driver's (cooperativeMatrixWorkgroupScopeReservedSharedMemory)
 }
