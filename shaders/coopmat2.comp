@@ -13,6 +13,8 @@
 // through a clamped layout too, which drops the elements outside C: any size, no padding. alpha and beta
 // are applied to the whole accumulator (beta * C loaded through the same clamped layout, only when beta is
 // not 0); batch entry z reads and writes its matrices batch * stride along.
+// A transposed operand (TRANS_A: A stored K x M; TRANS_B: B stored N x K) is sliced in its stored order and
+// loaded through a transposing tensor view.
 // With 16-byte aligned rows and offsets the strides and offsets are rounded down to multiples of 8, which
 // changes nothing but tells the compiler that wide loads are safe.
 #include "gemm_interface.glsl"
@@ -24,12 +26,31 @@ layout(constant_id = 3) const uint BK = 32;
 // 1: the aligned inner loop loads step k+1's tiles before multiplying step k's (software pipelining, so
 // the loads' latency overlaps the tensor-core work); 0: load, then multiply.
 layout(constant_id = 4) const uint PREFETCH = 0;
+layout(constant_id = 5) const uint TRANS_A = 0;  // the same as the push constants' GEMM_TRANS_A, known at build
+layout(constant_id = 6) const uint TRANS_B = 0;
 
 #define CLAMP gl_CooperativeMatrixClampModeConstantNV
 #define MAT_A coopmat<float16_t, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA>
 #define MAT_B coopmat<float16_t, gl_ScopeWorkgroup, BK, BN, gl_MatrixUseB>
 #define MAT_ACC coopmat<ACC_T, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>
 #define MAT_C coopmat<C_T, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>
+
+// Step k0's tiles of A and B through layouts la and lb (dimensioned in stored order by the setters below).
+#define LOAD_A(mat, base, la, k0)                                                        \
+  if (TRANS_A != 0)                                                                      \
+    coopMatLoadTensorNV(mat, A, base, sliceTensorLayoutNV(la, k0, BK, row0, BM), tv);    \
+  else                                                                                   \
+    coopMatLoadTensorNV(mat, A, base, sliceTensorLayoutNV(la, row0, BM, k0, BK))
+#define LOAD_B(mat, base, lb, k0)                                                        \
+  if (TRANS_B != 0)                                                                      \
+    coopMatLoadTensorNV(mat, B, base, sliceTensorLayoutNV(lb, col0, BN, k0, BK), tv);    \
+  else                                                                                   \
+    coopMatLoadTensorNV(mat, B, base, sliceTensorLayoutNV(lb, k0, BK, col0, BN))
+// Dimensions are (rows, columns) of the stored matrix; strides (row stride, 1): row-major.
+#define SET_A(la, stride) \
+  la = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(la, TRANS_A != 0 ? p.K : p.M, TRANS_A != 0 ? p.M : p.K), stride, 1)
+#define SET_B(lb, stride) \
+  lb = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lb, TRANS_B != 0 ? p.N : p.K, TRANS_B != 0 ? p.K : p.N), stride, 1)
 
 void main() {
   const uint row0 = gl_WorkGroupID.y * BM;
@@ -39,14 +60,14 @@ void main() {
   const uint b_base = p.b_offset + batch * p.stride_b;
   const uint c_base = p.c_offset + batch * p.stride_c;
 
+  tensorViewNV<2, false, 1, 0> tv = createTensorViewNV(2, false, 1, 0);  // (i, j) of the matrix: (j, i) stored
   tensorLayoutNV<2> la = createTensorLayoutNV(2);
   tensorLayoutNV<2> lb = createTensorLayoutNV(2);
   tensorLayoutNV<2, CLAMP> la_clamp = createTensorLayoutNV(2, CLAMP);
   tensorLayoutNV<2, CLAMP> lb_clamp = createTensorLayoutNV(2, CLAMP);
   tensorLayoutNV<2, CLAMP> lc = createTensorLayoutNV(2, CLAMP);
-  // Dimensions are (rows, columns); strides (row stride, 1): row-major.
-  la_clamp = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(la_clamp, p.M, p.K), p.lda, 1);
-  lb_clamp = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lb_clamp, p.K, p.N), p.ldb, 1);
+  SET_A(la_clamp, p.lda);
+  SET_B(lb_clamp, p.ldb);
   lc = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lc, p.M, p.N), p.ldc, 1);
 
   MAT_ACC acc = MAT_ACC(0.0);
@@ -54,19 +75,19 @@ void main() {
   const bool inside = row0 + BM <= p.M && col0 + BN <= p.N;
   const bool aligned = a_base % 8 == 0 && b_base % 8 == 0 && p.lda % 8 == 0 && p.ldb % 8 == 0;
   if (inside && aligned) {
-    la = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(la, p.M, p.K), p.lda & ~7u, 1);
-    lb = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lb, p.K, p.N), p.ldb & ~7u, 1);
+    SET_A(la, p.lda & ~7u);
+    SET_B(lb, p.ldb & ~7u);
     const uint a_off = a_base & ~7u, b_off = b_base & ~7u;
     if (PREFETCH != 0 && BK <= p.K) {
       MAT_A a;
       MAT_B b;
-      coopMatLoadTensorNV(a, A, a_off, sliceTensorLayoutNV(la, row0, BM, 0, BK));
-      coopMatLoadTensorNV(b, B, b_off, sliceTensorLayoutNV(lb, 0, BK, col0, BN));
+      LOAD_A(a, a_off, la, 0);
+      LOAD_B(b, b_off, lb, 0);
       for (k0 = BK; k0 + BK <= p.K; k0 += BK) {
         MAT_A a_next;
         MAT_B b_next;
-        coopMatLoadTensorNV(a_next, A, a_off, sliceTensorLayoutNV(la, row0, BM, k0, BK));
-        coopMatLoadTensorNV(b_next, B, b_off, sliceTensorLayoutNV(lb, k0, BK, col0, BN));
+        LOAD_A(a_next, a_off, la, k0);
+        LOAD_B(b_next, b_off, lb, k0);
         acc = coopMatMulAdd(a, b, acc);
         a = a_next;
         b = b_next;
@@ -76,18 +97,18 @@ void main() {
     for (; k0 + BK <= p.K; k0 += BK) {
       MAT_A a;
       MAT_B b;
-      coopMatLoadTensorNV(a, A, a_off, sliceTensorLayoutNV(la, row0, BM, k0, BK));
-      coopMatLoadTensorNV(b, B, b_off, sliceTensorLayoutNV(lb, k0, BK, col0, BN));
+      LOAD_A(a, a_off, la, k0);
+      LOAD_B(b, b_off, lb, k0);
       acc = coopMatMulAdd(a, b, acc);
     }
   } else if (inside) {
-    la = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(la, p.M, p.K), p.lda, 1);
-    lb = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lb, p.K, p.N), p.ldb, 1);
+    SET_A(la, p.lda);
+    SET_B(lb, p.ldb);
     for (; k0 + BK <= p.K; k0 += BK) {
       MAT_A a;
       MAT_B b;
-      coopMatLoadTensorNV(a, A, a_base, sliceTensorLayoutNV(la, row0, BM, k0, BK));
-      coopMatLoadTensorNV(b, B, b_base, sliceTensorLayoutNV(lb, k0, BK, col0, BN));
+      LOAD_A(a, a_base, la, k0);
+      LOAD_B(b, b_base, lb, k0);
       acc = coopMatMulAdd(a, b, acc);
     }
   }
@@ -95,8 +116,8 @@ void main() {
   for (; k0 < p.K; k0 += BK) {
     MAT_A a;
     MAT_B b;
-    coopMatLoadTensorNV(a, A, a_base, sliceTensorLayoutNV(la_clamp, row0, BM, k0, BK));
-    coopMatLoadTensorNV(b, B, b_base, sliceTensorLayoutNV(lb_clamp, k0, BK, col0, BN));
+    LOAD_A(a, a_base, la_clamp, k0);
+    LOAD_B(b, b_base, lb_clamp, k0);
     acc = coopMatMulAdd(a, b, acc);
   }
   if (p.alpha != 1.0) acc = acc * ACC_T(p.alpha);

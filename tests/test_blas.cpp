@@ -102,7 +102,7 @@ TEST_SUITE("blas") {
       run_grid(DataType::i32, {.kernel = Kernel::tiled, .tile = 8}, l, {Batch::one, Batch::three_broadcast_b});
   }
   // f16 inputs: the SIMT path with C f32 and C f16 (every device with shaderFloat16), and the
-  // cooperative-matrix kernels (untransposed operands) where the device and this build have them.
+  // cooperative-matrix kernels where the device and this build have them.
   TEST_CASE("grid f16") {
     const Engine& e = test::engine();
     if (!e.device().float16 || !e.device().storage16) {
@@ -121,8 +121,10 @@ TEST_SUITE("blas") {
           MESSAGE(std::string(to_string(kernel)), " skipped: ", std::string(why.what()));
           continue;
         }
+        // coopmat2 reads transposed operands through transposing tensor views; coopmat does not.
+        const std::vector<Op> ops = kernel == Kernel::coopmat2 ? std::vector<Op>{Op::n, Op::t} : std::vector<Op>{Op::n};
         for (Layout l : {Layout::row_major, Layout::col_major})
-          run_grid(DataType::f16, {.kernel = kernel}, l, kAllBatches, {Op::n}, out);
+          run_grid(DataType::f16, {.kernel = kernel}, l, kAllBatches, ops, out);
       }
     }
   }

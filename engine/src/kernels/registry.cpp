@@ -169,25 +169,6 @@ LaunchShape matrix_shape(const DeviceInfo& device, Kernel kernel, const Types& t
 
 }  // namespace
 
-std::string shader_name(Kernel kernel, const Types& types) {
-  if (types.input != DataType::f16) return fmt::format("{}_{}", to_string(kernel), to_string(types.input));
-  return fmt::format("{}_f16_{}", to_string(kernel), types.f16_accumulate ? "acc16" : to_string(types.output));
-}
-
-std::span<const uint32_t> spirv(const std::string& shader) {
-  for (const auto& blob : spirv_table()) {
-    if (shader == blob.name) return {blob.words, blob.bytes / sizeof(uint32_t)};
-  }
-  const std::string_view kernel = std::string_view(shader).substr(0, shader.find('_'));
-  for (const auto& missing : spirv_missing()) {
-    if (kernel == missing.kernel) {
-      throw Error(ErrorCode::unsupported_config,
-                  fmt::format("this build of vkgemm has no {} kernel: {}", kernel, missing.reason));
-    }
-  }
-  throw Error(ErrorCode::unsupported_type, fmt::format("this build of vkgemm has no shader {}", shader));
-}
-
 std::array<uint32_t, 3> dispatch_grid(const DeviceInfo& device, const LaunchShape& shape, uint32_t m, uint32_t n) {
   const uint32_t tx = shape.tile[0] ? shape.tile[0] : shape.workgroup_size[0];
   const uint32_t ty = shape.tile[1] ? shape.tile[1] : shape.workgroup_size[1];
@@ -279,11 +260,14 @@ Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOption
   Kernel kernel = options.kernel;
   GemmOptions resolved = options;
   const bool transposed = p.trans_a || p.trans_b;
-  if (kernel == Kernel::automatic && type == DataType::f16 && p.k > 0 && !transposed) {
+  // Which kernels read transposed operands: all but blocked and coopmat (KHR).
+  const auto reads_transposed = [](Kernel k) { return k != Kernel::blocked && k != Kernel::coopmat; };
+  if (kernel == Kernel::automatic && type == DataType::f16 && p.k > 0) {
     // No tuning for f16: the cooperative-matrix kernels where they run (coopmat2 first), else tiled. k = 0
     // (an f16 C of odd size or offset, which the fill cannot zero) takes tiled, whose empty sum every
     // device's tests cover.
     for (const Kernel k : {Kernel::coopmat2, Kernel::coopmat}) {
+      if (transposed && !reads_transposed(k)) continue;
       try {
         check_supported(device, table, types, {.kernel = k, .tile = 16, .f16_accumulate = types.f16_accumulate});
         kernel = k;
@@ -308,10 +292,11 @@ Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOption
       }
     }
   }
-  if ((kernel == Kernel::blocked || is_matrix_kernel(kernel)) && transposed) {
+  if (transposed && !reads_transposed(kernel)) {
     throw Error(ErrorCode::unsupported_config,
                 fmt::format("the {} kernel reads untransposed operands only (a row-major op(A) = A and op(B) = B); "
-                            "use tiled or auto for transposed ones", to_string(kernel)));
+                            "use {} or auto for transposed ones", to_string(kernel),
+                            type == DataType::f16 ? "coopmat2, tiled" : "tiled"));
   }
   if (kernel == Kernel::automatic) {
     kernel = Kernel::tiled;
@@ -356,6 +341,10 @@ Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOption
   } else if (is_matrix_kernel(kernel)) {
     check_supported(device, table, types, resolved);
     out.main = matrix_shape(device, kernel, types, resolved, p.m, p.n);
+    if (kernel == Kernel::coopmat2) {
+      out.main.constants.push_back({5, p.trans_a ? 1u : 0u});
+      out.main.constants.push_back({6, p.trans_b ? 1u : 0u});
+    }
     out.grid = dispatch_grid(device, out.main, p.m, p.n);
     out.grid[2] = p.batch;
     out.k_split = std::max(p.k, 1u);
