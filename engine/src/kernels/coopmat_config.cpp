@@ -154,12 +154,13 @@ LaunchShape coopmat_launch(const DeviceInfo& d, const Types& t, const GemmOption
 }
 
 // An experiment knob for the performance work (docs/perf-notes.md), not an interface: VKGEMM_EXPERIMENT_COOPMAT2
-// = "bk=32,prefetch=1" overrides the coopmat2 kernel's K step (32, 64 or 128) and its software pipelining.
-// Read once per process: planning runs on every call.
+// = "bm=128,bn=256,bk=32,inv=256,prefetch=1" overrides the coopmat2 kernel's workgroup tile (rows, columns,
+// K step, invocations) and its software pipelining; each key is optional. The values are not checked against
+// the device's shapes: a bad one fails at pipeline creation. Read once per process: planning runs on every call.
 namespace {
 
 struct Nv2Experiment {
-  uint32_t bk = 0;        // 0: the tile's own
+  uint32_t bm = 0, bn = 0, bk = 0, invocations = 0;  // 0: the tile's own
   uint32_t prefetch = 0;  // off by default: measured 8-25% slower on the H200 (perf-notes section 8)
 };
 
@@ -170,11 +171,15 @@ Nv2Experiment read_nv2_experiment() {
   const std::string_view text(env);
   const auto value = [&](std::string_view key) -> std::optional<uint32_t> {
     const size_t at = text.find(key);
-    if (at == std::string_view::npos) return std::nullopt;
+    if (at == std::string_view::npos || (at > 0 && text[at - 1] != ',')) return std::nullopt;
     return static_cast<uint32_t>(std::strtoul(env + at + key.size(), nullptr, 10));
   };
-  if (const auto bk = value("bk="); bk && (*bk == 32 || *bk == 64 || *bk == 128)) e.bk = *bk;
-  if (const auto pf = value("prefetch=")) e.prefetch = *pf != 0;
+  const auto multiple_of_16 = [](uint32_t v) { return v >= 16 && v <= 512 && v % 16 == 0; };
+  if (const auto v = value("bm="); v && multiple_of_16(*v)) e.bm = *v;
+  if (const auto v = value("bn="); v && multiple_of_16(*v)) e.bn = *v;
+  if (const auto v = value("bk="); v && multiple_of_16(*v)) e.bk = *v;
+  if (const auto v = value("inv="); v && (*v == 32 || *v == 64 || *v == 128 || *v == 256)) e.invocations = *v;
+  if (const auto v = value("prefetch=")) e.prefetch = *v != 0;
   return e;
 }
 
@@ -208,11 +213,15 @@ LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptio
                 fmt::format("the coopmat2 kernel's tile is 64, 128 or 256 (16, the default: chosen by shape), not {}",
                             options.tile));
   }
+  const Nv2Experiment& e = nv2_experiment();
+  if (e.bm) tile.bm = e.bm;
+  if (e.bn) tile.bn = e.bn;
+  if (e.bk) tile.bk = e.bk;
+  if (e.invocations) tile.invocations = e.invocations;
   LaunchShape shape;
   shape.workgroup_size = {tile.invocations, 1, 1};
   shape.tile = {tile.bn, tile.bm};
-  const Nv2Experiment& e = nv2_experiment();
-  shape.constants = {{0, tile.invocations}, {1, tile.bm}, {2, tile.bn}, {3, e.bk ? e.bk : tile.bk}, {4, e.prefetch}};
+  shape.constants = {{0, tile.invocations}, {1, tile.bm}, {2, tile.bn}, {3, tile.bk}, {4, e.prefetch}};
   return shape;  // shared memory is the driver's (cooperativeMatrixWorkgroupScopeReservedSharedMemory)
 }
 

@@ -1,0 +1,72 @@
+// Shader variants by name: the SPIR-V embedded at build time, and the performance work's override of it.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "kernels/registry.hpp"
+#include "kernels/spirv_table.hpp"
+#include "vkgemm/error.hpp"
+
+namespace vkgemm::kernels {
+namespace {
+
+std::span<const uint32_t> embedded(const std::string& shader) {
+  for (const auto& blob : spirv_table()) {
+    if (shader == blob.name) return {blob.words, blob.bytes / sizeof(uint32_t)};
+  }
+  const std::string_view kernel = std::string_view(shader).substr(0, shader.find('_'));
+  for (const auto& missing : spirv_missing()) {
+    if (kernel == missing.kernel) {
+      throw Error(ErrorCode::unsupported_config,
+                  fmt::format("this build of vkgemm has no {} kernel: {}", kernel, missing.reason));
+    }
+  }
+  throw Error(ErrorCode::unsupported_type, fmt::format("this build of vkgemm has no shader {}", shader));
+}
+
+// An experiment knob for the performance work (docs/perf-notes.md), not an interface:
+// VKGEMM_EXPERIMENT_SPIRV=<folder> takes <folder>/<shader>.spv, where there is one, in place of the embedded
+// variant of that name, so that shader variants compiled by hand can be timed without a rebuild. Each file
+// taken is said once on stderr. Nothing checks that the file keeps the variant's interface.
+std::span<const uint32_t> override_of(const std::string& shader) {
+  static const char* folder = std::getenv("VKGEMM_EXPERIMENT_SPIRV");
+  if (!folder) return {};
+  static std::mutex mutex;
+  static std::map<std::string, std::vector<uint32_t>> loaded;  // kept: pipelines are built from it later
+  const std::lock_guard lock(mutex);
+  if (const auto it = loaded.find(shader); it != loaded.end()) return it->second;
+  const std::string path = fmt::format("{}/{}.spv", folder, shader);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  std::vector<uint32_t> words;
+  if (in) {
+    const auto bytes = static_cast<size_t>(in.tellg());
+    if (bytes == 0 || bytes % 4) {
+      throw Error(ErrorCode::invalid_argument, fmt::format("VKGEMM_EXPERIMENT_SPIRV: {} is not SPIR-V", path));
+    }
+    words.resize(bytes / 4);
+    in.seekg(0);
+    in.read(reinterpret_cast<char*>(words.data()), static_cast<std::streamsize>(bytes));
+    std::fprintf(stderr, "vkgemm: experiment: %s from %s\n", shader.c_str(), path.c_str());
+  }
+  return loaded.emplace(shader, std::move(words)).first->second;
+}
+
+}  // namespace
+
+std::string shader_name(Kernel kernel, const Types& types) {
+  if (types.input != DataType::f16) return fmt::format("{}_{}", to_string(kernel), to_string(types.input));
+  return fmt::format("{}_f16_{}", to_string(kernel), types.f16_accumulate ? "acc16" : to_string(types.output));
+}
+
+std::span<const uint32_t> spirv(const std::string& shader) {
+  if (const auto words = override_of(shader); !words.empty()) return words;
+  return embedded(shader);
+}
+
+}  // namespace vkgemm::kernels
