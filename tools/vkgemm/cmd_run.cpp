@@ -27,6 +27,7 @@ struct RunOptions {
   std::string config;
   int64_t repeat = 10;
   int64_t warmup = 2;
+  double warmup_ms = 100.0;
   std::optional<uint64_t> seed;
   bool verify = false;
   bool stats = false;
@@ -270,6 +271,8 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
   // With beta != 0 each dispatch updates C in place: every timed run starts again from C0 (the host
   // call uploads it each time), one dispatch per call.
   GemmTiming t;
+  double busy_ms = 0.0;         // GPU time of the time-based warm-up
+  uint32_t warmed_up = warmup;  // untimed products in the timed submission
   if (d.beta != 0.0) {
     for (uint32_t r = 0; r < warmup + repeat; ++r) {
       lc = lc0;
@@ -282,7 +285,22 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
       }
     }
   } else {
-    options.repeat = repeat, options.warmup = warmup;
+    // Warm-up by GPU time as well as by count: a GPU that sat idle (after the CPU check, or before this
+    // process) runs a short series at its idle clock (on an H200, 1/5.7 of the boost clock: perf-notes
+    // section 8). Untimed products, doubling in number, until --warmup-ms of them have run; the last of
+    // those counts again as warm-up inside the timed submission.
+    GemmOptions probe = options;
+    probe.warmup = 0;
+    uint32_t last = 0;
+    for (uint32_t n = 1; busy_ms < o.warmup_ms && n <= 65536; n *= 2) {
+      probe.repeat = n;
+      const GemmTiming w = engine.gemm(d, la.data(), lb.data(), lc.data(), probe);
+      if (!w.gpu_timestamps) break;
+      for (const double ms : w.gpu_ms) busy_ms += ms;
+      last = n;
+    }
+    warmed_up = std::min(warmup + last, 100000u);
+    options.repeat = repeat, options.warmup = warmed_up;
     t = engine.gemm(d, la.data(), lb.data(), lc.data(), options);
   }
 
@@ -302,8 +320,8 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
   if (d.m && d.n && d.batch) {
     if (t.gpu_timestamps) {
       const double ms = t.median_gpu_ms();
-      fmt::print("gpu time: {:.4f} ms (median of {}, after {} warm-up), {:.2f} {}\n", ms, repeat, warmup,
-                 ops / ms * 1e-6, unit);
+      fmt::print("gpu time: {:.4f} ms (median of {}, after {} warm-up and {:.0f} ms of warm-up before), {:.2f} {}\n", ms,
+                 repeat, warmed_up, busy_ms, ops / ms * 1e-6, unit);
     } else {
       fmt::print("gpu time: unavailable (the device has no timestamps); host submit-to-fence {:.4f} ms\n",
                  t.submit_wait_ms);
@@ -379,6 +397,11 @@ Command add_run_command(CLI::App& app, CommonOptions& common) {
                   "Blocked kernel configuration, e.g. \"128x128x8 8x8 lanes 8 split 1\" (default: from the tuning table)");
   cmd->add_option("--repeat", o->repeat, "Timed dispatches; the median is reported")->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "Untimed dispatches first")->capture_default_str();
+  cmd->add_option("--warmup-ms", o->warmup_ms,
+                  "Before the timed submission, untimed products until this much GPU time has passed (an idle GPU "
+                  "clocks down); 0: none")
+      ->check(CLI::Range(0.0, 10000.0))
+      ->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed for the random inputs (default: fresh, printed)")
       ->check(CLI::NonNegativeNumber);  // "-1" would otherwise wrap to 2^64-1 silently
   cmd->add_flag("--verify", o->verify, "Check against the CPU reference; exit 1 when it fails");
