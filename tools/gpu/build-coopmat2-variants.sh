@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Compiles variants of shaders/coopmat2.comp to SPIR-V for the performance work (docs/perf-notes.md), into
+# build/release/variants/<variant>/coopmat2_f16_{f32,f16,acc16}.spv, which `VKGEMM_EXPERIMENT_SPIRV=<that
+# folder>` puts in place of the embedded ones (tools/gpu/coopmat2-sweep.sh times them). Each variant is the
+# shader of the tree with one change:
+#   dont_unroll   [[dont_unroll]] on every K loop (the driver otherwise decides; the 128x256 binary is 440 KB)
+#   lean          one loop for tiles inside the matrices (no 16-byte-alignment hints, no pipelining code),
+#                 the clamped loop for the rest
+#   lean_dont_unroll   both
+# Usage: tools/gpu/build-coopmat2-variants.sh   (run from anywhere; needs build/toolchain's glslangValidator)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+glslang=build/toolchain/prefix/bin/glslangValidator
+[[ -x $glslang ]] || glslang=$(command -v glslangValidator)
+out=build/release/variants
+src=shaders/coopmat2.comp
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+python3 - "$src" "$tmp" <<'PY'
+import re, sys
+src, tmp = sys.argv[1], sys.argv[2]
+text = open(src).read()
+def dont_unroll(t):
+    return re.sub(r"^(\s*)for \(", r"\1[[dont_unroll]] for (", t, flags=re.M)
+def lean(t):
+    start = t.index("  if (inside && aligned) {")
+    end = t.index("  } else if (inside) {")
+    return t[:start] + "  if (inside) {" + t[end + len("  } else if (inside) {"):]
+variants = {"dont_unroll": dont_unroll(text), "lean": lean(text), "lean_dont_unroll": dont_unroll(lean(text))}
+for name, body in variants.items():
+    assert body != text, name
+    open(f"{tmp}/{name}.comp", "w").write(body)
+PY
+
+for v in dont_unroll lean lean_dont_unroll; do
+  mkdir -p "$out/$v"
+  for t in "f32 float float" "f16 float float16_t" "acc16 float16_t float16_t"; do
+    read -r name acc c <<<"$t"
+    "$glslang" -V --target-env vulkan1.3 -I"$PWD/shaders" -DELEM_T=float16_t -DACC_T="$acc" -DC_T="$c" \
+      -DVEC_T=f16vec4 -DVKGEMM_F16 -o "$out/$v/coopmat2_f16_$name.spv" "$tmp/$v.comp" >/dev/null
+  done
+  echo "built $out/$v"
+done

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The coopmat2 performance sweep (docs/perf-notes.md): shader variants (tools/gpu/build-coopmat2-variants.sh,
+# through VKGEMM_EXPERIMENT_SPIRV), workgroup tiles (VKGEMM_EXPERIMENT_COOPMAT2), operand order and fp16
+# accumulation, each timed at the issue's shapes with the driver's register, spill and code-size figures,
+# and cuBLAS HGEMM in the same run. Every (variant, operand order, tile) is verified on edge shapes first.
+# Run from the repository root on the GPU, build/release and its variants present. Writes $OUT/sweep.txt
+# (default out/gpu) a line at a time, so that a run cut short keeps what it measured.
+# Usage: tools/gpu/coopmat2-sweep.sh [group...]   groups: cublas variants tiles (default: all three)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-out/gpu}
+mkdir -p "$out"
+bin=$PWD/build/release/vkgemm
+variants=$PWD/build/release/variants
+log=$out/sweep.txt
+groups=("$@")
+((${#groups[@]})) || groups=(cublas variants tiles)
+shapes=("4096 4096 4096" "8192 8192 8192" "4096 512 14336")
+
+say() { echo "$@" | tee -a "$log"; }
+
+# one VARIANT KNOB FLAGS M N K: one timed run, "TFLOP/s registers spill-bytes code-bytes"
+one() {
+  local variant=$1 knob=$2 flags=$3 m=$4 n=$5 k=$6 env=()
+  [[ $variant != main ]] && env+=("VKGEMM_EXPERIMENT_SPIRV=$variants/$variant")
+  [[ -n $knob ]] && env+=("VKGEMM_EXPERIMENT_COOPMAT2=$knob")
+  env "${env[@]}" "$bin" run --type f16 --out-type f16 --kernel coopmat2 $flags --m "$m" --n "$n" --k "$k" \
+    --repeat 20 --warmup 5 --warmup-ms 150 --stats 2>/dev/null | awk '
+      /^gpu time:/ { for (i = 1; i <= NF; ++i) if ($i == "GFLOP/s") tf = $(i - 1) / 1000 }
+      /Register Count/ { reg = $3 }
+      /Binary Size/ { code = $3 }
+      /Local Memory Size/ { spill = $4 - 68719476736 }
+      END { if (tf == "") print "FAILED"; else printf "%.1f %s %s %s\n", tf, reg, spill, code }'
+}
+
+# verify VARIANT KNOB FLAGS: edge shapes, every one checked against the CPU reference
+verify() {
+  local variant=$1 knob=$2 flags=$3 env=()
+  [[ $variant != main ]] && env+=("VKGEMM_EXPERIMENT_SPIRV=$variants/$variant")
+  [[ -n $knob ]] && env+=("VKGEMM_EXPERIMENT_COOPMAT2=$knob")
+  local c32="--out-type f32"
+  [[ $flags == *--f16-accumulate* ]] && c32="--out-type f16"
+  for s in "--m 1000 --n 999 --k 1001 $c32" "--m 1024 --n 512 --k 1088 --out-type f16" \
+           "--m 300 --n 200 --k 500 --alpha 0.5 --beta 0.25 --batch 2 --out-type f16"; do
+    env "${env[@]}" "$bin" run --type f16 --kernel coopmat2 $flags $s --repeat 1 --warmup 0 --warmup-ms 0 --verify \
+      >/dev/null 2>&1 || { echo "verification FAILED ($s)"; return 1; }
+  done
+  echo ok
+}
+
+row() {  # row VARIANT KNOB FLAGS: verified, then the three shapes
+  local variant=$1 knob=$2 flags=$3 line
+  line=$(printf "%-17s %-22s %-22s %-4s" "$variant" "${knob:--}" "${flags:--}" "$(verify "$variant" "$knob" "$flags")")
+  for s in "${shapes[@]}"; do line+=$(printf " | %-22s" "$(one "$variant" "$knob" "$flags" $s)"); done
+  say "$line"
+}
+
+header() {
+  say ""
+  say "$1"
+  say "$(printf "%-17s %-22s %-22s %-4s | %-22s | %-22s | %-22s" variant knob flags ok "4096^3" "8192^3" "4096x512x14336")"
+  say "(each shape: TFLOP/s registers spill-bytes code-bytes; C f16, median of 20 after >= 150 ms of warm-up)"
+}
+
+say "coopmat2 sweep, commit $(cat build/release/commit.txt 2>/dev/null || echo unknown), $(date -u +%FT%TZ)"
+"$bin" devices | sed -n 1,3p | tee -a "$log"
+for g in "${groups[@]}"; do
+  case $g in
+    cublas)
+      say ""
+      say "cuBLAS HGEMM (torch.matmul, float16, median of 30 after 30 warm-up), TFLOP/s: NN, and NT (B stored n x k)"
+      python3 - <<'PY' | tee -a "$log"
+import statistics, torch
+for m, n, k in [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 512, 14336)]:
+    a = torch.rand((m, k), device="cuda", dtype=torch.float16) * 2 - 1
+    out = []
+    for b in [torch.rand((k, n), device="cuda", dtype=torch.float16) * 2 - 1,
+              (torch.rand((n, k), device="cuda", dtype=torch.float16) * 2 - 1).t()]:
+        for _ in range(30): torch.matmul(a, b)
+        torch.cuda.synchronize()
+        ts = []
+        for _ in range(30):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record(); torch.matmul(a, b); e.record(); e.synchronize()
+            ts.append(s.elapsed_time(e))
+        out.append(2.0 * m * n * k / statistics.median(ts) * 1e-9)
+    print(f"{m}x{n}x{k}: NN {out[0]:.1f}  NT {out[1]:.1f}")
+PY
+      ;;
+    variants)
+      header "Shader variants x operand order, the default tiles (128x256 for the squares, 128x128 for 4096x512)"
+      for v in main dont_unroll lean lean_dont_unroll; do
+        for f in "" "--trans-b"; do row "$v" "" "$f"; done
+      done
+      row main "" "--trans-a"
+      ;;
+    tiles)
+      header "Workgroup tiles, K steps and fp16 accumulation"
+      for v in main dont_unroll; do
+        for knob in "bm=256,bn=128" "bm=128,bn=128" "bm=128,bn=128,inv=128" "bm=128,bn=256,bk=32" \
+                    "bm=256,bn=128,bk=32" "bm=64,bn=256"; do
+          row "$v" "$knob" ""
+        done
+        row "$v" "" "--f16-accumulate"
+        row "$v" "bm=256,bn=128" "--f16-accumulate"
+        row "$v" "bm=256,bn=256,bk=32" "--f16-accumulate"
+      done
+      ;;
+    *) say "coopmat2-sweep: unknown group $g" ;;
+  esac
+done
