@@ -12,11 +12,16 @@
 // partial step along K use clamped layouts, which read zeros outside the matrix. The result is stored
 // through a clamped layout too, which drops the elements outside C: any size, no padding. alpha and beta
 // are applied to the whole accumulator (beta * C loaded through the same clamped layout, only when beta is
-// not 0); batch entry z reads and writes its matrices batch * stride along.
+// not 0); each batch entry reads and writes its matrices batch * stride along.
+// Split-K (as blocked.comp): z = batch * slices + slice; slice s sums the K range [s * k_split, ...) and,
+// when there are several, writes its raw partial block to the workspace bound as C (C_T is then float),
+// C + z * split_stride with row stride ldc; splitk_reduce.comp adds them into C with alpha and beta.
 // A transposed operand (TRANS_A: A stored K x M; TRANS_B: B stored N x K) is sliced in its stored order and
 // loaded through a transposing tensor view.
 // With 16-byte aligned rows and offsets the strides and offsets are rounded down to multiples of 8, which
-// changes nothing but tells the compiler that wide loads are safe.
+// changes nothing but tells the compiler that wide loads are safe. That matters: the same loop without
+// those hints ran 4x slower on an H200 (docs/perf-notes.md section 11), and so did a split-K whose K
+// start the compiler could not see was a multiple of 8.
 #include "gemm_interface.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -46,19 +51,23 @@ layout(constant_id = 6) const uint TRANS_B = 0;
     coopMatLoadTensorNV(mat, B, base, sliceTensorLayoutNV(lb, col0, BN, k0, BK), tv);    \
   else                                                                                   \
     coopMatLoadTensorNV(mat, B, base, sliceTensorLayoutNV(lb, k0, BK, col0, BN))
-// Dimensions are (rows, columns) of the stored matrix; strides (row stride, 1): row-major.
-#define SET_A(la, stride) \
-  la = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(la, TRANS_A != 0 ? p.K : p.M, TRANS_A != 0 ? p.M : p.K), stride, 1)
-#define SET_B(lb, stride) \
-  lb = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lb, TRANS_B != 0 ? p.N : p.K, TRANS_B != 0 ? p.K : p.N), stride, 1)
+// Dimensions are (rows, columns) of the stored matrix, K of them kd; strides (row stride, 1): row-major.
+#define SET_A(la, kd, stride) \
+  la = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(la, TRANS_A != 0 ? kd : p.M, TRANS_A != 0 ? p.M : kd), stride, 1)
+#define SET_B(lb, kd, stride) \
+  lb = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lb, TRANS_B != 0 ? p.N : kd, TRANS_B != 0 ? kd : p.N), stride, 1)
 
 void main() {
   const uint row0 = gl_WorkGroupID.y * BM;
   const uint col0 = gl_WorkGroupID.x * BN;
-  const uint batch = gemm_batch();
+  const uint slices = p.K == 0 ? 1 : (p.K + p.k_split - 1) / p.k_split;
+  const uint batch = gl_WorkGroupID.z / slices, slice = gl_WorkGroupID.z % slices;
+  // k_split is a multiple of BK (the host's rule): the mask changes nothing but shows k_begin % 8 == 0.
+  const uint k_begin = (slice * p.k_split) & ~7u, k_end = min(p.K, k_begin + p.k_split);
+  const bool partial = slices > 1;
   const uint a_base = p.a_offset + batch * p.stride_a;
   const uint b_base = p.b_offset + batch * p.stride_b;
-  const uint c_base = p.c_offset + batch * p.stride_c;
+  const uint c_base = partial ? p.c_offset + gl_WorkGroupID.z * p.split_stride : p.c_offset + batch * p.stride_c;
 
   tensorViewNV<2, false, 1, 0> tv = createTensorViewNV(2, false, 1, 0);  // (i, j) of the matrix: (j, i) stored
   tensorLayoutNV<2> la = createTensorLayoutNV(2);
@@ -66,24 +75,25 @@ void main() {
   tensorLayoutNV<2, CLAMP> la_clamp = createTensorLayoutNV(2, CLAMP);
   tensorLayoutNV<2, CLAMP> lb_clamp = createTensorLayoutNV(2, CLAMP);
   tensorLayoutNV<2, CLAMP> lc = createTensorLayoutNV(2, CLAMP);
-  SET_A(la_clamp, p.lda);
-  SET_B(lb_clamp, p.ldb);
+  // The clamped layouts end K at this slice's end: a partial last step reads zeros, not the next slice's terms.
+  SET_A(la_clamp, k_end, p.lda);
+  SET_B(lb_clamp, k_end, p.ldb);
   lc = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lc, p.M, p.N), p.ldc, 1);
 
   MAT_ACC acc = MAT_ACC(0.0);
-  uint k0 = 0;
+  uint k0 = k_begin;
   const bool inside = row0 + BM <= p.M && col0 + BN <= p.N;
   const bool aligned = a_base % 8 == 0 && b_base % 8 == 0 && p.lda % 8 == 0 && p.ldb % 8 == 0;
   if (inside && aligned) {
-    SET_A(la, p.lda & ~7u);
-    SET_B(lb, p.ldb & ~7u);
+    SET_A(la, p.K, p.lda & ~7u);
+    SET_B(lb, p.K, p.ldb & ~7u);
     const uint a_off = a_base & ~7u, b_off = b_base & ~7u;
-    if (PREFETCH != 0 && BK <= p.K) {
+    if (PREFETCH != 0 && k0 + BK <= k_end) {
       MAT_A a;
       MAT_B b;
-      LOAD_A(a, a_off, la, 0);
-      LOAD_B(b, b_off, lb, 0);
-      for (k0 = BK; k0 + BK <= p.K; k0 += BK) {
+      LOAD_A(a, a_off, la, k0);
+      LOAD_B(b, b_off, lb, k0);
+      for (k0 += BK; k0 + BK <= k_end; k0 += BK) {
         MAT_A a_next;
         MAT_B b_next;
         LOAD_A(a_next, a_off, la, k0);
@@ -94,7 +104,7 @@ void main() {
       }
       acc = coopMatMulAdd(a, b, acc);
     }
-    for (; k0 + BK <= p.K; k0 += BK) {
+    for (; k0 + BK <= k_end; k0 += BK) {
       MAT_A a;
       MAT_B b;
       LOAD_A(a, a_off, la, k0);
@@ -102,9 +112,9 @@ void main() {
       acc = coopMatMulAdd(a, b, acc);
     }
   } else if (inside) {
-    SET_A(la, p.lda);
-    SET_B(lb, p.ldb);
-    for (; k0 + BK <= p.K; k0 += BK) {
+    SET_A(la, p.K, p.lda);
+    SET_B(lb, p.K, p.ldb);
+    for (; k0 + BK <= k_end; k0 += BK) {
       MAT_A a;
       MAT_B b;
       LOAD_A(a, a_base, la, k0);
@@ -113,18 +123,20 @@ void main() {
     }
   }
   // Edge tiles, and the partial last step of the others: zeros outside the matrices.
-  for (; k0 < p.K; k0 += BK) {
+  for (; k0 < k_end; k0 += BK) {
     MAT_A a;
     MAT_B b;
     LOAD_A(a, a_base, la_clamp, k0);
     LOAD_B(b, b_base, lb_clamp, k0);
     acc = coopMatMulAdd(a, b, acc);
   }
-  if (p.alpha != 1.0) acc = acc * ACC_T(p.alpha);
-  if ((p.flags & GEMM_BETA_ZERO) == 0u) {
-    MAT_C c0;
-    coopMatLoadTensorNV(c0, C, c_base, sliceTensorLayoutNV(lc, row0, BM, col0, BN));
-    acc = acc + MAT_ACC(c0) * ACC_T(p.beta);
+  if (!partial) {
+    if (p.alpha != 1.0) acc = acc * ACC_T(p.alpha);
+    if ((p.flags & GEMM_BETA_ZERO) == 0u) {
+      MAT_C c0;
+      coopMatLoadTensorNV(c0, C, c_base, sliceTensorLayoutNV(lc, row0, BM, col0, BN));
+      acc = acc + MAT_ACC(c0) * ACC_T(p.beta);
+    }
   }
   MAT_C c = MAT_C(acc);
   coopMatStoreTensorNV(c, C, c_base, sliceTensorLayoutNV(lc, row0, BM, col0, BN));

@@ -200,6 +200,39 @@ TEST_SUITE("coopmat config") {
     expect_error([&] { kernels::plan(d, table, {.kernel = Kernel::blocked}, p); }, "blocked kernel computes f32 and f64");
   }
 
+  TEST_CASE("coopmat2 splits K for a short grid with a long K, through an fp32 workspace") {
+    if (!VKGEMM_EXPECT_COOPMAT2) {
+      MESSAGE("skipped: this build has no coopmat2 kernel");
+      return;
+    }
+    const tuning::Table table;
+    const DeviceInfo d = nvidia();
+    const auto planned = [&](uint32_t m, uint32_t n, uint32_t k, DataType out, bool acc16, uint32_t batch = 1) {
+      kernels::Problem p;
+      p.types = {DataType::f16, out, acc16};
+      p.m = m, p.n = n, p.k = k, p.batch = batch;
+      p.lda = k, p.ldb = n, p.ldc = n;
+      return kernels::plan(d, table, {.kernel = Kernel::coopmat2}, p);
+    };
+    for (const DataType out : {DataType::f32, DataType::f16}) {
+      CAPTURE(to_string(out));
+      // 4096x512 in 128x128 tiles is 128 workgroups: two slices of K, each whole 64-deep steps.
+      const kernels::Plan split = planned(4096, 512, 14336, out, false);
+      CHECK(split.splits == 2);
+      CHECK(split.k_split % 64 == 0);
+      CHECK(uint64_t{split.k_split} * split.splits >= 14336);
+      CHECK(split.main.shader == "coopmat2_f16_f32");  // partial sums in fp32, whatever C is
+      CHECK(split.reduce.shader == fmt::format("splitk_reduce_f16_{}", to_string(out)));
+      CHECK_NOTHROW(kernels::spirv(split.reduce.shader));
+      CHECK(split.grid[2] == 2);
+      CHECK(split.reduce_grid[2] == 1);
+      CHECK(planned(4096, 512, 14336, out, false, 3).grid[2] == 3 * planned(4096, 512, 14336, out, false, 3).splits);
+    }
+    CHECK(planned(4096, 512, 14336, DataType::f16, true).splits == 1);  // fp16 sums: never through the workspace
+    CHECK(planned(4096, 4096, 4096, DataType::f32, false).splits == 1);  // enough workgroups already
+    CHECK(planned(4096, 512, 1024, DataType::f32, false).splits == 1);   // K too short to share
+  }
+
   TEST_CASE("the tuning table refuses f16 entries: f16 is not tuned") {
     tuning::Table table;
     const std::string f16_entry = R"({"format": "vkgemm-tuning-1", "devices": [{"vendor_id": 4318, "device": "X",

@@ -156,6 +156,10 @@ std::unique_ptr<RecordingImpl> EngineImpl::record(VkCommandBuffer cmd, const Gem
     pinned.tile = whole.main.tile[0];
     blocking.cols = whole.main.tile[0], blocking.rows = whole.main.tile[1];
     blocking.k_step = 64;
+    blocking.z_per_entry = whole.splits;
+    if (whole.splits > 1) {
+      blocking.reduce_cols = whole.reduce.workgroup_size[0], blocking.reduce_rows = whole.reduce.workgroup_size[1];
+    }
   } else {
     pinned.tile = whole.main.workgroup_size[0];
     blocking.rows = blocking.cols = blocking.k_step = pinned.tile;
@@ -215,7 +219,9 @@ std::unique_ptr<RecordingImpl> EngineImpl::record(VkCommandBuffer cmd, const Gem
       // entry, m x n each, row stride n); the reduce pass adds them into C with alpha and beta. Pieces
       // run one after another, so they share one workspace, as large as the largest needs.
       const uint64_t slice = uint64_t{p.m} * p.n;
-      w.workspace_bytes = slice * plan.splits * p.batch * c_es;
+      // fp32 partial sums for f16 inputs (coopmat2's split), else C's own type (blocked: f32, f64).
+      const uint64_t workspace_es = types.input == DataType::f16 ? 4 : c_es;
+      w.workspace_bytes = slice * plan.splits * p.batch * workspace_es;
       workspace_bytes = std::max(workspace_bytes, w.workspace_bytes);
       w.split = true;
       w.reduce.pipeline = pipelines->get(plan.reduce);

@@ -7,6 +7,7 @@
 #   lean          one loop for tiles inside the matrices (no 16-byte-alignment hints, no pipelining code),
 #                 the clamped loop for the rest
 #   lean_dont_unroll   both
+#   nosplit       the shader before split-K came back (commit e759b01), to time the split-capable one against
 # Usage: tools/gpu/build-coopmat2-variants.sh   (run from anywhere; needs build/toolchain's glslangValidator)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,6 +18,7 @@ src=shaders/coopmat2.comp
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+git show e759b01:shaders/coopmat2.comp > "$tmp/nosplit.comp"
 python3 - "$src" "$tmp" <<'PY'
 import re, sys
 src, tmp = sys.argv[1], sys.argv[2]
@@ -33,9 +35,9 @@ for name, body in variants.items():
     open(f"{tmp}/{name}.comp", "w").write(body)
 PY
 
-for v in dont_unroll lean lean_dont_unroll; do
+for v in dont_unroll lean lean_dont_unroll nosplit; do
   mkdir -p "$out/$v"
-  for t in "f32 float float" "f16 float float16_t" "acc16 float16_t float16_t"; do
+  for t in "f32 float float" "f16 float float16_t" "acc16 float16_t float16_t" "acc16_f32 float16_t float"; do
     read -r name acc c <<<"$t"
     "$glslang" -V --target-env vulkan1.3 -I"$PWD/shaders" -DELEM_T=float16_t -DACC_T="$acc" -DC_T="$c" \
       -DVEC_T=f16vec4 -DVKGEMM_F16 -o "$out/$v/coopmat2_f16_$name.spv" "$tmp/$v.comp" >/dev/null

@@ -5,7 +5,8 @@
 # and cuBLAS HGEMM in the same run. Every (variant, operand order, tile) is verified on edge shapes first.
 # Run from the repository root on the GPU, build/release and its variants present. Writes $OUT/sweep.txt
 # (default out/gpu) a line at a time, so that a run cut short keeps what it measured.
-# Usage: tools/gpu/coopmat2-sweep.sh [group...]   groups: cublas variants tiles (default: all three)
+# Usage: tools/gpu/coopmat2-sweep.sh [group...]
+#   groups: cublas variants tiles (the default), split acc16 (after split-K came back; the 256x256 fp16-sum tile)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-out/gpu}
@@ -105,6 +106,27 @@ PY
         row "$v" "bm=256,bn=128" "--f16-accumulate"
         row "$v" "bm=256,bn=256,bk=32" "--f16-accumulate"
       done
+      ;;
+    split)
+      header "Split-K: the split-capable shader (main) against the one before it (nosplit), and split tiles"
+      row nosplit "splits=1" ""
+      row main "" ""
+      row main "" "--trans-b"
+      shapes=("4096 512 14336")
+      for knob in "splits=2" "bm=128,bn=256,splits=2" "bm=128,bn=256,splits=4" "bm=128,bn=128,splits=4"; do
+        row main "$knob" ""
+      done
+      for knob in "bm=256,bn=256,bk=32,splits=4" "bm=256,bn=256,bk=32,splits=8" "bm=128,bn=256,splits=2" "splits=2"; do
+        row main "$knob" "--f16-accumulate"
+      done
+      shapes=("4096 4096 4096" "8192 8192 8192" "4096 512 14336")
+      ;;
+    acc16)
+      header "fp16 sums: 256x256 tiles, K steps, pipelining (and fp32 sums at K step 16)"
+      for knob in "" "bk=16" "bk=64" "prefetch=1" "bk=16,prefetch=1" "bm=256,bn=128,bk=32" "bm=128,bn=256,bk=32,prefetch=1"; do
+        row main "$knob" "--f16-accumulate"
+      done
+      for knob in "bk=16" "bk=16,prefetch=1"; do row main "$knob" ""; done
       ;;
     *) say "coopmat2-sweep: unknown group $g" ;;
   esac

@@ -1,5 +1,6 @@
 // The cooperative-matrix kernels' side of the registry: what they need of a device, and the tile, fragment
 // and workgroup each product gets (shaders/coopmat.comp, shaders/coopmat2.comp).
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <string_view>
@@ -26,6 +27,8 @@ struct Nv2Tile {
   uint32_t invocations, bm, bn, bk;
 };
 constexpr Nv2Tile kNv2Large{256, 128, 256, 64};
+// With fp16 sums the accumulator takes half the registers, and a 256 x 256 tile fits (perf-notes section 11).
+constexpr Nv2Tile kNv2LargeAcc16{256, 256, 256, 32};
 constexpr Nv2Tile kNv2Medium{256, 128, 128, 64};
 constexpr Nv2Tile kNv2Small{128, 64, 64, 64};
 
@@ -154,14 +157,15 @@ LaunchShape coopmat_launch(const DeviceInfo& d, const Types& t, const GemmOption
 }
 
 // An experiment knob for the performance work (docs/perf-notes.md), not an interface: VKGEMM_EXPERIMENT_COOPMAT2
-// = "bm=128,bn=256,bk=32,inv=256,prefetch=1" overrides the coopmat2 kernel's workgroup tile (rows, columns,
-// K step, invocations) and its software pipelining; each key is optional. The values are not checked against
+// = "bm=128,bn=256,bk=32,inv=256,prefetch=1,splits=2" overrides the coopmat2 kernel's workgroup tile (rows,
+// columns, K step, invocations), its software pipelining and its split-K; each key is optional. The values are not checked against
 // the device's shapes: a bad one fails at pipeline creation. Read once per process: planning runs on every call.
 namespace {
 
 struct Nv2Experiment {
   uint32_t bm = 0, bn = 0, bk = 0, invocations = 0;  // 0: the tile's own
   uint32_t prefetch = 0;  // off by default: measured 8-25% slower on the H200 (perf-notes section 8)
+  uint32_t splits = 0;    // 0: coopmat2_splits decides
 };
 
 Nv2Experiment read_nv2_experiment() {
@@ -177,9 +181,10 @@ Nv2Experiment read_nv2_experiment() {
   const auto multiple_of_16 = [](uint32_t v) { return v >= 16 && v <= 512 && v % 16 == 0; };
   if (const auto v = value("bm="); v && multiple_of_16(*v)) e.bm = *v;
   if (const auto v = value("bn="); v && multiple_of_16(*v)) e.bn = *v;
-  if (const auto v = value("bk="); v && multiple_of_16(*v)) e.bk = *v;
+  if (const auto v = value("bk="); v && (*v == 16 || *v == 32 || *v == 64 || *v == 128)) e.bk = *v;
   if (const auto v = value("inv="); v && (*v == 32 || *v == 64 || *v == 128 || *v == 256)) e.invocations = *v;
   if (const auto v = value("prefetch=")) e.prefetch = *v != 0;
+  if (const auto v = value("splits="); v && *v >= 1 && *v <= 8) e.splits = *v;
   return e;
 }
 
@@ -190,18 +195,32 @@ const Nv2Experiment& nv2_experiment() {
 
 }  // namespace
 
+uint32_t coopmat2_splits(const LaunchShape& shape, uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
+  const uint32_t bk = shape.constants.size() > 3 ? shape.constants[3].value : 64;
+  const uint32_t steps = (k + bk - 1) / bk;
+  if (const Nv2Experiment& e = nv2_experiment(); e.splits) return std::max(1u, std::min(e.splits, steps));
+  // Fewer workgroups than a large GPU has multiprocessors, and a K long enough that each slice keeps 2048
+  // or more: split so the grid fills it (at most 4 slices; the reduce pass reads them all back once).
+  const uint64_t groups = tiles(m, n, shape.tile[1], shape.tile[0]) * batch;
+  if (groups >= kEnoughWorkgroups) return 1;
+  const auto wanted = static_cast<uint32_t>((kEnoughWorkgroups + groups - 1) / groups);
+  return std::clamp(std::min(wanted, k / 2048), 1u, 4u);
+}
+
 LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptions& options, uint32_t m, uint32_t n) {
+  // Tile 256 is the largest tile for the accumulator's type: 128 x 256 with fp32 sums, 256 x 256 with fp16.
+  const Nv2Tile large = t.f16_accumulate ? kNv2LargeAcc16 : kNv2Large;
   Nv2Tile tile = kNv2Small;
   if (options.tile == 16) {
-    if (tiles(m, n, kNv2Large.bm, kNv2Large.bn) >= kEnoughWorkgroups) {
-      tile = kNv2Large;
+    if (tiles(m, n, large.bm, large.bn) >= kEnoughWorkgroups) {
+      tile = large;
     } else if (tiles(m, n, kNv2Medium.bm, kNv2Medium.bn) >= kEnoughWorkgroups) {
       tile = kNv2Medium;
     }
     // A tile the device lists no shape for falls back to one it does.
     if (!nv2_shape(d, t, tile)) tile = nv2_shape(d, t, kNv2Medium) ? kNv2Medium : kNv2Small;
   } else if (options.tile == 64 || options.tile == 128 || options.tile == 256) {
-    tile = options.tile == 64 ? kNv2Small : options.tile == 128 ? kNv2Medium : kNv2Large;
+    tile = options.tile == 64 ? kNv2Small : options.tile == 128 ? kNv2Medium : large;
     if (d.coopmat2 && !nv2_shape(d, t, tile)) {
       throw Error(ErrorCode::unsupported_config,
                   fmt::format("coopmat2 tile {}: {} lists no workgroup-scope shape {} for {} invocations that divides "

@@ -349,6 +349,23 @@ Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOption
     out.grid[2] = p.batch;
     out.k_split = std::max(p.k, 1u);
     out.description = fmt::format("{}x{}", out.main.tile[1], out.main.tile[0]);
+    const uint32_t wanted = kernel == Kernel::coopmat2 && p.k > 0
+                                ? coopmat2_splits(out.main, p.m, p.n, p.k, p.batch) : 1;
+    if (wanted > 1) {
+      // Whole K steps per slice; the main pass writes fp32 partial sums (the variant of its accumulator with
+      // C f32), the reduce pass (workspace f32, C of the caller's type) adds them with alpha and beta.
+      const uint32_t bk = out.main.constants[3].value, steps = (p.k + bk - 1) / bk;
+      out.k_split = ((steps + wanted - 1) / wanted) * bk;
+      out.splits = (p.k + out.k_split - 1) / out.k_split;
+    }
+    if (out.splits > 1) {
+      out.main.shader = types.f16_accumulate ? "coopmat2_f16_acc16_f32" : shader_name(kernel, {DataType::f16, DataType::f32, false});
+      out.grid[2] = p.batch * out.splits;
+      out.reduce.shader = fmt::format("splitk_reduce_f16_{}", to_string(types.output));
+      out.reduce.workgroup_size = {64, 4, 1};
+      out.reduce_grid = {(p.n + 63) / 64, (p.m + 3) / 4, p.batch};
+      out.description += fmt::format(" split {}", out.splits);
+    }
   } else {
     const BlockedConfig c = choose_blocked(device, table, options, type, p.m, p.n, p.k);
     check_blocked_config(device, type, c);

@@ -114,6 +114,9 @@ LaunchShape coopmat_launch(const DeviceInfo& device, const Types& types, const G
                            uint32_t n);
 LaunchShape coopmat2_launch(const DeviceInfo& device, const Types& types, const GemmOptions& options, uint32_t m,
                             uint32_t n);
+// Split-K slices for a coopmat2 launch (1: none): short grids with a long K are cut along K, the partial
+// sums (of either accumulator type) going through an fp32 workspace and splitk_reduce.
+uint32_t coopmat2_splits(const LaunchShape& shape, uint32_t m, uint32_t n, uint32_t k, uint32_t batch);
 // Throws unless the device has what the kernel needs (extension, features, a shape for these types).
 void check_matrix_kernel(const DeviceInfo& device, Kernel kernel, const Types& types);
 
