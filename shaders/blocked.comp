@@ -124,18 +124,8 @@ void main() {
   const uint warp = lid / 32, lane = lid % 32;
   const uint ty = (warp / WARPS_N) * LANES_M + lane / LANES_N;
   const uint tx = (warp % WARPS_N) * LANES_N + lane % LANES_N;
-  // Grouped order: workgroups launch in x-fastest order; remap them so that consecutive ones walk down a
-  // group of GROUP_M block rows before moving right, keeping the A rows and B columns they share in L2.
-  uint bx = gl_WorkGroupID.x, by = gl_WorkGroupID.y;
-  if (GROUP_M > 1) {
-    const uint gx = gl_NumWorkGroups.x, gy = gl_NumWorkGroups.y;
-    const uint linear = by * gx + bx;
-    const uint first_row = (linear / (GROUP_M * gx)) * GROUP_M;
-    const uint rows = min(gy - first_row, GROUP_M);
-    const uint in_group = linear % (GROUP_M * gx);
-    by = first_row + in_group % rows;
-    bx = in_group / rows;
-  }
+  const uvec2 block = grouped_workgroup(GROUP_M);
+  const uint bx = block.x, by = block.y;
   const uint m0 = by * BM;
   const uint n0 = bx * BN;
   const uint slices = p.K == 0 ? 1 : (p.K + p.k_split - 1) / p.k_split;

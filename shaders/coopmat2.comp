@@ -33,6 +33,7 @@ layout(constant_id = 3) const uint BK = 32;
 layout(constant_id = 4) const uint PREFETCH = 0;
 layout(constant_id = 5) const uint TRANS_A = 0;  // the same as the push constants' GEMM_TRANS_A, known at build
 layout(constant_id = 6) const uint TRANS_B = 0;
+layout(constant_id = 7) const uint GROUP_M = 1;  // block rows walked together (grouped_workgroup); 1: launch order
 
 #define CLAMP gl_CooperativeMatrixClampModeConstantNV
 #define MAT_A coopmat<float16_t, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA>
@@ -58,8 +59,9 @@ layout(constant_id = 6) const uint TRANS_B = 0;
   lb = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lb, TRANS_B != 0 ? p.N : kd, TRANS_B != 0 ? kd : p.N), stride, 1)
 
 void main() {
-  const uint row0 = gl_WorkGroupID.y * BM;
-  const uint col0 = gl_WorkGroupID.x * BN;
+  const uvec2 block = grouped_workgroup(GROUP_M);
+  const uint row0 = block.y * BM;
+  const uint col0 = block.x * BN;
   const uint slices = p.K == 0 ? 1 : (p.K + p.k_split - 1) / p.k_split;
   const uint batch = gl_WorkGroupID.z / slices, slice = gl_WorkGroupID.z % slices;
   // k_split is a multiple of BK (the host's rule): the mask changes nothing but shows k_begin % 8 == 0.

@@ -66,6 +66,23 @@ layout(push_constant) uniform GemmParams {
 
 uint gemm_batch() { return gl_WorkGroupID.z; }
 
+// Grouped order: workgroups launch in x-fastest order; this remaps them so that consecutive ones walk down
+// a group of group_m block rows before moving right, keeping the A rows and B columns they share in L2.
+// Returns the (column, row) of the C block this workgroup computes; group_m 1 keeps the launch order.
+uvec2 grouped_workgroup(uint group_m) {
+  uint bx = gl_WorkGroupID.x, by = gl_WorkGroupID.y;
+  if (group_m > 1) {
+    const uint gx = gl_NumWorkGroups.x, gy = gl_NumWorkGroups.y;
+    const uint linear = by * gx + bx;
+    const uint first_row = (linear / (group_m * gx)) * group_m;
+    const uint rows = min(gy - first_row, group_m);
+    const uint in_group = linear % (group_m * gx);
+    by = first_row + in_group % rows;
+    bx = in_group / rows;
+  }
+  return uvec2(bx, by);
+}
+
 A_T load_a(uint batch, uint row, uint k) {
   const uint at = (p.flags & GEMM_TRANS_A) != 0u ? k * p.lda + row : row * p.lda + k;
   return A[p.a_offset + batch * p.stride_a + at];

@@ -7,6 +7,8 @@
 #   lean          one loop for tiles inside the matrices (no 16-byte-alignment hints, no pipelining code),
 #                 the clamped loop for the rest
 #   lean_dont_unroll   both
+#   align64       the aligned loop only for 128-byte aligned rows and offsets, with strides and offsets
+#                 rounded to multiples of 64 (a stronger hint; other alignments take the slow inside loop)
 #   nosplit       the shader before split-K came back (commit e759b01), to time the split-capable one against
 # Usage: tools/gpu/build-coopmat2-variants.sh   (run from anywhere; needs build/toolchain's glslangValidator)
 set -euo pipefail
@@ -29,13 +31,20 @@ def lean(t):
     start = t.index("  if (inside && aligned) {")
     end = t.index("  } else if (inside) {")
     return t[:start] + "  if (inside) {" + t[end + len("  } else if (inside) {"):]
-variants = {"dont_unroll": dont_unroll(text), "lean": lean(text), "lean_dont_unroll": dont_unroll(lean(text))}
+def align64(t):
+    t2 = t.replace("a_base % 8 == 0 && b_base % 8 == 0 && p.lda % 8 == 0 && p.ldb % 8 == 0",
+                   "a_base % 64 == 0 && b_base % 64 == 0 && p.lda % 64 == 0 && p.ldb % 64 == 0")
+    t2 = t2.replace("p.lda & ~7u", "p.lda & ~63u").replace("p.ldb & ~7u", "p.ldb & ~63u")
+    t2 = t2.replace("const uint a_off = a_base & ~7u, b_off = b_base & ~7u;", "const uint a_off = a_base & ~63u, b_off = b_base & ~63u;")
+    assert t2.count("~63u") == 4
+    return t2
+variants = {"align64": align64(text), "dont_unroll": dont_unroll(text), "lean": lean(text), "lean_dont_unroll": dont_unroll(lean(text))}
 for name, body in variants.items():
     assert body != text, name
     open(f"{tmp}/{name}.comp", "w").write(body)
 PY
 
-for v in dont_unroll lean lean_dont_unroll nosplit; do
+for v in dont_unroll lean lean_dont_unroll nosplit align64; do
   mkdir -p "$out/$v"
   for t in "f32 float float" "f16 float float16_t" "acc16 float16_t float16_t" "acc16_f32 float16_t float"; do
     read -r name acc c <<<"$t"

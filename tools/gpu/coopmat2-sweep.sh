@@ -6,7 +6,8 @@
 # Run from the repository root on the GPU, build/release and its variants present. Writes $OUT/sweep.txt
 # (default out/gpu) a line at a time, so that a run cut short keeps what it measured.
 # Usage: tools/gpu/coopmat2-sweep.sh [group...]
-#   groups: cublas variants tiles (the default), split acc16 (after split-K came back; the 256x256 fp16-sum tile)
+#   groups: cublas variants tiles (the default), split acc16 (after split-K came back; the 256x256 fp16-sum
+#   tile), order (grouped block order, alignment hint)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-out/gpu}
@@ -127,6 +128,20 @@ PY
         row main "$knob" "--f16-accumulate"
       done
       for knob in "bk=16" "bk=16,prefetch=1"; do row main "$knob" ""; done
+      ;;
+    order)
+      header "Grouped block order, a 64-element alignment hint, pipelining at 256x256 with fp16 sums"
+      for v in main align64; do row "$v" "prefetch=1" "--f16-accumulate"; done
+      for knob in "prefetch=1,group=4" "prefetch=1,group=8" "prefetch=1,group=16"; do row main "$knob" "--f16-accumulate"; done
+      row main "" ""
+      row align64 "" ""
+      row main "group=8" ""
+      shapes=("4096 512 14336")
+      for v in main align64; do row "$v" "bm=256,bn=256,bk=32,splits=4,prefetch=1" "--f16-accumulate"; done
+      row main "bm=256,bn=256,bk=32,splits=4" "--f16-accumulate"
+      row main "bm=128,bn=256,splits=2,prefetch=1" ""
+      row main "bm=128,bn=256,splits=2" ""
+      shapes=("4096 4096 4096" "8192 8192 8192" "4096 512 14336")
       ;;
     *) say "coopmat2-sweep: unknown group $g" ;;
   esac

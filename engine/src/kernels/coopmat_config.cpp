@@ -157,8 +157,9 @@ LaunchShape coopmat_launch(const DeviceInfo& d, const Types& t, const GemmOption
 }
 
 // An experiment knob for the performance work (docs/perf-notes.md), not an interface: VKGEMM_EXPERIMENT_COOPMAT2
-// = "bm=128,bn=256,bk=32,inv=256,prefetch=1,splits=2" overrides the coopmat2 kernel's workgroup tile (rows,
-// columns, K step, invocations), its software pipelining and its split-K; each key is optional. The values are not checked against
+// = "bm=128,bn=256,bk=32,inv=256,prefetch=1,splits=2,group=8" overrides the coopmat2 kernel's workgroup tile
+// (rows, columns, K step, invocations), its software pipelining, its split-K and its grouped block order;
+// each key is optional. The values are not checked against
 // the device's shapes: a bad one fails at pipeline creation. Read once per process: planning runs on every call.
 namespace {
 
@@ -166,6 +167,7 @@ struct Nv2Experiment {
   uint32_t bm = 0, bn = 0, bk = 0, invocations = 0;  // 0: the tile's own
   uint32_t prefetch = 0;  // off by default: measured 8-25% slower on the H200 (perf-notes section 8)
   uint32_t splits = 0;    // 0: coopmat2_splits decides
+  uint32_t group = 0;     // 0: the tile's own
 };
 
 Nv2Experiment read_nv2_experiment() {
@@ -185,6 +187,7 @@ Nv2Experiment read_nv2_experiment() {
   if (const auto v = value("inv="); v && (*v == 32 || *v == 64 || *v == 128 || *v == 256)) e.invocations = *v;
   if (const auto v = value("prefetch=")) e.prefetch = *v != 0;
   if (const auto v = value("splits="); v && *v >= 1 && *v <= 8) e.splits = *v;
+  if (const auto v = value("group="); v && *v >= 1 && *v <= 64) e.group = *v;
   return e;
 }
 
@@ -240,7 +243,7 @@ LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptio
   LaunchShape shape;
   shape.workgroup_size = {tile.invocations, 1, 1};
   shape.tile = {tile.bn, tile.bm};
-  shape.constants = {{0, tile.invocations}, {1, tile.bm}, {2, tile.bn}, {3, tile.bk}, {4, e.prefetch}};
+  shape.constants = {{0, tile.invocations}, {1, tile.bm}, {2, tile.bn}, {3, tile.bk}, {4, e.prefetch}, {7, e.group ? e.group : 1}};
   return shape;  // shared memory is the driver's (cooperativeMatrixWorkgroupScopeReservedSharedMemory)
 }
 
