@@ -101,23 +101,40 @@ TEST_SUITE("coopmat config") {
 
   TEST_CASE("coopmat2 on an NVIDIA-like device: tiles by shape") {
     const DeviceInfo d = nvidia();
-    const Types t{DataType::f16, DataType::f32, false};
-    CHECK_NOTHROW(kernels::check_matrix_kernel(d, Kernel::coopmat2, t));
-    for (auto [m, n, tile, bm, bn, wg] :
-         {std::array<uint32_t, 6>{4096, 4096, 16, 128, 256, 256}, {8192, 8192, 16, 128, 256, 256},
-          {4096, 512, 16, 128, 128, 256}, {100, 100, 16, 64, 64, 128}, {4096, 4096, 64, 64, 64, 128},
-          {64, 64, 256, 128, 256, 256}}) {
-      CAPTURE(m);
-      CAPTURE(n);
-      CAPTURE(tile);
-      const auto s = kernels::coopmat2_launch(d, t, {.kernel = Kernel::coopmat2, .tile = tile}, m, n);
-      CHECK(constant(s, 0) == wg);
-      CHECK(s.workgroup_size[0] == wg);
-      CHECK(constant(s, 1) == bm);
-      CHECK(constant(s, 2) == bn);
-      CHECK(constant(s, 3) == 64);
-      CHECK(s.tile[0] == bn);
-      CHECK(s.tile[1] == bm);
+    CHECK_NOTHROW(kernels::check_matrix_kernel(d, Kernel::coopmat2, Types{DataType::f16, DataType::f32, false}));
+    // m, n, k (0: unknown), tile option, fp16 sums; then the tile chosen: bm, bn, bk, invocations, pipelining.
+    struct Case {
+      uint32_t m, n, k, tile;
+      bool acc16;
+      uint32_t bm, bn, bk, wg, prefetch;
+    };
+    for (const Case& c : {Case{4096, 4096, 4096, 16, false, 128, 256, 64, 256, 0},
+                          Case{8192, 8192, 0, 16, false, 128, 256, 64, 256, 0},
+                          Case{4096, 4096, 4096, 16, true, 256, 256, 32, 256, 1},
+                          // Too few large tiles unless split along K: large when K allows 2048 per slice.
+                          Case{4096, 512, 0, 16, false, 128, 128, 64, 256, 0},
+                          Case{4096, 512, 14336, 16, false, 128, 256, 64, 256, 0},
+                          Case{4096, 512, 14336, 16, true, 256, 256, 32, 256, 1},
+                          Case{2048, 2048, 2048, 16, true, 128, 128, 64, 256, 0},
+                          Case{100, 100, 100, 16, false, 64, 64, 64, 128, 0},
+                          Case{4096, 4096, 4096, 64, false, 64, 64, 64, 128, 0},
+                          Case{64, 64, 64, 256, false, 128, 256, 64, 256, 0},
+                          Case{64, 64, 64, 256, true, 256, 256, 32, 256, 1}}) {
+      CAPTURE(c.m);
+      CAPTURE(c.n);
+      CAPTURE(c.k);
+      CAPTURE(c.tile);
+      CAPTURE(c.acc16);
+      const Types t{DataType::f16, c.acc16 ? DataType::f16 : DataType::f32, c.acc16};
+      const auto s = kernels::coopmat2_launch(d, t, {.kernel = Kernel::coopmat2, .tile = c.tile}, c.m, c.n, c.k);
+      CHECK(constant(s, 0) == c.wg);
+      CHECK(s.workgroup_size[0] == c.wg);
+      CHECK(constant(s, 1) == c.bm);
+      CHECK(constant(s, 2) == c.bn);
+      CHECK(constant(s, 3) == c.bk);
+      CHECK(constant(s, 4) == c.prefetch);
+      CHECK(s.tile[0] == c.bn);
+      CHECK(s.tile[1] == c.bm);
       CHECK(s.required_subgroup_size == 0);
     }
   }
@@ -216,9 +233,10 @@ TEST_SUITE("coopmat config") {
     };
     for (const DataType out : {DataType::f32, DataType::f16}) {
       CAPTURE(to_string(out));
-      // 4096x512 in 128x128 tiles is 128 workgroups: two slices of K, each whole 64-deep steps.
+      // 4096x512 in 128x256 tiles is 64 workgroups: two slices of K, each whole 64-deep steps.
       const kernels::Plan split = planned(4096, 512, 14336, out, false);
       CHECK(split.splits == 2);
+      CHECK(split.main.tile[0] == 256);
       CHECK(split.k_split % 64 == 0);
       CHECK(uint64_t{split.k_split} * split.splits >= 14336);
       CHECK(split.main.shader == "coopmat2_f16_f32");  // partial sums in fp32, whatever C is
@@ -228,9 +246,20 @@ TEST_SUITE("coopmat config") {
       CHECK(split.reduce_grid[2] == 1);
       CHECK(planned(4096, 512, 14336, out, false, 3).grid[2] == 3 * planned(4096, 512, 14336, out, false, 3).splits);
     }
-    CHECK(planned(4096, 512, 14336, DataType::f16, true).splits == 1);  // fp16 sums: never through the workspace
+    // fp16 sums: 256x256 tiles, 32 of them, four slices; each slice's fp16 sums go to the fp32 workspace.
+    const kernels::Plan acc16 = planned(4096, 512, 14336, DataType::f16, true);
+    CHECK(acc16.splits == 4);
+    CHECK(acc16.k_split % 32 == 0);
+    CHECK(acc16.main.shader == "coopmat2_f16_acc16_f32");
+    CHECK_NOTHROW(kernels::spirv(acc16.main.shader));
+    CHECK(acc16.reduce.shader == "splitk_reduce_f16_f16");
     CHECK(planned(4096, 4096, 4096, DataType::f32, false).splits == 1);  // enough workgroups already
     CHECK(planned(4096, 512, 1024, DataType::f32, false).splits == 1);   // K too short to share
+    // A pinned split count (the whole product's, for its pieces) is kept.
+    kernels::Problem p;
+    p.types = {DataType::f16, DataType::f32, false};
+    p.m = 4096, p.n = 512, p.k = 14336, p.lda = 14336, p.ldb = p.ldc = 512, p.splits = 3;
+    CHECK(kernels::plan(d, table, {.kernel = Kernel::coopmat2}, p).splits == 3);
   }
 
   TEST_CASE("the tuning table refuses f16 entries: f16 is not tuned") {

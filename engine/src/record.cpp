@@ -192,6 +192,7 @@ std::unique_ptr<RecordingImpl> EngineImpl::record(VkCommandBuffer cmd, const Gem
     kernels::Problem p = problem;
     p.m = piece.m, p.n = piece.n, p.k = piece.k, p.batch = piece.batch;
     p.a_offset = piece.a.element_offset, p.b_offset = piece.b.element_offset, p.c_offset = piece.c.element_offset;
+    if (kernels::is_matrix_kernel(whole.kernel)) p.splits = whole.splits;
     const kernels::Plan plan = kernels::plan(info, tuning, pinned, p);
     w.bindings[0] = {op[0].range.buffer, piece.a.offset, piece.a.size};
     w.bindings[1] = {op[1].range.buffer, piece.b.offset, piece.b.size};

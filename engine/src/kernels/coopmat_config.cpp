@@ -25,10 +25,12 @@ constexpr KhrTile kKhrSmall{64, 64, 32, 32, 32};    // 4 subgroups, 128 invocati
 // One workgroup tile of the NV coopmat2 kernel (the sizes llama.cpp's Vulkan backend uses with it).
 struct Nv2Tile {
   uint32_t invocations, bm, bn, bk;
+  uint32_t prefetch = 0;  // software pipelining (shaders/coopmat2.comp PREFETCH)
 };
 constexpr Nv2Tile kNv2Large{256, 128, 256, 64};
-// With fp16 sums the accumulator takes half the registers, and a 256 x 256 tile fits (perf-notes section 11).
-constexpr Nv2Tile kNv2LargeAcc16{256, 256, 256, 32};
+// With fp16 sums the accumulator takes half the registers, and a 256 x 256 tile fits; there pipelining pays
+// (perf-notes section 11: 255 against 243 TFLOP/s at 4096^3 on an H200, where it lost 8-25% at fp32 sums).
+constexpr Nv2Tile kNv2LargeAcc16{256, 256, 256, 32, 1};
 constexpr Nv2Tile kNv2Medium{256, 128, 128, 64};
 constexpr Nv2Tile kNv2Small{128, 64, 64, 64};
 
@@ -165,7 +167,7 @@ namespace {
 
 struct Nv2Experiment {
   uint32_t bm = 0, bn = 0, bk = 0, invocations = 0;  // 0: the tile's own
-  uint32_t prefetch = 0;  // off by default: measured 8-25% slower on the H200 (perf-notes section 8)
+  std::optional<uint32_t> prefetch;  // unset: the tile's own
   uint32_t splits = 0;    // 0: coopmat2_splits decides
   uint32_t group = 0;     // 0: the tile's own
 };
@@ -198,24 +200,39 @@ const Nv2Experiment& nv2_experiment() {
 
 }  // namespace
 
+namespace {
+
+// Slices of K that bring `groups` workgroups up to kEnoughWorkgroups, at most 4 and each 2048 deep or more;
+// 0 when that cannot be done, 1 when there are enough already.
+uint32_t splits_to_fill(uint64_t groups, uint32_t k) {
+  if (groups >= kEnoughWorkgroups) return 1;
+  const uint64_t wanted = (kEnoughWorkgroups + groups - 1) / groups;
+  return wanted <= 4 && k / wanted >= 2048 ? static_cast<uint32_t>(wanted) : 0;
+}
+
+}  // namespace
+
 uint32_t coopmat2_splits(const LaunchShape& shape, uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
   const uint32_t bk = shape.constants.size() > 3 ? shape.constants[3].value : 64;
   const uint32_t steps = (k + bk - 1) / bk;
   if (const Nv2Experiment& e = nv2_experiment(); e.splits) return std::max(1u, std::min(e.splits, steps));
-  // Fewer workgroups than a large GPU has multiprocessors, and a K long enough that each slice keeps 2048
-  // or more: split so the grid fills it (at most 4 slices; the reduce pass reads them all back once).
+  // A grid smaller than a large GPU, with a K long enough to share: as many slices as fill it (up to 4),
+  // else as many as K allows. The reduce pass reads every slice back once.
   const uint64_t groups = tiles(m, n, shape.tile[1], shape.tile[0]) * batch;
-  if (groups >= kEnoughWorkgroups) return 1;
-  const auto wanted = static_cast<uint32_t>((kEnoughWorkgroups + groups - 1) / groups);
-  return std::clamp(std::min(wanted, k / 2048), 1u, 4u);
+  if (groups >= kEnoughWorkgroups || k < 4096) return 1;
+  if (const uint32_t s = splits_to_fill(groups, k)) return s;
+  return std::clamp(k / 2048, 1u, 4u);
 }
 
-LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptions& options, uint32_t m, uint32_t n) {
+LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptions& options, uint32_t m, uint32_t n,
+                            uint32_t k, uint32_t batch) {
   // Tile 256 is the largest tile for the accumulator's type: 128 x 256 with fp32 sums, 256 x 256 with fp16.
   const Nv2Tile large = t.f16_accumulate ? kNv2LargeAcc16 : kNv2Large;
   Nv2Tile tile = kNv2Small;
   if (options.tile == 16) {
-    if (tiles(m, n, large.bm, large.bn) >= kEnoughWorkgroups) {
+    // The largest tile that gives enough workgroups, by itself or split along K (coopmat2_splits): on the
+    // H200 a large tile split beat a medium one unsplit (perf-notes section 11).
+    if (splits_to_fill(tiles(m, n, large.bm, large.bn) * batch, k) != 0) {
       tile = large;
     } else if (tiles(m, n, kNv2Medium.bm, kNv2Medium.bn) >= kEnoughWorkgroups) {
       tile = kNv2Medium;
@@ -240,10 +257,12 @@ LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptio
   if (e.bn) tile.bn = e.bn;
   if (e.bk) tile.bk = e.bk;
   if (e.invocations) tile.invocations = e.invocations;
+  if (e.prefetch) tile.prefetch = *e.prefetch;
   LaunchShape shape;
   shape.workgroup_size = {tile.invocations, 1, 1};
   shape.tile = {tile.bn, tile.bm};
-  shape.constants = {{0, tile.invocations}, {1, tile.bm}, {2, tile.bn}, {3, tile.bk}, {4, e.prefetch}, {7, e.group ? e.group : 1}};
+  shape.constants = {{0, tile.invocations}, {1, tile.bm}, {2, tile.bn}, {3, tile.bk}, {4, tile.prefetch},
+                     {7, e.group ? e.group : 1}};
   return shape;  // shared memory is the driver's (cooperativeMatrixWorkgroupScopeReservedSharedMemory)
 }
 

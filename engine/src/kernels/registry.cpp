@@ -160,9 +160,9 @@ uint32_t choose_splits(const BlockedConfig& c, uint32_t m, uint32_t n, uint32_t 
 }
 
 LaunchShape matrix_shape(const DeviceInfo& device, Kernel kernel, const Types& types, const GemmOptions& options,
-                         uint32_t m, uint32_t n) {
+                         uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
   LaunchShape shape = kernel == Kernel::coopmat ? coopmat_launch(device, types, options, m, n)
-                                                : coopmat2_launch(device, types, options, m, n);
+                                                : coopmat2_launch(device, types, options, m, n, k, batch);
   shape.shader = shader_name(kernel, types);
   return shape;
 }
@@ -243,7 +243,7 @@ void check_supported(const DeviceInfo& device, const tuning::Table& table, const
     case Kernel::coopmat2: {
       // The tile choice depends on the shape; a large square one shows the largest. First, so that a
       // malformed option is named as such whatever the device.
-      const LaunchShape s = matrix_shape(device, options.kernel, t, options, 1u << 14, 1u << 14);
+      const LaunchShape s = matrix_shape(device, options.kernel, t, options, 1u << 14, 1u << 14, 1u << 14, 1);
       check_matrix_kernel(device, options.kernel, t);  // the device first: lacking the extension is the usual reason
       spirv(s.shader);                                 // then this build: compiled without it (and why)
       check_workgroup(device, std::string(to_string(options.kernel)), s.workgroup_size, s.shared_bytes, t.input);
@@ -340,7 +340,7 @@ Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOption
     out.description = fmt::format("tile {}", o.tile);
   } else if (is_matrix_kernel(kernel)) {
     check_supported(device, table, types, resolved);
-    out.main = matrix_shape(device, kernel, types, resolved, p.m, p.n);
+    out.main = matrix_shape(device, kernel, types, resolved, p.m, p.n, p.k, p.batch);
     if (kernel == Kernel::coopmat2) {
       out.main.constants.push_back({5, p.trans_a ? 1u : 0u});
       out.main.constants.push_back({6, p.trans_b ? 1u : 0u});
@@ -349,8 +349,8 @@ Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOption
     out.grid[2] = p.batch;
     out.k_split = std::max(p.k, 1u);
     out.description = fmt::format("{}x{}", out.main.tile[1], out.main.tile[0]);
-    const uint32_t wanted = kernel == Kernel::coopmat2 && p.k > 0
-                                ? coopmat2_splits(out.main, p.m, p.n, p.k, p.batch) : 1;
+    const uint32_t wanted = kernel != Kernel::coopmat2 || p.k == 0 ? 1
+                            : p.splits ? p.splits : coopmat2_splits(out.main, p.m, p.n, p.k, p.batch);
     if (wanted > 1) {
       // Whole K steps per slice; the main pass writes fp32 partial sums (the variant of its accumulator with
       // C f32), the reduce pass (workspace f32, C of the caller's type) adds them with alpha and beta.

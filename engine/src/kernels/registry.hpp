@@ -62,6 +62,8 @@ struct Problem {
   bool trans_a = false, trans_b = false;       // op(A) = A^T, op(B) = B^T
   uint32_t stride_a = 0, stride_b = 0, stride_c = 0;  // between batch entries, in elements
   uint32_t batch = 1;
+  uint32_t splits = 0;  // coopmat2: split-K slices as planned for the whole product (0: choose), so that
+                        // its pieces (partition.hpp) split as the partition assumed
 };
 
 struct Plan {
@@ -112,8 +114,10 @@ std::array<uint32_t, 3> dispatch_grid(const DeviceInfo& device, const LaunchShap
 bool is_matrix_kernel(Kernel kernel) noexcept;
 LaunchShape coopmat_launch(const DeviceInfo& device, const Types& types, const GemmOptions& options, uint32_t m,
                            uint32_t n);
+// coopmat2's tile: options.tile, or (16) the largest that fills the device, split along K where k (the product's
+// K, 0: unknown) allows; batch entries count as workgroups.
 LaunchShape coopmat2_launch(const DeviceInfo& device, const Types& types, const GemmOptions& options, uint32_t m,
-                            uint32_t n);
+                            uint32_t n, uint32_t k = 0, uint32_t batch = 1);
 // Split-K slices for a coopmat2 launch (1: none): short grids with a long K are cut along K, the partial
 // sums (of either accumulator type) going through an fp32 workspace and splitk_reduce.
 uint32_t coopmat2_splits(const LaunchShape& shape, uint32_t m, uint32_t n, uint32_t k, uint32_t batch);
