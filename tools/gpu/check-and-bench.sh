@@ -4,7 +4,8 @@
 # and timing script (which runs the f16 suite too), then vkgemm against cuBLAS in the same run for f16 and f32.
 # Run from the repository root with build/release present; results go under $OUT (default out/gpu).
 # Usage: tools/gpu/check-and-bench.sh [phase...]
-#   phases: tests fp16 bench-f16 bench-f32 stats (the default: all five), and on request coopmat2-variants
+#   phases: tests fp16 bench-f16 bench-f16-acc16 bench-f32 stats (the default: all six), and on request
+#   coopmat2-variants
 #   (the coopmat2 kernel's K step and software pipelining, through VKGEMM_EXPERIMENT_COOPMAT2)
 # Exit status: 1 when any phase failed (each phase still runs).
 set -uo pipefail
@@ -15,7 +16,7 @@ bin=build/release/vkgemm
 tests=build/release/tests/vkgemm_tests
 commit=$(cat build/release/commit.txt 2>/dev/null || echo unknown)
 phases=("$@")
-((${#phases[@]})) || phases=(tests fp16 bench-f16 bench-f32 stats)
+((${#phases[@]})) || phases=(tests fp16 bench-f16 bench-f16-acc16 bench-f32 stats)
 failures=0
 
 phase() {  # phase NAME COMMAND...: runs it, logs to $out/NAME.txt, says how long it took
@@ -43,10 +44,16 @@ validation() {
 "$bin" devices > "$out/devices.txt" 2>&1
 for p in "${phases[@]}"; do
   case $p in
-    tests) phase tests validation bash -c "$tests --test-suite=blas '--test-case=grid f16' && $tests --test-suite=f16,coopmat_config" ;;
+    tests)
+      # The f16 grid twice: as planned, and with every coopmat2 product split along K in 2 (the split path
+      # otherwise runs only for large products).
+      phase tests validation bash -c "$tests --test-suite=blas '--test-case=grid f16' && $tests --test-suite=f16,coopmat_config &&
+        VKGEMM_EXPERIMENT_COOPMAT2=splits=2 $tests --test-suite=blas '--test-case=grid f16'" ;;
     fp16) phase fp16 tools/gpu/check-fp16.sh ;;
     bench-f16) phase bench-f16 python3 tools/bench-vs-cublas.py --type f16 --commit "$commit" \
                  --json "$out/bench-f16.json" ;;
+    bench-f16-acc16) phase bench-f16-acc16 python3 tools/bench-vs-cublas.py --type f16 --f16-accumulate \
+                 --commit "$commit" --json "$out/bench-f16-acc16.json" ;;
     bench-f32) phase bench-f32 python3 tools/bench-vs-cublas.py --commit "$commit" --json "$out/bench-f32.json" ;;
     stats)
       # What limits the kernels, from the driver: registers, shared memory, spills per pipeline.
@@ -55,7 +62,9 @@ for p in "${phases[@]}"; do
         $bin run --m 127 --n 4096 --k 4096 --stats --repeat 1 --warmup 0 &&
         $bin run --m 1024 --n 1024 --k 1024 --type f64 --kernel blocked --stats --repeat 1 --warmup 0 &&
         $bin run --m 4096 --n 4096 --k 4096 --type f16 --kernel coopmat --stats --repeat 1 --warmup 0 &&
-        $bin run --m 4096 --n 4096 --k 4096 --type f16 --kernel coopmat2 --stats --repeat 1 --warmup 0" ;;
+        $bin run --m 4096 --n 4096 --k 4096 --type f16 --kernel coopmat2 --stats --repeat 1 --warmup 0 &&
+        $bin run --m 4096 --n 4096 --k 4096 --type f16 --f16-accumulate --kernel coopmat2 --stats --repeat 1 --warmup 0 &&
+        $bin run --m 4096 --n 512 --k 14336 --type f16 --f16-accumulate --kernel coopmat2 --stats --repeat 1 --warmup 0" ;;
     coopmat2-variants)
       # TFLOP/s of each variant, median of 20 after 10 warm-up; every variant verified once first.
       phase coopmat2-variants bash -c '

@@ -79,6 +79,18 @@ for k in "${kernels[@]}"; do
     run "$k C f16 ${m}x${n}x${kk}" --type f16 --out-type f16 --kernel "$k" --m "$m" --n "$n" --k "$kk" --repeat 1 --warmup 0 --verify
     run "$k f16-accumulate ${m}x${n}x${kk}" --type f16 --f16-accumulate --kernel "$k" --m "$m" --n "$n" --k "$kk" --repeat 1 --warmup 0 --verify
   done
+  if [[ $k == coopmat2 ]]; then
+    # Transposed operands, and split-K (a short grid with a long K): 512x256x8192 in 4 slices of 64x64
+    # tiles, 1000x300x5000 in 2; 2048x1024x8192 with fp16 sums in 4 slices of 256x256 tiles.
+    for s in "129 257 65" "512 256 8192" "1000 300 5000"; do
+      read -r m n kk <<<"$s"
+      for t in "" "--trans-a" "--trans-b" "--trans-a --trans-b"; do
+        run "$k ${t:-untransposed} ${m}x${n}x${kk}" --type f16 --kernel "$k" $t --m "$m" --n "$n" --k "$kk" --repeat 1 --warmup 0 --verify
+      done
+    done
+    run "$k f16-accumulate 2048x1024x8192" --type f16 --f16-accumulate --kernel "$k" --m 2048 --n 1024 --k 8192 --repeat 1 --warmup 0 --verify
+    run "$k f16-accumulate --trans-b 2048x1024x8192, alpha, beta" --type f16 --f16-accumulate --kernel "$k" --trans-b --alpha 0.5 --beta 2 --m 2048 --n 1024 --k 8192 --repeat 1 --warmup 0 --verify
+  fi
 done
 
 # The test suite's f16 cases on this device: sizes around every fragment and tile boundary for each
