@@ -288,9 +288,10 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
     // Warm-up by GPU time as well as by count: a GPU that sat idle (after the CPU check, or before this
     // process) runs a short series at its idle clock (on an H200, 1/5.7 of the boost clock: perf-notes
     // section 8). Untimed products, doubling in number, until --warmup-ms of them have run; as many again
-    // run inside the timed submission, just before the timed ones, with no upload pause between. Not on a
-    // CPU implementation (lavapipe), which has no such clock and where it would only slow the tests.
-    const double warmup_ms = engine.device().type == DeviceType::cpu ? 0.0 : o.warmup_ms;
+    // run inside the timed submission, just before the timed ones, with no upload pause between. Only for
+    // a series (--repeat > 1: one timed run is a check, not a measurement), and not on a CPU implementation
+    // (lavapipe), which has no such clock and where it would only slow the tests.
+    const double warmup_ms = repeat == 1 || engine.device().type == DeviceType::cpu ? 0.0 : o.warmup_ms;
     GemmOptions probe = options;
     probe.warmup = 0;
     uint32_t last = 0;
@@ -401,7 +402,7 @@ Command add_run_command(CLI::App& app, CommonOptions& common) {
   cmd->add_option("--warmup", o->warmup, "Untimed dispatches first")->capture_default_str();
   cmd->add_option("--warmup-ms", o->warmup_ms,
                   "Before the timed submission, untimed products until this much GPU time has passed, and as many "
-                  "again inside it (an idle GPU clocks down); 0: none. Not on CPU devices")
+                  "again inside it (an idle GPU clocks down); 0: none. Only with --repeat > 1, not on CPU devices")
       ->check(CLI::Range(0.0, 10000.0))
       ->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed for the random inputs (default: fresh, printed)")
