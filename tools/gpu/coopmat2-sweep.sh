@@ -7,7 +7,7 @@
 # (default out/gpu) a line at a time, so that a run cut short keeps what it measured.
 # Usage: tools/gpu/coopmat2-sweep.sh [group...]
 #   groups: cublas variants tiles (the default), split acc16 (after split-K came back; the 256x256 fp16-sum
-#   tile), order (grouped block order, alignment hint)
+#   tile), order (grouped block order, alignment hint), wide32 (fp32 sums on tiles past 128x256)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-out/gpu}
@@ -142,6 +142,13 @@ PY
       row main "bm=128,bn=256,splits=2,prefetch=1" ""
       row main "bm=128,bn=256,splits=2" ""
       shapes=("4096 4096 4096" "8192 8192 8192" "4096 512 14336")
+      ;;
+    wide32)
+      header "fp32 sums past 128x256: accumulators that cannot stay in registers"
+      row main "" ""
+      for knob in "bm=192,bn=256" "bm=256,bn=192" "bm=192,bn=256,bk=32" "bm=256,bn=256,bk=32" "bm=192,bn=256,bk=32,prefetch=1"; do
+        row main "$knob" ""
+      done
       ;;
     *) say "coopmat2-sweep: unknown group $g" ;;
   esac
