@@ -161,8 +161,8 @@ LaunchShape coopmat_launch(const DeviceInfo& d, const Types& t, const GemmOption
 // An experiment knob for the performance work (docs/perf-notes.md), not an interface: VKGEMM_EXPERIMENT_COOPMAT2
 // = "bm=128,bn=256,bk=32,inv=256,prefetch=1,splits=2,group=8" overrides the coopmat2 kernel's workgroup tile
 // (rows, columns, K step, invocations), its software pipelining, its split-K and its grouped block order;
-// each key is optional. The values are not checked against
-// the device's shapes: a bad one fails at pipeline creation. Read once per process: planning runs on every call.
+// each key is optional. The values are not checked against the device's shapes: a bad one fails at pipeline
+// creation. Read once per process: planning runs on every call.
 namespace {
 
 struct Nv2Experiment {
@@ -197,10 +197,6 @@ const Nv2Experiment& nv2_experiment() {
   static const Nv2Experiment e = read_nv2_experiment();
   return e;
 }
-
-}  // namespace
-
-namespace {
 
 // Slices of K that bring `groups` workgroups up to kEnoughWorkgroups, at most 4 and each 2048 deep or more;
 // 0 when that cannot be done, 1 when there are enough already.
