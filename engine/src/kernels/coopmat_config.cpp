@@ -162,7 +162,8 @@ LaunchShape coopmat_launch(const DeviceInfo& d, const Types& t, const GemmOption
 // = "bm=128,bn=256,bk=32,inv=256,prefetch=1,splits=2,group=8" overrides the coopmat2 kernel's workgroup tile
 // (rows, columns, K step, invocations), its software pipelining, its split-K and its grouped block order;
 // each key is optional. The values are not checked against the device's shapes: a bad one fails at pipeline
-// creation. Read once per process: planning runs on every call.
+// creation, and a tile vkgemm does not use must be verified (256x192 computed wrong results on the H200's
+// driver, perf-notes section 11). Read once per process: planning runs on every call.
 namespace {
 
 struct Nv2Experiment {
