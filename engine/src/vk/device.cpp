@@ -5,21 +5,6 @@
 #include "vk/check.hpp"
 
 namespace vkgemm::vk {
-namespace {
-
-// VK_KHR_pipeline_executable_properties, when the device has it (DeviceInfo::pipeline_statistics): its
-// extension name and its feature struct, put at the front of the features chain.
-void enable_pipeline_statistics(const DeviceInfo& info, std::vector<const char*>& extensions,
-                                VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR& feature,
-                                VkPhysicalDeviceFeatures2& features) {
-  if (!info.pipeline_statistics) return;
-  extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
-  feature.pipelineExecutableInfo = VK_TRUE;
-  feature.pNext = features.pNext;
-  features.pNext = &feature;
-}
-
-}  // namespace
 
 Device::Device(const PhysicalDevice& physical) : physical_(physical.handle), family_(physical.compute_family) {
   const float priority = 1.0f;
@@ -76,9 +61,15 @@ Device::Device(const PhysicalDevice& physical) : physical_(physical.handle), fam
     extensions.push_back(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
   }
 #endif
+  // VK_KHR_pipeline_executable_properties where the device has it: the driver's statistics of each pipeline.
   VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executable_info{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
-  enable_pipeline_statistics(d, extensions, executable_info, features);  // inserted at the chain's head
+  if (d.pipeline_statistics) {
+    executable_info.pipelineExecutableInfo = VK_TRUE;
+    *tail = &executable_info;
+    tail = &executable_info.pNext;
+    extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  }
 
   VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   info.pNext = &features;
@@ -86,8 +77,6 @@ Device::Device(const PhysicalDevice& physical) : physical_(physical.handle), fam
   info.ppEnabledExtensionNames = extensions.data();
   info.queueCreateInfoCount = 1;
   info.pQueueCreateInfos = &queue_info;
-  info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
-  info.ppEnabledExtensionNames = extensions.data();
   check(vkCreateDevice(physical_, &info, nullptr, &device_), "vkCreateDevice");
   volkLoadDeviceTable(&table_, device_);
   table_.vkGetDeviceQueue(device_, family_, 0, &queue_);
