@@ -359,7 +359,7 @@ Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOption
       out.splits = (p.k + out.k_split - 1) / out.k_split;
     }
     if (out.splits > 1) {
-      out.main.shader = types.f16_accumulate ? "coopmat2_f16_acc16_f32" : shader_name(kernel, {DataType::f16, DataType::f32, false});
+      out.main.shader = shader_name(kernel, {DataType::f16, DataType::f32, types.f16_accumulate});
       out.grid[2] = p.batch * out.splits;
       out.reduce.shader = fmt::format("splitk_reduce_f16_{}", to_string(types.output));
       out.reduce.workgroup_size = {64, 4, 1};

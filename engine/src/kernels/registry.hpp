@@ -82,7 +82,8 @@ struct Plan {
 };
 
 // The shader variant of a kernel for these types (as shaders/CMakeLists.txt names it): "<kernel>_<type>"
-// for f32, i32, f64; "<kernel>_f16_<f32|f16|acc16>" for f16 inputs.
+// for f32, i32, f64; "<kernel>_f16_<f32|f16|acc16>" for f16 inputs, and "<kernel>_f16_acc16_f32" for fp16
+// sums written as f32 (coopmat2's split-K partial sums).
 std::string shader_name(Kernel kernel, const Types& types);
 
 // The SPIR-V of a shader variant; throws vkgemm::Error when this build has none of that name (saying why,

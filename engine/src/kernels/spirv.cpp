@@ -61,7 +61,8 @@ std::span<const uint32_t> override_of(const std::string& shader) {
 
 std::string shader_name(Kernel kernel, const Types& types) {
   if (types.input != DataType::f16) return fmt::format("{}_{}", to_string(kernel), to_string(types.input));
-  return fmt::format("{}_f16_{}", to_string(kernel), types.f16_accumulate ? "acc16" : to_string(types.output));
+  if (!types.f16_accumulate) return fmt::format("{}_f16_{}", to_string(kernel), to_string(types.output));
+  return fmt::format("{}_f16_acc16{}", to_string(kernel), types.output == DataType::f32 ? "_f32" : "");
 }
 
 std::span<const uint32_t> spirv(const std::string& shader) {
