@@ -18,10 +18,13 @@
 // C + z * split_stride with row stride ldc; splitk_reduce.comp adds them into C with alpha and beta.
 // A transposed operand (TRANS_A: A stored K x M; TRANS_B: B stored N x K) is sliced in its stored order and
 // loaded through a transposing tensor view.
-// With 16-byte aligned rows and offsets the strides and offsets are rounded down to multiples of 8, which
-// changes nothing but tells the compiler that wide loads are safe. That matters: the same loop without
-// those hints ran 4x slower on an H200 (docs/perf-notes.md section 11), and so did a split-K whose K
-// start the compiler could not see was a multiple of 8.
+// The fast path -- a tile wholly inside the matrices, 16-byte aligned rows and offsets, a K start that is a
+// multiple of 256 (the host rounds split-K slices to 256) -- has its own accumulator, loop and store, and
+// returns: the general path's clamped layouts and loops do not share its registers. There the strides,
+// offsets and K start are rounded down to multiples of 8 (256 for K), which changes nothing but tells the
+// compiler that wide loads are safe. That matters: the same loop without those hints ran 4x slower on an
+// H200 (docs/perf-notes.md section 11), and so did a split-K whose K start the compiler could not see was
+// a multiple of 8.
 #include "gemm_interface.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -34,6 +37,9 @@ layout(constant_id = 4) const uint PREFETCH = 0;
 layout(constant_id = 5) const uint TRANS_A = 0;  // the same as the push constants' GEMM_TRANS_A, known at build
 layout(constant_id = 6) const uint TRANS_B = 0;
 layout(constant_id = 7) const uint GROUP_M = 1;  // block rows walked together (grouped_workgroup); 1: launch order
+// K steps per iteration of the fast loop, unrolled in the source: one straight run of UNROLL loads and
+// multiplies that the driver's scheduler can interleave (perf-notes section 12).
+layout(constant_id = 8) const uint UNROLL = 1;
 
 #define CLAMP gl_CooperativeMatrixClampModeConstantNV
 #define MAT_A coopmat<float16_t, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA>
@@ -58,6 +64,22 @@ layout(constant_id = 7) const uint GROUP_M = 1;  // block rows walked together (
 #define SET_B(lb, kd, stride) \
   lb = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lb, TRANS_B != 0 ? p.N : kd, TRANS_B != 0 ? kd : p.N), stride, 1)
 
+// C = alpha * acc + beta * C (the raw sums to the workspace for a split-K slice), through a clamped layout.
+void store_result(MAT_ACC acc, uint c_base, uint row0, uint col0, bool partial) {
+  tensorLayoutNV<2, CLAMP> lc = createTensorLayoutNV(2, CLAMP);
+  lc = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lc, p.M, p.N), p.ldc, 1);
+  if (!partial) {
+    if (p.alpha != 1.0) acc = acc * ACC_T(p.alpha);
+    if ((p.flags & GEMM_BETA_ZERO) == 0u) {
+      MAT_C c0;
+      coopMatLoadTensorNV(c0, C, c_base, sliceTensorLayoutNV(lc, row0, BM, col0, BN));
+      acc = acc + MAT_ACC(c0) * ACC_T(p.beta);
+    }
+  }
+  MAT_C c = MAT_C(acc);
+  coopMatStoreTensorNV(c, C, c_base, sliceTensorLayoutNV(lc, row0, BM, col0, BN));
+}
+
 void main() {
   const uvec2 block = grouped_workgroup(GROUP_M);
   const uint row0 = block.y * BM;
@@ -76,20 +98,18 @@ void main() {
   tensorLayoutNV<2> lb = createTensorLayoutNV(2);
   tensorLayoutNV<2, CLAMP> la_clamp = createTensorLayoutNV(2, CLAMP);
   tensorLayoutNV<2, CLAMP> lb_clamp = createTensorLayoutNV(2, CLAMP);
-  tensorLayoutNV<2, CLAMP> lc = createTensorLayoutNV(2, CLAMP);
   // The clamped layouts end K at this slice's end: a partial last step reads zeros, not the next slice's terms.
   SET_A(la_clamp, k_end, p.lda);
   SET_B(lb_clamp, k_end, p.ldb);
-  lc = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lc, p.M, p.N), p.ldc, 1);
 
-  MAT_ACC acc = MAT_ACC(0.0);
-  uint k0 = k_begin;
   const bool inside = row0 + BM <= p.M && col0 + BN <= p.N;
   const bool aligned = a_base % 8 == 0 && b_base % 8 == 0 && p.lda % 8 == 0 && p.ldb % 8 == 0;
-  if (inside && aligned) {
+  if (inside && aligned && k_begin % 256 == 0) {
     SET_A(la, p.K, p.lda & ~7u);
     SET_B(lb, p.K, p.ldb & ~7u);
     const uint a_off = a_base & ~7u, b_off = b_base & ~7u;
+    uint k0 = k_begin & ~255u;
+    MAT_ACC acc = MAT_ACC(0.0);
     if (PREFETCH != 0 && k0 + BK <= k_end) {
       MAT_A a;
       MAT_B b;
@@ -106,6 +126,16 @@ void main() {
       }
       acc = coopMatMulAdd(a, b, acc);
     }
+    for (uint i = (k_end - k0) / (BK * UNROLL); i > 0; --i) {
+      [[unroll]] for (uint j = 0; j < UNROLL; ++j) {
+        MAT_A a;
+        MAT_B b;
+        LOAD_A(a, a_off, la, k0);
+        LOAD_B(b, b_off, lb, k0);
+        acc = coopMatMulAdd(a, b, acc);
+        k0 += BK;
+      }
+    }
     for (; k0 + BK <= k_end; k0 += BK) {
       MAT_A a;
       MAT_B b;
@@ -113,10 +143,25 @@ void main() {
       LOAD_B(b, b_off, lb, k0);
       acc = coopMatMulAdd(a, b, acc);
     }
-  } else if (inside) {
+    if (k0 < k_end) {  // the partial last step: zeros past K
+      MAT_A a;
+      MAT_B b;
+      LOAD_A(a, a_base, la_clamp, k0);
+      LOAD_B(b, b_base, lb_clamp, k0);
+      acc = coopMatMulAdd(a, b, acc);
+    }
+    store_result(acc, c_base, row0, col0, partial);
+    return;
+  }
+
+  // The general path: plain layouts for whole steps of tiles inside the matrices, clamped ones (zeros
+  // outside the matrices) for edge tiles and the partial last step.
+  MAT_ACC acc = MAT_ACC(0.0);
+  uint k0 = k_begin;
+  if (inside) {
     SET_A(la, p.K, p.lda);
     SET_B(lb, p.K, p.ldb);
-    for (; k0 + BK <= k_end; k0 += BK) {
+    [[dont_unroll]] for (; k0 + BK <= k_end; k0 += BK) {
       MAT_A a;
       MAT_B b;
       LOAD_A(a, a_base, la, k0);
@@ -124,22 +169,12 @@ void main() {
       acc = coopMatMulAdd(a, b, acc);
     }
   }
-  // Edge tiles, and the partial last step of the others: zeros outside the matrices.
-  for (; k0 < k_end; k0 += BK) {
+  [[dont_unroll]] for (; k0 < k_end; k0 += BK) {
     MAT_A a;
     MAT_B b;
     LOAD_A(a, a_base, la_clamp, k0);
     LOAD_B(b, b_base, lb_clamp, k0);
     acc = coopMatMulAdd(a, b, acc);
   }
-  if (!partial) {
-    if (p.alpha != 1.0) acc = acc * ACC_T(p.alpha);
-    if ((p.flags & GEMM_BETA_ZERO) == 0u) {
-      MAT_C c0;
-      coopMatLoadTensorNV(c0, C, c_base, sliceTensorLayoutNV(lc, row0, BM, col0, BN));
-      acc = acc + MAT_ACC(c0) * ACC_T(p.beta);
-    }
-  }
-  MAT_C c = MAT_C(acc);
-  coopMatStoreTensorNV(c, C, c_base, sliceTensorLayoutNV(lc, row0, BM, col0, BN));
+  store_result(acc, c_base, row0, col0, partial);
 }

@@ -233,11 +233,12 @@ TEST_SUITE("coopmat config") {
     };
     for (const DataType out : {DataType::f32, DataType::f16}) {
       CAPTURE(to_string(out));
-      // 4096x512 in 128x256 tiles is 64 workgroups: two slices of K, each whole 64-deep steps.
+      // 4096x512 in 128x256 tiles is 64 workgroups: two slices of K, each a multiple of 256 (whole 64-deep
+      // steps, and a K start the shader's fast path takes).
       const kernels::Plan split = planned(4096, 512, 14336, out, false);
       CHECK(split.splits == 2);
       CHECK(split.main.tile[0] == 256);
-      CHECK(split.k_split % 64 == 0);
+      CHECK(split.k_split % 256 == 0);
       CHECK(uint64_t{split.k_split} * split.splits >= 14336);
       CHECK(split.main.shader == "coopmat2_f16_f32");  // partial sums in fp32, whatever C is
       CHECK(split.reduce.shader == fmt::format("splitk_reduce_f16_{}", to_string(out)));
@@ -249,7 +250,7 @@ TEST_SUITE("coopmat config") {
     // fp16 sums: 256x256 tiles, 32 of them, four slices; each slice's fp16 sums go to the fp32 workspace.
     const kernels::Plan acc16 = planned(4096, 512, 14336, DataType::f16, true);
     CHECK(acc16.splits == 4);
-    CHECK(acc16.k_split % 32 == 0);
+    CHECK(acc16.k_split % 256 == 0);
     CHECK(acc16.main.shader == "coopmat2_f16_acc16_f32");
     CHECK_NOTHROW(kernels::spirv(acc16.main.shader));
     CHECK(acc16.reduce.shader == "splitk_reduce_f16_f16");
@@ -260,6 +261,11 @@ TEST_SUITE("coopmat config") {
     p.types = {DataType::f16, DataType::f32, false};
     p.m = 4096, p.n = 512, p.k = 14336, p.lda = 14336, p.ldb = p.ldc = 512, p.splits = 3;
     CHECK(kernels::plan(d, table, {.kernel = Kernel::coopmat2}, p).splits == 3);
+    // Rounding slices to 256 never leaves one empty: K = 600 pinned to 3 slices is 2 of 256 and 1 of 88.
+    p.k = p.lda = 600;
+    const kernels::Plan short_k = kernels::plan(d, table, {.kernel = Kernel::coopmat2}, p);
+    CHECK(short_k.k_split == 256);
+    CHECK(short_k.splits == 3);
   }
 
   TEST_CASE("the tuning table refuses f16 entries: f16 is not tuned") {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Compiles variants of shaders/coopmat2.comp to SPIR-V for the performance work (docs/perf-notes.md), into
 # build/release/variants/<variant>/coopmat2_f16_{f32,f16,acc16}.spv, which `VKGEMM_EXPERIMENT_SPIRV=<that
-# folder>` puts in place of the embedded ones (tools/gpu/coopmat2-sweep.sh times them). Each variant is the
-# shader of the tree with one change:
+# folder>` puts in place of the embedded ones (tools/gpu/coopmat2-sweep.sh times them). Each variant is
+# session 3's shader (commit 11b5e93, one K loop shared by every path) with one change:
+#   s3            none: the shader before the fast path got its own accumulator, store and unrolled loop
 #   dont_unroll   [[dont_unroll]] on every K loop (the driver otherwise decides; the 128x256 binary is 440 KB)
 #   lean          one loop for tiles inside the matrices (no 16-byte-alignment hints, no pipelining code),
 #                 the clamped loop for the rest
@@ -16,12 +17,12 @@ cd "$(dirname "$0")/../.."
 glslang=build/toolchain/prefix/bin/glslangValidator
 [[ -x $glslang ]] || glslang=$(command -v glslangValidator)
 out=build/release/variants
-src=shaders/coopmat2.comp
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 git show e759b01:shaders/coopmat2.comp > "$tmp/nosplit.comp"
-python3 - "$src" "$tmp" <<'PY'
+git show 11b5e93:shaders/coopmat2.comp > "$tmp/s3.comp"
+python3 - "$tmp/s3.comp" "$tmp" <<'PY'
 import re, sys
 src, tmp = sys.argv[1], sys.argv[2]
 text = open(src).read()
@@ -44,7 +45,7 @@ for name, body in variants.items():
     open(f"{tmp}/{name}.comp", "w").write(body)
 PY
 
-for v in dont_unroll lean lean_dont_unroll nosplit align64; do
+for v in s3 dont_unroll lean lean_dont_unroll nosplit align64; do
   mkdir -p "$out/$v"
   for t in "f32 float float" "f16 float float16_t" "acc16 float16_t float16_t" "acc16_f32 float16_t float"; do
     read -r name acc c <<<"$t"

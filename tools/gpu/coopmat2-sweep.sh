@@ -7,7 +7,8 @@
 # (default out/gpu) a line at a time, so that a run cut short keeps what it measured.
 # Usage: tools/gpu/coopmat2-sweep.sh [group...]
 #   groups: cublas variants tiles (the default), split acc16 (after split-K came back; the 256x256 fp16-sum
-#   tile), order (grouped block order, alignment hint), wide32 (fp32 sums on tiles past 128x256)
+#   tile), order (grouped block order, alignment hint), wide32 (fp32 sums on tiles past 128x256), unroll
+#   (the fast path with its own accumulator and an unrolled K loop, against session 3's shader s3)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-out/gpu}
@@ -148,6 +149,17 @@ PY
       row main "" ""
       for knob in "bm=192,bn=256" "bm=256,bn=192" "bm=192,bn=256,bk=32" "bm=256,bn=256,bk=32" "bm=192,bn=256,bk=32,prefetch=1"; do
         row main "$knob" ""
+      done
+      ;;
+    unroll)
+      header "The fast path's own accumulator and unrolled K loop (main) against session 3's shader (s3)"
+      row s3 "" ""
+      for knob in "unroll=1" "unroll=2" "unroll=4" "unroll=8" "bk=32,unroll=8"; do row main "$knob" ""; done
+      row main "unroll=8" "--trans-b"
+      row s3 "" "--f16-accumulate"
+      for knob in "" "prefetch=0,unroll=1" "prefetch=0,unroll=4" "prefetch=0,unroll=8" "prefetch=0,unroll=16" \
+                  "bm=128,bn=256,bk=64,prefetch=0,unroll=8"; do
+        row main "$knob" "--f16-accumulate"
       done
       ;;
     *) say "coopmat2-sweep: unknown group $g" ;;

@@ -26,6 +26,7 @@ constexpr KhrTile kKhrSmall{64, 64, 32, 32, 32};    // 4 subgroups, 128 invocati
 struct Nv2Tile {
   uint32_t invocations, bm, bn, bk;
   uint32_t prefetch = 0;  // software pipelining (shaders/coopmat2.comp PREFETCH)
+  uint32_t unroll = 1;    // K steps per iteration of the fast loop (shaders/coopmat2.comp UNROLL)
 };
 constexpr Nv2Tile kNv2Large{256, 128, 256, 64};
 // With fp16 sums the accumulator takes half the registers, and a 256 x 256 tile fits; there pipelining pays
@@ -159,8 +160,9 @@ LaunchShape coopmat_launch(const DeviceInfo& d, const Types& t, const GemmOption
 }
 
 // An experiment knob for the performance work (docs/perf-notes.md), not an interface: VKGEMM_EXPERIMENT_COOPMAT2
-// = "bm=128,bn=256,bk=32,inv=256,prefetch=1,splits=2,group=8" overrides the coopmat2 kernel's workgroup tile
-// (rows, columns, K step, invocations), its software pipelining, its split-K and its grouped block order;
+// = "bm=128,bn=256,bk=32,inv=256,prefetch=1,unroll=8,splits=2,group=8" overrides the coopmat2 kernel's
+// workgroup tile (rows, columns, K step, invocations), its software pipelining, the unrolling of its fast
+// loop, its split-K and its grouped block order;
 // each key is optional. The values are not checked against the device's shapes: a bad one fails at pipeline
 // creation, and a tile vkgemm does not use must be verified (256x192 computed wrong results on the H200's
 // driver, perf-notes section 11). Read once per process: planning runs on every call.
@@ -169,6 +171,7 @@ namespace {
 struct Nv2Experiment {
   uint32_t bm = 0, bn = 0, bk = 0, invocations = 0;  // 0: the tile's own
   std::optional<uint32_t> prefetch;  // unset: the tile's own
+  uint32_t unroll = 0;    // 0: the tile's own
   uint32_t splits = 0;    // 0: coopmat2_splits decides
   uint32_t group = 0;     // 0: the tile's own
 };
@@ -189,6 +192,7 @@ Nv2Experiment read_nv2_experiment() {
   if (const auto v = value("bk="); v && (*v == 16 || *v == 32 || *v == 64 || *v == 128)) e.bk = *v;
   if (const auto v = value("inv="); v && (*v == 32 || *v == 64 || *v == 128 || *v == 256)) e.invocations = *v;
   if (const auto v = value("prefetch=")) e.prefetch = *v != 0;
+  if (const auto v = value("unroll="); v && *v >= 1 && *v <= 16) e.unroll = *v;
   if (const auto v = value("splits="); v && *v >= 1 && *v <= 8) e.splits = *v;
   if (const auto v = value("group="); v && *v >= 1 && *v <= 64) e.group = *v;
   return e;
@@ -255,11 +259,12 @@ LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptio
   if (e.bk) tile.bk = e.bk;
   if (e.invocations) tile.invocations = e.invocations;
   if (e.prefetch) tile.prefetch = *e.prefetch;
+  if (e.unroll) tile.unroll = e.unroll;
   LaunchShape shape;
   shape.workgroup_size = {tile.invocations, 1, 1};
   shape.tile = {tile.bn, tile.bm};
   shape.constants = {{0, tile.invocations}, {1, tile.bm}, {2, tile.bn}, {3, tile.bk}, {4, tile.prefetch},
-                     {7, e.group ? e.group : 1}};
+                     {7, e.group ? e.group : 1}, {8, tile.unroll}};
   return shape;  // shared memory is the driver's (cooperativeMatrixWorkgroupScopeReservedSharedMemory)
 }
 

@@ -352,10 +352,12 @@ Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOption
     const uint32_t wanted = kernel != Kernel::coopmat2 || p.k == 0 ? 1
                             : p.splits ? p.splits : coopmat2_splits(out.main, p.m, p.n, p.k, p.batch);
     if (wanted > 1) {
-      // Whole K steps per slice; the main pass writes fp32 partial sums (the variant of its accumulator with
-      // C f32), the reduce pass (workspace f32, C of the caller's type) adds them with alpha and beta.
-      const uint32_t bk = out.main.constants[3].value, steps = (p.k + bk - 1) / bk;
-      out.k_split = ((steps + wanted - 1) / wanted) * bk;
+      // Slices of a multiple of 256 (whole K steps, and the K start of the shader's fast path); the main pass
+      // writes fp32 partial sums (the variant of its accumulator with C f32), the reduce pass (workspace f32,
+      // C of the caller's type) adds them with alpha and beta.
+      constexpr uint32_t kSliceAlign = 256;
+      const uint32_t rounds = (p.k + kSliceAlign - 1) / kSliceAlign;
+      out.k_split = ((rounds + wanted - 1) / wanted) * kSliceAlign;
       out.splits = (p.k + out.k_split - 1) / out.k_split;
     }
     if (out.splits > 1) {
