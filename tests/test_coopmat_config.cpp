@@ -110,16 +110,16 @@ TEST_SUITE("coopmat config") {
     };
     for (const Case& c : {Case{4096, 4096, 4096, 16, false, 128, 256, 64, 256, 0},
                           Case{8192, 8192, 0, 16, false, 128, 256, 64, 256, 0},
-                          Case{4096, 4096, 4096, 16, true, 256, 256, 32, 256, 1},
+                          Case{4096, 4096, 4096, 16, true, 256, 256, 32, 256, 0},
                           // Too few large tiles unless split along K: large when K allows 2048 per slice.
                           Case{4096, 512, 0, 16, false, 128, 128, 64, 256, 0},
                           Case{4096, 512, 14336, 16, false, 128, 256, 64, 256, 0},
-                          Case{4096, 512, 14336, 16, true, 256, 256, 32, 256, 1},
+                          Case{4096, 512, 14336, 16, true, 256, 256, 32, 256, 0},
                           Case{2048, 2048, 2048, 16, true, 128, 128, 64, 256, 0},
                           Case{100, 100, 100, 16, false, 64, 64, 64, 128, 0},
                           Case{4096, 4096, 4096, 64, false, 64, 64, 64, 128, 0},
                           Case{64, 64, 64, 256, false, 128, 256, 64, 256, 0},
-                          Case{64, 64, 64, 256, true, 256, 256, 32, 256, 1}}) {
+                          Case{64, 64, 64, 256, true, 256, 256, 32, 256, 0}}) {
       CAPTURE(c.m);
       CAPTURE(c.n);
       CAPTURE(c.k);
@@ -133,6 +133,7 @@ TEST_SUITE("coopmat config") {
       CHECK(constant(s, 2) == c.bn);
       CHECK(constant(s, 3) == c.bk);
       CHECK(constant(s, 4) == c.prefetch);
+      CHECK(constant(s, 8) == 8);  // the fast loop unrolled 8 K steps at every tile
       CHECK(s.tile[0] == c.bn);
       CHECK(s.tile[1] == c.bm);
       CHECK(s.required_subgroup_size == 0);

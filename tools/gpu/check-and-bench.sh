@@ -47,7 +47,7 @@ for p in "${phases[@]}"; do
     tests)
       # The f16 grid twice: as planned, and with every coopmat2 product split along K in 2 (the split path
       # otherwise runs only for large products).
-      phase tests validation bash -c "$tests --test-suite=blas '--test-case=grid f16' && $tests --test-suite=f16,coopmat_config &&
+      phase tests validation bash -c "$tests --test-suite=blas '--test-case=grid f16' && $tests '--test-suite=f16,coopmat config' &&
         VKGEMM_EXPERIMENT_COOPMAT2=splits=2 $tests --test-suite=blas '--test-case=grid f16'" ;;
     fp16) phase fp16 tools/gpu/check-fp16.sh ;;
     bench-f16) phase bench-f16 python3 tools/bench-vs-cublas.py --type f16 --commit "$commit" \

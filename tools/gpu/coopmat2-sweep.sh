@@ -8,7 +8,8 @@
 # Usage: tools/gpu/coopmat2-sweep.sh [group...]
 #   groups: cublas variants tiles (the default), split acc16 (after split-K came back; the 256x256 fp16-sum
 #   tile), order (grouped block order, alignment hint), wide32 (fp32 sums on tiles past 128x256), unroll
-#   (the fast path with its own accumulator and an unrolled K loop, against session 3's shader s3)
+#   (the fast path with its own accumulator and an unrolled K loop, against session 3's shader s3), unroll2
+#   (with unroll 8 the default: longer loops, block order, wider tiles, smaller products)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-out/gpu}
@@ -161,6 +162,17 @@ PY
                   "bm=128,bn=256,bk=64,prefetch=0,unroll=8"; do
         row main "$knob" "--f16-accumulate"
       done
+      ;;
+    unroll2)
+      header "With unroll=8 the default: K loops past 8, block order, wider fp32-sum tiles, fp16-sum K steps"
+      for knob in "" "unroll=16" "bk=32,unroll=16" "group=4" "group=8" "bm=192,bn=256" "bm=192,bn=256,bk=32"; do
+        row main "$knob" ""
+      done
+      for knob in "" "unroll=16" "group=8" "bk=64,unroll=4"; do row main "$knob" "--f16-accumulate"; done
+      shapes=("1024 1024 1024" "1536 1536 1536" "2048 2048 2048")
+      header "Smaller products (64x64, 128x128 and 128x256 tiles by default), unrolled or not"
+      for knob in "" "unroll=1" "unroll=4"; do row main "$knob" ""; done
+      shapes=("4096 4096 4096" "8192 8192 8192" "4096 512 14336")
       ;;
     *) say "coopmat2-sweep: unknown group $g" ;;
   esac

@@ -26,12 +26,14 @@ constexpr KhrTile kKhrSmall{64, 64, 32, 32, 32};    // 4 subgroups, 128 invocati
 struct Nv2Tile {
   uint32_t invocations, bm, bn, bk;
   uint32_t prefetch = 0;  // software pipelining (shaders/coopmat2.comp PREFETCH)
-  uint32_t unroll = 1;    // K steps per iteration of the fast loop (shaders/coopmat2.comp UNROLL)
+  // K steps per iteration of the fast loop (shaders/coopmat2.comp UNROLL): 8 made the driver overlap loads
+  // with the tensor-core work, +34% at 4096^3 and +33% at 4096x512x14336 on an H200 (perf-notes section 12).
+  uint32_t unroll = 8;
 };
 constexpr Nv2Tile kNv2Large{256, 128, 256, 64};
-// With fp16 sums the accumulator takes half the registers, and a 256 x 256 tile fits; there pipelining pays
-// (perf-notes section 11: 255 against 243 TFLOP/s at 4096^3 on an H200, where it lost 8-25% at fp32 sums).
-constexpr Nv2Tile kNv2LargeAcc16{256, 256, 256, 32, 1};
+// With fp16 sums the accumulator takes half the registers, and a 256 x 256 tile fits; unrolled it beat
+// software pipelining by 23% at 4096^3 (perf-notes section 12).
+constexpr Nv2Tile kNv2LargeAcc16{256, 256, 256, 32};
 constexpr Nv2Tile kNv2Medium{256, 128, 128, 64};
 constexpr Nv2Tile kNv2Small{128, 64, 64, 64};
 
