@@ -30,7 +30,8 @@ struct Nv2Tile {
   // with the tensor-core work, +34% at 4096^3 and +33% at 4096x512x14336 on an H200 (perf-notes section 12).
   uint32_t unroll = 8;
 };
-constexpr Nv2Tile kNv2Large{256, 128, 256, 64};
+// 16 steps at fp32 sums: +2-4% over 8 (perf-notes section 12).
+constexpr Nv2Tile kNv2Large{.invocations = 256, .bm = 128, .bn = 256, .bk = 64, .unroll = 16};
 // With fp16 sums the accumulator takes half the registers, and a 256 x 256 tile fits; unrolled it beat
 // software pipelining by 23% at 4096^3 (perf-notes section 12).
 constexpr Nv2Tile kNv2LargeAcc16{256, 256, 256, 32};
