@@ -62,7 +62,9 @@ row() {  # row VARIANT KNOB FLAGS: verified, then the three shapes
 header() {
   say ""
   say "$1"
-  say "$(printf "%-17s %-22s %-22s %-4s | %-22s | %-22s | %-22s" variant knob flags ok "4096^3" "8192^3" "4096x512x14336")"
+  local names=() s
+  for s in "${shapes[@]}"; do names+=("${s// /x}"); done
+  say "$(printf "%-17s %-22s %-22s %-4s | %-22s | %-22s | %-22s" variant knob flags ok "${names[@]}")"
   say "(each shape: TFLOP/s registers spill-bytes code-bytes; C f16, median of 20 after >= 150 ms of warm-up)"
 }
 
