@@ -35,9 +35,6 @@ constexpr Nv2Tile kNv2Large{.invocations = 256, .bm = 128, .bn = 256, .bk = 64, 
 // With fp16 sums the accumulator takes half the registers, and a 256 x 256 tile fits; unrolled it beat
 // software pipelining by 23% at 4096^3 (perf-notes section 12).
 constexpr Nv2Tile kNv2LargeAcc16{256, 256, 256, 32};
-// fp16 sums where 256 x 256 gives too few workgroups: 288 TFLOP/s at 4096^3 against 320 for 256 x 256, but
-// twice the workgroups (perf-notes sections 12-13).
-constexpr Nv2Tile kNv2WideAcc16{256, 128, 256, 64};
 constexpr Nv2Tile kNv2Medium{256, 128, 128, 64};
 constexpr Nv2Tile kNv2Small{128, 64, 64, 64};
 
@@ -241,8 +238,6 @@ LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptio
     // H200 a large tile split beat a medium one unsplit (perf-notes section 11).
     if (splits_to_fill(tiles(m, n, large.bm, large.bn) * batch, k) != 0) {
       tile = large;
-    } else if (t.f16_accumulate && splits_to_fill(tiles(m, n, kNv2WideAcc16.bm, kNv2WideAcc16.bn) * batch, k) != 0) {
-      tile = kNv2WideAcc16;
     } else if (tiles(m, n, kNv2Medium.bm, kNv2Medium.bn) >= kEnoughWorkgroups) {
       tile = kNv2Medium;
     }
