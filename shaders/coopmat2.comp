@@ -31,8 +31,9 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint BM = 128;
 layout(constant_id = 2) const uint BN = 128;
 layout(constant_id = 3) const uint BK = 32;
-// 1: the aligned inner loop loads step k+1's tiles before multiplying step k's (software pipelining, so
-// the loads' latency overlaps the tensor-core work); 0: load, then multiply.
+// 1: the fast path loads step k+1's tiles before multiplying step k's (software pipelining), in place of
+// the unrolled loop. No tile uses it since the unrolled loop beat it by 23% (perf-notes section 12); it
+// stays for the experiment knob (prefetch=1).
 layout(constant_id = 4) const uint PREFETCH = 0;
 layout(constant_id = 5) const uint TRANS_A = 0;  // the same as the push constants' GEMM_TRANS_A, known at build
 layout(constant_id = 6) const uint TRANS_B = 0;
@@ -86,7 +87,7 @@ void main() {
   const uint col0 = block.x * BN;
   const uint slices = p.K == 0 ? 1 : (p.K + p.k_split - 1) / p.k_split;
   const uint batch = gl_WorkGroupID.z / slices, slice = gl_WorkGroupID.z % slices;
-  // k_split is a multiple of BK (the host's rule): the mask changes nothing but shows k_begin % 8 == 0.
+  // k_split is a multiple of 256 (the host's rule): the mask changes nothing but shows k_begin % 8 == 0.
   const uint k_begin = (slice * p.k_split) & ~7u, k_end = min(p.K, k_begin + p.k_split);
   const bool partial = slices > 1;
   const uint a_base = p.a_offset + batch * p.stride_a;
