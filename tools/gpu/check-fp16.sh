@@ -90,6 +90,20 @@ for k in "${kernels[@]}"; do
     done
     run "$k f16-accumulate 2048x1024x8192" --type f16 --f16-accumulate --kernel "$k" --m 2048 --n 1024 --k 8192 --repeat 1 --warmup 0 --verify
     run "$k f16-accumulate --trans-b 2048x1024x8192, alpha, beta" --type f16 --f16-accumulate --kernel "$k" --trans-b --alpha 0.5 --beta 2 --m 2048 --n 1024 --k 8192 --repeat 1 --warmup 0 --verify
+    # Split-K across slice boundaries, the count forced (VKGEMM_EXPERIMENT_COOPMAT2=splits=S): slices are
+    # multiples of 256, so these K leave a last slice of 1 to 88 (a partial, clamped step), on tiles inside
+    # the matrices (the fast path) and at their edges (the general path). Under the validation layer when
+    # it is installed (exit 3 on any message).
+    validate=()
+    ls /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json >/dev/null 2>&1 && validate=(--validate)
+    echo "== split-K across slice boundaries${validate[*]:+ (under validation)}"
+    for c in "2 256 256 257" "3 256 512 600" "2 129 257 513" "3 1000 999 1030" "4 512 256 2048"; do
+      read -r sp m n kk <<<"$c"
+      for f in "" "--trans-a --trans-b" "--out-type f16 --alpha 0.5 --beta 2 --batch 2" "--f16-accumulate --out-type f16"; do
+        VKGEMM_EXPERIMENT_COOPMAT2=splits=$sp run "$k splits=$sp ${m}x${n}x${kk} ${f:-plain}" --type f16 --kernel "$k" $f \
+          --m "$m" --n "$n" --k "$kk" --repeat 1 --warmup 0 --verify "${validate[@]}"
+      done
+    done
   fi
 done
 
