@@ -24,7 +24,7 @@ run() {
   $bin run "$@" >"$log" 2>&1
   local rc=$?
   if ((rc == 0)); then
-    echo "ok    $label: $(grep -E '^(verify|gpu time)' "$log" | sed 's/^ *//' | tr '\n' ' ')"
+    echo "ok    $label: $(grep -E '^(kernel|verify|gpu time)' "$log" | sed 's/^ *//' | tr '\n' ' ')"
   else
     echo "FAIL  $label (exit $rc):"
     sed 's/^/      /' "$log"
