@@ -4,9 +4,8 @@
 # and timing script (which runs the f16 suite too), then vkgemm against cuBLAS in the same run for f16 and f32.
 # Run from the repository root with build/release present; results go under $OUT (default out/gpu).
 # Usage: tools/gpu/check-and-bench.sh [phase...]
-#   phases: tests fp16 bench-f16 bench-f16-acc16 bench-f32 stats (the default: all six), and on request
-#   coopmat2-variants
-#   (the coopmat2 kernel's K step and software pipelining, through VKGEMM_EXPERIMENT_COOPMAT2)
+#   phases: tests fp16 bench-f16 bench-f16-acc16 bench-f32 stats (the default: all six). Sweeps of coopmat2's
+#   tile, K step, pipelining and unrolling are tools/gpu/coopmat2-sweep.sh's, which verifies each row first.
 # Exit status: 1 when any phase failed (each phase still runs).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -64,24 +63,6 @@ for p in "${phases[@]}"; do
         $bin run --m 4096 --n 4096 --k 4096 --type f16 --kernel coopmat2 --stats --repeat 1 --warmup 0 &&
         $bin run --m 4096 --n 4096 --k 4096 --type f16 --f16-accumulate --kernel coopmat2 --stats --repeat 1 --warmup 0 &&
         $bin run --m 4096 --n 512 --k 14336 --type f16 --f16-accumulate --kernel coopmat2 --stats --repeat 1 --warmup 0" ;;
-    coopmat2-variants)
-      # TFLOP/s of each variant, median of 20 after 10 warm-up; every variant verified once first.
-      phase coopmat2-variants bash -c '
-        bin=build/release/vkgemm
-        tf() { "$bin" run --type f16 --kernel coopmat2 "$@" --repeat 20 --warmup 10 |
-                 sed -n "s/^gpu time: .* ms .*, \([0-9.]*\) GFLOP\/s.*/\1/p" | awk "{printf \"%.1f\", \$1 / 1000}"; }
-        printf "%-22s %-5s %10s %10s %16s\n" variant tile 4096^2 8192^2 4096x512x14336
-        for v in "bk=64,prefetch=0" "bk=64,prefetch=1" "bk=32,prefetch=0" "bk=32,prefetch=1" "bk=128,prefetch=0" "bk=128,prefetch=1"; do
-          export VKGEMM_EXPERIMENT_COOPMAT2=$v
-          for s in "--m 1000 --n 999 --k 1001" "--m 1024 --n 512 --k 1088" "--m 256 --n 256 --k 64"; do
-            "$bin" run --type f16 --kernel coopmat2 $s --repeat 1 --warmup 0 --verify >/dev/null ||
-              { echo "$v: verification FAILED ($s)"; exit 1; }
-          done
-          for t in 128 256; do
-            printf "%-22s %-5s %10s %10s %16s\n" "$v" $t "$(tf --tile $t --m 4096 --n 4096 --k 4096)" \
-              "$(tf --tile $t --m 8192 --n 8192 --k 8192)" "$(tf --tile $t --m 4096 --n 512 --k 14336)"
-          done
-        done' ;;
     *) echo "check-and-bench: unknown phase $p"; failures=$((failures + 1)) ;;
   esac
 done
