@@ -9,9 +9,9 @@
 #include <random>
 #include <string>
 
-#include "bench_case.hpp"
-#include "bench_files.hpp"
-#include "bench_progress.hpp"
+#include "bench/bench_case.hpp"
+#include "bench/bench_files.hpp"
+#include "bench/bench_progress.hpp"
 #include "parallel_compare.hpp"
 #include "support.hpp"
 #include "vkgemm/half.hpp"

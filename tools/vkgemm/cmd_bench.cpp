@@ -7,11 +7,11 @@
 
 #include <fmt/format.h>
 
-#include "bench_case.hpp"
-#include "bench_environment.hpp"
-#include "bench_files.hpp"
-#include "bench_progress.hpp"
-#include "bench_table.hpp"
+#include "bench/bench_case.hpp"
+#include "bench/bench_environment.hpp"
+#include "bench/bench_files.hpp"
+#include "bench/bench_progress.hpp"
+#include "bench/bench_table.hpp"
 #include "build_commit.hpp"
 #include "commands.hpp"
 #include "random_fill.hpp"
