@@ -132,6 +132,41 @@ TEST_SUITE("cli") {
     std::filesystem::remove_all(dir);
   }
 
+  TEST_CASE("run --json carries the binary's own build_commit, the one --version prints") {
+    const auto version = run_cli("--version");
+    REQUIRE(version.code == 0);
+    const auto from = version.output.find("(commit "), to = version.output.find(')', from);
+    REQUIRE(from != std::string::npos);
+    REQUIRE(to != std::string::npos);
+    const std::string commit = version.output.substr(from + 8, to - from - 8);
+    INFO(version.output);
+    CHECK_FALSE(commit.empty());
+    const auto json = scratch_dir() / "run.json";
+    const auto r = run_cli("run --m 5 --n 6 --k 7 --repeat 1 --seed 1 --json " + json.string());
+    REQUIRE(r.code == 0);
+    std::string text;
+    {
+      FILE* f = fopen(json.c_str(), "rb");
+      REQUIRE(f != nullptr);
+      for (int ch; (ch = fgetc(f)) != EOF;) text.push_back(static_cast<char>(ch));
+      fclose(f);
+    }
+    INFO(text);
+    CHECK(contains(text, "\"build_commit\":\"" + commit + "\""));
+    std::filesystem::remove_all(json.parent_path());
+  }
+
+  TEST_CASE("run --verify fails a C the product did not write: C starts poisoned when beta is 0") {
+    // alpha 0: the right C is all zeros, which an unwritten C started at zero would match. A correct run
+    // passes; the mutation that skips the dispatch (shown once by hand) fails with NaN or INT32_MIN in C.
+    for (const char* type : {"f32", "i32", "f64", "f16"}) {
+      const auto r = run_cli(std::string("run --m 9 --n 7 --k 5 --alpha 0 --repeat 2 --verify --seed 5 --type ") + type);
+      INFO(type, "\n", r.output);
+      CHECK(r.code == 0);
+      CHECK(contains(r.output, "verify:   passed"));
+    }
+  }
+
   TEST_CASE("run with the BLAS flags: random inputs, every combination verified") {
     for (const char* args : {"--trans-a --layout col --alpha 2 --beta 0.5 --batch 3", "--trans-b --alpha -1.5",
                              "--type i32 --trans-a --trans-b --alpha 3 --beta -2 --layout col --batch 2",

@@ -32,7 +32,6 @@ struct BenchOptions {
   int64_t repeat = 10, warmup = 2, latency_calls = 100;
   double verify_max = 2048.0 * 2048.0 * 2048.0;
   std::optional<double> peak_gflops;
-  std::optional<uint64_t> seed;
   std::string json_path, csv_path;
   bool no_progress = false;
 };
@@ -44,39 +43,8 @@ uint32_t in_range(const char* name, int64_t v, int64_t lo, int64_t hi) {
   return static_cast<uint32_t>(v);
 }
 
-struct Plan {
-  std::vector<Shape> shapes;
-  std::vector<DataType> types;
-  std::vector<Kernel> kernels;
-  std::vector<uint32_t> latency_sizes;
-  ConfigSpace space;
-};
-
-Plan make_plan(const BenchOptions& o, const DeviceInfo& device) {
-  Plan p;
-  if (!o.sizes.empty()) p.shapes = parse_sizes(o.sizes);
-  if (!o.shapes.empty()) {
-    const auto more = parse_shapes(o.shapes);
-    p.shapes.insert(p.shapes.end(), more.begin(), more.end());
-  }
-  if (p.shapes.empty()) {  // sizes a CPU device finishes in minutes, and a GPU's full range
-    p.shapes = parse_sizes(device.type == DeviceType::cpu ? "32:512:x2" : "64:4096:x2");
-  }
-  p.types = parse_types(o.types);
-  p.kernels = parse_kernels(o.kernels);
-  p.space.tiles = parse_uint_list(o.tiles, "--tiles");
-  if (o.latency_sizes != "none") {
-    for (const Shape& s : parse_sizes(o.latency_sizes, "--latency-sizes")) p.latency_sizes.push_back(s.m);
-  }
-  return p;
-}
-
-void write_results(const BenchOptions& o, const Run& run) {
-  if (!o.json_path.empty()) write_file(o.json_path, to_json(run));
-  if (!o.csv_path.empty()) write_file(o.csv_path, to_csv(run));
-}
-
-int run_bench(const BenchOptions& o, const CommonOptions& common) {
+// The run's settings from the options (checked once, when the command line is parsed); the seed comes later.
+Settings settings_of(const BenchOptions& o) {
   Settings settings;
   settings.repeat = in_range("--repeat", o.repeat, 1, 100000);
   settings.warmup = in_range("--warmup", o.warmup, 0, 100000);
@@ -89,98 +57,126 @@ int run_bench(const BenchOptions& o, const CommonOptions& common) {
     throw Error(ErrorCode::invalid_argument, fmt::format("--peak-gflops must be positive (got {})", *o.peak_gflops));
   }
   settings.peak_gflops = o.peak_gflops;
-  settings.seed = o.seed.value_or(fresh_seed());
-  if (!o.json_path.empty()) check_writable(o.json_path, "--json");
-  if (!o.csv_path.empty()) check_writable(o.csv_path, "--csv");
+  return settings;
+}
 
-  Engine engine = open_engine(common);
-  const DeviceInfo& device = engine.device();
-  const Plan plan = make_plan(o, device);
-  if (!device.timestamps) {
-    throw Error(ErrorCode::unsupported_config,
-                fmt::format("vkgemm bench times dispatches with timestamp queries, and {}'s compute queue has none "
-                            "(timestampValidBits is 0)",
-                            device.name));
+struct Plan {
+  std::vector<Shape> shapes;
+  std::vector<DataType> types;
+  std::vector<Kernel> kernels;
+  std::vector<uint32_t> latency_sizes;
+  ConfigSpace space;
+};
+
+// What to sweep; with no --sizes or --shapes, sizes that suit the device.
+Plan make_plan(const BenchOptions& o, const DeviceInfo* device) {
+  Plan p;
+  if (!o.sizes.empty()) p.shapes = parse_sizes(o.sizes);
+  if (!o.shapes.empty()) {
+    const auto more = parse_shapes(o.shapes);
+    p.shapes.insert(p.shapes.end(), more.begin(), more.end());
   }
+  if (p.shapes.empty() && device) {  // sizes a CPU device finishes in minutes, and a GPU's full range
+    p.shapes = parse_sizes(device->type == DeviceType::cpu ? "32:512:x2" : "64:4096:x2");
+  }
+  p.types = parse_types(o.types);
+  p.kernels = parse_kernels(o.kernels);
+  p.space.tiles = parse_uint_list(o.tiles, "--tiles");
+  if (o.latency_sizes != "none") {
+    for (const Shape& s : parse_sizes(o.latency_sizes, "--latency-sizes")) p.latency_sizes.push_back(s.m);
+  }
+  return p;
+}
 
-  Run run;
-  run.vkgemm_version = version;
-  run.vkgemm_commit = build_commit;
-  run.date = utc_now_iso();
-  run.device = device;
-  run.host = host_info();
-  run.settings = settings;
+// Every option checked when the command line is parsed, before a device opens or a file is touched.
+void check_options(const BenchOptions& o) {
+  (void)settings_of(o);
+  (void)make_plan(o, nullptr);
+}
 
-  // The whole plan up front, so the progress bar knows how much is left.
-  struct Work {
-    double device = 0.0, host = 0.0;  // multiply-adds dispatched, and checked on the CPU
-  };
-  struct Job {
-    Shape shape;
-    DataType type;
-    BenchConfig config;
-    bool latency;
-    Work work;
-  };
+void write_results(const BenchOptions& o, const Run& run) {
+  if (!o.json_path.empty()) write_file(o.json_path, to_json(run));
+  if (!o.csv_path.empty()) write_file(o.csv_path, to_csv(run));
+}
+
+struct Work {
+  double device = 0.0, host = 0.0;  // multiply-adds dispatched, and checked on the CPU
+};
+struct Job {
+  Shape shape;
+  DataType type;
+  BenchConfig config;
+  bool latency;
+  Work work;
+};
+
+// The whole sweep up front, so the progress bar knows how much is left.
+std::vector<Job> make_jobs(const Plan& plan, const Settings& settings) {
   std::vector<Job> jobs;
-  Work total;
-  const auto add = [&](Job job) {
-    total.device += job.work.device;
-    total.host += job.work.host;
-    jobs.push_back(std::move(job));
-  };
   for (const Shape& s : plan.shapes)
     for (DataType t : plan.types)
       for (Kernel k : plan.kernels)
         for (BenchConfig& c : configurations(k, plan.space)) {
           const double checked = s.products() <= settings.verify_max ? s.products() : 0.0;
-          add({s, t, std::move(c), false, {s.products() * (settings.repeat + settings.warmup + 1), checked}});
+          jobs.push_back({s, t, std::move(c), false, {s.products() * (settings.repeat + settings.warmup + 1), checked}});
         }
   for (uint32_t n : plan.latency_sizes)
     for (DataType t : plan.types)
       for (Kernel k : plan.kernels) {
         const Shape s{n, n, n};
-        add({s, t, configurations(k, plan.space).front(), true,
-             {s.products() * (settings.latency_calls + kLatencyExtraCalls), s.products()}});
+        jobs.push_back({s, t, configurations(k, plan.space).front(), true,
+                        {s.products() * (settings.latency_calls + kLatencyExtraCalls), s.products()}});
       }
+  return jobs;
+}
 
-  fmt::print("{}", run_header(run));
-  std::fflush(stdout);
+// One job run, its result added to `run`; returns its table row (headers before the first of each kind).
+struct Ran {
+  std::string row;
+  Status status = Status::skipped;
+  double check_seconds = 0.0;
+  bool checked = false;
+};
+
+Ran run_job(Engine& engine, const Job& job, size_t i, Run& run) {
+  Ran out;
+  const uint64_t seed = case_seed(run.settings.seed, i);
+  if (!job.latency) {
+    CaseResult r = run_case(engine, job.shape, job.type, job.config, run.settings, seed);
+    if (i == 0) out.row = case_table_header();
+    out.row += case_row(r);
+    out.status = r.status, out.check_seconds = r.check_seconds, out.checked = r.check.has_value();
+    run.cases.push_back(std::move(r));
+  } else {
+    LatencyResult r = run_latency(engine, job.shape.m, job.type, job.config, run.settings, seed);
+    if (run.latency.empty()) out.row = latency_table_header();
+    out.row += latency_row(r);
+    out.status = r.status, out.check_seconds = r.check_seconds, out.checked = r.check.has_value();
+    run.latency.push_back(std::move(r));
+  }
+  return out;
+}
+
+// Every job in turn, a row each, the result files rewritten now and then so a run cut short keeps them.
+void sweep(Engine& engine, const BenchOptions& o, const std::vector<Job>& jobs, Run& run) {
+  Work total;
+  for (const Job& job : jobs) total.device += job.work.device, total.host += job.work.host;
   Progress progress(jobs.size(), total.device, total.host, !o.no_progress);
-  bool printed_latency_header = false;
   auto last_write = std::chrono::steady_clock::now();
   try {
     for (size_t i = 0; i < jobs.size(); ++i) {
       const Job& job = jobs[i];
       const Shape& s = job.shape;
-      const uint64_t seed = case_seed(settings.seed, i);
       progress.start(fmt::format("{}x{}x{} {} {} {}", s.m, s.n, s.k, to_string(job.type),
                                  to_string(job.config.options.kernel), job.config.label));
-      std::string row;
-      double check_seconds = 0.0;
-      Status status = Status::skipped;
-      bool checked = false;
-      if (!job.latency) {
-        CaseResult r = run_case(engine, s, job.type, job.config, settings, seed);
-        if (i == 0) row = case_table_header();
-        row += case_row(r);
-        status = r.status, check_seconds = r.check_seconds, checked = r.check.has_value();
-        run.cases.push_back(std::move(r));
-      } else {
-        LatencyResult r = run_latency(engine, s.m, job.type, job.config, settings, seed);
-        if (!printed_latency_header) row = latency_table_header();
-        printed_latency_header = true;
-        row += latency_row(r);
-        status = r.status, check_seconds = r.check_seconds, checked = r.check.has_value();
-        run.latency.push_back(std::move(r));
-      }
+      const Ran ran = run_job(engine, job, i, run);
       progress.clear();
-      fmt::print("{}", row);
+      fmt::print("{}", ran.row);
       std::fflush(stdout);
       // What ran: nothing when skipped, the one checked product when failed, everything otherwise.
       const double planned = job.work.device;
-      const double ran = status == Status::skipped ? 0.0 : status == Status::failed ? s.products() : planned;
-      progress.finish(planned, job.work.host, ran, checked ? s.products() : 0.0, check_seconds);
+      const double done = ran.status == Status::skipped ? 0.0 : ran.status == Status::failed ? s.products() : planned;
+      progress.finish(planned, job.work.host, done, ran.checked ? s.products() : 0.0, ran.check_seconds);
       if (std::chrono::duration<double>(std::chrono::steady_clock::now() - last_write).count() > kCheckpointSeconds) {
         write_results(o, run);
         last_write = std::chrono::steady_clock::now();
@@ -196,6 +192,32 @@ int run_bench(const BenchOptions& o, const CommonOptions& common) {
     throw;
   }
   progress.clear();
+}
+
+int run_bench(const BenchOptions& o, const CommonOptions& common) {
+  Run run;
+  run.settings = settings_of(o);
+  run.settings.seed = common.seed.value_or(fresh_seed());
+  if (!o.json_path.empty()) check_writable(o.json_path, "--json");
+  if (!o.csv_path.empty()) check_writable(o.csv_path, "--csv");
+  Engine engine = open_engine(common);
+  const DeviceInfo& device = engine.device();
+  const Plan plan = make_plan(o, &device);
+  if (!device.timestamps) {
+    throw Error(ErrorCode::unsupported_config,
+                fmt::format("vkgemm bench times dispatches with timestamp queries, and {}'s compute queue has none "
+                            "(timestampValidBits is 0)",
+                            device.name));
+  }
+  run.vkgemm_version = version;
+  run.vkgemm_commit = build_commit;  // the binary's own, never typed
+  run.date = utc_now_iso();
+  run.device = device;
+  run.host = host_info();
+
+  fmt::print("{}", run_header(run));
+  std::fflush(stdout);
+  sweep(engine, o, make_jobs(plan, run.settings), run);
   run.complete = true;
   write_results(o, run);
   fmt::print("{}", run_summary(run));
@@ -210,49 +232,44 @@ int run_bench(const BenchOptions& o, const CommonOptions& common) {
 
 }  // namespace
 
-std::function<int()> add_bench_command(CLI::App& app, CommonOptions& common) {
-  auto* cmd = app.add_subcommand("bench", "Benchmark: sweep sizes, types and kernels; verify, time, report");
+Command add_bench_command(CLI::App& cmd, CommonOptions& common) {
   auto o = std::make_shared<BenchOptions>();
-  cmd->add_option("--sizes", o->sizes,
-                  "Square sizes N (N x N x N products): N, A:B:STEP (A to B in steps of STEP) or A:B:xF (A, A*F, ... "
-                  "up to B; x2 doubles), comma-separated [default: 64:4096:x2 on a GPU, 32:512:x2 on a CPU device]");
-  cmd->add_option("--shapes", o->shapes, "Rectangular products MxNxK (A is MxK, B is KxN), comma-separated; "
-                                         "added to --sizes");
-  cmd->add_option("--types", o->types, fmt::format("Element types, comma-separated, or all ({})", type_names()))->capture_default_str();
-  cmd->add_option("--kernels", o->kernels, fmt::format("Kernels, comma-separated, or all ({})", kernel_names()))->capture_default_str();
-  cmd->add_option("--tiles", o->tiles, "Configurations of naive (workgroup side) and tiled (shared-memory tile "
-                                       "side): one case per tile; ones the device cannot run are skipped")
+  cmd.add_option("--sizes", o->sizes,
+                 "Square sizes N (N x N x N products): N, A:B:STEP (A to B in steps of STEP) or A:B:xF (A, A*F, ... "
+                 "up to B; x2 doubles), comma-separated [default: 64:4096:x2 on a GPU, 32:512:x2 on a CPU device]");
+  cmd.add_option("--shapes", o->shapes, "Rectangular products MxNxK (A is MxK, B is KxN), comma-separated; "
+                                        "added to --sizes");
+  cmd.add_option("--types", o->types, fmt::format("Element types, comma-separated, or all ({})", type_names()))->capture_default_str();
+  cmd.add_option("--kernels", o->kernels, fmt::format("Kernels, comma-separated, or all ({})", kernel_names()))->capture_default_str();
+  cmd.add_option("--tiles", o->tiles, "Configurations of naive (workgroup side) and tiled (shared-memory tile "
+                                      "side): one case per tile; ones the device cannot run are skipped")
       ->capture_default_str();
-  cmd->add_option("--repeat", o->repeat, "Timed dispatches per case (timestamps around each, a barrier between)")
+  cmd.add_option("--repeat", o->repeat, "Timed dispatches per case (timestamps around each, a barrier between)")
       ->capture_default_str();
-  cmd->add_option("--warmup", o->warmup, "Untimed dispatches before them")->capture_default_str();
-  cmd->add_option("--verify-max", o->verify_max,
-                  "Check a case against the CPU reference (double accumulation) only when m*n*k is at most this; "
-                  "larger cases are timed and reported as unverified; 0 checks none [default: 2048^3 = 8589934592]");
-  cmd->add_option("--peak-gflops", o->peak_gflops,
-                  "The device's FP32 peak in GFLOP/s, to report f32 efficiency. Vulkan does not expose clock rate "
-                  "or core count portably, so vkgemm cannot work it out; without this there is no efficiency column");
-  cmd->add_option("--latency-sizes", o->latency_sizes,
-                  "End-to-end latency (host wall time of one gemm call: record, submit, wait) at these n x n x n, for "
-                  "each type and kernel (its first configuration); none to skip")
+  cmd.add_option("--warmup", o->warmup, "Untimed dispatches before them")->capture_default_str();
+  cmd.add_option("--verify-max", o->verify_max,
+                 "Check a case against the CPU reference (double accumulation) only when m*n*k is at most this; "
+                 "larger cases are timed and reported as unverified; 0 checks none [default: 2048^3 = 8589934592]");
+  cmd.add_option("--peak-gflops", o->peak_gflops,
+                 "The device's FP32 peak in GFLOP/s, to report f32 efficiency. Vulkan does not expose clock rate "
+                 "or core count portably, so vkgemm cannot work it out; without this there is no efficiency column");
+  cmd.add_option("--latency-sizes", o->latency_sizes,
+                 "End-to-end latency (host wall time of one gemm call: record, submit, wait) at these n x n x n, for "
+                 "each type and kernel (its first configuration); none to skip")
       ->capture_default_str();
-  cmd->add_option("--latency-calls", o->latency_calls, "Timed calls per latency case; the median is reported")
+  cmd.add_option("--latency-calls", o->latency_calls, "Timed calls per latency case; the median is reported")
       ->capture_default_str();
-  cmd->add_option("--seed", o->seed, "Seed of the run; each case's inputs come from a seed derived from it and "
-                                     "written to the results [default: fresh, printed]");
-  cmd->add_option("--json", o->json_path, "Write the results as JSON (schema: docs/bench.schema.json)");
-  cmd->add_option("--csv", o->csv_path, "Write the results as CSV, one row per case");
-  cmd->add_flag("--no-progress", o->no_progress, "No progress on stderr");
-  cmd->add_option("--device", common.device, "Device index or name substring (default: VKGEMM_DEVICE, then the best)");
-  cmd->add_flag("--validate", common.validation, "Run under VK_LAYER_KHRONOS_validation; any message fails");
-  cmd->footer(
+  cmd.add_option("--json", o->json_path, "Write the results as JSON (schema: docs/bench.schema.json)");
+  cmd.add_option("--csv", o->csv_path, "Write the results as CSV, one row per case");
+  cmd.add_flag("--no-progress", o->no_progress, "No progress on stderr");
+  cmd.footer(
       "Each case: fresh random inputs (non-zero: magnitudes in [0.5, 1), integers 1 to 8, either sign) written to\n"
       "device buffers; one product checked against the CPU reference (status passed, or failed: reported and not\n"
       "timed, exit code 1); then --warmup and --repeat dispatches timed with timestamp queries: median, min, max,\n"
       "spread ((max-min)/median) and GFLOP/s (2*m*n*k / median; GOP/s for i32). A case the device cannot run\n"
       "(a missing feature, a limit) is skipped with the reason. Uploads and downloads are never timed.\n"
       "Exit codes: 0 all verified cases passed, 1 a case failed, 2 an error, 3 validation messages.");
-  return [o, &common] { return run_bench(*o, common); };
+  return {[o] { check_options(*o); }, [o, &common] { return run_bench(*o, common); }};
 }
 
 }  // namespace vkgemm::cli

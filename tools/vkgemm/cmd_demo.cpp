@@ -84,12 +84,8 @@ int run_demo(const CommonOptions& common) {
 
 }  // namespace
 
-std::function<int()> add_demo_command(CLI::App& app, CommonOptions& common) {
-  auto* cmd = app.add_subcommand("demo", "The naive-versus-tiled walkthrough: two integer examples and a 1024^2 "
-                                         "float32 product checked against the CPU");
-  cmd->add_option("--device", common.device, "Device index or name substring (default: VKGEMM_DEVICE, then the best)");
-  cmd->add_flag("--validate", common.validation, "Run under VK_LAYER_KHRONOS_validation; any message fails");
-  return [&common] { return run_demo(common); };
+Command add_demo_command(CLI::App& /*cmd*/, CommonOptions& common) {
+  return {.run = [&common] { return run_demo(common); }};
 }
 
 }  // namespace vkgemm::cli

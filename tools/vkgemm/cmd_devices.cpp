@@ -84,9 +84,6 @@ int list_devices() {
 
 }  // namespace
 
-std::function<int()> add_devices_command(CLI::App& app) {
-  app.add_subcommand("devices", "List the Vulkan devices and their limits");
-  return list_devices;
-}
+Command add_devices_command(CLI::App& /*cmd*/, CommonOptions& /*common*/) { return {.run = list_devices}; }
 
 }  // namespace vkgemm::cli

@@ -1,5 +1,6 @@
 // vkgemm run: one BLAS call (C = alpha op(A) op(B) + beta C, optionally batched) on random or .npy inputs,
 // timed, and checked with --verify.
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -9,7 +10,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "build_commit.hpp"
 #include "commands.hpp"
+#include "names.hpp"
 #include "npy.hpp"
 #include "random_fill.hpp"
 #include "vkgemm/vkgemm.hpp"
@@ -19,24 +22,24 @@ namespace {
 
 struct RunOptions {
   std::optional<int64_t> m, n, k;
-  std::string type = "f32";
-  std::string out_type;  // empty: f32 for f16 inputs (f16 with --f16-accumulate), else the input type
+  DataType type = DataType::f32;
+  std::optional<DataType> out_type;  // absent: f32 for f16 inputs (f16 with --f16-accumulate), else the input type
   bool f16_accumulate = false;
-  std::string kernel = "auto";
+  Kernel kernel = Kernel::automatic;
   std::optional<int64_t> tile;
   std::string config;
   int64_t repeat = 10;
   int64_t warmup = 2;
   double warmup_ms = 200.0;
-  std::optional<uint64_t> seed;
   bool verify = false;
   bool stats = false;
   std::optional<int64_t> max_k;  // --max-k-per-submission
   bool trans_a = false, trans_b = false;
   double alpha = 1.0, beta = 0.0;
-  std::string layout = "row";
+  Layout layout = Layout::row_major;
   std::optional<int64_t> batch;
   std::string a_path, b_path, c_path, out_path, json_path;
+  bool from_files() const { return !a_path.empty() || !b_path.empty(); }
 };
 
 uint32_t dimension(const char* name, const std::optional<int64_t>& v) {
@@ -82,15 +85,11 @@ Operand from_file(const std::string& path) {
   return {f.type, std::move(f.data), f.batch, f.batched, f.rows, f.cols};
 }
 
-// The options that need neither files nor a device, checked before either is touched.
+// The options that need neither files nor a device, checked once, before either is touched (the enum
+// values were checked as they were parsed).
 GemmOptions kernel_options(const RunOptions& o) {
   GemmOptions options;
-  const auto kernel = parse_kernel(o.kernel);
-  if (!kernel) {
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("--kernel {} is unknown (naive, tiled, blocked, auto, coopmat, coopmat2)", o.kernel));
-  }
-  options.kernel = *kernel;
+  options.kernel = o.kernel;
   if (!o.config.empty()) {
     if (options.kernel != Kernel::blocked) throw Error(ErrorCode::invalid_argument, "--config goes with --kernel blocked");
     options.blocked = parse_blocked_config(o.config);
@@ -103,27 +102,19 @@ GemmOptions kernel_options(const RunOptions& o) {
   }
   options.f16_accumulate = o.f16_accumulate;
   if (o.max_k) options.max_k_per_submission = count("--max-k-per-submission", *o.max_k, 1, 0xffffffffLL);
-  if (!o.out_type.empty() && !parse_data_type(o.out_type)) {
-    throw Error(ErrorCode::invalid_argument, fmt::format("--out-type {} is unknown (f32, f16)", o.out_type));
-  }
   count("--repeat", o.repeat, 1, 100000);
   count("--warmup", o.warmup, 0, 100000);
-  if (o.layout != "row" && o.layout != "col") {
-    throw Error(ErrorCode::invalid_argument, fmt::format("--layout {} is unknown (row, col)", o.layout));
-  }
   if (o.a_path.empty() != o.b_path.empty()) throw Error(ErrorCode::invalid_argument, "--a and --b go together");
-  if (o.a_path.empty()) {
-    if (!parse_data_type(o.type)) {
-      throw Error(ErrorCode::invalid_argument, fmt::format("--type {} is unknown (f32, i32, f64, f16)", o.type));
-    }
-    dimension("--m", o.m), dimension("--n", o.n), dimension("--k", o.k);
+  if (o.from_files() && (o.m || o.n || o.k || o.batch)) {
+    throw Error(ErrorCode::invalid_argument, "--m/--n/--k/--batch cannot be combined with --a/--b (the files say)");
   }
+  if (!o.from_files()) dimension("--m", o.m), dimension("--n", o.n), dimension("--k", o.k);
   return options;
 }
 
 // The type of C: --out-type, else f16 for fp16 sums, else the input type's default.
 DataType output_type(const RunOptions& o, DataType input) {
-  if (!o.out_type.empty()) return *parse_data_type(o.out_type);  // checked by kernel_options
+  if (o.out_type) return *o.out_type;
   if (o.f16_accumulate) return DataType::f16;
   return default_output_type(input);
 }
@@ -171,79 +162,278 @@ nlohmann::json statistics_json(const PipelineReport& report) {
   return out;
 }
 
-int run_product(const RunOptions& o, const CommonOptions& common) {
-  GemmOptions options = kernel_options(o);
-  const uint32_t repeat = count("--repeat", o.repeat, 1, 100000);
-  const uint32_t warmup = count("--warmup", o.warmup, 0, 100000);
-
+// The product as the command line and the files describe it, with its operands as .npy holds them.
+struct Problem {
   GemmDesc d;
-  d.layout = o.layout == "col" ? Layout::col_major : Layout::row_major;
+  Operand a, b, c;
+  bool have_c = false;  // C came from --c
+  bool from_files = false;
+  uint64_t seed = 0;
+  bool batched_out() const { return a.batched || b.batched; }
+};
+
+// A and B from --a and --b: the files give the type, the shape and the batch.
+void describe_from_files(const RunOptions& o, Problem& p) {
+  GemmDesc& d = p.d;
+  p.a = from_file(o.a_path), p.b = from_file(o.b_path);
+  const Operand &a = p.a, &b = p.b;
+  if (a.type != b.type) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("{} holds {} but {} holds {}; both must have one dtype",
+                                                         o.a_path, to_string(a.type), o.b_path, to_string(b.type)));
+  }
+  d.type = a.type;
+  // op(A) is m x k and op(B) k x n: the files hold A and B as stored (transposed when --trans-*).
+  d.m = o.trans_a ? a.cols : a.rows, d.k = o.trans_a ? a.rows : a.cols;
+  const int64_t kb = o.trans_b ? b.cols : b.rows;
+  d.n = o.trans_b ? b.rows : b.cols;
+  if (d.k != kb) {
+    throw Error(ErrorCode::dimension_mismatch,
+                fmt::format("inner dimensions differ: op(A) from {} is {}x{}, op(B) from {} is {}x{}", o.a_path, d.m,
+                            d.k, o.b_path, kb, d.n));
+  }
+  // A 3-D file gives the batch; a 2-D operand beside a batch is broadcast (stride 0).
+  if (a.batched && b.batched && a.batch != b.batch) {
+    throw Error(ErrorCode::dimension_mismatch,
+                fmt::format("{} holds a batch of {} but {} a batch of {}", o.a_path, a.batch, o.b_path, b.batch));
+  }
+  d.batch = a.batched ? a.batch : b.batched ? b.batch : 1;
+}
+
+// Random A and B: --type, --m, --n, --k and --batch give them (the data is drawn later, on the device's go).
+void describe_random(const RunOptions& o, Problem& p) {
+  GemmDesc& d = p.d;
+  d.type = o.type;
+  d.m = dimension("--m", o.m), d.n = dimension("--n", o.n), d.k = dimension("--k", o.k);
+  d.batch = o.batch ? count("--batch", *o.batch, 0, 65535) : 1;
+  p.a.batch = p.b.batch = static_cast<uint32_t>(d.batch);
+  p.a.batched = p.b.batched = o.batch.has_value();
+  p.a.rows = static_cast<uint32_t>(o.trans_a ? d.k : d.m), p.a.cols = static_cast<uint32_t>(o.trans_a ? d.m : d.k);
+  p.b.rows = static_cast<uint32_t>(o.trans_b ? d.n : d.k), p.b.cols = static_cast<uint32_t>(o.trans_b ? d.k : d.n);
+}
+
+// The input C from --c, which must match the product; without it, beta != 0 on files is an error.
+void read_input_c(const RunOptions& o, Problem& p) {
+  const GemmDesc& d = p.d;
+  if (o.c_path.empty()) {
+    if (d.beta != 0.0 && p.from_files) {
+      throw Error(ErrorCode::invalid_argument, fmt::format("--beta {} reads C: give it with --c", d.beta));
+    }
+    return;
+  }
+  p.c = from_file(o.c_path);
+  if (p.c.rows != d.m || p.c.cols != d.n || p.c.batch != d.batch) {
+    throw Error(ErrorCode::dimension_mismatch, fmt::format("{} is {}x{}x{}; C must be {}x{}x{} (batch x m x n)",
+                                                           o.c_path, p.c.batch, p.c.rows, p.c.cols, d.batch, d.m, d.n));
+  }
+  if (p.c.type != *d.c_type) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{} holds {}; C must be {} (the type of the result)", o.c_path, to_string(p.c.type),
+                            to_string(*d.c_type)));
+  }
+  p.have_c = true;
+}
+
+// Everything about the product that needs no device; the argument errors come out here.
+Problem describe(const RunOptions& o, uint64_t seed) {
+  Problem p;
+  GemmDesc& d = p.d;
+  d.layout = o.layout;
   d.op_a = o.trans_a ? Op::t : Op::n;
   d.op_b = o.trans_b ? Op::t : Op::n;
   d.alpha = o.alpha, d.beta = o.beta;
-  Operand a, b, c;
-  bool have_c = false;
-  const uint64_t seed = o.seed.value_or(fresh_seed());
-  const bool from_files = !o.a_path.empty() || !o.b_path.empty();
-  if (from_files) {
-    if (o.a_path.empty() || o.b_path.empty()) throw Error(ErrorCode::invalid_argument, "--a and --b go together");
-    if (o.m || o.n || o.k || o.batch) {
-      throw Error(ErrorCode::invalid_argument, "--m/--n/--k/--batch cannot be combined with --a/--b (the files say)");
-    }
-    a = from_file(o.a_path), b = from_file(o.b_path);
-    if (a.type != b.type) {
-      throw Error(ErrorCode::invalid_argument, fmt::format("{} holds {} but {} holds {}; both must have one dtype",
-                                                           o.a_path, to_string(a.type), o.b_path, to_string(b.type)));
-    }
-    d.type = a.type;
-    // op(A) is m x k and op(B) k x n: the files hold A and B as stored (transposed when --trans-*).
-    d.m = o.trans_a ? a.cols : a.rows, d.k = o.trans_a ? a.rows : a.cols;
-    const int64_t kb = o.trans_b ? b.cols : b.rows;
-    d.n = o.trans_b ? b.rows : b.cols;
-    if (d.k != kb) {
-      throw Error(ErrorCode::dimension_mismatch,
-                  fmt::format("inner dimensions differ: op(A) from {} is {}x{}, op(B) from {} is {}x{}", o.a_path, d.m,
-                              d.k, o.b_path, kb, d.n));
-    }
-    // A 3-D file gives the batch; a 2-D operand beside a batch is broadcast (stride 0).
-    if (a.batched && b.batched && a.batch != b.batch) {
-      throw Error(ErrorCode::dimension_mismatch,
-                  fmt::format("{} holds a batch of {} but {} a batch of {}", o.a_path, a.batch, o.b_path, b.batch));
-    }
-    d.batch = a.batched ? a.batch : b.batched ? b.batch : 1;
+  p.seed = seed;
+  p.from_files = o.from_files();
+  if (p.from_files) {
+    describe_from_files(o, p);
   } else {
-    const auto t = parse_data_type(o.type);
-    if (!t) throw Error(ErrorCode::invalid_argument, fmt::format("--type {} is unknown (f32, i32, f64, f16)", o.type));
-    d.type = *t;
-    d.m = dimension("--m", o.m), d.n = dimension("--n", o.n), d.k = dimension("--k", o.k);
-    d.batch = o.batch ? count("--batch", *o.batch, 0, 65535) : 1;
-    a.batch = b.batch = static_cast<uint32_t>(d.batch);
-    a.batched = b.batched = o.batch.has_value();
-    a.rows = static_cast<uint32_t>(o.trans_a ? d.k : d.m), a.cols = static_cast<uint32_t>(o.trans_a ? d.m : d.k);
-    b.rows = static_cast<uint32_t>(o.trans_b ? d.n : d.k), b.cols = static_cast<uint32_t>(o.trans_b ? d.k : d.n);
+    describe_random(o, p);
   }
-  const bool batched_out = a.batched || b.batched;
   d.c_type = output_type(o, d.type);
-  if (!o.c_path.empty()) {
-    c = from_file(o.c_path);
-    if (c.rows != d.m || c.cols != d.n || c.batch != d.batch) {
-      throw Error(ErrorCode::dimension_mismatch,
-                  fmt::format("{} is {}x{}x{}; C must be {}x{}x{} (batch x m x n)", o.c_path, c.batch, c.rows, c.cols,
-                              d.batch, d.m, d.n));
-    }
-    if (c.type != *d.c_type) {
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("{} holds {}; C must be {} (the type of the result)", o.c_path, to_string(c.type),
-                              to_string(*d.c_type)));
-    }
-    have_c = true;
-  } else if (d.beta != 0.0 && from_files) {
-    throw Error(ErrorCode::invalid_argument, fmt::format("--beta {} reads C: give it with --c", d.beta));
-  }
-  c.batch = static_cast<uint32_t>(d.batch), c.rows = static_cast<uint32_t>(d.m), c.cols = static_cast<uint32_t>(d.n);
-  if (!a.batched) d.stride_a = 0;
-  if (!b.batched) d.stride_b = 0;
+  read_input_c(o, p);
+  p.c.batch = static_cast<uint32_t>(d.batch), p.c.rows = static_cast<uint32_t>(d.m), p.c.cols = static_cast<uint32_t>(d.n);
+  if (!p.a.batched) d.stride_a = 0;
+  if (!p.b.batched) d.stride_b = 0;
   check_gemm(d);  // argument errors before the device opens
+  return p;
+}
+
+// A, B and the input C in the layout the call uses; random ones drawn from the seed.
+struct Inputs {
+  std::vector<std::byte> a, b, c0;
+};
+
+Inputs make_inputs(Problem& p) {
+  const GemmDesc& d = p.d;
+  const uint64_t es = element_size(d.type), c_es = element_size(*d.c_type);
+  const double lo = d.type == DataType::i32 ? -8 : -1, hi = d.type == DataType::i32 ? 9 : 1;
+  std::mt19937_64 rng(p.seed);
+  if (!p.from_files) {
+    p.a.data = random_matrix(d.type, uint64_t{p.a.batch} * p.a.rows * p.a.cols, lo, hi, rng);
+    p.b.data = random_matrix(d.type, uint64_t{p.b.batch} * p.b.rows * p.b.cols, lo, hi, rng);
+  }
+  const uint64_t c_count = uint64_t{p.c.batch} * p.c.rows * p.c.cols;
+  if (!p.have_c) {
+    p.c.data = d.beta != 0.0 ? random_matrix(*d.c_type, c_count, lo, hi, rng) : std::vector<std::byte>(c_count * c_es);
+  }
+  const bool col = d.layout == Layout::col_major;
+  return {to_layout(p.a.data, p.a.batched ? p.a.batch : 1, p.a.rows, p.a.cols, es, col),
+          to_layout(p.b.data, p.b.batched ? p.b.batch : 1, p.b.rows, p.b.cols, es, col),
+          to_layout(p.c.data, p.c.batch, p.c.rows, p.c.cols, c_es, col)};
+}
+
+// C before a product that does not read it (beta = 0): NaN for the float types, INT32_MIN (which these
+// inputs cannot produce) for i32, so that an element the kernel does not write fails --verify.
+std::vector<std::byte> poisoned(DataType type, size_t bytes) {
+  std::vector<std::byte> out(bytes, std::byte{0xff});  // all ones: NaN in f16, f32 and f64
+  if (type == DataType::i32) {
+    const int32_t sentinel = std::numeric_limits<int32_t>::min();
+    for (size_t i = 0; i + sizeof sentinel <= bytes; i += sizeof sentinel) std::memcpy(&out[i], &sentinel, sizeof sentinel);
+  }
+  return out;
+}
+
+// What the timed calls measured, and C after them.
+struct Measured {
+  GemmTiming t;
+  uint32_t repeat = 0;     // timed products
+  double busy_ms = 0.0;    // GPU time of the time-based warm-up
+  uint32_t warmed_up = 0;  // untimed products in the timed submission
+  std::vector<std::byte> c;
+};
+
+// With beta != 0 each dispatch updates C in place: every timed run starts again from C0 (the host call
+// uploads it each time), one dispatch per call.
+Measured time_in_place(Engine& engine, const GemmDesc& d, const Inputs& in, const GemmOptions& options,
+                       uint32_t repeat, uint32_t warmup) {
+  Measured out;
+  out.repeat = repeat, out.warmed_up = warmup;
+  for (uint32_t r = 0; r < warmup + repeat; ++r) {
+    out.c = in.c0;
+    const GemmTiming one = engine.gemm(d, in.a.data(), in.b.data(), out.c.data(), options);
+    out.t.gpu_timestamps = one.gpu_timestamps;
+    out.t.kernel = one.kernel, out.t.config = one.config;
+    if (r >= warmup) {
+      out.t.gpu_ms.insert(out.t.gpu_ms.end(), one.gpu_ms.begin(), one.gpu_ms.end());
+      out.t.submit_wait_ms += one.submit_wait_ms, out.t.upload_ms += one.upload_ms, out.t.download_ms += one.download_ms;
+    }
+  }
+  return out;
+}
+
+// Warm-up by GPU time as well as by count: a GPU that sat idle (after the CPU check, or before this process)
+// runs a short series at its idle clock (on an H200, 1/5.7 of the boost clock: perf-notes section 8).
+// Untimed products, doubling in number, until `warmup_ms` of them have run; as many again run inside the
+// timed submission, just before the timed ones, with no upload pause between. Only for a series (--repeat
+// > 1: one timed run is a check, not a measurement), and not on a CPU implementation (lavapipe), which has
+// no such clock and where it would only slow the tests. C is poisoned before the timed submission.
+Measured time_series(Engine& engine, const GemmDesc& d, const Inputs& in, GemmOptions options, uint32_t repeat,
+                     uint32_t warmup, double warmup_ms) {
+  Measured out;
+  out.repeat = repeat;
+  out.c = in.c0;
+  if (repeat == 1 || engine.device().type == DeviceType::cpu) warmup_ms = 0.0;
+  GemmOptions probe = options;
+  probe.warmup = 0;
+  uint32_t last = 0;
+  for (uint32_t n = 1; out.busy_ms < warmup_ms && n <= 65536; n *= 2) {
+    probe.repeat = n;
+    const GemmTiming w = engine.gemm(d, in.a.data(), in.b.data(), out.c.data(), probe);
+    if (!w.gpu_timestamps) break;
+    for (const double ms : w.gpu_ms) out.busy_ms += ms;
+    last = n;
+  }
+  out.warmed_up = std::min(warmup + 2 * last, 100000u);
+  options.repeat = repeat, options.warmup = out.warmed_up;
+  out.c = poisoned(*d.c_type, out.c.size());
+  out.t = engine.gemm(d, in.a.data(), in.b.data(), out.c.data(), options);
+  return out;
+}
+
+// Operations of the product: 2 m n k per matrix of the batch (a multiply and an add).
+double operations(const GemmDesc& d) { return 2.0 * double(d.m) * double(d.n) * double(d.k) * double(d.batch); }
+
+// The lines that say what ran and how fast.
+void print_summary(const RunOptions& o, const Problem& p, const DeviceInfo& dev, const GemmOptions& options,
+                   const Measured& r) {
+  const GemmDesc& d = p.d;
+  fmt::print("device:   {} ({})\n", dev.name, dev.driver_name);
+  fmt::print("product:  {} {}x{}x{} (m x n x k)", to_string(d.type), d.m, d.n, d.k);
+  if (*d.c_type != d.type || d.type == DataType::f16) fmt::print(", C {}", to_string(*d.c_type));
+  if (options.f16_accumulate) fmt::print(", f16 accumulation");
+  fmt::print(", {}\n", p.from_files ? fmt::format("inputs {} and {}", o.a_path, o.b_path)
+                                    : fmt::format("random inputs, seed {}", p.seed));
+  fmt::print("blas:     C = {} op(A) op(B) + {} C, op(A) = {}, op(B) = {}, {}-major, batch {}{}{}\n", d.alpha, d.beta,
+             o.trans_a ? "A^T" : "A", o.trans_b ? "B^T" : "B", d.layout == Layout::col_major ? "column" : "row",
+             d.batch, p.a.batched ? "" : (d.batch > 1 ? ", A broadcast" : ""),
+             p.b.batched ? "" : (d.batch > 1 ? ", B broadcast" : ""));
+  if (!d.m || !d.n || !d.batch) {
+    fmt::print("gpu time: nothing dispatched (an empty product)\n");
+    return;
+  }
+  fmt::print("kernel:   {} {}\n", to_string(r.t.kernel), r.t.config);
+  if (r.t.gpu_timestamps) {
+    const double ms = r.t.median_gpu_ms();
+    fmt::print("gpu time: {:.4f} ms (median of {}, after {} warm-up and {:.0f} ms of warm-up before), {:.2f} {}\n", ms,
+               r.repeat, r.warmed_up, r.busy_ms, operations(d) / ms * 1e-6,
+               d.type == DataType::i32 ? "GOP/s" : "GFLOP/s");
+  } else {
+    fmt::print("gpu time: unavailable (the device has no timestamps); host submit-to-fence {:.4f} ms\n",
+               r.t.submit_wait_ms);
+  }
+  fmt::print("host:     upload {:.3f} ms, download {:.3f} ms\n", r.t.upload_ms, r.t.download_ms);
+}
+
+// The --json record; build_commit is the binary's own (cmake/build_commit.cmake), never typed.
+nlohmann::json result_record(const Problem& p, const DeviceInfo& dev, const Measured& r, uint32_t repeat) {
+  const GemmDesc& d = p.d;
+  nlohmann::json record = {{"vkgemm_version", version}, {"build_commit", build_commit},
+                           {"device", dev.name}, {"driver", dev.driver_version}, {"type", to_string(d.type)},
+                           {"out_type", to_string(*d.c_type)}, {"m", d.m}, {"n", d.n}, {"k", d.k}, {"batch", d.batch},
+                           {"kernel", to_string(r.t.kernel)}, {"config", r.t.config}, {"repeat", repeat},
+                           {"gpu_ms", r.t.gpu_ms}, {"verified", nullptr}};
+  if (!r.t.gpu_ms.empty()) {
+    record["median_ms"] = r.t.median_gpu_ms();
+    record["gflops"] = operations(d) / r.t.median_gpu_ms() * 1e-6;
+  }
+  if (!p.from_files) record["seed"] = p.seed;
+  return record;
+}
+
+// --verify: C against the CPU reference; true when it passed.
+bool verify(const Problem& p, const Inputs& in, const Measured& r, bool f16_accumulate, nlohmann::json& record) {
+  const Comparison cmp = compare_with_reference(p.d, in.a.data(), in.b.data(), in.c0.data(), r.c.data(), f16_accumulate);
+  fmt::print("verify:   {} ({})\n", cmp.passed ? "passed" : "FAILED", cmp.summary());
+  record["verified"] = cmp.passed;
+  record["normwise_error"] = cmp.normwise_error;
+  record["error_bound"] = cmp.bound;
+  return cmp.passed;
+}
+
+void write_json(const std::string& path, const nlohmann::json& record) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) throw Error(ErrorCode::io_error, fmt::format("{}: cannot open for writing", path));
+  fmt::print(f, "{}\n", record.dump());
+  std::fclose(f);
+}
+
+// --out: C back in row-major order, 3-D when the inputs were batched.
+void write_c(const std::string& path, const Problem& p, const Measured& r) {
+  const auto& c = p.c;
+  const auto out =
+      to_layout(r.c, c.batch, c.rows, c.cols, element_size(*p.d.c_type), p.d.layout == Layout::col_major, true);
+  if (p.batched_out()) {
+    npy::write(path, *p.d.c_type, c.batch, c.rows, c.cols, out.data());
+  } else {
+    npy::write(path, *p.d.c_type, c.rows, c.cols, out.data());
+  }
+  fmt::print("wrote:    {}\n", path);
+}
+
+int run_product(const RunOptions& o, const CommonOptions& common) {
+  const GemmOptions options = kernel_options(o);
+  const auto repeat = static_cast<uint32_t>(o.repeat), warmup = static_cast<uint32_t>(o.warmup);  // checked
+  Problem p = describe(o, common.seed.value_or(fresh_seed()));
+  const GemmDesc& d = p.d;
 
   Engine engine = open_engine(common);
   engine.check_supported(d.type, *d.c_type, options);  // before spending time or memory on inputs
@@ -251,182 +441,75 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
   if (o.stats && !engine.device().pipeline_statistics) (void)engine.pipeline_statistics(d, options);
   check_fits_device(engine.device(), d.type, *d.c_type, static_cast<uint32_t>(d.m), static_cast<uint32_t>(d.n),
                     static_cast<uint32_t>(d.k));
-  const uint64_t es = element_size(d.type), c_es = element_size(*d.c_type);
-  const double lo = d.type == DataType::i32 ? -8 : -1, hi = d.type == DataType::i32 ? 9 : 1;
-  std::mt19937_64 rng(seed);
-  if (!from_files) {
-    a.data = random_matrix(d.type, uint64_t{a.batch} * a.rows * a.cols, lo, hi, rng);
-    b.data = random_matrix(d.type, uint64_t{b.batch} * b.rows * b.cols, lo, hi, rng);
-  }
-  if (!have_c) {
-    c.data = d.beta != 0.0 ? random_matrix(*d.c_type, uint64_t{c.batch} * c.rows * c.cols, lo, hi, rng)
-                           : std::vector<std::byte>(uint64_t{c.batch} * c.rows * c.cols * c_es);
-  }
-  const bool col = d.layout == Layout::col_major;
-  const auto la = to_layout(a.data, a.batched ? a.batch : 1, a.rows, a.cols, es, col);
-  const auto lb = to_layout(b.data, b.batched ? b.batch : 1, b.rows, b.cols, es, col);
-  const auto lc0 = to_layout(c.data, c.batch, c.rows, c.cols, c_es, col);
-  std::vector<std::byte> lc = lc0;
+  const Inputs in = make_inputs(p);
+  const Measured r = d.beta != 0.0 ? time_in_place(engine, d, in, options, repeat, warmup)
+                                   : time_series(engine, d, in, options, repeat, warmup, o.warmup_ms);
 
-  // With beta != 0 each dispatch updates C in place: every timed run starts again from C0 (the host
-  // call uploads it each time), one dispatch per call.
-  GemmTiming t;
-  double busy_ms = 0.0;         // GPU time of the time-based warm-up
-  uint32_t warmed_up = warmup;  // untimed products in the timed submission
-  if (d.beta != 0.0) {
-    for (uint32_t r = 0; r < warmup + repeat; ++r) {
-      lc = lc0;
-      const GemmTiming one = engine.gemm(d, la.data(), lb.data(), lc.data(), options);
-      t.gpu_timestamps = one.gpu_timestamps;
-      t.kernel = one.kernel, t.config = one.config;
-      if (r >= warmup) {
-        t.gpu_ms.insert(t.gpu_ms.end(), one.gpu_ms.begin(), one.gpu_ms.end());
-        t.submit_wait_ms += one.submit_wait_ms, t.upload_ms += one.upload_ms, t.download_ms += one.download_ms;
-      }
-    }
-  } else {
-    // Warm-up by GPU time as well as by count: a GPU that sat idle (after the CPU check, or before this
-    // process) runs a short series at its idle clock (on an H200, 1/5.7 of the boost clock: perf-notes
-    // section 8). Untimed products, doubling in number, until --warmup-ms of them have run; as many again
-    // run inside the timed submission, just before the timed ones, with no upload pause between. Only for
-    // a series (--repeat > 1: one timed run is a check, not a measurement), and not on a CPU implementation
-    // (lavapipe), which has no such clock and where it would only slow the tests.
-    const double warmup_ms = repeat == 1 || engine.device().type == DeviceType::cpu ? 0.0 : o.warmup_ms;
-    GemmOptions probe = options;
-    probe.warmup = 0;
-    uint32_t last = 0;
-    for (uint32_t n = 1; busy_ms < warmup_ms && n <= 65536; n *= 2) {
-      probe.repeat = n;
-      const GemmTiming w = engine.gemm(d, la.data(), lb.data(), lc.data(), probe);
-      if (!w.gpu_timestamps) break;
-      for (const double ms : w.gpu_ms) busy_ms += ms;
-      last = n;
-    }
-    warmed_up = std::min(warmup + 2 * last, 100000u);
-    options.repeat = repeat, options.warmup = warmed_up;
-    t = engine.gemm(d, la.data(), lb.data(), lc.data(), options);
-  }
-
-  const auto& dev = engine.device();
-  fmt::print("device:   {} ({})\n", dev.name, dev.driver_name);
-  fmt::print("product:  {} {}x{}x{} (m x n x k)", to_string(d.type), d.m, d.n, d.k);
-  if (*d.c_type != d.type || d.type == DataType::f16) fmt::print(", C {}", to_string(*d.c_type));
-  if (options.f16_accumulate) fmt::print(", f16 accumulation");
-  fmt::print(", {}\n", from_files ? fmt::format("inputs {} and {}", o.a_path, o.b_path)
-                                  : fmt::format("random inputs, seed {}", seed));
-  fmt::print("blas:     C = {} op(A) op(B) + {} C, op(A) = {}, op(B) = {}, {}-major, batch {}{}{}\n", d.alpha, d.beta,
-             o.trans_a ? "A^T" : "A", o.trans_b ? "B^T" : "B", col ? "column" : "row", d.batch,
-             a.batched ? "" : (d.batch > 1 ? ", A broadcast" : ""), b.batched ? "" : (d.batch > 1 ? ", B broadcast" : ""));
-  if (d.m && d.n && d.batch) fmt::print("kernel:   {} {}\n", to_string(t.kernel), t.config);
-  const double ops = 2.0 * double(d.m) * double(d.n) * double(d.k) * double(d.batch);
-  const char* unit = d.type == DataType::i32 ? "GOP/s" : "GFLOP/s";
-  if (d.m && d.n && d.batch) {
-    if (t.gpu_timestamps) {
-      const double ms = t.median_gpu_ms();
-      fmt::print("gpu time: {:.4f} ms (median of {}, after {} warm-up and {:.0f} ms of warm-up before), {:.2f} {}\n", ms,
-                 repeat, warmed_up, busy_ms, ops / ms * 1e-6, unit);
-    } else {
-      fmt::print("gpu time: unavailable (the device has no timestamps); host submit-to-fence {:.4f} ms\n",
-                 t.submit_wait_ms);
-    }
-    fmt::print("host:     upload {:.3f} ms, download {:.3f} ms\n", t.upload_ms, t.download_ms);
-  } else {
-    fmt::print("gpu time: nothing dispatched (an empty product)\n");
-  }
-  int code = 0;
-  nlohmann::json record = {{"device", dev.name}, {"driver", dev.driver_version}, {"type", to_string(d.type)}, {"out_type", to_string(*d.c_type)},
-                           {"m", d.m}, {"n", d.n}, {"k", d.k}, {"batch", d.batch},
-                           {"kernel", to_string(t.kernel)}, {"config", t.config}, {"repeat", repeat},
-                           {"gpu_ms", t.gpu_ms}, {"verified", nullptr}};
-  if (!t.gpu_ms.empty()) {
-    record["median_ms"] = t.median_gpu_ms();
-    record["gflops"] = ops / t.median_gpu_ms() * 1e-6;
-  }
-  if (!from_files) record["seed"] = seed;
+  print_summary(o, p, engine.device(), options, r);
+  nlohmann::json record = result_record(p, engine.device(), r, repeat);
   if (o.stats) {
     const PipelineReport report = engine.pipeline_statistics(d, options);
     print_statistics(report);
     record["pipeline_statistics"] = statistics_json(report);
   }
-  if (o.verify) {
-    const Comparison cmp =
-        compare_with_reference(d, la.data(), lb.data(), lc0.data(), lc.data(), options.f16_accumulate);
-    fmt::print("verify:   {} ({})\n", cmp.passed ? "passed" : "FAILED", cmp.summary());
-    if (!cmp.passed) code = 1;
-    record["verified"] = cmp.passed;
-    record["normwise_error"] = cmp.normwise_error;
-    record["error_bound"] = cmp.bound;
-  }
-  if (!o.json_path.empty()) {
-    std::FILE* f = std::fopen(o.json_path.c_str(), "w");
-    if (!f) throw Error(ErrorCode::io_error, fmt::format("{}: cannot open for writing", o.json_path));
-    fmt::print(f, "{}\n", record.dump());
-    std::fclose(f);
-  }
-  if (!o.out_path.empty()) {
-    const auto out = to_layout(lc, c.batch, c.rows, c.cols, c_es, col, true);
-    if (batched_out) {
-      npy::write(o.out_path, *d.c_type, c.batch, c.rows, c.cols, out.data());
-    } else {
-      npy::write(o.out_path, *d.c_type, c.rows, c.cols, out.data());
-    }
-    fmt::print("wrote:    {}\n", o.out_path);
-  }
-  return finish(engine, code);
+  const bool passed = !o.verify || verify(p, in, r, options.f16_accumulate, record);
+  if (!o.json_path.empty()) write_json(o.json_path, record);
+  if (!o.out_path.empty()) write_c(o.out_path, p, r);
+  return finish(engine, passed ? 0 : 1);
 }
 
 }  // namespace
 
-Command add_run_command(CLI::App& app, CommonOptions& common) {
-  auto* cmd = app.add_subcommand("run", "One GEMM, C = alpha op(A) op(B) + beta C (random inputs or .npy files), "
-                                        "timed, optionally verified");
+Command add_run_command(CLI::App& cmd, CommonOptions& common) {
   auto o = std::make_shared<RunOptions>();
-  cmd->add_option("--m", o->m, "Rows of op(A) and C");
-  cmd->add_option("--n", o->n, "Columns of op(B) and C");
-  cmd->add_option("--k", o->k, "Columns of op(A), rows of op(B)");
-  cmd->add_option("--type", o->type, "Element type of A and B: f32, i32, f64, f16 (random inputs)")
-      ->capture_default_str();
-  cmd->add_option("--out-type", o->out_type, "Element type of C: f16 inputs give f32 (the default) or f16");
-  cmd->add_flag("--f16-accumulate", o->f16_accumulate,
-                "f16 inputs: accumulate in fp16, C f16 (faster on some GPUs; overflows past 65504, less accurate)");
-  cmd->add_option("--kernel", o->kernel,
-                  "Kernel: naive, tiled, blocked (f32, f64), coopmat, coopmat2 (f16), auto (the best for the shape, "
-                  "type and device)")
-      ->capture_default_str();
-  cmd->add_option("--tile", o->tile,
-                  "Tile side (tiled) or workgroup side (naive), default 16; coopmat: 64 or 128, coopmat2: 64, 128 or "
-                  "256 (default: chosen by shape)");
-  cmd->add_option("--config", o->config,
-                  "Blocked kernel configuration, e.g. \"128x128x8 8x8 lanes 8 split 1\" (default: from the tuning table)");
-  cmd->add_option("--repeat", o->repeat, "Timed dispatches; the median is reported")->capture_default_str();
-  cmd->add_option("--warmup", o->warmup, "Untimed dispatches first")->capture_default_str();
-  cmd->add_option("--warmup-ms", o->warmup_ms,
-                  "Before the timed submission, untimed products until this much GPU time has passed, and as many "
-                  "again inside it (an idle GPU clocks down); 0: none. Only with --repeat > 1, not on CPU devices")
+  cmd.add_option("--m", o->m, "Rows of op(A) and C");
+  cmd.add_option("--n", o->n, "Columns of op(B) and C");
+  cmd.add_option("--k", o->k, "Columns of op(A), rows of op(B)");
+  add_enum_option(cmd, "--type", o->type, type_table(),
+                  fmt::format("Element type of A and B: {} (random inputs)", joined_names(type_table())))
+      ->default_str(std::string(to_string(o->type)));
+  add_enum_option(cmd, "--out-type", o->out_type, type_table(),
+                  "Element type of C: f16 inputs give f32 (the default) or f16");
+  cmd.add_flag("--f16-accumulate", o->f16_accumulate,
+               "f16 inputs: accumulate in fp16, C f16 (faster on some GPUs; overflows past 65504, less accurate)");
+  add_enum_option(cmd, "--kernel", o->kernel, kernel_table(),
+                  fmt::format("Kernel: {}; blocked takes f32 and f64, coopmat and coopmat2 f16; auto: the best for "
+                              "the shape, type and device", joined_names(kernel_table())))
+      ->default_str(std::string(to_string(o->kernel)));
+  cmd.add_option("--tile", o->tile,
+                 "Tile side (tiled) or workgroup side (naive), default 16; coopmat: 64 or 128, coopmat2: 64, 128 or "
+                 "256 (default: chosen by shape)");
+  cmd.add_option("--config", o->config,
+                 "Blocked kernel configuration, e.g. \"128x128x8 8x8 lanes 8 split 1\" (default: from the tuning table)");
+  cmd.add_option("--repeat", o->repeat, "Timed dispatches; the median is reported")->capture_default_str();
+  cmd.add_option("--warmup", o->warmup, "Untimed dispatches first")->capture_default_str();
+  cmd.add_option("--warmup-ms", o->warmup_ms,
+                 "Before the timed submission, untimed products until this much GPU time has passed, and as many "
+                 "again inside it (an idle GPU clocks down); 0: none. Only with --repeat > 1, not on CPU devices")
       ->check(CLI::Range(0.0, 10000.0))
       ->capture_default_str();
-  cmd->add_option("--seed", o->seed, "Seed for the random inputs (default: fresh, printed)")
-      ->check(CLI::NonNegativeNumber);  // "-1" would otherwise wrap to 2^64-1 silently
-  cmd->add_flag("--verify", o->verify, "Check against the CPU reference; exit 1 when it fails");
-  cmd->add_option("--max-k-per-submission", o->max_k,
-                  "Cut K into chunks of at most this many, each its own submission (display-driver watchdogs)");
-  cmd->add_flag("--stats", o->stats,
-                "Print the driver's statistics of the pipelines that ran (registers, shared memory, spills; "
-                "needs VK_KHR_pipeline_executable_properties), also in --json");
-  cmd->add_flag("--trans-a", o->trans_a, "op(A) = A^T (A is stored k x m)");
-  cmd->add_flag("--trans-b", o->trans_b, "op(B) = B^T (B is stored n x k)");
-  cmd->add_option("--alpha", o->alpha, "alpha (integers for i32)")->capture_default_str();
-  cmd->add_option("--beta", o->beta, "beta; 0 never reads C (integers for i32)")->capture_default_str();
-  cmd->add_option("--layout", o->layout, "Memory layout the engine is called with: row or col")->capture_default_str();
-  cmd->add_option("--batch", o->batch, "Batch count for random inputs (files: a 3-D .npy gives it)");
-  cmd->add_option("--a", o->a_path, "A from a .npy file (2-D, or 3-D batch x rows x cols; C order, "
-                                    "float32/float64/int32/float16); 2-D beside a 3-D B is broadcast");
-  cmd->add_option("--b", o->b_path, "B from a .npy file, same dtype as A");
-  cmd->add_option("--c", o->c_path, "The input C from a .npy file (m x n, or batch x m x n)");
-  cmd->add_option("--out", o->out_path, "Write C to this .npy file (3-D when batched)");
-  cmd->add_option("--json", o->json_path, "Write the result (device, shape, kernel, times, check) as JSON");
-  cmd->add_option("--device", common.device, "Device index or name substring (default: VKGEMM_DEVICE, then the best)");
-  cmd->add_flag("--validate", common.validation, "Run under VK_LAYER_KHRONOS_validation; any message fails");
+  cmd.add_flag("--verify", o->verify,
+               "Check against the CPU reference; exit 1 when it fails. C not read (beta 0) starts as NaN "
+               "(i32: INT32_MIN), so an element the kernel does not write fails");
+  cmd.add_option("--max-k-per-submission", o->max_k,
+                 "Cut K into chunks of at most this many, each its own submission (display-driver watchdogs)");
+  cmd.add_flag("--stats", o->stats,
+               "Print the driver's statistics of the pipelines that ran (registers, shared memory, spills; "
+               "needs VK_KHR_pipeline_executable_properties), also in --json");
+  cmd.add_flag("--trans-a", o->trans_a, "op(A) = A^T (A is stored k x m)");
+  cmd.add_flag("--trans-b", o->trans_b, "op(B) = B^T (B is stored n x k)");
+  cmd.add_option("--alpha", o->alpha, "alpha (integers for i32)")->capture_default_str();
+  cmd.add_option("--beta", o->beta, "beta; 0 never reads C (integers for i32)")->capture_default_str();
+  add_enum_option(cmd, "--layout", o->layout, layout_table(), "Memory layout the engine is called with: row or col")
+      ->default_str("row");
+  cmd.add_option("--batch", o->batch, "Batch count for random inputs (files: a 3-D .npy gives it)");
+  cmd.add_option("--a", o->a_path, "A from a .npy file (2-D, or 3-D batch x rows x cols; C order, "
+                                   "float32/float64/int32/float16); 2-D beside a 3-D B is broadcast");
+  cmd.add_option("--b", o->b_path, "B from a .npy file, same dtype as A");
+  cmd.add_option("--c", o->c_path, "The input C from a .npy file (m x n, or batch x m x n)");
+  cmd.add_option("--out", o->out_path, "Write C to this .npy file (3-D when batched)");
+  cmd.add_option("--json", o->json_path,
+                 "Write the result (device, shape, kernel, times, check, build_commit) as JSON");
   return {[o] { (void)kernel_options(*o); }, [o, &common] { return run_product(*o, common); }};
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "commands.hpp"
+#include "names.hpp"
 #include "random_fill.hpp"
 #include "shapes.hpp"
 #include "vkgemm/vkgemm.hpp"
@@ -18,14 +19,13 @@ namespace vkgemm::cli {
 namespace {
 
 struct TuneOptions {
-  std::string type = "f32";
+  DataType type = DataType::f32;
   std::vector<std::string> sizes = {"1024", "2048", "4096", "8192", "4096x4096x1024", "8192x1024x8192",
                                     "1024x8192x8192", "127x4096x4096"};
   int64_t repeat = 20;
   bool quick = false;
   bool verbose = false;
   std::string out;
-  std::optional<uint64_t> seed;
 };
 
 struct Timed {
@@ -111,24 +111,24 @@ class Tuner {
   const BlockedConfig& ran() const noexcept { return ran_; }
 };
 
-int tune(const TuneOptions& o, const CommonOptions& common) {
-  const auto type = parse_data_type(o.type);
-  if (type == DataType::f16) {
+// The options, checked once when the command line is parsed.
+void check_options(const TuneOptions& o) {
+  if (o.type == DataType::f16) {
     throw Error(ErrorCode::invalid_argument, "--type f16: f16 is not tuned (auto takes coopmat2, coopmat or tiled for "
                                              "it); the blocked kernel is tuned for f32 or f64");
   }
-  if (!type || *type == DataType::i32) {
-    throw Error(ErrorCode::invalid_argument, fmt::format("--type {}: the blocked kernel is tuned for f32 or f64", o.type));
+  if (o.type == DataType::i32) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("--type {}: the blocked kernel is tuned for f32 or f64", to_string(o.type)));
   }
   if (o.repeat < 3 || o.repeat > 1000) throw Error(ErrorCode::invalid_argument, "--repeat must be between 3 and 1000");
-  const auto shapes = parse_shapes(o.sizes);
-  Engine engine = open_engine(common);
-  if (!engine.device().timestamps) {
-    throw Error(ErrorCode::unsupported_config, fmt::format("{} has no timestamps: nothing to tune by", engine.device().name));
-  }
-  engine.check_supported(*type, {.kernel = Kernel::blocked});
-  auto candidates = blocked_candidates(engine, *type);
-  if (o.quick && candidates.size() > 24) {  // every fourth: a quick look, for slow devices
+  (void)parse_shapes(o.sizes);
+}
+
+// The blocked configurations this device can run (every fourth with --quick: a quick look, for slow devices).
+std::vector<BlockedConfig> candidate_configs(Engine& engine, DataType type, bool quick) {
+  auto candidates = blocked_candidates(engine, type);
+  if (quick && candidates.size() > 24) {
     std::vector<BlockedConfig> some;
     for (size_t i = 0; i < candidates.size(); i += 4) some.push_back(candidates[i]);
     candidates = std::move(some);
@@ -136,7 +136,11 @@ int tune(const TuneOptions& o, const CommonOptions& common) {
   if (candidates.empty()) {
     throw Error(ErrorCode::unsupported_config, fmt::format("no blocked configuration fits {}", engine.device().name));
   }
-  // The first stage's candidates: one warp layout (lanes 8 where it fits) per tile shape.
+  return candidates;
+}
+
+// The first stage's candidates: one warp layout (lanes 8 where it fits) per tile shape.
+std::vector<BlockedConfig> one_per_tile_shape(const std::vector<BlockedConfig>& candidates) {
   std::vector<BlockedConfig> first_stage;
   for (const auto& c : candidates) {
     const auto same_tiles = [&](const BlockedConfig& d) {
@@ -149,141 +153,201 @@ int tune(const TuneOptions& o, const CommonOptions& common) {
       *it = c;
     }
   }
-  const bool progress = isatty(STDERR_FILENO) != 0;
-  const uint64_t seed = o.seed.value_or(fresh_seed());
+  return first_stage;
+}
+
+bool faster(const Timed& x, const Timed& y) { return x.ms < y.ms; }
+
+// The search for one shape: candidates verified, then timed; the winner as a tuning entry.
+class ShapeSearch {
+ public:
+  ShapeSearch(Engine& engine, const TuneOptions& o, const Shape& s, uint64_t seed, std::string where)
+      : engine_(engine), o_(o), s_(s), tuner_(engine, o.type, s, seed), where_(std::move(where)) {}
+
+  TuningEntry run(const std::vector<BlockedConfig>& candidates, const std::vector<BlockedConfig>& first_stage);
+  size_t tried() const { return tried_; }
+  int failures() const { return failures_; }
+  std::string registers(const BlockedConfig& config) { return tuner_.registers(config); }
+  bool empty() const { return timed_.empty(); }
+
+ private:
+  double gflops(double ms) const { return 2.0 * s_.m * s_.n * s_.k / ms * 1e-6; }
+  void keep_best(size_t count) {
+    std::sort(timed_.begin(), timed_.end(), faster);
+    timed_.resize(std::min(timed_.size(), count));
+  }
+  void try_candidate(const BlockedConfig& c, uint32_t repeat, uint32_t warmup);
+  void warp_layouts_of_leaders(const std::vector<BlockedConfig>& candidates);
+  void time_finalists();
+  void split_k_of_finalists();
+  void block_orders();
+  TuningEntry tiled_baseline(TuningEntry entry);
+
+  Engine& engine_;
+  const TuneOptions& o_;
+  Shape s_;
+  Tuner tuner_;
+  std::string where_;  // "[1/8] 1024x1024x1024", for the progress line
+  std::vector<Timed> timed_;
+  size_t tried_ = 0;
+  int failures_ = 0;
+  bool progress_ = isatty(STDERR_FILENO) != 0;
+};
+
+void ShapeSearch::try_candidate(const BlockedConfig& c, uint32_t repeat, uint32_t warmup) {
+  ++tried_;
+  if (progress_) fmt::print(stderr, "\r{}: candidate {} ({})    ", where_, tried_, to_string(c));
+  if (const auto why = tuner_.verify(c)) {
+    fmt::print(stderr, "\nFAILED verification: {} at {}x{}x{}: {}\n", to_string(c), s_.m, s_.n, s_.k, *why);
+    ++failures_;
+    return;
+  }
+  const double ms = tuner_.time(c, repeat, warmup);
+  timed_.push_back({tuner_.ran(), ms});
+  if (o_.verbose) fmt::print("    candidate {:<50} {:9.3f} ms {:10.1f} GFLOP/s\n", to_string(tuner_.ran()), ms, gflops(ms));
+}
+
+// Stage 2: every warp layout of the leaders of stage 1, with the leader's split.
+void ShapeSearch::warp_layouts_of_leaders(const std::vector<BlockedConfig>& candidates) {
+  const std::vector<Timed> leaders = timed_;
+  for (const auto& leader : leaders) {
+    for (BlockedConfig c : candidates) {
+      c.split_k = leader.config.split_k;
+      BlockedConfig same_tiles = c;
+      same_tiles.lanes_n = leader.config.lanes_n;
+      if (same_tiles == leader.config && c.lanes_n != leader.config.lanes_n) try_candidate(c, 4, 1);
+    }
+  }
+}
+
+void ShapeSearch::time_finalists() {
+  for (auto& t : timed_) {
+    t.ms = tuner_.time(t.config, static_cast<uint32_t>(o_.repeat), 3);
+    fmt::print("    finalist {:<50} {:9.3f} ms {:10.1f} GFLOP/s{}\n", to_string(t.config), t.ms, gflops(t.ms),
+               tuner_.registers(t.config));
+  }
+}
+
+// Split-K for outputs with few blocks: the finalists again, cut along K.
+void ShapeSearch::split_k_of_finalists() {
+  const size_t finalists = timed_.size();
+  for (size_t i = 0; i < std::min<size_t>(finalists, 3); ++i) {
+    const BlockedConfig base = timed_[i].config;
+    const uint64_t blocks = uint64_t{(s_.m + base.bm - 1) / base.bm} * ((s_.n + base.bn - 1) / base.bn);
+    if (blocks >= 256) continue;
+    for (uint32_t split : {1u, 2u, 4u, 8u, 16u}) {
+      if (s_.k / split < 256) break;
+      if (split == base.split_k) continue;
+      BlockedConfig c = base;
+      c.split_k = split;
+      try_candidate(c, static_cast<uint32_t>(o_.repeat), 3);
+    }
+  }
+}
+
+// The block order last: groups of block rows walked together, against the default plain row order.
+void ShapeSearch::block_orders() {
+  const BlockedConfig leader = std::min_element(timed_.begin(), timed_.end(), faster)->config;
+  for (uint32_t group : {4u, 8u, 16u}) {
+    BlockedConfig c = leader;
+    c.group_m = group;
+    try_candidate(c, static_cast<uint32_t>(o_.repeat), 3);
+  }
+}
+
+// The tiled kernel as the baseline: where it is faster, auto should take it.
+TuningEntry ShapeSearch::tiled_baseline(TuningEntry entry) {
+  for (uint32_t tile : {16u, 32u}) {
+    const GemmOptions tiled{.kernel = Kernel::tiled, .tile = tile};
+    try {
+      engine_.check_supported(o_.type, tiled);
+    } catch (const Error&) {
+      continue;
+    }
+    if (const auto why = tuner_.verify(tiled)) {
+      fmt::print(stderr, "FAILED verification: tiled {} at {}x{}x{}: {}\n", tile, s_.m, s_.n, s_.k, *why);
+      ++failures_;
+      continue;
+    }
+    const double ms = tuner_.time(tiled, static_cast<uint32_t>(o_.repeat), 3);
+    if (gflops(ms) > entry.gflops) entry = {o_.type, s_.m, s_.n, s_.k, Kernel::tiled, tile, {}, gflops(ms)};
+  }
+  return entry;
+}
+
+// Stage 1: every tile shape with one warp layout, each with the split-K the engine would give it (none where
+// the output has blocks enough; for a short wide product such as 127x4096x4096 a tile shape timed unsplit
+// ranks far below where split-K puts it); stage 2: every warp layout of the five best; then the finalists
+// timed properly, split along K, and grouped. Call only when !empty() after it.
+TuningEntry ShapeSearch::run(const std::vector<BlockedConfig>& candidates,
+                             const std::vector<BlockedConfig>& first_stage) {
+  const size_t keep = o_.quick ? 3 : 5;
+  for (BlockedConfig c : first_stage) {
+    c.split_k = 0;
+    try_candidate(c, 4, 1);
+  }
+  keep_best(keep);
+  warp_layouts_of_leaders(candidates);
+  if (progress_) fmt::print(stderr, "\r{:100}\r", "");
+  if (timed_.empty()) return {};
+  keep_best(keep);
+  time_finalists();
+  split_k_of_finalists();
+  block_orders();
+  const auto best = *std::min_element(timed_.begin(), timed_.end(), faster);
+  return tiled_baseline({o_.type, s_.m, s_.n, s_.k, Kernel::blocked, 0, best.config, gflops(best.ms)});
+}
+
+int tune(const TuneOptions& o, const CommonOptions& common) {
+  const auto shapes = parse_shapes(o.sizes);
+  Engine engine = open_engine(common);
+  if (!engine.device().timestamps) {
+    throw Error(ErrorCode::unsupported_config, fmt::format("{} has no timestamps: nothing to tune by", engine.device().name));
+  }
+  engine.check_supported(o.type, {.kernel = Kernel::blocked});
+  const auto candidates = candidate_configs(engine, o.type, o.quick);
+  const auto first_stage = one_per_tile_shape(candidates);
+  const uint64_t seed = common.seed.value_or(fresh_seed());
   const std::string out = o.out.empty() ? default_tuning_file() : o.out;
   fmt::print("tuning the blocked kernel for {} on {} (driver {}): {} configurations ({} tile shapes), {} shapes, "
              "seed {}\n",
-             o.type, engine.device().name, engine.device().driver_version, candidates.size(), first_stage.size(),
-             shapes.size(), seed);
-
-  std::vector<TuningEntry> entries;
+             to_string(o.type), engine.device().name, engine.device().driver_version, candidates.size(),
+             first_stage.size(), shapes.size(), seed);
+  bool wrote = false;
   int failures = 0;
-  const auto repeat = static_cast<uint32_t>(o.repeat);
   for (size_t si = 0; si < shapes.size(); ++si) {
     const Shape& s = shapes[si];
     const auto started = std::chrono::steady_clock::now();
-    Tuner tuner(engine, *type, s, seed + si);
-    std::vector<Timed> timed;
-    size_t tried = 0;
-    const auto try_candidate = [&](const BlockedConfig& c, uint32_t repeat_now, uint32_t warmup_now) {
-      ++tried;
-      if (progress) {
-        fmt::print(stderr, "\r[{}/{}] {}x{}x{}: candidate {} ({})    ", si + 1, shapes.size(), s.m, s.n, s.k, tried,
-                   to_string(c));
-      }
-      if (const auto why = tuner.verify(c)) {
-        fmt::print(stderr, "\nFAILED verification: {} at {}x{}x{}: {}\n", to_string(c), s.m, s.n, s.k, *why);
-        ++failures;
-        return;
-      }
-      const double ms = tuner.time(c, repeat_now, warmup_now);
-      timed.push_back({tuner.ran(), ms});
-      if (o.verbose) {
-        fmt::print("    candidate {:<50} {:9.3f} ms {:10.1f} GFLOP/s\n", to_string(tuner.ran()), ms,
-                   2.0 * s.m * s.n * s.k / ms * 1e-6);
-      }
-    };
-    // Stage 1: every tile shape with one warp layout, each with the split-K the engine would give it (none
-    // where the output has blocks enough; for a short wide product such as 127x4096x4096 a tile shape timed
-    // unsplit ranks far below where split-K puts it); stage 2: every warp layout of the five best.
-    for (BlockedConfig c : first_stage) {
-      c.split_k = 0;
-      try_candidate(c, 4, 1);
-    }
-    std::sort(timed.begin(), timed.end(), [](const Timed& x, const Timed& y) { return x.ms < y.ms; });
-    timed.resize(std::min<size_t>(timed.size(), o.quick ? 3 : 5));
-    const std::vector<Timed> leaders = timed;
-    for (const auto& leader : leaders) {
-      for (BlockedConfig c : candidates) {
-        c.split_k = leader.config.split_k;
-        BlockedConfig same_tiles = c;
-        same_tiles.lanes_n = leader.config.lanes_n;
-        if (same_tiles == leader.config && c.lanes_n != leader.config.lanes_n) try_candidate(c, 4, 1);
-      }
-    }
-    if (progress) fmt::print(stderr, "\r{:100}\r", "");
-    if (timed.empty()) continue;
-    std::sort(timed.begin(), timed.end(), [](const Timed& x, const Timed& y) { return x.ms < y.ms; });
-    timed.resize(std::min<size_t>(timed.size(), o.quick ? 3 : 5));
-    for (auto& t : timed) {  // the finalists, timed properly
-      t.ms = tuner.time(t.config, repeat, 3);
-      fmt::print("    finalist {:<50} {:9.3f} ms {:10.1f} GFLOP/s{}\n", to_string(t.config), t.ms,
-                 2.0 * s.m * s.n * s.k / t.ms * 1e-6, tuner.registers(t.config));
-    }
-    // Split-K for outputs with few blocks: the finalists again, cut along K.
-    const size_t finalists = timed.size();
-    for (size_t i = 0; i < std::min<size_t>(finalists, 3); ++i) {
-      const BlockedConfig base = timed[i].config;
-      const uint64_t blocks = uint64_t{(s.m + base.bm - 1) / base.bm} * ((s.n + base.bn - 1) / base.bn);
-      if (blocks >= 256) continue;
-      for (uint32_t split : {1u, 2u, 4u, 8u, 16u}) {
-        if (s.k / split < 256) break;
-        if (split == base.split_k) continue;
-        BlockedConfig c = base;
-        c.split_k = split;
-        try_candidate(c, repeat, 3);
-      }
-    }
-    const auto fastest = [](const Timed& x, const Timed& y) { return x.ms < y.ms; };
-    // The block order last: groups of block rows walked together, against the default plain row order.
-    const BlockedConfig leader = std::min_element(timed.begin(), timed.end(), fastest)->config;
-    for (uint32_t group : {4u, 8u, 16u}) {
-      BlockedConfig c = leader;
-      c.group_m = group;
-      try_candidate(c, repeat, 3);
-    }
-    const auto best = *std::min_element(timed.begin(), timed.end(), fastest);
-    TuningEntry entry{*type, s.m, s.n, s.k, Kernel::blocked, 0, best.config, 2.0 * s.m * s.n * s.k / best.ms * 1e-6};
-    // The tiled kernel as the baseline: where it is faster, auto should take it.
-    for (uint32_t tile : {16u, 32u}) {
-      const GemmOptions tiled{.kernel = Kernel::tiled, .tile = tile};
-      try {
-        engine.check_supported(*type, tiled);
-      } catch (const Error&) {
-        continue;
-      }
-      if (const auto why = tuner.verify(tiled)) {
-        fmt::print(stderr, "FAILED verification: tiled {} at {}x{}x{}: {}\n", tile, s.m, s.n, s.k, *why);
-        ++failures;
-        continue;
-      }
-      const double ms = tuner.time(tiled, repeat, 3);
-      const double gflops = 2.0 * s.m * s.n * s.k / ms * 1e-6;
-      if (gflops > entry.gflops) entry = {*type, s.m, s.n, s.k, Kernel::tiled, tile, {}, gflops};
-    }
-    entries.push_back(entry);
-    const double gflops = entry.gflops;
-    const double best_ms = 2.0 * s.m * s.n * s.k / gflops * 1e-6;
+    ShapeSearch search(engine, o, s, seed + si, fmt::format("[{}/{}] {}x{}x{}", si + 1, shapes.size(), s.m, s.n, s.k));
+    const TuningEntry entry = search.run(candidates, first_stage);
+    failures += search.failures();
+    if (search.empty()) continue;
+    const double best_ms = 2.0 * s.m * s.n * s.k / entry.gflops * 1e-6;
     const std::string winner = entry.kernel == Kernel::tiled
                                    ? fmt::format("tiled tile {}", entry.tile)
-                                   : "blocked " + to_string(entry.config) + tuner.registers(entry.config);
-    write_tuning_file(engine, {entries.back()}, out);  // shape by shape: an interrupted run keeps what it found
+                                   : "blocked " + to_string(entry.config) + search.registers(entry.config);
+    write_tuning_file(engine, {entry}, out);  // shape by shape: an interrupted run keeps what it found
+    wrote = true;
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     fmt::print("{:>6}x{:<6}x{:<6} {:<50} {:9.3f} ms {:10.1f} GFLOP/s   ({} verified, {:.0f} s)\n", s.m, s.n, s.k,
-               winner, best_ms, gflops, tried, secs);
+               winner, best_ms, entry.gflops, search.tried(), secs);
   }
-  if (!entries.empty()) fmt::print("wrote {}\n", out);
+  if (wrote) fmt::print("wrote {}\n", out);
   if (failures) fmt::print(stderr, "vkgemm tune: {} candidate(s) failed verification\n", failures);
   return finish(engine, failures ? 1 : 0);
 }
 
 }  // namespace
 
-std::function<int()> add_tune_command(CLI::App& app, CommonOptions& common) {
-  auto* cmd = app.add_subcommand("tune", "Search the blocked kernel's configurations on this device; verify each "
-                                         "against the CPU reference, time it, and save the winners");
+Command add_tune_command(CLI::App& cmd, CommonOptions& common) {
   auto o = std::make_shared<TuneOptions>();
-  cmd->add_option("--type", o->type, "f32 or f64")->capture_default_str();
-  cmd->add_option("--sizes", o->sizes, "Shapes to tune: N (square) or MxNxK")->capture_default_str();
-  cmd->add_option("--repeat", o->repeat, "Timed runs of each finalist (the median counts)")->capture_default_str();
-  cmd->add_flag("--quick", o->quick, "A quarter of the candidates and 3 finalists: for slow devices");
-  cmd->add_flag("--verbose", o->verbose, "Print every candidate's time, not only the finalists'");
-  cmd->add_option("--out", o->out, "Tuning file to update (default: VKGEMM_TUNING_FILE or ~/.config/vkgemm/tuning.json)");
-  cmd->add_option("--seed", o->seed, "Seed for the random inputs (default: fresh, printed)");
-  cmd->add_option("--device", common.device, "Device index or name substring (default: VKGEMM_DEVICE, then the best)");
-  cmd->add_flag("--validate", common.validation, "Run under VK_LAYER_KHRONOS_validation; any message fails");
-  return [o, &common] { return tune(*o, common); };
+  add_enum_option(cmd, "--type", o->type, type_table(), "f32 or f64")->default_str(std::string(to_string(o->type)));
+  cmd.add_option("--sizes", o->sizes, "Shapes to tune: N (square) or MxNxK")->capture_default_str();
+  cmd.add_option("--repeat", o->repeat, "Timed runs of each finalist (the median counts)")->capture_default_str();
+  cmd.add_flag("--quick", o->quick, "A quarter of the candidates and 3 finalists: for slow devices");
+  cmd.add_flag("--verbose", o->verbose, "Print every candidate's time, not only the finalists'");
+  cmd.add_option("--out", o->out, "Tuning file to update (default: VKGEMM_TUNING_FILE or ~/.config/vkgemm/tuning.json)");
+  return {[o] { check_options(*o); }, [o, &common] { return tune(*o, common); }};
 }
 
 }  // namespace vkgemm::cli

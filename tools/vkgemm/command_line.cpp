@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "build_commit.hpp"
 #include "commands.hpp"
 #include "vkgemm/vkgemm.hpp"
 
@@ -30,53 +31,97 @@ int finish(const Engine& engine, int code) {
 }
 
 namespace {
+
+// The commands, in the order help lists them: each with the shared options it takes.
+struct CommandSpec {
+  const char* name;
+  const char* description;
+  bool opens_device;      // takes --device and --validate
+  const char* seed_help;  // takes --seed, with this help; nullptr: no seed
+  Command (*add)(CLI::App& cmd, CommonOptions& common);
+};
+
+constexpr const char* kInputSeed = "Seed for the random inputs (default: fresh, printed)";
+
+constexpr CommandSpec kCommands[] = {
+    {"devices", "List the Vulkan devices and their limits", false, nullptr, add_devices_command},
+    {"demo", "The naive-versus-tiled walkthrough: two integer examples and a 1024^2 float32 product checked "
+             "against the CPU", true, nullptr, add_demo_command},
+    {"run", "One GEMM, C = alpha op(A) op(B) + beta C (random inputs or .npy files), timed, optionally verified",
+     true, kInputSeed, add_run_command},
+    {"tune", "Search the blocked kernel's configurations on this device; verify each against the CPU reference, "
+             "time it, and save the winners", true, kInputSeed, add_tune_command},
+    {"bench", "Benchmark: sweep sizes, types and kernels; verify, time, report", true,
+     "Seed of the run; each case's inputs come from a seed derived from it and written to the results "
+     "[default: fresh, printed]", add_bench_command},
+};
+
+void add_shared_options(CLI::App& cmd, const CommandSpec& spec, CommonOptions& common) {
+  if (spec.seed_help) {
+    cmd.add_option("--seed", common.seed, spec.seed_help)
+        ->check(CLI::NonNegativeNumber);  // "-1" would otherwise wrap to 2^64-1 silently
+  }
+  if (!spec.opens_device) return;
+  cmd.add_option("--device", common.device, "Device index or name substring (default: VKGEMM_DEVICE, then the best)");
+  cmd.add_flag("--validate", common.validation, "Run under VK_LAYER_KHRONOS_validation; any message fails");
+}
+
+std::string command_names() {
+  std::string out;
+  for (const CommandSpec& spec : kCommands) out += fmt::format("{}{}", out.empty() ? "" : ", ", spec.name);
+  return out;
+}
+
 // The parsed options live here; the commands' actions refer to them, so `run` keeps them alive.
 struct Program {
   CLI::App app{fmt::format("vkgemm {}: dense matrix multiplication on any Vulkan device", version), "vkgemm"};
   CommonOptions common;
-  std::function<int()> devices, demo, tune, bench;
-  Command run;
+  std::vector<std::pair<CLI::App*, Command>> commands;  // in kCommands' order
 };
+
+// A usage error (or --help, --version) as CommandLine's exit code and messages.
+CommandLine parse_error(const Program& p, const CLI::ParseError& e, int argc, const char* const* argv) {
+  CommandLine out;
+  std::ostringstream o, err;
+  const int code = p.app.exit(e, o, err);
+  out.exit_code = code == 0 ? 0 : 2;
+  out.out = o.str();
+  out.err = err.str();
+  // CLI11 reads an unknown command as a stray argument and only says a subcommand is required.
+  const std::string first = argc > 1 ? argv[1] : "";
+  bool known = false;
+  for (const CommandSpec& spec : kCommands) known |= first == spec.name;
+  if (!first.empty() && first[0] != '-' && !known) {
+    out.err = fmt::format("vkgemm: '{}' is not a command ({}); see vkgemm --help\n", first, command_names());
+  }
+  return out;
+}
+
 }  // namespace
+
+// "0.4.0 (commit 1a2b3c4-dirty)": the version and the commit the binary was built from, as result files name it.
+std::string version_line() { return fmt::format("{} (commit {})", version, build_commit); }
 
 CommandLine parse_command_line(int argc, const char* const* argv) {
   auto p = std::make_shared<Program>();
-  p->app.set_version_flag("--version", version);
+  p->app.set_version_flag("--version", version_line());
   p->app.require_subcommand(1);
-  p->devices = add_devices_command(p->app);
-  p->demo = add_demo_command(p->app, p->common);
-  p->run = add_run_command(p->app, p->common);
-  p->tune = add_tune_command(p->app, p->common);
-  p->bench = add_bench_command(p->app, p->common);
-  CommandLine out;
+  for (const CommandSpec& spec : kCommands) {
+    CLI::App* cmd = p->app.add_subcommand(spec.name, spec.description);
+    Command command = spec.add(*cmd, p->common);
+    add_shared_options(*cmd, spec, p->common);
+    p->commands.emplace_back(cmd, std::move(command));
+  }
   try {
     p->app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    std::ostringstream o, err;
-    const int code = p->app.exit(e, o, err);
-    out.exit_code = code == 0 ? 0 : 2;
-    out.out = o.str();
-    out.err = err.str();
-    // CLI11 reads an unknown command as a stray argument and only says a subcommand is required.
-    const std::string first = argc > 1 ? argv[1] : "";
-    const bool known = first == "devices" || first == "demo" || first == "run" || first == "tune" || first == "bench";
-    if (!first.empty() && first[0] != '-' && !known) {
-      out.err = fmt::format("vkgemm: '{}' is not a command (devices, demo, run, tune, bench); see vkgemm --help\n",
-                            argv[1]);
-    }
-    return out;
+    return parse_error(*p, e, argc, argv);
   }
-  if (p->app.got_subcommand("devices")) {
-    out.run = [p] { return p->devices(); };
-  } else if (p->app.got_subcommand("demo")) {
-    out.run = [p] { return p->demo(); };
-  } else if (p->app.got_subcommand("tune")) {
-    out.run = [p] { return p->tune(); };
-  } else if (p->app.got_subcommand("bench")) {
-    out.run = [p] { return p->bench(); };
-  } else {
-    p->run.check();
-    out.run = [p] { return p->run.run(); };
+  CommandLine out;
+  for (auto& [cmd, command] : p->commands) {
+    if (!cmd->parsed()) continue;
+    command.check();
+    out.run = [p, run = command.run] { return run(); };
   }
   return out;
 }

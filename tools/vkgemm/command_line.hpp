@@ -20,4 +20,8 @@ struct CommandLine {
 // Throws vkgemm::Error when an option value is out of range or options conflict.
 CommandLine parse_command_line(int argc, const char* const* argv);
 
+// What --version prints: the version and the commit the binary was built from (build_commit, with -dirty),
+// the same commit every result file it writes carries.
+std::string version_line();
+
 }  // namespace vkgemm::cli
