@@ -73,9 +73,13 @@ void destroy(VkDevice dev, AppBuffer& b) {
   vkFreeMemory(dev, b.memory, nullptr);
 }
 
-int run(bool validate) {
-  check(volkInitialize(), "volkInitialize (is libvulkan1 installed?)");
-  // ---- instance, with validation and synchronization validation when asked ----
+// The application's instance, with validation and synchronization validation when asked.
+struct Instance {
+  VkInstance instance = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+};
+
+Instance create_instance(bool validate) {
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
   app.pApplicationName = "vkgemm offscreen example";
   app.apiVersion = VK_API_VERSION_1_1;
@@ -104,77 +108,98 @@ int run(bool validate) {
   ici.ppEnabledLayerNames = layers.data();
   ici.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
   ici.ppEnabledExtensionNames = extensions.data();
-  VkInstance instance = VK_NULL_HANDLE;
-  check(vkCreateInstance(&ici, nullptr, &instance), "vkCreateInstance");
-  volkLoadInstance(instance);
-  VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
-  if (validate) check(vkCreateDebugUtilsMessengerEXT(instance, &messenger_info, nullptr, &messenger), "messenger");
+  Instance out;
+  check(vkCreateInstance(&ici, nullptr, &out.instance), "vkCreateInstance");
+  volkLoadInstance(out.instance);
+  if (validate) check(vkCreateDebugUtilsMessengerEXT(out.instance, &messenger_info, nullptr, &out.messenger), "messenger");
+  return out;
+}
 
-  // ---- the first device with a graphics+compute queue family ----
+// The application's device: the first with a graphics+compute queue family, no optional feature enabled.
+struct Device {
+  VkPhysicalDevice pd = VK_NULL_HANDLE;
+  uint32_t family = 0;
+  VkDevice dev = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  VkPhysicalDeviceFeatures enabled{};  // nothing optional: vkgemm must refuse f64 on this device
+};
+
+void pick_device(VkInstance instance, Device& d) {
   uint32_t count = 0;
   vkEnumeratePhysicalDevices(instance, &count, nullptr);
   std::vector<VkPhysicalDevice> pds(count);
   vkEnumeratePhysicalDevices(instance, &count, pds.data());
-  VkPhysicalDevice pd = VK_NULL_HANDLE;
-  uint32_t family = 0;
   for (VkPhysicalDevice candidate : pds) {
     uint32_t n = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(candidate, &n, nullptr);
     std::vector<VkQueueFamilyProperties> fams(n);
     vkGetPhysicalDeviceQueueFamilyProperties(candidate, &n, fams.data());
-    for (uint32_t i = 0; i < n && !pd; ++i) {
+    for (uint32_t i = 0; i < n && !d.pd; ++i) {
       const VkQueueFlags want = VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT;
-      if ((fams[i].queueFlags & want) == want) pd = candidate, family = i;
+      if ((fams[i].queueFlags & want) == want) d.pd = candidate, d.family = i;
     }
-    if (pd) break;
+    if (d.pd) break;
   }
-  if (!pd) throw std::runtime_error("no device with a graphics and compute queue");
+  if (!d.pd) throw std::runtime_error("no device with a graphics and compute queue");
+}
+
+void create_device(VkInstance instance, Device& d) {
+  pick_device(instance, d);
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
-  qci.queueFamilyIndex = family;
+  qci.queueFamilyIndex = d.family;
   qci.queueCount = 1;
   qci.pQueuePriorities = &priority;
-  VkPhysicalDeviceFeatures enabled{};  // nothing optional: vkgemm must refuse f64 on this device
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
-  dci.pEnabledFeatures = &enabled;
-  VkDevice dev = VK_NULL_HANDLE;
-  check(vkCreateDevice(pd, &dci, nullptr, &dev), "vkCreateDevice");
-  volkLoadDevice(dev);  // the application's global pointers; vkgemm keeps its own table
-  VkQueue queue = VK_NULL_HANDLE;
-  vkGetDeviceQueue(dev, family, 0, &queue);
+  dci.pEnabledFeatures = &d.enabled;
+  check(vkCreateDevice(d.pd, &dci, nullptr, &d.dev), "vkCreateDevice");
+  volkLoadDevice(d.dev);  // the application's global pointers; vkgemm keeps its own table
+  vkGetDeviceQueue(d.dev, d.family, 0, &d.queue);
+}
 
-  // ---- the offscreen target: a 64x64 RGBA8 image cleared by a render pass, copied to a buffer ----
-  constexpr uint32_t W = 64, H = 64;
+// The offscreen target: a 64x64 RGBA8 image cleared by a render pass, copied to a buffer.
+constexpr uint32_t W = 64, H = 64;
+constexpr VkFormat kFormat = VK_FORMAT_R8G8B8A8_UNORM;
+
+struct Target {
+  VkImage image = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkImageView view = VK_NULL_HANDLE;
+  VkRenderPass pass = VK_NULL_HANDLE;
+  VkFramebuffer framebuffer = VK_NULL_HANDLE;
+  AppBuffer pixels;
+};
+
+void create_image(const Device& d, Target& t) {
   VkImageCreateInfo ii{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
   ii.imageType = VK_IMAGE_TYPE_2D;
-  ii.format = VK_FORMAT_R8G8B8A8_UNORM;
+  ii.format = kFormat;
   ii.extent = {W, H, 1};
   ii.mipLevels = ii.arrayLayers = 1;
   ii.samples = VK_SAMPLE_COUNT_1_BIT;
   ii.tiling = VK_IMAGE_TILING_OPTIMAL;
   ii.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
-  VkImage image = VK_NULL_HANDLE;
-  check(vkCreateImage(dev, &ii, nullptr, &image), "vkCreateImage");
+  check(vkCreateImage(d.dev, &ii, nullptr, &t.image), "vkCreateImage");
   VkMemoryRequirements ireq;
-  vkGetImageMemoryRequirements(dev, image, &ireq);
+  vkGetImageMemoryRequirements(d.dev, t.image, &ireq);
   VkMemoryAllocateInfo ialloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   ialloc.allocationSize = ireq.size;
-  ialloc.memoryTypeIndex = memory_type(pd, ireq.memoryTypeBits, 0);
-  VkDeviceMemory image_memory = VK_NULL_HANDLE;
-  check(vkAllocateMemory(dev, &ialloc, nullptr, &image_memory), "vkAllocateMemory (image)");
-  check(vkBindImageMemory(dev, image, image_memory, 0), "vkBindImageMemory");
+  ialloc.memoryTypeIndex = memory_type(d.pd, ireq.memoryTypeBits, 0);
+  check(vkAllocateMemory(d.dev, &ialloc, nullptr, &t.memory), "vkAllocateMemory (image)");
+  check(vkBindImageMemory(d.dev, t.image, t.memory, 0), "vkBindImageMemory");
   VkImageViewCreateInfo vi{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-  vi.image = image;
+  vi.image = t.image;
   vi.viewType = VK_IMAGE_VIEW_TYPE_2D;
-  vi.format = ii.format;
+  vi.format = kFormat;
   vi.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-  VkImageView view = VK_NULL_HANDLE;
-  check(vkCreateImageView(dev, &vi, nullptr, &view), "vkCreateImageView");
+  check(vkCreateImageView(d.dev, &vi, nullptr, &t.view), "vkCreateImageView");
+}
 
+void create_render_pass(const Device& d, Target& t) {
   VkAttachmentDescription color{};
-  color.format = ii.format;
+  color.format = kFormat;
   color.samples = VK_SAMPLE_COUNT_1_BIT;
   color.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR;
   color.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
@@ -198,129 +223,178 @@ int run(bool validate) {
   rpi.pSubpasses = &subpass;
   rpi.dependencyCount = 1;
   rpi.pDependencies = &to_copy;
-  VkRenderPass pass = VK_NULL_HANDLE;
-  check(vkCreateRenderPass(dev, &rpi, nullptr, &pass), "vkCreateRenderPass");
+  check(vkCreateRenderPass(d.dev, &rpi, nullptr, &t.pass), "vkCreateRenderPass");
   VkFramebufferCreateInfo fbi{VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO};
-  fbi.renderPass = pass;
+  fbi.renderPass = t.pass;
   fbi.attachmentCount = 1;
-  fbi.pAttachments = &view;
+  fbi.pAttachments = &t.view;
   fbi.width = W, fbi.height = H, fbi.layers = 1;
-  VkFramebuffer framebuffer = VK_NULL_HANDLE;
-  check(vkCreateFramebuffer(dev, &fbi, nullptr, &framebuffer), "vkCreateFramebuffer");
-  AppBuffer pixels = make_buffer(pd, dev, W * H * 4, VK_BUFFER_USAGE_TRANSFER_DST_BIT);
+  check(vkCreateFramebuffer(d.dev, &fbi, nullptr, &t.framebuffer), "vkCreateFramebuffer");
+}
 
-  // ---- the GEMM's operands in the application's buffers: C = 2 A^T B + 0.5 C0, column-major ----
+Target create_target(const Device& d) {
+  Target t;
+  create_image(d, t);
+  create_render_pass(d, t);
+  t.pixels = make_buffer(d.pd, d.dev, W * H * 4, VK_BUFFER_USAGE_TRANSFER_DST_BIT);
+  return t;
+}
+
+void destroy(VkDevice dev, Target& t) {
+  destroy(dev, t.pixels);
+  vkDestroyFramebuffer(dev, t.framebuffer, nullptr);
+  vkDestroyRenderPass(dev, t.pass, nullptr);
+  vkDestroyImageView(dev, t.view, nullptr);
+  vkDestroyImage(dev, t.image, nullptr);
+  vkFreeMemory(dev, t.memory, nullptr);
+}
+
+// The GEMM's operands in the application's buffers: C = 2 A^T B + 0.5 C0, column-major; the host's copies
+// for the check.
+constexpr uint64_t na = 45 * 37, nb = 45 * 29, nc = 37 * 29;
+constexpr VkDeviceSize kCOffset = 256;  // C sits 256 bytes into its buffer: operands need not start at 0
+
+struct Operands {
   vkgemm::GemmDesc desc{.layout = vkgemm::Layout::col_major, .op_a = vkgemm::Op::t, .m = 37, .n = 29, .k = 45,
                         .alpha = 2.0, .beta = 0.5};
-  const uint64_t na = 45 * 37, nb = 45 * 29, nc = 37 * 29;
+  AppBuffer a, b, c;
+  std::vector<float> ha, hb, hc0;
+};
+
+Operands make_operands(const Device& d) {
+  Operands o;
   const VkBufferUsageFlags storage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
-  AppBuffer a = make_buffer(pd, dev, na * 4, storage), b = make_buffer(pd, dev, nb * 4, storage);
-  // C sits 256 bytes into its buffer: operands need not start at 0.
-  AppBuffer c = make_buffer(pd, dev, 256 + nc * 4, storage);
+  o.a = make_buffer(d.pd, d.dev, na * 4, storage), o.b = make_buffer(d.pd, d.dev, nb * 4, storage);
+  o.c = make_buffer(d.pd, d.dev, kCOffset + nc * 4, storage);
   std::mt19937 rng(12345);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> ha(na), hb(nb), hc0(nc);
-  for (auto& x : ha) x = dist(rng);
-  for (auto& x : hb) x = dist(rng);
-  for (auto& x : hc0) x = dist(rng);
-  std::memcpy(a.mapped, ha.data(), na * 4);
-  std::memcpy(b.mapped, hb.data(), nb * 4);
-  std::memcpy(static_cast<char*>(c.mapped) + 256, hc0.data(), nc * 4);
+  o.ha.resize(na), o.hb.resize(nb), o.hc0.resize(nc);
+  for (auto& x : o.ha) x = dist(rng);
+  for (auto& x : o.hb) x = dist(rng);
+  for (auto& x : o.hc0) x = dist(rng);
+  std::memcpy(o.a.mapped, o.ha.data(), na * 4);
+  std::memcpy(o.b.mapped, o.hb.data(), nb * 4);
+  std::memcpy(static_cast<char*>(o.c.mapped) + kCOffset, o.hc0.data(), nc * 4);
+  return o;
+}
 
+void destroy(VkDevice dev, Operands& o) {
+  destroy(dev, o.a);
+  destroy(dev, o.b);
+  destroy(dev, o.c);
+}
+
+// shaderFloat64 was not enabled: f64 must be refused, naming the feature. True when it was.
+bool refuses_f64(const vkgemm::Engine& engine) {
+  try {
+    engine.check_supported(vkgemm::DataType::f64, {});
+    std::printf("FAILED: f64 was accepted on a device created without shaderFloat64\n");
+    return false;
+  } catch (const vkgemm::Error& e) {
+    std::printf("f64 refused as it should be: %s\n", e.what());
+    return true;
+  }
+}
+
+// The render pass's clear, then its copy to the pixel buffer.
+void record_clear(VkCommandBuffer cmd, const Target& t) {
+  VkClearValue clear{};
+  clear.color = {{0.25f, 0.5f, 0.75f, 1.0f}};
+  VkRenderPassBeginInfo rbi{VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
+  rbi.renderPass = t.pass;
+  rbi.framebuffer = t.framebuffer;
+  rbi.renderArea = {{0, 0}, {W, H}};
+  rbi.clearValueCount = 1;
+  rbi.pClearValues = &clear;
+  vkCmdBeginRenderPass(cmd, &rbi, VK_SUBPASS_CONTENTS_INLINE);
+  vkCmdEndRenderPass(cmd);
+  VkBufferImageCopy region{};
+  region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+  region.imageExtent = {W, H, 1};
+  vkCmdCopyImageToBuffer(cmd, t.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, t.pixels.buffer, 1, &region);
+}
+
+// One command buffer: the render pass, the copy, the GEMM; submitted and waited for.
+void render_and_multiply(const Device& d, vkgemm::Engine& engine, const Target& t, const Operands& o) {
+  VkCommandPoolCreateInfo cpi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  cpi.queueFamilyIndex = d.family;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  check(vkCreateCommandPool(d.dev, &cpi, nullptr, &pool), "vkCreateCommandPool");
+  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cai.commandPool = pool;
+  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cai.commandBufferCount = 1;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  check(vkAllocateCommandBuffers(d.dev, &cai, &cmd), "vkAllocateCommandBuffers");
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  check(vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
+  record_clear(cmd, t);
+  // A, B and C were written by the host before the submission: the submission makes them visible, so
+  // record_gemm() needs no barrier before it here (see vulkan.hpp for what it expects).
+  vkgemm::GemmRecording recording = vkgemm::record_gemm(engine, cmd, o.desc, {o.a.buffer, 0, o.a.size},
+                                                        {o.b.buffer, 0, o.b.size}, {o.c.buffer, kCOffset, nc * 4});
+  // What record_gemm() leaves to us: C and the pixels become visible to the host.
+  VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  to_host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, nullptr, 0, nullptr);
+  check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
+  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VkFence fence = VK_NULL_HANDLE;
+  check(vkCreateFence(d.dev, &fci, nullptr, &fence), "vkCreateFence");
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd;
+  check(vkQueueSubmit(d.queue, 1, &si, fence), "vkQueueSubmit");
+  check(vkWaitForFences(d.dev, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+  // The fence has signalled: the recording (descriptor set, queries) may go now, after its times.
+  const vkgemm::GemmTiming timing = recording.timing();
+  if (timing.gpu_timestamps) std::printf("gemm gpu time: %.4f ms\n", timing.median_gpu_ms());
+  recording = {};
+  vkDestroyFence(d.dev, fence, nullptr);
+  vkDestroyCommandPool(d.dev, pool, nullptr);
+}
+
+// Every pixel the clear colour, and C against the CPU reference. True when both are right.
+bool check_results(const Target& t, const Operands& o) {
+  const auto* px = static_cast<const uint8_t*>(t.pixels.mapped);
+  const uint8_t want[4] = {64, 128, 191, 255};  // 0.25, 0.5, 0.75, 1.0 in UNORM8 (round to nearest)
+  uint32_t wrong_pixels = 0;
+  for (uint32_t i = 0; i < W * H; ++i)
+    for (uint32_t ch = 0; ch < 4; ++ch)
+      if (std::abs(int(px[i * 4 + ch]) - int(want[ch])) > 1) ++wrong_pixels;
+  std::printf("image: %s (%u of %u channels wrong)\n", wrong_pixels ? "FAILED" : "cleared", wrong_pixels, W * H * 4);
+  std::vector<float> hc(nc);
+  std::memcpy(hc.data(), static_cast<const char*>(o.c.mapped) + kCOffset, nc * 4);
+  const vkgemm::Comparison cmp = vkgemm::compare_with_reference(o.desc, o.ha.data(), o.hb.data(), o.hc0.data(), hc.data());
+  std::printf("gemm: %s (%s)\n", cmp.passed ? "passed" : "FAILED", cmp.summary().c_str());
+  return !wrong_pixels && cmp.passed;
+}
+
+int run(bool validate) {
+  check(volkInitialize(), "volkInitialize (is libvulkan1 installed?)");
+  const Instance instance = create_instance(validate);
+  Device d;
+  create_device(instance.instance, d);
+  Target target = create_target(d);
+  Operands operands = make_operands(d);
   int code = 0;
   {
-    vkgemm::VulkanDevice adopted{instance, pd, dev, queue, family, VK_API_VERSION_1_1, vkGetInstanceProcAddr, &enabled};
+    vkgemm::VulkanDevice adopted{instance.instance, d.pd, d.dev, d.queue, d.family, VK_API_VERSION_1_1,
+                                 vkGetInstanceProcAddr, &d.enabled};
     vkgemm::Engine engine = vkgemm::adopt_device(adopted);
     std::printf("vkgemm adopted %s\n", engine.device().name.c_str());
-    try {  // shaderFloat64 was not enabled: f64 must be refused, naming the feature
-      engine.check_supported(vkgemm::DataType::f64, {});
-      std::printf("FAILED: f64 was accepted on a device created without shaderFloat64\n");
-      code = 1;
-    } catch (const vkgemm::Error& e) {
-      std::printf("f64 refused as it should be: %s\n", e.what());
-    }
-
-    // ---- one command buffer: the render pass, the copy, the GEMM ----
-    VkCommandPoolCreateInfo cpi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-    cpi.queueFamilyIndex = family;
-    VkCommandPool pool = VK_NULL_HANDLE;
-    check(vkCreateCommandPool(dev, &cpi, nullptr, &pool), "vkCreateCommandPool");
-    VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    cai.commandPool = pool;
-    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    cai.commandBufferCount = 1;
-    VkCommandBuffer cmd = VK_NULL_HANDLE;
-    check(vkAllocateCommandBuffers(dev, &cai, &cmd), "vkAllocateCommandBuffers");
-    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    check(vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
-    VkClearValue clear{};
-    clear.color = {{0.25f, 0.5f, 0.75f, 1.0f}};
-    VkRenderPassBeginInfo rbi{VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
-    rbi.renderPass = pass;
-    rbi.framebuffer = framebuffer;
-    rbi.renderArea = {{0, 0}, {W, H}};
-    rbi.clearValueCount = 1;
-    rbi.pClearValues = &clear;
-    vkCmdBeginRenderPass(cmd, &rbi, VK_SUBPASS_CONTENTS_INLINE);
-    vkCmdEndRenderPass(cmd);
-    VkBufferImageCopy region{};
-    region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-    region.imageExtent = {W, H, 1};
-    vkCmdCopyImageToBuffer(cmd, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, pixels.buffer, 1, &region);
-    // A, B and C were written by the host before the submission: the submission makes them visible, so
-    // record_gemm() needs no barrier before it here (see vulkan.hpp for what it expects).
-    vkgemm::GemmRecording recording =
-        vkgemm::record_gemm(engine, cmd, desc, {a.buffer, 0, a.size}, {b.buffer, 0, b.size}, {c.buffer, 256, nc * 4});
-    // What record_gemm() leaves to us: C and the pixels become visible to the host.
-    VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    to_host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-    to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, nullptr, 0, nullptr);
-    check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
-    VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VkFence fence = VK_NULL_HANDLE;
-    check(vkCreateFence(dev, &fci, nullptr, &fence), "vkCreateFence");
-    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    si.commandBufferCount = 1;
-    si.pCommandBuffers = &cmd;
-    check(vkQueueSubmit(queue, 1, &si, fence), "vkQueueSubmit");
-    check(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
-    // The fence has signalled: the recording (descriptor set, queries) may go now, after its times.
-    const vkgemm::GemmTiming timing = recording.timing();
-    if (timing.gpu_timestamps) std::printf("gemm gpu time: %.4f ms\n", timing.median_gpu_ms());
-    recording = {};
-
-    // ---- check both ----
-    const auto* px = static_cast<const uint8_t*>(pixels.mapped);
-    const uint8_t want[4] = {64, 128, 191, 255};  // 0.25, 0.5, 0.75, 1.0 in UNORM8 (round to nearest)
-    uint32_t wrong_pixels = 0;
-    for (uint32_t i = 0; i < W * H; ++i)
-      for (uint32_t ch = 0; ch < 4; ++ch)
-        if (std::abs(int(px[i * 4 + ch]) - int(want[ch])) > 1) ++wrong_pixels;
-    std::printf("image: %s (%u of %u channels wrong)\n", wrong_pixels ? "FAILED" : "cleared", wrong_pixels, W * H * 4);
-    std::vector<float> hc(nc);
-    std::memcpy(hc.data(), static_cast<const char*>(c.mapped) + 256, nc * 4);
-    const vkgemm::Comparison cmp = vkgemm::compare_with_reference(desc, ha.data(), hb.data(), hc0.data(), hc.data());
-    std::printf("gemm: %s (%s)\n", cmp.passed ? "passed" : "FAILED", cmp.summary().c_str());
-    if (wrong_pixels || !cmp.passed) code = 1;
-    vkDestroyFence(dev, fence, nullptr);
-    vkDestroyCommandPool(dev, pool, nullptr);
+    if (!refuses_f64(engine)) code = 1;
+    render_and_multiply(d, engine, target, operands);
+    if (!check_results(target, operands)) code = 1;
   }  // the engine goes before the device it borrowed
-
-  destroy(dev, a);
-  destroy(dev, b);
-  destroy(dev, c);
-  destroy(dev, pixels);
-  vkDestroyFramebuffer(dev, framebuffer, nullptr);
-  vkDestroyRenderPass(dev, pass, nullptr);
-  vkDestroyImageView(dev, view, nullptr);
-  vkDestroyImage(dev, image, nullptr);
-  vkFreeMemory(dev, image_memory, nullptr);
-  vkDestroyDevice(dev, nullptr);
-  if (messenger) vkDestroyDebugUtilsMessengerEXT(instance, messenger, nullptr);
-  vkDestroyInstance(instance, nullptr);
+  destroy(d.dev, operands);
+  destroy(d.dev, target);
+  vkDestroyDevice(d.dev, nullptr);
+  if (instance.messenger) vkDestroyDebugUtilsMessengerEXT(instance.instance, instance.messenger, nullptr);
+  vkDestroyInstance(instance.instance, nullptr);
   if (g_messages) {
     std::printf("FAILED: %d validation messages\n", g_messages.load());
     return 3;
