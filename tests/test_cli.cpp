@@ -153,7 +153,22 @@ TEST_SUITE("cli") {
     }
     INFO(text);
     CHECK(contains(text, "\"build_commit\":\"" + commit + "\""));
-    std::filesystem::remove_all(json.parent_path());
+    // vkgemm bench's files carry it too: vkgemm.commit in the JSON, vkgemm_commit in the CSV.
+    const auto dir = json.parent_path();
+    const auto bench = run_cli("bench --sizes 8 --kernels naive --tiles 8 --latency-sizes none --repeat 1 --no-progress "
+                               "--json " + (dir / "b.json").string() + " --csv " + (dir / "b.csv").string());
+    REQUIRE(bench.code == 0);
+    const auto read_all = [](const std::filesystem::path& path) {
+      std::string all;
+      FILE* f = fopen(path.c_str(), "rb");
+      if (!f) return all;
+      for (int ch; (ch = fgetc(f)) != EOF;) all.push_back(static_cast<char>(ch));
+      fclose(f);
+      return all;
+    };
+    CHECK(contains(read_all(dir / "b.json"), "\"commit\": \"" + commit + "\""));
+    CHECK(contains(read_all(dir / "b.csv"), "," + commit + ","));
+    std::filesystem::remove_all(dir);
   }
 
   TEST_CASE("run --verify fails a C the product did not write: C starts poisoned when beta is 0") {
