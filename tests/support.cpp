@@ -174,7 +174,8 @@ ProductCheck check_gemm_call(Engine& e, const GemmDesc& desc, const GemmOptions&
   read_guarded(e, ga, "A", problems);
   read_guarded(e, gb, "B", problems);
   const auto c = read_guarded(e, gc, "C", problems);
-  const Comparison cmp = compare_with_reference(desc, a.data(), b.data(), c0.data(), c.data(), options.f16_accumulate);
+  const Comparison cmp = compare_with_reference(desc, a.data(), b.data(), c0.data(), c.data(),
+                                                {.f16_accumulate = options.f16_accumulate, .random_inputs = true});
   if (!cmp.passed) problems += cmp.summary();
   out.passed = problems.empty();
   out.detail = fmt::format("{} {} tile {} ({} {}): {}", describe(desc), to_string(options.kernel), options.tile,
@@ -271,7 +272,8 @@ ProductCheck check_product(DataType input, DataType output, uint32_t m, uint32_t
   read_guarded(e, gb, "B", problems);
   const auto c = read_guarded(e, gc, "C", problems);
   const Comparison cmp =
-      compare_with_reference(input, output, m, n, k, a.data(), b.data(), c.data(), options.f16_accumulate);
+      compare_with_reference(input, output, m, n, k, a.data(), b.data(), c.data(),
+                             {.f16_accumulate = options.f16_accumulate, .random_inputs = true});
   if (!cmp.passed) problems += cmp.summary();
   out.passed = problems.empty();
   out.detail = fmt::format("{}{} {}x{}x{} skew {} {} {}{}: {}", to_string(input),
