@@ -209,6 +209,25 @@ Engine& engine() {
 
 uint64_t validation_messages() { return g_messages.load(); }
 
+namespace {
+std::atomic<uint64_t> g_skipped{0};
+}
+
+void skip(const std::string& why) {
+  const std::string line = fmt::format("SKIPPED: {}: {}", current_case_name(), why);
+  MESSAGE(line);
+  fmt::print("{}\n", line);
+  g_skipped.fetch_add(1);
+  if (const char* log = std::getenv("VKGEMM_TEST_SKIP_LOG"); log && *log) {
+    if (std::FILE* f = std::fopen(log, "a")) {
+      fmt::print(f, "{}\n", line);
+      std::fclose(f);
+    }
+  }
+}
+
+uint64_t skipped_cases() { return g_skipped.load(); }
+
 ExpectedMessages::ExpectedMessages(std::string words) {
   std::lock_guard lock(g_expected_mutex);
   g_expected_words = std::move(words);

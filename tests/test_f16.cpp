@@ -91,7 +91,7 @@ TEST_SUITE("f16") {
 
   TEST_CASE("SIMT fp16 kernels: C f16 and fp16 accumulation over every tile boundary") {
     if (!has_f16()) {
-      MESSAGE("skipped: ", test::engine().device().name, " lacks shaderFloat16 or storageBuffer16BitAccess");
+      test::skip(test::engine().device().name + " lacks shaderFloat16 or storageBuffer16BitAccess");
       return;
     }
     const std::vector<uint32_t> dims = {1, 15, 16, 17, 67};
@@ -103,7 +103,7 @@ TEST_SUITE("f16") {
 
   TEST_CASE("small-integer f16 inputs give exact results") {
     if (!has_f16()) {
-      MESSAGE("skipped: ", test::engine().device().name, " lacks shaderFloat16 or storageBuffer16BitAccess");
+      test::skip(test::engine().device().name + " lacks shaderFloat16 or storageBuffer16BitAccess");
       return;
     }
     auto rng = test::case_rng("f16 exact");
@@ -118,7 +118,7 @@ TEST_SUITE("f16") {
 
   TEST_CASE("type combinations: f16 inputs give f32 or f16, fp16 accumulation gives f16") {
     if (!has_f16()) {
-      MESSAGE("skipped: ", test::engine().device().name, " lacks shaderFloat16 or storageBuffer16BitAccess");
+      test::skip(test::engine().device().name + " lacks shaderFloat16 or storageBuffer16BitAccess");
       return;
     }
     Engine& e = test::engine();
