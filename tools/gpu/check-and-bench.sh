@@ -46,7 +46,9 @@ for p in "${phases[@]}"; do
     tests)
       # The f16 grid and suites. (The grid's K are at most 67, under one 256-deep split-K slice: split-K is
       # verified by check-fp16.sh, the fp16 phase, with the split count forced.)
-      phase tests validation bash -c "$tests --test-suite=blas '--test-case=grid f16' && $tests '--test-suite=f16,coopmat config'" ;;
+      # Also the determinism and statistics suites (same bits run to run; the driver's pipeline statistics)
+      # and the cooperative-matrix kernels' exact small-integer products (K 2048 through the fast path).
+      phase tests validation bash -c "$tests --test-suite=blas '--test-case=grid f16*' && $tests '--test-suite=f16,coopmat config,bounds' && $tests '--test-suite=determinism,statistics'" ;;
     fp16) phase fp16 tools/gpu/check-fp16.sh ;;
     bench-f16) phase bench-f16 python3 tools/bench-vs-cublas.py --type f16 --commit "$commit" \
                  --json "$out/bench-f16.json" ;;
