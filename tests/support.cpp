@@ -174,7 +174,8 @@ ProductCheck check_gemm_call(Engine& e, const GemmDesc& desc, const GemmOptions&
   read_guarded(e, ga, "A", problems);
   read_guarded(e, gb, "B", problems);
   const auto c = read_guarded(e, gc, "C", problems);
-  const Comparison cmp = compare_with_reference(desc, a.data(), b.data(), c0.data(), c.data(), options.f16_accumulate);
+  const Comparison cmp = compare_with_reference(desc, a.data(), b.data(), c0.data(), c.data(),
+                                                {.f16_accumulate = options.f16_accumulate, .random_inputs = true});
   if (!cmp.passed) problems += cmp.summary();
   out.passed = problems.empty();
   out.detail = fmt::format("{} {} tile {} ({} {}): {}", describe(desc), to_string(options.kernel), options.tile,
@@ -207,6 +208,25 @@ Engine& engine() {
 }
 
 uint64_t validation_messages() { return g_messages.load(); }
+
+namespace {
+std::atomic<uint64_t> g_skipped{0};
+}
+
+void skip(const std::string& why) {
+  const std::string line = fmt::format("SKIPPED: {}: {}", current_case_name(), why);
+  MESSAGE(line);
+  fmt::print("{}\n", line);
+  g_skipped.fetch_add(1);
+  if (const char* log = std::getenv("VKGEMM_TEST_SKIP_LOG"); log && *log) {
+    if (std::FILE* f = std::fopen(log, "a")) {
+      fmt::print(f, "{}\n", line);
+      std::fclose(f);
+    }
+  }
+}
+
+uint64_t skipped_cases() { return g_skipped.load(); }
 
 ExpectedMessages::ExpectedMessages(std::string words) {
   std::lock_guard lock(g_expected_mutex);
@@ -271,7 +291,8 @@ ProductCheck check_product(DataType input, DataType output, uint32_t m, uint32_t
   read_guarded(e, gb, "B", problems);
   const auto c = read_guarded(e, gc, "C", problems);
   const Comparison cmp =
-      compare_with_reference(input, output, m, n, k, a.data(), b.data(), c.data(), options.f16_accumulate);
+      compare_with_reference(input, output, m, n, k, a.data(), b.data(), c.data(),
+                             {.f16_accumulate = options.f16_accumulate, .random_inputs = true});
   if (!cmp.passed) problems += cmp.summary();
   out.passed = problems.empty();
   out.detail = fmt::format("{}{} {}x{}x{} skew {} {} {}{}: {}", to_string(input),

@@ -27,6 +27,14 @@ void expect_error(F&& f, ErrorCode code, const std::string& words) {
   }
 }
 
+// A case that cannot run here says why and returns: skip("...") prints "SKIPPED: <case>: <why>", appends
+// that line to the file VKGEMM_TEST_SKIP_LOG names (tools/run-tests.sh lists them at the end), and makes
+// the process exit kSkipExitCode when nothing failed, which CTest reports as a skip.
+constexpr int kSkipExitCode = 77;
+void skip(const std::string& why);
+uint64_t skipped_cases();
+std::string current_case_name();  // the running test case (tests/main.cpp)
+
 // The engine under test: VK_LAYER_KHRONOS_validation on, on VKGEMM_DEVICE or the best device.
 Engine& engine();
 // Another engine with `options` and validation on, its messages failing the running test as engine()'s

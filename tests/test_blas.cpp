@@ -101,12 +101,12 @@ TEST_SUITE("blas") {
     for (Layout l : {Layout::row_major, Layout::col_major})
       run_grid(DataType::i32, {.kernel = Kernel::tiled, .tile = 8}, l, {Batch::one, Batch::three_broadcast_b});
   }
-  // f16 inputs: the SIMT path with C f32 and C f16 (every device with shaderFloat16), and the
-  // cooperative-matrix kernels where the device and this build have them.
-  TEST_CASE("grid f16") {
+  // f16 inputs: the SIMT path with C f32 and C f16 (every device with shaderFloat16), and each
+  // cooperative-matrix kernel in a case of its own, skipped where the device or this build lacks it.
+  TEST_CASE("grid f16 simt") {
     const Engine& e = test::engine();
     if (!e.device().float16 || !e.device().storage16) {
-      MESSAGE("skipped: ", e.device().name, " lacks shaderFloat16 or storageBuffer16BitAccess");
+      test::skip(e.device().name + " lacks shaderFloat16 or storageBuffer16BitAccess");
       return;
     }
     for (DataType out : {DataType::f32, DataType::f16}) {
@@ -114,23 +114,28 @@ TEST_SUITE("blas") {
       run_grid(DataType::f16, {.kernel = Kernel::tiled, .tile = 8}, Layout::row_major,
                {Batch::one, Batch::three_broadcast_a}, {Op::n, Op::t}, out);
       run_grid(DataType::f16, {.kernel = Kernel::naive, .tile = 8}, Layout::col_major, {Batch::three}, {Op::t}, out);
-      for (Kernel kernel : matrix_kernels) {
-        try {
-          e.check_supported(DataType::f16, out, {.kernel = kernel});
-        } catch (const Error& why) {
-          MESSAGE(std::string(to_string(kernel)), " skipped: ", std::string(why.what()));
-          continue;
-        }
-        // coopmat2 reads transposed operands through transposing tensor views; coopmat does not.
-        const std::vector<Op> ops = kernel == Kernel::coopmat2 ? std::vector<Op>{Op::n, Op::t} : std::vector<Op>{Op::n};
-        for (Layout l : {Layout::row_major, Layout::col_major})
-          run_grid(DataType::f16, {.kernel = kernel}, l, kAllBatches, ops, out);
-      }
     }
   }
+  void run_matrix_grid(Kernel kernel) {
+    const Engine& e = test::engine();
+    for (DataType out : {DataType::f32, DataType::f16}) {
+      CAPTURE(to_string(out));
+      try {
+        e.check_supported(DataType::f16, out, {.kernel = kernel});
+      } catch (const Error& why) {
+        test::skip(why.what());
+        return;
+      }
+      // coopmat2 reads transposed operands through transposing tensor views; coopmat does not.
+      const std::vector<Op> ops = kernel == Kernel::coopmat2 ? std::vector<Op>{Op::n, Op::t} : std::vector<Op>{Op::n};
+      for (Layout l : {Layout::row_major, Layout::col_major}) run_grid(DataType::f16, {.kernel = kernel}, l, kAllBatches, ops, out);
+    }
+  }
+  TEST_CASE("grid f16 coopmat") { run_matrix_grid(Kernel::coopmat); }
+  TEST_CASE("grid f16 coopmat2") { run_matrix_grid(Kernel::coopmat2); }
   TEST_CASE("grid tiled f64") {
     if (!test::engine().device().float64) {
-      MESSAGE("skipped: ", test::engine().device().name, " has no shaderFloat64");
+      test::skip(test::engine().device().name + " has no shaderFloat64");
       return;
     }
     for (Layout l : {Layout::row_major, Layout::col_major})

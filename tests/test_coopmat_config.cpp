@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "kernels/registry.hpp"
+#include "support.hpp"
 #include "vkgemm/error.hpp"
 
 using namespace vkgemm;
@@ -221,7 +222,7 @@ TEST_SUITE("coopmat config") {
 
   TEST_CASE("coopmat2 splits K for a short grid with a long K, through an fp32 workspace") {
     if (!VKGEMM_EXPECT_COOPMAT2) {
-      MESSAGE("skipped: this build has no coopmat2 kernel");
+      test::skip("this build has no coopmat2 kernel");
       return;
     }
     const tuning::Table table;

@@ -51,9 +51,12 @@ void run_grid(DataType output, const GemmOptions& options, const std::vector<uin
 
 // Inputs that are small integers: every product and partial sum is exact in fp32 (and, kept below 2048,
 // in fp16), so the GPU must give exactly the reference, bit for bit.
+// Integers in [-magnitude, magnitude]: every sum stays an integer below 2048 (exact in fp16) while
+// magnitude^2 * k <= 2048.
 void check_exact(DataType output, const GemmOptions& options, uint32_t m, uint32_t n, uint32_t k,
-                 std::mt19937_64& rng) {
-  std::uniform_int_distribution<int> d(-4, 4);  // |C| <= 16 k < 2048 for k < 128
+                 std::mt19937_64& rng, int magnitude = 4) {
+  REQUIRE(uint64_t(magnitude * magnitude) * k <= 2048);
+  std::uniform_int_distribution<int> d(-magnitude, magnitude);
   std::vector<uint16_t> a(uint64_t{m} * k), b(uint64_t{k} * n);
   for (auto& x : a) x = float_to_half(static_cast<float>(d(rng)));
   for (auto& x : b) x = float_to_half(static_cast<float>(d(rng)));
@@ -62,7 +65,8 @@ void check_exact(DataType output, const GemmOptions& options, uint32_t m, uint32
   test::engine().gemm(DataType::f16, output, m, n, k, a.data(), b.data(), got.data(), options);
   reference_gemm(DataType::f16, output, m, n, k, a.data(), b.data(), want.data());
   CHECK_MESSAGE(std::memcmp(got.data(), want.data(), c_bytes) == 0, "exact product differs: ", m, "x", n, "x", k,
-                " C ", to_string(output), " kernel ", to_string(options.kernel), " seed ", test::run_seed());
+                " C ", to_string(output), " kernel ", to_string(options.kernel),
+                options.f16_accumulate ? " fp16 sums" : "", " seed ", test::run_seed());
 }
 
 }  // namespace
@@ -91,7 +95,7 @@ TEST_SUITE("f16") {
 
   TEST_CASE("SIMT fp16 kernels: C f16 and fp16 accumulation over every tile boundary") {
     if (!has_f16()) {
-      MESSAGE("skipped: ", test::engine().device().name, " lacks shaderFloat16 or storageBuffer16BitAccess");
+      test::skip(test::engine().device().name + " lacks shaderFloat16 or storageBuffer16BitAccess");
       return;
     }
     const std::vector<uint32_t> dims = {1, 15, 16, 17, 67};
@@ -103,7 +107,7 @@ TEST_SUITE("f16") {
 
   TEST_CASE("small-integer f16 inputs give exact results") {
     if (!has_f16()) {
-      MESSAGE("skipped: ", test::engine().device().name, " lacks shaderFloat16 or storageBuffer16BitAccess");
+      test::skip(test::engine().device().name + " lacks shaderFloat16 or storageBuffer16BitAccess");
       return;
     }
     auto rng = test::case_rng("f16 exact");
@@ -111,14 +115,42 @@ TEST_SUITE("f16") {
       for (DataType out : {DataType::f32, DataType::f16}) {
         for (auto [m, n, k] : {std::array<uint32_t, 3>{17, 33, 127}, {64, 64, 64}, {1, 129, 5}}) {
           check_exact(out, {.kernel = kernel, .tile = 16}, m, n, k, rng);
+          if (out == DataType::f16) check_exact(out, {.kernel = kernel, .tile = 16, .f16_accumulate = true}, m, n, k, rng);
         }
       }
     }
   }
 
+  // The same claim on the tensor-core kernels, including a long K (2048, values in [-1, 1]) that takes
+  // coopmat2's unrolled fast path on its interior tiles. A case of its own (ctest f16.exact_matrix): it is
+  // a skip where the device has neither kernel.
+  TEST_CASE("small-integer f16 inputs give exact results on the cooperative-matrix kernels") {
+    auto rng = test::case_rng("f16 exact matrix");
+    bool ran = false;
+    for (Kernel kernel : matrix_kernels) {
+      try {
+        test::engine().check_supported(DataType::f16, DataType::f16, {.kernel = kernel});
+      } catch (const Error& why) {
+        MESSAGE(std::string(to_string(kernel)), ": ", std::string(why.what()));
+        continue;
+      }
+      ran = true;
+      for (DataType out : {DataType::f32, DataType::f16}) {
+        for (bool acc16 : {false, true}) {
+          if (acc16 && out != DataType::f16) continue;
+          const GemmOptions options{.kernel = kernel, .f16_accumulate = acc16};
+          for (auto [m, n, k] : {std::array<uint32_t, 3>{17, 33, 127}, {64, 64, 64}, {1, 129, 5}})
+            check_exact(out, options, m, n, k, rng);
+          check_exact(out, options, 256, 512, 2048, rng, 1);
+        }
+      }
+    }
+    if (!ran) test::skip(test::engine().device().name + " has no cooperative-matrix kernel");
+  }
+
   TEST_CASE("type combinations: f16 inputs give f32 or f16, fp16 accumulation gives f16") {
     if (!has_f16()) {
-      MESSAGE("skipped: ", test::engine().device().name, " lacks shaderFloat16 or storageBuffer16BitAccess");
+      test::skip(test::engine().device().name + " lacks shaderFloat16 or storageBuffer16BitAccess");
       return;
     }
     Engine& e = test::engine();

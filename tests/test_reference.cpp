@@ -55,8 +55,11 @@ TEST_SUITE("reference") {
   }
 
   TEST_CASE("the stated bound") {
-    CHECK(error_bound(DataType::f32, 1024) == doctest::Approx(2.0 * 1024 * std::ldexp(1.0, -24)));
-    CHECK(error_bound(DataType::f64, 0) == doctest::Approx(2.0 * std::ldexp(1.0, -53)));
+    // Written out, not re-derived: 2 * 1024 * 2^-24 = 2^-13, and k = 0 counts as 1: 2 * 2^-53 = 2^-52.
+    CHECK(error_bound(DataType::f32, 1024) == 0.0001220703125);
+    CHECK(error_bound(DataType::f64, 0) == 2.220446049250313080847263336181640625e-16);
+    CHECK(error_bound(DataType::f16, DataType::f16, 4, true) == 0.00390625);             // 2 * 4 * 2^-11
+    CHECK(error_bound(DataType::f16, DataType::f16, 1, false) == 0.00048840045928955078);  // 2 * 2^-24 + 2^-11
   }
 
   TEST_CASE("the BLAS reference: known values with op, ld, layout, alpha, beta and a broadcast batch") {

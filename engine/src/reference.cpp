@@ -12,6 +12,7 @@
 
 #include "vkgemm/error.hpp"
 #include "element_access.hpp"
+#include "reference/tolerance.hpp"
 #include "vkgemm/half.hpp"
 
 namespace vkgemm {
@@ -37,15 +38,27 @@ void parallel_rows(uint32_t m, uint64_t work, F&& body, uint32_t per = 0) {
   for (auto& th : pool) th.join();
 }
 
+// What reference_float gathers beside C_ref, per element (each may be null): the worst-case bound's
+// sum_p |a_p b_p| and the model's sums over the partial sums (tolerance.hpp's SumStats).
+struct Gathered {
+  double* abs_product = nullptr;
+  double* energy = nullptr;
+  double* drift = nullptr;
+};
+
 // Row by row, k outer and j inner, so B and the accumulators stream. Acc is double or long double.
 template <typename T, typename Acc>
-void reference_float(uint32_t m, uint32_t n, uint32_t k, const T* a, const T* b, Acc* c, double* abs_product) {
+void reference_float(uint32_t m, uint32_t n, uint32_t k, const T* a, const T* b, Acc* c, Gathered g) {
   parallel_rows(m, uint64_t{m} * n * k, [&](uint32_t begin, uint32_t end) {
     for (uint64_t i = begin; i < end; ++i) {
       Acc* crow = c + i * n;
-      double* prow = abs_product ? abs_product + i * n : nullptr;
+      double* prow = g.abs_product ? g.abs_product + i * n : nullptr;
+      double* erow = g.energy ? g.energy + i * n : nullptr;
+      double* drow = g.drift ? g.drift + i * n : nullptr;
       std::fill(crow, crow + n, Acc(0));
       if (prow) std::fill(prow, prow + n, 0.0);
+      if (erow) std::fill(erow, erow + n, 0.0);
+      if (drow) std::fill(drow, drow + n, 0.0);
       for (uint64_t p = 0; p < k; ++p) {
         const Acc aip = static_cast<Acc>(a[i * k + p]);
         const T* brow = b + p * n;
@@ -53,6 +66,14 @@ void reference_float(uint32_t m, uint32_t n, uint32_t k, const T* a, const T* b,
         if (prow) {
           const double abs_a = std::fabs(static_cast<double>(aip));
           for (uint64_t j = 0; j < n; ++j) prow[j] += abs_a * std::fabs(static_cast<double>(brow[j]));
+        }
+        if (erow && drow) {
+          for (uint64_t j = 0; j < n; ++j) {
+            detail::SumStats st{0.0, erow[j], drow[j]};
+            st.add(static_cast<double>(aip) * static_cast<double>(brow[j]), static_cast<double>(crow[j]));
+            erow[j] = st.energy;
+            drow[j] = st.drift;
+          }
         }
       }
     }
@@ -126,16 +147,17 @@ void reference_gemm(DataType type, uint32_t m, uint32_t n, uint32_t k, const voi
     abs_product->assign(type == DataType::i32 ? 0 : count, 0.0);
     abs = type == DataType::i32 ? nullptr : abs_product->data();
   }
+  const Gathered g{abs};
   switch (type) {
     case DataType::f32: {
       std::vector<double> ref(count);
-      reference_float(m, n, k, static_cast<const float*>(a), static_cast<const float*>(b), ref.data(), abs);
+      reference_float(m, n, k, static_cast<const float*>(a), static_cast<const float*>(b), ref.data(), g);
       for (uint64_t i = 0; i < count; ++i) static_cast<float*>(c)[i] = static_cast<float>(ref[i]);
       break;
     }
     case DataType::f64: {
       std::vector<long double> ref(count);
-      reference_float(m, n, k, static_cast<const double*>(a), static_cast<const double*>(b), ref.data(), abs);
+      reference_float(m, n, k, static_cast<const double*>(a), static_cast<const double*>(b), ref.data(), g);
       for (uint64_t i = 0; i < count; ++i) static_cast<double*>(c)[i] = static_cast<double>(ref[i]);
       break;
     }
@@ -145,7 +167,7 @@ void reference_gemm(DataType type, uint32_t m, uint32_t n, uint32_t k, const voi
     case DataType::f16: {
       std::vector<double> ref(count);
       const auto wa = widen(a, uint64_t{m} * k), wb = widen(b, uint64_t{k} * n);
-      reference_float(m, n, k, wa.data(), wb.data(), ref.data(), abs);
+      reference_float(m, n, k, wa.data(), wb.data(), ref.data(), g);
       for (uint64_t i = 0; i < count; ++i) static_cast<uint16_t*>(c)[i] = float_to_half(static_cast<float>(ref[i]));
       break;
     }
@@ -158,7 +180,7 @@ void reference_gemm(DataType input, DataType output, uint32_t m, uint32_t n, uin
   if (input != DataType::f16 || output == DataType::f16) return reference_gemm(input, m, n, k, a, b, c);
   std::vector<double> ref(uint64_t{m} * n);
   const auto wa = widen(a, uint64_t{m} * k), wb = widen(b, uint64_t{k} * n);
-  reference_float(m, n, k, wa.data(), wb.data(), ref.data(), nullptr);
+  reference_float(m, n, k, wa.data(), wb.data(), ref.data(), Gathered{});
   for (uint64_t i = 0; i < ref.size(); ++i) static_cast<float*>(c)[i] = static_cast<float>(ref[i]);
 }
 
@@ -166,53 +188,51 @@ ReferenceProduct::ReferenceProduct(DataType type, uint32_t m, uint32_t n, uint32
     : ReferenceProduct(type, default_output_type(type), m, n, k, a, b) {}
 
 ReferenceProduct::ReferenceProduct(DataType input, DataType output, uint32_t m, uint32_t n, uint32_t k, const void* a,
-                                   const void* b, bool f16_accumulate)
-    : type_(input), output_(output), m_(m), n_(n), k_(k) {
+                                   const void* b, const CompareOptions& options)
+    : type_(input), output_(output), m_(m), n_(n), k_(k), options_(options) {
   check_types(input, output);
-  if (f16_accumulate && (input != DataType::f16 || output != DataType::f16)) {
+  if (options.f16_accumulate && (input != DataType::f16 || output != DataType::f16)) {
     throw Error(ErrorCode::invalid_argument, "reference: f16 accumulation is for f16 inputs and an f16 result");
-  }
-  bound_ = input == DataType::i32 ? 0.0 : error_bound(input, output, k, f16_accumulate);
-  if (input == DataType::f16) {
-    // Results that small land among fp16's subnormals (spacing 2^-24): an absolute allowance per rounding.
-    const double tiny = std::ldexp(1.0, -24);
-    absolute_ = f16_accumulate ? tiny * std::max<uint32_t>(k, 1) : output == DataType::f16 ? tiny : 0.0;
   }
   const uint64_t count = uint64_t{m} * n;
   value_.resize(count);
+  if (input == DataType::i32) {
+    std::vector<int32_t> ref(count);
+    reference_int(m, n, k, static_cast<const int32_t*>(a), static_cast<const int32_t*>(b), ref.data());
+    std::copy(ref.begin(), ref.end(), value_.begin());
+    return;
+  }
+  abs_product_.resize(count);
+  if (options.random_inputs) {
+    energy_.resize(count);
+    drift_.resize(count);
+  }
+  const Gathered g{abs_product_.data(), energy_.empty() ? nullptr : energy_.data(),
+                   drift_.empty() ? nullptr : drift_.data()};
   switch (input) {
     case DataType::f16: {
       const auto wa = widen(a, uint64_t{m} * k), wb = widen(b, uint64_t{k} * n);
       std::vector<double> ref(count);
-      abs_product_.resize(count);
-      reference_float(m, n, k, wa.data(), wb.data(), ref.data(), abs_product_.data());
+      reference_float(m, n, k, wa.data(), wb.data(), ref.data(), g);
       std::copy(ref.begin(), ref.end(), value_.begin());
       scale_ = frobenius(wa.data(), wa.size()) * frobenius(wb.data(), wb.size());
       break;
     }
     case DataType::f32: {
       std::vector<double> ref(count);
-      abs_product_.resize(count);
-      reference_float(m, n, k, static_cast<const float*>(a), static_cast<const float*>(b), ref.data(),
-                      abs_product_.data());
+      reference_float(m, n, k, static_cast<const float*>(a), static_cast<const float*>(b), ref.data(), g);
       std::copy(ref.begin(), ref.end(), value_.begin());
       scale_ = frobenius(static_cast<const float*>(a), uint64_t{m} * k) *
                frobenius(static_cast<const float*>(b), uint64_t{k} * n);
       break;
     }
     case DataType::f64:
-      abs_product_.resize(count);
-      reference_float(m, n, k, static_cast<const double*>(a), static_cast<const double*>(b), value_.data(),
-                      abs_product_.data());
+      reference_float(m, n, k, static_cast<const double*>(a), static_cast<const double*>(b), value_.data(), g);
       scale_ = frobenius(static_cast<const double*>(a), uint64_t{m} * k) *
                frobenius(static_cast<const double*>(b), uint64_t{k} * n);
       break;
-    case DataType::i32: {
-      std::vector<int32_t> ref(count);
-      reference_int(m, n, k, static_cast<const int32_t*>(a), static_cast<const int32_t*>(b), ref.data());
-      std::copy(ref.begin(), ref.end(), value_.begin());
+    case DataType::i32:
       break;
-    }
   }
 }
 
@@ -222,9 +242,10 @@ Comparison ReferenceProduct::compare(const void* c_gpu) const {
     uint64_t bad = 0, first_bad = 0;
     double worst = 0.0;
     long double diff2 = 0.0L;
+    detail::ModelSums model;
   };
   const bool exact = type_ == DataType::i32;
-  const double bound = bound_;
+  const detail::Tolerance tolerance(type_, output_, k_, 0, options_);
   const unsigned parts = std::max(1u, std::min(std::thread::hardware_concurrency(), m_));
   std::vector<Tally> tallies(parts);
   const uint32_t per = (m_ + parts - 1) / parts;
@@ -236,11 +257,18 @@ Comparison ReferenceProduct::compare(const void* c_gpu) const {
       double ratio = 0.0;
       if (exact) {
         ratio = diff != 0.0L ? std::numeric_limits<double>::infinity() : 0.0;
-      } else if (!std::isfinite(got)) {
-        ratio = std::numeric_limits<double>::infinity();
-      } else if (diff > 0.0L) {
-        const double allowed = bound * abs_product_[i] + absolute_;
-        ratio = allowed > 0.0 ? static_cast<double>(diff) / allowed : std::numeric_limits<double>::infinity();
+      } else {
+        const detail::SumStats stats{abs_product_[i], energy_.empty() ? 0.0 : energy_[i],
+                                     drift_.empty() ? 0.0 : drift_[i]};
+        const auto ref = static_cast<double>(value_[i]);
+        const detail::ElementTerms terms{1.0, 0.0, 0.0, ref, ref};
+        tolerance.accumulate(t.model, stats, terms);
+        if (!std::isfinite(got)) {
+          ratio = std::numeric_limits<double>::infinity();
+        } else if (diff > 0.0L) {
+          const double allowed = tolerance.allowed(stats, terms);
+          ratio = allowed > 0.0 ? static_cast<double>(diff) / allowed : std::numeric_limits<double>::infinity();
+        }
       }
       if (ratio > 1.0 && t.bad++ == 0) t.first_bad = i;
       t.worst = std::max(t.worst, ratio);
@@ -248,23 +276,26 @@ Comparison ReferenceProduct::compare(const void* c_gpu) const {
     }
   }, per);
   Comparison out;
-  out.bound = bound;
+  out.bound = tolerance.gamma();
   long double diff2 = 0.0L;
+  detail::ModelSums model;
   for (const Tally& t : tallies) {
     if (t.bad && out.bad_elements == 0) out.first_bad = t.first_bad;
     out.bad_elements += t.bad;
     out.worst_element_ratio = std::max(out.worst_element_ratio, t.worst);
     diff2 += t.diff2;
+    model.merge(t.model);
   }
   if (exact) {
     out.passed = out.bad_elements == 0;
     return out;
   }
   // The absolute allowance (f16 results) over all elements comes off the norm of the difference.
-  const double slack = absolute_ * std::sqrt(static_cast<double>(uint64_t{m_} * n_));
+  const double slack = tolerance.absolute() * std::sqrt(static_cast<double>(uint64_t{m_} * n_));
   const double norm = std::max(0.0, static_cast<double>(std::sqrt(diff2)) - slack);
   out.normwise_error = scale_ > 0.0 ? norm / scale_ : norm;
-  out.passed = out.bad_elements == 0 && out.normwise_error <= out.bound;
+  out.normwise_model_ratio = tolerance.normwise_model_ratio(model, static_cast<double>(std::sqrt(diff2)));
+  out.passed = out.bad_elements == 0 && out.normwise_error <= out.bound && out.normwise_model_ratio <= 1.0;
   return out;
 }
 
@@ -274,8 +305,8 @@ Comparison compare_with_reference(DataType type, uint32_t m, uint32_t n, uint32_
 }
 
 Comparison compare_with_reference(DataType input, DataType output, uint32_t m, uint32_t n, uint32_t k, const void* a,
-                                  const void* b, const void* c_gpu, bool f16_accumulate) {
-  return ReferenceProduct(input, output, m, n, k, a, b, f16_accumulate).compare(c_gpu);
+                                  const void* b, const void* c_gpu, const CompareOptions& options) {
+  return ReferenceProduct(input, output, m, n, k, a, b, options).compare(c_gpu);
 }
 
 std::string Comparison::summary() const {
@@ -284,6 +315,7 @@ std::string Comparison::summary() const {
   }
   auto s = fmt::format("normwise error {:.3g} (bound {:.3g}), worst element at {:.3g} of its bound", normwise_error,
                        bound, worst_element_ratio);
+  if (normwise_model_ratio > 0.0) s += fmt::format(", normwise at {:.3g} of the random-rounding model", normwise_model_ratio);
   if (bad_elements) s += fmt::format("; {} elements outside, the first at index {}", bad_elements, first_bad);
   return s;
 }

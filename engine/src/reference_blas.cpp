@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "element_access.hpp"
+#include "reference/tolerance.hpp"
 #include "vkgemm/error.hpp"
 #include "vkgemm/half.hpp"
 #include "vkgemm/reference.hpp"
@@ -45,14 +46,21 @@ std::vector<double> widen(DataType type, const void* p, uint64_t count) {
   return out;
 }
 
-// Computes every described element of C: ref (accumulated in A) and the scale |alpha| (|op(A)||op(B)|)_ij +
-// |beta| |C0_ij| of its elementwise bound. `cells` lists their indices.
+// The float reference of every described element of C, from widened operands: ref accumulated in double
+// (long double for f64, as the plain reference), with what the bounds need beside it (tolerance.hpp).
 template <typename A>
-void compute(const GemmDesc& d, const double* a, const double* b, const double* c0, std::vector<uint64_t>& cells,
-             std::vector<A>& ref, std::vector<double>& scale, double& norm_ab2, double& norm_c2) {
+struct FloatCells {
+  std::vector<uint64_t> cells;         // where each described element lives in C's span
+  std::vector<A> ref;                  // alpha * s + beta * c0
+  std::vector<double> sum, c0;         // s = sum_p op(A)_ip op(B)_pj, and C0 there (0 when beta = 0)
+  std::vector<detail::SumStats> stats;
+  double norm_ab2 = 0.0, norm_c2 = 0.0;
+};
+
+template <typename A>
+void compute(const GemmDesc& d, const double* a, const double* b, const double* c0, FloatCells<A>& r) {
   const Indexer ia = indexer(d, 'A'), ib = indexer(d, 'B'), ic = indexer(d, 'C');
   const bool reads_ab = d.alpha != 0.0 && d.k != 0;
-  norm_ab2 = norm_c2 = 0.0;
   for (int64_t t = 0; t < d.batch; ++t) {
     double na = 0.0, nb = 0.0;
     if (reads_ab) {
@@ -61,29 +69,30 @@ void compute(const GemmDesc& d, const double* a, const double* b, const double* 
       for (int64_t p = 0; p < d.k; ++p)
         for (int64_t j = 0; j < d.n; ++j) nb += std::pow(b[ib(t, p, j)], 2);
     }
-    norm_ab2 += na * nb;
+    r.norm_ab2 += na * nb;
     for (int64_t i = 0; i < d.m; ++i) {
       for (int64_t j = 0; j < d.n; ++j) {
         A sum = 0;
-        double abs_sum = 0.0;
+        detail::SumStats st;
         if (reads_ab) {
           for (int64_t p = 0; p < d.k; ++p) {
             const A x = static_cast<A>(a[ia(t, i, p)]), y = static_cast<A>(b[ib(t, p, j)]);
             sum += x * y;
-            abs_sum += std::fabs(static_cast<double>(x * y));
+            st.add(static_cast<double>(x * y), static_cast<double>(sum));
           }
         }
         const uint64_t at = ic(t, i, j);
-        A r = static_cast<A>(d.alpha) * sum;
-        double s = std::fabs(d.alpha) * abs_sum;
+        A v = static_cast<A>(d.alpha) * sum;
+        const double c = d.beta != 0.0 ? c0[at] : 0.0;
         if (d.beta != 0.0) {
-          r += static_cast<A>(d.beta) * static_cast<A>(c0[at]);
-          s += std::fabs(d.beta) * std::fabs(c0[at]);
-          norm_c2 += std::pow(c0[at], 2);
+          v += static_cast<A>(d.beta) * static_cast<A>(c);
+          r.norm_c2 += c * c;
         }
-        cells.push_back(at);
-        ref.push_back(r);
-        scale.push_back(s);
+        r.cells.push_back(at);
+        r.ref.push_back(v);
+        r.sum.push_back(static_cast<double>(sum));
+        r.c0.push_back(c);
+        r.stats.push_back(st);
       }
     }
   }
@@ -110,28 +119,14 @@ void compute_int(const GemmDesc& d, const int32_t* a, const int32_t* b, const in
       }
 }
 
-// The float reference of every described element of C, from widened operands: double sums, long double
-// for f64 (as the plain reference).
-struct FloatReference {
-  std::vector<uint64_t> cells;
-  std::vector<long double> ref;
-  std::vector<double> scale;
-  double norm_ab2 = 0.0, norm_c2 = 0.0;
-};
-
-FloatReference float_reference(const GemmDesc& d, const void* a, const void* b, const void* c_in) {
+template <typename A>
+FloatCells<A> float_reference(const GemmDesc& d, const void* a, const void* b, const void* c_in) {
   const bool reads_ab = d.alpha != 0.0 && d.k != 0;
   const auto wa = widen(d.type, reads_ab ? a : nullptr, operand_extent(d, 'A').elements);
   const auto wb = widen(d.type, reads_ab ? b : nullptr, operand_extent(d, 'B').elements);
   const auto wc = widen(output_type(d), d.beta != 0.0 ? c_in : nullptr, operand_extent(d, 'C').elements);
-  FloatReference r;
-  if (d.type == DataType::f64) {
-    compute(d, wa.data(), wb.data(), wc.data(), r.cells, r.ref, r.scale, r.norm_ab2, r.norm_c2);
-  } else {
-    std::vector<double> ref;
-    compute(d, wa.data(), wb.data(), wc.data(), r.cells, ref, r.scale, r.norm_ab2, r.norm_c2);
-    r.ref.assign(ref.begin(), ref.end());
-  }
+  FloatCells<A> r;
+  compute(d, wa.data(), wb.data(), wc.data(), r);
   return r;
 }
 
@@ -154,25 +149,28 @@ Comparison compare_int(const GemmDesc& d, const void* a, const void* b, const vo
   return out;
 }
 
+template <typename A>
 Comparison compare_float(const GemmDesc& d, const void* a, const void* b, const void* c_in, const void* c_gpu,
-                         bool f16_accumulate, std::vector<char>& described) {
+                         const CompareOptions& options, std::vector<char>& described) {
   const DataType out_type = output_type(d);
   Comparison out;
-  const FloatReference r = float_reference(d, a, b, c_in);
-  const auto k = static_cast<uint32_t>(std::min<int64_t>(d.k + 2, std::numeric_limits<uint32_t>::max()));
-  out.bound = error_bound(d.type, out_type, k, f16_accumulate);
-  // f16 results that small land among fp16's subnormals (spacing 2^-24): an absolute allowance.
-  const double absolute = out_type != DataType::f16 ? 0.0 : std::ldexp(1.0, -24) * (f16_accumulate ? k : 1);
+  const FloatCells<A> r = float_reference<A>(d, a, b, c_in);
+  const detail::Tolerance tolerance(d.type, out_type, static_cast<uint64_t>(d.k), 2, options);
+  out.bound = tolerance.gamma();
+  detail::ModelSums model;
   double diff2 = 0.0;
   for (size_t i = 0; i < r.cells.size(); ++i) {
     described[r.cells[i]] = 1;
     const double g = load_element(out_type, c_gpu, r.cells[i]);
-    const double diff = std::fabs(g - static_cast<double>(r.ref[i]));
-    const double allowed = out.bound * r.scale[i] + absolute;
+    const auto ref = static_cast<double>(r.ref[i]);
+    const double diff = std::fabs(g - ref);
+    const detail::ElementTerms terms{d.alpha, d.beta, r.c0[i], r.sum[i], ref};
+    tolerance.accumulate(model, r.stats[i], terms);
     double ratio = 0.0;
     if (!std::isfinite(g)) {
       ratio = std::numeric_limits<double>::infinity();
     } else if (diff > 0.0) {
+      const double allowed = tolerance.allowed(r.stats[i], terms);
       ratio = allowed > 0.0 ? diff / allowed : std::numeric_limits<double>::infinity();
     }
     if (ratio > 1.0) {
@@ -182,10 +180,11 @@ Comparison compare_float(const GemmDesc& d, const void* a, const void* b, const 
     out.worst_element_ratio = std::max(out.worst_element_ratio, ratio);
     diff2 += std::isfinite(diff) ? diff * diff : std::numeric_limits<double>::infinity();
   }
-  const double slack = absolute * std::sqrt(static_cast<double>(r.cells.size()));
+  const double slack = tolerance.absolute() * std::sqrt(static_cast<double>(r.cells.size()));
   const double norm = std::max(0.0, std::sqrt(diff2) - slack);
   const double norm_scale = std::fabs(d.alpha) * std::sqrt(r.norm_ab2) + std::fabs(d.beta) * std::sqrt(r.norm_c2);
   out.normwise_error = norm_scale > 0.0 ? norm / norm_scale : norm;
+  out.normwise_model_ratio = tolerance.normwise_model_ratio(model, std::sqrt(diff2));
   return out;
 }
 
@@ -204,12 +203,17 @@ void reference_gemm(const GemmDesc& desc, const void* a, const void* b, const vo
     for (size_t i = 0; i < cells.size(); ++i) static_cast<int32_t*>(c_out)[cells[i]] = ref[i];
     return;
   }
-  const FloatReference r = float_reference(desc, a, b, c_in);
-  for (size_t i = 0; i < r.cells.size(); ++i) store_element(out_type, c_out, r.cells[i], r.ref[i]);
+  if (desc.type == DataType::f64) {
+    const auto r = float_reference<long double>(desc, a, b, c_in);
+    for (size_t i = 0; i < r.cells.size(); ++i) store_element(out_type, c_out, r.cells[i], r.ref[i]);
+  } else {
+    const auto r = float_reference<double>(desc, a, b, c_in);
+    for (size_t i = 0; i < r.cells.size(); ++i) store_element(out_type, c_out, r.cells[i], r.ref[i]);
+  }
 }
 
 Comparison compare_with_reference(const GemmDesc& desc, const void* a, const void* b, const void* c_in,
-                                  const void* c_gpu, bool f16_accumulate) {
+                                  const void* c_gpu, const CompareOptions& options) {
   check_gemm(desc);
   const DataType out_type = output_type(desc);
   // The plain product (row-major, no transposes, tight strides, one entry, alpha 1, beta 0) is the common
@@ -221,14 +225,15 @@ Comparison compare_with_reference(const GemmDesc& desc, const void* a, const voi
                      operand_extent(desc, 'C').ld == std::max<int64_t>(1, desc.n);
   if (plain && desc.m > 0 && desc.n > 0) {
     return ReferenceProduct(desc.type, out_type, static_cast<uint32_t>(desc.m), static_cast<uint32_t>(desc.n),
-                            static_cast<uint32_t>(desc.k), a, b, f16_accumulate)
+                            static_cast<uint32_t>(desc.k), a, b, options)
         .compare(c_gpu);
   }
   const uint64_t span = operand_extent(desc, 'C').elements;
   const uint64_t es = element_size(out_type);
   std::vector<char> described(span, 0);
-  Comparison out = desc.type == DataType::i32 ? compare_int(desc, a, b, c_in, c_gpu, described)
-                                              : compare_float(desc, a, b, c_in, c_gpu, f16_accumulate, described);
+  Comparison out = desc.type == DataType::i32   ? compare_int(desc, a, b, c_in, c_gpu, described)
+                   : desc.type == DataType::f64 ? compare_float<long double>(desc, a, b, c_in, c_gpu, options, described)
+                                                : compare_float<double>(desc, a, b, c_in, c_gpu, options, described);
   // Gaps between rows and between batch entries: untouched, bit for bit.
   const auto* got = static_cast<const unsigned char*>(c_gpu);
   const auto* before = static_cast<const unsigned char*>(c_in);
@@ -238,7 +243,8 @@ Comparison compare_with_reference(const GemmDesc& desc, const void* a, const voi
       ++out.bad_elements;
     }
   }
-  out.passed = out.bad_elements == 0 && (desc.type == DataType::i32 || out.normwise_error <= out.bound);
+  out.passed = out.bad_elements == 0 &&
+               (desc.type == DataType::i32 || (out.normwise_error <= out.bound && out.normwise_model_ratio <= 1.0));
   return out;
 }
 

@@ -4,7 +4,7 @@
 # and timing script (which runs the f16 suite too), then vkgemm against cuBLAS in the same run for f16 and f32.
 # Run from the repository root with build/release present; results go under $OUT (default out/gpu).
 # Usage: tools/gpu/check-and-bench.sh [phase...]
-#   phases: tests fp16 bench-f16 bench-f16-acc16 bench-f32 stats (the default: all six). Sweeps of coopmat2's
+#   phases: tests bounds fp16 bench-f16 bench-f16-acc16 bench-f32 stats (the default: all seven). Sweeps of coopmat2's
 #   tile, K step, pipelining and unrolling are tools/gpu/coopmat2-sweep.sh's, which verifies each row first.
 # Exit status: 1 when any phase failed (each phase still runs).
 set -uo pipefail
@@ -15,7 +15,7 @@ bin=build/release/vkgemm
 tests=build/release/tests/vkgemm_tests
 commit=$(cat build/release/commit.txt 2>/dev/null || echo unknown)
 phases=("$@")
-((${#phases[@]})) || phases=(tests fp16 bench-f16 bench-f16-acc16 bench-f32 stats)
+((${#phases[@]})) || phases=(tests bounds fp16 bench-f16 bench-f16-acc16 bench-f32 stats)
 failures=0
 
 phase() {  # phase NAME COMMAND...: runs it, logs to $out/NAME.txt, says how long it took
@@ -46,7 +46,21 @@ for p in "${phases[@]}"; do
     tests)
       # The f16 grid and suites. (The grid's K are at most 67, under one 256-deep split-K slice: split-K is
       # verified by check-fp16.sh, the fp16 phase, with the split count forced.)
-      phase tests validation bash -c "$tests --test-suite=blas '--test-case=grid f16' && $tests '--test-suite=f16,coopmat config'" ;;
+      # Also the determinism and statistics suites (same bits run to run; the driver's pipeline statistics)
+      # and the cooperative-matrix kernels' exact small-integer products (K 2048 through the fast path).
+      phase tests validation bash -c "$tests --test-suite=blas '--test-case=grid f16*' && $tests '--test-suite=f16,coopmat config,bounds' && $tests '--test-suite=determinism,statistics'" ;;
+    bounds)
+      # The reference's model bounds (reference.hpp) against real sums: how far each product stands from its
+      # allowance, fp16 and fp32 sums, K 1024 to 14336, split and unsplit.
+      phase bounds bash -c "set -o pipefail
+        for k in 1024 4096 14336; do
+          for f in '--kernel coopmat2 --f16-accumulate' '--kernel coopmat2 --out-type f32' '--kernel coopmat2 --out-type f16' '--kernel coopmat --out-type f32'; do
+            echo \"== f16 1024x512x\$k \$f\"; $bin run --type f16 \$f --m 1024 --n 512 --k \$k --repeat 1 --warmup 0 --verify | grep -E 'kernel|verify' || exit 1
+          done
+          echo \"== f32 1024x512x\$k\"; $bin run --type f32 --m 1024 --n 512 --k \$k --repeat 1 --warmup 0 --verify | grep -E 'kernel|verify' || exit 1
+        done
+        echo '== f16 4096x512x14336 fp16 sums'; $bin run --type f16 --f16-accumulate --m 4096 --n 512 --k 14336 --repeat 1 --warmup 0 --verify | grep -E 'kernel|verify' || exit 1
+        echo '== f16 4096x512x14336 C f32'; $bin run --type f16 --out-type f32 --m 4096 --n 512 --k 14336 --repeat 1 --warmup 0 --verify | grep -E 'kernel|verify' || exit 1" ;;
     fp16) phase fp16 tools/gpu/check-fp16.sh ;;
     bench-f16) phase bench-f16 python3 tools/bench-vs-cublas.py --type f16 --commit "$commit" \
                  --json "$out/bench-f16.json" ;;

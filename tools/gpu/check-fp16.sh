@@ -88,6 +88,19 @@ for k in "${kernels[@]}"; do
         run "$k ${t:-untransposed} ${m}x${n}x${kk}" --type f16 --kernel "$k" $t --m "$m" --n "$n" --k "$kk" --repeat 1 --warmup 0 --verify
       done
     done
+    # The fast path behind every f16 headline: tiles inside the matrices, 16-byte aligned, K at least
+    # BK x UNROLL (256 to 1024) from a slice start that is a multiple of 256. Unsplit (grids that fill the
+    # GPU: 1024^2 and 2048x1024 at K 2048 and 4096) and split (a short grid with a long K, which the
+    # planner splits: 256x256x8192, 4096x512x14336), with fp32 sums (C f32 and C f16) and fp16 sums, judged
+    # by the random-rounding model bound (docs: reference.hpp), which rejects a dropped K step or slice.
+    echo "== coopmat2 fast path (K >= 2048, interior aligned tiles)"
+    for s in "1024 1024 2048" "2048 1024 4096" "256 256 8192" "4096 512 14336"; do
+      read -r m n kk <<<"$s"
+      for f in "" "--out-type f16" "--f16-accumulate --out-type f16" "--trans-b --out-type f16"; do
+        run "$k fast path ${m}x${n}x${kk} ${f:-C f32}" --type f16 --kernel "$k" $f --m "$m" --n "$n" --k "$kk" \
+          --repeat 1 --warmup 0 --verify
+      done
+    done
     run "$k f16-accumulate 2048x1024x8192" --type f16 --f16-accumulate --kernel "$k" --m 2048 --n 1024 --k 8192 --repeat 1 --warmup 0 --verify
     run "$k f16-accumulate --trans-b 2048x1024x8192, alpha, beta" --type f16 --f16-accumulate --kernel "$k" --trans-b --alpha 0.5 --beta 2 --m 2048 --n 1024 --k 8192 --repeat 1 --warmup 0 --verify
     # Split-K across slice boundaries, the count forced (VKGEMM_EXPERIMENT_COOPMAT2=splits=S): slices are

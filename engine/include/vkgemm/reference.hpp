@@ -14,8 +14,28 @@
 // and, because a result that small lands among fp16's subnormals, an absolute 2^-24 per element for C f16.
 // With f16_accumulate (the sums themselves are fp16) u is 2^-11:
 //           bound = 2 * max(k, 1) * 2^-11, absolute 2^-24 * max(k, 1)
-// which grows with k until it says little; that is the price of fp16 accumulation (and why it is not the
-// default). Exactly representable inputs whose sums stay exact must match exactly (the tests check that).
+// which is >= 1 once k >= 1024: it then passes an all-zero C. Exactly representable inputs whose sums
+// stay exact must match exactly (the tests check that).
+//
+// The model bounds (CompareOptions::random_inputs: the inputs are independent random values, as every
+// test and `vkgemm run` without files draw them). The reference also records, per element, the partial
+// sums s_p = a_1 b_1 + ... + a_p b_p in k order, and the allowance becomes the smaller of the worst case
+// above and
+//   fp16 sums:  lambda * u * sqrt(sum_p s_p^2 + (a_p b_p)^2)  + E,  lambda = 8
+//     (Higham and Mary's probabilistic analysis: each rounding an independent zero-mean error of at most u
+//     times what it rounds; Hoeffding's inequality puts an element outside with probability at most
+//     2 exp(-lambda^2 / 2) = 2.5e-14.) And normwise, ||C - C_ref||_F <= c_N u sqrt(sum_ij (sum_p ...)) +
+//     ||E||_F, where c_N -> 1/sqrt(3) is the factor a chi-square tail of the N elements exceeds with
+//     probability under 1e-12 (reference/tolerance.cpp). This is what rejects a wrong result at any k: the
+//     worst case grows as k u |A||B| while a sum of random terms grows as sqrt(k), so at k >= 1024 the worst
+//     case passes an all-zero C; the model does not, nor a dropped K step or split-K slice (the reference
+//     tests show both at k = 1024, 4096 and 14336).
+//   wider sums (f32, f64):  2 * u * sum_p (|s_p| + |a_p b_p|)  + E
+//     (each rounding of the running sum errs by at most u |s_p|, in any direction, so this holds for
+//     truncating hardware too; it catches a path that silently rounds its inputs to fp16 or TF32.)
+// E = 2 u (|alpha s_k| + |beta c0|) + u_C |C_ref| + the absolute allowance: the products by alpha and beta,
+// their sum, and the rounding to C's type. Off by default: data with structure (all ones, say) makes
+// rounding errors correlated, and there only the worst case holds.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +46,12 @@
 
 namespace vkgemm {
 
+// How a comparison judges a float result (see the top of this file).
+struct CompareOptions {
+  bool f16_accumulate = false;  // the sums are fp16 (GemmOptions::f16_accumulate): u = 2^-11
+  bool random_inputs = false;   // the inputs are independent random values: the model bounds apply too
+};
+
 // c = a * b, row-major; a is m x k, b is k x n, c is m x n, elements of `type`. For float types,
 // abs_product (when not null) receives (|A| |B|) as doubles, for the elementwise bound.
 void reference_gemm(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a, const void* b, void* c,
@@ -35,7 +61,9 @@ struct Comparison {
   bool passed = false;
   double normwise_error = 0.0;   // ||C - C_ref||_F / (||A||_F ||B||_F); 0 for int32
   double bound = 0.0;            // the bound it is held to; 0 for int32
-  double worst_element_ratio = 0.0;  // max over elements of |C - C_ref| / (bound * (|A||B|)_ij)
+  double worst_element_ratio = 0.0;  // max over elements of |C - C_ref| / its allowance
+  double normwise_model_ratio = 0.0;  // ||C - C_ref||_F over the model's normwise allowance (fp16 sums with
+                                      // random inputs; at most 1 passes); 0 when not used
   uint64_t bad_elements = 0;     // elements outside their bound (or different, for int32), NaN included
   uint64_t first_bad = 0;        // index of the first of them
   std::string summary() const;   // one line for people
@@ -57,30 +85,29 @@ class ReferenceProduct {
  public:
   // C of default_output_type(type).
   ReferenceProduct(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a, const void* b);
-  // Inputs of `input`, C of `output`; f16_accumulate widens the bound to fp16 accumulation. Throws
-  // vkgemm::Error(invalid_argument) for a combination that does not exist.
+  // Inputs of `input`, C of `output`, judged as `options` say. Throws vkgemm::Error(invalid_argument) for
+  // a combination that does not exist.
   ReferenceProduct(DataType input, DataType output, uint32_t m, uint32_t n, uint32_t k, const void* a, const void* b,
-                   bool f16_accumulate = false);
+                   const CompareOptions& options = {});
   Comparison compare(const void* c_gpu) const;
 
  private:
   DataType type_;                   // of A and B
   DataType output_;                 // of C
   uint32_t m_, n_, k_;
-  double bound_ = 0.0;              // relative bound; 0 for int32
-  double absolute_ = 0.0;           // absolute allowance per element (f16 results)
+  CompareOptions options_;
   std::vector<long double> value_;  // C_ref (exact for int32, wrapped modulo 2^32)
   std::vector<double> abs_product_; // (|A| |B|), float types
+  std::vector<double> energy_, drift_;  // the model's sums per element (random_inputs only)
   double scale_ = 0.0;              // ||A||_F ||B||_F
 };
 
 // Compares a GPU result with the reference for the product of a (m x k) and b (k x n).
 Comparison compare_with_reference(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a,
                                   const void* b, const void* c_gpu);
-// The same for inputs of `input` type and a result of `output` type; f16_accumulate widens the bound
-// to fp16 accumulation (GemmOptions::f16_accumulate).
+// The same for inputs of `input` type and a result of `output` type, judged as `options` say.
 Comparison compare_with_reference(DataType input, DataType output, uint32_t m, uint32_t n, uint32_t k, const void* a,
-                                  const void* b, const void* c_gpu, bool f16_accumulate = false);
+                                  const void* b, const void* c_gpu, const CompareOptions& options = {});
 
 }  // namespace vkgemm
 
@@ -101,8 +128,8 @@ void reference_gemm(const GemmDesc& desc, const void* a, const void* b, const vo
 // drops the C0 term; the normwise error reported is the left side over the right side's scale). int32:
 // exact. Either way every element of C's span outside the described matrices must equal c_in bitwise.
 // f16 inputs: gamma is error_bound(f16, C's type, k + 2, f16_accumulate) (see the top of this file), with
-// the same absolute allowance per element for fp16 subnormals.
+// the same absolute allowance per element for fp16 subnormals. options.random_inputs adds the model bounds.
 Comparison compare_with_reference(const GemmDesc& desc, const void* a, const void* b, const void* c_in,
-                                  const void* c_gpu, bool f16_accumulate = false);
+                                  const void* c_gpu, const CompareOptions& options = {});
 
 }  // namespace vkgemm

@@ -1,0 +1,75 @@
+// The allowance a float result is held to, element by element and as a whole (reference.hpp states the
+// bounds and why they hold). One place for the rule, used by both comparisons: the plain product
+// (reference.cpp) and the full BLAS call (reference_blas.cpp).
+#pragma once
+
+#include <cstdint>
+
+#include "vkgemm/reference.hpp"
+#include "vkgemm/types.hpp"
+
+namespace vkgemm::detail {
+
+// What the reference gathers about one element's sum s_k = sum_p a_p b_p besides its value.
+struct SumStats {
+  double abs_sum = 0.0;  // sum_p |a_p b_p|                       (the worst-case bound's scale)
+  double energy = 0.0;   // sum_p (s_p^2 + (a_p b_p)^2)            (random rounding: fp16 sums)
+  double drift = 0.0;    // sum_p (|s_p| + |a_p b_p|)               (any rounding, sequential: wider sums)
+  // Adds one term a_p b_p; `partial` is s_p, the sum with it.
+  void add(double product, double partial) {
+    const double ap = product < 0 ? -product : product;
+    abs_sum += ap;
+    energy += partial * partial + product * product;
+    drift += (partial < 0 ? -partial : partial) + ap;
+  }
+};
+
+// The scalars of one element: C = alpha * s + beta * c0, c_ref its exact value.
+struct ElementTerms {
+  double alpha = 1.0, beta = 0.0, c0 = 0.0, sum = 0.0, c_ref = 0.0;
+};
+
+// The model's whole-matrix sums over the elements so far: alpha^2 * energy, its square, and the square
+// of each element's end terms. Parts of a matrix tally their own and merge.
+struct ModelSums {
+  double energy = 0.0, energy_sq = 0.0, end2 = 0.0;
+  void merge(const ModelSums& o) {
+    energy += o.energy;
+    energy_sq += o.energy_sq;
+    end2 += o.end2;
+  }
+};
+
+class Tolerance {
+ public:
+  // k is the product's inner size; extra_roundings is 0 for the plain product and 2 for the BLAS call
+  // (the products by alpha and beta and their sum: each one more rounding in the worst-case bound).
+  Tolerance(DataType input, DataType output, uint64_t k, uint32_t extra_roundings, const CompareOptions& options);
+
+  // The worst-case relative bound gamma (Comparison::bound) and the absolute allowance per element.
+  double gamma() const { return gamma_; }
+  double absolute() const { return absolute_; }
+  bool uses_model() const { return model_; }
+
+  // |C - C_ref| allowed for one element: gamma * scale + absolute, and with the model on the smaller of
+  // that and the model's allowance.
+  double allowed(const SumStats& s, const ElementTerms& t) const;
+  // The model's whole-matrix allowance accumulates over elements; normwise_model_ratio() then says how
+  // far ||C - C_ref||_F stands from it (at most 1 passes; 0 without a normwise model, which only fp16
+  // sums have).
+  void accumulate(ModelSums& sums, const SumStats& s, const ElementTerms& t) const;
+  double normwise_model_ratio(const ModelSums& sums, double diff_norm) const;
+
+ private:
+  double end_terms(const ElementTerms& t) const;
+  bool model_ = false;           // the inputs are random: the model bounds apply
+  bool random_rounding_ = false; // fp16 sums: rounding errors modelled as independent and zero-mean
+  double gamma_ = 0.0, absolute_ = 0.0;
+  double u_acc_ = 0.0, u_out_ = 0.0;
+};
+
+// sigma such that the root-mean-square of N independent normal errors of variance at most 1/3 exceeds
+// sigma with probability under 1e-12 (a Chernoff bound on the chi-square tail); 1/sqrt(3) as N grows.
+double normwise_model_factor(uint64_t elements);
+
+}  // namespace vkgemm::detail

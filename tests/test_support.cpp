@@ -1,0 +1,80 @@
+// What this machine must support, asserted: VKGEMM_TEST_EXPECT names the kernels, element types and
+// embedded SPIR-V that the device and build under test must have, so that a lost feature, driver or
+// shader toolchain fails loudly instead of turning the suites that need it into skips. tools/run-tests.sh
+// sets it for CI's lavapipe; unset, this suite reports itself skipped.
+//   VKGEMM_TEST_EXPECT="kernels=naive,tiled,blocked types=f32,i32,f64,f16 spirv=coopmat,coopmat2"
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kernels/spirv_table.hpp"
+#include "support.hpp"
+#include "vkgemm/vkgemm.hpp"
+
+using namespace vkgemm;
+
+namespace {
+
+// "key=a,b key2=c" -> {key: [a, b], key2: [c]}
+std::map<std::string, std::vector<std::string>> parse_expectation(const std::string& text) {
+  std::map<std::string, std::vector<std::string>> out;
+  std::istringstream words(text);
+  std::string word;
+  while (words >> word) {
+    const auto eq = word.find('=');
+    REQUIRE_MESSAGE(eq != std::string::npos, "VKGEMM_TEST_EXPECT: '", word, "' is not key=value,...");
+    std::vector<std::string>& values = out[word.substr(0, eq)];
+    std::istringstream list(word.substr(eq + 1));
+    for (std::string v; std::getline(list, v, ',');) values.push_back(v);
+  }
+  for (const auto& [key, values] : out) {
+    CHECK_MESSAGE((key == "kernels" || key == "types" || key == "spirv"), "VKGEMM_TEST_EXPECT: unknown key ", key);
+  }
+  return out;
+}
+
+// The element type a kernel is checked with: f16 for the matrix kernels, f32 for the rest.
+DataType type_for(Kernel kernel) {
+  return kernel == Kernel::coopmat || kernel == Kernel::coopmat2 ? DataType::f16 : DataType::f32;
+}
+
+}  // namespace
+
+TEST_SUITE("support") {
+  TEST_CASE("the device and build have what VKGEMM_TEST_EXPECT names") {
+    const char* env = std::getenv("VKGEMM_TEST_EXPECT");
+    if (!env || !*env) {
+      test::skip("VKGEMM_TEST_EXPECT is not set, so nothing is expected of this machine");
+      return;
+    }
+    const auto expected = parse_expectation(env);
+    Engine& e = test::engine();
+    INFO("device: ", e.device().name);
+    for (const std::string& name : expected.count("kernels") ? expected.at("kernels") : std::vector<std::string>{}) {
+      const auto kernel = parse_kernel(name);
+      REQUIRE_MESSAGE(kernel.has_value(), "VKGEMM_TEST_EXPECT: no kernel is named ", name);
+      CAPTURE(name);
+      CHECK_NOTHROW(e.check_supported(type_for(*kernel), {.kernel = *kernel}));
+    }
+    for (const std::string& name : expected.count("types") ? expected.at("types") : std::vector<std::string>{}) {
+      const auto type = parse_data_type(name);
+      REQUIRE_MESSAGE(type.has_value(), "VKGEMM_TEST_EXPECT: no element type is named ", name);
+      CAPTURE(name);
+      CHECK_NOTHROW(e.check_supported(*type, GemmOptions{}));
+    }
+    std::set<std::string> embedded;
+    for (const auto& blob : kernels::spirv_table()) embedded.insert(blob.name);
+    for (const std::string& kernel : expected.count("spirv") ? expected.at("spirv") : std::vector<std::string>{}) {
+      for (const char* variant : {"f16_f32", "f16_f16", "f16_acc16"}) {
+        const std::string name = kernel + "_" + variant;
+        CHECK_MESSAGE(embedded.count(name) == 1, name, " is not in this build (configure's probe of glslangValidator "
+                                                       "failed, or the shader toolchain was lost)");
+      }
+    }
+  }
+}
