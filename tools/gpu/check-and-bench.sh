@@ -13,7 +13,7 @@ out=${OUT:-out/gpu}
 mkdir -p "$out"
 bin=build/release/vkgemm
 tests=build/release/tests/vkgemm_tests
-commit=$(cat build/release/commit.txt 2>/dev/null || echo unknown)
+commit=$("$bin" --version | sed -n 's/.*(commit \(.*\))/\1/p')  # the binary's own build_commit
 phases=("$@")
 ((${#phases[@]})) || phases=(tests bounds fp16 bench-f16 bench-f16-acc16 bench-f32 stats)
 failures=0
@@ -62,11 +62,11 @@ for p in "${phases[@]}"; do
         echo '== f16 4096x512x14336 fp16 sums'; $bin run --type f16 --f16-accumulate --m 4096 --n 512 --k 14336 --repeat 1 --warmup 0 --verify | grep -E 'kernel|verify' || exit 1
         echo '== f16 4096x512x14336 C f32'; $bin run --type f16 --out-type f32 --m 4096 --n 512 --k 14336 --repeat 1 --warmup 0 --verify | grep -E 'kernel|verify' || exit 1" ;;
     fp16) phase fp16 tools/gpu/check-fp16.sh ;;
-    bench-f16) phase bench-f16 python3 tools/bench-vs-cublas.py --type f16 --commit "$commit" \
+    bench-f16) phase bench-f16 python3 tools/bench-vs-cublas.py --type f16 \
                  --json "$out/bench-f16.json" ;;
     bench-f16-acc16) phase bench-f16-acc16 python3 tools/bench-vs-cublas.py --type f16 --f16-accumulate \
-                 --commit "$commit" --json "$out/bench-f16-acc16.json" ;;
-    bench-f32) phase bench-f32 python3 tools/bench-vs-cublas.py --commit "$commit" --json "$out/bench-f32.json" ;;
+                 --json "$out/bench-f16-acc16.json" ;;
+    bench-f32) phase bench-f32 python3 tools/bench-vs-cublas.py --json "$out/bench-f32.json" ;;
     stats)
       # What limits the kernels, from the driver: registers, shared memory, spills per pipeline.
       phase stats bash -c "

@@ -68,7 +68,7 @@ header() {
   say "(each shape: TFLOP/s registers spill-bytes code-bytes; C f16, median of 20 after >= 150 ms of warm-up)"
 }
 
-say "coopmat2 sweep, commit $(cat build/release/commit.txt 2>/dev/null || echo unknown), $(date -u +%FT%TZ)"
+say "coopmat2 sweep, commit $(build/release/vkgemm --version | sed -n 's/.*(commit \(.*\))/\1/p'), $(date -u +%FT%TZ)"
 "$bin" devices | sed -n 1,3p | tee -a "$log"
 for g in "${groups[@]}"; do
   case $g in
