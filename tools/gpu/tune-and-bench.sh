@@ -5,12 +5,11 @@
 #   tuning.json        the tuning table for this device (copy it to engine/tuning/<device>.json)
 #   tune-*.txt         what the tuner found per shape
 #   bench-*.json/.txt  vkgemm (tuned) against cuBLAS, per shape: TFLOP/s and the ratio
-# Usage: tools/gpu/tune-and-bench.sh [commit]    (set PHASES="tune bench" to choose the phases)
+# Usage: tools/gpu/tune-and-bench.sh    (set PHASES="tune bench" to choose the phases; results name the binary's own commit)
 set -euo pipefail
 out=${OUT:-out/gpu}
 mkdir -p "$out"
 bin=build/release/vkgemm
-commit=${1:-unknown}
 phases=${PHASES:-tune bench}
 export VKGEMM_TUNING_FILE="$out/tuning.json"
 
@@ -19,7 +18,7 @@ if [[ " $phases " == *" tune "* ]]; then
   "$bin" tune --type f64 --sizes 1024 4096 --out "$out/tuning.json" | tee "$out/tune-f64.txt"
 fi
 if [[ " $phases " == *" bench "* ]]; then
-  python3 tools/bench-vs-cublas.py --commit "$commit" --json "$out/bench-f32.json" | tee "$out/bench-f32.txt"
-  python3 tools/bench-vs-cublas.py --type f64 --shapes 1024 4096 --commit "$commit" --json "$out/bench-f64.json" \
+  python3 tools/bench-vs-cublas.py --json "$out/bench-f32.json" | tee "$out/bench-f32.txt"
+  python3 tools/bench-vs-cublas.py --type f64 --shapes 1024 4096 --json "$out/bench-f64.json" \
     | tee "$out/bench-f64.txt"
 fi
