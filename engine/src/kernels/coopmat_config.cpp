@@ -66,7 +66,6 @@ void check_common(const DeviceInfo& d, const char* kernel) {
   }
 }
 
-
 // ---- The KHR kernel (shaders/coopmat.comp): its configuration, derived from the device ----
 
 // An experiment knob for the performance work (docs/coopmat.md), not an interface, as
@@ -208,7 +207,7 @@ KhrConfig khr_derive(const DeviceInfo& d, const Types& t, uint32_t subgroups_wan
   KhrConfig c;
   c.tm = s.m, c.tn = s.n, c.tk = s.k;
   c.sg = khr_subgroup(d, e);
-  uint32_t subgroups = std::max(1u, std::min(subgroups_wanted, floor_pow2(d.max_workgroup_invocations / c.sg)));
+  const uint32_t subgroups = std::max(1u, std::min(subgroups_wanted, floor_pow2(d.max_workgroup_invocations / c.sg)));
   const uint32_t per_lane = cpu ? 4 * c.tm * c.tn / c.sg : 64;  // accumulator elements, large tile
   const uint32_t fragments = std::max(1u, floor_pow2(per_lane * c.sg / (c.tm * c.tn)) / (subgroups_wanted >= 8 ? 1 : 2));
   uint32_t fn = 1;
@@ -231,7 +230,7 @@ KhrConfig khr_derive(const DeviceInfo& d, const Types& t, uint32_t subgroups_wan
 }
 
 // Throws naming the rule when a configuration (an experiment's) cannot be run by the shader.
-void khr_check(const DeviceInfo& d, const KhrConfig& c) {
+void khr_check(const KhrConfig& c) {
   const auto bad = [&](const std::string& rule) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("coopmat configuration {}x{}x{} warp {}x{} fragment {}x{}x{} subgroup {} (VKGEMM_EXPERIMENT_"
@@ -244,7 +243,6 @@ void khr_check(const DeviceInfo& d, const KhrConfig& c) {
   if (c.unroll < 1 || c.unroll > 16) bad("unroll is 1 to 16");
   if (c.buffers != 1 && c.buffers != 2) bad("buffers is 1 or 2");
   if (c.group < 1 || c.group > 64) bad("group is 1 to 64");
-  (void)d;
 }
 
 // A device without the extension is planned as an NVIDIA-like one (16x16x16 at subgroup 32), so that a
@@ -276,7 +274,7 @@ KhrConfig khr_config(const DeviceInfo& device, const Types& t, uint32_t m, uint3
                             "default: chosen by shape), not {}",
                             small.bn, large.bn, d.name, tile));
   }
-  khr_check(d, c);
+  khr_check(c);
   return c;
 }
 
