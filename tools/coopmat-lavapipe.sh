@@ -18,12 +18,13 @@
 # or validation message. Needs the Release build (cmake --build --preset release) and root.
 #   tools/coopmat-lavapipe.sh            # prepare (once) and run
 #   VKGEMM_COOPMAT_ROOT=DIR ...          # another place for the root
+#   VKGEMM_COOPMAT_MIRROR=URL ...        # another Debian mirror
 set -euo pipefail
 cd "$(dirname "$0")/.."
 here=$PWD
 root=${VKGEMM_COOPMAT_ROOT:-$here/build/coopmat-lavapipe/root}
 stamp=$root/.vkgemm-coopmat-lavapipe-1   # bump the number when what is installed here changes
-mirror=http://deb.debian.org/debian
+mirror=${VKGEMM_COOPMAT_MIRROR:-http://deb.debian.org/debian}
 bin=$here/build/release
 
 fail() {
