@@ -77,7 +77,7 @@ in_root() { "$lib/ld-linux-x86-64.so.2" --library-path "$lib" "$@"; }
 start=$(date +%s)
 devices=$(in_root "$bin/vkgemm" devices) || fail "vkgemm devices failed against $icd"
 echo "$devices"
-grep -q 'VK_KHR_cooperative_matrix' <<<"$devices" || fail "this lavapipe does not list VK_KHR_cooperative_matrix"
+grep -qE 'coopmat +VK_KHR_cooperative_matrix, [0-9]+ shapes' <<<"$devices" || fail "this lavapipe does not list VK_KHR_cooperative_matrix"
 
 # VKGEMM_REQUIRE_COOPMAT=1 turns the suite's skip (a device that cannot run the kernel) into a failure; the
 # output is checked too, so that a suite that skipped or ran no case cannot pass.
