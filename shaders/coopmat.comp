@@ -5,162 +5,264 @@
 #extension GL_KHR_cooperative_matrix : enable
 #extension GL_KHR_shader_subgroup_basic : enable
 // f16 GEMM on subgroup-scope cooperative matrices (VK_KHR_cooperative_matrix): tensor cores on NVIDIA,
-// WMMA on AMD, XMX on Intel. Built with VKGEMM_F16; ACC_T is float (or float16_t for f16 accumulation).
+// WMMA on AMD, XMX on Intel, Mesa's emulation on lavapipe. Built with VKGEMM_F16; ACC_T is float (or
+// float16_t for fp16 sums). The whole BLAS call: op(A) and op(B) transposed or not (TRANS_A, TRANS_B, known
+// when the pipeline is built), any leading dimensions and offsets, a batch, alpha and beta.
 //
-// A workgroup of WG invocations (WG / SG subgroups of exactly SG lanes: the host requires the subgroup
-// size) computes a BM x BN tile of C. Each subgroup owns a WM x WN part of it as (WM/TM) x (WN/TN)
-// accumulator fragments of the device's TM x TN x TK shape (chosen at run time from the shapes it lists).
-// Per step along K, the BM x BK tile of A and the BK x BN tile of B are staged in shared memory with rows
-// 16 bytes longer than the data (the skew puts consecutive rows in different banks for the fragment loads),
-// while the next step's tiles are already on their way from global memory into registers (ra, rb).
-// Global loads move 8 halves (16 bytes) each when the tile is inside the matrices and rows are 16-byte
-// aligned; edge tiles and odd strides load element by element, zeros outside the matrices. C goes out
-// through a per-subgroup staging fragment in shared memory, element by element with bounds checks, through
-// the interface's store_c (alpha, beta). Batch entry z reads and writes its matrices batch * stride along.
+// Nothing here is fixed to one vendor: the fragment shape TM x TN x TK is one the device lists, SG the
+// subgroup size the pipeline requires (8 on lavapipe, 32 on NVIDIA, 64 on AMD wave64), and the host derives
+// the tiles from them (engine/src/kernels/coopmat_config.cpp). A workgroup of WG invocations (WG / SG
+// subgroups) computes a BM x BN tile of C; each subgroup owns a WM x WN part of it as (WM/TM) x (WN/TN)
+// accumulator fragments. Per step along K, the tiles of A and B are staged in shared memory in their stored
+// order (a transposed operand is copied as it lies and its fragments are loaded column-major), rows 16 bytes
+// longer than the data so that consecutive rows fall in different banks. With BUFFERS = 2 the staging is
+// double-buffered: step s+1's tiles go into one buffer while step s's fragments are read from the other, one
+// barrier per step; and step s+1's global loads are issued before step s's multiplies, into registers.
+//
+// Loads move 16 bytes (8 halves) at a time where the operand's rows and offset are 16-byte aligned and the
+// chunk lies inside the matrix, else element by element with zeros outside. The fast path -- a tile wholly
+// inside C with both operands aligned -- runs its whole K steps UNROLL at a time without any bounds check;
+// every other tile, and the partial last K step, takes the checked loop. C: with beta 0, fragments inside C
+// with 16-byte aligned rows are stored straight from the accumulator (alpha applied to the fragment); edge
+// fragments, and every fragment when beta is not 0, go through a per-subgroup staging area in shared memory and the interface's store_c, element by
+// element, nothing written outside C.
 #include "gemm_interface.glsl"
 
-// 16-byte views of A and B for the aligned path; the same bindings as the interface's scalar arrays.
+// 16-byte views of A and B; the same bindings as the interface's scalar arrays.
 layout(std430, set = 0, binding = 0) readonly buffer MatrixA4 { uvec4 A4[]; };
 layout(std430, set = 0, binding = 1) readonly buffer MatrixB4 { uvec4 B4[]; };
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256;  // the workgroup size (also local_size_x)
-layout(constant_id = 1) const uint BM = 128;
+layout(constant_id = 1) const uint BM = 128;  // the workgroup's tile of C, and its K step
 layout(constant_id = 2) const uint BN = 128;
 layout(constant_id = 3) const uint BK = 32;
 layout(constant_id = 4) const uint WM = 64;   // one subgroup's part of the tile
 layout(constant_id = 5) const uint WN = 32;
-layout(constant_id = 6) const uint TM = 16;   // the fragment shape
+layout(constant_id = 6) const uint TM = 16;   // the fragment shape, one the device lists
 layout(constant_id = 7) const uint TN = 16;
 layout(constant_id = 8) const uint TK = 16;
 layout(constant_id = 9) const uint SG = 32;   // the subgroup size the pipeline requires
+layout(constant_id = 10) const uint TRANS_A = 0;  // the push constants' GEMM_TRANS_A, known at build
+layout(constant_id = 11) const uint TRANS_B = 0;
+layout(constant_id = 12) const uint UNROLL = 2;   // K steps per iteration of the fast loop
+layout(constant_id = 13) const uint BUFFERS = 2;  // shared-memory buffers per operand: 1 or 2
+layout(constant_id = 14) const uint GROUP_M = 1;  // block rows walked together (grouped_workgroup)
 
 const uint SUBGROUPS_N = BN / WN;
 const uint FM = WM / TM;
 const uint FN = WN / TN;
-const uint SA = BK / 4 + 2;  // row stride of the A tile in f16vec4: BK halves plus the 16-byte skew
-const uint SB = BN / 4 + 2;  // row stride of the B tile
-const uint A_LOADS = BM * BK / 8 / WG;  // 16-byte chunks each invocation moves per step
-const uint B_LOADS = BK * BN / 8 / WG;
+// The tiles in stored order: rows x columns, columns contiguous in memory.
+const uint A_ROWS = TRANS_A != 0 ? BK : BM;
+const uint A_COLS = TRANS_A != 0 ? BM : BK;
+const uint B_ROWS = TRANS_B != 0 ? BN : BK;
+const uint B_COLS = TRANS_B != 0 ? BK : BN;
+const uint SA = A_COLS / 4 + 2;  // row stride in shared memory, in f16vec4: the data plus the 16-byte skew
+const uint SB = B_COLS / 4 + 2;
+const uint A_TILE = A_ROWS * SA;  // one buffer, in f16vec4
+const uint B_TILE = B_ROWS * SB;
+const uint A_CHUNKS = A_ROWS * A_COLS / 8;  // 16-byte chunks per step
+const uint B_CHUNKS = B_ROWS * B_COLS / 8;
+const uint A_LOADS = (A_CHUNKS + WG - 1) / WG;  // per invocation
+const uint B_LOADS = (B_CHUNKS + WG - 1) / WG;
 
-shared f16vec4 sh_a[BM * SA];
-shared f16vec4 sh_b[BK * SB];
+shared f16vec4 sh_a[BUFFERS * A_TILE];
+shared f16vec4 sh_b[BUFFERS * B_TILE];
 shared ACC_T sh_c[(WG / SG) * TM * TN];  // one fragment of C per subgroup, on its way out
 
-uint a_base, b_base;  // this batch entry's A and B, in elements
+#define MAT_A coopmat<float16_t, gl_ScopeSubgroup, TM, TK, gl_MatrixUseA>
+#define MAT_B coopmat<float16_t, gl_ScopeSubgroup, TK, TN, gl_MatrixUseB>
+#define MAT_ACC coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>
+#define MAT_C coopmat<C_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>
 
-uvec4 ra[A_LOADS];
+uint row0, col0;        // this workgroup's tile of C
+uint a_base, b_base;    // this batch entry's A and B, in elements
+bool vec_a, vec_b;      // rows and offset 16-byte aligned: 16-byte loads where a chunk lies inside
+uvec4 ra[A_LOADS];      // the next step's tiles on their way to shared memory
 uvec4 rb[B_LOADS];
+MAT_ACC acc[FM * FN];   // this subgroup's part of C
 
 uvec4 pack8(float16_t v[8]) {
   return uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])),
                packFloat2x16(f16vec2(v[4], v[5])), packFloat2x16(f16vec2(v[6], v[7])));
 }
 
-// The tiles of step k0 into registers: 16-byte loads when `fast_a`/`fast_b`, else bounds-checked halves.
-void fetch(uint k0, uint row0, uint col0, bool fast_a, bool fast_b) {
+// Eight stored elements (r, c .. c+7) of A at index `at`, zeros outside rows x cols.
+uvec4 chunk_a(uint at, uint r, uint c, uint rows, uint cols) {
+  if (vec_a && r < rows && c + 8 <= cols) return A4[at / 8];
+  float16_t v[8];
+  [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = (r < rows && c + e < cols) ? A[at + e] : float16_t(0);
+  return pack8(v);
+}
+
+uvec4 chunk_b(uint at, uint r, uint c, uint rows, uint cols) {
+  if (vec_b && r < rows && c + 8 <= cols) return B4[at / 8];
+  float16_t v[8];
+  [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = (r < rows && c + e < cols) ? B[at + e] : float16_t(0);
+  return pack8(v);
+}
+
+// Step k0's tiles into registers. `whole`: the tiles lie inside the matrices and are aligned (the fast path's
+// steps), so no check at all; else checked chunks.
+void fetch(uint k0, bool whole) {
+  // A's stored tile starts at stored (r0, c0) and the stored matrix is rows x cols.
+  const uint ar0 = TRANS_A != 0 ? k0 : row0, ac0 = TRANS_A != 0 ? row0 : k0;
+  const uint arows = TRANS_A != 0 ? p.K : p.M, acols = TRANS_A != 0 ? p.M : p.K;
   [[unroll]] for (uint i = 0; i < A_LOADS; ++i) {
     const uint c = gl_LocalInvocationIndex + i * WG;
-    const uint r = row0 + c / (BK / 8);
-    const uint k = k0 + (c % (BK / 8)) * 8;
-    if (fast_a) {
-      ra[i] = A4[(a_base + r * p.lda + k) / 8];
-    } else {
-      float16_t v[8];
-      [[unroll]] for (uint e = 0; e < 8; ++e) {
-        v[e] = (r < p.M && k + e < p.K) ? A[a_base + r * p.lda + k + e] : float16_t(0);
-      }
-      ra[i] = pack8(v);
+    if (A_CHUNKS % WG == 0 || c < A_CHUNKS) {
+      const uint r = ar0 + c / (A_COLS / 8), col = ac0 + (c % (A_COLS / 8)) * 8;
+      const uint at = a_base + r * p.lda + col;
+      ra[i] = whole ? A4[at / 8] : chunk_a(at, r, col, arows, acols);
     }
   }
+  const uint br0 = TRANS_B != 0 ? col0 : k0, bc0 = TRANS_B != 0 ? k0 : col0;
+  const uint brows = TRANS_B != 0 ? p.N : p.K, bcols = TRANS_B != 0 ? p.K : p.N;
   [[unroll]] for (uint i = 0; i < B_LOADS; ++i) {
     const uint c = gl_LocalInvocationIndex + i * WG;
-    const uint k = k0 + c / (BN / 8);
-    const uint n = col0 + (c % (BN / 8)) * 8;
-    if (fast_b) {
-      rb[i] = B4[(b_base + k * p.ldb + n) / 8];
-    } else {
-      float16_t v[8];
-      [[unroll]] for (uint e = 0; e < 8; ++e) {
-        v[e] = (k < p.K && n + e < p.N) ? B[b_base + k * p.ldb + n + e] : float16_t(0);
-      }
-      rb[i] = pack8(v);
+    if (B_CHUNKS % WG == 0 || c < B_CHUNKS) {
+      const uint r = br0 + c / (B_COLS / 8), col = bc0 + (c % (B_COLS / 8)) * 8;
+      const uint at = b_base + r * p.ldb + col;
+      rb[i] = whole ? B4[at / 8] : chunk_b(at, r, col, brows, bcols);
     }
   }
 }
 
-void stage() {
+// The registers into shared-memory buffer `buf`.
+void stage(uint buf) {
   [[unroll]] for (uint i = 0; i < A_LOADS; ++i) {
     const uint c = gl_LocalInvocationIndex + i * WG;
-    const uint at = (c / (BK / 8)) * SA + (c % (BK / 8)) * 2;
-    sh_a[at] = f16vec4(unpackFloat2x16(ra[i].x), unpackFloat2x16(ra[i].y));
-    sh_a[at + 1] = f16vec4(unpackFloat2x16(ra[i].z), unpackFloat2x16(ra[i].w));
+    if (A_CHUNKS % WG == 0 || c < A_CHUNKS) {
+      const uint at = buf * A_TILE + (c / (A_COLS / 8)) * SA + (c % (A_COLS / 8)) * 2;
+      sh_a[at] = f16vec4(unpackFloat2x16(ra[i].x), unpackFloat2x16(ra[i].y));
+      sh_a[at + 1] = f16vec4(unpackFloat2x16(ra[i].z), unpackFloat2x16(ra[i].w));
+    }
   }
   [[unroll]] for (uint i = 0; i < B_LOADS; ++i) {
     const uint c = gl_LocalInvocationIndex + i * WG;
-    const uint at = (c / (BN / 8)) * SB + (c % (BN / 8)) * 2;
-    sh_b[at] = f16vec4(unpackFloat2x16(rb[i].x), unpackFloat2x16(rb[i].y));
-    sh_b[at + 1] = f16vec4(unpackFloat2x16(rb[i].z), unpackFloat2x16(rb[i].w));
+    if (B_CHUNKS % WG == 0 || c < B_CHUNKS) {
+      const uint at = buf * B_TILE + (c / (B_COLS / 8)) * SB + (c % (B_COLS / 8)) * 2;
+      sh_b[at] = f16vec4(unpackFloat2x16(rb[i].x), unpackFloat2x16(rb[i].y));
+      sh_b[at + 1] = f16vec4(unpackFloat2x16(rb[i].z), unpackFloat2x16(rb[i].w));
+    }
   }
+}
+
+// One K step's multiplies from buffer `buf` into acc: this subgroup's FM x FN fragments, TK at a time.
+void multiply(uint buf, uint sg_row, uint sg_col) {
+  [[unroll]] for (uint kk = 0; kk < BK; kk += TK) {
+    MAT_A fa[FM];
+    [[unroll]] for (uint i = 0; i < FM; ++i) {
+      const uint m = sg_row + i * TM;
+      if (TRANS_A != 0) {  // stored k x m: (m, k) at k * SA + m
+        coopMatLoad(fa[i], sh_a, buf * A_TILE + kk * SA + m / 4, SA, gl_CooperativeMatrixLayoutColumnMajor);
+      } else {
+        coopMatLoad(fa[i], sh_a, buf * A_TILE + m * SA + kk / 4, SA, gl_CooperativeMatrixLayoutRowMajor);
+      }
+    }
+    [[unroll]] for (uint j = 0; j < FN; ++j) {
+      const uint n = sg_col + j * TN;
+      MAT_B fb;
+      if (TRANS_B != 0) {  // stored n x k: (k, n) at n * SB + k
+        coopMatLoad(fb, sh_b, buf * B_TILE + n * SB + kk / 4, SB, gl_CooperativeMatrixLayoutColumnMajor);
+      } else {
+        coopMatLoad(fb, sh_b, buf * B_TILE + kk * SB + n / 4, SB, gl_CooperativeMatrixLayoutRowMajor);
+      }
+      [[unroll]] for (uint i = 0; i < FM; ++i) acc[i * FN + j] = coopMatMulAdd(fa[i], fb, acc[i * FN + j]);
+    }
+  }
+}
+
+// After step s's multiplies: step s+1's registers into shared memory, visible to all (`next`: there is one).
+// Double-buffered, step s+1 goes into the other buffer and one barrier suffices; single-buffered, everyone
+// must be done reading first.
+void advance(inout uint buf, bool next) {
+  if (BUFFERS == 2) {
+    if (next) stage(buf ^ 1u);
+    barrier();
+    buf ^= 1u;
+  } else {
+    barrier();
+    if (next) stage(0);
+    barrier();
+  }
+}
+
+// The fragment at (r, c) of C: C = alpha * frag + beta * C. `direct` (inside C, 16-byte aligned rows, beta 0):
+// straight from the accumulator; else through this subgroup's staging area, element by element, inside C only.
+void store_fragment(MAT_ACC frag, uint batch, uint r, uint c, uint c_base, bool direct, uint sg) {
+  if (direct) {
+    if (p.alpha != 1.0) frag = frag * ACC_T(p.alpha);
+    coopMatStore(MAT_C(frag), C, c_base + r * p.ldc + c, p.ldc, gl_CooperativeMatrixLayoutRowMajor);
+    return;
+  }
+  const uint base = sg * TM * TN;
+  coopMatStore(frag, sh_c, base, TN, gl_CooperativeMatrixLayoutRowMajor);
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();
+  for (uint e = gl_SubgroupInvocationID; e < TM * TN; e += SG) {
+    const uint rr = r + e / TN, cc = c + e % TN;
+    if (rr < p.M && cc < p.N) store_c(batch, rr, cc, sh_c[base + e]);
+  }
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();  // the next fragment overwrites the staging area
 }
 
 void main() {
-  const uint row0 = gl_WorkGroupID.y * BM;
-  const uint col0 = gl_WorkGroupID.x * BN;
+  const uvec2 block = grouped_workgroup(GROUP_M);
+  row0 = block.y * BM;
+  col0 = block.x * BN;
   const uint batch = gemm_batch();
   a_base = p.a_offset + batch * p.stride_a;
   b_base = p.b_offset + batch * p.stride_b;
+  const uint c_base = p.c_offset + batch * p.stride_c;
   const uint sg = gl_SubgroupID;
   const uint sg_row = (sg / SUBGROUPS_N) * WM;  // this subgroup's part, inside the tile
   const uint sg_col = (sg % SUBGROUPS_N) * WN;
-  // 16-byte loads need 16-byte aligned rows (the binding itself starts 16-byte aligned on the devices
-  // that have these extensions) and a tile wholly inside the matrix.
-  const bool a_aligned = a_base % 8 == 0 && p.lda % 8 == 0 && row0 + BM <= p.M;
-  const bool b_aligned = b_base % 8 == 0 && p.ldb % 8 == 0 && col0 + BN <= p.N;
+  vec_a = a_base % 8 == 0 && p.lda % 8 == 0;
+  vec_b = b_base % 8 == 0 && p.ldb % 8 == 0;
+  const bool fast = vec_a && vec_b && row0 + BM <= p.M && col0 + BN <= p.N;
+  const uint steps = (p.K + BK - 1) / BK, whole_steps = p.K / BK;
 
-  coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator> acc[FM * FN];
-  [[unroll]] for (uint i = 0; i < FM * FN; ++i) {
-    acc[i] = coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>(0.0);
-  }
+  [[unroll]] for (uint i = 0; i < FM * FN; ++i) acc[i] = MAT_ACC(0.0);
 
-  fetch(0, row0, col0, a_aligned && BK <= p.K, b_aligned && BK <= p.K);
-  for (uint k0 = 0; k0 < p.K; k0 += BK) {
-    barrier();  // every subgroup is done reading the previous step's tiles
-    stage();
+  uint buf = 0, s = 0;
+  if (steps > 0) {
+    fetch(0, fast && whole_steps > 0);
+    stage(0);
     barrier();
-    const uint next = k0 + BK;
-    if (next < p.K) {  // uniform: the loads overlap the multiplications below
-      fetch(next, row0, col0, a_aligned && next + BK <= p.K, b_aligned && next + BK <= p.K);
-    }
-    [[unroll]] for (uint kk = 0; kk < BK; kk += TK) {
-      coopmat<float16_t, gl_ScopeSubgroup, TM, TK, gl_MatrixUseA> fa[FM];
-      [[unroll]] for (uint i = 0; i < FM; ++i) {
-        coopMatLoad(fa[i], sh_a, (sg_row + i * TM) * SA + kk / 4, SA, gl_CooperativeMatrixLayoutRowMajor);
-      }
-      [[unroll]] for (uint j = 0; j < FN; ++j) {
-        coopmat<float16_t, gl_ScopeSubgroup, TK, TN, gl_MatrixUseB> fb;
-        coopMatLoad(fb, sh_b, kk * SB + (sg_col + j * TN) / 4, SB, gl_CooperativeMatrixLayoutRowMajor);
-        [[unroll]] for (uint i = 0; i < FM; ++i) {
-          acc[i * FN + j] = coopMatMulAdd(fa[i], fb, acc[i * FN + j]);
-        }
+  }
+  if (fast) {
+    // UNROLL steps at a time while each one's next step is whole: no checks, one straight run of loads and
+    // multiplies for the compiler to schedule.
+    for (; s + UNROLL < whole_steps; s += UNROLL) {
+      [[unroll]] for (uint u = 0; u < UNROLL; ++u) {
+        fetch((s + u + 1) * BK, true);
+        multiply(buf, sg_row, sg_col);
+        advance(buf, true);
       }
     }
   }
+  for (; s < steps; ++s) {
+    const bool next = s + 1 < steps;
+    if (next) fetch((s + 1) * BK, fast && s + 2 <= whole_steps);
+    multiply(buf, sg_row, sg_col);
+    advance(buf, next);
+  }
 
-  // Out through shared memory: any size, any alignment, nothing written outside C.
-  const uint base = sg * TM * TN;
+  // Direct stores when the whole workgroup tile lies inside C, else every fragment of every subgroup through
+  // the staging area: the choice is the same for the whole workgroup, because the staging path's subgroup
+  // barriers act as workgroup barriers on lavapipe (26.1): subgroups that skipped them, or stored directly
+  // beside staging ones, made the others' results wrong (tests/test_coopmat.cpp's grid caught it).
+  // beta != 0 stages too: reading C's fragment with coopMatLoad and adding beta * C to the accumulator gave
+  // wrong results on the H200 (driver 580.159.04; the fast-path grid, C f32, every op) while the staged
+  // path's element-wise store_c was right; C is read once per element either way.
+  const bool direct = (p.flags & GEMM_BETA_ZERO) != 0u && c_base % 8 == 0 && p.ldc % 8 == 0 &&
+                      row0 + BM <= p.M && col0 + BN <= p.N;
   [[unroll]] for (uint i = 0; i < FM; ++i) {
     [[unroll]] for (uint j = 0; j < FN; ++j) {
-      coopMatStore(acc[i * FN + j], sh_c, base, TN, gl_CooperativeMatrixLayoutRowMajor);
-      subgroupMemoryBarrierShared();
-      subgroupBarrier();
-      for (uint e = gl_SubgroupInvocationID; e < TM * TN; e += SG) {
-        const uint r = row0 + sg_row + i * TM + e / TN;
-        const uint c = col0 + sg_col + j * TN + e % TN;
-        if (r < p.M && c < p.N) store_c(batch, r, c, sh_c[base + e]);
-      }
-      subgroupMemoryBarrierShared();
-      subgroupBarrier();  // the next fragment overwrites the staging area
+      const uint r = row0 + sg_row + i * TM, c = col0 + sg_col + j * TN;
+      store_fragment(acc[i * FN + j], batch, r, c, c_base, direct, sg);
     }
   }
 }

@@ -3,6 +3,8 @@
 // so the tile and fragment choices and the refusals are checked even where the kernels cannot run.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <array>
 #include <string>
 
 #include <fmt/format.h>
@@ -98,6 +100,76 @@ TEST_SUITE("coopmat config") {
         CHECK(grid[1] == (m + bm - 1) / bm);
       }
     }
+  }
+
+  TEST_CASE("KHR coopmat takes each vendor's shapes and subgroup sizes") {
+    // lavapipe 26: 8x8x8 at subgroup 8, 32 KiB, a CPU; AMD RDNA3 wave64: 16x16x16 at 64; Intel: 8x8x16 at 16.
+    struct Case {
+      const char* vendor;
+      uint32_t sg, tm, tn, tk, shared_kib;
+      uint32_t large_bm, large_bn, small_bn, wm, wn, buffers;
+    };
+    // wave64's 128x256 tile double-buffered needs 68 KiB with fp32 sums: one buffer within 64 KiB (two with
+    // fp16 sums, whose staging fragments take half).
+    for (const Case& c : {Case{"lavapipe", 8, 8, 8, 8, 32, 32, 64, 32, 16, 16, 2},
+                          Case{"wave64", 64, 16, 16, 16, 64, 128, 256, 64, 64, 64, 1},
+                          Case{"intel", 16, 8, 8, 16, 64, 64, 128, 32, 32, 32, 2}}) {
+      CAPTURE(c.vendor);
+      DeviceInfo d = nvidia();
+      d.name = c.vendor;
+      if (std::string(c.vendor) == "lavapipe") d.type = DeviceType::cpu;  // small warp tiles (compile time)
+      d.min_subgroup_size = std::min(c.sg, 8u);
+      d.max_subgroup_size = std::max(c.sg, 32u);
+      d.subgroup_size = c.sg;
+      d.max_shared_memory = c.shared_kib * 1024;
+      d.coopmat_shapes.clear();
+      for (const char* acc : {"f16", "f32"}) d.coopmat_shapes.push_back(shape(c.tm, c.tn, c.tk, acc, "subgroup"));
+      for (bool acc16 : {false, true}) {
+        const Types t{DataType::f16, acc16 ? DataType::f16 : DataType::f32, acc16};
+        CHECK_NOTHROW(kernels::check_matrix_kernel(d, Kernel::coopmat, t));
+        const auto large = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, 1u << 14, 1u << 14);
+        const auto small = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, 64, 64);
+        CHECK(large.required_subgroup_size == c.sg);
+        CHECK(constant(large, 9) == c.sg);
+        CHECK(constant(large, 6) == c.tm);
+        CHECK(constant(large, 7) == c.tn);
+        CHECK(constant(large, 8) == c.tk);
+        CHECK(constant(large, 1) == c.large_bm);
+        CHECK(constant(large, 2) == c.large_bn);
+        CHECK(constant(large, 4) == c.wm);
+        CHECK(constant(large, 5) == c.wn);
+        CHECK(large.workgroup_size[0] == 8 * c.sg);
+        CHECK(small.tile[0] == c.small_bn);
+        CHECK(small.workgroup_size[0] == 4 * c.sg);
+        CHECK(constant(large, 13) == (acc16 ? 2u : c.buffers));
+        CHECK(large.shared_bytes <= d.max_shared_memory);
+        // The tile is named by its columns: each name gives its tile back (the engine pins it so).
+        CHECK(kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat, .tile = c.small_bn}, 1u << 14, 1u << 14)
+                  .tile[0] == c.small_bn);
+      }
+    }
+  }
+
+  TEST_CASE("KHR coopmat refusals name what the device lists") {
+    DeviceInfo d = nvidia();
+    d.coopmat_shapes = {shape(16, 16, 16, "f32", "subgroup")};
+    expect_error([&] { kernels::check_matrix_kernel(d, Kernel::coopmat, {DataType::f16, DataType::f16, true}); },
+                 "lists 16x16x16 f16*f16+f32->f32 subgroup");
+    d.coopmat_shapes = {shape(16, 16, 16, "f32", "workgroup"), shape(6, 6, 6, "f32", "subgroup")};
+    expect_error([&] { kernels::check_matrix_kernel(d, Kernel::coopmat, {DataType::f16, DataType::f32, false}); },
+                 "6x6x6");
+    d = nvidia();
+    d.subgroup_size_control = false;
+    d.subgroup_size = 24;
+    expect_error([&] { kernels::check_matrix_kernel(d, Kernel::coopmat, {DataType::f16, DataType::f32, false}); },
+                 "power of two");
+    // Too little shared memory for two buffers: one.
+    d = nvidia();
+    d.max_shared_memory = 32 * 1024;
+    const auto s = kernels::coopmat_launch(d, {DataType::f16, DataType::f32, false}, {.kernel = Kernel::coopmat},
+                                           1u << 14, 1u << 14);
+    CHECK(constant(s, 13) == 1);
+    CHECK(s.shared_bytes <= 32u * 1024u);
   }
 
   TEST_CASE("coopmat2 on an NVIDIA-like device: tiles by shape") {

@@ -3,6 +3,8 @@
 // shader toolchain fails loudly instead of turning the suites that need it into skips. tools/run-tests.sh
 // sets it for CI's lavapipe; unset, this suite reports itself skipped.
 //   VKGEMM_TEST_EXPECT="kernels=naive,tiled,blocked types=f32,i32,f64,f16 spirv=coopmat,coopmat2"
+// kernels: each runs here (f16 for the matrix kernels, else f32); types: each element type runs through
+// auto; f16acc: each kernel sums in fp16 (C f16); spirv: each kernel's f16 variants are in the binary.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -33,7 +35,8 @@ std::map<std::string, std::vector<std::string>> parse_expectation(const std::str
     for (std::string v; std::getline(list, v, ',');) values.push_back(v);
   }
   for (const auto& [key, values] : out) {
-    CHECK_MESSAGE((key == "kernels" || key == "types" || key == "spirv"), "VKGEMM_TEST_EXPECT: unknown key ", key);
+    CHECK_MESSAGE((key == "kernels" || key == "types" || key == "spirv" || key == "f16acc"),
+                  "VKGEMM_TEST_EXPECT: unknown key ", key);
   }
   return out;
 }
@@ -66,6 +69,12 @@ TEST_SUITE("support") {
       REQUIRE_MESSAGE(type.has_value(), "VKGEMM_TEST_EXPECT: no element type is named ", name);
       CAPTURE(name);
       CHECK_NOTHROW(e.check_supported(*type, GemmOptions{}));
+    }
+    for (const std::string& name : expected.count("f16acc") ? expected.at("f16acc") : std::vector<std::string>{}) {
+      const auto kernel = parse_kernel(name);
+      REQUIRE_MESSAGE(kernel.has_value(), "VKGEMM_TEST_EXPECT: no kernel is named ", name);
+      CAPTURE(name);
+      CHECK_NOTHROW(e.check_supported(DataType::f16, DataType::f16, {.kernel = *kernel, .f16_accumulate = true}));
     }
     std::set<std::string> embedded;
     for (const auto& blob : kernels::spirv_table()) embedded.insert(blob.name);

@@ -17,6 +17,7 @@ packages=(
   python3-matplotlib python3-jsonschema  # tools/vkgemm-report (plots) and the bench tests (schema check)
   clang-14 libclang-rt-14-dev         # the fuzzers: clang with libFuzzer (tools/run-fuzz.sh)
   python3 xz-utils ca-certificates    # building the newer shader toolchain (tools/install-toolchain.sh)
+  debootstrap                         # the Debian trixie root with a newer lavapipe (tools/coopmat-lavapipe.sh)
 )
 
 missing=()

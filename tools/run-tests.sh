@@ -4,9 +4,11 @@
 #        core (VK_LAYER_KHRONOS_validation as is), sync (synchronization validation), gpuav (GPU-assisted);
 #   4.   the end-to-end tests (label e2e, Release): vkgemm bench with vkgemm-report, the graphics example,
 #        the installed package;
-#   5.   the suite's core pass again in the AddressSanitizer + UndefinedBehaviorSanitizer build (build/asan),
+#   5.   the coopmat and support suites on Mesa 26's lavapipe, which has VK_KHR_cooperative_matrix
+#        (tools/coopmat-lavapipe.sh: a Debian trixie root prepared once under build/);
+#   6.   the suite's core pass again in the AddressSanitizer + UndefinedBehaviorSanitizer build (build/asan),
 #        LeakSanitizer on;
-#   6.   the .npy and argument-parser fuzzers, FUZZ_SECONDS each (tools/run-fuzz.sh).
+#   7.   the .npy and argument-parser fuzzers, FUZZ_SECONDS each (tools/run-fuzz.sh).
 # Every registered test carries one of the labels these passes run (checked first: a test no pass would
 # run fails the script). A case that cannot run here is a skip, counted apart by CTest; the skips and why
 # are listed at the end. VKGEMM_TEST_EXPECT (default below: what CI's lavapipe and toolchain must have)
@@ -45,6 +47,9 @@ fi
 for pass in core sync gpuav e2e; do
   timed "pass $pass" ctest --preset release -j "$jobs" -L "^$pass\$" "$@"
 done
+# The KHR cooperative-matrix kernel where Debian 12's lavapipe cannot run it: Mesa 26's lavapipe in a trixie
+# root (prepared once under build/), under its newer validation layer.
+timed "coopmat pass (lavapipe 26, VK_KHR_cooperative_matrix)" tools/coopmat-lavapipe.sh
 
 cmake --preset asan >/dev/null
 timed "asan build" cmake --build --preset asan -j "$jobs"

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -12,15 +13,6 @@
 
 namespace vkgemm::kernels {
 namespace {
-
-constexpr uint32_t kSubgroup = 32;  // coopmat's subgroup size, required through subgroup size control
-
-// One workgroup tile of the KHR kernel: BM x BN of C, BK along K per step, subgroups owning WM x WN each.
-struct KhrTile {
-  uint32_t bm, bn, bk, wm, wn;
-};
-constexpr KhrTile kKhrLarge{128, 128, 32, 64, 32};  // 8 subgroups, 256 invocations
-constexpr KhrTile kKhrSmall{64, 64, 32, 32, 32};    // 4 subgroups, 128 invocations
 
 // One workgroup tile of the NV coopmat2 kernel (the sizes llama.cpp's Vulkan backend uses with it).
 struct Nv2Tile {
@@ -48,24 +40,6 @@ uint64_t tiles(uint32_t m, uint32_t n, uint32_t bm, uint32_t bn) {
 // tile that still gives this many, since larger tiles reuse each loaded element more often.
 constexpr uint64_t kEnoughWorkgroups = 128;
 
-// The subgroup-scope f16 shape for these types, preferring 16x16x16. Shapes whose sides are not multiples
-// of 4 (the kernel addresses shared memory in 4-half vectors) or that do not divide the tiles are skipped.
-std::optional<CooperativeMatrixShape> khr_shape(const DeviceInfo& d, const Types& t) {
-  std::optional<CooperativeMatrixShape> best;
-  for (const auto& s : d.coopmat_shapes) {
-    if (s.scope != "subgroup" || s.a_type != "f16" || s.b_type != "f16" || s.c_type != acc_name(t) ||
-        s.result_type != acc_name(t) || s.saturating) {
-      continue;
-    }
-    if (s.m == 0 || s.n == 0 || s.k == 0 || s.n % 4 || s.k % 4 || kKhrSmall.wm % s.m || kKhrSmall.wn % s.n ||
-        kKhrLarge.wn % s.n || kKhrSmall.bk % s.k) {
-      continue;
-    }
-    if (!best || (s.m == 16 && s.n == 16 && s.k == 16)) best = s;
-  }
-  return best;
-}
-
 bool fits(const CooperativeMatrixShape& s, uint32_t invocations, const Nv2Tile& tile) {
   return (s.workgroup_invocations == 0 || s.workgroup_invocations == invocations) && s.m && s.n && s.k &&
          tile.bm % s.m == 0 && tile.bn % s.n == 0 && tile.bk % s.k == 0;
@@ -92,6 +66,218 @@ void check_common(const DeviceInfo& d, const char* kernel) {
   }
 }
 
+// ---- The KHR kernel (shaders/coopmat.comp): its configuration, derived from the device ----
+
+// An experiment knob for the performance work (docs/coopmat.md), not an interface, as
+// VKGEMM_EXPERIMENT_COOPMAT2 is for coopmat2: VKGEMM_EXPERIMENT_COOPMAT = "bm=128,bn=128,bk=32,wm=64,wn=32,
+// unroll=4,buffers=2,sg=32,shape=16x16x16,group=8" overrides the KHR kernel's workgroup tile, warp tile, K
+// step, fast-loop unrolling, shared-memory buffers, subgroup size, fragment shape and grouped block order;
+// each key is optional. The result is checked (a tile that does not divide, a shape the device does not
+// list, a subgroup size it cannot give, shared memory or invocations past its limits are refused with the
+// key named); a configuration vkgemm does not choose must still be verified. Read once per process.
+struct KhrExperiment {
+  uint32_t bm = 0, bn = 0, bk = 0, wm = 0, wn = 0;  // 0: derived
+  uint32_t unroll = 0, buffers = 0, sg = 0, group = 0;
+  uint32_t tm = 0, tn = 0, tk = 0;
+};
+
+KhrExperiment read_khr_experiment() {
+  KhrExperiment e;
+  const char* env = std::getenv("VKGEMM_EXPERIMENT_COOPMAT");
+  if (!env) return e;
+  const std::string_view text(env);
+  const auto at = [&](std::string_view key) -> const char* {
+    const size_t i = text.find(key);
+    if (i == std::string_view::npos || (i > 0 && text[i - 1] != ',')) return nullptr;
+    return env + i + key.size();
+  };
+  const auto value = [&](std::string_view key) -> uint32_t {
+    const char* v = at(key);
+    return v ? static_cast<uint32_t>(std::strtoul(v, nullptr, 10)) : 0;
+  };
+  e.bm = value("bm="), e.bn = value("bn="), e.bk = value("bk="), e.wm = value("wm="), e.wn = value("wn=");
+  e.unroll = value("unroll="), e.buffers = value("buffers="), e.sg = value("sg="), e.group = value("group=");
+  if (const char* v = at("shape=")) {
+    char* end = nullptr;
+    e.tm = static_cast<uint32_t>(std::strtoul(v, &end, 10));
+    if (*end == 'x') e.tn = static_cast<uint32_t>(std::strtoul(end + 1, &end, 10));
+    if (*end == 'x') e.tk = static_cast<uint32_t>(std::strtoul(end + 1, &end, 10));
+  }
+  return e;
+}
+
+const KhrExperiment& khr_experiment() {
+  static const KhrExperiment e = read_khr_experiment();
+  return e;
+}
+
+// One configuration of the KHR kernel: the fragment shape, the subgroup size, the workgroup tile (BM x BN of
+// C, BK along K per step), the warp tile (WM x WN per subgroup), the fast loop's unrolling, the buffers.
+struct KhrConfig {
+  uint32_t tm = 0, tn = 0, tk = 0, sg = 0;
+  uint32_t bm = 0, bn = 0, bk = 0, wm = 0, wn = 0;
+  uint32_t unroll = 4;   // K steps per fast-loop iteration
+  uint32_t buffers = 2;  // double-buffered shared memory
+  uint32_t group = 1;
+  uint32_t subgroups() const { return (bm / wm) * (bn / wn); }
+};
+
+std::string describe_shapes(const std::vector<CooperativeMatrixShape>& shapes) {
+  std::string out;
+  for (const auto& s : shapes) {
+    out += fmt::format("{}{}x{}x{} {}*{}+{}->{} {}{}", out.empty() ? "" : ", ", s.m, s.n, s.k, s.a_type, s.b_type,
+                       s.c_type, s.result_type, s.scope, s.saturating ? " saturating" : "");
+  }
+  return out.empty() ? "none" : out;
+}
+
+// The kernel addresses shared memory in 4-half vectors: every side a multiple of 4.
+bool khr_usable(const CooperativeMatrixShape& s, const Types& t) {
+  return s.scope == "subgroup" && s.a_type == "f16" && s.b_type == "f16" && s.c_type == acc_name(t) &&
+         s.result_type == acc_name(t) && !s.saturating && s.m && s.n && s.k && s.m % 4 == 0 && s.n % 4 == 0 &&
+         s.k % 4 == 0 && s.m <= 64 && s.n <= 64 && s.k <= 64;
+}
+
+// The fragment shape: the largest usable one the device lists (16x16x16 before 16x8x16 before 8x8x8), or
+// the experiment's. Throws naming what the device lists when none is usable.
+CooperativeMatrixShape khr_shape(const DeviceInfo& d, const Types& t, const KhrExperiment& e) {
+  std::optional<CooperativeMatrixShape> best;
+  for (const auto& s : d.coopmat_shapes) {
+    if (!khr_usable(s, t)) continue;
+    if (e.tm && (s.m != e.tm || s.n != e.tn || s.k != e.tk)) continue;
+    if (!best || s.m * s.n * s.k > best->m * best->n * best->k) best = s;
+  }
+  if (!best) {
+    throw Error(ErrorCode::unsupported_config,
+                fmt::format("the coopmat kernel needs a subgroup-scope cooperative matrix shape {}{} with sides that "
+                            "are multiples of 4 (up to 64); {} lists {}",
+                            shapes_wanted(t), e.tm ? fmt::format(" of {}x{}x{} (VKGEMM_EXPERIMENT_COOPMAT shape=)",
+                                                                 e.tm, e.tn, e.tk)
+                                                   : "",
+                            d.name, d.coopmat_shapes.empty() ? "none" : describe_shapes(d.coopmat_shapes)));
+  }
+  return *best;
+}
+
+// The subgroup size the pipeline requires: the device's own (its default, which its coopmat shapes are
+// listed for), or the experiment's, within what subgroup size control offers.
+uint32_t khr_subgroup(const DeviceInfo& d, const KhrExperiment& e) {
+  const uint32_t sg = e.sg ? e.sg : d.subgroup_size;
+  const bool pow2 = sg != 0 && (sg & (sg - 1)) == 0;
+  const bool offered = d.subgroup_size_control ? sg >= d.min_subgroup_size && sg <= d.max_subgroup_size
+                                               : sg == d.subgroup_size;
+  if (!pow2 || !offered || sg > 128) {
+    throw Error(ErrorCode::unsupported_config,
+                fmt::format("the coopmat kernel cannot run subgroups of {}{} on {}: it offers {} (subgroupSize {}{})",
+                            sg, e.sg ? " (VKGEMM_EXPERIMENT_COOPMAT sg=)" : "", d.name,
+                            d.subgroup_size_control ? fmt::format("{} to {} through subgroupSizeControl",
+                                                                  d.min_subgroup_size, d.max_subgroup_size)
+                                                    : "only its own, without subgroupSizeControl",
+                            d.subgroup_size, pow2 ? "" : "; a power of two is needed"));
+  }
+  return sg;
+}
+
+uint32_t floor_pow2(uint32_t v) {
+  uint32_t p = 1;
+  while (p * 2 <= v) p *= 2;
+  return p;
+}
+
+// Shared memory of a configuration: the A and B tiles (rows 8 halves longer than the data, in whichever
+// stored order is larger: transposed operands are staged as they lie) per buffer, and one fragment of C
+// per subgroup in the accumulator's type.
+uint32_t khr_shared_bytes(const KhrConfig& c, const Types& t) {
+  const uint32_t a = std::max(c.bm * (c.bk + 8), c.bk * (c.bm + 8));
+  const uint32_t b = std::max(c.bk * (c.bn + 8), c.bn * (c.bk + 8));
+  return c.buffers * (a + b) * 2 + c.subgroups() * c.tm * c.tn * (t.f16_accumulate ? 2u : 4u);
+}
+
+// A configuration with `subgroups_wanted` subgroups (8: the large tile, 4: the small one). The warp tile
+// holds about 64 accumulator elements per invocation (a 64x32 warp tile of 16x16 fragments at subgroup 32,
+// 64x64 at subgroup 64), half that for the small tile; the subgroups stand 2 high.
+// A CPU device (lavapipe) emulates the matrices lane by lane, and its compile time grows with every
+// multiply in the code (a 32x32 tile with 4 fragments per subgroup, 32 deep, unrolled 4 steps, took 100 s
+// to build on lavapipe 26): there the K step is one fragment deep, UNROLL 2, and the warp tile 2x2
+// fragments (large) or 1x2 (small): 1 to 3 s each.
+KhrConfig khr_derive(const DeviceInfo& d, const Types& t, uint32_t subgroups_wanted) {
+  const KhrExperiment& e = khr_experiment();
+  const CooperativeMatrixShape s = khr_shape(d, t, e);
+  const bool cpu = d.type == DeviceType::cpu;
+  KhrConfig c;
+  c.tm = s.m, c.tn = s.n, c.tk = s.k;
+  c.sg = khr_subgroup(d, e);
+  const uint32_t subgroups = std::max(1u, std::min(subgroups_wanted, floor_pow2(d.max_workgroup_invocations / c.sg)));
+  const uint32_t per_lane = cpu ? 4 * c.tm * c.tn / c.sg : 64;  // accumulator elements, large tile
+  const uint32_t fragments = std::max(1u, floor_pow2(per_lane * c.sg / (c.tm * c.tn)) / (subgroups_wanted >= 8 ? 1 : 2));
+  uint32_t fn = 1;
+  while (fn * fn * 4 <= fragments) fn *= 2;  // fm = fn or 2 fn
+  uint32_t fm = fragments / fn;
+  // The CPU's small tile: 1x2 fragments, so that it is 16x32 at 8x8 (a tile named 16 would read as the
+  // default, options.tile = 16).
+  if (cpu && subgroups_wanted < 8) std::swap(fm, fn);
+  c.wm = e.wm ? e.wm : fm * c.tm;
+  c.wn = e.wn ? e.wn : fn * c.tn;
+  const uint32_t high = subgroups >= 2 ? 2 : 1;
+  c.bm = e.bm ? e.bm : c.wm * high;
+  c.bn = e.bn ? e.bn : c.wn * (subgroups / high);
+  c.bk = e.bk ? e.bk : cpu ? std::max(8u, c.tk) : std::max(32u, c.tk);
+  c.unroll = e.unroll ? e.unroll : cpu ? 2 : 4;
+  if (e.group) c.group = e.group;
+  c.buffers = e.buffers ? e.buffers : 2;
+  if (!e.buffers && khr_shared_bytes(c, t) > d.max_shared_memory) c.buffers = 1;  // single-buffered where 2 do not fit
+  return c;
+}
+
+// Throws naming the rule when a configuration (an experiment's) cannot be run by the shader.
+void khr_check(const KhrConfig& c) {
+  const auto bad = [&](const std::string& rule) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("coopmat configuration {}x{}x{} warp {}x{} fragment {}x{}x{} subgroup {} (VKGEMM_EXPERIMENT_"
+                            "COOPMAT?): {}",
+                            c.bm, c.bn, c.bk, c.wm, c.wn, c.tm, c.tn, c.tk, c.sg, rule));
+  };
+  if (!c.wm || !c.wn || c.wm % c.tm || c.wn % c.tn) bad("the warp tile must be whole fragments");
+  if (!c.bm || !c.bn || c.bm % c.wm || c.bn % c.wn) bad("the workgroup tile must be whole warp tiles");
+  if (c.bm % 8 || c.bn % 8 || !c.bk || c.bk % 8 || c.bk % c.tk) bad("bm, bn and bk must be multiples of 8, bk of the fragment's K");
+  if (c.unroll < 1 || c.unroll > 16) bad("unroll is 1 to 16");
+  if (c.buffers != 1 && c.buffers != 2) bad("buffers is 1 or 2");
+  if (c.group < 1 || c.group > 64) bad("group is 1 to 64");
+}
+
+// A device without the extension is planned as an NVIDIA-like one (16x16x16 at subgroup 32), so that a
+// malformed option is named as such whatever the device; check_matrix_kernel refuses it anyway.
+DeviceInfo khr_nominal(const DeviceInfo& d, const Types& t) {
+  if (d.coopmat_khr) return d;
+  DeviceInfo n = d;
+  n.subgroup_size = n.min_subgroup_size = n.max_subgroup_size = 32;
+  n.subgroup_size_control = true;
+  n.max_workgroup_invocations = std::max(n.max_workgroup_invocations, 256u);
+  CooperativeMatrixShape s;
+  s.m = s.n = s.k = 16;
+  s.a_type = s.b_type = "f16";
+  s.c_type = s.result_type = acc_name(t);
+  s.scope = "subgroup";
+  n.coopmat_shapes = {s};
+  return n;
+}
+
+KhrConfig khr_config(const DeviceInfo& device, const Types& t, uint32_t m, uint32_t n, uint32_t tile = 16) {
+  const DeviceInfo d = khr_nominal(device, t);
+  const KhrConfig large = khr_derive(d, t, 8), small = khr_derive(d, t, 4);
+  KhrConfig c = tiles(m, n, large.bm, large.bn) >= kEnoughWorkgroups ? large : small;
+  if (tile == large.bn) c = large;
+  else if (tile == small.bn) c = small;
+  else if (tile != 16) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("the coopmat kernel's tile is {} or {} on {} (the columns of C per workgroup; 16, the "
+                            "default: chosen by shape), not {}",
+                            small.bn, large.bn, d.name, tile));
+  }
+  khr_check(c);
+  return c;
+}
+
 }  // namespace
 
 bool is_matrix_kernel(Kernel kernel) noexcept { return kernel == Kernel::coopmat || kernel == Kernel::coopmat2; }
@@ -105,19 +291,7 @@ void check_matrix_kernel(const DeviceInfo& d, Kernel kernel, const Types& t) {
                               d.name));
     }
     check_common(d, "coopmat");
-    if (!d.subgroup_size_control || d.min_subgroup_size > kSubgroup || d.max_subgroup_size < kSubgroup) {
-      throw Error(ErrorCode::unsupported_config,
-                  fmt::format("the coopmat kernel needs subgroups of {} through subgroupSizeControl and "
-                              "computeFullSubgroups; {} has {} (sizes {} to {})",
-                              kSubgroup, d.name, d.subgroup_size_control ? "them" : "no subgroup size control",
-                              d.min_subgroup_size, d.max_subgroup_size));
-    }
-    if (!khr_shape(d, t)) {
-      throw Error(ErrorCode::unsupported_config,
-                  fmt::format("the coopmat kernel needs a subgroup-scope cooperative matrix shape {} with sides that "
-                              "divide 32; {} lists none (vkgemm devices shows what it has)",
-                              shapes_wanted(t), d.name));
-    }
+    khr_config(d, t, 1u << 14, 1u << 14);  // throws naming what the device lacks
     return;
   }
   if (!d.coopmat2) {
@@ -136,30 +310,18 @@ void check_matrix_kernel(const DeviceInfo& d, Kernel kernel, const Types& t) {
 }
 
 LaunchShape coopmat_launch(const DeviceInfo& d, const Types& t, const GemmOptions& options, uint32_t m, uint32_t n) {
-  KhrTile tile = tiles(m, n, kKhrLarge.bm, kKhrLarge.bn) >= kEnoughWorkgroups ? kKhrLarge : kKhrSmall;
-  if (options.tile == 64) tile = kKhrSmall;
-  else if (options.tile == 128) tile = kKhrLarge;
-  else if (options.tile != 16) {
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("the coopmat kernel's tile is 64 or 128 (16, the default: chosen by shape), not {}",
-                            options.tile));
-  }
-  // Fragment shape: the device's (a device without one fails check_matrix_kernel; 16^3 keeps this total).
-  const auto s = khr_shape(d, t).value_or(CooperativeMatrixShape{16, 16, 16});
-  const uint32_t subgroups = (tile.bm / tile.wm) * (tile.bn / tile.wn);
-  const uint32_t invocations = subgroups * kSubgroup;
+  const KhrConfig c = khr_config(d, t, m, n, options.tile);
   LaunchShape shape;
-  shape.workgroup_size = {invocations, 1, 1};
-  shape.tile = {tile.bn, tile.bm};
-  shape.required_subgroup_size = kSubgroup;
-  shape.constants = {{0, invocations}, {1, tile.bm}, {2, tile.bn}, {3, tile.bk}, {4, tile.wm},
-                     {5, tile.wn},     {6, s.m},     {7, s.n},     {8, s.k},     {9, kSubgroup}};
-  // A and B tiles with rows 16 bytes longer than the data (shared memory is addressed in 8-byte f16vec4),
-  // and one TM x TN fragment of the accumulator per subgroup.
-  const uint32_t a_bytes = tile.bm * (tile.bk / 4 + 2) * 8, b_bytes = tile.bk * (tile.bn / 4 + 2) * 8;
-  // The C fragment is staged in the accumulator's type (fp16 sums: 2 bytes, else 4).
-  shape.shared_bytes = a_bytes + b_bytes + subgroups * s.m * s.n * (t.f16_accumulate ? 2u : 4u);
-  return shape;
+  shape.workgroup_size = {c.subgroups() * c.sg, 1, 1};
+  shape.tile = {c.bn, c.bm};
+  // Required through subgroup size control where the device has it (the subgroups' layout over the tile
+  // assumes exactly this size, all full); else the device's own size, which khr_subgroup checked.
+  shape.required_subgroup_size = d.subgroup_size_control ? c.sg : 0;
+  shape.constants = {{0, c.subgroups() * c.sg}, {1, c.bm}, {2, c.bn},  {3, c.bk},       {4, c.wm},
+                     {5, c.wn},                 {6, c.tm}, {7, c.tn},  {8, c.tk},       {9, c.sg},
+                     {12, c.unroll},            {13, c.buffers},       {14, c.group}};
+  shape.shared_bytes = khr_shared_bytes(c, t);
+  return shape;  // plan() adds TRANS_A and TRANS_B (10, 11)
 }
 
 // An experiment knob for the performance work (docs/perf-notes.md), not an interface: VKGEMM_EXPERIMENT_COOPMAT2

@@ -260,8 +260,8 @@ Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOption
   Kernel kernel = options.kernel;
   GemmOptions resolved = options;
   const bool transposed = p.trans_a || p.trans_b;
-  // Which kernels read transposed operands: all but blocked and coopmat (KHR).
-  const auto reads_transposed = [](Kernel k) { return k != Kernel::blocked && k != Kernel::coopmat; };
+  // Which kernels read transposed operands: all but blocked.
+  const auto reads_transposed = [](Kernel k) { return k != Kernel::blocked; };
   if (kernel == Kernel::automatic && type == DataType::f16 && p.k > 0) {
     // No tuning for f16: the cooperative-matrix kernels where they run (coopmat2 first), else tiled. k = 0
     // (an f16 C of odd size or offset, which the fill cannot zero) takes tiled, whose empty sum every
@@ -341,10 +341,10 @@ Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOption
   } else if (is_matrix_kernel(kernel)) {
     check_supported(device, table, types, resolved);
     out.main = matrix_shape(device, kernel, types, resolved, p.m, p.n, p.k, p.batch);
-    if (kernel == Kernel::coopmat2) {
-      out.main.constants.push_back({5, p.trans_a ? 1u : 0u});
-      out.main.constants.push_back({6, p.trans_b ? 1u : 0u});
-    }
+    // The transposes are known when the pipeline is built (coopmat2.comp 5 and 6, coopmat.comp 10 and 11).
+    const uint32_t trans_id = kernel == Kernel::coopmat2 ? 5 : 10;
+    out.main.constants.push_back({trans_id, p.trans_a ? 1u : 0u});
+    out.main.constants.push_back({trans_id + 1, p.trans_b ? 1u : 0u});
     out.grid = dispatch_grid(device, out.main, p.m, p.n);
     out.grid[2] = p.batch;
     out.k_split = std::max(p.k, 1u);

@@ -1,0 +1,264 @@
+// The KHR cooperative-matrix kernel (shaders/coopmat.comp) on the device under test: every op combination,
+// both layouts, C f32 and f16, fp16 sums, batches (with a broadcast operand), alpha and beta, sizes across
+// the fragment, warp and workgroup tiles and across the fast path's boundary (tiles inside C, K long enough
+// for the unrolled loop), leading dimensions with gaps, operands at aligned and unaligned offsets, each
+// checked against the CPU reference with poisoned gaps and guard regions.
+//
+// A device without VK_KHR_cooperative_matrix (Debian 12's lavapipe) cannot run it: each case is then a
+// skip (test::skip). Where the kernel must run (tools/coopmat-lavapipe.sh, on a lavapipe that has the
+// extension), the support suite asserts it through VKGEMM_TEST_EXPECT and the script fails on any skip.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "kernels/registry.hpp"  // kernels::coopmat_launch: the tiles this device gets
+#include "support.hpp"
+#include "vkgemm/reference.hpp"
+
+using namespace vkgemm;
+
+namespace {
+
+// Whether this device runs the kernel at all (f16 inputs, C f32); the case's skip when it does not.
+bool runs_here() {
+  try {
+    test::engine().check_supported(DataType::f16, DataType::f32, {.kernel = Kernel::coopmat});
+    return true;
+  } catch (const Error& err) {
+    test::skip(err.what());
+    return false;
+  }
+}
+
+// The types of C: f32 and f16 with fp32 sums, f16 with fp16 sums.
+struct CTypes {
+  DataType c;
+  bool f16_acc;
+};
+constexpr std::array<CTypes, 3> kCTypes = {CTypes{DataType::f32, false}, {DataType::f16, false}, {DataType::f16, true}};
+
+// Whether the kernel takes these types here (a device may list no f16-accumulator shape): the rest of the
+// suite still runs, so this is a message, not the suite's skip (where fp16 sums must run, the support
+// suite's f16acc= expectation asserts it).
+bool type_runs_here(const CTypes& ct) {
+  try {
+    test::engine().check_supported(DataType::f16, ct.c, {.kernel = Kernel::coopmat, .f16_accumulate = ct.f16_acc});
+    return true;
+  } catch (const Error& err) {
+    MESSAGE("C ", to_string(ct.c), ct.f16_acc ? " with fp16 sums" : "", " not run here: ", err.what());
+    return false;
+  }
+}
+
+// The workgroup tiles this device gets (their side along N names them): the small one, then the large.
+std::array<uint32_t, 2> device_tiles(DataType c_type, bool f16_acc) {
+  const DeviceInfo& d = test::engine().device();
+  const kernels::Types t{DataType::f16, c_type, f16_acc};
+  const auto small = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, 1, 1);
+  const auto large = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, 1u << 14, 1u << 14);
+  return {small.tile[0], large.tile[0]};
+}
+
+// ---- Aligned calls: operands 16-byte aligned inside their buffers, between guard regions ----
+// (support.hpp's check_gemm_call places every operand 3 elements past a boundary, which keeps the kernel
+// on its checked loads; the aligned fast path, 16-byte loads and direct fragment stores need this.)
+
+constexpr uint64_t kGuard = 256;
+constexpr std::byte kGuardByte{0xA5};
+
+struct Placed {
+  Buffer buffer;
+  uint64_t bytes = 0;
+};
+
+Placed place(Engine& e, const std::vector<std::byte>& data) {
+  Placed p;
+  p.bytes = data.size();
+  std::vector<std::byte> all(2 * kGuard + data.size(), kGuardByte);
+  if (!data.empty()) std::memcpy(all.data() + kGuard, data.data(), data.size());
+  p.buffer = e.create_buffer(all.size(), "coopmat test operand");
+  e.write(p.buffer, 0, all.data(), all.size());
+  return p;
+}
+
+std::vector<std::byte> take(Engine& e, const Placed& p, const char* name, std::string& problems) {
+  std::vector<std::byte> all(p.buffer.size());
+  e.read(p.buffer, 0, all.data(), all.size());
+  uint64_t changed = 0;
+  for (uint64_t i = 0; i < all.size(); ++i) {
+    if ((i < kGuard || i >= kGuard + p.bytes) && all[i] != kGuardByte) ++changed;
+  }
+  if (changed) problems += fmt::format("{} guard bytes around {} were overwritten; ", changed, name);
+  return {all.begin() + kGuard, all.begin() + static_cast<std::ptrdiff_t>(kGuard + p.bytes)};
+}
+
+// Random where the call describes elements, NaN (all bits set) in the gaps, or everywhere with all_poison.
+std::vector<std::byte> contents(const GemmDesc& d, char which, bool all_poison, std::mt19937_64& rng) {
+  const OperandExtent x = operand_extent(d, which);
+  const DataType type = which == 'C' ? output_type(d) : d.type;
+  const uint64_t es = element_size(type);
+  std::vector<char> described(x.elements, 0);
+  for (int64_t t = 0; t < d.batch; ++t)
+    for (int64_t o = 0; o < x.outer; ++o)
+      for (int64_t i = 0; i < x.inner; ++i) described[uint64_t(t * x.stride + o * x.ld + i)] = 1;
+  auto out = test::random_elements(type, x.elements, rng);
+  for (uint64_t i = 0; i < x.elements; ++i) {
+    if (all_poison || !described[i]) std::memset(&out[i * es], 0xFF, es);
+  }
+  return out;
+}
+
+test::ProductCheck check_aligned_call(const GemmDesc& desc, const GemmOptions& options, std::mt19937_64& rng) {
+  Engine& e = test::engine();
+  const bool reads_ab = desc.alpha != 0.0 && desc.k != 0;
+  const auto a = contents(desc, 'A', !reads_ab, rng), b = contents(desc, 'B', !reads_ab, rng);
+  const auto c0 = contents(desc, 'C', desc.beta == 0.0, rng);
+  Placed pa = place(e, a), pb = place(e, b), pc = place(e, c0);
+  test::ProductCheck out;
+  try {
+    out.timing = e.gemm(desc, {&pa.buffer, kGuard}, {&pb.buffer, kGuard}, {&pc.buffer, kGuard}, options);
+  } catch (const Error& err) {
+    out.detail = fmt::format("aligned {}: threw {}", test::describe(desc), err.what());
+    return out;
+  }
+  std::string problems;
+  take(e, pa, "A", problems);
+  take(e, pb, "B", problems);
+  const auto c = take(e, pc, "C", problems);
+  const Comparison cmp = compare_with_reference(desc, a.data(), b.data(), c0.data(), c.data(), options.f16_accumulate);
+  if (!cmp.passed) problems += cmp.summary();
+  out.passed = problems.empty();
+  out.detail = fmt::format("aligned {} tile {} ({} {}): {}", test::describe(desc), options.tile,
+                           to_string(out.timing.kernel), out.timing.config, out.passed ? "ok" : problems);
+  return out;
+}
+
+// ---- The grid ----
+
+struct Size {
+  int64_t m, n, k;
+};
+
+constexpr std::array<std::pair<double, double>, 4> kScalars = {
+    std::pair{1.0, 0.0}, {1.0, 1.0}, {-1.5, 0.0}, {0.75, -2.0}};
+
+// A call with the smallest lds plus `pad`, batch entries `pad` apart (0: packed), `broadcast` 'A' or 'B'
+// for a stride-0 operand.
+GemmDesc make_desc(Layout layout, Op op_a, Op op_b, const Size& s, int64_t pad, int64_t batch, char broadcast,
+                   std::pair<double, double> scalars, DataType c_type) {
+  GemmDesc d;
+  d.type = DataType::f16, d.c_type = c_type, d.layout = layout, d.op_a = op_a, d.op_b = op_b;
+  d.m = s.m, d.n = s.n, d.k = s.k;
+  d.alpha = scalars.first, d.beta = scalars.second;
+  const bool row = layout == Layout::row_major;
+  const auto inner = [&](int64_t rows, int64_t cols) { return std::max<int64_t>(1, row ? cols : rows); };
+  d.lda = inner(op_a == Op::n ? s.m : s.k, op_a == Op::n ? s.k : s.m) + pad;
+  d.ldb = inner(op_b == Op::n ? s.k : s.n, op_b == Op::n ? s.n : s.k) + pad;
+  d.ldc = inner(s.m, s.n) + pad;
+  d.batch = batch;
+  if (batch > 1) {
+    d.stride_a = operand_extent(d, 'A').stride + pad;
+    d.stride_b = operand_extent(d, 'B').stride + pad;
+    d.stride_c = operand_extent(d, 'C').stride + pad;
+    if (broadcast == 'A') d.stride_a = 0;
+    if (broadcast == 'B') d.stride_b = 0;
+  }
+  return d;
+}
+
+// Every op combination and layout for each C type over `sizes` at `tile`: aligned calls (lds padded by 8,
+// a multiple of 16 bytes, so that the fast path runs) and unaligned ones (offset 3 elements, lds padded by
+// 3), the scalars and batch kinds taking turns so that each meets every size.
+void run_grid(const std::vector<Size>& sizes, bool large_tile, const std::string& name) {
+  auto rng = test::case_rng(name);
+  int failures = 0, runs = 0;
+  size_t turn = 0;
+  if (!runs_here()) return;
+  for (const CTypes& ct : kCTypes) {
+    if (!type_runs_here(ct)) continue;
+    const GemmOptions options{.kernel = Kernel::coopmat, .tile = device_tiles(ct.c, ct.f16_acc)[large_tile ? 1 : 0],
+                              .f16_accumulate = ct.f16_acc};
+    for (Layout layout : {Layout::row_major, Layout::col_major})
+      for (Op op_a : {Op::n, Op::t})
+        for (Op op_b : {Op::n, Op::t})
+          for (const Size& s : sizes)
+            for (bool aligned : {true, false}) {
+              ++turn;
+              const int64_t batch = turn % 3 == 0 ? 3 : 1;
+              const char broadcast = turn % 6 == 0 ? 'A' : turn % 9 == 0 ? 'B' : ' ';
+              const GemmDesc d = make_desc(layout, op_a, op_b, s, aligned ? 8 : 3, batch, broadcast,
+                                           kScalars[turn % kScalars.size()], ct.c);
+              const auto r = aligned ? check_aligned_call(d, options, rng) : test::check_gemm_call(d, options, rng);
+              ++runs;
+              if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);
+              if (r.passed && r.timing.kernel != Kernel::coopmat) FAIL_CHECK("ran ", to_string(r.timing.kernel));
+            }
+  }
+  MESSAGE(runs, " products checked");
+  fmt::print("coopmat {}: {} products checked, {} failed\n", name, runs, failures);
+  CHECK(runs > 0);
+  CHECK_MESSAGE(failures == 0, failures, " of ", runs, " calls failed (the first 5 are listed); seed ",
+                test::run_seed());
+}
+
+// Sizes in units of the device's tiles: fragments (TM = TN = TK = 8 on lavapipe, 16 on NVIDIA), the
+// workgroup tile (small: 32 on lavapipe, 64 on NVIDIA), the K step (32), and the fast loop (UNROLL 4 steps,
+// run while the step after them is whole: K >= 5 * 32 = 160 runs it once, 288 twice plus a remainder).
+std::vector<Size> small_sizes() {
+  return {{1, 1, 1}, {8, 8, 8}, {7, 9, 13}, {16, 16, 16}, {33, 31, 40}, {64, 64, 32}, {65, 66, 67}};
+}
+
+std::vector<Size> fast_sizes(uint32_t tile) {
+  const int64_t t = tile;
+  return {{2 * t, 2 * t, 160}, {2 * t + 8, 3 * t, 200}, {3 * t, 2 * t - 1, 288}, {t, t, 4 * 32 + 8}};
+}
+
+}  // namespace
+
+TEST_SUITE("coopmat") {
+  TEST_CASE("grid small: every op, layout and C type at sizes around the fragment and tile sides") {
+    run_grid(small_sizes(), false, "coopmat small");
+  }
+  TEST_CASE("grid fast path: interior aligned tiles, K through the unrolled loop, small tile") {
+    if (!runs_here()) return;
+    run_grid(fast_sizes(device_tiles(DataType::f32, false)[0]), false, "coopmat fast small");
+  }
+  TEST_CASE("grid fast path: large tile") {
+    if (!runs_here()) return;
+    const uint32_t tile = device_tiles(DataType::f32, false)[1];
+    // The large tile's rows are twice its warp rows, its columns four warp columns: these cross both.
+    run_grid({{tile, tile, 160}, {tile + 8, 2 * tile - 8, 200}, {33, 70, 40}}, true, "coopmat fast large");
+  }
+  TEST_CASE("K = 0 and alpha = 0: C = beta C, A and B never read") {
+    if (!runs_here()) return;
+    auto rng = test::case_rng("coopmat empty sum");
+    for (const CTypes& ct : kCTypes) {
+      if (!type_runs_here(ct)) continue;
+      for (const auto& [k, alpha] : {std::pair<int64_t, double>{0, 1.0}, {40, 0.0}}) {
+        const GemmDesc d = make_desc(Layout::row_major, Op::n, Op::n, {40, 40, k}, 8, 1, ' ', {alpha, 0.5}, ct.c);
+        const auto r = check_aligned_call(d, {.kernel = Kernel::coopmat, .f16_accumulate = ct.f16_acc}, rng);
+        CHECK_MESSAGE(r.passed, r.detail);
+      }
+    }
+  }
+  TEST_CASE("transposed f16 calls plan the coopmat kernel where coopmat2 cannot run") {
+    if (!runs_here()) return;
+    const Engine& e = test::engine();
+    if (e.device().coopmat2) {
+      MESSAGE("coopmat2 runs here and takes auto first");
+      return;
+    }
+    auto rng = test::case_rng("coopmat auto");
+    const GemmDesc d = make_desc(Layout::col_major, Op::t, Op::t, {40, 50, 60}, 8, 1, ' ', {1.0, 0.0}, DataType::f32);
+    const auto r = check_aligned_call(d, {}, rng);
+    CHECK_MESSAGE(r.passed, r.detail);
+    CHECK(r.timing.kernel == Kernel::coopmat);
+  }
+}
