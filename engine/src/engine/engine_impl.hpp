@@ -6,7 +6,7 @@
 #include <mutex>
 #include <optional>
 
-#include "device_query.hpp"
+#include "device/device_query.hpp"
 #include "kernels/pipelines.hpp"
 #include "tuning/tuning_table.hpp"
 #include "vk/device.hpp"

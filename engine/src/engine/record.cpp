@@ -8,10 +8,10 @@
 
 #include <fmt/format.h>
 
-#include "engine_impl.hpp"
+#include "engine/engine_impl.hpp"
 #include "kernels/push_constants.hpp"
 #include "kernels/registry.hpp"
-#include "partition.hpp"
+#include "plan/partition.hpp"
 #include "vk/check.hpp"
 #include "vkgemm/error.hpp"
 

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "engine_impl.hpp"
+#include "engine/engine_impl.hpp"
 #include "vk/check.hpp"
 #include "vkgemm/error.hpp"
 

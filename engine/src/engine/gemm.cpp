@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "engine_impl.hpp"
+#include "engine/engine_impl.hpp"
 #include "kernels/registry.hpp"
 #include "vk/check.hpp"
 #include "vkgemm/error.hpp"

@@ -1,4 +1,4 @@
-#include "device_query.hpp"
+#include "device/device_query.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "coopmat_query.hpp"
+#include "device/coopmat_query.hpp"
 #include "vk/check.hpp"
 #include "vkgemm/error.hpp"
 
