@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "vkgemm/device_info.hpp"
-#include "vkgemm/engine.hpp"
+#include "vkgemm/options.hpp"
 #include "vkgemm/types.hpp"
 
 namespace vkgemm::tuning {
