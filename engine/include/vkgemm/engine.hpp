@@ -45,10 +45,21 @@ struct EngineOptions {
   // exists but cannot be read or parsed is an error. "none": built-in tables only.
   std::string tuning_file;
 };
-// Testing knobs, read when an Engine is created: VKGEMM_TEST_MAX_GROUP_COUNT=N lowers the
-// maxComputeWorkGroupCount the engine honours (every axis) to N, VKGEMM_TEST_MAX_STORAGE_RANGE=BYTES its
-// maxStorageBufferRange, so that small products exercise the cutting of large ones into pieces
-// (device() reports the lowered values). Never raised past the device's own; unset in normal use.
+
+// The environment variables vkgemm reads, all of them, each when an Engine is created (or adopts a device):
+//   VKGEMM_DEVICE, VKGEMM_TUNING_FILE (else XDG_CONFIG_HOME, else HOME): EngineOptions' defaults, as
+//     with_environment below fills them in;
+//   VKGEMM_TEST_MAX_GROUP_COUNT=N, VKGEMM_TEST_MAX_STORAGE_RANGE=BYTES: testing knobs that lower the
+//     maxComputeWorkGroupCount (every axis) and maxStorageBufferRange the engine honours, so that small
+//     products exercise the cutting of large ones into pieces (device() reports the lowered values). Never
+//     raised past the device's own; unset in normal use;
+//   VKGEMM_EXPERIMENT_COOPMAT2, VKGEMM_EXPERIMENT_SPIRV: experiment knobs for the performance work, read only
+//     by a developer build (CMake option VKGEMM_EXPERIMENTS, off by default; docs/perf-notes.md), once per
+//     process.
+// `options` with the environment's defaults filled in where it leaves them empty: device from
+// VKGEMM_DEVICE; tuning_file from VKGEMM_TUNING_FILE, else $XDG_CONFIG_HOME/vkgemm/tuning.json, else
+// ~/.config/vkgemm/tuning.json. The Engine constructor applies it.
+EngineOptions with_environment(EngineOptions options);
 
 // A storage buffer on the engine's device. Move-only; it must not outlive its Engine.
 class Buffer {

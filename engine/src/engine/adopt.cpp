@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "engine/engine_impl.hpp"
+#include "engine/environment.hpp"
 #include "vk/check.hpp"
 #include "vkgemm/error.hpp"
 

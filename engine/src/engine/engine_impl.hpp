@@ -107,10 +107,6 @@ struct Access {
   static GemmRecording recording(std::unique_ptr<RecordingImpl> r) { return GemmRecording(std::move(r)); }
 };
 
-// Lowers `info`'s maxComputeWorkGroupCount and maxStorageBufferRange to VKGEMM_TEST_MAX_GROUP_COUNT and
-// VKGEMM_TEST_MAX_STORAGE_RANGE where those are set (testing knobs, engine.hpp); throws on a bad value.
-void apply_test_limits(DeviceInfo& info);
-
 // One global memory barrier from `src` stages/accesses to `dst` ones.
 void memory_barrier(const VolkDeviceTable& t, VkCommandBuffer cmd, VkPipelineStageFlags src_stage,
                     VkAccessFlags src_access, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access);

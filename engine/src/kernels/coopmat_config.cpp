@@ -1,12 +1,12 @@
 // The cooperative-matrix kernels' side of the registry: what they need of a device, and the tile, fragment
 // and workgroup each product gets (shaders/coopmat.comp, shaders/coopmat2.comp).
 #include <algorithm>
-#include <cstdlib>
 #include <optional>
 #include <string_view>
 
 #include <fmt/format.h>
 
+#include "engine/environment.hpp"
 #include "kernels/registry.hpp"
 #include "vkgemm/error.hpp"
 
@@ -101,7 +101,7 @@ void check_matrix_kernel(const DeviceInfo& d, Kernel kernel, const Types& t) {
     if (!d.coopmat_khr) {
       throw Error(ErrorCode::unsupported_config,
                   fmt::format("the coopmat kernel needs VK_KHR_cooperative_matrix (and Vulkan 1.3), which {} does not "
-                              "have; use --kernel tiled for f16 there",
+                              "have; the tiled kernel (GemmOptions::kernel) runs f16 there",
                               d.name));
     }
     check_common(d, "coopmat");
@@ -115,7 +115,7 @@ void check_matrix_kernel(const DeviceInfo& d, Kernel kernel, const Types& t) {
     if (!khr_shape(d, t)) {
       throw Error(ErrorCode::unsupported_config,
                   fmt::format("the coopmat kernel needs a subgroup-scope cooperative matrix shape {} with sides that "
-                              "divide 32; {} lists none (vkgemm devices shows what it has)",
+                              "divide 32; {} lists none (DeviceInfo::coopmat_shapes shows what it has)",
                               shapes_wanted(t), d.name));
     }
     return;
@@ -130,7 +130,7 @@ void check_matrix_kernel(const DeviceInfo& d, Kernel kernel, const Types& t) {
   if (!nv2_shape(d, t, kNv2Small) && !nv2_shape(d, t, kNv2Medium)) {
     throw Error(ErrorCode::unsupported_config,
                 fmt::format("the coopmat2 kernel needs a workgroup-scope flexible shape {} for 128 or 256 "
-                            "invocations; {} lists none (vkgemm devices shows what it has)",
+                            "invocations; {} lists none (DeviceInfo::coopmat2_shapes shows what it has)",
                             shapes_wanted(t), d.name));
   }
 }
@@ -162,7 +162,8 @@ LaunchShape coopmat_launch(const DeviceInfo& d, const Types& t, const GemmOption
   return shape;
 }
 
-// An experiment knob for the performance work (docs/perf-notes.md), not an interface: VKGEMM_EXPERIMENT_COOPMAT2
+// An experiment knob for the performance work (docs/perf-notes.md), not an interface, read only in a build
+// configured with -DVKGEMM_EXPERIMENTS=ON: VKGEMM_EXPERIMENT_COOPMAT2
 // = "bm=128,bn=256,bk=32,inv=256,prefetch=1,unroll=8,splits=2,group=8" overrides the coopmat2 kernel's
 // workgroup tile (rows, columns, K step, invocations), its software pipelining, the unrolling of its fast
 // loop, its split-K and its grouped block order;
@@ -181,7 +182,11 @@ struct Nv2Experiment {
 
 Nv2Experiment read_nv2_experiment() {
   Nv2Experiment e;
-  const char* env = std::getenv("VKGEMM_EXPERIMENT_COOPMAT2");
+#ifdef VKGEMM_EXPERIMENTS
+  const char* env = detail::experiment_coopmat2();
+#else
+  const char* env = nullptr;  // a release build has no experiment knobs
+#endif
   if (!env) return e;
   const std::string_view text(env);
   const auto value = [&](std::string_view key) -> std::optional<uint32_t> {

@@ -25,7 +25,8 @@ void check_types(const DeviceInfo& device, const Types& types) {
     }
     if (types.f16_accumulate && out != DataType::f16) {
       throw Error(ErrorCode::invalid_argument,
-                  "f16 accumulation (GemmOptions::f16_accumulate) gives C of f16; ask for an f16 C (the output type)");
+                  "f16 accumulation gives C of f16; ask for C f16 (GemmDesc::c_type, or Engine::gemm's output type) "
+                  "or turn off GemmOptions::f16_accumulate");
     }
     if (!device.float16 || !device.storage16) {
       throw Error(ErrorCode::unsupported_type,
