@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "engine/environment.hpp"
+#include "gemm_abi.h"
 #include "kernels/registry.hpp"
 #include "vkgemm/error.hpp"
 
@@ -271,8 +272,9 @@ LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptio
   LaunchShape shape;
   shape.workgroup_size = {tile.invocations, 1, 1};
   shape.tile = {tile.bn, tile.bm};
-  shape.constants = {{0, tile.invocations}, {1, tile.bm}, {2, tile.bn}, {3, tile.bk}, {4, tile.prefetch},
-                     {7, e.group ? e.group : 1}, {8, tile.unroll}};
+  shape.constants = {{COOPMAT2_SC_WG, tile.invocations}, {COOPMAT2_SC_BM, tile.bm},      {COOPMAT2_SC_BN, tile.bn},
+                     {COOPMAT2_SC_BK, tile.bk},          {COOPMAT2_SC_PREFETCH, tile.prefetch},
+                     {COOPMAT2_SC_GROUP_M, e.group ? e.group : 1}, {COOPMAT2_SC_UNROLL, tile.unroll}};
   return shape;  // shared memory is the driver's (cooperativeMatrixWorkgroupScopeReservedSharedMemory)
 }
 
