@@ -19,10 +19,7 @@ LaunchShape shape(const PlanContext& ctx, uint32_t m, uint32_t n) {
 }
 
 std::vector<GemmOptions> candidates(const PlanContext& ctx, const Problem& p) {
-  if (ctx.types.input != DataType::f16 || p.k == 0) return {};
-  GemmOptions o = ctx.options;
-  o.kernel = Kernel::coopmat, o.tile = 16;
-  return {o};
+  return matrix_candidates(ctx, p, Kernel::coopmat);
 }
 
 // A large square product shows the largest tile the options allow.

@@ -22,10 +22,7 @@ LaunchShape shape(const PlanContext& ctx, uint32_t m, uint32_t n, uint32_t k, ui
 }
 
 std::vector<GemmOptions> candidates(const PlanContext& ctx, const Problem& p) {
-  if (ctx.types.input != DataType::f16 || p.k == 0) return {};
-  GemmOptions o = ctx.options;
-  o.kernel = Kernel::coopmat2, o.tile = 16;
-  return {o};
+  return matrix_candidates(ctx, p, Kernel::coopmat2);
 }
 
 void check(const PlanContext& ctx, const Problem*) {

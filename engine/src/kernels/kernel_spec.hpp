@@ -84,6 +84,9 @@ LaunchShape square_shape(Kernel kernel, const Types& types, uint32_t t);
 void check_square(const PlanContext& ctx, const Problem* problem);
 Plan square_launch(const PlanContext& ctx, const Problem& problem);
 Pinning square_pin(const Plan& whole, const DeviceInfo& device, const GemmOptions& options);
+// The cooperative-matrix kernels as auto's candidates: f16 products with something to sum, tile chosen by
+// shape. (k = 0, an f16 C the fill cannot zero, takes tiled, whose empty sum every device's tests cover.)
+std::vector<GemmOptions> matrix_candidates(const PlanContext& ctx, const Problem& problem, Kernel kernel);
 // The cooperative-matrix kernels: `shape` (for a large product) needs what the device and this build have.
 void check_matrix(const PlanContext& ctx, const LaunchShape& shape);
 // Their single-pass plan with `main`: a grid over its tile, one K slice.

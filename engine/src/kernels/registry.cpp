@@ -204,6 +204,13 @@ Pinning square_pin(const Plan& whole, const DeviceInfo&, const GemmOptions& opti
   return out;
 }
 
+std::vector<GemmOptions> matrix_candidates(const PlanContext& ctx, const Problem& p, Kernel kernel) {
+  if (ctx.types.input != DataType::f16 || p.k == 0) return {};
+  GemmOptions o = ctx.options;
+  o.kernel = kernel, o.tile = 16;
+  return {o};
+}
+
 void check_matrix(const PlanContext& ctx, const LaunchShape& shape) {
   // The shape first, so that a malformed option is named as such whatever the device; then the device
   // (lacking the extension is the usual reason); then this build (compiled without it, and why).
