@@ -1,4 +1,4 @@
-// The interface every vkgemm GEMM kernel shares with the host (engine/src/kernels/push_constants.hpp).
+// The interface every vkgemm GEMM kernel shares with the host (gemm_abi.h, which the host includes too).
 // Built once per element type: ELEM_T is the stored type, ACC_T the accumulator. A_T, B_T and C_T (the
 // stored types of each operand) default to ELEM_T; alpha and beta have type SCALAR_T, the accumulator's
 // except with VKGEMM_F16 (f16 inputs), where they are float whatever the accumulator (16-bit push constants
@@ -13,6 +13,8 @@
 //   store_c(batch, row, col, acc)   C = alpha * acc + beta * C; C is never read when beta is 0
 //   gemm_batch()              the batch entry of this workgroup (gl_WorkGroupID.z)
 // and must call store_c exactly once per (row, col) in range. Bounds are the kernel's job.
+#include "gemm_abi.h"
+
 #ifndef A_T
 #define A_T ELEM_T
 #endif
@@ -34,33 +36,12 @@ layout(std430, set = 0, binding = 0) readonly buffer MatrixA { A_T A[]; };
 layout(std430, set = 0, binding = 1) readonly buffer MatrixB { B_T B[]; };
 layout(std430, set = 0, binding = 2) buffer MatrixC { C_T C[]; };  // read only when beta != 0
 
-const uint GEMM_TRANS_A = 1u;    // op(A) = A^T: element (row, k) lives at k * lda + row
-const uint GEMM_TRANS_B = 2u;    // op(B) = B^T: element (k, col) lives at col * ldb + k
-const uint GEMM_BETA_ZERO = 4u;  // beta == 0: C is written, never read (a NaN in C must not leak)
-// lda (ldb, ldc), the offset and the batch stride of A (B, C) are multiples of 4: vec4 access is aligned.
-const uint GEMM_VEC_A = 8u;
-const uint GEMM_VEC_B = 16u;
-const uint GEMM_VEC_C = 32u;
-
-// 80 bytes at most (64 + two 8-byte scalars), inside the 128 every device guarantees.
+// The push-constant block, its flag bits (GEMM_TRANS_A, ..., GEMM_VEC_C) and the kernels' specialization-
+// constant ids are gemm_abi.h's, shared with the host.
+#define GEMM_PUSH_UINT_FIELD(name) uint name;
 layout(push_constant) uniform GemmParams {
-  uint M;          // rows of op(A) and C
-  uint N;          // columns of op(B) and C
-  uint K;          // columns of op(A), rows of op(B); 0 when alpha == 0 (A and B are then not read)
-  uint lda;        // row stride of the stored A, in elements
-  uint ldb;
-  uint ldc;
-  uint a_offset;   // first element of each matrix inside its binding, in elements
-  uint b_offset;
-  uint c_offset;
-  uint stride_a;   // elements from one batch entry to the next; 0 broadcasts the operand
-  uint stride_b;
-  uint stride_c;
-  uint batch;      // batch entries (the grid's z dimension)
-  uint flags;      // GEMM_TRANS_A | GEMM_TRANS_B | GEMM_BETA_ZERO | GEMM_VEC_*
-  uint k_split;       // split-K: the K range of one slice (K, at least 1, when not split)
-  uint split_stride;  // split-K: elements between the partial results of consecutive slices
-  layout(offset = 64) SCALAR_T alpha;
+  GEMM_PUSH_UINT_FIELDS(GEMM_PUSH_UINT_FIELD)
+  layout(offset = GEMM_PUSH_SCALARS_OFFSET) SCALAR_T alpha;
   SCALAR_T beta;
 } p;
 

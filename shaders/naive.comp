@@ -3,7 +3,7 @@
 // The walkthroughs' naive kernel: one invocation per element of C, every operand read from global memory.
 #include "gemm_interface.glsl"
 
-layout(local_size_x_id = 0, local_size_y_id = 1) in;
+layout(local_size_x_id = NAIVE_SC_WG_X, local_size_y_id = NAIVE_SC_WG_Y) in;
 
 void main() {
   const uint col = gl_GlobalInvocationID.x;

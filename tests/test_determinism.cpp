@@ -16,7 +16,7 @@ TEST_SUITE("determinism") {
     constexpr uint32_t m = 45, n = 37, k = 523;
     constexpr int kRuns = 5;
     int configurations = 0;
-    std::vector<Kernel> kernels(std::begin(all_kernels), std::end(all_kernels));
+    std::vector<Kernel> kernels(std::begin(simt_kernels), std::end(simt_kernels));
     kernels.insert(kernels.end(), std::begin(matrix_kernels), std::end(matrix_kernels));
     for (const Kernel kernel : kernels) {
       for (const DataType type : all_data_types) {

@@ -44,7 +44,7 @@ TEST_SUITE("differential") {
     uint32_t ran = 0, refused = 0, failed = 0;
     for (uint32_t i = 0; i < cases; ++i) {
       const DataType type = all_data_types[rng() % std::size(all_data_types)];
-      const Kernel kernel = all_kernels[rng() % std::size(all_kernels)];
+      const Kernel kernel = simt_kernels[rng() % std::size(simt_kernels)];
       GemmOptions options{.kernel = kernel, .tile = random_tile(rng)};
       const uint32_t m = random_size(rng), n = random_size(rng), k = random_size(rng);
       try {

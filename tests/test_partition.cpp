@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "partition.hpp"
+#include "plan/partition.hpp"
 #include "support.hpp"
 #include "vkgemm/vulkan.hpp"
 

@@ -51,7 +51,7 @@ struct Worker {
   // One product of random type, kernel and tile.
   void one_product() {
     const DataType type = all_data_types[rng() % std::size(all_data_types)];
-    const Kernel kernel = all_kernels[rng() % std::size(all_kernels)];
+    const Kernel kernel = simt_kernels[rng() % std::size(simt_kernels)];
     product(type, kernel, (rng() % 2) ? 8u : 16u);
   }
 
@@ -59,7 +59,7 @@ struct Worker {
   // is measured (a random warm-up misses some; each costs the driver megabytes, GPU-AV more).
   void every_pipeline() {
     for (const DataType type : all_data_types)
-      for (const Kernel kernel : all_kernels)
+      for (const Kernel kernel : simt_kernels)
         for (const uint32_t tile : {8u, 16u}) product(type, kernel, tile);
   }
 

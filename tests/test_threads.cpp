@@ -52,6 +52,40 @@ TEST_SUITE("threads") {
     }
   }
 
+  TEST_CASE("fill takes the engine's lock: threads filling buffers beside threads running products") {
+    Engine& engine = test::engine();
+    std::vector<std::string> failures[kThreads];
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([t, &failures, &engine] {
+        auto rng = test::case_rng(fmt::format("fill beside gemm thread {}", t));
+        Buffer buffer = engine.create_buffer(4096, "threads fill");
+        std::vector<uint32_t> words(1024);
+        for (int i = 0; i < kProductsPerThread; ++i) {
+          if (t % 2) {  // the products share the engine's submitter with the fills
+            const auto r = test::check_gemm_call(call_for(t, i), {.kernel = Kernel::tiled, .tile = 8}, rng);
+            if (!r.passed) failures[t].push_back(r.detail);
+            continue;
+          }
+          const uint32_t word = static_cast<uint32_t>(t * 1000 + i);
+          engine.fill(buffer, 0, 4096, word);
+          engine.read(buffer, 0, words.data(), 4096);
+          for (const uint32_t w : words) {
+            if (w != word) {
+              failures[t].push_back(fmt::format("fill {} read back {}", word, w));
+              break;
+            }
+          }
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    for (int t = 0; t < kThreads; ++t) {
+      CAPTURE(t);
+      CHECK_MESSAGE(failures[t].empty(), "seed ", test::run_seed(), ": ", failures[t].empty() ? "" : failures[t][0]);
+    }
+  }
+
   TEST_CASE("one engine per thread") {
     std::atomic<uint64_t> messages{0};
     std::vector<std::string> failures[kThreads];

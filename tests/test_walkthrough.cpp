@@ -30,7 +30,7 @@ TEST_SUITE("walkthrough") {
 
   TEST_CASE("float32 walkthrough product in [0, 30) matches the CPU") {
     auto rng = test::case_rng("walkthrough f32");
-    for (const auto kernel : all_kernels) {
+    for (const auto kernel : simt_kernels) {
       const auto result = test::check_product(DataType::f32, 96, 80, 112, {.kernel = kernel}, rng);
       INFO("seed ", test::run_seed(), ": ", result.detail);
       CHECK(result.passed);

@@ -12,8 +12,12 @@
 #                 rounded to multiples of 64 (a stronger hint; other alignments take the slow inside loop)
 #   nosplit       the shader before split-K came back (commit e759b01), to time the split-capable one against
 # Usage: tools/gpu/build-coopmat2-variants.sh   (run from anywhere; needs build/toolchain's glslangValidator)
+# It reconfigures build/release with -DVKGEMM_EXPERIMENTS=ON, the CMake option without which vkgemm ignores
+# VKGEMM_EXPERIMENT_SPIRV.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# The experiment knobs are read only by a developer build: configure build/release with VKGEMM_EXPERIMENTS on.
+cmake --preset release -DVKGEMM_EXPERIMENTS=ON >/dev/null && cmake --build --preset release --target vkgemm_program >/dev/null
 glslang=build/toolchain/prefix/bin/glslangValidator
 [[ -x $glslang ]] || glslang=$(command -v glslangValidator)
 out=build/release/variants

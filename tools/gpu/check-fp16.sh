@@ -7,6 +7,10 @@
 # VKGEMM_DEVICE picks the device.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+# The forced split counts below (VKGEMM_EXPERIMENT_COOPMAT2) are read only by a developer build: configure
+# build/release with the CMake option VKGEMM_EXPERIMENTS on.
+cmake --preset release -DVKGEMM_EXPERIMENTS=ON >/dev/null && cmake --build --preset release --target vkgemm_program >/dev/null ||
+  echo "check-fp16: could not rebuild with -DVKGEMM_EXPERIMENTS=ON; the forced-split runs will not force splits" >&2
 bin=build/release/vkgemm
 [[ -x $bin ]] || { echo "check-fp16: $bin not found; build first (cmake --preset release && cmake --build --preset release)" >&2; exit 2; }
 

@@ -3,7 +3,8 @@
 # through VKGEMM_EXPERIMENT_SPIRV), workgroup tiles (VKGEMM_EXPERIMENT_COOPMAT2), operand order and fp16
 # accumulation, each timed at the issue's shapes with the driver's register, spill and code-size figures,
 # and cuBLAS HGEMM in the same run. Every (variant, operand order, tile) is verified on edge shapes first.
-# Run from the repository root on the GPU, build/release and its variants present. Writes $OUT/sweep.txt
+# Run from the repository root on the GPU, build/release and its variants present; it reconfigures
+# build/release with -DVKGEMM_EXPERIMENTS=ON (the CMake option without which the knobs are not read). Writes $OUT/sweep.txt
 # (default out/gpu) a line at a time, so that a run cut short keeps what it measured.
 # Usage: tools/gpu/coopmat2-sweep.sh [group...]
 #   groups: cublas variants tiles (the default), split acc16 (after split-K came back; the 256x256 fp16-sum
@@ -12,6 +13,8 @@
 #   (with unroll 8 the default: longer loops, block order, wider tiles, smaller products)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+# The experiment knobs are read only by a developer build: configure build/release with VKGEMM_EXPERIMENTS on.
+cmake --preset release -DVKGEMM_EXPERIMENTS=ON >/dev/null && cmake --build --preset release --target vkgemm_program >/dev/null
 out=${OUT:-out/gpu}
 mkdir -p "$out"
 bin=$PWD/build/release/vkgemm

@@ -6,13 +6,8 @@ namespace vkgemm::cli {
 
 NameTable<Kernel> kernel_table() {
   NameTable<Kernel> out;
-  const auto add = [&](Kernel k) {
-    const bool listed = std::any_of(out.begin(), out.end(), [&](const auto& e) { return e.second == k; });
-    if (!listed) out.emplace_back(std::string(to_string(k)), k);
-  };
-  for (Kernel k : all_kernels) add(k);
-  for (Kernel k : matrix_kernels) add(k);
-  add(Kernel::automatic);
+  for (Kernel k : all_kernels()) out.emplace_back(std::string(to_string(k)), k);
+  out.emplace_back(std::string(to_string(Kernel::automatic)), Kernel::automatic);
   return out;
 }
 

@@ -16,6 +16,7 @@
 
 #include "vkgemm/blas.hpp"
 #include "vkgemm/device_info.hpp"
+#include "vkgemm/options.hpp"
 #include "vkgemm/statistics.hpp"
 #include "vkgemm/types.hpp"
 
@@ -44,10 +45,21 @@ struct EngineOptions {
   // exists but cannot be read or parsed is an error. "none": built-in tables only.
   std::string tuning_file;
 };
-// Testing knobs, read when an Engine is created: VKGEMM_TEST_MAX_GROUP_COUNT=N lowers the
-// maxComputeWorkGroupCount the engine honours (every axis) to N, VKGEMM_TEST_MAX_STORAGE_RANGE=BYTES its
-// maxStorageBufferRange, so that small products exercise the cutting of large ones into pieces
-// (device() reports the lowered values). Never raised past the device's own; unset in normal use.
+
+// The environment variables vkgemm reads, all of them, each when an Engine is created (or adopts a device):
+//   VKGEMM_DEVICE, VKGEMM_TUNING_FILE (else XDG_CONFIG_HOME, else HOME): EngineOptions' defaults, as
+//     with_environment below fills them in;
+//   VKGEMM_TEST_MAX_GROUP_COUNT=N, VKGEMM_TEST_MAX_STORAGE_RANGE=BYTES: testing knobs that lower the
+//     maxComputeWorkGroupCount (every axis) and maxStorageBufferRange the engine honours, so that small
+//     products exercise the cutting of large ones into pieces (device() reports the lowered values). Never
+//     raised past the device's own; unset in normal use;
+//   VKGEMM_EXPERIMENT_COOPMAT, VKGEMM_EXPERIMENT_COOPMAT2, VKGEMM_EXPERIMENT_SPIRV: experiment knobs for the performance work, read only
+//     by a developer build (CMake option VKGEMM_EXPERIMENTS, off by default; docs/perf-notes.md), once per
+//     process.
+// `options` with the environment's defaults filled in where it leaves them empty: device from
+// VKGEMM_DEVICE; tuning_file from VKGEMM_TUNING_FILE, else $XDG_CONFIG_HOME/vkgemm/tuning.json, else
+// ~/.config/vkgemm/tuning.json. The Engine constructor applies it.
+EngineOptions with_environment(EngineOptions options);
 
 // A storage buffer on the engine's device. Move-only; it must not outlive its Engine.
 class Buffer {
@@ -84,46 +96,6 @@ struct MatrixRef {
   uint32_t rows = 0;
   uint32_t cols = 0;
   DataType type = DataType::f32;
-};
-
-// The blocked kernel's parameters. A workgroup computes a bm x bn block of C, stepping bk along K; each
-// of its (bm / tm) * (bn / tn) invocations holds a tm x tn block in registers; 32-invocation groups are laid
-// out (32 / lanes_n) x lanes_n over the invocation grid. split_k > 1 cuts K into that many slices summed by
-// a second pass. Workgroups walk group_m block rows at a time (1: plain row order) so that neighbours share
-// L2. bm = 0 (the default) lets the engine choose everything, from the tuning table.
-struct BlockedConfig {
-  uint32_t bm = 0, bn = 0, bk = 0, tm = 0, tn = 0, lanes_n = 0;
-  uint32_t split_k = 0;  // 0: the engine chooses; 1: no split
-  uint32_t group_m = 1;
-
-  bool chosen() const noexcept { return bm != 0; }
-  friend bool operator==(const BlockedConfig&, const BlockedConfig&) = default;
-};
-
-// "128x128x8 8x8 lanes 8 split 1 group 8": bm x bn x bk, tm x tn, then optionally lanes_n (default 8),
-// split_k (default 0: auto) and group_m (default 1).
-std::string to_string(const BlockedConfig& config);
-// Parses the form above; throws vkgemm::Error(invalid_argument) naming what is wrong.
-BlockedConfig parse_blocked_config(std::string_view text);
-
-struct GemmOptions {
-  Kernel kernel = Kernel::automatic;
-  uint32_t tile = 16;     // tiled: the side of the shared-memory tile; naive: the side of the workgroup
-  BlockedConfig blocked;  // blocked: its configuration (default: chosen by the engine)
-  uint32_t repeat = 1;    // timed dispatches, each between two timestamps, with a barrier between them
-  uint32_t warmup = 0;    // untimed dispatches before them (with beta != 0, warmup + repeat must be 1)
-  // f16 inputs only: accumulate in fp16 instead of fp32 (C must then be f16). Faster on some hardware, but
-  // a sum above 65504 overflows to infinity and the error grows with k at fp16's 2^-11 per addition;
-  // see reference.hpp for the bound. Off by default.
-  bool f16_accumulate = false;
-  // Display-driver watchdogs reset a GPU whose submission runs too long (Windows' TDR: 2 seconds). With a
-  // bound, a product whose K is longer is cut along K into chunks of at most this many (rounded down to
-  // the kernel's K step where that leaves at least one), summed in order: the first applies beta, the
-  // rest add to C (the same result up to float rounding; exactly for i32). Engine::gemm submits and
-  // waits for each chunk on its own; record_gemm and submit_gemm record them as consecutive dispatches
-  // of one command buffer. 0: no bound. The cut matches the caller's bound, not a measured time: pick it
-  // from a benchmark on the slowest device (a chunk costs about 2·m·n·bound flops).
-  uint32_t max_k_per_submission = 0;
 };
 
 struct GemmTiming {

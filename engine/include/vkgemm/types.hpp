@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 
 namespace vkgemm {
@@ -31,8 +32,11 @@ std::optional<Kernel> parse_kernel(std::string_view name) noexcept;
 DataType default_output_type(DataType input) noexcept;
 
 inline constexpr DataType all_data_types[] = {DataType::f32, DataType::i32, DataType::f64, DataType::f16};
-// The SIMT kernels (auto picks one of them or a cooperative-matrix kernel); blocked takes f32 and f64 only.
-inline constexpr Kernel all_kernels[] = {Kernel::naive, Kernel::tiled, Kernel::blocked};
+// Every kernel the library has (not `automatic`), as its kernel table lists them: naive, tiled, blocked,
+// coopmat, coopmat2. Which of them a device runs, Engine::check_supported says.
+std::span<const Kernel> all_kernels() noexcept;
+// The SIMT kernels, which run on every device (blocked takes f32 and f64 only).
+inline constexpr Kernel simt_kernels[] = {Kernel::naive, Kernel::tiled, Kernel::blocked};
 // The cooperative-matrix kernels: f16 inputs, on devices with the extension (Engine::check_supported says).
 inline constexpr Kernel matrix_kernels[] = {Kernel::coopmat, Kernel::coopmat2};
 

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/environment.hpp"
+#include "gemm_abi.h"
 #include "kernels/registry.hpp"
 #include "vkgemm/error.hpp"
 
@@ -68,8 +70,8 @@ void check_common(const DeviceInfo& d, const char* kernel) {
 
 // ---- The KHR kernel (shaders/coopmat.comp): its configuration, derived from the device ----
 
-// An experiment knob for the performance work (docs/coopmat.md), not an interface, as
-// VKGEMM_EXPERIMENT_COOPMAT2 is for coopmat2: VKGEMM_EXPERIMENT_COOPMAT = "bm=128,bn=128,bk=32,wm=64,wn=32,
+// An experiment knob for the performance work (docs/coopmat.md), not an interface, read only in a build
+// configured with -DVKGEMM_EXPERIMENTS=ON, as VKGEMM_EXPERIMENT_COOPMAT2 is for coopmat2: VKGEMM_EXPERIMENT_COOPMAT = "bm=128,bn=128,bk=32,wm=64,wn=32,
 // unroll=4,buffers=2,sg=32,shape=16x16x16,group=8" overrides the KHR kernel's workgroup tile, warp tile, K
 // step, fast-loop unrolling, shared-memory buffers, subgroup size, fragment shape and grouped block order;
 // each key is optional. The result is checked (a tile that does not divide, a shape the device does not
@@ -83,7 +85,11 @@ struct KhrExperiment {
 
 KhrExperiment read_khr_experiment() {
   KhrExperiment e;
-  const char* env = std::getenv("VKGEMM_EXPERIMENT_COOPMAT");
+#ifdef VKGEMM_EXPERIMENTS
+  const char* env = detail::experiment_coopmat();
+#else
+  const char* env = nullptr;  // a release build has no experiment knobs
+#endif
   if (!env) return e;
   const std::string_view text(env);
   const auto at = [&](std::string_view key) -> const char* {
@@ -287,7 +293,7 @@ void check_matrix_kernel(const DeviceInfo& d, Kernel kernel, const Types& t) {
     if (!d.coopmat_khr) {
       throw Error(ErrorCode::unsupported_config,
                   fmt::format("the coopmat kernel needs VK_KHR_cooperative_matrix (and Vulkan 1.3), which {} does not "
-                              "have; use --kernel tiled for f16 there",
+                              "have; the tiled kernel (GemmOptions::kernel) runs f16 there",
                               d.name));
     }
     check_common(d, "coopmat");
@@ -304,7 +310,7 @@ void check_matrix_kernel(const DeviceInfo& d, Kernel kernel, const Types& t) {
   if (!nv2_shape(d, t, kNv2Small) && !nv2_shape(d, t, kNv2Medium)) {
     throw Error(ErrorCode::unsupported_config,
                 fmt::format("the coopmat2 kernel needs a workgroup-scope flexible shape {} for 128 or 256 "
-                            "invocations; {} lists none (vkgemm devices shows what it has)",
+                            "invocations; {} lists none (DeviceInfo::coopmat2_shapes shows what it has)",
                             shapes_wanted(t), d.name));
   }
 }
@@ -317,14 +323,25 @@ LaunchShape coopmat_launch(const DeviceInfo& d, const Types& t, const GemmOption
   // Required through subgroup size control where the device has it (the subgroups' layout over the tile
   // assumes exactly this size, all full); else the device's own size, which khr_subgroup checked.
   shape.required_subgroup_size = d.subgroup_size_control ? c.sg : 0;
-  shape.constants = {{0, c.subgroups() * c.sg}, {1, c.bm}, {2, c.bn},  {3, c.bk},       {4, c.wm},
-                     {5, c.wn},                 {6, c.tm}, {7, c.tn},  {8, c.tk},       {9, c.sg},
-                     {12, c.unroll},            {13, c.buffers},       {14, c.group}};
+  shape.constants = {{COOPMAT_SC_WG, c.subgroups() * c.sg},
+                     {COOPMAT_SC_BM, c.bm},
+                     {COOPMAT_SC_BN, c.bn},
+                     {COOPMAT_SC_BK, c.bk},
+                     {COOPMAT_SC_WM, c.wm},
+                     {COOPMAT_SC_WN, c.wn},
+                     {COOPMAT_SC_TM, c.tm},
+                     {COOPMAT_SC_TN, c.tn},
+                     {COOPMAT_SC_TK, c.tk},
+                     {COOPMAT_SC_SG, c.sg},
+                     {COOPMAT_SC_UNROLL, c.unroll},
+                     {COOPMAT_SC_BUFFERS, c.buffers},
+                     {COOPMAT_SC_GROUP_M, c.group}};
   shape.shared_bytes = khr_shared_bytes(c, t);
-  return shape;  // plan() adds TRANS_A and TRANS_B (10, 11)
+  return shape;  // the coopmat spec adds TRANS_A and TRANS_B (kernels/coopmat.cpp)
 }
 
-// An experiment knob for the performance work (docs/perf-notes.md), not an interface: VKGEMM_EXPERIMENT_COOPMAT2
+// An experiment knob for the performance work (docs/perf-notes.md), not an interface, read only in a build
+// configured with -DVKGEMM_EXPERIMENTS=ON: VKGEMM_EXPERIMENT_COOPMAT2
 // = "bm=128,bn=256,bk=32,inv=256,prefetch=1,unroll=8,splits=2,group=8" overrides the coopmat2 kernel's
 // workgroup tile (rows, columns, K step, invocations), its software pipelining, the unrolling of its fast
 // loop, its split-K and its grouped block order;
@@ -343,7 +360,11 @@ struct Nv2Experiment {
 
 Nv2Experiment read_nv2_experiment() {
   Nv2Experiment e;
-  const char* env = std::getenv("VKGEMM_EXPERIMENT_COOPMAT2");
+#ifdef VKGEMM_EXPERIMENTS
+  const char* env = detail::experiment_coopmat2();
+#else
+  const char* env = nullptr;  // a release build has no experiment knobs
+#endif
   if (!env) return e;
   const std::string_view text(env);
   const auto value = [&](std::string_view key) -> std::optional<uint32_t> {
@@ -428,8 +449,9 @@ LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptio
   LaunchShape shape;
   shape.workgroup_size = {tile.invocations, 1, 1};
   shape.tile = {tile.bn, tile.bm};
-  shape.constants = {{0, tile.invocations}, {1, tile.bm}, {2, tile.bn}, {3, tile.bk}, {4, tile.prefetch},
-                     {7, e.group ? e.group : 1}, {8, tile.unroll}};
+  shape.constants = {{COOPMAT2_SC_WG, tile.invocations}, {COOPMAT2_SC_BM, tile.bm},      {COOPMAT2_SC_BN, tile.bn},
+                     {COOPMAT2_SC_BK, tile.bk},          {COOPMAT2_SC_PREFETCH, tile.prefetch},
+                     {COOPMAT2_SC_GROUP_M, e.group ? e.group : 1}, {COOPMAT2_SC_UNROLL, tile.unroll}};
   return shape;  // shared memory is the driver's (cooperativeMatrixWorkgroupScopeReservedSharedMemory)
 }
 

@@ -1,10 +1,11 @@
-// The kernel registry: what each kernel is made of (its SPIR-V per type, its specialization constants,
-// what a configuration asks of the device, its dispatch grid), and plan(), which turns a product and the
-// caller's options into the passes to record, resolving `auto` and unchosen configurations through the
-// tuning table. Adding a kernel means adding it here.
+// The kernel registry: the launch of one pass (LaunchShape) and one product's passes (Plan), and plan(),
+// which turns a product and the caller's options into them, resolving `auto` and unchosen configurations
+// through the tuning table. Each kernel is described once, by its spec (kernel_spec.hpp); plan() loops over
+// the specs.
 //
-// `auto` for f16 inputs takes the first that can run of coopmat2, coopmat, tiled (the tuning table has no
-// f16 entries); for the other types, the tuning table's kernel, else blocked, else tiled.
+// `auto` takes the tuning table's kernel where it names tiled, else the first kernel of the table (in the
+// order coopmat2, coopmat, blocked, tiled, naive) that can run: for f16 inputs the cooperative-matrix
+// kernels where the device has them, for f32 and f64 blocked, else tiled at the largest tile that fits.
 #pragma once
 
 #include <array>
@@ -16,7 +17,7 @@
 #include "tuning/tuning_table.hpp"
 #include "vkgemm/blas.hpp"
 #include "vkgemm/device_info.hpp"
-#include "vkgemm/engine.hpp"
+#include "vkgemm/options.hpp"
 #include "vkgemm/types.hpp"
 
 namespace vkgemm::kernels {
@@ -96,9 +97,15 @@ std::span<const uint32_t> spirv(const std::string& shader);
 void check_supported(const DeviceInfo& device, const tuning::Table& table, const Types& types,
                      const GemmOptions& options);
 
-// The passes for one product (m, n > 0; k > 0 except for an f16 C the fill cannot zero). Throws
-// vkgemm::Error when nothing requested can run.
+// The passes for one product (m, n > 0; k > 0 except for an f16 C the fill cannot zero): check_supported,
+// then plan_supported. Throws vkgemm::Error when nothing requested can run.
 Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOptions& options, const Problem& problem);
+// The same for options that passed check_supported already (auto's candidates are still tried).
+Plan plan_supported(const DeviceInfo& device, const tuning::Table& table, const GemmOptions& options,
+                    const Problem& problem);
+
+// "naive, tiled, blocked, coopmat, coopmat2": every kernel, for messages.
+std::string kernel_list();
 
 // The configuration vkgemm uses for the blocked kernel when no tuning entry applies: safe everywhere
 // Vulkan's minimum limits hold (128 invocations, 16 KiB of shared memory).

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/environment.hpp"
 #include "kernels/registry.hpp"
 #include "kernels/spirv_table.hpp"
 #include "vkgemm/error.hpp"
@@ -30,12 +31,17 @@ std::span<const uint32_t> embedded(const std::string& shader) {
   throw Error(ErrorCode::unsupported_type, fmt::format("this build of vkgemm has no shader {}", shader));
 }
 
-// An experiment knob for the performance work (docs/perf-notes.md), not an interface:
+// An experiment knob for the performance work (docs/perf-notes.md), not an interface, read only in a build
+// configured with -DVKGEMM_EXPERIMENTS=ON:
 // VKGEMM_EXPERIMENT_SPIRV=<folder> takes <folder>/<shader>.spv, where there is one, in place of the embedded
 // variant of that name, so that shader variants compiled by hand can be timed without a rebuild. Each file
 // taken is said once on stderr. Nothing checks that the file keeps the variant's interface.
 std::span<const uint32_t> override_of(const std::string& shader) {
-  static const char* folder = std::getenv("VKGEMM_EXPERIMENT_SPIRV");
+#ifdef VKGEMM_EXPERIMENTS
+  static const char* folder = detail::experiment_spirv();
+#else
+  static const char* folder = nullptr;  // a release build has no experiment knobs
+#endif
   if (!folder) return {};
   static std::mutex mutex;
   static std::map<std::string, std::vector<uint32_t>> loaded;  // kept: pipelines are built from it later

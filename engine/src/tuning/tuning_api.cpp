@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/environment.hpp"
 #include "kernels/registry.hpp"
 #include "tuning/tuning_table.hpp"
 #include "vkgemm/error.hpp"
@@ -40,7 +41,7 @@ std::vector<BlockedConfig> blocked_candidates(const Engine& engine, DataType typ
   return out;
 }
 
-std::string default_tuning_file() { return tuning::default_user_file(); }
+std::string default_tuning_file() { return detail::environment_tuning_file(); }
 
 std::string write_tuning_file(const Engine& engine, const std::vector<TuningEntry>& entries, const std::string& path) {
   tuning::Table table;

@@ -1,7 +1,6 @@
 #include "tuning/tuning_table.hpp"
 
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 
 #include <fmt/format.h>
@@ -138,13 +137,6 @@ std::string Table::to_json() const {
     root["devices"].push_back(d);
   }
   return root.dump(1) + "\n";
-}
-
-std::string default_user_file() {
-  if (const char* f = std::getenv("VKGEMM_TUNING_FILE"); f && *f) return f;
-  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) return std::string(xdg) + "/vkgemm/tuning.json";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.config/vkgemm/tuning.json";
-  return {};
 }
 
 }  // namespace vkgemm::tuning

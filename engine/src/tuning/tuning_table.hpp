@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "vkgemm/device_info.hpp"
-#include "vkgemm/engine.hpp"
+#include "vkgemm/options.hpp"
 #include "vkgemm/types.hpp"
 
 namespace vkgemm::tuning {
@@ -47,9 +47,6 @@ class Table {
   std::vector<DeviceTable> devices_;
 };
 
-// Where the user's tuning file lives: $VKGEMM_TUNING_FILE, else $XDG_CONFIG_HOME/vkgemm/tuning.json,
-// else ~/.config/vkgemm/tuning.json.
-std::string default_user_file();
 // The built-in tables (engine/tuning/*.json), embedded at build time: (file name, JSON text).
 std::vector<std::pair<std::string, std::string_view>> builtin_tables();
 

@@ -4,7 +4,7 @@
 
 #include <volk.h>
 
-#include "device_query.hpp"
+#include "device/device_query.hpp"
 
 namespace vkgemm::vk {
 

@@ -98,7 +98,7 @@ std::vector<DataType> parse_types(std::string_view text, std::string_view option
 }
 
 std::vector<Kernel> parse_kernels(std::string_view text, std::string_view option) {
-  if (text == "all") return {std::begin(all_kernels), std::end(all_kernels)};
+  if (text == "all") return {all_kernels().begin(), all_kernels().end()};
   std::vector<Kernel> out;
   for (const std::string_view item : split(text, ',')) {
     const auto k = parse_kernel(item);
@@ -110,7 +110,7 @@ std::vector<Kernel> parse_kernels(std::string_view text, std::string_view option
 
 std::string kernel_names() {
   std::string out;
-  for (Kernel k : all_kernels) out += fmt::format("{}{}", out.empty() ? "" : ", ", to_string(k));
+  for (Kernel k : all_kernels()) out += fmt::format("{}{}", out.empty() ? "" : ", ", to_string(k));
   return out;
 }
 

@@ -6,8 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "engine_impl.hpp"
-#include "kernels/registry.hpp"
+#include "engine/engine_impl.hpp"
 #include "vkgemm/error.hpp"
 
 namespace vkgemm {
@@ -17,24 +16,6 @@ std::string lower(std::string_view s) {
   std::string out(s);
   std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
-}
-
-// The product as the planner sees it. Only what chooses the pipelines matters here (type, sizes after the
-// column-major turn, ops, batch); leading dimensions and offsets only set run-time flags, so tight ones do.
-kernels::Problem problem_of(const GemmDesc& desc, const GemmOptions& options) {
-  kernels::Problem p;
-  p.types = kernels::types_of(desc, options);
-  p.m = static_cast<uint32_t>(desc.m), p.n = static_cast<uint32_t>(desc.n);
-  p.trans_a = desc.op_a == Op::t, p.trans_b = desc.op_b == Op::t;
-  if (desc.layout == Layout::col_major) {  // C^T = op(B)^T op(A)^T, as record() turns it
-    std::swap(p.m, p.n);
-    std::swap(p.trans_a, p.trans_b);
-  }
-  const bool reads_ab = desc.alpha != 0.0 && desc.k != 0;
-  p.k = reads_ab ? static_cast<uint32_t>(desc.k) : 0;
-  p.lda = p.trans_a ? p.m : p.k, p.ldb = p.trans_b ? p.k : p.n, p.ldc = p.n;
-  p.batch = static_cast<uint32_t>(desc.batch);
-  return p;
 }
 
 }  // namespace
@@ -83,19 +64,20 @@ PipelineReport EngineImpl::pipeline_statistics(const GemmDesc& desc, const GemmO
     throw Error(ErrorCode::unsupported_feature,
                 fmt::format("pipeline statistics need VK_KHR_pipeline_executable_properties (feature "
                             "pipelineExecutableInfo), which is not on for {} (driver {}): vkgemm turns it on where "
-                            "the driver offers it, on the devices it creates (never on an adopted one); `vkgemm "
-                            "devices` says which have it",
+                            "the driver offers it, on the devices it creates (never on an adopted one); "
+                            "DeviceInfo::pipeline_statistics says which have it",
                             info.name, info.driver_info.empty() ? info.driver_version : info.driver_info));
   }
-  kernels::check_supported(info, tuning, kernels::types_of(desc, options), options);
+  // Planned as gemm plans it (operand placement changes only run-time flags, never the pipelines).
+  const ProductPlan product = plan_product(desc, options, info, tuning);
   PipelineReport report;
-  if (desc.m == 0 || desc.n == 0 || desc.batch == 0) return report;  // gemm dispatches nothing
+  if (product.pieces.empty()) return report;  // gemm dispatches nothing
   if (uint64_t(desc.batch) > info.max_workgroup_count[2]) {
     throw Error(ErrorCode::too_large, fmt::format("pipeline statistics: batch {} exceeds {}'s "
                                                   "maxComputeWorkGroupCount[2] = {}",
                                                   desc.batch, info.name, info.max_workgroup_count[2]));
   }
-  const kernels::Plan plan = kernels::plan(info, tuning, options, problem_of(desc, options));
+  const kernels::Plan& plan = product.whole;
   report.kernel = plan.kernel;
   report.config = plan.description;
   report.statistics = pipelines->statistics(plan.main, "main");

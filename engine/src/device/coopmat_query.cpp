@@ -1,4 +1,4 @@
-#include "coopmat_query.hpp"
+#include "device/coopmat_query.hpp"
 
 #include <algorithm>
 

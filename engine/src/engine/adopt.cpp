@@ -5,7 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "engine_impl.hpp"
+#include "engine/engine_impl.hpp"
+#include "engine/environment.hpp"
 #include "vk/check.hpp"
 #include "vkgemm/error.hpp"
 

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "engine_impl.hpp"
+#include "engine/engine_impl.hpp"
 #include "kernels/registry.hpp"
 #include "vk/check.hpp"
 #include "vkgemm/error.hpp"
@@ -28,6 +28,11 @@ namespace detail {
 
 GemmTiming EngineImpl::submit(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options,
                               const SubmitSync* sync) {
+  return submit_plan(checked_plan(desc, ops, options), ops, options, sync);
+}
+
+GemmTiming EngineImpl::submit_plan(const ProductPlan& plan, const VulkanBufferRange (&ops)[3],
+                                   const GemmOptions& options, const SubmitSync* sync) {
   const auto& t = device->table();
   std::unique_ptr<RecordingImpl> rec;
   const double wait_ms = submitter->run(
@@ -38,7 +43,7 @@ GemmTiming EngineImpl::submit(const GemmDesc& desc, const VulkanBufferRange (&op
                        VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
                            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_HOST_WRITE_BIT,
                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-        rec = record(cmd, desc, ops, options);
+        rec = record_plan(cmd, plan, ops, options);
         // ...and the result is ready for copies, the host and later kernels.
         memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
                        VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
@@ -52,8 +57,8 @@ GemmTiming EngineImpl::submit(const GemmDesc& desc, const VulkanBufferRange (&op
 
 GemmTiming EngineImpl::submit_k_chunks(const GemmDesc& desc, const VulkanBufferRange (&ops)[3],
                                        const GemmOptions& options) {
-  // All of the call is checked before the first chunk runs: a later chunk's refusal would leave C half done.
-  check_call(desc, ops, options);
+  // The caller checked all of the call before the first chunk runs: a later chunk's refusal would leave C
+  // half done.
   const uint64_t es = element_size(desc.type);
   const OperandExtent ea = operand_extent(desc, 'A'), eb = operand_extent(desc, 'B'), ec = operand_extent(desc, 'C');
   // Where element k of op(A)'s row and of op(B)'s column lie in storage: next to each other, or a leading
@@ -83,7 +88,7 @@ GemmTiming EngineImpl::submit_k_chunks(const GemmDesc& desc, const VulkanBufferR
         const uint64_t delta = k0 * step * es;  // inside the range: the call's extent covers it
         moved[i].offset += delta, moved[i].size -= delta;
       }
-      const GemmTiming t = submit(chunk, moved, once, nullptr);
+      const GemmTiming t = submit_plan(plan_call(chunk, moved, once), moved, once, nullptr);
       total.submit_wait_ms += t.submit_wait_ms;
       for (double ms : t.gpu_ms) gpu_ms += ms;
       total.gpu_timestamps = t.gpu_timestamps, total.kernel = t.kernel;
@@ -95,14 +100,21 @@ GemmTiming EngineImpl::submit_k_chunks(const GemmDesc& desc, const VulkanBufferR
   return total;
 }
 
+namespace {
+
+// The whole of an engine buffer from `offset`, as record() takes operands.
+VulkanBufferRange range_of(const BufferImpl& b, uint64_t offset) {
+  return {b.alloc.buffer.get(), offset, offset > b.alloc.size ? 0 : b.alloc.size - offset};
+}
+
+}  // namespace
+
 GemmTiming EngineImpl::gemm(const GemmDesc& desc, const BufferOffset (&ops)[3], const GemmOptions& options) {
   const char* names[3] = {"A", "B", "C"};
   VulkanBufferRange ranges[3];
   for (int i = 0; i < 3; ++i) {
     if (!ops[i].buffer) throw Error(ErrorCode::invalid_argument, fmt::format("gemm: {} has no buffer", names[i]));
-    const BufferImpl& b = owned(*ops[i].buffer, names[i]);
-    const uint64_t size = b.alloc.size;
-    ranges[i] = {b.alloc.buffer.get(), ops[i].offset, ops[i].offset > size ? 0 : size - ops[i].offset};
+    ranges[i] = range_of(owned(*ops[i].buffer, names[i]), ops[i].offset);
   }
   check_gemm(desc);  // argument errors before an empty product's early return, as the reference BLAS
   if (desc.m == 0 || desc.n == 0 || desc.batch == 0) {
@@ -110,12 +122,21 @@ GemmTiming EngineImpl::gemm(const GemmDesc& desc, const BufferOffset (&ops)[3], 
     timing.gpu_timestamps = physical.info.timestamps;
     return timing;
   }
-  // A watchdog bound cuts a long K into submissions of their own (engine.hpp, max_k_per_submission).
-  const bool reads_ab = desc.alpha != 0.0 && desc.k != 0;
-  if (reads_ab && options.max_k_per_submission && uint64_t(desc.k) > options.max_k_per_submission) {
+  check_run(desc, options);
+  if (chunked(desc, options)) {
+    const kernels::Types types = kernels::types_of(desc, options);
+    kernels::check_supported(physical.info, tuning, types, options);
+    check_buffers(desc, ranges, types);
     return submit_k_chunks(desc, ranges, options);
   }
-  return submit(desc, ranges, options, nullptr);
+  const ProductPlan plan = plan_call(desc, ranges, options);
+  check_buffers(desc, ranges, plan.types);
+  return submit_plan(plan, ranges, options, nullptr);
+}
+
+bool EngineImpl::chunked(const GemmDesc& desc, const GemmOptions& options) {
+  // A watchdog bound cuts a long K into submissions of their own (engine.hpp, max_k_per_submission).
+  return reads_ab(desc) && options.max_k_per_submission && uint64_t(desc.k) > options.max_k_per_submission;
 }
 
 GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const MatrixRef& c, const GemmOptions& options) {
@@ -142,36 +163,39 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
 GemmTiming EngineImpl::gemm_host(const GemmDesc& desc, const void* a, const void* b, void* c,
                                  const GemmOptions& options) {
   check_gemm(desc);
-  const kernels::Types types = kernels::types_of(desc, options);
-  kernels::check_supported(physical.info, tuning, types, options);
-  const uint64_t es = element_size(types.input);
+  check_run(desc, options);
+  // Planned before anything is copied (the plan checks the kernel); the host buffers start at offset 0.
+  const ProductPlan plan = plan_product(desc, options, physical.info, tuning, {0, 0, 0, physical.storage_offset_alignment});
+  const uint64_t es = element_size(plan.types.input);
   const uint64_t bytes[3] = {operand_extent(desc, 'A').elements * es, operand_extent(desc, 'B').elements * es,
-                             operand_extent(desc, 'C').elements * element_size(types.output)};
+                             operand_extent(desc, 'C').elements * element_size(plan.types.output)};
   GemmTiming timing;
   timing.gpu_timestamps = physical.info.timestamps;
   if (bytes[2] == 0 || desc.batch == 0) return timing;  // m or n is 0: nothing to do
-  const bool reads_ab = desc.alpha != 0.0 && desc.k != 0;
-  if (!c || (reads_ab && (!a || !b))) throw Error(ErrorCode::invalid_argument, "gemm: a host pointer for A, B or C is null");
-  const auto ensure = [&](Buffer& buffer, uint64_t n, const char* name) {
-    n = std::max<uint64_t>(n, 16);  // an operand that is not read still gets a (tiny) buffer to bind
-    if (buffer.size() < n) {
-      buffer = Buffer();  // free the old one first: the new one may need its memory
-      buffer = create_buffer(n, name);
+  if (!c || (reads_ab(desc) && (!a || !b))) {
+    throw Error(ErrorCode::invalid_argument, "gemm: a host pointer for A, B or C is null");
+  }
+  Buffer* buffers[3] = {&host_a, &host_b, &host_c};
+  const char* names[3] = {"vkgemm host A", "vkgemm host B", "vkgemm host C"};
+  VulkanBufferRange ranges[3];
+  for (int i = 0; i < 3; ++i) {
+    const uint64_t n = std::max<uint64_t>(bytes[i], 16);  // an operand not read still gets a (tiny) buffer to bind
+    if (buffers[i]->size() < n) {
+      *buffers[i] = Buffer();  // free the old one first: the new one may need its memory
+      *buffers[i] = create_buffer(n, names[i]);
     }
-  };
-  ensure(host_a, bytes[0], "vkgemm host A");
-  ensure(host_b, bytes[1], "vkgemm host B");
-  ensure(host_c, bytes[2], "vkgemm host C");
+    ranges[i] = range_of(*Access::impl(*buffers[i]), 0);
+  }
 
   using clock = std::chrono::steady_clock;
   auto start = clock::now();
-  if (reads_ab) {
+  if (reads_ab(desc)) {
     write(host_a, 0, a, bytes[0]);
     write(host_b, 0, b, bytes[1]);
   }
   write(host_c, 0, c, bytes[2]);  // also when beta = 0: the gaps between rows come back as they were
   const double upload = std::chrono::duration<double, std::milli>(clock::now() - start).count();
-  timing = gemm(desc, {BufferOffset{&host_a, 0}, BufferOffset{&host_b, 0}, BufferOffset{&host_c, 0}}, options);
+  timing = chunked(desc, options) ? submit_k_chunks(desc, ranges, options) : submit_plan(plan, ranges, options, nullptr);
   start = clock::now();
   read(host_c, 0, c, bytes[2]);
   timing.download_ms = std::chrono::duration<double, std::milli>(clock::now() - start).count();

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/kernel_spec.hpp"
 #include "vkgemm/device_info.hpp"
 #include "vkgemm/engine.hpp"
 #include "vkgemm/error.hpp"
@@ -36,15 +37,20 @@ std::string_view to_string(DataType type) noexcept {
 }
 
 std::string_view to_string(Kernel kernel) noexcept {
-  switch (kernel) {
-    case Kernel::naive: return "naive";
-    case Kernel::tiled: return "tiled";
-    case Kernel::blocked: return "blocked";
-    case Kernel::automatic: return "auto";
-    case Kernel::coopmat: return "coopmat";
-    case Kernel::coopmat2: return "coopmat2";
-  }
-  return "?";
+  if (kernel == Kernel::automatic) return "auto";
+  const kernels::KernelSpec* spec = kernels::find_spec(kernel);
+  return spec ? spec->name : "?";
+}
+
+std::span<const Kernel> all_kernels() noexcept {
+  // The kernel table's kernels in the order of the enum (the table itself is in auto's order).
+  static const std::vector<Kernel> kernels = [] {
+    std::vector<Kernel> out;
+    for (const kernels::KernelSpec* spec : kernels::kernel_specs()) out.push_back(spec->kernel);
+    std::sort(out.begin(), out.end());
+    return out;
+  }();
+  return kernels;
 }
 
 std::optional<DataType> parse_data_type(std::string_view name) noexcept {
@@ -54,9 +60,7 @@ std::optional<DataType> parse_data_type(std::string_view name) noexcept {
 }
 
 std::optional<Kernel> parse_kernel(std::string_view name) noexcept {
-  for (Kernel k : all_kernels)
-    if (to_string(k) == name) return k;
-  for (Kernel k : matrix_kernels)
+  for (Kernel k : all_kernels())
     if (to_string(k) == name) return k;
   if (name == "auto") return Kernel::automatic;
   return std::nullopt;

@@ -1,4 +1,4 @@
-#include "partition.hpp"
+#include "plan/partition.hpp"
 
 #include <algorithm>
 

@@ -1,6 +1,5 @@
 // Engine set-up, buffers and transfers. The products themselves are in gemm.cpp.
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -10,7 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "engine_impl.hpp"
+#include "engine/engine_impl.hpp"
+#include "engine/environment.hpp"
 #include "vk/check.hpp"
 #include "vkgemm/error.hpp"
 
@@ -28,31 +28,11 @@ void memory_barrier(const VolkDeviceTable& t, VkCommandBuffer cmd, VkPipelineSta
   t.vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &barrier, 0, nullptr, 0, nullptr);
 }
 
-void apply_test_limits(DeviceInfo& info) {
-  // Only lowers: a knob for exercising the partition (partition.hpp), never a way past the device.
-  const auto read = [](const char* name, uint64_t max) -> std::optional<uint64_t> {
-    const char* env = std::getenv(name);
-    if (!env || !*env) return std::nullopt;
-    char* end = nullptr;
-    const unsigned long long v = std::strtoull(env, &end, 10);
-    if (*end || v == 0 || v > max || env[0] == '-') {
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("{}={} is not a whole number from 1 to {}", name, env, max));
-    }
-    return v;
-  };
-  if (const auto v = read("VKGEMM_TEST_MAX_GROUP_COUNT", 0xffffffffull)) {
-    for (auto& count : info.max_workgroup_count) count = std::min<uint32_t>(count, static_cast<uint32_t>(*v));
-  }
-  if (const auto v = read("VKGEMM_TEST_MAX_STORAGE_RANGE", ~0ull)) {
-    info.max_storage_buffer_range = std::min(info.max_storage_buffer_range, *v);
-  }
-}
-
-EngineImpl::EngineImpl(const EngineOptions& options) {
+EngineImpl::EngineImpl(const EngineOptions& asked) {
+  const EngineOptions options = with_environment(asked);
   sink.callback = options.on_validation_message;
   for (const auto& [name, json] : tuning::builtin_tables()) tuning.add_json(json, "built-in tuning table " + name);
-  const std::string user_file = options.tuning_file.empty() ? tuning::default_user_file() : options.tuning_file;
+  const std::string& user_file = options.tuning_file;
   std::error_code ec;
   if (user_file != "none" && !user_file.empty() && std::filesystem::exists(user_file, ec)) {
     // No file is no tuning yet (`vkgemm tune` creates it); a file that is there must be readable and valid.
@@ -64,11 +44,7 @@ EngineImpl::EngineImpl(const EngineOptions& options) {
   }
   instance = std::make_unique<vk::Instance>(options.validation, &sink);
   const auto devices = enumerate_devices(instance->get(), instance->api_version());
-  std::string selector = options.device;
-  if (selector.empty()) {
-    if (const char* env = std::getenv("VKGEMM_DEVICE")) selector = env;
-  }
-  physical = select_device(devices, selector);
+  physical = select_device(devices, options.device);
   apply_test_limits(physical.info);
   device = std::make_unique<vk::Device>(physical);
   memory = std::make_unique<vk::MemoryAllocator>(*instance, *device, physical.info);
@@ -216,6 +192,7 @@ void Engine::read(const Buffer& buffer, uint64_t offset, void* data, uint64_t by
   impl_->read(buffer, offset, data, bytes);
 }
 void Engine::fill(Buffer& buffer, uint64_t offset, uint64_t bytes, uint32_t word) {
+  std::lock_guard guard(impl_->lock);  // as every member: the submitter and staging are the engine's one each
   impl_->fill(buffer, offset, bytes, word);
 }
 void Engine::check_supported(DataType type, const GemmOptions& options) const {

@@ -6,8 +6,10 @@
 #include <mutex>
 #include <optional>
 
-#include "device_query.hpp"
+#include "device/device_query.hpp"
+#include "kernels/registry.hpp"
 #include "kernels/pipelines.hpp"
+#include "plan/planner.hpp"
 #include "tuning/tuning_table.hpp"
 #include "vk/device.hpp"
 #include "vk/handle.hpp"
@@ -47,16 +49,30 @@ struct EngineImpl {
   void read(const Buffer& buffer, uint64_t offset, void* data, uint64_t bytes);
   void fill(Buffer& buffer, uint64_t offset, uint64_t bytes, uint32_t word);
 
-  // Every check record() makes before recording anything: the BLAS arguments, repeat and warmup, the
-  // kernel, the buffers. Throws vkgemm::Error.
-  void check_call(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options) const;
-  // The core: checks everything, then records into `cmd` (see record_gemm in vulkan.hpp).
+  // The checks at an entry, each made once per call: the run options (repeat, warmup) and the operands'
+  // buffers (present, aligned, large enough). Throw vkgemm::Error.
+  void check_run(const GemmDesc& desc, const GemmOptions& options) const;
+  void check_buffers(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const kernels::Types& types) const;
+  // plan_product for operands at `ops` on this engine's device (which checks the kernel is supported).
+  ProductPlan plan_call(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options) const;
+  // Every check of a call on Vulkan buffers, in order (arguments, run options, kernel, buffers), and its plan.
+  ProductPlan checked_plan(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options) const;
+  // record_gemm (vulkan.hpp): checked_plan, then record_plan.
   std::unique_ptr<RecordingImpl> record(VkCommandBuffer cmd, const GemmDesc& desc, const VulkanBufferRange (&ops)[3],
                                         const GemmOptions& options);
-  // record() into the engine's command buffer between full barriers, submitted with `sync`, waited for.
+  // Records a plan into `cmd` as it is, checking nothing: its workspace, descriptor sets, timestamps and
+  // dispatches (repeat and warmup from options).
+  std::unique_ptr<RecordingImpl> record_plan(VkCommandBuffer cmd, const ProductPlan& plan,
+                                             const VulkanBufferRange (&ops)[3], const GemmOptions& options);
+  // submit_gemm (vulkan.hpp): checked_plan, then submit_plan.
   GemmTiming submit(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options,
                     const SubmitSync* sync);
-  // submit() once per K chunk of options.max_k_per_submission, each its own submission, waited for.
+  // record_plan into the engine's command buffer between full barriers, submitted with `sync`, waited for.
+  GemmTiming submit_plan(const ProductPlan& plan, const VulkanBufferRange (&ops)[3], const GemmOptions& options,
+                         const SubmitSync* sync);
+  // Whether options.max_k_per_submission cuts this call into K chunks submitted one by one.
+  static bool chunked(const GemmDesc& desc, const GemmOptions& options);
+  // One submission per K chunk, each planned and waited for.
   GemmTiming submit_k_chunks(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options);
   GemmTiming gemm(const GemmDesc& desc, const BufferOffset (&ops)[3], const GemmOptions& options);
   GemmTiming gemm(const MatrixRef& a, const MatrixRef& b, const MatrixRef& c, const GemmOptions& options);
@@ -90,10 +106,6 @@ struct Access {
   static const BufferImpl* impl(const Buffer& b) { return b.impl_.get(); }
   static GemmRecording recording(std::unique_ptr<RecordingImpl> r) { return GemmRecording(std::move(r)); }
 };
-
-// Lowers `info`'s maxComputeWorkGroupCount and maxStorageBufferRange to VKGEMM_TEST_MAX_GROUP_COUNT and
-// VKGEMM_TEST_MAX_STORAGE_RANGE where those are set (testing knobs, engine.hpp); throws on a bad value.
-void apply_test_limits(DeviceInfo& info);
 
 // One global memory barrier from `src` stages/accesses to `dst` ones.
 void memory_barrier(const VolkDeviceTable& t, VkCommandBuffer cmd, VkPipelineStageFlags src_stage,

@@ -1,4 +1,4 @@
-#include "device_query.hpp"
+#include "device/device_query.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "coopmat_query.hpp"
+#include "device/coopmat_query.hpp"
 #include "vk/check.hpp"
 #include "vkgemm/error.hpp"
 
@@ -74,12 +74,9 @@ bool has_pipeline_executable_info(VkPhysicalDevice pd) {
   return feature.pipelineExecutableInfo == VK_TRUE;
 }
 
-PhysicalDevice query(VkInstance instance, VkPhysicalDevice pd, uint32_t index, uint32_t instance_version) {
-  PhysicalDevice out;
-  out.handle = pd;
+// Name, driver, limits and the storage offset alignment. Returns the device's own Vulkan version.
+uint32_t query_properties(VkPhysicalDevice pd, PhysicalDevice& out) {
   DeviceInfo& info = out.info;
-  info.index = index;
-
   VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
   VkPhysicalDeviceMaintenance3Properties maint3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
   VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
@@ -113,9 +110,15 @@ PhysicalDevice query(VkInstance instance, VkPhysicalDevice pd, uint32_t index, u
   info.timestamp_period_ns = p.limits.timestampPeriod;
   out.storage_offset_alignment = std::max<uint64_t>(1, p.limits.minStorageBufferOffsetAlignment);
 
+  return basic.apiVersion;
+}
+
+// The features vkgemm uses: f64, f16 and 16-bit storage, the memory model, subgroup size control.
+void query_features(VkPhysicalDevice pd, uint32_t device_version, uint32_t instance_version, DeviceInfo& info) {
+  const bool v12 = device_version >= VK_API_VERSION_1_2;
   // 1.3 structs only when the device and the instance (min(loader, 1.3) for vkgemm's own, vk/instance.cpp;
   // the application's when adopted) both speak it.
-  info.vulkan13 = basic.apiVersion >= VK_API_VERSION_1_3 && instance_version >= VK_API_VERSION_1_3;
+  info.vulkan13 = device_version >= VK_API_VERSION_1_3 && instance_version >= VK_API_VERSION_1_3;
   VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
                                        info.vulkan13 ? &f13 : nullptr};
@@ -135,6 +138,10 @@ PhysicalDevice query(VkInstance instance, VkPhysicalDevice pd, uint32_t index, u
     info.max_subgroup_size = p13.maxSubgroupSize;
   }
 
+}
+
+// Extensions (the cooperative matrices, pipeline statistics) and device-local memory.
+void query_extensions(VkInstance instance, VkPhysicalDevice pd, DeviceInfo& info) {
   uint32_t extension_count = 0;
   vkEnumerateDeviceExtensionProperties(pd, nullptr, &extension_count, nullptr);
   std::vector<VkExtensionProperties> extension_props(extension_count);
@@ -151,11 +158,15 @@ PhysicalDevice query(VkInstance instance, VkPhysicalDevice pd, uint32_t index, u
       info.device_local_memory = std::max<uint64_t>(info.device_local_memory, mem.memoryHeaps[i].size);
   }
 
+}
+
+// The compute queue family, preferring one that can write timestamps.
+void query_queues(VkPhysicalDevice pd, PhysicalDevice& out) {
+  DeviceInfo& info = out.info;
   uint32_t family_count = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(pd, &family_count, nullptr);
   std::vector<VkQueueFamilyProperties> families(family_count);
   vkGetPhysicalDeviceQueueFamilyProperties(pd, &family_count, families.data());
-  // Prefer a compute family that can write timestamps.
   for (uint32_t i = 0; i < family_count; ++i) {
     if (!(families[i].queueFlags & VK_QUEUE_COMPUTE_BIT)) continue;
     const bool better = !info.has_compute_queue ||
@@ -167,6 +178,16 @@ PhysicalDevice query(VkInstance instance, VkPhysicalDevice pd, uint32_t index, u
     }
   }
   info.timestamps = info.timestamp_valid_bits > 0 && info.timestamp_period_ns > 0.0f;
+}
+
+PhysicalDevice query(VkInstance instance, VkPhysicalDevice pd, uint32_t index, uint32_t instance_version) {
+  PhysicalDevice out;
+  out.handle = pd;
+  out.info.index = index;
+  const uint32_t device_version = query_properties(pd, out);
+  query_features(pd, device_version, instance_version, out.info);
+  query_extensions(instance, pd, out.info);
+  query_queues(pd, out);
   return out;
 }
 

@@ -1,0 +1,54 @@
+// How one product runs: GemmOptions (the kernel and its configuration, repeats, fp16 sums, the K bound
+// per submission) and the blocked kernel's BlockedConfig. Apart from engine.hpp so that the library's
+// planning code, and callers who only build options, need nothing of the Engine.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "vkgemm/types.hpp"
+
+namespace vkgemm {
+
+// The blocked kernel's parameters. A workgroup computes a bm x bn block of C, stepping bk along K; each
+// of its (bm / tm) * (bn / tn) invocations holds a tm x tn block in registers; 32-invocation groups are laid
+// out (32 / lanes_n) x lanes_n over the invocation grid. split_k > 1 cuts K into that many slices summed by
+// a second pass. Workgroups walk group_m block rows at a time (1: plain row order) so that neighbours share
+// L2. bm = 0 (the default) lets the engine choose everything, from the tuning table.
+struct BlockedConfig {
+  uint32_t bm = 0, bn = 0, bk = 0, tm = 0, tn = 0, lanes_n = 0;
+  uint32_t split_k = 0;  // 0: the engine chooses; 1: no split
+  uint32_t group_m = 1;
+
+  bool chosen() const noexcept { return bm != 0; }
+  friend bool operator==(const BlockedConfig&, const BlockedConfig&) = default;
+};
+
+// "128x128x8 8x8 lanes 8 split 1 group 8": bm x bn x bk, tm x tn, then optionally lanes_n (default 8),
+// split_k (default 0: auto) and group_m (default 1).
+std::string to_string(const BlockedConfig& config);
+// Parses the form above; throws vkgemm::Error(invalid_argument) naming what is wrong.
+BlockedConfig parse_blocked_config(std::string_view text);
+
+struct GemmOptions {
+  Kernel kernel = Kernel::automatic;
+  uint32_t tile = 16;     // tiled: the side of the shared-memory tile; naive: the side of the workgroup
+  BlockedConfig blocked;  // blocked: its configuration (default: chosen by the engine)
+  uint32_t repeat = 1;    // timed dispatches, each between two timestamps, with a barrier between them
+  uint32_t warmup = 0;    // untimed dispatches before them (with beta != 0, warmup + repeat must be 1)
+  // f16 inputs only: accumulate in fp16 instead of fp32 (C must then be f16). Faster on some hardware, but
+  // a sum above 65504 overflows to infinity and the error grows with k at fp16's 2^-11 per addition;
+  // see reference.hpp for the bound. Off by default.
+  bool f16_accumulate = false;
+  // Display-driver watchdogs reset a GPU whose submission runs too long (Windows' TDR: 2 seconds). With a
+  // bound, a product whose K is longer is cut along K into chunks of at most this many (rounded down to
+  // the kernel's K step where that leaves at least one), summed in order: the first applies beta, the
+  // rest add to C (the same result up to float rounding; exactly for i32). Engine::gemm submits and
+  // waits for each chunk on its own; record_gemm and submit_gemm record them as consecutive dispatches
+  // of one command buffer. 0: no bound. The cut matches the caller's bound, not a measured time: pick it
+  // from a benchmark on the slowest device (a chunk costs about 2·m·n·bound flops).
+  uint32_t max_k_per_submission = 0;
+};
+
+}  // namespace vkgemm

@@ -1,0 +1,67 @@
+#include "engine/environment.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "vkgemm/error.hpp"
+
+namespace vkgemm {
+namespace {
+
+// A variable's text; nullptr when unset or empty.
+const char* variable(const char* name) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : nullptr;
+}
+
+}  // namespace
+
+EngineOptions with_environment(EngineOptions options) {
+  if (options.device.empty()) {
+    if (const char* device = variable("VKGEMM_DEVICE")) options.device = device;
+  }
+  if (options.tuning_file.empty()) options.tuning_file = detail::environment_tuning_file();
+  return options;
+}
+
+namespace detail {
+
+std::string environment_tuning_file() {
+  if (const char* f = variable("VKGEMM_TUNING_FILE")) return f;
+  if (const char* xdg = variable("XDG_CONFIG_HOME")) return std::string(xdg) + "/vkgemm/tuning.json";
+  if (const char* home = variable("HOME")) return std::string(home) + "/.config/vkgemm/tuning.json";
+  return {};
+}
+
+void apply_test_limits(DeviceInfo& info) {
+  // Only lowers: a knob for exercising the partition (partition.hpp), never a way past the device.
+  const auto read = [](const char* name, uint64_t max) -> std::optional<uint64_t> {
+    const char* env = variable(name);
+    if (!env) return std::nullopt;
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(env, &end, 10);
+    if (*end || v == 0 || v > max || env[0] == '-') {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("{}={} is not a whole number from 1 to {}", name, env, max));
+    }
+    return v;
+  };
+  if (const auto v = read("VKGEMM_TEST_MAX_GROUP_COUNT", 0xffffffffull)) {
+    for (auto& count : info.max_workgroup_count) count = std::min<uint32_t>(count, static_cast<uint32_t>(*v));
+  }
+  if (const auto v = read("VKGEMM_TEST_MAX_STORAGE_RANGE", ~0ull)) {
+    info.max_storage_buffer_range = std::min(info.max_storage_buffer_range, *v);
+  }
+}
+
+#ifdef VKGEMM_EXPERIMENTS
+// Read as the knobs were before: set but empty counts as set (each reader treats it as no override).
+const char* experiment_coopmat() { return std::getenv("VKGEMM_EXPERIMENT_COOPMAT"); }
+const char* experiment_coopmat2() { return std::getenv("VKGEMM_EXPERIMENT_COOPMAT2"); }
+const char* experiment_spirv() { return std::getenv("VKGEMM_EXPERIMENT_SPIRV"); }
+#endif
+
+}  // namespace detail
+}  // namespace vkgemm

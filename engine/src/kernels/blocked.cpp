@@ -1,0 +1,184 @@
+// The register-blocked kernel (shaders/blocked.comp): f32 and f64, untransposed operands, configured by a
+// BlockedConfig (the caller's, else the tuning table's nearest, else the fallback), split along K into a
+// workspace summed by shaders/splitk_reduce.comp when the output has too few blocks to fill the device.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "gemm_abi.h"
+#include "kernels/kernel_spec.hpp"
+#include "kernels/push_constants.hpp"
+#include "vkgemm/error.hpp"
+
+namespace vkgemm::kernels {
+namespace {
+
+constexpr uint32_t kMaxSplits = 32;
+constexpr uint32_t kMinSliceK = 256;       // split-K slices shorter than this do not pay for the second pass
+constexpr uint64_t kBusyWorkgroups = 256;  // enough blocks to fill a large GPU without splitting
+
+constexpr DataType kInputs[] = {DataType::f32, DataType::f64};
+constexpr std::string_view kConstants[] = {"BM", "BN", "BK", "TM", "TN", "LANES_N", "THREADS", "", "", "",
+                                           "GROUP_M", "A_PAD"};
+static_assert(BLOCKED_SC_BM == 0 && BLOCKED_SC_THREADS == 6 && BLOCKED_SC_GROUP_M == 10 && BLOCKED_SC_A_PAD == 11,
+              "kConstants lists the ids in order");
+
+uint32_t blocked_threads(const BlockedConfig& c) { return (c.bm / c.tm) * (c.bn / c.tn); }
+
+uint32_t blocked_shared_bytes(const BlockedConfig& c, DataType type, uint32_t pad) {
+  const uint32_t vec = 4 * static_cast<uint32_t>(element_size(type));
+  return 2 * (c.bk * (c.bm / 4 + pad) + c.bk * (c.bn / 4)) * vec;
+}
+
+// The A tile's row padding (one vec4 against bank conflicts) where it fits, none where it would not.
+uint32_t blocked_padding(const DeviceInfo& device, const BlockedConfig& c, DataType type) {
+  return blocked_shared_bytes(c, type, 1) <= device.max_shared_memory ? 1 : 0;
+}
+
+std::string describe(const BlockedConfig& c, uint32_t splits) {
+  BlockedConfig d = c;
+  d.split_k = splits;
+  return to_string(d);
+}
+
+// The blocked configuration for a product: the caller's, else the tuning table's nearest, else the fallback.
+BlockedConfig choose_blocked(const DeviceInfo& device, const tuning::Table& table, const GemmOptions& options,
+                             DataType type, uint32_t m, uint32_t n, uint32_t k) {
+  if (options.blocked.chosen()) return options.blocked;
+  BlockedConfig c = fallback_blocked_config(type);
+  if (const auto entry = table.lookup(device, type, m, n, k); entry && entry->kernel == Kernel::blocked) {
+    try {
+      check_blocked_config(device, type, entry->config);
+      c = entry->config;
+    } catch (const Error&) {
+      // A table made for another driver may not fit this one's limits: keep the fallback.
+    }
+  }
+  c.split_k = options.blocked.split_k != 0 ? options.blocked.split_k : c.split_k;
+  return c;
+}
+
+// Split-K when the output has too few blocks to keep the device busy and K is long enough to share.
+uint32_t choose_splits(const BlockedConfig& c, uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
+  if (c.split_k != 0) return std::min(c.split_k, std::max(1u, k / c.bk));
+  const uint64_t blocks = uint64_t{(m + c.bm - 1) / c.bm} * ((n + c.bn - 1) / c.bn) * batch;
+  if (blocks >= kBusyWorkgroups / 2) return 1;
+  const auto wanted = static_cast<uint32_t>((kBusyWorkgroups + blocks - 1) / blocks);
+  return std::clamp(std::min(wanted, k / kMinSliceK), 1u, kMaxSplits);
+}
+
+std::vector<GemmOptions> candidates(const PlanContext& ctx, const Problem& p) {
+  const DataType type = ctx.types.input;
+  if ((type != DataType::f32 && type != DataType::f64) || p.trans_a || p.trans_b) return {};
+  GemmOptions o = ctx.options;
+  o.kernel = Kernel::blocked;
+  return {o};
+}
+
+// The configuration as chosen for the problem (a mid-sized one when there is none) must fit the device.
+void check(const PlanContext& ctx, const Problem* p) {
+  const DataType type = ctx.types.input;
+  const BlockedConfig c = p ? choose_blocked(ctx.device, ctx.table, ctx.options, type, p->m, p->n, p->k)
+                            : choose_blocked(ctx.device, ctx.table, ctx.options, type, 1024, 1024, 1024);
+  check_blocked_config(ctx.device, type, c);
+}
+
+// vec4 access where every leading dimension, offset and batch stride of an operand allows it.
+uint32_t vec_flags(const Problem& p, uint32_t splits) {
+  const bool vec_a = p.lda % 4 == 0 && p.a_offset % 4 == 0 && p.stride_a % 4 == 0;
+  const bool vec_b = p.ldb % 4 == 0 && p.b_offset % 4 == 0 && p.stride_b % 4 == 0;
+  // With a split, C is the workspace: offset 0, row stride n, slices m * n apart.
+  const bool vec_c = splits > 1 ? p.n % 4 == 0 && (uint64_t{p.m} * p.n) % 4 == 0
+                                : (p.ldc % 4 == 0 && p.c_offset % 4 == 0 && p.stride_c % 4 == 0);
+  return (vec_a ? kVecA : 0) | (vec_b ? kVecB : 0) | (vec_c ? kVecC : 0);
+}
+
+Plan launch(const PlanContext& ctx, const Problem& p) {
+  const DataType type = ctx.types.input;
+  const BlockedConfig c = choose_blocked(ctx.device, ctx.table, ctx.options, type, p.m, p.n, p.k);
+  check_blocked_config(ctx.device, type, c);  // the configuration chosen for this shape
+  Plan out;
+  out.kernel = Kernel::blocked;
+  out.blocked = c;
+  const uint32_t wanted = choose_splits(c, p.m, p.n, p.k, p.batch);
+  // Slices of whole K steps; the last may be shorter, none is empty.
+  const uint32_t steps = (p.k + c.bk - 1) / c.bk;
+  out.k_split = std::max(1u, ((steps + wanted - 1) / wanted) * c.bk);
+  out.splits = p.k == 0 ? 1 : (p.k + out.k_split - 1) / out.k_split;
+  const uint32_t threads = blocked_threads(c);
+  const uint32_t pad = blocked_padding(ctx.device, c, type);
+  out.main.shader = shader_name(Kernel::blocked, ctx.types);
+  out.main.constants = {{BLOCKED_SC_BM, c.bm},           {BLOCKED_SC_BN, c.bn},      {BLOCKED_SC_BK, c.bk},
+                        {BLOCKED_SC_TM, c.tm},           {BLOCKED_SC_TN, c.tn},      {BLOCKED_SC_LANES_N, c.lanes_n},
+                        {BLOCKED_SC_THREADS, threads},   {BLOCKED_SC_GROUP_M, c.group_m}, {BLOCKED_SC_A_PAD, pad}};
+  out.flags = vec_flags(p, out.splits);
+  out.main.workgroup_size = {threads, 1, 1};
+  out.main.shared_bytes = blocked_shared_bytes(c, type, pad);
+  out.grid = {(p.n + c.bn - 1) / c.bn, (p.m + c.bm - 1) / c.bm, out.splits * p.batch};
+  out.description = describe(c, out.splits);
+  if (out.splits > 1) add_reduce(out, fmt::format("splitk_reduce_{}", to_string(type)), p.m, p.n, p.batch);
+  return out;
+}
+
+Pinning pin(const Plan& whole, const DeviceInfo& device, const GemmOptions& options) {
+  Pinning out{options, {}, 0};
+  out.options.kernel = Kernel::blocked;
+  out.options.blocked = whole.blocked;
+  out.options.blocked.split_k = std::clamp(whole.splits, 1u, device.max_workgroup_count[2]);
+  detail::Blocking& b = out.blocking;
+  b.rows = whole.blocked.bm, b.cols = whole.blocked.bn, b.k_step = whole.blocked.bk;
+  b.z_per_entry = out.options.blocked.split_k;
+  if (b.z_per_entry > 1) {  // the reduce pass: one invocation per element of C
+    b.reduce_cols = whole.reduce.workgroup_size[0], b.reduce_rows = whole.reduce.workgroup_size[1];
+  }
+  return out;
+}
+
+}  // namespace
+
+BlockedConfig fallback_blocked_config(DataType type) {
+  // 64 x 64 blocks of 8 x 4 per invocation: 128 invocations (Vulkan's minimum limit) and 8.25 KiB of
+  // shared memory for f32; f64 needs 16.5 KiB, just over the 16 KiB minimum (auto then takes tiled).
+  (void)type;
+  return {.bm = 64, .bn = 64, .bk = 8, .tm = 8, .tn = 4, .lanes_n = 8, .split_k = 0, .group_m = 1};
+}
+
+void check_blocked_config(const DeviceInfo& device, DataType type, const BlockedConfig& c) {
+  const auto bad = [&](const std::string& rule) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("blocked configuration {}: {}", describe(c, c.split_k), rule));
+  };
+  if (!c.bm || !c.bn || !c.bk || !c.tm || !c.tn || !c.lanes_n) bad("every parameter must be positive");
+  if (c.tm % 4 || c.tn % 4 || c.bk % 4) bad("tm, tn and bk must be multiples of 4");
+  if (c.bm % c.tm || c.bn % c.tn) bad("bm must be a multiple of tm and bn of tn");
+  const uint32_t threads = blocked_threads(c);
+  if (threads % 32) bad(fmt::format("(bm/tm)*(bn/tn) = {} invocations must be a multiple of 32", threads));
+  if (32 % c.lanes_n || (c.bn / c.tn) % c.lanes_n || (c.bm / c.tm) % (32 / c.lanes_n)) {
+    bad("lanes_n must divide 32 and bn/tn, and 32/lanes_n must divide bm/tm");
+  }
+  if ((c.bm * c.bk / 4) % threads || (c.bk * c.bn / 4) % threads || c.bm * c.bk / 4 < threads ||
+      c.bk * c.bn / 4 < threads) {
+    bad("each invocation must load whole vec4s: bm*bk/4 and bk*bn/4 must be multiples of the invocation count");
+  }
+  if (c.split_k > kMaxSplits) bad(fmt::format("split_k must be at most {}", kMaxSplits));
+  if (c.group_m == 0 || c.group_m > 64) bad("group_m must be between 1 and 64");
+  check_types_for(device, blocked_spec, Types(type));
+  check_workgroup(device, fmt::format("blocked {}", describe(c, c.split_k)), {threads, 1, 1},
+                  blocked_shared_bytes(c, type, blocked_padding(device, c, type)), type);
+}
+
+const KernelSpec blocked_spec{
+    .kernel = Kernel::blocked,
+    .name = "blocked",
+    .inputs = kInputs,
+    .computes = "computes f32 and f64",
+    .reads_transposed = false,
+    .auto_fallback = false,
+    .constants = kConstants,
+    .from_tuning = nullptr,  // choose_blocked reads the table for the configuration
+    .auto_candidates = candidates,
+    .check = check,
+    .launch = launch,
+    .pin = pin,
+};
+
+}  // namespace vkgemm::kernels

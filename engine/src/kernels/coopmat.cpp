@@ -1,0 +1,55 @@
+// The KHR cooperative-matrix kernel (shaders/coopmat.comp): f16 inputs on subgroup-scope matrices
+// (VK_KHR_cooperative_matrix), every op combination (the transposes known when the pipeline is built). Its device checks and its tile, fragment and
+// workgroup choice are coopmat_config.cpp's (check_matrix_kernel, coopmat_launch); this is its entry in the
+// kernel table.
+#include "gemm_abi.h"
+#include "kernels/kernel_spec.hpp"
+
+namespace vkgemm::kernels {
+namespace {
+
+constexpr DataType kInputs[] = {DataType::f16};
+constexpr std::string_view kConstants[] = {"WG", "BM", "BN", "BK",      "WM",      "WN",     "TM",     "TN",
+                                           "TK", "SG", "TRANS_A", "TRANS_B", "UNROLL", "BUFFERS", "GROUP_M"};
+static_assert(COOPMAT_SC_WG == 0 && COOPMAT_SC_GROUP_M == 14, "kConstants lists the ids in order");
+
+LaunchShape shape(const PlanContext& ctx, uint32_t m, uint32_t n) {
+  LaunchShape s = coopmat_launch(ctx.device, ctx.types, ctx.options, m, n);
+  s.shader = shader_name(Kernel::coopmat, ctx.types);
+  return s;
+}
+
+std::vector<GemmOptions> candidates(const PlanContext& ctx, const Problem& p) {
+  return matrix_candidates(ctx, p, Kernel::coopmat);
+}
+
+// A large square product shows the largest tile the options allow.
+void check(const PlanContext& ctx, const Problem*) {
+  check_matrix(ctx, shape(ctx, 1u << 14, 1u << 14));
+}
+
+Plan launch(const PlanContext& ctx, const Problem& p) {
+  LaunchShape main = shape(ctx, p.m, p.n);
+  main.constants.push_back({COOPMAT_SC_TRANS_A, p.trans_a ? 1u : 0u});
+  main.constants.push_back({COOPMAT_SC_TRANS_B, p.trans_b ? 1u : 0u});
+  return matrix_plan(ctx, p, main);
+}
+
+}  // namespace
+
+const KernelSpec coopmat_spec{
+    .kernel = Kernel::coopmat,
+    .name = "coopmat",
+    .inputs = kInputs,
+    .computes = "multiplies f16 matrices",
+    .reads_transposed = true,
+    .auto_fallback = false,
+    .constants = kConstants,
+    .from_tuning = nullptr,
+    .auto_candidates = candidates,
+    .check = check,
+    .launch = launch,
+    .pin = matrix_pin,
+};
+
+}  // namespace vkgemm::kernels

@@ -1,0 +1,73 @@
+// The NV cooperative-matrix-2 kernel (shaders/coopmat2.comp): f16 inputs on workgroup-scope matrices
+// (VK_NV_cooperative_matrix2), transposed operands through tensor views, and split-K through an fp32
+// workspace for short grids with a long K. The tile choice and split count are coopmat_config.cpp's
+// (coopmat2_launch, coopmat2_splits); auto's first choice for f16 where the device has it.
+#include <fmt/format.h>
+
+#include "gemm_abi.h"
+#include "kernels/kernel_spec.hpp"
+
+namespace vkgemm::kernels {
+namespace {
+
+constexpr DataType kInputs[] = {DataType::f16};
+constexpr std::string_view kConstants[] = {"WG", "BM", "BN", "BK", "PREFETCH", "TRANS_A", "TRANS_B", "GROUP_M",
+                                           "UNROLL"};
+static_assert(COOPMAT2_SC_WG == 0 && COOPMAT2_SC_UNROLL == 8, "kConstants lists the ids in order");
+
+LaunchShape shape(const PlanContext& ctx, uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
+  LaunchShape s = coopmat2_launch(ctx.device, ctx.types, ctx.options, m, n, k, batch);
+  s.shader = shader_name(Kernel::coopmat2, ctx.types);
+  return s;
+}
+
+std::vector<GemmOptions> candidates(const PlanContext& ctx, const Problem& p) {
+  return matrix_candidates(ctx, p, Kernel::coopmat2);
+}
+
+void check(const PlanContext& ctx, const Problem*) {
+  check_matrix(ctx, shape(ctx, 1u << 14, 1u << 14, 1u << 14, 1));
+}
+
+Plan launch(const PlanContext& ctx, const Problem& p) {
+  LaunchShape main = shape(ctx, p.m, p.n, p.k, p.batch);
+  main.constants.push_back({COOPMAT2_SC_TRANS_A, p.trans_a ? 1u : 0u});
+  main.constants.push_back({COOPMAT2_SC_TRANS_B, p.trans_b ? 1u : 0u});
+  Plan out = matrix_plan(ctx, p, main);
+  const uint32_t wanted = p.k == 0 ? 1 : p.splits ? p.splits : coopmat2_splits(out.main, p.m, p.n, p.k, p.batch);
+  if (wanted > 1) {
+    // Slices of a multiple of 256 (whole K steps, and the K start of the shader's fast path); the main pass
+    // writes fp32 partial sums (the variant of its accumulator with C f32), the reduce pass (workspace f32,
+    // C of the caller's type) adds them with alpha and beta.
+    constexpr uint32_t kSliceAlign = 256;
+    const uint32_t rounds = (p.k + kSliceAlign - 1) / kSliceAlign;
+    out.k_split = ((rounds + wanted - 1) / wanted) * kSliceAlign;
+    out.splits = (p.k + out.k_split - 1) / out.k_split;
+  }
+  if (out.splits > 1) {
+    out.main.shader = shader_name(Kernel::coopmat2, {DataType::f16, DataType::f32, ctx.types.f16_accumulate});
+    out.grid[2] = p.batch * out.splits;
+    add_reduce(out, fmt::format("splitk_reduce_f16_{}", to_string(ctx.types.output)), p.m, p.n, p.batch);
+    out.description += fmt::format(" split {}", out.splits);
+  }
+  return out;
+}
+
+}  // namespace
+
+const KernelSpec coopmat2_spec{
+    .kernel = Kernel::coopmat2,
+    .name = "coopmat2",
+    .inputs = kInputs,
+    .computes = "multiplies f16 matrices",
+    .reads_transposed = true,
+    .auto_fallback = false,
+    .constants = kConstants,
+    .from_tuning = nullptr,
+    .auto_candidates = candidates,
+    .check = check,
+    .launch = launch,
+    .pin = matrix_pin,
+};
+
+}  // namespace vkgemm::kernels

@@ -1,0 +1,98 @@
+// One description per kernel: everything the engine knows about a kernel, in one KernelSpec per kernel
+// family (naive.cpp, tiled.cpp, blocked.cpp, coopmat.cpp, coopmat2.cpp in this folder). The registry
+// (registry.cpp) only loops over the table: names, checks, `auto` and planning all come from here.
+//
+// Adding a kernel: its shader (shaders/<name>.comp, its specialization-constant ids in shaders/gemm_abi.h),
+// one vkgemm_shader_variant line in shaders/CMakeLists.txt, and one spec file here, listed in engine/CMakeLists.txt
+// and in kernel_specs() (registry.cpp), with its enumerator in vkgemm::Kernel (types.hpp).
+#pragma once
+
+#include <array>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/registry.hpp"
+#include "plan/partition.hpp"
+
+namespace vkgemm::kernels {
+
+// What a spec plans with: the device, its tuning table, the options (with the kernel, tile or blocked
+// configuration already resolved for planning) and the product's types with f16 accumulation folded in.
+struct PlanContext {
+  const DeviceInfo& device;
+  const tuning::Table& table;
+  const GemmOptions& options;
+  const Types& types;
+};
+
+// How the pieces of a partitioned product are held to the plan of the whole (plan/partition.hpp).
+struct Pinning {
+  GemmOptions options;            // the whole product's kernel and configuration, fixed for every piece
+  detail::Blocking blocking;      // how its workgroups cover C, which sizes the pieces
+  uint32_t splits = 0;            // Problem::splits for every piece (0: each piece chooses)
+};
+
+struct KernelSpec {
+  Kernel kernel;
+  std::string_view name;                   // as to_string(Kernel) and the CLI spell it
+  std::span<const DataType> inputs;        // the types of A and B it computes
+  std::string_view computes;               // "computes f32 and f64": for the error naming a type it lacks
+  bool reads_transposed;                   // takes op(A) = A^T and op(B) = B^T
+  bool auto_fallback;                      // auto's last resort: when no candidate runs, the first refusal
+                                           // of these is the error
+  std::span<const std::string_view> constants;  // specialization-constant names by id (gemm_abi.h)
+
+  // auto: the tuning table's entry for the nearest shape, when it names this kernel and the spec takes
+  // the entry's configuration as a choice of its own (nullptr: the spec reads the table itself, if at all).
+  std::optional<GemmOptions> (*from_tuning)(const PlanContext& ctx, const tuning::Entry& entry);
+  // auto: the options to try for this kernel on this problem, best first (empty: not a candidate).
+  std::vector<GemmOptions> (*auto_candidates)(const PlanContext& ctx, const Problem& problem);
+  // Throws vkgemm::Error naming the limit or feature when the device cannot run ctx.options. The types
+  // are checked already. problem: the product auto considers; null for a mid-sized one.
+  void (*check)(const PlanContext& ctx, const Problem* problem);
+  // The passes for one problem with ctx.options (checked): launch shape, grid, split-K, description.
+  Plan (*launch)(const PlanContext& ctx, const Problem& problem);
+  // The pieces of a product cut to the device's limits keep the whole product's plan.
+  Pinning (*pin)(const Plan& whole, const DeviceInfo& device, const GemmOptions& options);
+};
+
+// Every kernel, in auto's order of preference (coopmat2, coopmat, blocked, tiled, naive).
+std::span<const KernelSpec* const> kernel_specs() noexcept;
+// The spec of a kernel; nullptr for Kernel::automatic or a value vkgemm does not define.
+const KernelSpec* find_spec(Kernel kernel) noexcept;
+
+// The passes for one piece of a product cut to the device's limits, held to the whole product's plan by
+// `pinning` (KernelSpec::pin); nothing is chosen or checked again but the grid against the device's limits.
+Plan plan_piece(const DeviceInfo& device, const tuning::Table& table, const Pinning& pinning, const Problem& piece);
+
+extern const KernelSpec naive_spec, tiled_spec, blocked_spec, coopmat_spec, coopmat2_spec;
+
+// ---- helpers the specs share (registry.cpp) ----
+
+// Throws unless the device has the types (check_types) and `spec` computes them.
+void check_types_for(const DeviceInfo& device, const KernelSpec& spec, const Types& types);
+
+// Throws Error(unsupported_config) when a workgroup of `wg` invocations using `shared_bytes` of shared
+// memory does not fit the device; `what` names the kernel and configuration.
+void check_workgroup(const DeviceInfo& device, const std::string& what, const std::array<uint32_t, 3>& wg,
+                     uint32_t shared_bytes, DataType type);
+// The naive and tiled kernels: a square workgroup of t x t, one invocation per element of C.
+LaunchShape square_shape(Kernel kernel, const Types& types, uint32_t t);
+void check_square(const PlanContext& ctx, const Problem* problem);
+Plan square_launch(const PlanContext& ctx, const Problem& problem);
+Pinning square_pin(const Plan& whole, const DeviceInfo& device, const GemmOptions& options);
+// The cooperative-matrix kernels as auto's candidates: f16 products with something to sum, tile chosen by
+// shape. (k = 0, an f16 C the fill cannot zero, takes tiled, whose empty sum every device's tests cover.)
+std::vector<GemmOptions> matrix_candidates(const PlanContext& ctx, const Problem& problem, Kernel kernel);
+// The cooperative-matrix kernels: `shape` (for a large product) needs what the device and this build have.
+void check_matrix(const PlanContext& ctx, const LaunchShape& shape);
+// Their single-pass plan with `main`: a grid over its tile, one K slice.
+Plan matrix_plan(const PlanContext& ctx, const Problem& problem, LaunchShape main);
+Pinning matrix_pin(const Plan& whole, const DeviceInfo& device, const GemmOptions& options);
+// The split-K reduce pass (shaders/splitk_reduce.comp) for `shader`, over an m x n C of `batch` entries.
+void add_reduce(Plan& plan, std::string shader, uint32_t m, uint32_t n, uint32_t batch);
+
+}  // namespace vkgemm::kernels

@@ -1,0 +1,164 @@
+#include "plan/planner.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "kernels/kernel_spec.hpp"
+
+namespace vkgemm::detail {
+namespace {
+
+// The product after the column-major turn, as the kernels see it, with where its operands start.
+struct Turned {
+  kernels::Problem problem;
+  uint64_t start[3] = {0, 0, 0};
+  std::array<uint32_t, 3> source{0, 1, 2};
+};
+
+// Column-major: C^T = op(B)^T op(A)^T, and a column-major X is the row-major X^T with the same ld, so
+// swapping the operands (and m with n) while keeping each one's op gives the row-major problem.
+// alpha = 0 or k = 0: C = beta C, A and B are not read; C is bound in their place (nothing reads it there).
+Turned turn(const GemmDesc& desc, const kernels::Types& types, const Placement& placement) {
+  Turned t;
+  OperandExtent extent[3] = {operand_extent(desc, 'A'), operand_extent(desc, 'B'), operand_extent(desc, 'C')};
+  uint64_t start[3] = {placement.a, placement.b, placement.c};
+  kernels::Problem& p = t.problem;
+  p.types = types;
+  p.m = static_cast<uint32_t>(desc.m), p.n = static_cast<uint32_t>(desc.n);
+  p.trans_a = desc.op_a == Op::t, p.trans_b = desc.op_b == Op::t;
+  if (desc.layout == Layout::col_major) {
+    std::swap(extent[0], extent[1]);
+    std::swap(start[0], start[1]);
+    std::swap(p.m, p.n);
+    std::swap(p.trans_a, p.trans_b);
+    t.source = {1, 0, 2};
+  }
+  const bool reads = reads_ab(desc);
+  p.k = reads ? static_cast<uint32_t>(desc.k) : 0;
+  if (!reads) {
+    extent[0] = extent[1] = extent[2];
+    start[0] = start[1] = start[2];
+    t.source = {2, 2, 2};
+  }
+  p.lda = static_cast<uint32_t>(extent[0].ld), p.ldb = static_cast<uint32_t>(extent[1].ld);
+  p.ldc = static_cast<uint32_t>(extent[2].ld);
+  p.stride_a = static_cast<uint32_t>(extent[0].stride), p.stride_b = static_cast<uint32_t>(extent[1].stride);
+  p.stride_c = static_cast<uint32_t>(extent[2].stride);
+  p.batch = static_cast<uint32_t>(desc.batch);
+  std::copy(std::begin(start), std::end(start), std::begin(t.start));
+  return t;
+}
+
+WholeProduct whole_product(const Turned& t) {
+  const kernels::Problem& p = t.problem;
+  WholeProduct w;
+  w.element_size = element_size(p.types.input);
+  w.c_element_size = element_size(p.types.output);
+  w.m = p.m, w.n = p.n, w.k = p.k, w.batch = p.batch;
+  w.lda = p.lda, w.ldb = p.ldb, w.ldc = p.ldc;
+  w.stride_a = p.stride_a, w.stride_b = p.stride_b, w.stride_c = p.stride_c;
+  w.trans_a = p.trans_a, w.trans_b = p.trans_b;
+  w.a_start = t.start[0], w.b_start = t.start[1], w.c_start = t.start[2];
+  return w;
+}
+
+void put_scalar(unsigned char* at, DataType type, double v) {
+  switch (type) {
+    case DataType::f32: { const float f = static_cast<float>(v); std::memcpy(at, &f, 4); break; }
+    case DataType::i32: { const int32_t i = static_cast<int32_t>(v); std::memcpy(at, &i, 4); break; }
+    case DataType::f64: std::memcpy(at, &v, 8); break;
+    case DataType::f16: break;  // never a scalar type: f16 products take f32 scalars (scalar_type)
+  }
+}
+
+// The type alpha and beta reach the shader in (gemm_interface.glsl's SCALAR_T): f32 for f16 inputs.
+DataType scalar_type(DataType input) { return input == DataType::f16 ? DataType::f32 : input; }
+
+kernels::GemmPushConstants push_constants(const kernels::Problem& p, const kernels::Plan& plan, double alpha,
+                                          double beta) {
+  kernels::GemmPushConstants push{};
+  push.M = p.m, push.N = p.n, push.K = p.k;
+  push.lda = p.lda, push.ldb = p.ldb, push.ldc = p.ldc;
+  push.a_offset = p.a_offset, push.b_offset = p.b_offset, push.c_offset = p.c_offset;
+  push.stride_a = p.stride_a, push.stride_b = p.stride_b, push.stride_c = p.stride_c;
+  push.batch = p.batch;
+  push.flags = (p.trans_a ? kernels::kTransA : 0u) | (p.trans_b ? kernels::kTransB : 0u) |
+               (beta == 0.0 ? kernels::kBetaZero : 0u) | plan.flags;
+  push.k_split = plan.k_split;
+  const DataType scalars = scalar_type(p.types.input);
+  put_scalar(push.scalars, scalars, alpha);
+  put_scalar(push.scalars + element_size(scalars), scalars, beta);
+  return push;
+}
+
+// Split-K: the main pass writes raw partial sums to the workspace (slice-major per batch entry, m x n
+// each, row stride n); the reduce pass adds them into C with alpha and beta.
+void add_split(PiecePlan& out, const kernels::Problem& p, const kernels::Plan& plan) {
+  const uint64_t slice = uint64_t{p.m} * p.n;
+  // fp32 partial sums for f16 inputs (coopmat2's split), else C's own type (blocked: f32, f64).
+  const uint64_t workspace_es = p.types.input == DataType::f16 ? 4 : element_size(p.types.output);
+  out.workspace_bytes = slice * plan.splits * p.batch * workspace_es;
+  PassPlan reduce{plan.reduce, plan.reduce_grid, out.main.push};
+  out.main.push.ldc = p.n, out.main.push.c_offset = 0, out.main.push.split_stride = static_cast<uint32_t>(slice);
+  reduce.push.K = plan.splits;
+  reduce.push.lda = p.n, reduce.push.a_offset = 0, reduce.push.stride_a = 0;
+  reduce.push.split_stride = static_cast<uint32_t>(slice);
+  reduce.push.flags &= ~(kernels::kTransA | kernels::kTransB);
+  out.reduce = std::move(reduce);
+}
+
+PiecePlan plan_one_piece(const Piece& piece, const kernels::Problem& whole, const GemmDesc& desc,
+                         const DeviceInfo& device, const tuning::Table& tuning, const kernels::Pinning& pinning) {
+  kernels::Problem p = whole;
+  p.m = piece.m, p.n = piece.n, p.k = piece.k, p.batch = piece.batch;
+  p.a_offset = piece.a.element_offset, p.b_offset = piece.b.element_offset, p.c_offset = piece.c.element_offset;
+  const kernels::Plan plan = kernels::plan_piece(device, tuning, pinning, p);
+  PiecePlan out;
+  out.piece = piece;
+  // A K chunk after the first adds to what the earlier ones wrote: beta = 1, and C is read.
+  out.main = {plan.main, plan.grid, push_constants(p, plan, desc.alpha, piece.first_k ? desc.beta : 1.0)};
+  if (plan.splits > 1) add_split(out, p, plan);
+  return out;
+}
+
+}  // namespace
+
+ProductPlan plan_product(const GemmDesc& desc, const GemmOptions& options, const DeviceInfo& device,
+                         const tuning::Table& tuning, const Placement& placement) {
+  ProductPlan out;
+  out.types = kernels::types_of(desc, options);
+  kernels::check_supported(device, tuning, out.types, options);
+  if (desc.m == 0 || desc.n == 0 || desc.batch == 0) return out;  // nothing to do, as the reference BLAS
+  const Turned turned = turn(desc, out.types, placement);
+  out.source = turned.source;
+
+  // The kernel and configuration are chosen once, for the whole product, as if the grid had no limit;
+  // then the product is cut into pieces within the device's limits (partition.hpp), each planned with
+  // that same kernel and configuration pinned (only its grid, split count and vec4 flags differ).
+  DeviceInfo unbounded = device;
+  unbounded.max_workgroup_count = {~0u, ~0u, ~0u};
+  out.whole = kernels::plan_supported(unbounded, tuning, options, turned.problem);
+  const kernels::Pinning pinning = kernels::find_spec(out.whole.kernel)->pin(out.whole, device, options);
+  PartitionLimits limits;
+  limits.max_groups = device.max_workgroup_count;
+  limits.max_range = device.max_storage_buffer_range;
+  limits.offset_alignment = placement.alignment;
+  limits.max_k = options.max_k_per_submission;
+  limits.device = device.name;
+  const std::vector<Piece> pieces = partition(whole_product(turned), pinning.blocking, limits);
+
+  out.kernel = out.whole.kernel;
+  out.config = pieces.size() > 1 ? fmt::format("{}, {} pieces", out.whole.description, pieces.size())
+                                 : out.whole.description;
+  out.pieces.reserve(pieces.size());
+  for (const Piece& piece : pieces) {
+    out.pieces.push_back(plan_one_piece(piece, turned.problem, desc, device, tuning, pinning));
+    out.workspace_bytes = std::max(out.workspace_bytes, out.pieces.back().workspace_bytes);
+  }
+  return out;
+}
+
+}  // namespace vkgemm::detail

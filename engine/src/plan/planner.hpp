@@ -1,0 +1,69 @@
+// The planner: one BLAS GEMM call turned into everything its recording needs, with no Vulkan: the
+// column-major turn, the kernel and configuration (kernels::plan over the kernel table), the pieces within
+// the device's limits (partition.hpp), each piece's passes with their push constants, and the split-K
+// workspace. EngineImpl::record only records a ProductPlan; statistics reads its pipelines; tests call
+// plan_product directly. (The natural home of a public plan object, made once and run many times.)
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/push_constants.hpp"
+#include "kernels/registry.hpp"
+#include "plan/partition.hpp"
+#include "tuning/tuning_table.hpp"
+#include "vkgemm/blas.hpp"
+#include "vkgemm/device_info.hpp"
+#include "vkgemm/options.hpp"
+
+namespace vkgemm::detail {
+
+// A and B are read only when there is something to multiply: alpha = 0 or k = 0 makes C = beta C.
+inline bool reads_ab(const GemmDesc& desc) noexcept { return desc.alpha != 0.0 && desc.k != 0; }
+
+// Where the caller's operands start, in bytes into their buffers, and the alignment the device binds them
+// at (minStorageBufferOffsetAlignment).
+struct Placement {
+  uint64_t a = 0, b = 0, c = 0;
+  uint64_t alignment = 1;
+};
+
+// One compute pass: the pipeline to bind (its launch shape), the grid and the push constants.
+struct PassPlan {
+  kernels::LaunchShape shape;
+  std::array<uint32_t, 3> grid{};
+  kernels::GemmPushConstants push{};
+};
+
+// One piece of the product: its bindings into the caller's buffers (Piece::a, b, c, already turned and
+// substituted as ProductPlan::source says), its main pass and, with split-K, its reduce pass through the
+// workspace (the main pass then writes the workspace in place of C, the reduce pass reads it as A and B).
+struct PiecePlan {
+  Piece piece;
+  PassPlan main;
+  std::optional<PassPlan> reduce;
+  uint64_t workspace_bytes = 0;  // what this piece's split needs of the shared workspace
+};
+
+struct ProductPlan {
+  kernels::Types types;
+  // Which of the caller's operands (0 A, 1 B, 2 C) each binding reads: {1, 0, 2} after the column-major
+  // turn, {2, 2, 2} when A and B are not read (C is bound in their place, where nothing reads it).
+  std::array<uint32_t, 3> source{0, 1, 2};
+  kernels::Plan whole;              // the kernel and configuration, planned for the whole product
+  std::vector<PiecePlan> pieces;    // empty: nothing to do (m, n or batch 0)
+  uint64_t workspace_bytes = 0;     // split-K: the largest any piece needs (the pieces run in turn)
+  Kernel kernel = Kernel::automatic;  // what runs (auto resolved)
+  std::string config;               // its configuration, and the count of pieces when there are several
+};
+
+// The whole plan of one call, whose arguments passed check_gemm (blas.hpp). Checks that the device can run
+// the options for the types (kernels::check_supported), even for an empty product, whose plan has no piece.
+// Throws vkgemm::Error as kernels::plan and partition do.
+ProductPlan plan_product(const GemmDesc& desc, const GemmOptions& options, const DeviceInfo& device,
+                         const tuning::Table& tuning, const Placement& placement = {});
+
+}  // namespace vkgemm::detail

@@ -1,0 +1,124 @@
+// The planner (engine/src/plan/planner.hpp) on described devices, without Vulkan: the column-major turn,
+// the reads-A-and-B rule, empty products, pieces within the limits, split-K and K chunks, each read off
+// the plan and its push constants.
+#include <doctest/doctest.h>
+
+#include "plan/planner.hpp"
+#include "vkgemm/error.hpp"
+
+using namespace vkgemm;
+using detail::plan_product;
+using detail::ProductPlan;
+
+namespace {
+
+// A plain device with the limits Vulkan guarantees at least, f64 and fp16.
+DeviceInfo described() {
+  DeviceInfo d;
+  d.name = "described device";
+  d.float16 = d.storage16 = d.float64 = true;
+  d.max_shared_memory = 32 * 1024;
+  d.max_workgroup_invocations = 1024;
+  d.max_workgroup_size = {1024, 1024, 64};
+  d.max_workgroup_count = {65535, 65535, 65535};
+  d.max_storage_buffer_range = 1ull << 30;
+  return d;
+}
+
+const tuning::Table kNoTable;
+
+}  // namespace
+
+TEST_SUITE("planner") {
+  TEST_CASE("the column-major turn swaps A with B and m with n; the kernel reads the row-major product") {
+    GemmDesc desc{.m = 5, .n = 7, .k = 3};
+    const GemmOptions tiled{.kernel = Kernel::tiled, .tile = 8};
+    const ProductPlan row = plan_product(desc, tiled, described(), kNoTable);
+    REQUIRE(row.pieces.size() == 1);
+    CHECK(row.source == std::array<uint32_t, 3>{0, 1, 2});
+    CHECK(row.pieces[0].main.push.M == 5);
+    CHECK(row.pieces[0].main.push.N == 7);
+    desc.layout = Layout::col_major;
+    desc.op_a = Op::t;
+    const ProductPlan col = plan_product(desc, tiled, described(), kNoTable);
+    REQUIRE(col.pieces.size() == 1);
+    CHECK(col.source == std::array<uint32_t, 3>{1, 0, 2});
+    const auto& push = col.pieces[0].main.push;
+    CHECK(push.M == 7);
+    CHECK(push.N == 5);
+    CHECK(push.K == 3);
+    // op(A) = A^T moves to the second operand: trans_b, not trans_a.
+    CHECK((push.flags & kernels::kTransB) != 0);
+    CHECK((push.flags & kernels::kTransA) == 0);
+    CHECK(col.pieces[0].main.grid == std::array<uint32_t, 3>{1, 1, 1});
+  }
+
+  TEST_CASE("A and B are read only when alpha != 0 and k != 0; otherwise C is bound in their place") {
+    CHECK(detail::reads_ab({.m = 2, .n = 2, .k = 2}));
+    CHECK_FALSE(detail::reads_ab({.m = 2, .n = 2, .k = 2, .alpha = 0.0}));
+    CHECK_FALSE(detail::reads_ab({.m = 2, .n = 2, .k = 0}));
+    for (const GemmDesc& desc : {GemmDesc{.m = 3, .n = 4, .k = 5, .alpha = 0.0, .beta = 2.0},
+                                GemmDesc{.m = 3, .n = 4, .k = 0, .beta = 2.0}}) {
+      const ProductPlan plan = plan_product(desc, {.kernel = Kernel::tiled}, described(), kNoTable);
+      REQUIRE(plan.pieces.size() == 1);
+      CHECK(plan.source == std::array<uint32_t, 3>{2, 2, 2});
+      CHECK(plan.pieces[0].main.push.K == 0);
+      CHECK((plan.pieces[0].main.push.flags & kernels::kBetaZero) == 0);  // beta 2: C is read
+    }
+  }
+
+  TEST_CASE("an empty product plans nothing, but the kernel is still checked") {
+    const ProductPlan plan = plan_product({.m = 0, .n = 4, .k = 4}, {}, described(), kNoTable);
+    CHECK(plan.pieces.empty());
+    CHECK(plan.workspace_bytes == 0);
+    DeviceInfo no_f64 = described();
+    no_f64.float64 = false;
+    CHECK_THROWS_AS(plan_product({.type = DataType::f64, .m = 0, .n = 4, .k = 4}, {}, no_f64, kNoTable), Error);
+    CHECK_THROWS_AS(plan_product({.m = 0, .n = 4, .k = 4}, {.kernel = Kernel::coopmat2}, described(), kNoTable), Error);
+  }
+
+  TEST_CASE("a grid past the device's workgroup count is cut into pieces that each fit") {
+    DeviceInfo d = described();
+    d.max_workgroup_count = {4, 4, 65535};
+    const ProductPlan plan = plan_product({.m = 100, .n = 90, .k = 10}, {.kernel = Kernel::tiled, .tile = 8}, d, kNoTable);
+    REQUIRE(plan.pieces.size() > 1);
+    CHECK(plan.config.find("pieces") != std::string::npos);
+    uint64_t rows = 0;
+    for (const auto& piece : plan.pieces) {
+      for (size_t i = 0; i < 3; ++i) CHECK(piece.main.grid[i] <= d.max_workgroup_count[i]);
+      CHECK(piece.main.push.M == piece.piece.m);
+      CHECK(piece.main.push.N == piece.piece.n);
+      if (piece.piece.n0 == 0) rows += piece.piece.m;
+    }
+    CHECK(rows == 100);  // the first column of pieces covers every row once
+  }
+
+  TEST_CASE("blocked split-K: a short grid with a long K plans a workspace and a reduce pass") {
+    const ProductPlan plan = plan_product({.m = 64, .n = 64, .k = 4096}, {.kernel = Kernel::blocked}, described(),
+                                          kNoTable);
+    CHECK(plan.kernel == Kernel::blocked);
+    REQUIRE(plan.pieces.size() == 1);
+    const auto& piece = plan.pieces[0];
+    REQUIRE(piece.reduce.has_value());
+    CHECK(plan.whole.splits > 1);
+    CHECK(piece.reduce->push.K == plan.whole.splits);
+    CHECK(piece.main.push.ldc == 64);  // the workspace's row stride
+    CHECK(piece.main.push.split_stride == 64 * 64);
+    CHECK(plan.workspace_bytes == uint64_t{64} * 64 * plan.whole.splits * 4);
+    CHECK(piece.main.grid[2] == plan.whole.splits);
+  }
+
+  TEST_CASE("a K bound cuts K into chunks; only the first applies beta") {
+    const GemmOptions options{.kernel = Kernel::tiled, .tile = 8, .max_k_per_submission = 64};
+    const ProductPlan plan = plan_product({.m = 8, .n = 8, .k = 200}, options, described(), kNoTable);
+    REQUIRE(plan.pieces.size() == 4);  // 64 + 64 + 64 + 8
+    uint32_t k = 0;
+    for (size_t i = 0; i < plan.pieces.size(); ++i) {
+      const auto& push = plan.pieces[i].main.push;
+      CHECK(plan.pieces[i].piece.first_k == (i == 0));
+      CHECK(((push.flags & kernels::kBetaZero) != 0) == (i == 0));  // beta 0 first, then 1: add to C
+      k += push.K;
+    }
+    CHECK(k == 200);
+  }
+}
