@@ -5,6 +5,7 @@
 #include "vkgemm/engine.hpp"
 #include "vkgemm/error.hpp"
 #include "vkgemm/half.hpp"
+#include "vkgemm/peak.hpp"
 #include "vkgemm/reference.hpp"
 #include "vkgemm/statistics.hpp"
 #include "vkgemm/tuning.hpp"
