@@ -30,8 +30,8 @@ struct Timing {
   std::vector<double> gpu_ms;      // the timed dispatches
 };
 
-// Grows kernel.push.k from 1 (doubling, then by the measured rate) until one dispatch lasts target_ms, up to
-// max_iterations; then runs warm_ms of dispatches and `repeat` timed ones.
+// Grows kernel.push.k from 1 (doubling, then by the measured rate) until the fastest of three dispatches lasts
+// target_ms, up to max_iterations; then runs warm_ms of dispatches and `repeat` timed ones.
 Timing calibrate_and_time(EngineImpl& engine, PeakKernel kernel, double target_ms, double warm_ms, uint32_t repeat,
                           uint32_t max_iterations);
 

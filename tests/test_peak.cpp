@@ -1,0 +1,143 @@
+// vkgemm peak: the measured ceilings (vkgemm/peak.hpp) on the test device, and `vkgemm peak --json` end to
+// end. On lavapipe: every row it can run is positive, finite and plausible; each dispatch lasted about the
+// calibration's target (so the work was grown, and counted, as the shaders run it); rows it cannot run say why.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "support.hpp"
+#include "vkgemm/peak.hpp"
+
+using namespace vkgemm;
+
+namespace {
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+const PeakMeasurement* find_row(const std::vector<PeakMeasurement>& rows, const std::string& name) {
+  for (const auto& m : rows) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+PeakOptions quick() {
+  PeakOptions o;
+  o.repeat = 3;
+  o.target_ms = 5.0;
+  o.warm_ms = 0.0;
+  return o;
+}
+
+void check_measured(const PeakMeasurement& m, const PeakOptions& o) {
+  INFO(m.name, ": ", m.value, " ", m.unit, ", ", m.median_ms, " ms, ", m.detail);
+  CHECK(m.measured);
+  CHECK(std::isfinite(m.value));
+  CHECK(m.value > 0.0);
+  CHECK(m.gpu_ms.size() == o.repeat);
+  CHECK(m.median_ms > 0.0);
+  CHECK(m.work > 0.0);
+  CHECK_FALSE(m.detail.empty());
+}
+
+}  // namespace
+
+TEST_SUITE("peak") {
+  TEST_CASE("every row is measured or says why; values are positive, finite and plausible") {
+    Engine& engine = test::engine();
+    const DeviceInfo& dev = engine.device();
+    if (!dev.timestamps) {
+      MESSAGE("skipped: the device has no timestamps");
+      return;
+    }
+    const PeakOptions o = quick();
+    const auto rows = measure_peaks(engine, o);
+    for (const auto& m : rows) {
+      INFO(m.name, ": ", m.reason);
+      CHECK((m.unit == "TFLOP/s" || m.unit == "GB/s"));
+      if (!m.measured) CHECK((contains(m.reason, "not available: ") || contains(m.reason, "not measured: ")));
+    }
+    const PeakMeasurement* f32 = find_row(rows, "f32 FMA");
+    REQUIRE(f32 != nullptr);
+    check_measured(*f32, o);
+    // Calibration grew the loop until a dispatch lasted the target (a dispatch that cannot reach it hits the
+    // iteration cap, far beyond any device here): the iteration count the FLOPs are counted from is real.
+    // A quarter of it: a host busy with other work slows some dispatches (the calibrating ones among them).
+    CHECK(f32->median_ms > 0.25 * o.target_ms);
+    // A CPU driver: at least 0.5 GFLOP/s and at most 20 TFLOP/s; anything: at most 2 PFLOP/s of f32 FMA.
+    if (dev.type == DeviceType::cpu) {
+      CHECK(f32->value > 0.5e-3);
+      CHECK(f32->value < 20.0);
+    }
+    CHECK(f32->value < 2000.0);
+    const PeakMeasurement* f16 = find_row(rows, "f16 FMA (packed)");
+    REQUIRE(f16 != nullptr);
+    if (dev.float16) {
+      check_measured(*f16, o);
+    } else {
+      CHECK(contains(f16->reason, "shaderFloat16"));
+    }
+    const PeakMeasurement* copy = find_row(rows, "copy");
+    REQUIRE(copy != nullptr);
+    check_measured(*copy, o);
+    CHECK(copy->value < 100000.0);  // 100 TB/s: no device is near it
+    if (!dev.coopmat_khr) {
+      const PeakMeasurement* coopmat = find_row(rows, "coopmat");
+      REQUIRE(coopmat != nullptr);
+      CHECK_FALSE(coopmat->measured);
+      CHECK(contains(coopmat->reason, "not available: the device has no VK_KHR_cooperative_matrix"));
+    }
+    const PeakMeasurement* coopmat2 = find_row(rows, "coopmat2");
+    REQUIRE(coopmat2 != nullptr);
+    CHECK_FALSE(coopmat2->measured);
+  }
+
+  TEST_CASE("bad options are refused with the field named") {
+    PeakOptions o;
+    o.repeat = 0;
+    test::expect_error([&] { measure_peaks(test::engine(), o); }, ErrorCode::invalid_argument, "repeat");
+    o = PeakOptions{};
+    o.target_ms = -1.0;
+    test::expect_error([&] { measure_peaks(test::engine(), o); }, ErrorCode::invalid_argument, "target_ms");
+  }
+
+  TEST_CASE("vkgemm peak --json parses and carries the binary's build_commit") {
+    const auto version = test::run_program("--version");
+    REQUIRE(version.code == 0);
+    const auto from = version.output.find("(commit "), to = version.output.find(')', from);
+    REQUIRE(from != std::string::npos);
+    const std::string commit = version.output.substr(from + 8, to - from - 8);
+    const auto dir = std::filesystem::temp_directory_path() / ("vkgemm-peak-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir);
+    const auto path = dir / "peak.json";
+    const auto r = test::run_program("peak --repeat 3 --target-ms 5 --json " + path.string());
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    CHECK(contains(r.output, "f32 FMA"));
+    CHECK(contains(r.output, "copy"));
+    std::ifstream in(path);
+    const nlohmann::json rows = nlohmann::json::parse(in);
+    REQUIRE(rows.is_array());
+    REQUIRE(rows.size() >= 4);
+    for (const auto& row : rows) {
+      INFO(row.dump());
+      CHECK(row.at("build_commit") == commit);
+      CHECK_FALSE(row.at("device").get<std::string>().empty());
+      CHECK(row.contains("driver"));
+      if (row.at("measured").get<bool>()) {
+        CHECK(row.at("value").get<double>() > 0.0);
+      } else {
+        CHECK_FALSE(row.at("reason").get<std::string>().empty());
+      }
+    }
+    std::filesystem::remove_all(dir);
+  }
+}
