@@ -28,9 +28,15 @@ void main() {
   coopmat<float16_t, gl_ScopeSubgroup, TK, TN, gl_MatrixUseB> b;
   coopMatLoad(a, src, 0, TK, gl_CooperativeMatrixLayoutRowMajor);
   coopMatLoad(b, src, TM * TK, TN, gl_CooperativeMatrixLayoutRowMajor);
+  // Each accumulator starts elsewhere: chains that were equal at every step could be computed once.
   coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator> c0 =
-      coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>(0.0);
-  coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator> c1 = c0, c2 = c0, c3 = c0;
+      coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>(ACC_T(0.0));
+  coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator> c1 =
+      coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>(ACC_T(0.25));
+  coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator> c2 =
+      coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>(ACC_T(0.5));
+  coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator> c3 =
+      coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>(ACC_T(0.75));
   for (uint i = 0; i < p.K; ++i) {
     [[unroll]] for (uint u = 0; u < UNROLL; ++u) {
       c0 = coopMatMulAdd(a, b, c0);

@@ -3,7 +3,7 @@
 // vkgemm peak: FMA throughput (engine/src/peak/peak.cpp). Built for f32 (vec4) and, with PEAK_F16, for f16
 // (f16vec4: packed half arithmetic, two f16vec2 per instruction where the hardware pairs them).
 //
-// Each invocation runs CHAINS independent chains of 4-wide FMAs, x = x * mul + add, UNROLL of each per
+// Each invocation runs CHAINS (a specialization constant) independent chains of 4-wide FMAs, x = x * mul + add, UNROLL of each per
 // loop iteration and p.K iterations: 2 * 4 * CHAINS * UNROLL * K FLOPs per invocation. mul and add come
 // from the push constants (alpha and beta of the GEMM block), so nothing can be folded; with mul = -0.5 and
 // add = 1 every chain settles on 2/3, far from overflow and from denormals (slow on some CPUs). The sum of
@@ -28,7 +28,9 @@ layout(push_constant) uniform PeakParams {
   float add;
 } p;
 
-const uint CHAINS = 8;
+// Independent chains per invocation, a specialization constant: 8 on a GPU (ILP beside occupancy); fewer on a
+// CPU driver, whose 16 vector registers hold lavapipe's 8 lanes of each (8 chains spill there, 2 do not).
+layout(constant_id = 1) const uint CHAINS = 8;
 const uint UNROLL = 16;
 
 void main() {
