@@ -3,6 +3,7 @@
 // calibration's target (so the work was grown, and counted, as the shaders run it); rows it cannot run say why.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -89,6 +90,13 @@ TEST_SUITE("peak") {
     REQUIRE(copy != nullptr);
     check_measured(*copy, o);
     CHECK(copy->value < 100000.0);  // 100 TB/s: no device is near it
+    for (const auto& m : rows) {
+      if (m.name.rfind("coopmat ", 0) != 0 || !m.measured) continue;
+      check_measured(m, o);
+      // A CPU driver runs MMAs on the FMA units: well above their ceiling means the driver hoisted work the
+      // count includes (lavapipe 26 read 10x f32 FMA before the shader rescaled A each step).
+      if (dev.type == DeviceType::cpu) CHECK(m.value < 1.5 * f32->value);
+    }
     if (!dev.coopmat_khr) {
       const PeakMeasurement* coopmat = find_row(rows, "coopmat");
       REQUIRE(coopmat != nullptr);
@@ -108,6 +116,7 @@ TEST_SUITE("peak") {
       return;
     }
     PeakOptions short_run = quick(), long_run = quick();
+    short_run.repeat = long_run.repeat = 5;
     short_run.target_ms = 2.0;
     long_run.target_ms = 16.0;
     const auto a = measure_peaks(engine, short_run), b = measure_peaks(engine, long_run);
@@ -117,7 +126,11 @@ TEST_SUITE("peak") {
     INFO(fa->value, " TFLOP/s in ", fa->median_ms, " ms (", fa->detail, "); ", fb->value, " TFLOP/s in ",
          fb->median_ms, " ms (", fb->detail, ")");
     CHECK(fb->median_ms > 3.0 * fa->median_ms);  // the longer target grew the loop
-    const double ratio = fb->value / fa->value;
+    // From each one's fastest dispatch: a host busy with other work (this machine's) only slows some.
+    const auto best = [](const PeakMeasurement& m) {
+      return m.work / *std::min_element(m.gpu_ms.begin(), m.gpu_ms.end());
+    };
+    const double ratio = best(*fb) / best(*fa);
     CHECK(ratio > 1.0 / 2.5);
     CHECK(ratio < 2.5);
   }

@@ -147,7 +147,10 @@ PeakMeasurement measure_coopmat(EngineImpl& e, const Plan& plan, const Cooperati
     m.reason = fmt::format("not available: {}", err.what());
     return m;
   }
-  k.shape.constants = {{0, sg * subgroups}, {1, s.m}, {2, s.n}, {3, s.k}, {4, sg}};
+  // 5: VARY_A, on: A is rescaled (by 1) each step, so no driver can hoist A * B out of the loop.
+  k.shape.constants = {{0, sg * subgroups}, {1, s.m}, {2, s.n}, {3, s.k}, {4, sg}, {5, 1}};
+  const float one = 1.0f;
+  std::memcpy(k.push.scalars, &one, 4);
   const bool control = info.subgroup_size_control && sg >= info.min_subgroup_size && sg <= info.max_subgroup_size;
   if (control) k.shape.required_subgroup_size = sg;  // full subgroups of the size the shape was listed for
   k.groups = plan.groups;
