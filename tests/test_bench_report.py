@@ -88,7 +88,15 @@ class BenchAndReport(unittest.TestCase):
                 self.assertLessEqual(t["min"], t["median"])
                 self.assertLessEqual(t["median"], t["max"])
                 self.assertAlmostEqual(c["gflops"], 2 * c["m"] * c["n"] * c["k"] / t["median"] * 1e-6, delta=1e-9 * c["gflops"])
-                self.assertIsNone(c["efficiency"])
+                # No --peak-gflops: f32 and f16 cases against the ceilings measured before the sweep.
+                ceilings = doc["settings"]["ceilings"]
+                if c["type"] in ("f32", "f16"):
+                    self.assertIn(c["efficiency_ceiling"], ceilings)
+                    self.assertAlmostEqual(c["efficiency"], c["gflops"] / ceilings[c["efficiency_ceiling"]],
+                                           delta=1e-9 * c["efficiency"])
+                else:
+                    self.assertIsNone(c["efficiency"])
+                    self.assertIsNone(c["efficiency_ceiling"])
         for l in doc["latency"]:
             if l["kernel"] == "blocked" and l["type"] in ("i32", "f16"):
                 self.assertEqual(l["status"], "skipped")
@@ -105,7 +113,7 @@ class BenchAndReport(unittest.TestCase):
         case.update(status="failed", reason="1 elements differ")
         case["verification"]["passed"] = False
         self.assertFalse(v.is_valid(doc), "a failed case that was timed must not validate")
-        case.update(gpu_time=None, gflops=None, gflops_best=None)
+        case.update(gpu_time=None, gflops=None, gflops_best=None, efficiency=None, efficiency_ceiling=None)
         self.assertTrue(v.is_valid(doc), list(v.iter_errors(doc)))
         case["status"] = "passed"
         self.assertFalse(v.is_valid(doc), "a passed case needs a passing check and times")
@@ -209,7 +217,7 @@ class BenchAndReport(unittest.TestCase):
         self.assertEqual(r.returncode, 0)
         for option in ["--sizes", "--shapes", "--types", "--kernels", "--tiles", "--repeat", "--warmup",
                        "--verify-max", "--peak-gflops", "--latency-sizes", "--latency-calls", "--seed", "--json",
-                       "--csv", "--no-progress", "--device", "--validate", "Vulkan does not expose clock rate"]:
+                       "--csv", "--no-progress", "--device", "--validate", "the device's ceilings are measured first"]:
             self.assertIn(option, r.stdout)
 
 

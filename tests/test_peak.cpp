@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "bench/bench_case.hpp"
+#include "bench/bench_ceiling.hpp"
 #include "support.hpp"
 #include "vkgemm/peak.hpp"
 
@@ -133,6 +135,37 @@ TEST_SUITE("peak") {
     const double ratio = best(*fb) / best(*fa);
     CHECK(ratio > 1.0 / 2.5);
     CHECK(ratio < 2.5);
+  }
+
+  TEST_CASE("bench's efficiency: each case against the ceiling of its type, kernel and sums") {
+    using namespace vkgemm::cli::bench;
+    Settings s;
+    s.ceilings = {{"f32 FMA", 100.0}, {"f16 FMA (packed)", 200.0}, {"coopmat 16x16x16 f16*f16+f32", 1000.0},
+                  {"coopmat 16x8x16 f16*f16+f32", 1500.0}, {"coopmat 16x16x16 f16*f16+f16", 3000.0}};
+    const auto name = [&](DataType type, Kernel kernel, bool acc16) {
+      const auto c = ceiling_for(s, type, kernel, acc16);
+      return c ? c->name : std::string("none");
+    };
+    CHECK(name(DataType::f32, Kernel::blocked, false) == "f32 FMA");
+    CHECK(name(DataType::f16, Kernel::tiled, false) == "f32 FMA");  // fp32 sums: the f32 FMA units
+    CHECK(name(DataType::f16, Kernel::tiled, true) == "f16 FMA (packed)");
+    CHECK(name(DataType::f16, Kernel::coopmat, false) == "coopmat 16x8x16 f16*f16+f32");  // the fastest shape
+    CHECK(name(DataType::f16, Kernel::coopmat2, true) == "coopmat 16x16x16 f16*f16+f16");
+    CHECK(name(DataType::i32, Kernel::tiled, false) == "none");
+    CHECK(name(DataType::f64, Kernel::blocked, false) == "none");
+    s.peak_gflops = 50.0;  // given: it is f32's ceiling
+    CHECK(name(DataType::f32, Kernel::tiled, false) == "--peak-gflops");
+    s.peak_gflops.reset();
+    s.repeat = 3, s.warmup = 1, s.verify_max = 1e9;
+    BenchConfig config;
+    config.options.kernel = Kernel::tiled;
+    config.options.tile = 8;
+    config.label = "tile 8";
+    const CaseResult r = run_case(test::engine(), {24, 16, 8}, DataType::f32, config, s, 3);
+    REQUIRE(r.timed());
+    REQUIRE(r.efficiency.has_value());
+    CHECK(*r.efficiency == doctest::Approx(r.gflops / 100.0));
+    CHECK(r.efficiency_ceiling == "f32 FMA");
   }
 
   TEST_CASE("bad options are refused with the field named") {
