@@ -43,6 +43,7 @@ nlohmann::json peak_records(const DeviceInfo& dev, const std::vector<PeakMeasure
       r["median_ms"] = m.median_ms;
       r["gpu_ms"] = m.gpu_ms;
       r["work_per_dispatch"] = m.work;
+      r["iterations"] = m.iterations;
       r["detail"] = m.detail;
     } else {
       r["reason"] = m.reason;

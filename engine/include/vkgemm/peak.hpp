@@ -27,6 +27,7 @@ struct PeakMeasurement {
   double median_ms = 0.0;         // GPU time of one dispatch, median
   std::vector<double> gpu_ms;     // every timed dispatch
   double work = 0.0;    // FLOPs or bytes (read + written) of one dispatch
+  uint32_t iterations = 0;  // the shader's loop count, as calibrated (copy: 0, it has no loop)
   std::string detail;   // workgroups, iterations, bytes
 };
 

@@ -88,6 +88,7 @@ PeakMeasurement measure_fma(EngineImpl& e, const Plan& plan, bool f16) {
   const double invocations = double(plan.groups) * wg;
   const double vec4_fmas = plan.fma_chains * kFmaUnroll * timing.target_iterations * invocations;
   finish(m, timing.gpu_ms, 2.0 * 4.0 * vec4_fmas);  // 2 FLOPs per lane, 4 lanes
+  m.iterations = timing.target_iterations;
   m.detail = fmt::format("{} workgroups of {}, {} iterations of {} chains x {} vec4 FMAs", plan.groups, wg,
                          timing.target_iterations, plan.fma_chains, kFmaUnroll);
   return m;
@@ -162,6 +163,7 @@ PeakMeasurement measure_coopmat(EngineImpl& e, const Plan& plan, const Cooperati
   const auto timing = detail::peak::calibrate_and_time(e, k, plan.target_ms, plan.warm_ms, plan.repeat, kMaxIterations);
   const double mmas = kMmaPerIteration * timing.target_iterations * double(plan.groups) * subgroups;
   finish(m, timing.gpu_ms, 2.0 * s.m * s.n * s.k * mmas);
+  m.iterations = timing.target_iterations;
   m.detail = fmt::format("{} workgroups of {} subgroups of {}{}, {} iterations of {} MMAs each", plan.groups,
                          subgroups, sg, control ? " (required)" : "", timing.target_iterations, kMmaPerIteration);
   return m;
