@@ -110,8 +110,9 @@ PeakMeasurement measure_copy(EngineImpl& e, const Plan& plan) {
   k.src = {detail::Access::impl(src)->alloc.buffer.get(), 0, plan.copy_bytes};
   k.dst = {detail::Access::impl(dst)->alloc.buffer.get(), 0, plan.copy_bytes};
   k.push.m = static_cast<uint32_t>(vec4s);
-  const uint32_t warmup = info.type == DeviceType::cpu ? 1 : 20;
-  finish(m, detail::peak::time_dispatches(e, k, warmup, plan.repeat), 2.0 * double(plan.copy_bytes));
+  // No loop to grow (max_iterations 1): the same probe, then warm_ms of copies, then the timed ones.
+  const auto timing = detail::peak::calibrate_and_time(e, k, plan.target_ms, plan.warm_ms, plan.repeat, 1);
+  finish(m, timing.gpu_ms, 2.0 * double(plan.copy_bytes));
   m.detail = fmt::format("{} MiB read and {} MiB written by {} workgroups of {}", plan.copy_bytes >> 20,
                          plan.copy_bytes >> 20, k.groups, wg);
   return m;
@@ -142,12 +143,7 @@ PeakMeasurement measure_coopmat(EngineImpl& e, const Plan& plan, const Cooperati
   const uint64_t c_bytes = s.c_type == "f32" ? 4 : 2;
   PeakKernel k;
   k.shape.shader = s.c_type == "f32" ? "peak_coopmat_f16_f32" : "peak_coopmat_f16_acc16";
-  try {
-    kernels::spirv(k.shape.shader);
-  } catch (const Error& err) {
-    m.reason = fmt::format("not available: {}", err.what());
-    return m;
-  }
+  kernels::spirv(k.shape.shader);  // throws, saying why, where this build has no such shader (guarded)
   // 5: VARY_A, on: A is rescaled (by 1) each step, so no driver can hoist A * B out of the loop.
   k.shape.constants = {{0, sg * subgroups}, {1, s.m}, {2, s.n}, {3, s.k}, {4, sg}, {5, 1}};
   const float one = 1.0f;
@@ -169,13 +165,28 @@ PeakMeasurement measure_coopmat(EngineImpl& e, const Plan& plan, const Cooperati
   return m;
 }
 
+// measure() or, where the engine refuses (memory it cannot allocate, a pipeline the driver will not build),
+// a row that says so: one measurement's failure is not the others'.
+template <typename Measure>
+PeakMeasurement guarded(const char* name, const char* unit, Measure measure) {
+  try {
+    return measure();
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::device_lost) throw;  // nothing after it would run either
+    return unavailable(name, unit, fmt::format("not available: {}", e.what()));
+  }
+}
+
 void add_coopmat_rows(EngineImpl& e, const Plan& plan, std::vector<PeakMeasurement>& rows) {
   const DeviceInfo& info = e.physical.info;
   if (!info.coopmat_khr || info.coopmat_shapes.empty()) {
     rows.push_back(unavailable("coopmat", "TFLOP/s", "not available: the device has no VK_KHR_cooperative_matrix"));
   }
   if (info.coopmat_khr) {
-    for (const auto& s : info.coopmat_shapes) rows.push_back(measure_coopmat(e, plan, s));
+    for (const auto& s : info.coopmat_shapes) {
+      const std::string name = shape_name(s);
+      rows.push_back(guarded(name.c_str(), "TFLOP/s", [&] { return measure_coopmat(e, plan, s); }));
+    }
   }
   rows.push_back(unavailable("coopmat2", "TFLOP/s",
                              info.coopmat2 ? "not measured: workgroup-scope (VK_NV_cooperative_matrix2) MMA is not "
@@ -208,10 +219,10 @@ std::vector<PeakMeasurement> measure_peaks(Engine& engine, const PeakOptions& op
     rows.push_back(unavailable("copy", "GB/s", why));
     return rows;
   }
-  rows.push_back(measure_fma(e, plan, false));
-  rows.push_back(measure_fma(e, plan, true));
+  rows.push_back(guarded("f32 FMA", "TFLOP/s", [&] { return measure_fma(e, plan, false); }));
+  rows.push_back(guarded("f16 FMA (packed)", "TFLOP/s", [&] { return measure_fma(e, plan, true); }));
   add_coopmat_rows(e, plan, rows);
-  rows.push_back(measure_copy(e, plan));
+  rows.push_back(guarded("copy", "GB/s", [&] { return measure_copy(e, plan); }));
   return rows;
 }
 
