@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "bench/bench_case.hpp"
+#include "bench/bench_ceiling.hpp"
 #include "bench/bench_environment.hpp"
 #include "bench/bench_files.hpp"
 #include "bench/bench_progress.hpp"
@@ -209,6 +210,12 @@ int run_bench(const BenchOptions& o, const CommonOptions& common) {
                             "(timestampValidBits is 0)",
                             device.name));
   }
+  // The efficiency column's ceilings: the device's own, measured now, unless --peak-gflops gives f32's.
+  if (!run.settings.peak_gflops) {
+    PeakOptions peak;
+    peak.repeat = 3;
+    run.settings.ceilings = ceilings_from(measure_peaks(engine, peak));
+  }
   run.vkgemm_version = version;
   run.vkgemm_commit = build_commit;  // the binary's own, never typed
   run.date = utc_now_iso();
@@ -251,8 +258,9 @@ Command add_bench_command(CLI::App& cmd, CommonOptions& common) {
                  "Check a case against the CPU reference (double accumulation) only when m*n*k is at most this; "
                  "larger cases are timed and reported as unverified; 0 checks none [default: 2048^3 = 8589934592]");
   cmd.add_option("--peak-gflops", o->peak_gflops,
-                 "The device's FP32 peak in GFLOP/s, to report f32 efficiency. Vulkan does not expose clock rate "
-                 "or core count portably, so vkgemm cannot work it out; without this there is no efficiency column");
+                 "The device's FP32 peak in GFLOP/s, for the f32 cases' efficiency. Without it, the device's "
+                 "ceilings are measured first (as vkgemm peak does) and each f32 and f16 case is set against its "
+                 "own: f32 FMA, the MMA of a coopmat shape, or f16 FMA; the header says which");
   cmd.add_option("--latency-sizes", o->latency_sizes,
                  "End-to-end latency (host wall time of one gemm call: record, submit, wait) at these n x n x n, for "
                  "each type and kernel (its first configuration); none to skip")

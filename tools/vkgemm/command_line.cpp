@@ -54,6 +54,8 @@ constexpr CommandSpec kCommands[] = {
     {"bench", "Benchmark: sweep sizes, types and kernels; verify, time, report", true,
      "Seed of the run; each case's inputs come from a seed derived from it and written to the results "
      "[default: fresh, printed]", add_bench_command},
+    {"peak", "The device's measured ceilings: f32 and packed f16 FMA, each cooperative-matrix shape's MMA "
+             "throughput, device-memory copy bandwidth", true, nullptr, add_peak_command},
 };
 
 void add_shared_options(CLI::App& cmd, const CommandSpec& spec, CommonOptions& common) {

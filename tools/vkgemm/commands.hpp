@@ -34,6 +34,7 @@ Command add_demo_command(CLI::App& cmd, CommonOptions& common);
 Command add_run_command(CLI::App& cmd, CommonOptions& common);
 Command add_tune_command(CLI::App& cmd, CommonOptions& common);
 Command add_bench_command(CLI::App& cmd, CommonOptions& common);
+Command add_peak_command(CLI::App& cmd, CommonOptions& common);
 
 // An engine for the common options: validation messages are counted and reported by finish().
 Engine open_engine(const CommonOptions& common);

@@ -1,4 +1,4 @@
-// The vkgemm program: devices, demo, run, tune, bench. Results on stdout, errors on stderr.
+// The vkgemm program: devices, demo, run, tune, bench, peak. Results on stdout, errors on stderr.
 // Exit codes: 0 success, 1 a failed check, 2 an error, 3 validation messages.
 #include <fmt/format.h>
 

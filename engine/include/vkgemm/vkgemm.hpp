@@ -6,6 +6,7 @@
 #include "vkgemm/error.hpp"
 #include "vkgemm/half.hpp"
 #include "vkgemm/options.hpp"
+#include "vkgemm/peak.hpp"
 #include "vkgemm/reference.hpp"
 #include "vkgemm/statistics.hpp"
 #include "vkgemm/tuning.hpp"

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "bench_ceiling.hpp"
 #include "parallel_compare.hpp"
 #include "vkgemm/error.hpp"
 #include "vkgemm/half.hpp"
@@ -157,7 +158,10 @@ CaseResult run_case(Engine& engine, const Shape& shape, DataType type, const Ben
     const double ops = 2.0 * shape.products();
     r.gflops = r.stats->median > 0.0 ? ops / r.stats->median * 1e-6 : 0.0;
     r.gflops_best = r.stats->min > 0.0 ? ops / r.stats->min * 1e-6 : 0.0;
-    if (settings.peak_gflops && type == DataType::f32) r.efficiency = r.gflops / *settings.peak_gflops;
+    if (const auto ceiling = ceiling_for(settings, type, t.kernel, config.options.f16_accumulate)) {
+      r.efficiency = r.gflops / ceiling->gflops;
+      r.efficiency_ceiling = ceiling->name;
+    }
     r.status = verify ? Status::passed : Status::unverified;
   } catch (const Error& e) {
     if (!is_refusal(e)) throw;

@@ -70,6 +70,13 @@ std::string csv_number(bool present, double v) { return present && std::isfinite
 
 }  // namespace
 
+// The measured ceilings, name -> GFLOP/s (empty when --peak-gflops was given).
+json ceilings_json(const std::vector<Ceiling>& ceilings) {
+  json out = json::object();
+  for (const Ceiling& c : ceilings) out[c.name] = number(c.gflops);
+  return out;
+}
+
 std::string to_json(const Run& run) {
   json cases = json::array();
   for (const CaseResult& c : run.cases) {
@@ -88,7 +95,8 @@ std::string to_json(const Run& run) {
                      {"gpu_time", stats_json(c.stats, c.gpu_ms, "ms")},
                      {"gflops", optional_number(c.timed(), c.gflops)},
                      {"gflops_best", optional_number(c.timed(), c.gflops_best)},
-                     {"efficiency", c.efficiency ? number(*c.efficiency) : json(nullptr)}});
+                     {"efficiency", c.efficiency ? number(*c.efficiency) : json(nullptr)},
+                     {"efficiency_ceiling", c.efficiency ? json(c.efficiency_ceiling) : json(nullptr)}});
   }
   json latency = json::array();
   for (const LatencyResult& l : run.latency) {
@@ -118,6 +126,7 @@ std::string to_json(const Run& run) {
         {"warmup", s.warmup},
         {"verify_max", s.verify_max},
         {"peak_gflops", s.peak_gflops ? json(*s.peak_gflops) : json(nullptr)},
+        {"ceilings", ceilings_json(s.ceilings)},
         {"latency_calls", s.latency_calls},
         {"seed", std::to_string(s.seed)}}},
       {"cases", cases},

@@ -46,7 +46,8 @@ struct CaseResult {
   std::optional<Stats> stats;           // of gpu_ms, when timed
   double gflops = 0.0;                  // 2*m*n*k / median time (GOP/s for integer types)
   double gflops_best = 0.0;             // 2*m*n*k / fastest time
-  std::optional<double> efficiency;     // gflops / --peak-gflops, f32 only, when a peak was given
+  std::optional<double> efficiency;     // gflops over the ceiling of its type (ceiling_for), when there is one
+  std::string efficiency_ceiling;       // which: "--peak-gflops", or a measured ceiling's name ("f32 FMA", ...)
   double check_seconds = 0.0;           // host time spent on the CPU reference (for the progress estimate)
   bool timed() const { return stats.has_value(); }
 };
@@ -67,11 +68,19 @@ struct LatencyResult {
   bool timed() const { return stats.has_value(); }
 };
 
+// One of the device's measured ceilings (vkgemm peak), by its measurement's name: "f32 FMA",
+// "f16 FMA (packed)", "coopmat 16x16x16 f16*f16+f32".
+struct Ceiling {
+  std::string name;
+  double gflops = 0.0;
+};
+
 struct Settings {
   uint32_t repeat = 10;                 // timed dispatches per case
   uint32_t warmup = 2;                  // untimed dispatches before them
   double verify_max = 0.0;              // largest m*n*k checked against the CPU reference
-  std::optional<double> peak_gflops;    // --peak-gflops, for the efficiency column
+  std::optional<double> peak_gflops;    // --peak-gflops, for the efficiency column of f32 cases
+  std::vector<Ceiling> ceilings;        // measured (vkgemm peak) when --peak-gflops is not given
   uint32_t latency_calls = 100;         // timed Engine::gemm calls per latency case
   uint64_t seed = 0;                    // of the whole run; each case's seed derives from it
 };

@@ -34,6 +34,13 @@ std::string run_header(const Run& run) {
                      "{} latency calls; seed {}\n",
                      s.repeat, s.warmup, s.verify_max, s.latency_calls, s.seed);
   if (s.peak_gflops) out += fmt::format("peak:     {:.1f} GFLOP/s FP32, as given by --peak-gflops\n", *s.peak_gflops);
+  if (!s.ceilings.empty()) {
+    std::string list;
+    for (const Ceiling& c : s.ceilings) list += fmt::format("{}{} {:.1f}", list.empty() ? "" : ", ", c.name, c.gflops);
+    out += fmt::format("peak:     measured by vkgemm peak, GFLOP/s: {}\n          eff: f32 against f32 FMA; f16 "
+                       "against the fastest MMA shape of its sum type on coopmat and coopmat2, else the FMA of "
+                       "its sum type\n", list);
+  }
   return out;
 }
 

@@ -1,0 +1,39 @@
+// The device's measured ceilings, in the manner of clpeak and vkpeak: FMA throughput in f32 and in packed
+// f16, the MMA throughput of each subgroup-scope cooperative-matrix shape the device lists, and device-memory
+// copy bandwidth. Each is one synthetic kernel (shaders/peak_*.comp) whose work is counted exactly, grown
+// until one dispatch lasts PeakOptions::target_ms, run warm, and timed with GPU timestamps.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vkgemm/engine.hpp"
+
+namespace vkgemm {
+
+struct PeakOptions {
+  uint32_t repeat = 7;     // timed dispatches per measurement; the value is their median
+  double target_ms = 0.0;  // grow the work until one dispatch lasts this long; 0: 10 ms on a GPU, 20 on a CPU
+  double warm_ms = -1.0;   // run this long before timing (an idle GPU clocks down); < 0: 200 ms on a GPU, 0 on a CPU
+};
+
+struct PeakMeasurement {
+  std::string name;     // "f32 FMA", "f16 FMA (packed)", "coopmat 16x16x16 f16*f16+f32", "copy", ...
+  std::string unit;     // "TFLOP/s" or "GB/s"
+  bool measured = false;
+  std::string reason;   // when not measured: why ("not available: ...", "not measured: ...")
+  double value = 0.0;   // the median over the timed dispatches, in `unit`
+  double median_ms = 0.0;         // GPU time of one dispatch, median
+  std::vector<double> gpu_ms;     // every timed dispatch
+  double work = 0.0;    // FLOPs or bytes (read + written) of one dispatch
+  uint32_t iterations = 0;  // the shader's loop count, as calibrated (copy: 0, it has no loop)
+  std::string detail;   // workgroups, iterations, bytes
+};
+
+// Every measurement, in a fixed order: f32 FMA, f16 FMA (packed), one row per cooperative-matrix shape
+// (KHR, subgroup scope), coopmat2, copy. A row the device cannot run says why instead of failing; throws
+// vkgemm::Error only for bad options.
+std::vector<PeakMeasurement> measure_peaks(Engine& engine, const PeakOptions& options = {});
+
+}  // namespace vkgemm

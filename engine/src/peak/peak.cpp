@@ -1,0 +1,229 @@
+// vkgemm peak (vkgemm/peak.hpp): which measurements a device can run, their kernels' sizes, and the work each
+// dispatch does, counted from what the shaders execute (shaders/peak_*.comp).
+#include "vkgemm/peak.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "engine/engine_impl.hpp"
+#include "peak/timed_dispatch.hpp"
+#include "vkgemm/error.hpp"
+
+namespace vkgemm {
+namespace {
+
+using detail::EngineImpl;
+using detail::peak::PeakKernel;
+
+// The shaders' unrolled work per loop iteration (peak_fma.comp, peak_coopmat.comp).
+constexpr double kFmaUnroll = 16.0;            // UNROLL: FMAs of each vec4 chain per iteration
+constexpr double kMmaPerIteration = 4.0 * 8.0;  // accumulators x UNROLL
+constexpr uint32_t kMaxIterations = 1u << 24;
+
+// How hard to push: enough workgroups to fill a big GPU many times over; a CPU driver gets a few per core.
+struct Plan {
+  double target_ms, warm_ms;
+  uint32_t repeat;
+  uint32_t groups;        // FMA and MMA kernels
+  uint32_t fma_chains;    // independent vec4 FMA chains per invocation (peak_fma.comp's CHAINS)
+  uint64_t copy_bytes;    // per copy buffer
+};
+
+Plan plan_for(const DeviceInfo& info, const PeakOptions& options) {
+  const bool cpu = info.type == DeviceType::cpu;
+  Plan plan;
+  plan.target_ms = options.target_ms > 0.0 ? options.target_ms : (cpu ? 20.0 : 10.0);
+  plan.warm_ms = options.warm_ms >= 0.0 ? options.warm_ms : (cpu ? 0.0 : 200.0);
+  plan.repeat = options.repeat;
+  plan.groups = std::min(cpu ? 32u : 8192u, info.max_workgroup_count[0]);
+  plan.fma_chains = cpu ? 2 : 8;  // lavapipe on AVX2: 8 chains spill (0.022 TFLOP/s), 4 read 0.037, 2 0.05
+  uint64_t bytes = cpu ? (32ull << 20) : (256ull << 20);
+  bytes = std::min({bytes, info.max_storage_buffer_range, info.max_allocation_size});
+  if (info.device_local_memory) bytes = std::min(bytes, info.device_local_memory / 8);
+  plan.copy_bytes = bytes / 16 * 16;
+  return plan;
+}
+
+PeakMeasurement unavailable(std::string name, std::string unit, std::string reason) {
+  PeakMeasurement m;
+  m.name = std::move(name);
+  m.unit = std::move(unit);
+  m.reason = std::move(reason);
+  return m;
+}
+
+// Fills in the value from the timed dispatches: `work` FLOPs (TFLOP/s) or bytes (GB/s) per dispatch.
+void finish(PeakMeasurement& m, std::vector<double> gpu_ms, double work) {
+  m.measured = true;
+  m.gpu_ms = std::move(gpu_ms);
+  m.median_ms = detail::peak::median(m.gpu_ms);
+  m.work = work;
+  const double per_second = m.median_ms > 0.0 ? work / (m.median_ms * 1e-3) : 0.0;
+  m.value = per_second * (m.unit == "GB/s" ? 1e-9 : 1e-12);
+}
+
+uint32_t workgroup_size(const DeviceInfo& info) { return std::min(256u, info.max_workgroup_invocations); }
+
+PeakMeasurement measure_fma(EngineImpl& e, const Plan& plan, bool f16) {
+  const DeviceInfo& info = e.physical.info;
+  PeakMeasurement m = unavailable(f16 ? "f16 FMA (packed)" : "f32 FMA", "TFLOP/s", "");
+  if (f16 && !info.float16) {
+    m.reason = "not available: the device has no shaderFloat16";
+    return m;
+  }
+  const uint32_t wg = workgroup_size(info);
+  Buffer out = e.create_buffer(uint64_t{plan.groups} * wg * 16, "vkgemm peak fma");
+  const VkBuffer vk_out = detail::Access::impl(out)->alloc.buffer.get();
+  PeakKernel k;
+  k.shape.shader = f16 ? "peak_fma_f16" : "peak_fma_f32";
+  k.shape.constants = {{0, wg}, {1, plan.fma_chains}};
+  k.groups = plan.groups;
+  k.src = k.dst = {vk_out, 0, VK_WHOLE_SIZE};
+  const float mul = -0.5f, add = 1.0f;  // x = -x/2 + 1 settles on 2/3 (peak_fma.comp)
+  std::memcpy(k.push.scalars, &mul, 4);
+  std::memcpy(k.push.scalars + 4, &add, 4);
+  const auto timing = detail::peak::calibrate_and_time(e, k, plan.target_ms, plan.warm_ms, plan.repeat, kMaxIterations);
+  const double invocations = double(plan.groups) * wg;
+  const double vec4_fmas = plan.fma_chains * kFmaUnroll * timing.target_iterations * invocations;
+  finish(m, timing.gpu_ms, 2.0 * 4.0 * vec4_fmas);  // 2 FLOPs per lane, 4 lanes
+  m.iterations = timing.target_iterations;
+  m.detail = fmt::format("{} workgroups of {}, {} iterations of {} chains x {} vec4 FMAs", plan.groups, wg,
+                         timing.target_iterations, plan.fma_chains, kFmaUnroll);
+  return m;
+}
+
+PeakMeasurement measure_copy(EngineImpl& e, const Plan& plan) {
+  const DeviceInfo& info = e.physical.info;
+  PeakMeasurement m = unavailable("copy", "GB/s", "");
+  Buffer src = e.create_buffer(plan.copy_bytes, "vkgemm peak copy source");
+  Buffer dst = e.create_buffer(plan.copy_bytes, "vkgemm peak copy destination");
+  e.fill(src, 0, plan.copy_bytes, 0x3f800000u);
+  const uint32_t wg = workgroup_size(info);
+  const uint64_t vec4s = plan.copy_bytes / 16;
+  PeakKernel k;
+  k.shape.shader = "peak_copy_f32";
+  k.shape.constants = {{0, wg}};
+  // One vec4 per invocation where the grid allows (lavapipe runs the grid-stride loop 3-5x slower).
+  k.groups = static_cast<uint32_t>(std::min<uint64_t>((vec4s + wg - 1) / wg, info.max_workgroup_count[0]));
+  k.src = {detail::Access::impl(src)->alloc.buffer.get(), 0, plan.copy_bytes};
+  k.dst = {detail::Access::impl(dst)->alloc.buffer.get(), 0, plan.copy_bytes};
+  k.push.M = static_cast<uint32_t>(vec4s);
+  // No loop to grow (max_iterations 1): the same probe, then warm_ms of copies, then the timed ones.
+  const auto timing = detail::peak::calibrate_and_time(e, k, plan.target_ms, plan.warm_ms, plan.repeat, 1);
+  finish(m, timing.gpu_ms, 2.0 * double(plan.copy_bytes));
+  m.detail = fmt::format("{} MiB read and {} MiB written by {} workgroups of {}", plan.copy_bytes >> 20,
+                         plan.copy_bytes >> 20, k.groups, wg);
+  return m;
+}
+
+std::string shape_name(const CooperativeMatrixShape& s) {
+  return fmt::format("coopmat {}x{}x{} {}*{}+{}", s.m, s.n, s.k, s.a_type, s.b_type, s.c_type);
+}
+
+// Why this build or device cannot run the MMA kernel on shape `s`; empty when it can.
+std::string coopmat_refusal(const DeviceInfo& info, const CooperativeMatrixShape& s) {
+  if (s.scope != "subgroup") return fmt::format("not measured: {} scope (only subgroup scope is)", s.scope);
+  if (s.a_type != "f16" || s.b_type != "f16" || (s.c_type != "f32" && s.c_type != "f16") ||
+      s.result_type != s.c_type) {
+    return "not measured: only f16 A and B with an f16 or f32 C are";
+  }
+  if (!info.vulkan13) return "not available: the shader needs Vulkan 1.3 (SPIR-V 1.6)";
+  if (!info.storage16) return "not available: the device has no storageBuffer16BitAccess";
+  if (!info.float16) return "not available: the device has no shaderFloat16";
+  return {};
+}
+
+PeakMeasurement measure_coopmat(EngineImpl& e, const Plan& plan, const CooperativeMatrixShape& s) {
+  const DeviceInfo& info = e.physical.info;
+  PeakMeasurement m = unavailable(shape_name(s), "TFLOP/s", coopmat_refusal(info, s));
+  if (!m.reason.empty()) return m;
+  const uint32_t sg = info.subgroup_size, subgroups = std::max(1u, std::min(4u, info.max_workgroup_invocations / sg));
+  const uint64_t c_bytes = s.c_type == "f32" ? 4 : 2;
+  PeakKernel k;
+  k.shape.shader = s.c_type == "f32" ? "peak_coopmat_f16_f32" : "peak_coopmat_f16_acc16";
+  kernels::spirv(k.shape.shader);  // throws, saying why, where this build has no such shader (guarded)
+  // 5: VARY_A, on: A is rescaled (by 1) each step, so no driver can hoist A * B out of the loop.
+  k.shape.constants = {{0, sg * subgroups}, {1, s.m}, {2, s.n}, {3, s.k}, {4, sg}, {5, 1}};
+  const float one = 1.0f;
+  std::memcpy(k.push.scalars, &one, 4);
+  const bool control = info.subgroup_size_control && sg >= info.min_subgroup_size && sg <= info.max_subgroup_size;
+  if (control) k.shape.required_subgroup_size = sg;  // full subgroups of the size the shape was listed for
+  k.groups = plan.groups;
+  Buffer in = e.create_buffer(uint64_t{s.m} * s.k * 2 + uint64_t{s.k} * s.n * 2 + 4, "vkgemm peak coopmat in");
+  Buffer out = e.create_buffer(uint64_t{plan.groups} * subgroups * s.m * s.n * c_bytes, "vkgemm peak coopmat out");
+  e.fill(in, 0, (in.size() / 4) * 4, 0x28002800u);  // every half 2^-5: products stay normal
+  k.src = {detail::Access::impl(in)->alloc.buffer.get(), 0, VK_WHOLE_SIZE};
+  k.dst = {detail::Access::impl(out)->alloc.buffer.get(), 0, VK_WHOLE_SIZE};
+  const auto timing = detail::peak::calibrate_and_time(e, k, plan.target_ms, plan.warm_ms, plan.repeat, kMaxIterations);
+  const double mmas = kMmaPerIteration * timing.target_iterations * double(plan.groups) * subgroups;
+  finish(m, timing.gpu_ms, 2.0 * s.m * s.n * s.k * mmas);
+  m.iterations = timing.target_iterations;
+  m.detail = fmt::format("{} workgroups of {} subgroups of {}{}, {} iterations of {} MMAs each", plan.groups,
+                         subgroups, sg, control ? " (required)" : "", timing.target_iterations, kMmaPerIteration);
+  return m;
+}
+
+// measure() or, where the engine refuses (memory it cannot allocate, a pipeline the driver will not build),
+// a row that says so: one measurement's failure is not the others'.
+template <typename Measure>
+PeakMeasurement guarded(const char* name, const char* unit, Measure measure) {
+  try {
+    return measure();
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::device_lost) throw;  // nothing after it would run either
+    return unavailable(name, unit, fmt::format("not available: {}", e.what()));
+  }
+}
+
+void add_coopmat_rows(EngineImpl& e, const Plan& plan, std::vector<PeakMeasurement>& rows) {
+  const DeviceInfo& info = e.physical.info;
+  if (!info.coopmat_khr || info.coopmat_shapes.empty()) {
+    rows.push_back(unavailable("coopmat", "TFLOP/s", "not available: the device has no VK_KHR_cooperative_matrix"));
+  }
+  if (info.coopmat_khr) {
+    for (const auto& s : info.coopmat_shapes) {
+      const std::string name = shape_name(s);
+      rows.push_back(guarded(name.c_str(), "TFLOP/s", [&] { return measure_coopmat(e, plan, s); }));
+    }
+  }
+  rows.push_back(unavailable("coopmat2", "TFLOP/s",
+                             info.coopmat2 ? "not measured: workgroup-scope (VK_NV_cooperative_matrix2) MMA is not "
+                                             "measured yet"
+                                           : "not available: the device has no VK_NV_cooperative_matrix2"));
+}
+
+}  // namespace
+
+std::vector<PeakMeasurement> measure_peaks(Engine& engine, const PeakOptions& options) {
+  if (options.repeat == 0 || options.repeat > 1000) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("measure_peaks: repeat must be 1 to 1000 (got {})",
+                                                         options.repeat));
+  }
+  if (!(options.target_ms >= 0.0 && options.target_ms <= 1000.0) || !(options.warm_ms <= 10000.0)) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("measure_peaks: target_ms must be 0 to 1000 and warm_ms at most 10000 (got {} and {})",
+                            options.target_ms, options.warm_ms));
+  }
+  EngineImpl& e = detail::Access::impl(engine);
+  const std::lock_guard lock(e.lock);
+  const DeviceInfo& info = e.physical.info;
+  const Plan plan = plan_for(info, options);
+  std::vector<PeakMeasurement> rows;
+  if (!info.timestamps) {
+    const std::string why = "not available: the device's compute queue has no timestamps";
+    for (const char* name : {"f32 FMA", "f16 FMA (packed)", "coopmat", "coopmat2"}) {
+      rows.push_back(unavailable(name, "TFLOP/s", why));
+    }
+    rows.push_back(unavailable("copy", "GB/s", why));
+    return rows;
+  }
+  rows.push_back(guarded("f32 FMA", "TFLOP/s", [&] { return measure_fma(e, plan, false); }));
+  rows.push_back(guarded("f16 FMA (packed)", "TFLOP/s", [&] { return measure_fma(e, plan, true); }));
+  add_coopmat_rows(e, plan, rows);
+  rows.push_back(guarded("copy", "GB/s", [&] { return measure_copy(e, plan); }));
+  return rows;
+}
+
+}  // namespace vkgemm

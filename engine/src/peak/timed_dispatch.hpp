@@ -1,0 +1,38 @@
+// One peak kernel's dispatches, timed: the Vulkan side of vkgemm peak (descriptor set, timestamp queries,
+// one submission through the engine's Submitter), and the calibration that grows its work until a dispatch
+// lasts long enough to time well.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/engine_impl.hpp"
+#include "kernels/push_constants.hpp"
+#include "kernels/registry.hpp"
+
+namespace vkgemm::detail::peak {
+
+struct PeakKernel {
+  kernels::LaunchShape shape;          // shader, workgroup size (specialization constant 0), ...
+  uint32_t groups = 1;                 // a 1-D grid
+  kernels::GemmPushConstants push{};   // push.k: the kernel's iteration count
+  VkDescriptorBufferInfo src{}, dst{};  // bound at 0 (and 1) and at 2
+};
+
+// `warmup` untimed then `repeat` timed dispatches in one submission, a barrier between each; the GPU ms of
+// each timed one. Needs timestamps (the caller checks).
+std::vector<double> time_dispatches(EngineImpl& engine, const PeakKernel& kernel, uint32_t warmup, uint32_t repeat);
+
+double median(std::vector<double> values);
+
+struct Timing {
+  uint32_t target_iterations = 1;  // what push.k was grown to
+  std::vector<double> gpu_ms;      // the timed dispatches
+};
+
+// Grows kernel.push.k from 1 (doubling, then by the measured rate) until the fastest of three dispatches lasts
+// target_ms, up to max_iterations; then runs warm_ms of dispatches and `repeat` timed ones.
+Timing calibrate_and_time(EngineImpl& engine, PeakKernel kernel, double target_ms, double warm_ms, uint32_t repeat,
+                          uint32_t max_iterations);
+
+}  // namespace vkgemm::detail::peak

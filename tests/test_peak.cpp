@@ -1,0 +1,207 @@
+// vkgemm peak: the measured ceilings (vkgemm/peak.hpp) on the test device, and `vkgemm peak --json` end to
+// end. On lavapipe: every row it can run is positive, finite and plausible; each dispatch lasted about the
+// calibration's target (so the work was grown, and counted, as the shaders run it); rows it cannot run say why.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "bench/bench_case.hpp"
+#include "bench/bench_ceiling.hpp"
+#include "support.hpp"
+#include "vkgemm/peak.hpp"
+
+using namespace vkgemm;
+
+namespace {
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+const PeakMeasurement* find_row(const std::vector<PeakMeasurement>& rows, const std::string& name) {
+  for (const auto& m : rows) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+PeakOptions quick() {
+  PeakOptions o;
+  o.repeat = 3;
+  o.target_ms = 5.0;
+  o.warm_ms = 0.0;
+  return o;
+}
+
+void check_measured(const PeakMeasurement& m, const PeakOptions& o) {
+  INFO(m.name, ": ", m.value, " ", m.unit, ", ", m.median_ms, " ms, ", m.detail);
+  CHECK(m.measured);
+  CHECK(std::isfinite(m.value));
+  CHECK(m.value > 0.0);
+  CHECK(m.gpu_ms.size() == o.repeat);
+  CHECK(m.median_ms > 0.0);
+  CHECK(m.work > 0.0);
+  CHECK_FALSE(m.detail.empty());
+}
+
+}  // namespace
+
+TEST_SUITE("peak") {
+  TEST_CASE("every row is measured or says why; values are positive, finite and plausible") {
+    Engine& engine = test::engine();
+    const DeviceInfo& dev = engine.device();
+    if (!dev.timestamps) {
+      MESSAGE("skipped: the device has no timestamps");
+      return;
+    }
+    const PeakOptions o = quick();
+    const auto rows = measure_peaks(engine, o);
+    for (const auto& m : rows) {
+      INFO(m.name, ": ", m.reason);
+      CHECK((m.unit == "TFLOP/s" || m.unit == "GB/s"));
+      if (!m.measured) CHECK((contains(m.reason, "not available: ") || contains(m.reason, "not measured: ")));
+    }
+    const PeakMeasurement* f32 = find_row(rows, "f32 FMA");
+    REQUIRE(f32 != nullptr);
+    check_measured(*f32, o);
+    // Calibration grew the loop until a dispatch lasted the target (a dispatch that cannot reach it hits the
+    // iteration cap, far beyond any device here): the iteration count the FLOPs are counted from is real.
+    // A quarter of it: a host busy with other work slows some dispatches (the calibrating ones among them).
+    CHECK(f32->median_ms > 0.25 * o.target_ms);
+    // A CPU driver: at least 2 GFLOP/s and at most 20 TFLOP/s; anything: at most 2 PFLOP/s of f32 FMA.
+    if (dev.type == DeviceType::cpu) {
+      CHECK(f32->value > 2e-3);
+      CHECK(f32->value < 20.0);
+    }
+    CHECK(f32->value < 2000.0);
+    const PeakMeasurement* f16 = find_row(rows, "f16 FMA (packed)");
+    REQUIRE(f16 != nullptr);
+    if (dev.float16) {
+      check_measured(*f16, o);
+    } else {
+      CHECK(contains(f16->reason, "shaderFloat16"));
+    }
+    const PeakMeasurement* copy = find_row(rows, "copy");
+    REQUIRE(copy != nullptr);
+    check_measured(*copy, o);
+    CHECK(copy->value < 100000.0);  // 100 TB/s: no device is near it
+    for (const auto& m : rows) {
+      if (m.name.rfind("coopmat ", 0) != 0 || !m.measured) continue;
+      check_measured(m, o);
+      // A CPU driver runs MMAs on the FMA units: well above their ceiling means the driver hoisted work the
+      // count includes (lavapipe 26 read 10x f32 FMA before the shader rescaled A each step).
+      if (dev.type == DeviceType::cpu) CHECK(m.value < 1.5 * f32->value);
+    }
+    if (!dev.coopmat_khr) {
+      const PeakMeasurement* coopmat = find_row(rows, "coopmat");
+      REQUIRE(coopmat != nullptr);
+      CHECK_FALSE(coopmat->measured);
+      CHECK(contains(coopmat->reason, "not available: the device has no VK_KHR_cooperative_matrix"));
+    }
+    const PeakMeasurement* coopmat2 = find_row(rows, "coopmat2");
+    REQUIRE(coopmat2 != nullptr);
+    CHECK_FALSE(coopmat2->measured);
+  }
+
+  TEST_CASE("the work is counted from the iterations that ran: a longer target, more loops, as much more work") {
+    // A count that missed the calibrated loop count would not grow with it. (Not the throughputs of the two
+    // runs: on a host shared with other work, they differ by more than any bound a test could hold.)
+    Engine& engine = test::engine();
+    if (!engine.device().timestamps) {
+      MESSAGE("skipped: the device has no timestamps");
+      return;
+    }
+    PeakOptions short_run = quick(), long_run = quick();
+    short_run.target_ms = 2.0;
+    long_run.target_ms = 16.0;
+    const auto a = measure_peaks(engine, short_run), b = measure_peaks(engine, long_run);
+    for (const char* name : {"f32 FMA", "f16 FMA (packed)"}) {
+      const PeakMeasurement *fa = find_row(a, name), *fb = find_row(b, name);
+      REQUIRE(fa != nullptr);
+      REQUIRE(fb != nullptr);
+      if (!fa->measured) continue;  // no shaderFloat16
+      INFO(name, ": ", fa->detail, "; ", fb->detail);
+      CHECK(fa->iterations >= 1);
+      CHECK(fb->iterations > fa->iterations);
+      CHECK(fb->work / fa->work == doctest::Approx(double(fb->iterations) / fa->iterations).epsilon(1e-12));
+    }
+  }
+
+  TEST_CASE("bench's efficiency: each case against the ceiling of its type, kernel and sums") {
+    using namespace vkgemm::cli::bench;
+    Settings s;
+    s.ceilings = {{"f32 FMA", 100.0}, {"f16 FMA (packed)", 200.0}, {"coopmat 16x16x16 f16*f16+f32", 1000.0},
+                  {"coopmat 16x8x16 f16*f16+f32", 1500.0}, {"coopmat 16x16x16 f16*f16+f16", 3000.0}};
+    const auto name = [&](DataType type, Kernel kernel, bool acc16) {
+      const auto c = ceiling_for(s, type, kernel, acc16);
+      return c ? c->name : std::string("none");
+    };
+    CHECK(name(DataType::f32, Kernel::blocked, false) == "f32 FMA");
+    CHECK(name(DataType::f16, Kernel::tiled, false) == "f32 FMA");  // fp32 sums: the f32 FMA units
+    CHECK(name(DataType::f16, Kernel::tiled, true) == "f16 FMA (packed)");
+    CHECK(name(DataType::f16, Kernel::coopmat, false) == "coopmat 16x8x16 f16*f16+f32");  // the fastest shape
+    CHECK(name(DataType::f16, Kernel::coopmat2, true) == "coopmat 16x16x16 f16*f16+f16");
+    CHECK(name(DataType::i32, Kernel::tiled, false) == "none");
+    CHECK(name(DataType::f64, Kernel::blocked, false) == "none");
+    s.peak_gflops = 50.0;  // given: it is f32's ceiling
+    CHECK(name(DataType::f32, Kernel::tiled, false) == "--peak-gflops");
+    s.peak_gflops.reset();
+    s.repeat = 3, s.warmup = 1, s.verify_max = 1e9;
+    BenchConfig config;
+    config.options.kernel = Kernel::tiled;
+    config.options.tile = 8;
+    config.label = "tile 8";
+    const CaseResult r = run_case(test::engine(), {24, 16, 8}, DataType::f32, config, s, 3);
+    REQUIRE(r.timed());
+    REQUIRE(r.efficiency.has_value());
+    CHECK(*r.efficiency == doctest::Approx(r.gflops / 100.0));
+    CHECK(r.efficiency_ceiling == "f32 FMA");
+  }
+
+  TEST_CASE("bad options are refused with the field named") {
+    PeakOptions o;
+    o.repeat = 0;
+    test::expect_error([&] { measure_peaks(test::engine(), o); }, ErrorCode::invalid_argument, "repeat");
+    o = PeakOptions{};
+    o.target_ms = -1.0;
+    test::expect_error([&] { measure_peaks(test::engine(), o); }, ErrorCode::invalid_argument, "target_ms");
+  }
+
+  TEST_CASE("vkgemm peak --json parses and carries the binary's build_commit") {
+    const auto version = test::run_program("--version");
+    REQUIRE(version.code == 0);
+    const auto from = version.output.find("(commit "), to = version.output.find(')', from);
+    REQUIRE(from != std::string::npos);
+    const std::string commit = version.output.substr(from + 8, to - from - 8);
+    const auto dir = std::filesystem::temp_directory_path() / ("vkgemm-peak-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir);
+    const auto path = dir / "peak.json";
+    const auto r = test::run_program("peak --repeat 3 --target-ms 5 --json " + path.string());
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    CHECK(contains(r.output, "f32 FMA"));
+    CHECK(contains(r.output, "copy"));
+    std::ifstream in(path);
+    const nlohmann::json rows = nlohmann::json::parse(in);
+    REQUIRE(rows.is_array());
+    REQUIRE(rows.size() >= 4);
+    for (const auto& row : rows) {
+      INFO(row.dump());
+      CHECK(row.at("build_commit") == commit);
+      CHECK_FALSE(row.at("device").get<std::string>().empty());
+      CHECK(row.contains("driver"));
+      if (row.at("measured").get<bool>()) {
+        CHECK(row.at("value").get<double>() > 0.0);
+      } else {
+        CHECK_FALSE(row.at("reason").get<std::string>().empty());
+      }
+    }
+    std::filesystem::remove_all(dir);
+  }
+}

@@ -1,0 +1,50 @@
+#include "bench_ceiling.hpp"
+
+#include <string_view>
+
+namespace vkgemm::cli::bench {
+namespace {
+
+bool ends_with(std::string_view s, std::string_view tail) {
+  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+
+std::optional<Ceiling> named(const Settings& settings, std::string_view name) {
+  for (const Ceiling& c : settings.ceilings) {
+    if (c.name == name) return c;
+  }
+  return std::nullopt;
+}
+
+// The fastest measured cooperative-matrix shape with f16 A and B and C of `c_type`.
+std::optional<Ceiling> best_mma(const Settings& settings, std::string_view c_type) {
+  std::optional<Ceiling> best;
+  const std::string tail = "f16*f16+" + std::string(c_type);
+  for (const Ceiling& c : settings.ceilings) {
+    if (c.name.rfind("coopmat ", 0) != 0 || !ends_with(c.name, tail)) continue;
+    if (!best || c.gflops > best->gflops) best = c;
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<Ceiling> ceilings_from(const std::vector<PeakMeasurement>& rows) {
+  std::vector<Ceiling> out;
+  for (const PeakMeasurement& m : rows) {
+    if (m.measured && m.unit == "TFLOP/s" && m.value > 0.0) out.push_back({m.name, m.value * 1e3});
+  }
+  return out;
+}
+
+std::optional<Ceiling> ceiling_for(const Settings& settings, DataType type, Kernel kernel, bool f16_accumulate) {
+  if (type == DataType::f32) {
+    if (settings.peak_gflops) return Ceiling{"--peak-gflops", *settings.peak_gflops};
+    return named(settings, "f32 FMA");
+  }
+  if (type != DataType::f16) return std::nullopt;
+  if (kernel == Kernel::coopmat || kernel == Kernel::coopmat2) return best_mma(settings, f16_accumulate ? "f16" : "f32");
+  return named(settings, f16_accumulate ? "f16 FMA (packed)" : "f32 FMA");
+}
+
+}  // namespace vkgemm::cli::bench

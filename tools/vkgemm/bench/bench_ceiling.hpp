@@ -1,0 +1,24 @@
+// vkgemm bench: the ceiling each case's efficiency is measured against. --peak-gflops (f32 only) when given;
+// else the device's own ceilings, measured by vkgemm peak (vkgemm/peak.hpp) before the sweep.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "bench_result.hpp"
+#include "vkgemm/peak.hpp"
+
+namespace vkgemm::cli::bench {
+
+// The measured rows as ceilings in GFLOP/s (rows that were not measured, and copy bandwidth, left out).
+std::vector<Ceiling> ceilings_from(const std::vector<PeakMeasurement>& rows);
+
+// The ceiling of a case of input `type` that ran on `kernel` with fp16 sums or not:
+//   f32: --peak-gflops where given, else f32 FMA;
+//   f16 on the cooperative-matrix kernels: the fastest measured MMA shape with C of the accumulator's type
+//     (f16*f16+f32 for fp32 sums, f16*f16+f16 for fp16 sums);
+//   f16 on the others: the FMA of the accumulator's type (f32 FMA for fp32 sums; f16 FMA (packed) for fp16);
+//   i32, f64: none.
+std::optional<Ceiling> ceiling_for(const Settings& settings, DataType type, Kernel kernel, bool f16_accumulate);
+
+}  // namespace vkgemm::cli::bench

@@ -1,0 +1,88 @@
+// vkgemm peak: the device's measured ceilings (vkgemm/peak.hpp) as a table, and with --json as records that
+// carry the device, the driver and the commit the binary was built from.
+#include <cstdio>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "build_commit.hpp"
+#include "commands.hpp"
+#include "vkgemm/vkgemm.hpp"
+
+namespace vkgemm::cli {
+namespace {
+
+struct PeakArgs {
+  uint32_t repeat = 7;
+  double target_ms = 0.0;
+  std::string json_path;
+};
+
+void print_table(const DeviceInfo& dev, const std::vector<PeakMeasurement>& rows) {
+  fmt::print("device:   {} ({}, driver {} {})\n", dev.name, to_string(dev.type), dev.driver_name, dev.driver_version);
+  fmt::print("{:<32} {:>12} {:>10}  {}\n", "measurement", "value", "ms", "how");
+  for (const PeakMeasurement& m : rows) {
+    if (!m.measured) {
+      fmt::print("{:<32} {:>12} {:>10}  {}\n", m.name, "-", "-", m.reason);
+      continue;
+    }
+    const std::string value = fmt::format("{:.{}f} {}", m.value, m.unit == "GB/s" ? 1 : 3, m.unit);
+    fmt::print("{:<32} {:>12} {:>10.3f}  {}\n", m.name, value, m.median_ms, m.detail);
+  }
+}
+
+nlohmann::json peak_records(const DeviceInfo& dev, const std::vector<PeakMeasurement>& rows) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const PeakMeasurement& m : rows) {
+    nlohmann::json r = {{"vkgemm_version", version}, {"build_commit", build_commit}, {"device", dev.name},
+                        {"driver", dev.driver_version}, {"driver_name", dev.driver_name}, {"measurement", m.name},
+                        {"unit", m.unit}, {"measured", m.measured}};
+    if (m.measured) {
+      r["value"] = m.value;
+      r["median_ms"] = m.median_ms;
+      r["gpu_ms"] = m.gpu_ms;
+      r["work_per_dispatch"] = m.work;
+      r["iterations"] = m.iterations;
+      r["detail"] = m.detail;
+    } else {
+      r["reason"] = m.reason;
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+int run_peak(const PeakArgs& args, const CommonOptions& common) {
+  Engine engine = open_engine(common);
+  PeakOptions options;
+  options.repeat = args.repeat;
+  options.target_ms = args.target_ms;
+  const auto rows = measure_peaks(engine, options);
+  print_table(engine.device(), rows);
+  if (!args.json_path.empty()) {
+    std::FILE* f = std::fopen(args.json_path.c_str(), "w");
+    if (!f) throw Error(ErrorCode::io_error, fmt::format("{}: cannot open for writing", args.json_path));
+    fmt::print(f, "{}\n", peak_records(engine.device(), rows).dump(1));
+    std::fclose(f);
+    fmt::print("wrote:    {}\n", args.json_path);
+  }
+  return finish(engine, 0);
+}
+
+}  // namespace
+
+Command add_peak_command(CLI::App& cmd, CommonOptions& common) {
+  auto args = std::make_shared<PeakArgs>();
+  cmd.add_option("--repeat", args->repeat, "Timed dispatches per measurement; the median is reported")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd.add_option("--target-ms", args->target_ms,
+                 "Grow each kernel's work until one dispatch lasts this long (default 0: 10 ms on a GPU, 20 on a CPU)")
+      ->check(CLI::Range(0.0, 1000.0));
+  cmd.add_option("--json", args->json_path,
+                 "Write the measurements (device, driver, value, times, build_commit) as a JSON array");
+  return {.run = [args, &common] { return run_peak(*args, common); }};
+}
+
+}  // namespace vkgemm::cli
