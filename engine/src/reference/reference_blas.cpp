@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "element_access.hpp"
+#include "reference/parallel.hpp"
 #include "reference/tolerance.hpp"
 #include "vkgemm/error.hpp"
 #include "vkgemm/half.hpp"
@@ -70,7 +71,15 @@ void compute(const GemmDesc& d, const double* a, const double* b, const double* 
         for (int64_t j = 0; j < d.n; ++j) nb += std::pow(b[ib(t, p, j)], 2);
     }
     r.norm_ab2 += na * nb;
-    for (int64_t i = 0; i < d.m; ++i) {
+  }
+  // Element (t, i, j) at index (t * m + i) * n + j; rows of (t, i) spread over the cores.
+  const uint64_t count = uint64_t(d.batch) * uint64_t(d.m) * uint64_t(d.n);
+  r.cells.resize(count), r.ref.resize(count), r.sum.resize(count), r.c0.resize(count), r.stats.resize(count);
+  const auto rows = static_cast<uint32_t>(d.batch * d.m);
+  std::vector<double> row_c2(rows, 0.0);
+  detail::parallel_rows(rows, count * uint64_t(std::max<int64_t>(d.k, 1)), [&](uint32_t begin, uint32_t end) {
+    for (uint32_t row = begin; row < end; ++row) {
+      const int64_t t = row / d.m, i = row % d.m;
       for (int64_t j = 0; j < d.n; ++j) {
         A sum = 0;
         detail::SumStats st;
@@ -81,21 +90,18 @@ void compute(const GemmDesc& d, const double* a, const double* b, const double* 
             st.add(static_cast<double>(x * y), static_cast<double>(sum));
           }
         }
-        const uint64_t at = ic(t, i, j);
+        const uint64_t at = ic(t, i, j), e = uint64_t(row) * uint64_t(d.n) + uint64_t(j);
         A v = static_cast<A>(d.alpha) * sum;
         const double c = d.beta != 0.0 ? c0[at] : 0.0;
         if (d.beta != 0.0) {
           v += static_cast<A>(d.beta) * static_cast<A>(c);
-          r.norm_c2 += c * c;
+          row_c2[row] += c * c;
         }
-        r.cells.push_back(at);
-        r.ref.push_back(v);
-        r.sum.push_back(static_cast<double>(sum));
-        r.c0.push_back(c);
-        r.stats.push_back(st);
+        r.cells[e] = at, r.ref[e] = v, r.sum[e] = static_cast<double>(sum), r.c0[e] = c, r.stats[e] = st;
       }
     }
-  }
+  });
+  for (const double x : row_c2) r.norm_c2 += x;
 }
 
 void compute_int(const GemmDesc& d, const int32_t* a, const int32_t* b, const int32_t* c0, std::vector<uint64_t>& cells,
