@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compiles variants of shaders/coopmat2.comp to SPIR-V for the performance work (docs/perf-notes.md), into
-# build/release/variants/<variant>/coopmat2_f16_{f32,f16,acc16}.spv, which `VKGEMM_EXPERIMENT_SPIRV=<that
+# build/dev/variants/<variant>/coopmat2_f16_{f32,f16,acc16}.spv, which `VKGEMM_EXPERIMENT_SPIRV=<that
 # folder>` puts in place of the embedded ones (tools/gpu/coopmat2-sweep.sh times them). Each variant is
 # session 3's shader (commit 11b5e93, one K loop shared by every path) with one change:
 #   s3            none: the shader before the fast path got its own accumulator, store and unrolled loop
@@ -12,15 +12,15 @@
 #                 rounded to multiples of 64 (a stronger hint; other alignments take the slow inside loop)
 #   nosplit       the shader before split-K came back (commit e759b01), to time the split-capable one against
 # Usage: tools/gpu/build-coopmat2-variants.sh   (run from anywhere; needs build/toolchain's glslangValidator)
-# It reconfigures build/release with -DVKGEMM_EXPERIMENTS=ON, the CMake option without which vkgemm ignores
+# It builds the dev preset (build/dev, the CMake option VKGEMM_EXPERIMENTS on), without which vkgemm ignores
 # VKGEMM_EXPERIMENT_SPIRV.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-# The experiment knobs are read only by a developer build: configure build/release with VKGEMM_EXPERIMENTS on.
-cmake --preset release -DVKGEMM_EXPERIMENTS=ON >/dev/null && cmake --build --preset release --target vkgemm_program >/dev/null
+# The experiment knobs are read only by a developer build: the dev preset (build/dev, VKGEMM_EXPERIMENTS on).
+cmake --preset dev >/dev/null && cmake --build --preset dev --target vkgemm_program >/dev/null
 glslang=build/toolchain/prefix/bin/glslangValidator
 [[ -x $glslang ]] || glslang=$(command -v glslangValidator)
-out=build/release/variants
+out=build/dev/variants
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

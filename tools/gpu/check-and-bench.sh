@@ -4,7 +4,8 @@
 # and timing script (which runs the f16 suite too), then vkgemm against cuBLAS in the same run for f16 and f32.
 # Run from the repository root with build/release present; results go under $OUT (default out/gpu).
 # Usage: tools/gpu/check-and-bench.sh [phase...]
-#   phases: tests bounds fp16 bench-f16 bench-f16-acc16 bench-f32 stats (the default: all seven). Sweeps of coopmat2's
+#   phases: tests bounds fp16 bench-f16 bench-f16-acc16 bench-f32 stats, and coopmat (the KHR kernel against
+#   cuBLAS, every op), peak (vkgemm peak --json), report (vkgemm bench for the report and its picture). Sweeps of coopmat2's
 #   tile, K step, pipelining and unrolling are tools/gpu/coopmat2-sweep.sh's, which verifies each row first.
 # Exit status: 1 when any phase failed (each phase still runs).
 set -uo pipefail
@@ -15,7 +16,7 @@ bin=build/release/vkgemm
 tests=build/release/tests/vkgemm_tests
 commit=$("$bin" --version | sed -n 's/.*(commit \(.*\))/\1/p')  # the binary's own build_commit
 phases=("$@")
-((${#phases[@]})) || phases=(tests bounds fp16 bench-f16 bench-f16-acc16 bench-f32 stats)
+((${#phases[@]})) || phases=(tests bounds fp16 bench-f16 bench-f16-acc16 bench-f32 coopmat peak stats report)
 failures=0
 
 phase() {  # phase NAME COMMAND...: runs it, logs to $out/NAME.txt, says how long it took
@@ -41,6 +42,8 @@ validation() {
 }
 
 "$bin" devices > "$out/devices.txt" 2>&1
+# What a GPU with every cooperative-matrix path must run (tests/test_support.cpp).
+gpu_expect="kernels=naive,tiled,blocked,coopmat,coopmat2 types=f32,i32,f64,f16 f16acc=coopmat,coopmat2 spirv=coopmat,coopmat2"
 for p in "${phases[@]}"; do
   case $p in
     tests)
@@ -48,7 +51,19 @@ for p in "${phases[@]}"; do
       # verified by check-fp16.sh, the fp16 phase, with the split count forced.)
       # Also the determinism and statistics suites (same bits run to run; the driver's pipeline statistics)
       # and the cooperative-matrix kernels' exact small-integer products (K 2048 through the fast path).
-      phase tests validation bash -c "$tests --test-suite=blas '--test-case=grid f16*' && $tests '--test-suite=f16,coopmat config,bounds' && $tests '--test-suite=determinism,statistics'" ;;
+      # The support suite asserts that this GPU runs every kernel, type and fp16-sum path (VKGEMM_TEST_EXPECT).
+      phase tests validation env VKGEMM_TEST_EXPECT="$gpu_expect" bash -c "$tests --test-suite=blas '--test-case=grid f16*' && $tests '--test-suite=support,f16,coopmat,coopmat config,bounds' && $tests '--test-suite=determinism,statistics'" ;;
+    peak) phase peak "$bin" peak --json "$out/peak.json" ;;
+    coopmat)
+      # The portable KHR kernel beside cuBLAS: every op combination at 4096^3, and 4096x512x14336.
+      phase coopmat python3 tools/bench-vs-cublas.py --type f16 --kernel coopmat --ops nn,nt,tn,tt --shapes 4096 \
+        --json "$out/coopmat-ops.json" &&
+        phase coopmat-skinny python3 tools/bench-vs-cublas.py --type f16 --kernel coopmat --shapes 4096x512x14336 8192 \
+          --json "$out/coopmat.json" ;;
+    report)
+      # vkgemm bench's sweep (every kernel, f32 and f16, verified up to 2048^3) for the report and its picture.
+      phase report "$bin" bench --sizes 256:8192:x2 --types f32,f16 --kernels blocked,coopmat,coopmat2,tiled \
+        --latency-sizes 16,64,256 --json "$out/bench.json" --no-progress ;;
     bounds)
       # The reference's model bounds (reference.hpp) against real sums: how far each product stands from its
       # allowance, fp16 and fp32 sums, K 1024 to 14336, split and unsplit.

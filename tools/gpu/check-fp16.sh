@@ -7,11 +7,11 @@
 # VKGEMM_DEVICE picks the device.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-# The forced split counts below (VKGEMM_EXPERIMENT_COOPMAT2) are read only by a developer build: configure
-# build/release with the CMake option VKGEMM_EXPERIMENTS on.
-cmake --preset release -DVKGEMM_EXPERIMENTS=ON >/dev/null && cmake --build --preset release --target vkgemm_program >/dev/null ||
-  echo "check-fp16: could not rebuild with -DVKGEMM_EXPERIMENTS=ON; the forced-split runs will not force splits" >&2
+# The forced split counts below (VKGEMM_EXPERIMENT_COOPMAT2) are read only by a developer build: the dev
+# preset's build/dev/vkgemm (cmake --preset dev && cmake --build --preset dev --target vkgemm_program, here,
+# carried beside build/release). Without it those runs fail, saying so; every other run is the release build's.
 bin=build/release/vkgemm
+dev_bin=build/dev/vkgemm
 [[ -x $bin ]] || { echo "check-fp16: $bin not found; build first (cmake --preset release && cmake --build --preset release)" >&2; exit 2; }
 
 failures=0
@@ -22,10 +22,11 @@ echo "== devices"
 $bin devices
 
 # run <label> <args...>: one `vkgemm run`; prints one line; counts failures.
+# run_bin (default $bin) names another binary for one call: the dev build, for the experiment knobs.
 run() {
   local label=$1
   shift
-  $bin run "$@" >"$log" 2>&1
+  "${run_bin:-$bin}" run "$@" >"$log" 2>&1
   local rc=$?
   if ((rc == 0)); then
     echo "ok    $label: $(grep -E '^(kernel|verify|gpu time)' "$log" | sed 's/^ *//' | tr '\n' ' ')"
@@ -113,14 +114,23 @@ for k in "${kernels[@]}"; do
     # it is installed (exit 3 on any message).
     validate=()
     ls /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json >/dev/null 2>&1 && validate=(--validate)
-    echo "== split-K across slice boundaries${validate[*]:+ (under validation)}"
-    for c in "2 256 256 257" "3 256 512 600" "2 129 257 513" "3 1000 999 1030" "4 512 256 2048"; do
-      read -r sp m n kk <<<"$c"
-      for f in "" "--trans-a --trans-b" "--out-type f16 --alpha 0.5 --beta 2 --batch 2" "--f16-accumulate --out-type f16"; do
-        VKGEMM_EXPERIMENT_COOPMAT2=splits=$sp run "$k splits=$sp ${m}x${n}x${kk} ${f:-plain}" --type f16 --kernel "$k" $f \
-          --m "$m" --n "$n" --k "$kk" --repeat 1 --warmup 0 --verify "${validate[@]}"
+    echo "== split-K across slice boundaries${validate[*]:+ (under validation)}, with $dev_bin"
+    if [[ ! -x $dev_bin ]]; then
+      echo "FAIL  split-K with the count forced: $dev_bin (the dev preset's build) is not here"
+      failures=$((failures + 1))
+    else
+      for c in "2 256 256 257" "3 256 512 600" "2 129 257 513" "3 1000 999 1030" "4 512 256 2048"; do
+        read -r sp m n kk <<<"$c"
+        for f in "" "--trans-a --trans-b" "--out-type f16 --alpha 0.5 --beta 2 --batch 2" "--f16-accumulate --out-type f16"; do
+          run_bin=$dev_bin VKGEMM_EXPERIMENT_COOPMAT2=splits=$sp run "$k splits=$sp ${m}x${n}x${kk} ${f:-plain}" --type f16 \
+            --kernel "$k" $f --m "$m" --n "$n" --k "$kk" --repeat 1 --warmup 0 --verify "${validate[@]}" &&
+            if ! grep -q "split $sp" "$log"; then
+              echo "FAIL  the split count was not forced to $sp (the kernel line says otherwise)"
+              failures=$((failures + 1))
+            fi
+        done
       done
-    done
+    fi
   fi
 done
 

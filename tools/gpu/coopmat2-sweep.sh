@@ -3,8 +3,8 @@
 # through VKGEMM_EXPERIMENT_SPIRV), workgroup tiles (VKGEMM_EXPERIMENT_COOPMAT2), operand order and fp16
 # accumulation, each timed at the issue's shapes with the driver's register, spill and code-size figures,
 # and cuBLAS HGEMM in the same run. Every (variant, operand order, tile) is verified on edge shapes first.
-# Run from the repository root on the GPU, build/release and its variants present; it reconfigures
-# build/release with -DVKGEMM_EXPERIMENTS=ON (the CMake option without which the knobs are not read). Writes $OUT/sweep.txt
+# Run from the repository root on the GPU, build/dev and its variants present (carried); it needs
+# build/dev (the dev preset: VKGEMM_EXPERIMENTS on, without which the knobs are not read). Writes $OUT/sweep.txt
 # (default out/gpu) a line at a time, so that a run cut short keeps what it measured.
 # Usage: tools/gpu/coopmat2-sweep.sh [group...]
 #   groups: cublas variants tiles (the default), split acc16 (after split-K came back; the 256x256 fp16-sum
@@ -13,12 +13,13 @@
 #   (with unroll 8 the default: longer loops, block order, wider tiles, smaller products)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-# The experiment knobs are read only by a developer build: configure build/release with VKGEMM_EXPERIMENTS on.
-cmake --preset release -DVKGEMM_EXPERIMENTS=ON >/dev/null && cmake --build --preset release --target vkgemm_program >/dev/null
+# The experiment knobs are read only by a developer build: the dev preset (build/dev, VKGEMM_EXPERIMENTS on),
+# built here by tools/gpu/build-coopmat2-variants.sh and carried.
+[[ -x build/dev/vkgemm ]] || { echo "coopmat2-sweep: build/dev/vkgemm not found (tools/gpu/build-coopmat2-variants.sh builds it)" >&2; exit 2; }
 out=${OUT:-out/gpu}
 mkdir -p "$out"
-bin=$PWD/build/release/vkgemm
-variants=$PWD/build/release/variants
+bin=$PWD/build/dev/vkgemm
+variants=$PWD/build/dev/variants
 log=$out/sweep.txt
 groups=("$@")
 ((${#groups[@]})) || groups=(cublas variants tiles)
@@ -71,7 +72,7 @@ header() {
   say "(each shape: TFLOP/s registers spill-bytes code-bytes; C f16, median of 20 after >= 150 ms of warm-up)"
 }
 
-say "coopmat2 sweep, commit $(build/release/vkgemm --version | sed -n 's/.*(commit \(.*\))/\1/p'), $(date -u +%FT%TZ)"
+say "coopmat2 sweep, commit $(build/dev/vkgemm --version | sed -n 's/.*(commit \(.*\))/\1/p'), $(date -u +%FT%TZ)"
 "$bin" devices | sed -n 1,3p | tee -a "$log"
 for g in "${groups[@]}"; do
   case $g in
