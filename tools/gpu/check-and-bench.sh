@@ -58,7 +58,7 @@ for p in "${phases[@]}"; do
       # The portable KHR kernel beside cuBLAS: every op combination at 4096^3, and 4096x512x14336.
       phase coopmat python3 tools/bench-vs-cublas.py --type f16 --kernel coopmat --ops nn,nt,tn,tt --shapes 4096 \
         --json "$out/coopmat-ops.json" &&
-        phase coopmat-skinny python3 tools/bench-vs-cublas.py --type f16 --kernel coopmat --shapes 4096x512x14336 8192 \
+        phase coopmat-skinny python3 tools/bench-vs-cublas.py --type f16 --kernel coopmat --shapes 4096x512x14336 \
           --json "$out/coopmat.json" ;;
     report)
       # vkgemm bench's sweep (every kernel, f32 and f16, verified up to 2048^3) for the report and its picture.
