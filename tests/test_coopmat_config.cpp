@@ -73,30 +73,34 @@ TEST_SUITE("coopmat config") {
     for (bool acc16 : {false, true}) {
       const Types t{DataType::f16, acc16 ? DataType::f16 : DataType::f32, acc16};
       CHECK_NOTHROW(kernels::check_matrix_kernel(d, Kernel::coopmat, t));
-      for (auto [m, n, tile, bm] : {std::array<uint32_t, 4>{4096, 4096, 16, 128}, {4096, 512, 16, 128},
-                                    {256, 256, 16, 64}, {4096, 4096, 64, 64}, {100, 100, 128, 128}}) {
+      // 128x256 (the wide tile, UNROLL 2) where it still gives 256 workgroups; 128x128 where that gives 128;
+      // else 64x64; each also by name.
+      for (auto [m, n, tile, bm, bn] :
+           {std::array<uint32_t, 5>{4096, 4096, 16, 128, 256}, {2048, 2048, 16, 128, 128}, {4096, 512, 16, 128, 128},
+            {256, 256, 16, 64, 64}, {4096, 4096, 64, 64, 64}, {100, 100, 128, 128, 128}, {100, 100, 256, 128, 256}}) {
         CAPTURE(m);
         CAPTURE(n);
         CAPTURE(tile);
         const auto s = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat, .tile = tile}, m, n);
         const uint32_t wg = constant(s, 0), bk = constant(s, 3), wm = constant(s, 4), wn = constant(s, 5);
         CHECK(constant(s, 1) == bm);
-        CHECK(constant(s, 2) == bm);
-        CHECK(s.tile[0] == bm);
+        CHECK(constant(s, 2) == bn);
+        CHECK(s.tile[0] == bn);
         CHECK(s.tile[1] == bm);
+        CHECK(constant(s, 12) == (bn == 256 ? 2u : 4u));  // UNROLL
         CHECK(constant(s, 6) == 16);
         CHECK(constant(s, 7) == 16);
         CHECK(constant(s, 8) == 16);
         CHECK(constant(s, 9) == 32);
         CHECK(s.required_subgroup_size == 32);
         CHECK(s.workgroup_size[0] == wg);
-        CHECK(wg == (bm / wm) * (bm / wn) * 32);
+        CHECK(wg == (bm / wm) * (bn / wn) * 32);
         // The shader's loads: whole 16-byte chunks per invocation, for A and for B.
         CHECK((bm * bk / 8) % wg == 0);
-        CHECK((bk * bm / 8) % wg == 0);
+        CHECK((bk * bn / 8) % wg == 0);
         CHECK(s.shared_bytes <= 48u * 1024u);
         const auto grid = kernels::dispatch_grid(d, s, m, n);
-        CHECK(grid[0] == (n + bm - 1) / bm);
+        CHECK(grid[0] == (n + bn - 1) / bn);
         CHECK(grid[1] == (m + bm - 1) / bm);
       }
     }
@@ -234,8 +238,8 @@ TEST_SUITE("coopmat config") {
     expect_error([&] { kernels::check_matrix_kernel(d, Kernel::coopmat, t); }, "VK_KHR_cooperative_matrix");
     expect_error([&] { kernels::check_matrix_kernel(d, Kernel::coopmat2, t); }, "VK_NV_cooperative_matrix2");
     d = nvidia();
-    expect_error([&] { kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat, .tile = 256}, 64, 64); },
-                 "64 or 128");
+    expect_error([&] { kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat, .tile = 512}, 64, 64); },
+                 "64, 128 or 256");
     expect_error([&] { kernels::coopmat2_launch(d, t, {.kernel = Kernel::coopmat2, .tile = 32}, 64, 64); },
                  "64, 128 or 256");
     // Only 16x8 fragments (no 16x16): still a valid configuration, with 16x8 fragments.
@@ -275,7 +279,7 @@ TEST_SUITE("coopmat config") {
     if (khr) {
       CHECK(khr_plan.main.shader == "coopmat_f16_f32");
       CHECK(khr_plan.main.required_subgroup_size == 32);
-      CHECK(khr_plan.grid[0] == 4096 / 128);
+      CHECK(khr_plan.grid[0] == 4096 / 256);  // the wide 128x256 tile at 4096^2
     }
     d.coopmat_khr = false;
     const kernels::Plan simt = planned(d, DataType::f16);
