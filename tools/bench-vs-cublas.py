@@ -1,35 +1,48 @@
 #!/usr/bin/env python3
 """vkgemm against cuBLAS, side by side, in one run on one NVIDIA GPU.
 
-For each shape and op combination: `vkgemm run` (fresh random inputs, verified against the CPU reference
-first, then the median of --repeat timestamped dispatches with a barrier between them, after --warmup-ms of
-untimed products) and cuBLAS through PyTorch (random inputs, TF32 off, fp16 reductions in fp32, after the same
---warmup-ms of back-to-back products) timed in bursts: --bursts series of back-to-back products, each at least
---burst-ms long, between two CUDA events, the median of their per-product times. That is GPU time per product
-in a sustained series, as vkgemm's timestamped series is; one product between two events, synchronized each
+Cases: by default the published shape set (tools/shape-sets/published.json, --set): per type, squares that
+are not powers of two, every op combination, both layouts, tall and skinny, K-heavy and K-light, batched
+small products. --shapes N or MxNxK (with --ops, --layout, --batch) compares other shapes instead.
+
+For each case: `vkgemm run` (fresh random inputs, verified against the CPU reference first, then the median
+of --repeat timestamped dispatches with a barrier between them, after --warmup-ms of untimed products) and
+cuBLAS through PyTorch (random inputs, TF32 off, fp16 reductions in fp32, after the same --warmup-ms of
+back-to-back products) timed in bursts: --bursts series of back-to-back products, each at least --burst-ms
+long, between two CUDA events, the median of their per-product times. That is GPU time per product in a
+sustained series, as vkgemm's timestamped series is; one product between two events, synchronized each
 time, measures the host's launch gap instead (538 against 736 TFLOP/s fp16 at 4096^3 on one H200).
+cuBLAS computes the same product in the same memory arrangement: a column-major call is the row-major
+product C^T = op(B)^T op(A)^T on the same bytes, and a batch is torch.bmm over the same strided batch.
 --type f16 compares fp16 products (A and B float16, fp32 accumulation) with cuBLAS HGEMM through
-torch.matmul on float16 tensors; vkgemm's C is float16 too unless --out-type f32 (default shapes: the
-square ones and 4096x512x14336).
-Each shape runs --rounds times (separate vkgemm processes, the first verified, each followed by a cuBLAS series),
-and the median of the rounds' medians is reported: a lone series sometimes reads at a low clock.
-Prints a table of TFLOP/s with the ratio vkgemm / cuBLAS and writes JSON (--json): each row carries the shape,
-op_a, op_b, layout, batch, kernel, config, cublas_method and the commit the vkgemm binary reports of itself
-(its build_commit, "-dirty" included; a binary that reports none is an error, not "unknown").
-Needs python3 with torch (CUDA) and a built vkgemm; see README.md, "Running on a real GPU".
+torch.matmul on float16 tensors; vkgemm's C is float16 too unless --out-type f32.
+Each case runs --rounds times (separate vkgemm processes, the first verified, each followed by a cuBLAS
+series), and the median of the rounds' medians is reported: a lone series sometimes reads at a low clock.
+
+Prints a table of TFLOP/s with the ratio vkgemm / cuBLAS, then per type the geometric mean and minimum of
+the ratio over every case and over the judged ones (every dimension >= 512, or a skinny case: issue 16's
+floors), and writes JSON (--json): each row carries m n k, op_a, op_b, layout, batch, group, judged, kernel,
+config, cublas_method and the commit the vkgemm binary reports of itself (its build_commit, "-dirty"
+included; a binary that reports none is an error, not "unknown"). tools/plot-vs-cublas.py draws it.
+
+--latency: small-product latency instead (issue 17): `vkgemm bench --latency-sizes` (plan.record alone, one
+synchronous product end to end, many in flight) beside cuBLAS launch + synchronize of the same f32 product,
+host-timed (median of --latency-calls), written to --json as rows of n, vkgemm_us, cublas_us, ratio, commit.
+Needs python3 with torch (CUDA) and a built vkgemm; see docs/gpu.md.
 """
 import argparse
 import datetime
 import json
+import math
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
-F16_SHAPES = ["1024", "2048", "4096", "8192", "4096x512x14336"]
-DEFAULT_SHAPES = ["1024", "2048", "4096", "8192", "4096x4096x1024", "8192x1024x8192", "1024x8192x8192",
-                  "127x4096x4096"]
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_SET = os.path.join(HERE, "shape-sets", "published.json")
 
 
 def parse_shape(text):
@@ -41,14 +54,45 @@ def parse_shape(text):
     return dims
 
 
-def run_vkgemm(binary, m, n, k, ops, args, verify):
+def make_case(shape, ops="nn", layout="row", batch=1, group="custom"):
+    if ops not in ("nn", "nt", "tn", "tt"):
+        raise SystemExit(f"bench-vs-cublas: ops take nn, nt, tn, tt, not {ops!r}")
+    if layout not in ("row", "col") or batch < 1:
+        raise SystemExit(f"bench-vs-cublas: bad layout {layout!r} or batch {batch}")
+    m, n, k = parse_shape(shape)
+    judged = min(m, n, k) >= 512 or group == "skinny"
+    return {"m": m, "n": n, "k": k, "op_a": ops[0], "op_b": ops[1], "layout": layout, "batch": batch,
+            "group": group, "judged": judged}
+
+
+def load_cases(args):
+    """The cases to compare: --shapes (crossed with --ops) or the type's list in the shape-set file."""
+    if args.shapes:
+        return [make_case(s, ops, args.layout, args.batch) for s in args.shapes for ops in args.ops.split(",")]
+    with open(args.set) as f:
+        listed = json.load(f).get(args.type)
+    if not listed:
+        raise SystemExit(f"bench-vs-cublas: {args.set} has no cases for {args.type}")
+    return [make_case(c["shape"], c.get("ops", "nn"), c.get("layout", "row"), c.get("batch", 1), c["group"])
+            for c in listed]
+
+
+def label(case):
+    batch = f"{case['batch']}*" if case["batch"] > 1 else ""
+    return f"{batch}{case['m']}x{case['n']}x{case['k']}"
+
+
+def run_vkgemm(binary, case, args, verify):
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         path = f.name
-    cmd = [binary, "run", "--m", str(m), "--n", str(n), "--k", str(k), "--type", args.type, "--kernel", args.kernel,
-           "--repeat", str(args.repeat), "--warmup-ms", str(args.warmup_ms), "--json", path]
-    if ops[0] == "t":
+    cmd = [binary, "run", "--m", str(case["m"]), "--n", str(case["n"]), "--k", str(case["k"]), "--type", args.type,
+           "--kernel", args.kernel, "--layout", case["layout"], "--repeat", str(args.repeat),
+           "--warmup-ms", str(args.warmup_ms), "--json", path]
+    if case["batch"] > 1:
+        cmd += ["--batch", str(case["batch"])]
+    if case["op_a"] == "t":
         cmd.append("--trans-a")
-    if ops[1] == "t":
+    if case["op_b"] == "t":
         cmd.append("--trans-b")
     if args.type == "f16":
         cmd += ["--out-type", "f16" if args.f16_accumulate else args.out_type]
@@ -69,14 +113,25 @@ def run_vkgemm(binary, m, n, k, ops, args, verify):
     return record, 0
 
 
-def time_cublas(torch, m, n, k, ops, args):
-    """GPU time per product (ms) of torch.matmul with op(A), op(B) as `ops` says, timed in bursts."""
+def cublas_operands(torch, case, dtype):
+    """op(A), op(B) and C as torch sees the case's bytes: a column-major call is the row-major product
+    C^T = op(B)^T op(A)^T, i.e. the row-major problem n x m x k with the operands and their ops swapped."""
+    m, n, k, ta, tb = case["m"], case["n"], case["k"], case["op_a"] == "t", case["op_b"] == "t"
+    if case["layout"] == "col":
+        m, n, ta, tb = n, m, tb, ta
+    lead = (case["batch"],) if case["batch"] > 1 else ()
+    # Stored as BLAS holds them: op(A) = A^T reads a k x m matrix, op(B) = B^T an n x k one.
+    a = torch.rand(lead + ((k, m) if ta else (m, k)), device="cuda", dtype=dtype) * 2 - 1
+    b = torch.rand(lead + ((n, k) if tb else (k, n)), device="cuda", dtype=dtype) * 2 - 1
+    op_a = a.transpose(-1, -2) if ta else a
+    op_b = b.transpose(-1, -2) if tb else b
+    return op_a, op_b, torch.empty(lead + (m, n), device="cuda", dtype=dtype)
+
+
+def time_cublas(torch, case, args):
+    """GPU time per product (ms; a batch is one product) of the case through cuBLAS, timed in bursts."""
     dtype = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16}[args.type]
-    # Stored as BLAS would hold them: op(A) = A^T reads a k x m matrix, op(B) = B^T an n x k one.
-    a = torch.rand((k, m) if ops[0] == "t" else (m, k), device="cuda", dtype=dtype) * 2 - 1
-    b = torch.rand((n, k) if ops[1] == "t" else (k, n), device="cuda", dtype=dtype) * 2 - 1
-    op_a, op_b = (a.t() if ops[0] == "t" else a), (b.t() if ops[1] == "t" else b)
-    c = torch.empty((m, n), device="cuda", dtype=dtype)
+    op_a, op_b, c = cublas_operands(torch, case, dtype)
 
     def burst(count):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -106,23 +161,23 @@ def time_cublas(torch, m, n, k, ops, args):
     return statistics.median(times)
 
 
-def compare_shape(torch, shape, ops, args):
-    """One shape and op combination: --rounds vkgemm processes (the first verified), each beside a cuBLAS series."""
-    m, n, k = shape
-    flop = 2.0 * m * n * k
+def compare_case(torch, case, args):
+    """One case: --rounds vkgemm processes (the first verified), each beside a cuBLAS series."""
+    flop = 2.0 * case["m"] * case["n"] * case["k"] * case["batch"]
+    ops = case["op_a"] + case["op_b"]
     records, cublas_rounds, code = [], [], 0
     for r in range(max(1, args.rounds)):
-        record, code = run_vkgemm(args.vkgemm, m, n, k, ops, args, verify=(r == 0 and not args.no_verify))
-        cublas_rounds.append(time_cublas(torch, m, n, k, ops, args))
+        record, code = run_vkgemm(args.vkgemm, case, args, verify=(r == 0 and not args.no_verify))
+        cublas_rounds.append(time_cublas(torch, case, args))
         if record is None:
             break
         records.append(record)
     cublas_ms = statistics.median(cublas_rounds)
     cublas_tflops = flop / cublas_ms * 1e-9
-    base = {"type": args.type, "m": m, "n": n, "k": k, "op_a": ops[0], "op_b": ops[1], "layout": "row", "batch": 1,
-            "cublas_method": "burst", "cublas_tflops": round(cublas_tflops, 3)}
+    base = dict(case, type=args.type, cublas_method="burst", cublas_tflops=round(cublas_tflops, 3))
+    where = f"{label(case):>20} {ops:>3} {case['layout']:>3}"
     if code or not records:
-        print(f"{f'{m}x{n}x{k}':>20} {ops:>3} {'FAILED (exit ' + str(code) + ')':<40} {'-':>9} {cublas_tflops:9.2f}")
+        print(f"{where} {'FAILED (exit ' + str(code) + ')':<44} {'-':>8} {cublas_tflops:8.2f}", flush=True)
         return dict(base, failed=True)
     record = records[0]
     commit = record.get("build_commit")
@@ -134,8 +189,8 @@ def compare_shape(torch, shape, ops, args):
     check = {True: "verified", False: "FAILED", None: "unverified"}[record["verified"]]
     kernel = f"{record['kernel']} {record['config']}"
     spread = "/".join(f"{x:.1f}" for x in vk_rounds)
-    print(f"{f'{m}x{n}x{k}':>20} {ops:>3} {kernel:<40} {vk_tflops:9.2f} {cublas_tflops:9.2f} {ratio:6.3f}  {check}"
-          f"  (vkgemm rounds {spread})")
+    print(f"{where} {kernel[:44]:<44} {vk_tflops:8.2f} {cublas_tflops:8.2f} {ratio:6.3f}  {check}  ({spread})",
+          flush=True)
     return dict(base, device=record["device"], driver=record["driver"],
                 out_type=record.get("out_type", args.type), kernel=record["kernel"], config=record["config"],
                 vkgemm_tflops=round(vk_tflops, 3), ratio=round(ratio, 4), vkgemm_median_ms=flop / vk_tflops * 1e-9,
@@ -146,10 +201,98 @@ def compare_shape(torch, shape, ops, args):
                 f16_accumulate=args.f16_accumulate, normwise_error=record.get("normwise_error"), commit=commit)
 
 
-def main():
+def summarize(rows):
+    """Geometric mean and minimum of vkgemm / cuBLAS over every measured case and over the judged ones."""
+    out = {}
+    for name, pick in (("all", lambda r: True), ("judged", lambda r: r["judged"])):
+        ratios = [(r["ratio"], label(r) + " " + r["op_a"] + r["op_b"] + " " + r["layout"])
+                  for r in rows if "ratio" in r and pick(r)]
+        if not ratios:
+            continue
+        worst = min(ratios)
+        out[name] = {"cases": len(ratios), "geomean": round(math.exp(statistics.fmean(math.log(x) for x, _ in ratios)), 4),
+                     "min": worst[0], "min_case": worst[1]}
+    out["failed"] = sum(bool(r.get("failed")) for r in rows)
+    return out
+
+
+def run_shapes(torch, args):
+    rows = []
+    print(f"{'case':>20} {'ops':>3} {'lay':>3} {'vkgemm kernel':<44} {'vkgemm':>8} {'cuBLAS':>8} {'ratio':>6}  check",
+          flush=True)
+    for case in load_cases(args):
+        rows.append(compare_case(torch, case, args))
+    summary = summarize(rows)
+    print(f"TFLOP/s; vkgemm from Vulkan timestamps (median of {args.repeat}), cuBLAS (torch.matmul, TF32 off, "
+          f"fp16 reductions in fp32) from CUDA events around bursts of >= {args.burst_ms} ms (median of "
+          f"{args.bursts}); both after {args.warmup_ms} ms of warm-up; the median of {args.rounds} rounds"
+          + ("; vkgemm sums in fp16, cuBLAS in fp32" if args.f16_accumulate else ""))
+    for name in ("all", "judged"):
+        if name in summary:
+            s = summary[name]
+            print(f"{args.type} {name}: {s['cases']} cases, geometric mean {s['geomean']:.3f}, minimum {s['min']:.3f} "
+                  f"({s['min_case']})")
+    return rows, summary
+
+
+def cublas_latency_us(torch, n, calls):
+    """Host wall time of one f32 n x n x n torch.matmul launched and synchronized (median of `calls`)."""
+    a = torch.rand((n, n), device="cuda") * 2 - 1
+    b = torch.rand((n, n), device="cuda") * 2 - 1
+    c = torch.empty((n, n), device="cuda")
+    for _ in range(50):
+        torch.matmul(a, b, out=c)
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        torch.matmul(a, b, out=c)
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) * 1e6)
+    return statistics.median(times)
+
+
+def run_latency(torch, args):
+    """vkgemm bench --latency-sizes beside cuBLAS launch + synchronize, per size, in one run."""
+    sizes = args.latency_sizes
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+        path = f.name
+    cmd = [args.vkgemm, "bench", "--sizes", "none", "--latency-sizes", sizes, "--latency-calls",
+           str(args.latency_calls), "--json", path]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    sys.stderr.write(proc.stderr)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stdout)
+        raise SystemExit(f"bench-vs-cublas: {' '.join(cmd)} failed (exit {proc.returncode})")
+    with open(path) as f:
+        bench = json.load(f)
+    os.unlink(path)
+    commit = bench.get("build_commit")
+    if not commit:
+        raise SystemExit(f"bench-vs-cublas: {args.vkgemm} wrote no build_commit in its --json; rebuild it")
+    rows = []
+    print(f"{'n':>6} {'record us':>10} {'vkgemm us':>10} {'in flight us':>12} {'cuBLAS us':>10} {'ratio':>6}")
+    for row in bench["latency"]:
+        cublas = cublas_latency_us(torch, row["n"], args.latency_calls)
+        vk = row["sync_us"]
+        rows.append(dict(row, vkgemm_us=vk, cublas_us=round(cublas, 2), ratio=round(vk / cublas, 3), commit=commit,
+                         cublas_method="host wall time of launch + torch.cuda.synchronize, median",
+                         device=bench.get("device", {}).get("name") if isinstance(bench.get("device"), dict)
+                         else bench.get("device")))
+        print(f"{row['n']:>6} {row.get('record_us', float('nan')):>10.2f} {vk:>10.2f} "
+              f"{row.get('inflight_us', float('nan')):>12.2f} {cublas:>10.2f} {vk / cublas:>6.2f}", flush=True)
+    return rows
+
+
+def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--vkgemm", default="build/release/vkgemm", help="the vkgemm program")
-    p.add_argument("--shapes", nargs="+", help="N (square) or MxNxK (default: the issue's shapes for the type)")
+    p.add_argument("--set", default=DEFAULT_SET, help="the shape-set file (default: the published set)")
+    p.add_argument("--shapes", nargs="+", help="N (square) or MxNxK: these instead of the set")
+    p.add_argument("--ops", default="nn", help="with --shapes: op combinations, comma-separated: nn, nt, tn, tt "
+                   "(t transposes that operand, BLAS op = T, for both vkgemm and cuBLAS)")
+    p.add_argument("--layout", default="row", choices=["row", "col"], help="with --shapes: the call's layout")
+    p.add_argument("--batch", type=int, default=1, help="with --shapes: products per call (strided batch)")
     p.add_argument("--type", default="f32", choices=["f32", "f64", "f16"])
     p.add_argument("--out-type", default="f16", choices=["f16", "f32"],
                    help="f16 inputs: vkgemm's C type (default f16, as cuBLAS HGEMM gives)")
@@ -157,28 +300,30 @@ def main():
     p.add_argument("--f16-accumulate", action="store_true",
                    help="f16: vkgemm sums in fp16 (C f16); cuBLAS HGEMM still sums in fp32, so say so when quoting")
     p.add_argument("--rounds", type=int, default=3,
-                   help="separate vkgemm processes (and cuBLAS series) per shape, the first verified; the median of "
+                   help="separate vkgemm processes (and cuBLAS series) per case, the first verified; the median of "
                         "their medians is reported (a lone series sometimes reads at a low clock)")
-    p.add_argument("--ops", default="nn", help="op combinations, comma-separated: nn, nt, tn, tt (default nn); "
-                   "t transposes that operand (BLAS op(A) = A^T) for both vkgemm and cuBLAS")
     p.add_argument("--repeat", type=int, default=30, help="vkgemm's timed runs (median; at least 20)")
     p.add_argument("--warmup-ms", type=float, default=300,
                    help="untimed GPU time before timing, for both (an idle GPU clocks down); default 300")
     p.add_argument("--bursts", type=int, default=7, help="cuBLAS bursts (median; at least 5)")
     p.add_argument("--burst-ms", type=float, default=25, help="the least GPU time of one cuBLAS burst (at least 20)")
     p.add_argument("--no-verify", action="store_true", help="skip vkgemm's CPU check (not for reported numbers)")
+    p.add_argument("--latency", action="store_true", help="small-product latency instead of throughput")
+    p.add_argument("--latency-sizes", default="16,64,256,1024", help="with --latency: n of the n x n x n products")
+    p.add_argument("--latency-calls", type=int, default=2000, help="with --latency: timed calls per size (median)")
     p.add_argument("--json", help="write the results here")
     args = p.parse_args()
-    if args.shapes is None:
-        args.shapes = F16_SHAPES if args.type == "f16" else DEFAULT_SHAPES
     if args.repeat < 20:
         raise SystemExit("bench-vs-cublas: --repeat must be at least 20")
     if args.bursts < 5 or args.burst_ms < 20:
         raise SystemExit("bench-vs-cublas: at least 5 bursts of at least 20 ms")
-    ops_list = args.ops.split(",")
-    if any(o not in ("nn", "nt", "tn", "tt") for o in ops_list):
-        raise SystemExit(f"bench-vs-cublas: --ops takes nn, nt, tn, tt, not {args.ops!r}")
+    if args.latency and args.latency_calls < 1000:
+        raise SystemExit("bench-vs-cublas: --latency-calls must be at least 1000")
+    return args
 
+
+def main():
+    args = parse_args()
     import torch  # late: --help works without it
     if not torch.cuda.is_available():
         raise SystemExit("bench-vs-cublas: no CUDA device for cuBLAS")
@@ -186,24 +331,18 @@ def main():
     torch.backends.cudnn.allow_tf32 = False
     # Otherwise cuBLAS may reduce split-K partial sums in fp16, and "cuBLAS sums in fp32" would not hold.
     torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
-    gpu = torch.cuda.get_device_name(0)
-    date = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-
-    rows, failures = [], 0
-    print(f"{'m x n x k':>20} {'ops':>3} {'vkgemm kernel':<40} {'vkgemm':>9} {'cuBLAS':>9} {'ratio':>6}  check")
-    for text in args.shapes:
-        for ops in ops_list:
-            row = compare_shape(torch, parse_shape(text), ops, args)
-            row.update(cuda_device=gpu, date=date)
-            failures += bool(row.get("failed"))
-            rows.append(row)
-    print(f"TFLOP/s; vkgemm from Vulkan timestamps (median of {args.repeat}), cuBLAS (torch.matmul, TF32 off, "
-          f"fp16 reductions in fp32) from CUDA events around bursts of >= {args.burst_ms} ms (median of "
-          f"{args.bursts}); both after {args.warmup_ms} ms of warm-up; the median of {args.rounds} rounds"
-          + ("; vkgemm sums in fp16, cuBLAS in fp32" if args.f16_accumulate else ""))
+    meta = {"cuda_device": torch.cuda.get_device_name(0),
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    if args.latency:
+        rows, failures = run_latency(torch, args), 0
+        result = {"rows": [dict(r, **meta) for r in rows]}
+    else:
+        rows, summary = run_shapes(torch, args)
+        failures = summary["failed"]
+        result = {"type": args.type, "summary": summary, "rows": [dict(r, **meta) for r in rows]}
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+            json.dump(result, f, indent=1)
     return 1 if failures else 0
 
 

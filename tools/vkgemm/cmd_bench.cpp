@@ -72,12 +72,13 @@ struct Plan {
 // What to sweep; with no --sizes or --shapes, sizes that suit the device.
 Plan make_plan(const BenchOptions& o, const DeviceInfo* device) {
   Plan p;
-  if (!o.sizes.empty()) p.shapes = parse_sizes(o.sizes);
+  const bool no_sizes = o.sizes == "none";  // latency only
+  if (!o.sizes.empty() && !no_sizes) p.shapes = parse_sizes(o.sizes);
   if (!o.shapes.empty()) {
     const auto more = parse_shapes(o.shapes);
     p.shapes.insert(p.shapes.end(), more.begin(), more.end());
   }
-  if (p.shapes.empty() && device) {  // sizes a CPU device finishes in minutes, and a GPU's full range
+  if (p.shapes.empty() && !no_sizes && device) {  // sizes a CPU device finishes in minutes, and a GPU's full range
     p.shapes = parse_sizes(device->type == DeviceType::cpu ? "32:512:x2" : "64:4096:x2");
   }
   p.types = parse_types(o.types);
@@ -243,7 +244,7 @@ Command add_bench_command(CLI::App& cmd, CommonOptions& common) {
   auto o = std::make_shared<BenchOptions>();
   cmd.add_option("--sizes", o->sizes,
                  "Square sizes N (N x N x N products): N, A:B:STEP (A to B in steps of STEP) or A:B:xF (A, A*F, ... "
-                 "up to B; x2 doubles), comma-separated [default: 64:4096:x2 on a GPU, 32:512:x2 on a CPU device]");
+                 "up to B; x2 doubles), comma-separated, or none (latency only) [default: 64:4096:x2 on a GPU, 32:512:x2 on a CPU device]");
   cmd.add_option("--shapes", o->shapes, "Rectangular products MxNxK (A is MxK, B is KxN), comma-separated; "
                                         "added to --sizes");
   cmd.add_option("--types", o->types, fmt::format("Element types, comma-separated, or all ({})", type_names()))->capture_default_str();
