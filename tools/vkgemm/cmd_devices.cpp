@@ -61,6 +61,12 @@ int list_devices() {
                d.api_version);
     fmt::print("    subgroup size     {}\n", d.subgroup_size);
     fmt::print("    shared memory     {} bytes per workgroup\n", d.max_shared_memory);
+    if (d.compute_units) {
+      fmt::print("    compute units     {}, {} invocations each ({})\n", d.compute_units, d.invocations_per_compute_unit,
+                 d.compute_units_from);
+    } else {
+      fmt::print("    compute units     not reported (the planner estimates)\n");
+    }
     fmt::print("    workgroup         {} invocations, size {}x{}x{}, count {}x{}x{}\n", d.max_workgroup_invocations,
                d.max_workgroup_size[0], d.max_workgroup_size[1], d.max_workgroup_size[2], d.max_workgroup_count[0],
                d.max_workgroup_count[1], d.max_workgroup_count[2]);

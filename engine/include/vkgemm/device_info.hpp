@@ -46,6 +46,14 @@ struct DeviceInfo {
   bool vulkan13 = false;                     // the device and the instance speak Vulkan 1.3 (SPIR-V 1.6 shaders)
   bool subgroup_size_control = false;        // subgroupSizeControl and computeFullSubgroups
   uint32_t min_subgroup_size = 0, max_subgroup_size = 0;
+  // How many workgroups run side by side: the compute units (NVIDIA SMs, AMD CUs, CPU threads) and the
+  // invocations one holds at once, as the device reports them (VK_NV_shader_sm_builtins: shaderSMCount and
+  // shaderWarpsPerSM; VK_AMD_shader_core_properties: engines x arrays x CUs, wavefronts per SIMD). 0: not
+  // reported (the planner then estimates; compute_units_from says which).
+  uint32_t compute_units = 0;
+  uint32_t invocations_per_compute_unit = 0;
+  std::string compute_units_from;  // "VK_NV_shader_sm_builtins", "VK_AMD_shader_core_properties",
+                                   // "CPU threads", or "" when unknown
   // Cooperative matrices. coopmat_khr: VK_KHR_cooperative_matrix with its cooperativeMatrix feature;
   // coopmat_shapes: vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR. coopmat2: VK_NV_cooperative_matrix2
   // with workgroup scope, flexible dimensions and tensor addressing; coopmat2_shapes: its flexible list.

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <string_view>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -140,6 +141,31 @@ void query_features(VkPhysicalDevice pd, uint32_t device_version, uint32_t insta
 
 }
 
+// The compute units where the device reports them (the planner's wave arithmetic): NVIDIA's SM count,
+// AMD's compute units; a CPU device's are its host threads (lavapipe runs one workgroup per thread).
+void query_compute_units(VkPhysicalDevice pd, const std::vector<std::string>& extensions, DeviceInfo& info) {
+  const auto has = [&](const char* name) { return std::find(extensions.begin(), extensions.end(), name) != extensions.end(); };
+  if (has(VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)) {
+    VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+    VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &sm, {}};
+    vkGetPhysicalDeviceProperties2(pd, &props);
+    info.compute_units = sm.shaderSMCount;
+    info.invocations_per_compute_unit = sm.shaderWarpsPerSM * std::max(1u, info.subgroup_size);
+    info.compute_units_from = VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME;
+  } else if (has(VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME)) {
+    VkPhysicalDeviceShaderCorePropertiesAMD core{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD};
+    VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &core, {}};
+    vkGetPhysicalDeviceProperties2(pd, &props);
+    info.compute_units = core.shaderEngineCount * core.shaderArraysPerEngineCount * core.computeUnitsPerShaderArray;
+    info.invocations_per_compute_unit = core.simdPerComputeUnit * core.wavefrontsPerSimd * core.wavefrontSize;
+    info.compute_units_from = VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME;
+  } else if (info.type == DeviceType::cpu) {
+    info.compute_units = std::max(1u, std::thread::hardware_concurrency());
+    info.invocations_per_compute_unit = info.max_workgroup_invocations;
+    info.compute_units_from = "CPU threads";
+  }
+}
+
 // Extensions (the cooperative matrices, pipeline statistics) and device-local memory.
 void query_extensions(VkInstance instance, VkPhysicalDevice pd, DeviceInfo& info) {
   uint32_t extension_count = 0;
@@ -149,6 +175,7 @@ void query_extensions(VkInstance instance, VkPhysicalDevice pd, DeviceInfo& info
   std::vector<std::string> extensions;
   for (const auto& e : extension_props) extensions.emplace_back(e.extensionName);
   query_cooperative_matrices(instance, pd, extensions, info);
+  query_compute_units(pd, extensions, info);
   info.pipeline_statistics = has_pipeline_executable_info(pd);
 
   VkPhysicalDeviceMemoryProperties mem;

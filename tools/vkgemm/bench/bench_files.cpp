@@ -49,6 +49,8 @@ json device_json(const DeviceInfo& d) {
           {"api_version", d.api_version},
           {"subgroup_size", d.subgroup_size},
           {"max_shared_memory", d.max_shared_memory},
+          {"compute_units", d.compute_units},
+          {"compute_units_from", d.compute_units_from},
           {"max_workgroup_invocations", d.max_workgroup_invocations},
           {"device_local_memory", d.device_local_memory},
           {"float64", d.float64},
