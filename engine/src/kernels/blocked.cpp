@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "gemm_abi.h"
+#include "kernels/blocked_choice.hpp"
 #include "kernels/kernel_spec.hpp"
 #include "kernels/push_constants.hpp"
 #include "vkgemm/error.hpp"
@@ -13,9 +14,6 @@
 namespace vkgemm::kernels {
 namespace {
 
-constexpr uint32_t kMaxSplits = 32;
-constexpr uint32_t kMinSliceK = 256;       // split-K slices shorter than this do not pay for the second pass
-constexpr uint64_t kBusyWorkgroups = 256;  // enough blocks to fill a large GPU without splitting
 
 constexpr DataType kInputs[] = {DataType::f32, DataType::f64};
 constexpr std::string_view kConstants[] = {"BM", "BN", "BK", "TM", "TN", "LANES_N", "THREADS", "", "", "",
@@ -41,30 +39,9 @@ std::string describe(const BlockedConfig& c, uint32_t splits) {
   return to_string(d);
 }
 
-// The blocked configuration for a product: the caller's, else the tuning table's nearest, else the fallback.
-BlockedConfig choose_blocked(const DeviceInfo& device, const tuning::Table& table, const GemmOptions& options,
-                             DataType type, uint32_t m, uint32_t n, uint32_t k) {
-  if (options.blocked.chosen()) return options.blocked;
-  BlockedConfig c = fallback_blocked_config(type);
-  if (const auto entry = table.lookup(device, type, m, n, k); entry && entry->kernel == Kernel::blocked) {
-    try {
-      check_blocked_config(device, type, entry->config);
-      c = entry->config;
-    } catch (const Error&) {
-      // A table made for another driver may not fit this one's limits: keep the fallback.
-    }
-  }
-  c.split_k = options.blocked.split_k != 0 ? options.blocked.split_k : c.split_k;
-  return c;
-}
-
-// Split-K when the output has too few blocks to keep the device busy and K is long enough to share.
-uint32_t choose_splits(const BlockedConfig& c, uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
-  if (c.split_k != 0) return std::min(c.split_k, std::max(1u, k / c.bk));
-  const uint64_t blocks = uint64_t{(m + c.bm - 1) / c.bm} * ((n + c.bn - 1) / c.bn) * batch;
-  if (blocks >= kBusyWorkgroups / 2) return 1;
-  const auto wanted = static_cast<uint32_t>((kBusyWorkgroups + blocks - 1) / blocks);
-  return std::clamp(std::min(wanted, k / kMinSliceK), 1u, kMaxSplits);
+// The configuration and split count for a problem (blocked_choice.hpp).
+BlockedConfig choose(const PlanContext& ctx, const Problem& p) {
+  return choose_blocked(ctx.device, ctx.table, ctx.options, ctx.types.input, {p.m, p.n, p.k, p.batch}).config;
 }
 
 std::vector<GemmOptions> candidates(const PlanContext& ctx, const Problem& p) {
@@ -78,8 +55,7 @@ std::vector<GemmOptions> candidates(const PlanContext& ctx, const Problem& p) {
 // The configuration as chosen for the problem (a mid-sized one when there is none) must fit the device.
 void check(const PlanContext& ctx, const Problem* p) {
   const DataType type = ctx.types.input;
-  const BlockedConfig c = p ? choose_blocked(ctx.device, ctx.table, ctx.options, type, p->m, p->n, p->k)
-                            : choose_blocked(ctx.device, ctx.table, ctx.options, type, 1024, 1024, 1024);
+  const BlockedConfig c = choose(ctx, p ? *p : Problem{.m = 1024, .n = 1024, .k = 1024, .batch = 1});
   check_blocked_config(ctx.device, type, c);
 }
 
@@ -95,12 +71,12 @@ uint32_t vec_flags(const Problem& p, uint32_t splits) {
 
 Plan launch(const PlanContext& ctx, const Problem& p) {
   const DataType type = ctx.types.input;
-  const BlockedConfig c = choose_blocked(ctx.device, ctx.table, ctx.options, type, p.m, p.n, p.k);
+  const BlockedConfig c = choose(ctx, p);
   check_blocked_config(ctx.device, type, c);  // the configuration chosen for this shape
   Plan out;
   out.kernel = Kernel::blocked;
   out.blocked = c;
-  const uint32_t wanted = choose_splits(c, p.m, p.n, p.k, p.batch);
+  const uint32_t wanted = std::clamp(c.split_k, 1u, std::max(1u, p.k / c.bk));
   // Slices of whole K steps; the last may be shorter, none is empty.
   const uint32_t steps = (p.k + c.bk - 1) / c.bk;
   out.k_split = std::max(1u, ((steps + wanted - 1) / wanted) * c.bk);
@@ -159,7 +135,7 @@ void check_blocked_config(const DeviceInfo& device, DataType type, const Blocked
       c.bk * c.bn / 4 < threads) {
     bad("each invocation must load whole vec4s: bm*bk/4 and bk*bn/4 must be multiples of the invocation count");
   }
-  if (c.split_k > kMaxSplits) bad(fmt::format("split_k must be at most {}", kMaxSplits));
+  if (c.split_k > kMaxBlockedSplits) bad(fmt::format("split_k must be at most {}", kMaxBlockedSplits));
   if (c.group_m == 0 || c.group_m > 64) bad("group_m must be between 1 and 64");
   check_types_for(device, blocked_spec, Types(type));
   check_workgroup(device, fmt::format("blocked {}", describe(c, c.split_k)), {threads, 1, 1},

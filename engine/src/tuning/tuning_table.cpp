@@ -52,6 +52,7 @@ void Table::add_json(std::string_view text, const std::string& origin) {
       table.vendor_id = d.at("vendor_id").get<uint32_t>();
       table.device = d.at("device").get<std::string>();
       table.driver = d.at("driver").get<std::string>();
+      table.vendor_default = d.value("vendor_default", false);
       for (const auto& e : d.at("entries")) {
         Entry entry;
         const auto type = parse_data_type(e.at("type").get<std::string>());
@@ -84,15 +85,35 @@ void Table::add_json(std::string_view text, const std::string& origin) {
   }
 }
 
-std::optional<Entry> Table::lookup(const DeviceInfo& device, DataType type, uint32_t m, uint32_t n,
-                                   uint32_t k) const {
-  const DeviceTable* best_table = nullptr;
+std::string_view to_string(Tier tier) noexcept {
+  switch (tier) {
+    case Tier::device: return "device";
+    case Tier::vendor: return "vendor";
+    case Tier::none: return "none";
+  }
+  return "none";
+}
+
+std::pair<const DeviceTable*, Tier> Table::find(const DeviceInfo& device) const {
+  const DeviceTable* own = nullptr;
+  const DeviceTable* vendor = nullptr;
   for (const auto& t : devices_) {  // later tables (the user's) win over earlier (built-in) ones
-    if (t.vendor_id != device.vendor_id || t.device != device.name) continue;
-    if (!best_table || t.driver == device.driver_version || best_table->driver != device.driver_version) {
-      best_table = &t;
+    if (t.vendor_id != device.vendor_id) continue;
+    if (t.device == device.name &&
+        (!own || t.driver == device.driver_version || own->driver != device.driver_version)) {
+      own = &t;
+    } else if (t.vendor_default) {
+      vendor = &t;
     }
   }
+  if (own) return {own, Tier::device};
+  if (vendor) return {vendor, Tier::vendor};
+  return {nullptr, Tier::none};
+}
+
+std::optional<Entry> Table::lookup(const DeviceInfo& device, DataType type, uint32_t m, uint32_t n,
+                                   uint32_t k) const {
+  const DeviceTable* best_table = find(device).first;
   if (!best_table) return std::nullopt;
   const Entry* best = nullptr;
   double best_distance = std::numeric_limits<double>::infinity();
@@ -124,6 +145,7 @@ std::string Table::to_json() const {
   json root = {{"format", kFormat}, {"devices", json::array()}};
   for (const auto& t : devices_) {
     json d = {{"vendor_id", t.vendor_id}, {"device", t.device}, {"driver", t.driver}, {"entries", json::array()}};
+    if (t.vendor_default) d["vendor_default"] = true;
     for (const auto& e : t.entries) {
       json entry = {{"type", std::string(to_string(e.type))}, {"m", e.m}, {"n", e.n}, {"k", e.k},
                     {"kernel", std::string(to_string(e.kernel))}, {"gflops", std::round(e.gflops * 10) / 10}};

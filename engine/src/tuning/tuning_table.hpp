@@ -1,7 +1,11 @@
 // The tuning table: for each device (vendor id, device name, driver version), the best blocked-kernel
-// configuration the tuner measured for each type and shape. At run time the entry nearest the product's
-// shape (in log2 of m, n, k) of the same type is used. Tables come from the files the tuner writes
+// configuration the tuner measured for each type and shape. Tables come from the files the tuner writes
 // (`vkgemm tune`): the built-in ones in engine/tuning/ embedded at build time, then the user's file.
+// Tiers, as CLBlast's database has them: a device's own table (its driver's first, else another driver's),
+// else its vendor's (a device's table marked "vendor_default": measured on one of that vendor's GPUs, the
+// start for its others), else none (the kernels' defaults). The blocked kernel takes the tier's entries as its measured
+// configurations and chooses among them by shape (kernels/blocked_choice.cpp); the tiled verdicts (f64)
+// are read nearest-shape (lookup).
 #pragma once
 
 #include <optional>
@@ -29,14 +33,20 @@ struct DeviceTable {
   std::string device;  // VkPhysicalDeviceProperties::deviceName
   std::string driver;  // DeviceInfo::driver_version
   std::vector<Entry> entries;
+  bool vendor_default = false;  // also serves the devices of its vendor_id that have no table of their own
 };
+
+enum class Tier { device, vendor, none };
+std::string_view to_string(Tier tier) noexcept;
 
 class Table {
  public:
   // Adds the devices of a tuning file's JSON text; a later table for the same device and driver replaces
   // an earlier one. Throws vkgemm::Error(file_format) naming `origin` when the text is malformed.
   void add_json(std::string_view json, const std::string& origin);
-  // The nearest entry for this device and type: the exact driver first, else another driver's table.
+  // The table serving this device and its tier: its own (the exact driver first), else its vendor's.
+  std::pair<const DeviceTable*, Tier> find(const DeviceInfo& device) const;
+  // The nearest entry (in log2 of m, n, k) of this type in find()'s table.
   std::optional<Entry> lookup(const DeviceInfo& device, DataType type, uint32_t m, uint32_t n, uint32_t k) const;
   // Replaces (or adds) this device's entries for the shapes in `entries`.
   void update(const DeviceInfo& device, const std::vector<Entry>& entries);

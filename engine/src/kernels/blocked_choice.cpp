@@ -1,0 +1,139 @@
+#include "kernels/blocked_choice.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "kernels/kernel_spec.hpp"
+#include "tuning/wave_model.hpp"
+#include "vkgemm/error.hpp"
+
+namespace vkgemm::kernels {
+namespace {
+
+constexpr uint32_t kMinSliceK = 256;     // split-K slices shorter than this do not pay for the second pass
+constexpr double kSplitMargin = 0.97;    // a split must promise 3% to be taken (the model is an estimate)
+
+struct Candidate {
+  BlockedConfig config;
+  tuning::TileModel model;
+};
+
+bool same_kernel_config(const BlockedConfig& a, const BlockedConfig& b) {
+  return a.bm == b.bm && a.bn == b.bn && a.bk == b.bk && a.tm == b.tm && a.tn == b.tn && a.lanes_n == b.lanes_n &&
+         a.group_m == b.group_m;
+}
+
+bool fits(const DeviceInfo& device, DataType type, const BlockedConfig& c) {
+  try {
+    check_blocked_config(device, type, c);
+    return true;
+  } catch (const Error&) {
+    return false;  // a table made for another driver or device may not fit this one's limits
+  }
+}
+
+tuning::TileModel tile_model(const DeviceInfo& device, const BlockedConfig& c) {
+  tuning::TileModel t;
+  t.bm = c.bm, t.bn = c.bn;
+  t.saturating = tuning::saturating_workgroups(device, (c.bm / c.tm) * (c.bn / c.tn));
+  t.k_overhead = 4 * c.bk;  // the first tile's loads and the epilogue, about four K steps
+  return t;
+}
+
+// The measured blocked configurations of the device's tier, each with the best unit rate its entries
+// calibrate (wave_model.hpp), in the table's order.
+std::vector<Candidate> measured_candidates(const DeviceInfo& device, const tuning::Table& table, DataType type) {
+  std::vector<Candidate> out;
+  const tuning::DeviceTable* t = table.find(device).first;
+  if (!t) return out;
+  const tuning::Machine machine = tuning::machine_of(device);
+  for (const tuning::Entry& e : t->entries) {
+    if (e.type != type || e.kernel != Kernel::blocked || e.gflops <= 0.0 || !fits(device, type, e.config)) continue;
+    const tuning::Work at{e.m, e.n, e.k, 1};
+    tuning::TileModel model = tile_model(device, e.config);
+    model.unit_gflops = tuning::calibrate_unit_gflops(machine, model, at, std::max(1u, e.config.split_k), e.gflops);
+    const auto same = std::find_if(out.begin(), out.end(),
+                                   [&](const Candidate& c) { return same_kernel_config(c.config, e.config); });
+    if (same == out.end()) {
+      out.push_back({e.config, model});
+    } else {
+      same->model.unit_gflops = std::max(same->model.unit_gflops, model.unit_gflops);
+    }
+  }
+  return out;
+}
+
+// The split count the model expects to finish first for this candidate, and its estimate.
+std::pair<uint32_t, double> best_split(const tuning::Machine& machine, const Candidate& c, const tuning::Work& w,
+                                       uint32_t element_size) {
+  const auto seconds = [&](uint32_t s) {
+    return tuning::main_seconds(machine, c.model, w, s) + tuning::reduce_seconds(machine, c.model, w, s, element_size);
+  };
+  const double unsplit = seconds(1);
+  uint32_t best = 1;
+  double best_seconds = unsplit;
+  const uint32_t most = static_cast<uint32_t>(std::min<uint64_t>(kMaxBlockedSplits, w.k / kMinSliceK));
+  for (uint32_t s = 2; s <= most; ++s) {
+    const double t = seconds(s);
+    if (t < unsplit * kSplitMargin && t < best_seconds) best = s, best_seconds = t;
+  }
+  return {best, best_seconds};
+}
+
+std::optional<tuning::Entry> exact_entry(const DeviceInfo& device, const tuning::Table& table, DataType type,
+                                         const BlockedShape& s) {
+  // Only the device's own measurements: a vendor-tier entry was the best on another GPU.
+  if (s.batch != 1 || table.find(device).second != tuning::Tier::device) return std::nullopt;
+  const auto e = table.lookup(device, type, s.m, s.n, s.k);
+  if (!e || e->kernel != Kernel::blocked || e->m != s.m || e->n != s.n || e->k != s.k) return std::nullopt;
+  if (!fits(device, type, e->config)) return std::nullopt;
+  return e;
+}
+
+}  // namespace
+
+BlockedChoice choose_blocked(const DeviceInfo& device, const tuning::Table& table, const GemmOptions& options,
+                             DataType type, const BlockedShape& shape) {
+  const tuning::Machine machine = tuning::machine_of(device);
+  const tuning::Work work{shape.m, shape.n, shape.k, shape.batch};
+  const auto es = static_cast<uint32_t>(element_size(type));
+  const uint32_t forced_split = options.blocked.split_k;
+  if (options.blocked.chosen()) {
+    BlockedChoice out{options.blocked, "caller", 0.0};
+    if (forced_split == 0) out.config.split_k = best_split(machine, {options.blocked, tile_model(device, options.blocked)}, work, es).first;
+    return out;
+  }
+  if (const auto e = exact_entry(device, table, type, shape); e && forced_split == 0) {
+    BlockedChoice out{e->config, "tuned shape", 0.0};
+    out.config.split_k = std::max(1u, out.config.split_k);
+    return out;
+  }
+  std::vector<Candidate> candidates = measured_candidates(device, table, type);
+  const std::string tier(tuning::to_string(table.find(device).second));
+  std::string reason = fmt::format("wave model ({} table)", tier);
+  if (candidates.empty()) {
+    const BlockedConfig fallback = fallback_blocked_config(type);
+    candidates.push_back({fallback, tile_model(device, fallback)});
+    reason = "fallback, wave model";
+  }
+  BlockedChoice best{candidates.front().config, reason, 0.0};
+  for (const Candidate& c : candidates) {
+    auto [splits, seconds] = best_split(machine, c, work, es);
+    if (forced_split != 0) {
+      splits = forced_split;
+      seconds = tuning::main_seconds(machine, c.model, work, splits) +
+                tuning::reduce_seconds(machine, c.model, work, splits, es);
+    }
+    if (best.model_seconds == 0.0 || seconds < best.model_seconds) {
+      best.config = c.config;
+      best.config.split_k = splits;
+      best.model_seconds = seconds;
+    }
+  }
+  return best;
+}
+
+}  // namespace vkgemm::kernels

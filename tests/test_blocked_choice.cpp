@@ -1,0 +1,145 @@
+// The blocked kernel's choice of configuration and split-K by shape (kernels/blocked_choice.hpp) over the
+// wave model (tuning/wave_model.hpp) and the tuning table's tiers, on described devices without Vulkan.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "kernels/blocked_choice.hpp"
+#include "kernels/kernel_spec.hpp"
+#include "tuning/tuning_table.hpp"
+#include "tuning/wave_model.hpp"
+
+using namespace vkgemm;
+using kernels::BlockedChoice;
+using kernels::choose_blocked;
+
+namespace {
+
+// What an NVIDIA H200 reports (driver 580): 132 SMs of 64 warps, 48 KiB of shared memory a workgroup.
+DeviceInfo nvidia(const std::string& name = "NVIDIA H200", uint32_t sms = 132) {
+  DeviceInfo d;
+  d.name = name;
+  d.vendor_id = 0x10de;
+  d.type = DeviceType::discrete_gpu;
+  d.driver_version = "580.159.4.0";
+  d.float64 = true;
+  d.subgroup_size = 32;
+  d.max_shared_memory = 48 * 1024;
+  d.max_workgroup_invocations = 1024;
+  d.max_workgroup_size = {1024, 1024, 64};
+  d.max_workgroup_count = {2147483647u, 65535, 65535};
+  d.compute_units = sms;
+  d.invocations_per_compute_unit = 2048;
+  d.compute_units_from = "VK_NV_shader_sm_builtins";
+  return d;
+}
+
+const tuning::Table& builtin() {
+  static const tuning::Table table = [] {
+    tuning::Table t;
+    for (const auto& [name, text] : tuning::builtin_tables()) t.add_json(text, name);
+    return t;
+  }();
+  return table;
+}
+
+BlockedChoice choose(const DeviceInfo& d, uint32_t m, uint32_t n, uint32_t k, uint32_t batch = 1,
+                     const GemmOptions& o = {}) {
+  return choose_blocked(d, builtin(), o, DataType::f32, {m, n, k, batch});
+}
+
+// The model's seconds for one configuration and split on a device, as choose_blocked estimates them.
+double model_seconds(const DeviceInfo& d, const BlockedConfig& c, uint32_t m, uint32_t n, uint32_t k,
+                     uint32_t splits) {
+  tuning::TileModel t{c.bm, c.bn, tuning::saturating_workgroups(d, (c.bm / c.tm) * (c.bn / c.tn)), 4 * c.bk, 1.0};
+  const tuning::Machine machine = tuning::machine_of(d);
+  const tuning::Work w{m, n, k, 1};
+  return tuning::main_seconds(machine, t, w, splits) + tuning::reduce_seconds(machine, t, w, splits, 4);
+}
+
+}  // namespace
+
+TEST_SUITE("blocked choice") {
+  TEST_CASE("the wave model: a partly filled wave costs a whole one") {
+    const tuning::Machine h200{132, false};
+    const tuning::TileModel tile{128, 256, 1, 0, 100.0};
+    const auto seconds = [&](uint64_t tiles_m) {
+      return tuning::main_seconds(h200, tile, {tiles_m * 128, 256, 4096, 1}, 1);
+    };
+    CHECK(seconds(133) == doctest::Approx(2 * seconds(132)));  // one tile over a wave: two waves
+    CHECK(seconds(200) == doctest::Approx(seconds(264)));
+    CHECK(seconds(1) == doctest::Approx(seconds(132)));
+    // A split divides each tile's K and multiplies the tiles: 66 tiles split in 2 fill one wave.
+    CHECK(tuning::main_seconds(h200, tile, {66 * 128, 256, 4096, 1}, 2) == doctest::Approx(seconds(132) / 2));
+  }
+
+  TEST_CASE("calibration inverts the model at the measured shape") {
+    const tuning::Machine h200{132, false};
+    const tuning::TileModel tile{128, 256, 1, 64, 1.0};
+    const tuning::Work w{4096, 4096, 4096, 1};
+    const double unit = tuning::calibrate_unit_gflops(h200, tile, w, 1, 46000.0);
+    tuning::TileModel calibrated = tile;
+    calibrated.unit_gflops = unit;
+    CHECK(2.0 * 4096.0 * 4096 * 4096 / tuning::main_seconds(h200, calibrated, w, 1) * 1e-9 == doctest::Approx(46000.0));
+  }
+
+  TEST_CASE("tiers: the device's own table, else its vendor's, else none") {
+    CHECK(builtin().find(nvidia()).second == tuning::Tier::device);
+    CHECK(builtin().find(nvidia("NVIDIA H100 80GB HBM3")).second == tuning::Tier::vendor);
+    DeviceInfo other = nvidia("Some GPU");
+    other.vendor_id = 0x1002;
+    CHECK(builtin().find(other).second == tuning::Tier::none);
+    CHECK(tuning::machine_of(DeviceInfo{}).estimated);
+    CHECK(tuning::machine_of(DeviceInfo{}).units == tuning::kAssumedUnits);
+    CHECK(tuning::machine_of(nvidia()).units == 132);
+  }
+
+  TEST_CASE("a tuned shape keeps its measured configuration") {
+    const BlockedChoice c = choose(nvidia(), 4096, 4096, 4096);
+    CHECK(c.reason == "tuned shape");
+    CHECK(c.config.bm == 128);
+    CHECK(c.config.bn == 256);
+    CHECK(c.config.split_k == 1);
+  }
+
+  TEST_CASE("between tuned shapes the model weighs waves: 2560^3 on 132 SMs") {
+    const DeviceInfo d = nvidia();
+    const BlockedChoice c = choose(d, 2560, 2560, 2560);
+    MESSAGE("2560^3: ", to_string(c.config), " (", c.reason, ")");
+    CHECK(c.reason == "wave model (device table)");
+    // 128x256 unsplit gives 200 tiles: two waves for 1.5 waves of work. The choice must do better.
+    BlockedConfig big = c.config;
+    big.bm = 128, big.bn = 256, big.tm = 8, big.tn = 8, big.bk = 16;
+    CHECK(model_seconds(d, c.config, 2560, 2560, 2560, c.config.split_k) <
+          model_seconds(d, big, 2560, 2560, 2560, 1) * 0.95);
+  }
+
+  TEST_CASE("a short wide product splits K to fill the device") {
+    const BlockedChoice c = choose(nvidia(), 96, 4096, 4096);
+    MESSAGE("96x4096x4096: ", to_string(c.config), " (", c.reason, ")");
+    CHECK(c.config.split_k > 1);
+    // ... and a large one does not.
+    CHECK(choose(nvidia(), 6000, 6000, 6000).config.split_k == 1);
+  }
+
+  TEST_CASE("an unseen NVIDIA GPU starts from its vendor's measured configurations, not the fallback") {
+    const BlockedChoice c = choose(nvidia("NVIDIA H100 80GB HBM3", 132), 4096, 4096, 4096);
+    CHECK(c.reason == "wave model (vendor table)");
+    CHECK(c.config.bm * c.config.bn > 64u * 64u);
+    DeviceInfo amd = nvidia("Some AMD GPU", 96);
+    amd.vendor_id = 0x1002;
+    const BlockedChoice none = choose(amd, 4096, 4096, 4096);
+    CHECK(none.reason == "fallback, wave model");
+    CHECK(none.config.bm == kernels::fallback_blocked_config(DataType::f32).bm);
+  }
+
+  TEST_CASE("the caller's configuration and split are kept") {
+    GemmOptions o;
+    o.blocked = kernels::fallback_blocked_config(DataType::f32);
+    o.blocked.split_k = 3;
+    const BlockedChoice c = choose(nvidia(), 2560, 2560, 2560, 1, o);
+    CHECK(c.reason == "caller");
+    CHECK(c.config.split_k == 3);
+    CHECK(c.config.bm == 64);
+  }
+}
