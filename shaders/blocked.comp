@@ -3,22 +3,36 @@
 #extension GL_EXT_control_flow_attributes : require
 // The register-blocked kernel. A workgroup computes a BM x BN block of C; each invocation accumulates a
 // TM x TN sub-block in registers, as TM/4 x TN/4 groups of 4x4 spread over the block so that neighbouring
-// invocations read neighbouring vectors of shared memory. Per step along K, the workgroup stages a BM x BK
-// tile of A (stored transposed, so that the inner loop reads vec4s of A) and a BK x BN tile of B, in two
-// shared buffers: the next tile is fetched from global memory into registers while the current one is
-// multiplied, and one barrier per step suffices. Every tile parameter is a specialization constant.
+// invocations read neighbouring vectors of shared memory. Per step along K, the workgroup stages a BK x BM
+// tile of op(A) (A transposed, tile_a[k][m], so that the inner loop reads vec4s of A along m) and a BK x BN
+// tile of op(B) (tile_b[k][n]), in two shared buffers: the next tile is fetched from global memory into
+// registers while the current one is multiplied, and one barrier per step suffices. Every tile parameter is a
+// specialization constant.
+//
+// Every op combination: each global vec4 runs along the stored operand's contiguous dimension, so that
+// neighbouring invocations read neighbouring vec4s (coalesced), and staging puts it where the inner loop
+// wants it. A untransposed (M x K, row stride lda): vec4 along k, scattered into tile_a column-wise. A
+// transposed (stored K x M): vec4 along m, stored straight into a row of tile_a. B untransposed (K x N):
+// vec4 along n, straight into a row of tile_b. B transposed (stored N x K): vec4 along k, scattered into
+// tile_b column-wise. A scattered tile gets a vec4 of padding per row (A_PAD, B_PAD: the host sets them where
+// the operand is scattered and they fit) against bank conflicts. The transposes are specialization
+// constants (TRANS_A, TRANS_B) rather than a branch on the push constants' GEMM_TRANS_* flags: pipelines are
+// keyed by their constants' values, so each op combination gets its own pipeline (four at most per
+// configuration, built on first use) whose compiler has removed the other paths, and the fast loop holds no
+// branch on the layout.
 //
 // Fast path: vec4 global loads without bounds checks, taken by workgroups whose block lies inside the
-// matrices when strides and offsets allow vec4 access (GEMM_VEC_A / GEMM_VEC_B in the flags: a run-time
-// choice, uniform over the dispatch, so one pipeline serves every alignment). Workgroups on
-// the edges load element by element with bounds checks and zeros outside. The choice is uniform across a
-// workgroup, so nothing diverges.
+// matrices when strides and offsets allow vec4 access (GEMM_VEC_A / GEMM_VEC_B in the flags: the stored
+// operand's row stride, offset and batch stride are multiples of 4, whichever way it is read; a run-time
+// choice, uniform over the dispatch, so one pipeline serves every alignment). Workgroups on the edges load
+// element by element with bounds checks and zeros outside. The choice is uniform across a workgroup, so
+// nothing diverges.
 //
 // BLAS semantics through gemm_interface.glsl: batch entries and K slices share the grid's z dimension
-// (z = batch * slices + slice); alpha and beta apply in the epilogue. Operands are untransposed (the host
-// sends transposed ones to other kernels). Split-K: slice s covers K range [s * k_split, (s + 1) * k_split)
-// and writes its raw partial block to the host's workspace, C + z * split_stride with row stride ldc;
-// splitk_reduce.comp sums the slices and applies alpha and beta.
+// (z = batch * slices + slice); alpha and beta apply in the epilogue. Column-major calls arrive turned into
+// row-major ones (the host swaps the operands and keeps their transposes). Split-K: slice s covers K range
+// [s * k_split, (s + 1) * k_split) and writes its raw partial block to the host's workspace,
+// C + z * split_stride with row stride ldc; splitk_reduce.comp sums the slices and applies alpha and beta.
 #include "gemm_interface.glsl"
 
 layout(constant_id = BLOCKED_SC_BM) const uint BM = 128;
@@ -30,6 +44,9 @@ layout(constant_id = BLOCKED_SC_LANES_N) const uint LANES_N = 8;    // invocatio
 layout(constant_id = BLOCKED_SC_THREADS) const uint THREADS = 256;  // (BM / TM) * (BN / TN): the workgroup size
 layout(constant_id = BLOCKED_SC_GROUP_M) const uint GROUP_M = 8;   // block rows walked together, for L2 reuse (1: row order)
 layout(constant_id = BLOCKED_SC_A_PAD) const uint A_PAD = 1;     // vec4s of padding per row of the A tile (bank conflicts)
+layout(constant_id = BLOCKED_SC_B_PAD) const uint B_PAD = 0;     // the same for the B tile
+layout(constant_id = BLOCKED_SC_TRANS_A) const uint TRANS_A = 0;  // 1: op(A) = A^T, A stored K x M
+layout(constant_id = BLOCKED_SC_TRANS_B) const uint TRANS_B = 0;  // 1: op(B) = B^T, B stored N x K
 layout(local_size_x_id = BLOCKED_SC_THREADS) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer MatrixA4 { VEC_T A4[]; };
@@ -44,61 +61,107 @@ const uint WARPS_N = THREADS_N / LANES_N;
 const uint A_VECS = BM * BK / 4 / THREADS;  // vec4s of A each invocation fetches per K step
 const uint B_VECS = BK * BN / 4 / THREADS;
 const uint A_PITCH = BM / 4 + A_PAD;
+const uint B_PITCH = BN / 4 + B_PAD;
 
 shared VEC_T tile_a[2][BK][A_PITCH];
-shared VEC_T tile_b[2][BK][BN / 4];
+shared VEC_T tile_b[2][BK][B_PITCH];
 
 VEC_T staged_a[A_VECS];
 VEC_T staged_b[B_VECS];
 VEC_T acc[TM][TN / 4];
 
-// Global memory -> registers, for the K tile starting at k0 of the range that ends at k_end.
-void fetch(uint a_base, uint b_base, uint m0, uint n0, uint k0, uint k_end) {
+// Vec4 number v of a K step's tile, as (stored row, vec4 along it) of the stored operand: `along` vec4s per
+// stored row, so consecutive invocations read consecutive vec4s of one row.
+uvec2 tile_vec(uint v, uint along) { return uvec2(v / along, (v % along) * 4); }
+
+// Global memory -> registers: A's part of the K tile starting at k0 of the range that ends at k_end.
+void fetch_a(uint a_base, uint m0, uint k0, uint k_end) {
   const uint lid = gl_LocalInvocationIndex;
-  const bool fast_a = (p.flags & GEMM_VEC_A) != 0 && m0 + BM <= p.M && k0 + BK <= k_end;
-  const bool fast_b = (p.flags & GEMM_VEC_B) != 0 && n0 + BN <= p.N && k0 + BK <= k_end;
+  const bool fast = (p.flags & GEMM_VEC_A) != 0 && m0 + BM <= p.M && k0 + BK <= k_end;
   [[unroll]] for (uint i = 0; i < A_VECS; ++i) {
-    const uint v = lid + i * THREADS;
-    const uint row = m0 + v / (BK / 4);
-    const uint k = k0 + (v % (BK / 4)) * 4;
-    const uint base = a_base + row * p.lda + k;
-    if (fast_a) {
-      staged_a[i] = A4[base / 4];
-    } else {
-      [[unroll]] for (uint j = 0; j < 4; ++j) {
-        staged_a[i][j] = (row < p.M && k + j < k_end) ? A[base + j] : ELEM_T(0);
+    if (TRANS_A != 0) {  // stored K x M: a vec4 holds rows row .. row + 3 of op(A) at one k
+      const uvec2 at = tile_vec(lid + i * THREADS, BM / 4);
+      const uint k = k0 + at.x, row = m0 + at.y;
+      const uint base = a_base + k * p.lda + row;
+      if (fast) {
+        staged_a[i] = A4[base / 4];
+      } else {
+        [[unroll]] for (uint j = 0; j < 4; ++j) {
+          staged_a[i][j] = (k < k_end && row + j < p.M) ? A[base + j] : ELEM_T(0);
+        }
       }
-    }
-  }
-  [[unroll]] for (uint i = 0; i < B_VECS; ++i) {
-    const uint v = lid + i * THREADS;
-    const uint k = k0 + v / (BN / 4);
-    const uint col = n0 + (v % (BN / 4)) * 4;
-    const uint base = b_base + k * p.ldb + col;
-    if (fast_b) {
-      staged_b[i] = B4[base / 4];
-    } else {
-      [[unroll]] for (uint j = 0; j < 4; ++j) {
-        staged_b[i][j] = (k < k_end && col + j < p.N) ? B[base + j] : ELEM_T(0);
+    } else {  // stored M x K: a vec4 holds k .. k + 3 of one row
+      const uvec2 at = tile_vec(lid + i * THREADS, BK / 4);
+      const uint row = m0 + at.x, k = k0 + at.y;
+      const uint base = a_base + row * p.lda + k;
+      if (fast) {
+        staged_a[i] = A4[base / 4];
+      } else {
+        [[unroll]] for (uint j = 0; j < 4; ++j) {
+          staged_a[i][j] = (row < p.M && k + j < k_end) ? A[base + j] : ELEM_T(0);
+        }
       }
     }
   }
 }
 
-// Registers -> shared buffer `buf`; A goes in transposed.
+// B's part of the same K tile.
+void fetch_b(uint b_base, uint n0, uint k0, uint k_end) {
+  const uint lid = gl_LocalInvocationIndex;
+  const bool fast = (p.flags & GEMM_VEC_B) != 0 && n0 + BN <= p.N && k0 + BK <= k_end;
+  [[unroll]] for (uint i = 0; i < B_VECS; ++i) {
+    if (TRANS_B != 0) {  // stored N x K: a vec4 holds k .. k + 3 of one column of op(B)
+      const uvec2 at = tile_vec(lid + i * THREADS, BK / 4);
+      const uint col = n0 + at.x, k = k0 + at.y;
+      const uint base = b_base + col * p.ldb + k;
+      if (fast) {
+        staged_b[i] = B4[base / 4];
+      } else {
+        [[unroll]] for (uint j = 0; j < 4; ++j) {
+          staged_b[i][j] = (col < p.N && k + j < k_end) ? B[base + j] : ELEM_T(0);
+        }
+      }
+    } else {  // stored K x N: a vec4 holds columns col .. col + 3 at one k
+      const uvec2 at = tile_vec(lid + i * THREADS, BN / 4);
+      const uint k = k0 + at.x, col = n0 + at.y;
+      const uint base = b_base + k * p.ldb + col;
+      if (fast) {
+        staged_b[i] = B4[base / 4];
+      } else {
+        [[unroll]] for (uint j = 0; j < 4; ++j) {
+          staged_b[i][j] = (k < k_end && col + j < p.N) ? B[base + j] : ELEM_T(0);
+        }
+      }
+    }
+  }
+}
+
+void fetch(uint a_base, uint b_base, uint m0, uint n0, uint k0, uint k_end) {
+  fetch_a(a_base, m0, k0, k_end);
+  fetch_b(b_base, n0, k0, k_end);
+}
+
+// Registers -> shared buffer `buf`, as tile_a[k][m] and tile_b[k][n]: a vec4 read along K is scattered over
+// four rows of its tile, one read along M or N goes in whole.
 void stage(uint buf) {
   const uint lid = gl_LocalInvocationIndex;
   [[unroll]] for (uint i = 0; i < A_VECS; ++i) {
     const uint v = lid + i * THREADS;
-    const uint row = v / (BK / 4);
-    const uint k = (v % (BK / 4)) * 4;
-    [[unroll]] for (uint j = 0; j < 4; ++j) {
-      tile_a[buf][k + j][row / 4][row % 4] = staged_a[i][j];
+    if (TRANS_A != 0) {
+      tile_a[buf][v / (BM / 4)][v % (BM / 4)] = staged_a[i];
+    } else {
+      const uvec2 at = tile_vec(v, BK / 4);
+      [[unroll]] for (uint j = 0; j < 4; ++j) tile_a[buf][at.y + j][at.x / 4][at.x % 4] = staged_a[i][j];
     }
   }
   [[unroll]] for (uint i = 0; i < B_VECS; ++i) {
     const uint v = lid + i * THREADS;
-    tile_b[buf][v / (BN / 4)][v % (BN / 4)] = staged_b[i];
+    if (TRANS_B != 0) {
+      const uvec2 at = tile_vec(v, BK / 4);
+      [[unroll]] for (uint j = 0; j < 4; ++j) tile_b[buf][at.y + j][at.x / 4][at.x % 4] = staged_b[i][j];
+    } else {
+      tile_b[buf][v / (BN / 4)][v % (BN / 4)] = staged_b[i];
+    }
   }
 }
 

@@ -45,7 +45,8 @@
 #define NAIVE_SC_WG_Y 1
 // tiled.comp: the square tile's side (also both workgroup sides).
 #define TILED_SC_TILE 0
-// blocked.comp: the block, thread tile, lane layout, workgroup size, grouped order and A-tile padding.
+// blocked.comp: the block, thread tile, lane layout, workgroup size, grouped order, A- and B-tile padding,
+// and the transposes (known when the pipeline is built).
 #define BLOCKED_SC_BM 0
 #define BLOCKED_SC_BN 1
 #define BLOCKED_SC_BK 2
@@ -55,6 +56,9 @@
 #define BLOCKED_SC_THREADS 6
 #define BLOCKED_SC_GROUP_M 10
 #define BLOCKED_SC_A_PAD 11
+#define BLOCKED_SC_TRANS_A 12
+#define BLOCKED_SC_TRANS_B 13
+#define BLOCKED_SC_B_PAD 14
 // coopmat.comp: workgroup size, tile, one subgroup's part of it, the fragment shape, the subgroup size,
 // transposes known at build, the fast loop's unrolling, shared-memory buffers, grouped order.
 #define COOPMAT_SC_WG 0

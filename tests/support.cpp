@@ -149,19 +149,21 @@ std::string describe(const GemmDesc& d) {
                      stride(d.stride_b), stride(d.stride_c), d.alpha, d.beta);
 }
 
-ProductCheck check_gemm_call(const GemmDesc& desc, const GemmOptions& options, std::mt19937_64& rng) {
-  return check_gemm_call(engine(), desc, options, rng);
+ProductCheck check_gemm_call(const GemmDesc& desc, const GemmOptions& options, std::mt19937_64& rng,
+                             uint32_t skew) {
+  return check_gemm_call(engine(), desc, options, rng, skew);
 }
 
-ProductCheck check_gemm_call(Engine& e, const GemmDesc& desc, const GemmOptions& options, std::mt19937_64& rng) {
+ProductCheck check_gemm_call(Engine& e, const GemmDesc& desc, const GemmOptions& options, std::mt19937_64& rng,
+                             uint32_t skew) {
   const bool reads_ab = desc.alpha != 0.0 && desc.k != 0;
   const auto a = operand_contents(desc, 'A', !reads_ab, rng);
   const auto b = operand_contents(desc, 'B', !reads_ab, rng);
   const auto c0 = operand_contents(desc, 'C', desc.beta == 0.0, rng);
   // A zero-element operand still gets a buffer (of guards only) to point at.
-  Guarded ga = make_guarded(e, desc.type, 0, 0, a);
-  Guarded gb = make_guarded(e, desc.type, 0, 0, b);
-  Guarded gc = make_guarded(e, output_type(desc), 0, 0, c0);
+  Guarded ga = make_guarded(e, desc.type, 0, 0, a, skew);
+  Guarded gb = make_guarded(e, desc.type, 0, 0, b, skew);
+  Guarded gc = make_guarded(e, output_type(desc), 0, 0, c0, skew);
   ProductCheck out;
   try {
     out.timing = e.gemm(desc, {&ga.buffer, ga.data_offset}, {&gb.buffer, gb.data_offset}, {&gc.buffer, gc.data_offset},

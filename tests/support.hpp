@@ -88,13 +88,16 @@ ProductCheck check_product(DataType input, DataType output, uint32_t m, uint32_t
 std::vector<std::byte> random_elements(DataType type, uint64_t count, std::mt19937_64& rng);
 
 // The full BLAS call (blas.hpp), checked the same careful way: each operand's whole span (ld and stride
-// gaps included) at an unaligned offset between guard regions; A, B and C0 random with their gaps
-// poisoned (so reading a gap shows), A and B all poison when alpha = 0 (they must not be read), C0 all
-// poison when beta = 0 (it must not be read). Passes when C matches compare_with_reference(desc, ...),
+// gaps included) at an offset `skew` elements past an aligned one (as check_product's: 3 by default, 0
+// lets lds and strides of multiples of 4 take vec4 loads) between guard regions; A, B and C0 random with
+// their gaps poisoned (so reading a gap shows), A and B all poison when alpha = 0 (they must not be read),
+// C0 all poison when beta = 0 (it must not be read). Passes when C matches compare_with_reference(desc, ...),
 // the gaps of C are unchanged and every guard is untouched.
-ProductCheck check_gemm_call(const GemmDesc& desc, const GemmOptions& options, std::mt19937_64& rng);
+ProductCheck check_gemm_call(const GemmDesc& desc, const GemmOptions& options, std::mt19937_64& rng,
+                             uint32_t skew = 3);
 // The same on another engine (make_engine()).
-ProductCheck check_gemm_call(Engine& engine, const GemmDesc& desc, const GemmOptions& options, std::mt19937_64& rng);
+ProductCheck check_gemm_call(Engine& engine, const GemmDesc& desc, const GemmOptions& options, std::mt19937_64& rng,
+                             uint32_t skew = 3);
 // One line naming a call: type, layout, ops, sizes, lds, batch and strides, alpha and beta.
 std::string describe(const GemmDesc& desc);
 

@@ -49,6 +49,19 @@ GemmDesc make_desc(DataType type, Layout layout, Op op_a, Op op_b, int64_t m, in
   return d;
 }
 
+// The call with every ld rounded up to a multiple of 4 and batch strides of a whole entry plus 4 (a gap the
+// check poisons): at check_gemm_call's skew 0 every operand allows the kernels' vec4 loads.
+GemmDesc aligned(GemmDesc d) {
+  const auto up = [](int64_t x) { return (x + 3) / 4 * 4; };
+  d.lda = up(d.lda), d.ldb = up(d.ldb), d.ldc = up(d.ldc);
+  for (const auto& [which, stride] : {std::pair{'A', &d.stride_a}, {'B', &d.stride_b}, {'C', &d.stride_c}}) {
+    if (d.batch == 1 || stride->value_or(1) == 0) continue;  // one entry, or a broadcast operand
+    *stride = std::nullopt;
+    *stride = operand_extent(d, which).stride + 4;
+  }
+  return d;
+}
+
 // Runs the grid for one type and kernel; `layouts` and `scalars` restrict it (the whole grid is a few
 // thousand products: split over CTest tests).
 void run_grid(DataType type, const GemmOptions& options, Layout layout, const std::vector<Batch>& batches,
@@ -86,8 +99,8 @@ TEST_SUITE("blas") {
   TEST_CASE("grid tiled f32 column-major") { run_grid(DataType::f32, {.kernel = Kernel::tiled}, Layout::col_major, kAllBatches); }
   TEST_CASE("grid naive f32 row-major") { run_grid(DataType::f32, {.kernel = Kernel::naive}, Layout::row_major, kAllBatches); }
   TEST_CASE("grid naive f32 column-major") { run_grid(DataType::f32, {.kernel = Kernel::naive}, Layout::col_major, kAllBatches); }
-  // The blocked kernel takes untransposed operands (auto sends transposed ones elsewhere): every layout,
-  // size, ld, scalar pair and batch kind without and with split-K, whose second pass applies alpha and beta.
+  // The blocked kernel untransposed: every layout, size, ld, scalar pair and batch kind without and with
+  // split-K, whose second pass applies alpha and beta. (Its transposes: "grid blocked every op".)
   TEST_CASE("grid blocked f32") {
     for (const char* config : {"64x64x8 8x4", "64x64x8 8x4 split 3"}) {
       for (Layout l : {Layout::row_major, Layout::col_major}) {
@@ -95,6 +108,46 @@ TEST_SUITE("blas") {
         run_grid(DataType::f32, {.kernel = Kernel::blocked, .blocked = parse_blocked_config(config)}, l,
                  {Batch::one, Batch::three_broadcast_a}, {Op::n});
       }
+    }
+  }
+  // The blocked kernel reads each operand by vec4 along its stored rows, whichever its op (A transposed along
+  // m, B transposed along k): every op combination in both layouts, over sizes that cross the block edges of
+  // the fallback configuration (64x64x8) and of the tuned family (128x128x8) in each dimension, each call
+  // both aligned (vec4 loads for the blocks inside the matrices; edge blocks element by element) and
+  // unaligned (every block element by element), with batch kinds, alpha and beta, forced split-K and f64.
+  TEST_CASE("grid blocked every op") {
+    constexpr std::array<int64_t, 8> kDims = {1, 3, 63, 64, 65, 127, 129, 200};
+    const Batch batches[] = {Batch::one, Batch::three, Batch::three_broadcast_a, Batch::three_broadcast_b};
+    // Split-K leaves small K unsplit (k / bk slices at most), so the split runs check the direct epilogue too;
+    // f64 128x128x8 needs all of lavapipe's 32 KiB, so its tiles go unpadded.
+    const std::pair<DataType, std::string> runs[] = {{DataType::f32, "128x128x8 8x8"},
+                                                     {DataType::f32, "64x64x8 8x4 split 3"},
+                                                     {DataType::f64, "128x128x8 8x8 split 2"}};
+    for (const auto& [type, config] : runs) {
+      if (type == DataType::f64 && !test::engine().device().float64) {
+        test::skip(test::engine().device().name + " has no shaderFloat64");
+        continue;
+      }
+      const GemmOptions options{.kernel = Kernel::blocked, .blocked = parse_blocked_config(config)};
+      auto rng = test::case_rng(fmt::format("blocked ops {} {}", to_string(type), config));
+      int failures = 0, runs_done = 0;
+      for (Layout layout : {Layout::row_major, Layout::col_major})
+        for (Op op_a : {Op::n, Op::t})
+          for (Op op_b : {Op::n, Op::t})
+            for (const bool vec : {true, false})
+              for (size_t i = 0; i < kDims.size(); ++i) {
+                // Each size once in each dimension, in other company for the aligned and unaligned calls.
+                const int64_t m = kDims[i], n = kDims[(i + (vec ? 3 : 5)) % 8], k = kDims[(i + (vec ? 5 : 2)) % 8];
+                const auto [alpha, beta] = kScalars[i % kScalars.size()];
+                const GemmDesc d = make_desc(type, layout, op_a, op_b, m, n, k, vec ? 0 : 3,
+                                             batches[(i + (vec ? 1u : 0u)) % 4], alpha, beta);
+                const auto r = test::check_gemm_call(vec ? aligned(d) : d, options, rng, vec ? 0 : 3);
+                ++runs_done;
+                if (!r.passed && ++failures <= 5) FAIL_CHECK(config, ": seed ", test::run_seed(), ": ", r.detail);
+              }
+      MESSAGE(to_string(type), " ", config, ": ", runs_done, " products checked");
+      CHECK_MESSAGE(failures == 0, failures, " of ", runs_done, " calls failed (the first 5 are listed); seed ",
+                    test::run_seed());
     }
   }
   TEST_CASE("grid tiled i32") {

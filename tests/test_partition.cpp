@@ -101,7 +101,7 @@ uint64_t pieces_of(const GemmTiming& t) {
   return at != std::string::npos && contains(t.config, " pieces") ? std::stoull(t.config.substr(at + 2)) : 1;
 }
 
-// The BLAS calls every engine below runs: each kernel, both layouts, the transposes the kernel takes,
+// The BLAS calls every engine below runs: each kernel, both layouts, every op combination,
 // a batch past the z limit with a broadcast B, padded lds, beta 0 and not.
 void run_grid(Engine& e, const char* label, uint64_t& total_pieces, uint32_t& calls, uint32_t max_k = 0) {
   auto rng = test::case_rng(label);
@@ -113,11 +113,9 @@ void run_grid(Engine& e, const char* label, uint64_t& total_pieces, uint32_t& ca
                                  {}};
   for (GemmOptions& options : kernels) options.max_k_per_submission = max_k;
   for (const GemmOptions& options : kernels) {
-    const bool blocked = options.kernel == Kernel::blocked;
     for (const Layout layout : {Layout::row_major, Layout::col_major}) {
       for (const Op op_a : {Op::n, Op::t}) {
         for (const Op op_b : {Op::n, Op::t}) {
-          if (blocked && (op_a == Op::t || op_b == Op::t)) continue;  // blocked reads untransposed operands
           GemmDesc d;
           d.layout = layout, d.op_a = op_a, d.op_b = op_b;
           d.m = 70 + 11 * (op_a == Op::t), d.n = 67, d.k = 40 + 13 * (op_b == Op::t);

@@ -1,4 +1,6 @@
-// The register-blocked kernel (shaders/blocked.comp): f32 and f64, untransposed operands, configured by a
+// The register-blocked kernel (shaders/blocked.comp): f32 and f64, every op combination (the transposes are
+// specialization constants: one pipeline per combination, each reading its operands by vec4 along their
+// contiguous dimension), configured by a
 // BlockedConfig (the caller's, else the tuning table's nearest, else the fallback), split along K into a
 // workspace summed by shaders/splitk_reduce.comp when the output has too few blocks to fill the device.
 #include <algorithm>
@@ -17,20 +19,30 @@ namespace {
 
 constexpr DataType kInputs[] = {DataType::f32, DataType::f64};
 constexpr std::string_view kConstants[] = {"BM", "BN", "BK", "TM", "TN", "LANES_N", "THREADS", "", "", "",
-                                           "GROUP_M", "A_PAD"};
-static_assert(BLOCKED_SC_BM == 0 && BLOCKED_SC_THREADS == 6 && BLOCKED_SC_GROUP_M == 10 && BLOCKED_SC_A_PAD == 11,
+                                           "GROUP_M", "A_PAD", "TRANS_A", "TRANS_B", "B_PAD"};
+static_assert(BLOCKED_SC_BM == 0 && BLOCKED_SC_THREADS == 6 && BLOCKED_SC_GROUP_M == 10 && BLOCKED_SC_A_PAD == 11 &&
+                  BLOCKED_SC_TRANS_A == 12 && BLOCKED_SC_TRANS_B == 13 && BLOCKED_SC_B_PAD == 14,
               "kConstants lists the ids in order");
 
 uint32_t blocked_threads(const BlockedConfig& c) { return (c.bm / c.tm) * (c.bn / c.tn); }
 
-uint32_t blocked_shared_bytes(const BlockedConfig& c, DataType type, uint32_t pad) {
+// vec4s of padding per row of the shared A and B tiles.
+struct Padding {
+  uint32_t a = 0, b = 0;
+};
+
+uint32_t blocked_shared_bytes(const BlockedConfig& c, DataType type, Padding pad) {
   const uint32_t vec = 4 * static_cast<uint32_t>(element_size(type));
-  return 2 * (c.bk * (c.bm / 4 + pad) + c.bk * (c.bn / 4)) * vec;
+  return 2 * (c.bk * (c.bm / 4 + pad.a) + c.bk * (c.bn / 4 + pad.b)) * vec;
 }
 
-// The A tile's row padding (one vec4 against bank conflicts) where it fits, none where it would not.
-uint32_t blocked_padding(const DeviceInfo& device, const BlockedConfig& c, DataType type) {
-  return blocked_shared_bytes(c, type, 1) <= device.max_shared_memory ? 1 : 0;
+// One vec4 of row padding (against bank conflicts) for each tile the kernel writes scattered, its vec4s read
+// along K: A untransposed, B transposed. None where the padding would not fit, so the unpadded size is what
+// a configuration needs (check_blocked_config).
+Padding blocked_padding(const DeviceInfo& device, const BlockedConfig& c, DataType type, bool trans_a,
+                        bool trans_b) {
+  const Padding want{trans_a ? 0u : 1u, trans_b ? 1u : 0u};
+  return blocked_shared_bytes(c, type, want) <= device.max_shared_memory ? want : Padding{};
 }
 
 std::string describe(const BlockedConfig& c, uint32_t splits) {
@@ -44,9 +56,10 @@ BlockedConfig choose(const PlanContext& ctx, const Problem& p) {
   return choose_blocked(ctx.device, ctx.table, ctx.options, ctx.types.input, {p.m, p.n, p.k, p.batch}).config;
 }
 
-std::vector<GemmOptions> candidates(const PlanContext& ctx, const Problem& p) {
+// Every shape and op combination of f32 and f64.
+std::vector<GemmOptions> candidates(const PlanContext& ctx, const Problem& /*problem*/) {
   const DataType type = ctx.types.input;
-  if ((type != DataType::f32 && type != DataType::f64) || p.trans_a || p.trans_b) return {};
+  if (type != DataType::f32 && type != DataType::f64) return {};
   GemmOptions o = ctx.options;
   o.kernel = Kernel::blocked;
   return {o};
@@ -59,7 +72,9 @@ void check(const PlanContext& ctx, const Problem* p) {
   check_blocked_config(ctx.device, type, c);
 }
 
-// vec4 access where every leading dimension, offset and batch stride of an operand allows it.
+// vec4 access where every leading dimension, offset and batch stride of an operand allows it. The same rule
+// for a transposed operand: its vec4s run along the stored rows (k for A, n for B untransposed; m for A, k
+// for B transposed), whose starts the kernel keeps at multiples of 4 (bm, bn and bk are).
 uint32_t vec_flags(const Problem& p, uint32_t splits) {
   const bool vec_a = p.lda % 4 == 0 && p.a_offset % 4 == 0 && p.stride_a % 4 == 0;
   const bool vec_b = p.ldb % 4 == 0 && p.b_offset % 4 == 0 && p.stride_b % 4 == 0;
@@ -82,11 +97,20 @@ Plan launch(const PlanContext& ctx, const Problem& p) {
   out.k_split = std::max(1u, ((steps + wanted - 1) / wanted) * c.bk);
   out.splits = p.k == 0 ? 1 : (p.k + out.k_split - 1) / out.k_split;
   const uint32_t threads = blocked_threads(c);
-  const uint32_t pad = blocked_padding(ctx.device, c, type);
+  const Padding pad = blocked_padding(ctx.device, c, type, p.trans_a, p.trans_b);
   out.main.shader = shader_name(Kernel::blocked, ctx.types);
-  out.main.constants = {{BLOCKED_SC_BM, c.bm},           {BLOCKED_SC_BN, c.bn},      {BLOCKED_SC_BK, c.bk},
-                        {BLOCKED_SC_TM, c.tm},           {BLOCKED_SC_TN, c.tn},      {BLOCKED_SC_LANES_N, c.lanes_n},
-                        {BLOCKED_SC_THREADS, threads},   {BLOCKED_SC_GROUP_M, c.group_m}, {BLOCKED_SC_A_PAD, pad}};
+  out.main.constants = {{BLOCKED_SC_BM, c.bm},
+                        {BLOCKED_SC_BN, c.bn},
+                        {BLOCKED_SC_BK, c.bk},
+                        {BLOCKED_SC_TM, c.tm},
+                        {BLOCKED_SC_TN, c.tn},
+                        {BLOCKED_SC_LANES_N, c.lanes_n},
+                        {BLOCKED_SC_THREADS, threads},
+                        {BLOCKED_SC_GROUP_M, c.group_m},
+                        {BLOCKED_SC_A_PAD, pad.a},
+                        {BLOCKED_SC_TRANS_A, p.trans_a ? 1u : 0u},
+                        {BLOCKED_SC_TRANS_B, p.trans_b ? 1u : 0u},
+                        {BLOCKED_SC_B_PAD, pad.b}};
   out.flags = vec_flags(p, out.splits);
   out.main.workgroup_size = {threads, 1, 1};
   out.main.shared_bytes = blocked_shared_bytes(c, type, pad);
@@ -139,7 +163,7 @@ void check_blocked_config(const DeviceInfo& device, DataType type, const Blocked
   if (c.group_m == 0 || c.group_m > 64) bad("group_m must be between 1 and 64");
   check_types_for(device, blocked_spec, Types(type));
   check_workgroup(device, fmt::format("blocked {}", describe(c, c.split_k)), {threads, 1, 1},
-                  blocked_shared_bytes(c, type, blocked_padding(device, c, type)), type);
+                  blocked_shared_bytes(c, type, Padding{}), type);
 }
 
 const KernelSpec blocked_spec{
@@ -147,7 +171,7 @@ const KernelSpec blocked_spec{
     .name = "blocked",
     .inputs = kInputs,
     .computes = "computes f32 and f64",
-    .reads_transposed = false,
+    .reads_transposed = true,
     .auto_fallback = false,
     .constants = kConstants,
     .from_tuning = nullptr,  // choose_blocked reads the table for the configuration
