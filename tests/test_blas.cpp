@@ -122,6 +122,7 @@ TEST_SUITE("blas") {
     // f64 128x128x8 needs all of lavapipe's 32 KiB, so its tiles go unpadded.
     const std::pair<DataType, std::string> runs[] = {{DataType::f32, "128x128x8 8x8"},
                                                      {DataType::f32, "64x64x8 8x4 split 3"},
+                                                     {DataType::f64, "64x64x8 8x4"},
                                                      {DataType::f64, "128x128x8 8x8 split 2"}};
     for (const auto& [type, config] : runs) {
       if (type == DataType::f64 && !test::engine().device().float64) {
