@@ -136,9 +136,13 @@ TEST_SUITE("blas") {
         for (Op op_a : {Op::n, Op::t})
           for (Op op_b : {Op::n, Op::t})
             for (const bool vec : {true, false})
-              for (size_t i = 0; i < kDims.size(); ++i) {
-                // Each size once in each dimension, in other company for the aligned and unaligned calls.
-                const int64_t m = kDims[i], n = kDims[(i + (vec ? 3 : 5)) % 8], k = kDims[(i + (vec ? 5 : 2)) % 8];
+              for (size_t i = 0; i <= kDims.size(); ++i) {
+                // Each size once in each dimension, in other company for the aligned and unaligned calls;
+                // then one call with whole 128 x 128 x 8 blocks in every dimension (the fast path's loads).
+                const bool whole = i == kDims.size();
+                const int64_t m = whole ? 129 : kDims[i];
+                const int64_t n = whole ? 200 : kDims[(i + (vec ? 3 : 5)) % 8];
+                const int64_t k = whole ? 65 : kDims[(i + (vec ? 5 : 2)) % 8];
                 const auto [alpha, beta] = kScalars[i % kScalars.size()];
                 const GemmDesc d = make_desc(type, layout, op_a, op_b, m, n, k, vec ? 0 : 3,
                                              batches[(i + (vec ? 1u : 0u)) % 4], alpha, beta);
