@@ -3,6 +3,7 @@
 // the plan and its push constants.
 #include <doctest/doctest.h>
 
+#include "gemm_abi.h"
 #include "plan/planner.hpp"
 #include "vkgemm/error.hpp"
 
@@ -106,6 +107,35 @@ TEST_SUITE("planner") {
     CHECK(piece.main.push.split_stride == 64 * 64);
     CHECK(plan.workspace_bytes == uint64_t{64} * 64 * plan.whole.splits * 4);
     CHECK(piece.main.grid[2] == plan.whole.splits);
+  }
+
+  TEST_CASE("auto sends every op combination of f32 and f64 to the blocked kernel, the transposes as constants") {
+    // The kernel's op is fixed when its pipeline is built; the row padding goes to each tile staged
+    // scattered (its vec4s read along K): A untransposed, B transposed (64x64x8 fits either way in 32 KiB).
+    for (const DataType type : {DataType::f32, DataType::f64}) {
+      for (const Op op_a : {Op::n, Op::t}) {
+        for (const Op op_b : {Op::n, Op::t}) {
+          CAPTURE(to_string(type));
+          CAPTURE(op_a == Op::t);
+          CAPTURE(op_b == Op::t);
+          const ProductPlan plan = plan_product({.type = type, .op_a = op_a, .op_b = op_b, .m = 200, .n = 100, .k = 50},
+                                                {}, described(), kNoTable);
+          REQUIRE(plan.kernel == Kernel::blocked);
+          const auto constant = [&](uint32_t id) {
+            for (const auto& c : plan.whole.main.constants) {
+              if (c.id == id) return c.value;
+            }
+            FAIL("no specialization constant ", id);
+            return 0u;
+          };
+          CHECK(constant(BLOCKED_SC_TRANS_A) == (op_a == Op::t ? 1u : 0u));
+          CHECK(constant(BLOCKED_SC_TRANS_B) == (op_b == Op::t ? 1u : 0u));
+          CHECK(constant(BLOCKED_SC_A_PAD) == (op_a == Op::n ? 1u : 0u));
+          CHECK(constant(BLOCKED_SC_B_PAD) == (op_b == Op::t ? 1u : 0u));
+          CHECK(((plan.pieces.at(0).main.push.flags & kernels::kTransA) != 0) == (op_a == Op::t));
+        }
+      }
+    }
   }
 
   TEST_CASE("a K bound cuts K into chunks; only the first applies beta") {

@@ -1,8 +1,8 @@
 // The register-blocked kernel (shaders/blocked.comp): f32 and f64, every op combination (the transposes are
 // specialization constants: one pipeline per combination, each reading its operands by vec4 along their
-// contiguous dimension), configured by a
-// BlockedConfig (the caller's, else the tuning table's nearest, else the fallback), split along K into a
-// workspace summed by shaders/splitk_reduce.comp when the output has too few blocks to fill the device.
+// contiguous dimension), configured by a BlockedConfig (the caller's, else the tuning table's nearest, else
+// the fallback), split along K into a workspace summed by shaders/splitk_reduce.comp when the output has too
+// few blocks to fill the device.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -155,6 +155,7 @@ void check_blocked_config(const DeviceInfo& device, DataType type, const Blocked
   if (32 % c.lanes_n || (c.bn / c.tn) % c.lanes_n || (c.bm / c.tm) % (32 / c.lanes_n)) {
     bad("lanes_n must divide 32 and bn/tn, and 32/lanes_n must divide bm/tm");
   }
+  // The same counts for every op: a transposed operand's tile holds as many vec4s, laid the other way.
   if ((c.bm * c.bk / 4) % threads || (c.bk * c.bn / 4) % threads || c.bm * c.bk / 4 < threads ||
       c.bk * c.bn / 4 < threads) {
     bad("each invocation must load whole vec4s: bm*bk/4 and bk*bn/4 must be multiples of the invocation count");
