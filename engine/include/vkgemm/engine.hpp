@@ -29,6 +29,8 @@ struct EngineImpl;
 }  // namespace detail
 
 struct VulkanDevice;
+class GemmPlan;
+struct GemmPlanOptions;
 
 struct EngineOptions {
   // Which device: an index ("1") or a case-insensitive substring of its name ("llvmpipe").
@@ -167,6 +169,14 @@ class Engine {
   // Throws Error(unsupported_feature) when the device has no VK_KHR_pipeline_executable_properties
   // (DeviceInfo::pipeline_statistics), and what gemm would throw for desc and options.
   PipelineReport pipeline_statistics(const GemmDesc& desc, const GemmOptions& options = {});
+
+  // A plan of `desc` on this engine (vkgemm/plan.hpp): checked, planned and its pipelines built once, then
+  // recorded or run many times. Throws what gemm would throw for desc and options.
+  GemmPlan plan(const GemmDesc& desc);
+  GemmPlan plan(const GemmDesc& desc, const GemmPlanOptions& options);
+  // Runs `plan` on this engine's buffers: recorded between full barriers into the engine's own command
+  // buffer, submitted and waited for. Timing as gemm's (GPU times when the plan has timestamps).
+  GemmTiming run(GemmPlan& plan, const BufferOffset& a, const BufferOffset& b, const BufferOffset& c);
 
  private:
   friend struct detail::Access;
