@@ -78,6 +78,7 @@ AppVulkan::AppVulkan(bool shader_float64, bool f16, const VkAllocationCallbacks*
     vkGetPhysicalDeviceFeatures2(physical, &has);
     enabled11.storageBuffer16BitAccess = has11.storageBuffer16BitAccess;
     enabled12.shaderFloat16 = has12.shaderFloat16;
+    enabled12.timelineSemaphore = has12.timelineSemaphore;
     enabled11.pNext = &enabled12;
   }
   const float priority = 1.0f;

@@ -116,6 +116,61 @@ struct CountingAllocator {
   }
 };
 
+// Engine::submit: more products in flight than the engine has command buffers, each checked; waited on
+// through the handles and, with a timeline, by the application itself.
+void products_in_flight(bool timeline) {
+  test::AppVulkan app(false, timeline);  // timeline: Vulkan 1.2 with timelineSemaphore where the device has it
+  Engine e = adopt_device(app.adopt_info());
+  std::mt19937_64 rng(23);
+  const GemmDesc d{.m = 19, .n = 13, .k = 11, .alpha = 1.25};
+  constexpr int kProducts = 20;  // more than the engine's 8 command buffers and the plan's 16 slots
+  GemmPlan plan = e.plan(d, {.max_pending = 16});
+  std::vector<Buffer> as, bs, cs;
+  std::vector<std::vector<float>> has, hbs;
+  std::vector<GemmSubmission> subs;
+  for (int i = 0; i < kProducts; ++i) {
+    has.push_back(random_floats(19 * 11, rng)), hbs.push_back(random_floats(11 * 13, rng));
+    as.push_back(e.create_buffer(19 * 11 * 4)), bs.push_back(e.create_buffer(11 * 13 * 4));
+    cs.push_back(e.create_buffer(19 * 13 * 4));
+    e.write(as.back(), 0, has.back().data(), 19 * 11 * 4);
+    e.write(bs.back(), 0, hbs.back().data(), 11 * 13 * 4);
+    e.fill(cs.back(), 0, 19 * 13 * 4, 0xFFFFFFFFu);
+  }
+  for (size_t i = 0; i < kProducts; ++i) subs.push_back(e.submit(plan, {&as[i], 0}, {&bs[i], 0}, {&cs[i], 0}));
+  for (size_t i = 1; i < kProducts; ++i) CHECK(subs[i].value() > subs[i - 1].value());
+  CHECK((subs.back().semaphore() == VK_NULL_HANDLE) == !(timeline && app.enabled12.timelineSemaphore));
+  if (subs.back().semaphore() != VK_NULL_HANDLE) {
+    // The application waits on the engine's timeline itself.
+    const VkSemaphore semaphore = subs.back().semaphore();
+    const uint64_t value = subs.back().value();
+    VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    info.semaphoreCount = 1;
+    info.pSemaphores = &semaphore;
+    info.pValues = &value;
+    CHECK(vkWaitSemaphores(app.device, &info, UINT64_MAX) == VK_SUCCESS);
+    CHECK(subs.back().done());
+  } else {
+    MESSAGE("no timeline semaphore: the fence path");
+  }
+  for (const GemmSubmission& s : subs) s.wait();
+  for (size_t i = 0; i < kProducts; ++i) {
+    CHECK(subs[i].done());
+    std::vector<float> got(19 * 13);
+    e.read(cs[i], 0, got.data(), got.size() * 4);
+    const auto cmp = compare_with_reference(d, has[i].data(), hbs[i].data(), got.data(), got.data());
+    INFO("product ", i, ": ", cmp.summary());
+    CHECK(cmp.passed);
+  }
+  // A synchronous call between asynchronous ones; then a handle of a destroyed engine refuses to wait.
+  (void)e.run(plan, {&as[0], 0}, {&bs[0], 0}, {&cs[0], 0});
+  GemmSubmission last = e.submit(plan, {&as[1], 0}, {&bs[1], 0}, {&cs[1], 0});
+  last.wait();
+  as.clear(), bs.clear(), cs.clear();
+  { Engine gone = std::move(e); }  // the engine is destroyed here
+  expect_error([&] { last.wait(); }, ErrorCode::invalid_argument, "the submission's engine was destroyed");
+  expect_error([&] { GemmSubmission{}.wait(); }, ErrorCode::invalid_argument, "this GemmSubmission is empty");
+}
+
 }  // namespace
 
 TEST_SUITE("plan") {
@@ -295,4 +350,7 @@ TEST_SUITE("plan") {
     }
     for (VkCommandPool p : pools) vkDestroyCommandPool(app.device, p, nullptr);
   }
+
+  TEST_CASE("Engine::submit: many products in flight, on a timeline semaphore") { products_in_flight(true); }
+  TEST_CASE("Engine::submit: many products in flight, on fences (no timeline semaphore)") { products_in_flight(false); }
 }

@@ -30,6 +30,7 @@ struct EngineImpl;
 
 struct VulkanDevice;
 class GemmPlan;
+class GemmSubmission;
 struct GemmPlanOptions;
 
 struct EngineOptions {
@@ -177,6 +178,9 @@ class Engine {
   // Runs `plan` on this engine's buffers: recorded between full barriers into the engine's own command
   // buffer, submitted and waited for. Timing as gemm's (GPU times when the plan has timestamps).
   GemmTiming run(GemmPlan& plan, const BufferOffset& a, const BufferOffset& b, const BufferOffset& c);
+  // The same without waiting: recorded and submitted, and a handle to wait on (vkgemm/plan.hpp). Several
+  // may be in flight; the engine's synchronous calls are this and a wait.
+  GemmSubmission submit(GemmPlan& plan, const BufferOffset& a, const BufferOffset& b, const BufferOffset& c);
 
  private:
   friend struct detail::Access;

@@ -62,7 +62,36 @@ struct GemmPlanOptions {
 
 namespace detail {
 struct PlanImpl;
-}
+struct PlanRegistry;
+struct EngineImpl;
+}  // namespace detail
+
+// One product submitted by Engine::submit, in flight until it completes. Copyable (a number and a
+// reference to the engine). Several may be in flight on one engine; the engine reuses a command buffer
+// only after its submission completed (up to 8 in flight; a ninth submit first waits for the oldest), and
+// a plan's descriptor sets likewise (max_pending submissions of one plan).
+// Where the device has timeline semaphores (Vulkan 1.2; an adopted device where the application enabled
+// timelineSemaphore and created its instance for 1.2), the engine's one timeline semaphore reaches value()
+// when this product has completed: the application may wait on (semaphore(), value()) in its own queue
+// submissions (VkTimelineSemaphoreSubmitInfo) or with vkWaitSemaphores. Elsewhere semaphore() is
+// VK_NULL_HANDLE and wait()/done() use a fence. Using a handle after its engine is gone throws.
+class GemmSubmission {
+ public:
+  GemmSubmission() noexcept = default;
+  bool valid() const noexcept { return value_ != 0; }
+  // Blocks until the product completed (no polling: vkWaitSemaphores, or vkWaitForFences).
+  void wait() const;
+  // Whether it completed, without waiting.
+  bool done() const;
+  VkSemaphore semaphore() const;
+  uint64_t value() const noexcept { return value_; }
+
+ private:
+  friend struct detail::Access;
+  std::shared_ptr<detail::PlanRegistry> engine_alive_;
+  detail::EngineImpl* engine_ = nullptr;
+  uint64_t value_ = 0;
+};
 
 class GemmPlan {
  public:

@@ -69,8 +69,9 @@ struct PlanImpl {
   // `queries` when it is not null. Checks nothing, allocates nothing.
   void record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3], const VkDescriptorSet* slot_sets,
               VkQueryPool queries);
-  // The next slot of the ring of descriptor sets.
-  const VkDescriptorSet* next_sets();
+  // The next slot of the ring of descriptor sets, and its sets.
+  uint32_t take_slot();
+  const VkDescriptorSet* slot_sets(uint32_t slot) const { return sets.data() + size_t{slot} * sets_per_record; }
   // The GPU times from `queries` (2 per timed product) once the submission completed.
   GemmTiming timing(VkQueryPool queries) const;
   // Destroys the Vulkan objects (the engine is going); record, run and timing throw afterwards.
@@ -94,6 +95,7 @@ struct PlanImpl {
   Buffer workspace;  // split-K partial sums (the pieces share it, one after another)
   vk::DeviceHandle<VkDescriptorPool> pool;
   std::vector<VkDescriptorSet> sets;  // options.max_pending slots of sets_per_record; freed with the pool
+  std::vector<uint64_t> slot_serial;  // per slot, the engine submission that used it last (0: none)
   vk::DeviceHandle<VkQueryPool> queries;  // 2 per timed product, with options.timestamps
 };
 
@@ -138,9 +140,13 @@ struct EngineImpl {
   // submit_gemm (vulkan.hpp): the cached plan, then submit_plan.
   GemmTiming submit(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options,
                     const SubmitSync* sync);
-  // The plan recorded into the engine's command buffer between full barriers, submitted with `sync`,
-  // waited for. The operands were checked.
+  // The plan recorded into the engine's next command buffer between full barriers and submitted with
+  // `sync`; returns its serial. The operands were checked.
+  uint64_t submit_plan_async(PlanImpl& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync);
+  // The same, waited for, with its timing.
   GemmTiming submit_plan(PlanImpl& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync);
+  // Engine buffers at offsets as ranges (each to its buffer's end); throws naming a missing or foreign one.
+  void ranges_of(const BufferOffset (&ops)[3], VulkanBufferRange (&ranges)[3], const char* what) const;
   // Whether options.max_k_per_submission cuts this call into K chunks submitted one by one.
   static bool chunked(const GemmDesc& desc, const GemmOptions& options);
   // One submission per K chunk, each planned and waited for.
@@ -180,6 +186,13 @@ struct Access {
   static const BufferImpl* impl(const Buffer& b) { return b.impl_.get(); }
   static GemmRecording recording(std::unique_ptr<RecordingImpl> r) { return GemmRecording(std::move(r)); }
   static const std::shared_ptr<PlanImpl>& impl(const GemmPlan& p) { return p.impl_; }
+  static GemmSubmission submission(EngineImpl& e, uint64_t value) {
+    GemmSubmission s;
+    s.engine_alive_ = e.plans;
+    s.engine_ = &e;
+    s.value_ = value;
+    return s;
+  }
   static GemmPlan plan(std::shared_ptr<PlanImpl> impl) {
     GemmPlan p;
     p.impl_ = std::move(impl);

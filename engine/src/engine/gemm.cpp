@@ -33,9 +33,13 @@ GemmTiming EngineImpl::submit(const GemmDesc& desc, const VulkanBufferRange (&op
   return submit_plan(*plan, ops, sync);
 }
 
-GemmTiming EngineImpl::submit_plan(PlanImpl& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync) {
+uint64_t EngineImpl::submit_plan_async(PlanImpl& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync) {
   const auto& t = device->table();
-  const double wait_ms = submitter->run(
+  const bool work = !plan.product.pieces.empty();
+  const uint32_t slot = work ? plan.take_slot() : 0;
+  // The slot's sets may still be in use by an earlier submission of this plan.
+  if (work && plan.slot_serial[slot]) submitter->wait(plan.slot_serial[slot]);
+  const uint64_t serial = submitter->submit(
       [&](VkCommandBuffer cmd) {
         // What record() asks of its caller: uploads, host writes and earlier products are done first...
         memory_barrier(t, cmd,
@@ -43,15 +47,23 @@ GemmTiming EngineImpl::submit_plan(PlanImpl& plan, const VulkanBufferRange (&ops
                        VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
                            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_HOST_WRITE_BIT,
                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-        if (!plan.product.pieces.empty()) plan.record(cmd, ops, plan.next_sets(), plan.queries.get());
+        if (work) plan.record(cmd, ops, plan.slot_sets(slot), plan.queries.get());
         // ...and the result is ready for copies, the host and later kernels.
         memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
                        VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                        VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT);
       },
       sync);
+  if (work) plan.slot_serial[slot] = serial;
+  return serial;
+}
+
+GemmTiming EngineImpl::submit_plan(PlanImpl& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync) {
+  const uint64_t serial = submit_plan_async(plan, ops, sync);
+  const auto submitted = std::chrono::steady_clock::now();
+  submitter->wait(serial);
   GemmTiming timing = plan.timing(plan.queries.get());
-  timing.submit_wait_ms = wait_ms;
+  timing.submit_wait_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - submitted).count();
   return timing;
 }
 

@@ -113,6 +113,7 @@ std::shared_ptr<PlanImpl> EngineImpl::make_plan(const GemmDesc& desc, const Gemm
   if (!p->product.pieces.empty()) {
     if (p->product.workspace_bytes) p->workspace = create_buffer(p->product.workspace_bytes, "vkgemm split-K workspace");
     p->pool = make_sets(*this, *p, options.max_pending, p->sets);
+    p->slot_serial.assign(options.max_pending, 0);
     if (options.timestamps && physical.info.timestamps) p->queries = make_queries(*this, 2 * options.gemm.repeat);
   }
   std::lock_guard guard(plans->lock);
@@ -211,10 +212,19 @@ void PlanImpl::check_operands(const VulkanBufferRange (&ops)[3]) const {
   }
 }
 
-const VkDescriptorSet* PlanImpl::next_sets() {
+uint32_t PlanImpl::take_slot() {
   const uint32_t slot = next_slot;
   next_slot = (slot + 1) % options.max_pending;
-  return sets.data() + size_t{slot} * sets_per_record;
+  return slot;
+}
+
+void EngineImpl::ranges_of(const BufferOffset (&ops)[3], VulkanBufferRange (&ranges)[3], const char* what) const {
+  for (int i = 0; i < 3; ++i) {
+    if (!ops[i].buffer) throw Error(ErrorCode::invalid_argument, fmt::format("{}: {} has no buffer", what, kNames[i]));
+    const BufferImpl& b = owned(*ops[i].buffer, kNames[i]);
+    const uint64_t size = b.alloc.size;
+    ranges[i] = {b.alloc.buffer.get(), ops[i].offset, ops[i].offset > size ? 0 : size - ops[i].offset};
+  }
 }
 
 }  // namespace detail
@@ -242,7 +252,7 @@ void GemmPlan::record(VkCommandBuffer cmd, const VulkanBufferRange& a, const Vul
   const VulkanBufferRange ops[3] = {a, b, c};
   p.check_operands(ops);
   if (p.product.pieces.empty()) return;  // nothing to do, as the reference BLAS
-  p.record(cmd, ops, p.next_sets(), p.queries.get());
+  p.record(cmd, ops, p.slot_sets(p.take_slot()), p.queries.get());
 }
 
 GemmTiming GemmPlan::timing() const {
@@ -257,22 +267,56 @@ GemmPlan Engine::plan(const GemmDesc& desc, const GemmPlanOptions& options) {
   return detail::Access::plan(impl_->make_plan(desc, options));
 }
 
+// The plan of Engine::run and submit: checked, this engine's, its operands as ranges and checked.
+static detail::PlanImpl& runnable(detail::EngineImpl& e, GemmPlan& plan, const BufferOffset (&ops)[3],
+                                  VulkanBufferRange (&ranges)[3], const char* what) {
+  detail::PlanImpl& p = checked(detail::Access::impl(plan), what);
+  if (p.engine != &e) throw Error(ErrorCode::invalid_argument, fmt::format("{}: the plan belongs to another engine", what));
+  e.ranges_of(ops, ranges, what);
+  p.check_operands(ranges);
+  return p;
+}
+
 GemmTiming Engine::run(GemmPlan& plan, const BufferOffset& a, const BufferOffset& b, const BufferOffset& c) {
   std::lock_guard guard(impl_->lock);
-  detail::PlanImpl& p = checked(detail::Access::impl(plan), "Engine::run");
-  if (p.engine != impl_.get()) throw Error(ErrorCode::invalid_argument, "Engine::run: the plan belongs to another engine");
-  const BufferOffset ops[3] = {a, b, c};
   VulkanBufferRange ranges[3];
-  for (int i = 0; i < 3; ++i) {
-    if (!ops[i].buffer) {
-      throw Error(ErrorCode::invalid_argument, fmt::format("Engine::run: {} has no buffer", detail::kNames[i]));
-    }
-    const detail::BufferImpl& owned = impl_->owned(*ops[i].buffer, detail::kNames[i]);
-    const uint64_t size = owned.alloc.size;
-    ranges[i] = {owned.alloc.buffer.get(), ops[i].offset, ops[i].offset > size ? 0 : size - ops[i].offset};
-  }
-  p.check_operands(ranges);
+  detail::PlanImpl& p = runnable(*impl_, plan, {a, b, c}, ranges, "Engine::run");
   return impl_->submit_plan(p, ranges, nullptr);
+}
+
+GemmSubmission Engine::submit(GemmPlan& plan, const BufferOffset& a, const BufferOffset& b, const BufferOffset& c) {
+  std::lock_guard guard(impl_->lock);
+  VulkanBufferRange ranges[3];
+  detail::PlanImpl& p = runnable(*impl_, plan, {a, b, c}, ranges, "Engine::submit");
+  return detail::Access::submission(*impl_, impl_->submit_plan_async(p, ranges, nullptr));
+}
+
+// The engine of a live submission; with fences (no timeline) its lock too, as the submitter's fences are
+// reset by submit.
+template <typename F>
+static auto with_engine(const std::shared_ptr<detail::PlanRegistry>& alive, detail::EngineImpl* e, const char* what,
+                        F&& f) {
+  if (!alive) throw Error(ErrorCode::invalid_argument, fmt::format("{}: this GemmSubmission is empty", what));
+  {
+    std::lock_guard guard(alive->lock);
+    if (!alive->engine_alive) {
+      throw Error(ErrorCode::invalid_argument, fmt::format("{}: the submission's engine was destroyed", what));
+    }
+  }
+  if (e->submitter->timeline()) return f(*e->submitter);
+  std::lock_guard guard(e->lock);
+  return f(*e->submitter);
+}
+
+void GemmSubmission::wait() const {
+  with_engine(engine_alive_, engine_, "GemmSubmission::wait", [&](vk::Submitter& s) { s.wait(value_); });
+}
+bool GemmSubmission::done() const {
+  return with_engine(engine_alive_, engine_, "GemmSubmission::done", [&](vk::Submitter& s) { return s.done(value_); });
+}
+VkSemaphore GemmSubmission::semaphore() const {
+  return with_engine(engine_alive_, engine_, "GemmSubmission::semaphore",
+                     [](vk::Submitter& s) { return s.timeline(); });
 }
 
 }  // namespace vkgemm
