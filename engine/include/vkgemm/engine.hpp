@@ -181,6 +181,11 @@ class Engine {
   // The same without waiting: recorded and submitted, and a handle to wait on (vkgemm/plan.hpp). Several
   // may be in flight; the engine's synchronous calls are this and a wait.
   GemmSubmission submit(GemmPlan& plan, const BufferOffset& a, const BufferOffset& b, const BufferOffset& c);
+  // For benchmarks: the host time in microseconds of each of `times` records of `plan` (what GemmPlan::record
+  // does: the operand checks, the descriptor writes, the commands) into the engine's own command buffer,
+  // reset after each and never run.
+  std::vector<double> time_record(GemmPlan& plan, const BufferOffset& a, const BufferOffset& b, const BufferOffset& c,
+                                  uint32_t times);
 
  private:
   friend struct detail::Access;

@@ -2,6 +2,7 @@
 // and queries made once; recording then writes descriptors and records commands, allocating nothing. The
 // engine's own calls go through the same plans, cached by description (EngineImpl::cached_plan).
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -289,6 +290,35 @@ GemmSubmission Engine::submit(GemmPlan& plan, const BufferOffset& a, const Buffe
   VulkanBufferRange ranges[3];
   detail::PlanImpl& p = runnable(*impl_, plan, {a, b, c}, ranges, "Engine::submit");
   return detail::Access::submission(*impl_, impl_->submit_plan_async(p, ranges, nullptr));
+}
+
+std::vector<double> Engine::time_record(GemmPlan& plan, const BufferOffset& a, const BufferOffset& b,
+                                        const BufferOffset& c, uint32_t times) {
+  std::lock_guard guard(impl_->lock);
+  VulkanBufferRange ranges[3];
+  detail::PlanImpl& p = runnable(*impl_, plan, {a, b, c}, ranges, "Engine::time_record");
+  std::vector<double> us;
+  us.reserve(times);
+  if (p.product.pieces.empty()) return us;
+  for (uint64_t serial : p.slot_serial) {
+    if (serial) impl_->submitter->wait(serial);  // no slot in use by a submission of the plan
+  }
+  const auto& t = impl_->device->table();
+  // One submission (an empty command buffer): each record is made into the begun buffer and thrown away.
+  impl_->submitter->run([&](VkCommandBuffer cmd) {
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    for (uint32_t i = 0; i < times; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      p.check_operands(ranges);
+      p.record(cmd, ranges, p.slot_sets(p.take_slot()), p.queries.get());
+      us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+      vk::check(t.vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
+      vk::check(t.vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer");
+      vk::check(t.vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
+    }
+  });
+  return us;
 }
 
 // The engine of a live submission; with fences (no timeline) its lock too, as the submitter's fences are
