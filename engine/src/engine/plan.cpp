@@ -165,6 +165,11 @@ std::shared_ptr<PlanImpl> EngineImpl::cached_plan(const GemmDesc& desc, const Ge
 }
 
 EngineImpl::~EngineImpl() {
+  try {
+    if (submitter) submitter->wait_all();  // Engine::submit's products may still use the plans' objects
+  } catch (const Error&) {
+    // A lost device: nothing runs any more.
+  }
   plan_cache.clear();
   std::lock_guard guard(plans->lock);
   for (PlanImpl* p : plans->live) p->release();

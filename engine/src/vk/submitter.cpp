@@ -61,6 +61,12 @@ void Submitter::wait(uint64_t serial) {
   check(t.vkWaitForFences(device_.get(), 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
 }
 
+void Submitter::wait_all() {
+  for (const Slot& slot : slots_) {
+    if (slot.serial) wait(slot.serial);
+  }
+}
+
 bool Submitter::done(uint64_t serial) {
   const auto& t = device_.table();
   if (timeline_) {

@@ -32,6 +32,8 @@ class Submitter {
   // are safe beside submit() on another thread; with fences the caller serializes them with submit().
   void wait(uint64_t serial);
   bool done(uint64_t serial);
+  // Waits for every submission still in flight (before what they use is destroyed).
+  void wait_all();
   // submit, then wait. Returns the host wall time in ms from submission until completion.
   double run(const std::function<void(VkCommandBuffer)>& record, const SubmitSync* sync = nullptr);
   // The timeline semaphore (VK_NULL_HANDLE without one): value `serial` means that submission completed.
