@@ -21,7 +21,8 @@ void ok(VkResult r, const char* what) {
 
 }  // namespace
 
-AppVulkan::AppVulkan(bool shader_float64, bool f16) {
+AppVulkan::AppVulkan(bool shader_float64, bool f16, const VkAllocationCallbacks* device_allocator, bool validation)
+    : device_allocator_(device_allocator) {
   ok(volkInitialize(), "volkInitialize");
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
   api_version = f16 ? VK_API_VERSION_1_2 : VK_API_VERSION_1_1;
@@ -39,13 +40,19 @@ AppVulkan::AppVulkan(bool shader_float64, bool f16) {
   features.pEnabledValidationFeatures = &sync;
   VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, &features};
   ici.pApplicationInfo = &app;
-  ici.enabledLayerCount = 1;
-  ici.ppEnabledLayerNames = &layer;
-  ici.enabledExtensionCount = 2;
-  ici.ppEnabledExtensionNames = extensions;
+  if (validation) {
+    ici.enabledLayerCount = 1;
+    ici.ppEnabledLayerNames = &layer;
+    ici.enabledExtensionCount = 2;
+    ici.ppEnabledExtensionNames = extensions;
+  } else {
+    ici.pNext = nullptr;
+  }
   ok(vkCreateInstance(&ici, nullptr, &instance), "vkCreateInstance");
   volkLoadInstance(instance);
-  ok(vkCreateDebugUtilsMessengerEXT(instance, &mi, nullptr, &messenger_), "vkCreateDebugUtilsMessengerEXT");
+  if (validation) {
+    ok(vkCreateDebugUtilsMessengerEXT(instance, &mi, nullptr, &messenger_), "vkCreateDebugUtilsMessengerEXT");
+  }
 
   uint32_t count = 1;
   vkEnumeratePhysicalDevices(instance, &count, nullptr);
@@ -71,6 +78,7 @@ AppVulkan::AppVulkan(bool shader_float64, bool f16) {
     vkGetPhysicalDeviceFeatures2(physical, &has);
     enabled11.storageBuffer16BitAccess = has11.storageBuffer16BitAccess;
     enabled12.shaderFloat16 = has12.shaderFloat16;
+    enabled12.timelineSemaphore = has12.timelineSemaphore;
     enabled11.pNext = &enabled12;
   }
   const float priority = 1.0f;
@@ -83,7 +91,7 @@ AppVulkan::AppVulkan(bool shader_float64, bool f16) {
   dci.pQueueCreateInfos = &qci;
   dci.pEnabledFeatures = &enabled;
   if (f16) dci.pNext = &enabled11;
-  ok(vkCreateDevice(physical, &dci, nullptr, &device), "vkCreateDevice");
+  ok(vkCreateDevice(physical, &dci, device_allocator_, &device), "vkCreateDevice");
   volkLoadDevice(device);
   vkGetDeviceQueue(device, family, 0, &queue);
   VkCommandPoolCreateInfo cpi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
@@ -98,8 +106,8 @@ AppVulkan::~AppVulkan() {
     vkFreeMemory(device, b.memory, nullptr);
   }
   vkDestroyCommandPool(device, pool_, nullptr);
-  vkDestroyDevice(device, nullptr);
-  vkDestroyDebugUtilsMessengerEXT(instance, messenger_, nullptr);
+  vkDestroyDevice(device, device_allocator_);
+  if (messenger_) vkDestroyDebugUtilsMessengerEXT(instance, messenger_, nullptr);
   vkDestroyInstance(instance, nullptr);
 }
 

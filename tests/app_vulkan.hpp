@@ -22,9 +22,13 @@ struct AppBuffer {
 class AppVulkan {
  public:
   // shader_float64: enable shaderFloat64 at vkCreateDevice (when the device has it). f16: create the
-  // instance for Vulkan 1.2 and enable shaderFloat16 and storageBuffer16BitAccess (when the device has
-  // them), declared to vkgemm through adopt_info's feature chain.
-  explicit AppVulkan(bool shader_float64, bool f16 = false);
+  // instance for Vulkan 1.2 and enable shaderFloat16, storageBuffer16BitAccess and timelineSemaphore (when
+  // the device has them), declared to vkgemm through adopt_info's feature chain.
+  // device_allocator: the VkAllocationCallbacks given to vkCreateDevice (the driver's device-level
+  // allocations, and those of objects created with no allocator of their own, go through it).
+  // validation false: no layer (for counting allocations: the layer allocates for its own tracking).
+  explicit AppVulkan(bool shader_float64, bool f16 = false, const VkAllocationCallbacks* device_allocator = nullptr,
+                     bool validation = true);
   ~AppVulkan();
   AppVulkan(const AppVulkan&) = delete;
   AppVulkan& operator=(const AppVulkan&) = delete;
@@ -50,6 +54,7 @@ class AppVulkan {
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
   VkCommandPool pool_ = VK_NULL_HANDLE;
   std::vector<AppBuffer> buffers_;
+  const VkAllocationCallbacks* device_allocator_ = nullptr;
 };
 
 }  // namespace vkgemm::test

@@ -1,8 +1,8 @@
 // A graphics application that uses vkgemm inside its own Vulkan: it loads Vulkan with volk itself (global
 // function pointers, as volk applications do), creates its own instance, device and a graphics+compute
-// queue, clears an offscreen image in a render pass and, in the same command buffer, records a GEMM
-// through vkgemm on its own buffers. It reads back both and checks both: every pixel is the clear colour,
-// C = alpha A^T B + beta C0 matches the CPU reference. With --validate (CTest passes it) it runs under
+// queue, and runs 100 frames: each clears an offscreen image in a render pass and, in the same command
+// buffer, records one vkgemm plan (made once) on its own buffers. Each frame it reads back both and checks
+// both: every pixel is the clear colour, C = alpha A^T B + beta C0 matches the CPU reference. With --validate (CTest passes it) it runs under
 // VK_LAYER_KHRONOS_validation with synchronization validation, and any message fails it.
 // Exit codes: 0 both right, 1 a wrong result, 2 an error, 3 validation messages.
 #include <volk.h>  // before vkgemm/vulkan.hpp: volk wants VK_NO_PROTOTYPES, as any volk application
@@ -314,9 +314,43 @@ void record_clear(VkCommandBuffer cmd, const Target& t) {
   vkCmdCopyImageToBuffer(cmd, t.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, t.pixels.buffer, 1, &region);
 }
 
-// One command buffer: the render pass, the copy, the GEMM; submitted and waited for.
-void render_and_multiply(const Device& d, vkgemm::Engine& engine, const Target& t, const Operands& o) {
+// One frame into `cmd`: the render pass, the copy and the planned GEMM, then what the host reads.
+void record_frame(VkCommandBuffer cmd, const Target& t, const Operands& o, vkgemm::GemmPlan& plan) {
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  check(vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
+  // The previous frame's GEMM and copy (its reads and writes of C, of the pixels, of the image) come first.
+  VkMemoryBarrier previous{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  previous.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  previous.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT |
+                           VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
+                           VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT | VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+                       0, 1, &previous, 0, nullptr, 0, nullptr);
+  record_clear(cmd, t);
+  // A, B and C were written by the host before the submission: the submission makes them visible, so the
+  // plan needs no barrier before it here (see vulkan.hpp for what it expects). No allocation, no object.
+  plan.record(cmd, {o.a.buffer, 0, o.a.size}, {o.b.buffer, 0, o.b.size}, {o.c.buffer, kCOffset, nc * 4});
+  // What the record leaves to us: C and the pixels become visible to the host.
+  VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  to_host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, nullptr, 0, nullptr);
+  check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
+}
+
+bool check_results(const Target& t, const Operands& o, bool quiet);
+
+// kFrames frames, as a renderer runs them: one plan made once, recorded into the frame's command buffer
+// (reset and reused) each frame, submitted, waited for, and the image and C checked. C is reset by the
+// host before each frame (beta != 0: the GEMM updates it). True when every frame was right.
+constexpr int kFrames = 100;
+bool render_and_multiply(const Device& d, vkgemm::Engine& engine, const Target& t, const Operands& o) {
+  vkgemm::GemmPlan plan = engine.plan(o.desc, {.c_offset = kCOffset, .timestamps = true});
   VkCommandPoolCreateInfo cpi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  cpi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   cpi.queueFamilyIndex = d.family;
   VkCommandPool pool = VK_NULL_HANDLE;
   check(vkCreateCommandPool(d.dev, &cpi, nullptr, &pool), "vkCreateCommandPool");
@@ -326,50 +360,48 @@ void render_and_multiply(const Device& d, vkgemm::Engine& engine, const Target& 
   cai.commandBufferCount = 1;
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   check(vkAllocateCommandBuffers(d.dev, &cai, &cmd), "vkAllocateCommandBuffers");
-  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  check(vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
-  record_clear(cmd, t);
-  // A, B and C were written by the host before the submission: the submission makes them visible, so
-  // record_gemm() needs no barrier before it here (see vulkan.hpp for what it expects).
-  vkgemm::GemmRecording recording = vkgemm::record_gemm(engine, cmd, o.desc, {o.a.buffer, 0, o.a.size},
-                                                        {o.b.buffer, 0, o.b.size}, {o.c.buffer, kCOffset, nc * 4});
-  // What record_gemm() leaves to us: C and the pixels become visible to the host.
-  VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  to_host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-  to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                       VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, nullptr, 0, nullptr);
-  check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
   VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
   VkFence fence = VK_NULL_HANDLE;
   check(vkCreateFence(d.dev, &fci, nullptr, &fence), "vkCreateFence");
-  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &cmd;
-  check(vkQueueSubmit(d.queue, 1, &si, fence), "vkQueueSubmit");
-  check(vkWaitForFences(d.dev, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
-  // The fence has signalled: the recording (descriptor set, queries) may go now, after its times.
-  const vkgemm::GemmTiming timing = recording.timing();
-  if (timing.gpu_timestamps) std::printf("gemm gpu time: %.4f ms\n", timing.median_gpu_ms());
-  recording = {};
+  int wrong_frames = 0;
+  for (int frame = 0; frame < kFrames; ++frame) {
+    std::memcpy(static_cast<char*>(o.c.mapped) + kCOffset, o.hc0.data(), nc * 4);
+    std::memset(t.pixels.mapped, 0, W * H * 4);
+    check(vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer");
+    record_frame(cmd, t, o, plan);
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cmd;
+    check(vkResetFences(d.dev, 1, &fence), "vkResetFences");
+    check(vkQueueSubmit(d.queue, 1, &si, fence), "vkQueueSubmit");
+    check(vkWaitForFences(d.dev, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+    const bool quiet = frame > 0 && frame < kFrames - 1;  // the first and the last frame print their checks
+    if (!check_results(t, o, quiet)) ++wrong_frames;
+  }
+  // The fence has signalled: the plan's last timestamps are there.
+  const vkgemm::GemmTiming timing = plan.timing();
+  if (timing.gpu_timestamps) std::printf("gemm gpu time (last frame): %.4f ms\n", timing.median_gpu_ms());
+  std::printf("%d frames, one plan: %d wrong\n", kFrames, wrong_frames);
   vkDestroyFence(d.dev, fence, nullptr);
   vkDestroyCommandPool(d.dev, pool, nullptr);
+  return wrong_frames == 0;
 }
 
 // Every pixel the clear colour, and C against the CPU reference. True when both are right.
-bool check_results(const Target& t, const Operands& o) {
+bool check_results(const Target& t, const Operands& o, bool quiet) {
   const auto* px = static_cast<const uint8_t*>(t.pixels.mapped);
   const uint8_t want[4] = {64, 128, 191, 255};  // 0.25, 0.5, 0.75, 1.0 in UNORM8 (round to nearest)
   uint32_t wrong_pixels = 0;
   for (uint32_t i = 0; i < W * H; ++i)
     for (uint32_t ch = 0; ch < 4; ++ch)
       if (std::abs(int(px[i * 4 + ch]) - int(want[ch])) > 1) ++wrong_pixels;
-  std::printf("image: %s (%u of %u channels wrong)\n", wrong_pixels ? "FAILED" : "cleared", wrong_pixels, W * H * 4);
+  if (!quiet || wrong_pixels) {
+    std::printf("image: %s (%u of %u channels wrong)\n", wrong_pixels ? "FAILED" : "cleared", wrong_pixels, W * H * 4);
+  }
   std::vector<float> hc(nc);
   std::memcpy(hc.data(), static_cast<const char*>(o.c.mapped) + kCOffset, nc * 4);
   const vkgemm::Comparison cmp = vkgemm::compare_with_reference(o.desc, o.ha.data(), o.hb.data(), o.hc0.data(), hc.data());
-  std::printf("gemm: %s (%s)\n", cmp.passed ? "passed" : "FAILED", cmp.summary().c_str());
+  if (!quiet || !cmp.passed) std::printf("gemm: %s (%s)\n", cmp.passed ? "passed" : "FAILED", cmp.summary().c_str());
   return !wrong_pixels && cmp.passed;
 }
 
@@ -387,8 +419,7 @@ int run(bool validate) {
     vkgemm::Engine engine = vkgemm::adopt_device(adopted);
     std::printf("vkgemm adopted %s\n", engine.device().name.c_str());
     if (!refuses_f64(engine)) code = 1;
-    render_and_multiply(d, engine, target, operands);
-    if (!check_results(target, operands)) code = 1;
+    if (!render_and_multiply(d, engine, target, operands)) code = 1;
   }  // the engine goes before the device it borrowed
   destroy(d.dev, operands);
   destroy(d.dev, target);

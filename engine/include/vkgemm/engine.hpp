@@ -29,6 +29,9 @@ struct EngineImpl;
 }  // namespace detail
 
 struct VulkanDevice;
+class GemmPlan;
+class GemmSubmission;
+struct GemmPlanOptions;
 
 struct EngineOptions {
   // Which device: an index ("1") or a case-insensitive substring of its name ("llvmpipe").
@@ -167,6 +170,22 @@ class Engine {
   // Throws Error(unsupported_feature) when the device has no VK_KHR_pipeline_executable_properties
   // (DeviceInfo::pipeline_statistics), and what gemm would throw for desc and options.
   PipelineReport pipeline_statistics(const GemmDesc& desc, const GemmOptions& options = {});
+
+  // A plan of `desc` on this engine (vkgemm/plan.hpp): checked, planned and its pipelines built once, then
+  // recorded or run many times. Throws what gemm would throw for desc and options.
+  GemmPlan plan(const GemmDesc& desc);
+  GemmPlan plan(const GemmDesc& desc, const GemmPlanOptions& options);
+  // Runs `plan` on this engine's buffers: recorded between full barriers into the engine's own command
+  // buffer, submitted and waited for. Timing as gemm's (GPU times when the plan has timestamps).
+  GemmTiming run(GemmPlan& plan, const BufferOffset& a, const BufferOffset& b, const BufferOffset& c);
+  // The same without waiting: recorded and submitted, and a handle to wait on (vkgemm/plan.hpp). Several
+  // may be in flight; the engine's synchronous calls are this and a wait.
+  GemmSubmission submit(GemmPlan& plan, const BufferOffset& a, const BufferOffset& b, const BufferOffset& c);
+  // For benchmarks: the host time in microseconds of each of `times` records of `plan` (what GemmPlan::record
+  // does: the operand checks, the descriptor writes, the commands) into the engine's own command buffer,
+  // reset after each and never run.
+  std::vector<double> time_record(GemmPlan& plan, const BufferOffset& a, const BufferOffset& b, const BufferOffset& c,
+                                  uint32_t times);
 
  private:
   friend struct detail::Access;

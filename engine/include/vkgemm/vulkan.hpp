@@ -15,6 +15,7 @@
 
 #include "vkgemm/blas.hpp"
 #include "vkgemm/engine.hpp"
+#include "vkgemm/plan.hpp"
 
 namespace vkgemm {
 
@@ -57,14 +58,6 @@ struct VulkanDevice {
 // engine of its own, whose loader then serves both (one loader per process, as usual).
 Engine adopt_device(const VulkanDevice& device);
 
-// A range of a VkBuffer holding a GEMM operand: `size` is how many bytes from `offset` the engine may
-// touch (at most the buffer's size minus offset). The buffer needs VK_BUFFER_USAGE_STORAGE_BUFFER_BIT and
-// must live until every submission using it completes.
-struct VulkanBufferRange {
-  VkBuffer buffer = VK_NULL_HANDLE;
-  VkDeviceSize offset = 0;
-  VkDeviceSize size = 0;
-};
 // An engine-owned Buffer as a range (from `offset` to its end), to mix with application buffers.
 VulkanBufferRange vulkan_range(const Buffer& buffer, VkDeviceSize offset = 0);
 
@@ -72,7 +65,9 @@ namespace detail {
 struct RecordingImpl;
 }
 
-// What record_gemm() leaves behind: the descriptor pool and timestamp queries the recorded commands use.
+// What record_gemm() leaves behind: the plan it recorded (record_gemm plans through the engine's plan cache,
+// keyed by the call's description: vkgemm/plan.hpp) and the descriptor sets and timestamp queries the
+// recorded commands use.
 // Keep it until the submission of that command buffer has completed (its fence signalled, or the queue
 // idle); destroying it earlier is an error, as destroying any in-use Vulkan object is. Move-only. It must
 // not outlive its Engine.
@@ -97,7 +92,9 @@ class GemmRecording {
   std::unique_ptr<detail::RecordingImpl> impl_;
 };
 
-// Records C = alpha op(A) op(B) + beta C (see blas.hpp) into `cmd`, which the application has begun and
+// Records C = alpha op(A) op(B) + beta C (see blas.hpp) into `cmd` (a GemmPlan from the engine's cache,
+// recorded with sets and queries of its own: for a product recorded every frame, make a GemmPlan once and
+// record it, which allocates nothing), which the application has begun and
 // is outside a render pass, on a queue family with compute. The engine binds its own compute pipeline,
 // descriptor set and push constants (the application rebinds its own afterwards, as after any
 // vkCmdBindPipeline).

@@ -17,7 +17,7 @@ namespace {
 // The features and extensions of VulkanDevice's chain and list that vkgemm's kernels use.
 struct Declared {
   bool float16 = false, storage16 = false, memory_model = false, subgroup_size_control = false;
-  bool maintenance4 = false, coopmat_khr = false, coopmat2 = false;
+  bool maintenance4 = false, coopmat_khr = false, coopmat2 = false, timeline = false;
 };
 
 bool has(std::span<const char* const> list, std::string_view name) {
@@ -39,8 +39,12 @@ Declared declared(const VulkanDevice& d) {
         const auto* f = reinterpret_cast<const VkPhysicalDeviceVulkan12Features*>(s);
         out.float16 |= f->shaderFloat16 == VK_TRUE;
         out.memory_model |= f->vulkanMemoryModel == VK_TRUE;
+        out.timeline |= f->timelineSemaphore == VK_TRUE;
         break;
       }
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES:
+        out.timeline |= reinterpret_cast<const VkPhysicalDeviceTimelineSemaphoreFeatures*>(s)->timelineSemaphore == VK_TRUE;
+        break;
       case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES:
         out.float16 |= reinterpret_cast<const VkPhysicalDeviceShaderFloat16Int8Features*>(s)->shaderFloat16 == VK_TRUE;
         break;
@@ -134,9 +138,12 @@ EngineImpl::EngineImpl(const VulkanDevice& d) {
   apply_test_limits(info);
   info.pipeline_statistics = false;  // the application's device: its extensions are not known here
 
-  device = std::make_unique<vk::Device>(d.physical_device, d.device, d.queue, d.queue_family_index);
+  // Timeline semaphores where the application enabled them (core in 1.2; the extension's struct is the
+  // same feature): its functions are core names, so a 1.2 instance is needed too.
+  const bool timeline = on.timeline && d.api_version >= VK_API_VERSION_1_2;
+  device = std::make_unique<vk::Device>(d.physical_device, d.device, d.queue, d.queue_family_index, timeline);
   memory = std::make_unique<vk::MemoryAllocator>(*instance, *device, physical.info);
-  submitter = std::make_unique<vk::Submitter>(*device);
+  submitter = std::make_unique<vk::Submitter>(*device, timeline);
   pipelines = std::make_unique<kernels::Pipelines>(*instance, *device);
 }
 

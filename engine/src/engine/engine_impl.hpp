@@ -5,6 +5,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "device/device_query.hpp"
 #include "kernels/registry.hpp"
@@ -17,6 +19,7 @@
 #include "vk/memory.hpp"
 #include "vk/submitter.hpp"
 #include "vkgemm/engine.hpp"
+#include "vkgemm/plan.hpp"
 #include "vkgemm/vulkan.hpp"
 
 namespace vkgemm::detail {
@@ -26,16 +29,83 @@ struct BufferImpl {
   const EngineImpl* owner = nullptr;
 };
 
-// What a GemmRecording keeps alive until the application's submission completes.
+struct PlanImpl;
+
+// The plans alive on one engine, so that the engine can release their Vulkan objects when it is destroyed
+// (plan.hpp's lifetime rule). Shared by the engine and its plans; `engine_alive` turns false at its end.
+struct PlanRegistry {
+  std::mutex lock;
+  std::vector<PlanImpl*> live;
+  bool engine_alive = true;
+};
+
+// One dispatch of a recorded product: its pipeline, its pass (grid, push constants) and its descriptor set
+// (an index into a slot of PlanImpl::sets_per_record sets).
+struct PlanDispatch {
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  const PassPlan* pass = nullptr;
+  uint32_t set = 0;
+};
+
+// Where one descriptor of a recording points: a caller's operand (0 A, 1 B, 2 C) moved by its offset's
+// shift from the planned one, or the workspace (3).
+struct PlanBinding {
+  uint32_t source = 0;
+  uint64_t offset = 0, size = 0;
+};
+
+// A GemmPlan's state (plan.hpp): the product planned once, and everything a recording uses, made once.
+struct PlanImpl {
+  ~PlanImpl();
+  PlanImpl() = default;
+  PlanImpl(const PlanImpl&) = delete;
+  PlanImpl& operator=(const PlanImpl&) = delete;
+
+  // Throws unless the plan's engine is alive; `what` names the call.
+  EngineImpl& live_engine(const char* what) const;
+  // The operands against the plan: buffer, element alignment, size, and the offset class. Throws Error.
+  void check_operands(const VulkanBufferRange (&ops)[3]) const;
+  // Writes `slot_sets` for `ops` and records the product (warmup + repeat) into `cmd`, with timestamps in
+  // `queries` when it is not null. Checks nothing, allocates nothing.
+  void record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3], const VkDescriptorSet* slot_sets,
+              VkQueryPool queries);
+  // The next slot of the ring of descriptor sets, and its sets.
+  uint32_t take_slot();
+  const VkDescriptorSet* slot_sets(uint32_t slot) const { return sets.data() + size_t{slot} * sets_per_record; }
+  // The GPU times from `queries` (2 per timed product) once the submission completed.
+  GemmTiming timing(VkQueryPool queries) const;
+  // Destroys the Vulkan objects (the engine is going); record, run and timing throw afterwards.
+  void release() noexcept;
+
+  EngineImpl* engine = nullptr;  // null once released
+  std::shared_ptr<PlanRegistry> registry;
+  GemmDesc desc;
+  GemmPlanOptions options;
+  ProductPlan product;
+  uint64_t planned[3] = {0, 0, 0};  // the operands' byte offsets planned for, A B C
+  uint64_t needed[3] = {0, 0, 0};   // bytes each operand spans from its offset
+  uint64_t element[3] = {4, 4, 4};  // element sizes
+  uint64_t granularity = 64;        // offsets congruent modulo this record as planned
+  std::vector<PlanDispatch> dispatches;  // one product, in order; a barrier between consecutive ones
+  std::vector<PlanBinding> bindings;     // 3 per set of a slot
+  std::vector<VkDescriptorBufferInfo> infos;  // the writes' targets, rewritten by each record
+  std::vector<VkWriteDescriptorSet> writes;   // 3 per set of a slot; dstSet set by each record
+  uint32_t sets_per_record = 0;
+  uint32_t next_slot = 0;
+  Buffer workspace;  // split-K partial sums (the pieces share it, one after another)
+  vk::DeviceHandle<VkDescriptorPool> pool;
+  std::vector<VkDescriptorSet> sets;  // options.max_pending slots of sets_per_record; freed with the pool
+  std::vector<uint64_t> slot_serial;  // per slot, the engine submission that used it last (0: none)
+  vk::DeviceHandle<VkQueryPool> queries;  // 2 per timed product, with options.timestamps
+};
+
+// What a GemmRecording keeps alive until the application's submission completes: the plan it recorded
+// (its pipelines and workspace), and its own descriptor sets and queries (so that recordings of one
+// description, cached as one plan, never share them).
 struct RecordingImpl {
-  const EngineImpl* engine = nullptr;
-  vk::DeviceHandle<VkDescriptorPool> descriptors;  // holds the sets the dispatches bind, one or two a piece
-  vk::DeviceHandle<VkQueryPool> queries;           // 2 timestamps per timed dispatch, when the queue has them
-  Buffer workspace;                                // split-K partial sums, when the plan splits K (shared
-                                                   // by the pieces, which run one after another)
-  Kernel kernel = Kernel::automatic;               // what ran, for GemmTiming
-  std::string config;
-  uint32_t repeat = 0;
+  std::shared_ptr<PlanImpl> plan;
+  vk::DeviceHandle<VkDescriptorPool> descriptors;
+  vk::DeviceHandle<VkQueryPool> queries;
   bool recorded = false;
   GemmTiming timing() const;
 };
@@ -49,27 +119,34 @@ struct EngineImpl {
   void read(const Buffer& buffer, uint64_t offset, void* data, uint64_t bytes);
   void fill(Buffer& buffer, uint64_t offset, uint64_t bytes, uint32_t word);
 
+  ~EngineImpl();
+  EngineImpl(const EngineImpl&) = delete;
+  EngineImpl& operator=(const EngineImpl&) = delete;
+
   // The checks at an entry, each made once per call: the run options (repeat, warmup) and the operands'
   // buffers (present, aligned, large enough). Throw vkgemm::Error.
   void check_run(const GemmDesc& desc, const GemmOptions& options) const;
   void check_buffers(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const kernels::Types& types) const;
-  // plan_product for operands at `ops` on this engine's device (which checks the kernel is supported).
-  ProductPlan plan_call(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options) const;
-  // Every check of a call on Vulkan buffers, in order (arguments, run options, kernel, buffers), and its plan.
-  ProductPlan checked_plan(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options) const;
-  // record_gemm (vulkan.hpp): checked_plan, then record_plan.
+  // Engine::plan: every check of the call, its ProductPlan, and what its recordings use (plan.cpp).
+  std::shared_ptr<PlanImpl> make_plan(const GemmDesc& desc, const GemmPlanOptions& options);
+  // The plan of a call, from the cache keyed by the description, the options and the operands' offset
+  // classes (made and cached when missing). Timestamps on where the device has them.
+  std::shared_ptr<PlanImpl> cached_plan(const GemmDesc& desc, const GemmOptions& options,
+                                        const VulkanBufferRange (&ops)[3]);
+  // record_gemm (vulkan.hpp): the cached plan, checked against the operands, recorded with the recording's
+  // own descriptor sets and queries.
   std::unique_ptr<RecordingImpl> record(VkCommandBuffer cmd, const GemmDesc& desc, const VulkanBufferRange (&ops)[3],
                                         const GemmOptions& options);
-  // Records a plan into `cmd` as it is, checking nothing: its workspace, descriptor sets, timestamps and
-  // dispatches (repeat and warmup from options).
-  std::unique_ptr<RecordingImpl> record_plan(VkCommandBuffer cmd, const ProductPlan& plan,
-                                             const VulkanBufferRange (&ops)[3], const GemmOptions& options);
-  // submit_gemm (vulkan.hpp): checked_plan, then submit_plan.
+  // submit_gemm (vulkan.hpp): the cached plan, then submit_plan.
   GemmTiming submit(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options,
                     const SubmitSync* sync);
-  // record_plan into the engine's command buffer between full barriers, submitted with `sync`, waited for.
-  GemmTiming submit_plan(const ProductPlan& plan, const VulkanBufferRange (&ops)[3], const GemmOptions& options,
-                         const SubmitSync* sync);
+  // The plan recorded into the engine's next command buffer between full barriers and submitted with
+  // `sync`; returns its serial. The operands were checked.
+  uint64_t submit_plan_async(PlanImpl& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync);
+  // The same, waited for, with its timing.
+  GemmTiming submit_plan(PlanImpl& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync);
+  // Engine buffers at offsets as ranges (each to its buffer's end); throws naming a missing or foreign one.
+  void ranges_of(const BufferOffset (&ops)[3], VulkanBufferRange (&ranges)[3], const char* what) const;
   // Whether options.max_k_per_submission cuts this call into K chunks submitted one by one.
   static bool chunked(const GemmDesc& desc, const GemmOptions& options);
   // One submission per K chunk, each planned and waited for.
@@ -96,6 +173,9 @@ struct EngineImpl {
   std::unique_ptr<vk::MemoryAllocator> memory;
   std::unique_ptr<vk::Submitter> submitter;
   std::unique_ptr<kernels::Pipelines> pipelines;
+  std::shared_ptr<PlanRegistry> plans = std::make_shared<PlanRegistry>();
+  // The plans of the calls that take no GemmPlan (gemm, record_gemm, submit_gemm), most recent last.
+  std::vector<std::pair<std::vector<unsigned char>, std::shared_ptr<PlanImpl>>> plan_cache;
   std::optional<vk::AllocatedBuffer> staging;
   Buffer host_a, host_b, host_c;  // reused by the host-memory gemm, grown on demand
 };
@@ -105,7 +185,26 @@ struct Access {
   static EngineImpl& impl(Engine& e) { return *e.impl_; }
   static const BufferImpl* impl(const Buffer& b) { return b.impl_.get(); }
   static GemmRecording recording(std::unique_ptr<RecordingImpl> r) { return GemmRecording(std::move(r)); }
+  static const std::shared_ptr<PlanImpl>& impl(const GemmPlan& p) { return p.impl_; }
+  static GemmSubmission submission(EngineImpl& e, uint64_t value) {
+    GemmSubmission s;
+    s.engine_alive_ = e.plans;
+    s.engine_ = &e;
+    s.value_ = value;
+    return s;
+  }
+  static GemmPlan plan(std::shared_ptr<PlanImpl> impl) {
+    GemmPlan p;
+    p.impl_ = std::move(impl);
+    return p;
+  }
 };
+
+// A descriptor pool holding `slots` slots of `plan`'s sets, all allocated into `sets` (plan.cpp).
+vk::DeviceHandle<VkDescriptorPool> make_sets(const EngineImpl& e, const PlanImpl& plan, uint32_t slots,
+                                             std::vector<VkDescriptorSet>& sets);
+// A timestamp query pool of `count` queries.
+vk::DeviceHandle<VkQueryPool> make_queries(const EngineImpl& e, uint32_t count);
 
 // One global memory barrier from `src` stages/accesses to `dst` ones.
 void memory_barrier(const VolkDeviceTable& t, VkCommandBuffer cmd, VkPipelineStageFlags src_stage,

@@ -28,14 +28,18 @@ namespace detail {
 
 GemmTiming EngineImpl::submit(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options,
                               const SubmitSync* sync) {
-  return submit_plan(checked_plan(desc, ops, options), ops, options, sync);
+  const std::shared_ptr<PlanImpl> plan = cached_plan(desc, options, ops);
+  plan->check_operands(ops);
+  return submit_plan(*plan, ops, sync);
 }
 
-GemmTiming EngineImpl::submit_plan(const ProductPlan& plan, const VulkanBufferRange (&ops)[3],
-                                   const GemmOptions& options, const SubmitSync* sync) {
+uint64_t EngineImpl::submit_plan_async(PlanImpl& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync) {
   const auto& t = device->table();
-  std::unique_ptr<RecordingImpl> rec;
-  const double wait_ms = submitter->run(
+  const bool work = !plan.product.pieces.empty();
+  const uint32_t slot = work ? plan.take_slot() : 0;
+  // The slot's sets may still be in use by an earlier submission of this plan.
+  if (work && plan.slot_serial[slot]) submitter->wait(plan.slot_serial[slot]);
+  const uint64_t serial = submitter->submit(
       [&](VkCommandBuffer cmd) {
         // What record() asks of its caller: uploads, host writes and earlier products are done first...
         memory_barrier(t, cmd,
@@ -43,15 +47,23 @@ GemmTiming EngineImpl::submit_plan(const ProductPlan& plan, const VulkanBufferRa
                        VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
                            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_HOST_WRITE_BIT,
                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-        rec = record_plan(cmd, plan, ops, options);
+        if (work) plan.record(cmd, ops, plan.slot_sets(slot), plan.queries.get());
         // ...and the result is ready for copies, the host and later kernels.
         memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
                        VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                        VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT);
       },
       sync);
-  GemmTiming timing = rec->timing();
-  timing.submit_wait_ms = wait_ms;
+  if (work) plan.slot_serial[slot] = serial;
+  return serial;
+}
+
+GemmTiming EngineImpl::submit_plan(PlanImpl& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync) {
+  const uint64_t serial = submit_plan_async(plan, ops, sync);
+  const auto submitted = std::chrono::steady_clock::now();
+  submitter->wait(serial);
+  GemmTiming timing = plan.timing(plan.queries.get());
+  timing.submit_wait_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - submitted).count();
   return timing;
 }
 
@@ -88,7 +100,7 @@ GemmTiming EngineImpl::submit_k_chunks(const GemmDesc& desc, const VulkanBufferR
         const uint64_t delta = k0 * step * es;  // inside the range: the call's extent covers it
         moved[i].offset += delta, moved[i].size -= delta;
       }
-      const GemmTiming t = submit_plan(plan_call(chunk, moved, once), moved, once, nullptr);
+      const GemmTiming t = submit_plan(*cached_plan(chunk, once, moved), moved, nullptr);
       total.submit_wait_ms += t.submit_wait_ms;
       for (double ms : t.gpu_ms) gpu_ms += ms;
       total.gpu_timestamps = t.gpu_timestamps, total.kernel = t.kernel;
@@ -129,9 +141,9 @@ GemmTiming EngineImpl::gemm(const GemmDesc& desc, const BufferOffset (&ops)[3], 
     check_buffers(desc, ranges, types);
     return submit_k_chunks(desc, ranges, options);
   }
-  const ProductPlan plan = plan_call(desc, ranges, options);
-  check_buffers(desc, ranges, plan.types);
-  return submit_plan(plan, ranges, options, nullptr);
+  const std::shared_ptr<PlanImpl> plan = cached_plan(desc, options, ranges);
+  plan->check_operands(ranges);
+  return submit_plan(*plan, ranges, nullptr);
 }
 
 bool EngineImpl::chunked(const GemmDesc& desc, const GemmOptions& options) {
@@ -165,10 +177,11 @@ GemmTiming EngineImpl::gemm_host(const GemmDesc& desc, const void* a, const void
   check_gemm(desc);
   check_run(desc, options);
   // Planned before anything is copied (the plan checks the kernel); the host buffers start at offset 0.
-  const ProductPlan plan = plan_product(desc, options, physical.info, tuning, {0, 0, 0, physical.storage_offset_alignment});
-  const uint64_t es = element_size(plan.types.input);
+  const kernels::Types types = kernels::types_of(desc, options);
+  kernels::check_supported(physical.info, tuning, types, options);
+  const uint64_t es = element_size(types.input);
   const uint64_t bytes[3] = {operand_extent(desc, 'A').elements * es, operand_extent(desc, 'B').elements * es,
-                             operand_extent(desc, 'C').elements * element_size(plan.types.output)};
+                             operand_extent(desc, 'C').elements * element_size(types.output)};
   GemmTiming timing;
   timing.gpu_timestamps = physical.info.timestamps;
   if (bytes[2] == 0 || desc.batch == 0) return timing;  // m or n is 0: nothing to do
@@ -195,7 +208,8 @@ GemmTiming EngineImpl::gemm_host(const GemmDesc& desc, const void* a, const void
   }
   write(host_c, 0, c, bytes[2]);  // also when beta = 0: the gaps between rows come back as they were
   const double upload = std::chrono::duration<double, std::milli>(clock::now() - start).count();
-  timing = chunked(desc, options) ? submit_k_chunks(desc, ranges, options) : submit_plan(plan, ranges, options, nullptr);
+  timing = chunked(desc, options) ? submit_k_chunks(desc, ranges, options)
+                                  : submit_plan(*cached_plan(desc, options, ranges), ranges, nullptr);
   start = clock::now();
   read(host_c, 0, c, bytes[2]);
   timing.download_ms = std::chrono::duration<double, std::milli>(clock::now() - start).count();

@@ -1,6 +1,5 @@
-// Recording one BLAS GEMM into a command buffer: the checks at the entry, then the planner's plan
-// (plan/planner.hpp) recorded as it is: descriptor sets and timestamp queries (owned by the recording),
-// push constants and dispatches.
+// Recording a plan into a command buffer (descriptors, push constants, dispatches, timestamps), the checks
+// of a call's run options and operands, record_gemm's recording, and reading timestamps back.
 #include <algorithm>
 #include <array>
 #include <vector>
@@ -16,116 +15,11 @@ namespace {
 
 constexpr uint32_t kMaxRepeat = 100000;
 
-// One planned pass, ready to record.
-struct Pass {
-  VkPipeline pipeline = VK_NULL_HANDLE;
-  VkDescriptorSet set = VK_NULL_HANDLE;
-  const PassPlan* plan = nullptr;
-};
-
-struct PiecePasses {
-  Pass main, reduce;  // reduce.plan is null without split-K
-};
-
-// The recording's own descriptor pool, with the sets of every pass: nothing shared, so recordings need no
-// lock while they live.
-std::vector<PiecePasses> bind_passes(EngineImpl& e, RecordingImpl& rec, const ProductPlan& plan,
-                                     const VulkanBufferRange (&ops)[3]) {
-  const auto& device = e.device;
-  const auto& pipelines = e.pipelines;
-  const auto& t = device->table();
-  const VkDevice dev = device->get();
-  uint32_t sets = 0;
-  for (const PiecePlan& piece : plan.pieces) sets += piece.reduce ? 2u : 1u;
-  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 3 * sets};
-  VkDescriptorPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-  pool_info.maxSets = sets;
-  pool_info.poolSizeCount = 1;
-  pool_info.pPoolSizes = &size;
-  VkDescriptorPool pool = VK_NULL_HANDLE;
-  vk::check(t.vkCreateDescriptorPool(dev, &pool_info, nullptr, &pool), "vkCreateDescriptorPool");
-  rec.descriptors = vk::DeviceHandle<VkDescriptorPool>(t, dev, pool);
-  const auto make_set = [&](const VkDescriptorBufferInfo (&buffers)[3]) {
-    VkDescriptorSetLayout set_layout = pipelines->set_layout();
-    VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-    alloc.descriptorPool = pool;
-    alloc.descriptorSetCount = 1;
-    alloc.pSetLayouts = &set_layout;
-    VkDescriptorSet set = VK_NULL_HANDLE;  // freed with the pool
-    vk::check(t.vkAllocateDescriptorSets(dev, &alloc, &set), "vkAllocateDescriptorSets");
-    VkWriteDescriptorSet writes[3];
-    for (uint32_t i = 0; i < 3; ++i) {
-      writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-      writes[i].dstSet = set;
-      writes[i].dstBinding = i;
-      writes[i].descriptorCount = 1;
-      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-      writes[i].pBufferInfo = &buffers[i];
-    }
-    t.vkUpdateDescriptorSets(dev, 3, writes, 0, nullptr);
-    return set;
-  };
-  const VkBuffer workspace = rec.workspace.valid() ? Access::impl(rec.workspace)->alloc.buffer.get() : VK_NULL_HANDLE;
-  std::vector<PiecePasses> out(plan.pieces.size());
-  for (size_t i = 0; i < plan.pieces.size(); ++i) {
-    const PiecePlan& pp = plan.pieces[i];
-    const PieceBinding* own[3] = {&pp.piece.a, &pp.piece.b, &pp.piece.c};
-    VkDescriptorBufferInfo bindings[3];
-    for (size_t b = 0; b < 3; ++b) bindings[b] = {ops[plan.source[b]].buffer, own[b]->offset, own[b]->size};
-    out[i].main = {pipelines->get(pp.main.shape), VK_NULL_HANDLE, &pp.main};
-    if (pp.reduce) {
-      const VkDescriptorBufferInfo space{workspace, 0, pp.workspace_bytes};
-      out[i].main.set = make_set({bindings[0], bindings[1], space});
-      out[i].reduce = {pipelines->get(pp.reduce->shape), make_set({space, space, bindings[2]}), &*pp.reduce};
-    } else {
-      out[i].main.set = make_set(bindings);
-    }
-  }
-  return out;
-}
-
-void record_dispatches(const EngineImpl& e, VkCommandBuffer cmd, const std::vector<PiecePasses>& passes,
-                       VkQueryPool qpool, const GemmOptions& options) {
-  const auto& device = e.device;
-  const auto& pipelines = e.pipelines;
-  const auto& t = device->table();
-  // Each dispatch writes C (and reads it when beta != 0), or the workspace the next pass reads: the next
-  // one waits for it, which also keeps the timestamps of consecutive products apart.
-  const auto between_dispatches = [&] {
-    memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
-                   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-  };
-  const auto dispatch = [&](const Pass& pass) {
-    const PassPlan& p = *pass.plan;
-    t.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pass.pipeline);
-    t.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines->layout(), 0, 1, &pass.set, 0, nullptr);
-    t.vkCmdPushConstants(cmd, pipelines->layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(p.push), &p.push);
-    t.vkCmdDispatch(cmd, p.grid[0], p.grid[1], p.grid[2]);
-  };
-  // One product is all its pieces. A barrier between consecutive pieces too: K chunks of one C block
-  // read what the previous chunk wrote, split-K pieces reuse the workspace, and pieces of different C
-  // blocks may bind overlapping ranges (ldc gaps), which validation cannot tell apart from a race.
-  const auto one_product = [&] {
-    for (size_t i = 0; i < passes.size(); ++i) {
-      if (i > 0) between_dispatches();
-      dispatch(passes[i].main);
-      if (passes[i].reduce.plan) {
-        between_dispatches();
-        dispatch(passes[i].reduce);
-      }
-    }
-  };
-  if (qpool) t.vkCmdResetQueryPool(cmd, qpool, 0, 2 * options.repeat);
-  for (uint32_t w = 0; w < options.warmup; ++w) {
-    one_product();
-    between_dispatches();
-  }
-  for (uint32_t r = 0; r < options.repeat; ++r) {
-    if (r > 0) between_dispatches();
-    if (qpool) t.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, qpool, 2 * r);
-    one_product();
-    if (qpool) t.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, qpool, 2 * r + 1);
-  }
+// Each dispatch writes C (and reads it when beta != 0), or the workspace the next pass reads: the next
+// one waits for it, which also keeps the timestamps of consecutive products apart.
+void between_dispatches(const VolkDeviceTable& t, VkCommandBuffer cmd) {
+  memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
+                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
 }
 
 }  // namespace
@@ -168,64 +62,78 @@ void EngineImpl::check_buffers(const GemmDesc& desc, const VulkanBufferRange (&o
   }
 }
 
-ProductPlan EngineImpl::plan_call(const GemmDesc& desc, const VulkanBufferRange (&ops)[3],
-                                  const GemmOptions& options) const {
-  const Placement placement{ops[0].offset, ops[1].offset, ops[2].offset, physical.storage_offset_alignment};
-  return plan_product(desc, options, physical.info, tuning, placement);
-}
-
-ProductPlan EngineImpl::checked_plan(const GemmDesc& desc, const VulkanBufferRange (&ops)[3],
-                                     const GemmOptions& options) const {
-  check_gemm(desc);
-  check_run(desc, options);
-  ProductPlan plan = plan_call(desc, ops, options);
-  check_buffers(desc, ops, plan.types);
-  return plan;
+void PlanImpl::record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3], const VkDescriptorSet* slot_sets,
+                      VkQueryPool qpool) {
+  const auto& t = engine->device->table();
+  const VkBuffer space = workspace.valid() ? Access::impl(workspace)->alloc.buffer.get() : VK_NULL_HANDLE;
+  for (size_t i = 0; i < bindings.size(); ++i) {
+    const PlanBinding& b = bindings[i];
+    // The operand moved by whole granules from where it was planned: the binding moves as much.
+    infos[i] = b.source == 3 ? VkDescriptorBufferInfo{space, 0, b.size}
+                             : VkDescriptorBufferInfo{ops[b.source].buffer,
+                                                      b.offset + ops[b.source].offset - planned[b.source], b.size};
+    writes[i].dstSet = slot_sets[i / 3];
+  }
+  t.vkUpdateDescriptorSets(engine->device->get(), static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+  const VkPipelineLayout layout = engine->pipelines->layout();
+  // The workspace's previous use (an earlier recording of this plan on the queue) ends before this one.
+  if (space) between_dispatches(t, cmd);
+  // One product is all its pieces. A barrier between consecutive dispatches: K chunks of one C block read
+  // what the previous chunk wrote, split-K passes hand the workspace on, and pieces of different C blocks
+  // may bind overlapping ranges (ldc gaps), which validation cannot tell apart from a race.
+  const auto one_product = [&] {
+    for (size_t i = 0; i < dispatches.size(); ++i) {
+      const PlanDispatch& d = dispatches[i];
+      if (i > 0) between_dispatches(t, cmd);
+      t.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline);
+      t.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &slot_sets[d.set], 0, nullptr);
+      t.vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(d.pass->push), &d.pass->push);
+      t.vkCmdDispatch(cmd, d.pass->grid[0], d.pass->grid[1], d.pass->grid[2]);
+    }
+  };
+  const GemmOptions& run = options.gemm;
+  if (qpool) t.vkCmdResetQueryPool(cmd, qpool, 0, 2 * run.repeat);
+  for (uint32_t w = 0; w < run.warmup; ++w) {
+    one_product();
+    between_dispatches(t, cmd);
+  }
+  for (uint32_t r = 0; r < run.repeat; ++r) {
+    if (r > 0) between_dispatches(t, cmd);
+    if (qpool) t.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, qpool, 2 * r);
+    one_product();
+    if (qpool) t.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, qpool, 2 * r + 1);
+  }
 }
 
 std::unique_ptr<RecordingImpl> EngineImpl::record(VkCommandBuffer cmd, const GemmDesc& desc,
                                                   const VulkanBufferRange (&ops)[3], const GemmOptions& options) {
-  const ProductPlan plan = checked_plan(desc, ops, options);
-  if (!cmd) throw Error(ErrorCode::invalid_argument, "gemm: the command buffer is VK_NULL_HANDLE");
-  return record_plan(cmd, plan, ops, options);
-}
-
-std::unique_ptr<RecordingImpl> EngineImpl::record_plan(VkCommandBuffer cmd, const ProductPlan& plan,
-                                                       const VulkanBufferRange (&ops)[3], const GemmOptions& options) {
   auto rec = std::make_unique<RecordingImpl>();
-  rec->engine = this;
-  rec->repeat = options.repeat;
-  if (plan.pieces.empty()) return rec;  // nothing to do, as the reference BLAS
-  rec->kernel = plan.kernel;
-  rec->config = plan.config;
-  if (plan.workspace_bytes) rec->workspace = create_buffer(plan.workspace_bytes, "vkgemm split-K workspace");
-  const std::vector<PiecePasses> passes = bind_passes(*this, *rec, plan, ops);
-  const auto& t = device->table();
-  const uint32_t queries = physical.info.timestamps ? 2 * options.repeat : 0;
-  if (queries) {
-    VkQueryPoolCreateInfo qinfo{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-    qinfo.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    qinfo.queryCount = queries;
-    VkQueryPool qpool = VK_NULL_HANDLE;
-    vk::check(t.vkCreateQueryPool(device->get(), &qinfo, nullptr, &qpool), "vkCreateQueryPool");
-    rec->queries = vk::DeviceHandle<VkQueryPool>(t, device->get(), qpool);
-  }
-  record_dispatches(*this, cmd, passes, rec->queries.get(), options);
+  rec->plan = cached_plan(desc, options, ops);
+  PlanImpl& plan = *rec->plan;
+  plan.check_operands(ops);
+  if (!cmd) throw Error(ErrorCode::invalid_argument, "gemm: the command buffer is VK_NULL_HANDLE");
+  if (plan.product.pieces.empty()) return rec;  // nothing to do, as the reference BLAS
+  std::vector<VkDescriptorSet> sets;
+  rec->descriptors = make_sets(*this, plan, 1, sets);
+  if (physical.info.timestamps) rec->queries = make_queries(*this, 2 * options.repeat);
+  plan.record(cmd, ops, sets.data(), rec->queries.get());
   rec->recorded = true;
   return rec;
 }
 
-GemmTiming RecordingImpl::timing() const {
+GemmTiming RecordingImpl::timing() const { return plan->timing(queries.get()); }
+
+GemmTiming PlanImpl::timing(VkQueryPool qpool) const {
   GemmTiming timing;
   const auto& info = engine->physical.info;
   timing.gpu_timestamps = info.timestamps;
-  timing.kernel = kernel;
-  timing.config = config;
-  if (!recorded || !queries) return timing;
+  timing.kernel = product.kernel;
+  timing.config = product.config;
+  if (product.pieces.empty() || !qpool) return timing;
   const auto& t = engine->device->table();
-  const uint32_t count = 2 * repeat;
-  std::vector<uint64_t> stamps(count);
-  const VkResult r = t.vkGetQueryPoolResults(engine->device->get(), queries.get(), 0, count,
+  const uint32_t repeat = options.gemm.repeat;
+  std::vector<uint64_t> stamps(2 * repeat);
+  const VkResult r = t.vkGetQueryPoolResults(engine->device->get(), qpool, 0, 2 * repeat,
                                              stamps.size() * sizeof(uint64_t), stamps.data(), sizeof(uint64_t),
                                              VK_QUERY_RESULT_64_BIT);
   if (r == VK_NOT_READY) {

@@ -23,7 +23,10 @@ Device::Device(const PhysicalDevice& physical) : physical_(physical.handle), fam
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
-  if (d.float16 || d.storage16 || d.vulkan_memory_model) {  // only reported where Vulkan 1.2 is spoken
+  // Timeline semaphores (the submissions' serials) are required of every 1.2 device; 1.3 stands for it here.
+  timeline_ = d.vulkan13;
+  if (d.float16 || d.storage16 || d.vulkan_memory_model || timeline_) {  // only reported where 1.2 is spoken
+    f12.timelineSemaphore = on(timeline_);
     f11.storageBuffer16BitAccess = on(d.storage16);
     f12.shaderFloat16 = on(d.float16);
     f12.vulkanMemoryModel = on(d.vulkan_memory_model);
@@ -82,8 +85,8 @@ Device::Device(const PhysicalDevice& physical) : physical_(physical.handle), fam
   table_.vkGetDeviceQueue(device_, family_, 0, &queue_);
 }
 
-Device::Device(VkPhysicalDevice physical, VkDevice borrowed, VkQueue queue, uint32_t family)
-    : physical_(physical), device_(borrowed), queue_(queue), family_(family), owned_(false) {
+Device::Device(VkPhysicalDevice physical, VkDevice borrowed, VkQueue queue, uint32_t family, bool timeline)
+    : physical_(physical), device_(borrowed), queue_(queue), family_(family), owned_(false), timeline_(timeline) {
   volkLoadDeviceTable(&table_, device_);
 }
 

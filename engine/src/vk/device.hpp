@@ -12,7 +12,8 @@ class Device {
  public:
   explicit Device(const PhysicalDevice& physical);
   // The application's device and queue, borrowed: never destroyed nor waited on; the table is our own.
-  Device(VkPhysicalDevice physical, VkDevice borrowed, VkQueue queue, uint32_t family);
+  // timeline: the application enabled timelineSemaphore.
+  Device(VkPhysicalDevice physical, VkDevice borrowed, VkQueue queue, uint32_t family, bool timeline);
   ~Device();
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
@@ -22,6 +23,8 @@ class Device {
   const VolkDeviceTable& table() const noexcept { return table_; }
   VkQueue queue() const noexcept { return queue_; }
   uint32_t queue_family() const noexcept { return family_; }
+  // timelineSemaphore is on (the engine's own device: wherever Vulkan 1.3 is spoken, where it is required).
+  bool timeline() const noexcept { return timeline_; }
 
  private:
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
@@ -30,6 +33,7 @@ class Device {
   VkQueue queue_ = VK_NULL_HANDLE;
   uint32_t family_ = 0;
   bool owned_ = true;
+  bool timeline_ = false;
 };
 
 }  // namespace vkgemm::vk

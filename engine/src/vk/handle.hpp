@@ -30,6 +30,7 @@ VKGEMM_DESTROYER(VkDescriptorPool, vkDestroyDescriptorPool)
 VKGEMM_DESTROYER(VkCommandPool, vkDestroyCommandPool)
 VKGEMM_DESTROYER(VkFence, vkDestroyFence)
 VKGEMM_DESTROYER(VkQueryPool, vkDestroyQueryPool)
+VKGEMM_DESTROYER(VkSemaphore, vkDestroySemaphore)
 #undef VKGEMM_DESTROYER
 
 template <typename T>

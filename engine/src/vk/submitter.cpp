@@ -8,67 +8,146 @@
 
 namespace vkgemm::vk {
 
-Submitter::Submitter(const Device& device) : device_(device) {
+Submitter::Submitter(const Device& device, bool timeline) : device_(device) {
   const auto& t = device.table();
+  const VkDevice dev = device.get();
   VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   pool_info.queueFamilyIndex = device.queue_family();
   VkCommandPool pool = VK_NULL_HANDLE;
-  check(t.vkCreateCommandPool(device.get(), &pool_info, nullptr, &pool), "vkCreateCommandPool");
-  pool_ = DeviceHandle<VkCommandPool>(t, device.get(), pool);
+  check(t.vkCreateCommandPool(dev, &pool_info, nullptr, &pool), "vkCreateCommandPool");
+  pool_ = DeviceHandle<VkCommandPool>(t, dev, pool);
 
+  VkCommandBuffer cmds[kSlots];
   VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   alloc.commandPool = pool;
   alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  alloc.commandBufferCount = 1;
-  check(t.vkAllocateCommandBuffers(device.get(), &alloc, &cmd_), "vkAllocateCommandBuffers");
+  alloc.commandBufferCount = kSlots;
+  check(t.vkAllocateCommandBuffers(dev, &alloc, cmds), "vkAllocateCommandBuffers");
+  for (size_t i = 0; i < kSlots; ++i) slots_[i].cmd = cmds[i];
 
-  VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  VkFence fence = VK_NULL_HANDLE;
-  check(t.vkCreateFence(device.get(), &fence_info, nullptr, &fence), "vkCreateFence");
-  fence_ = DeviceHandle<VkFence>(t, device.get(), fence);
+  if (timeline) {
+    VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    type.initialValue = 0;
+    VkSemaphoreCreateInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type};
+    VkSemaphore semaphore = VK_NULL_HANDLE;
+    check(t.vkCreateSemaphore(dev, &info, nullptr, &semaphore), "vkCreateSemaphore (timeline)");
+    timeline_ = DeviceHandle<VkSemaphore>(t, dev, semaphore);
+    return;
+  }
+  for (Slot& slot : slots_) {
+    VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkFence fence = VK_NULL_HANDLE;
+    check(t.vkCreateFence(dev, &fence_info, nullptr, &fence), "vkCreateFence");
+    slot.fence = DeviceHandle<VkFence>(t, dev, fence);
+  }
 }
 
-double Submitter::run(const std::function<void(VkCommandBuffer)>& record, const SubmitSync* sync) {
+void Submitter::wait(uint64_t serial) {
   const auto& t = device_.table();
-  check(t.vkResetCommandBuffer(cmd_, 0), "vkResetCommandBuffer");
+  if (timeline_) {
+    const VkSemaphore semaphore = timeline_.get();
+    VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    info.semaphoreCount = 1;
+    info.pSemaphores = &semaphore;
+    info.pValues = &serial;
+    check(t.vkWaitSemaphores(device_.get(), &info, UINT64_MAX), "vkWaitSemaphores");
+    return;
+  }
+  const Slot& slot = slots_[serial % kSlots];
+  if (slot.serial != serial) return;  // the slot moved on: that submission completed before its reuse
+  const VkFence fence = slot.fence.get();
+  check(t.vkWaitForFences(device_.get(), 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+}
+
+void Submitter::wait_all() {
+  for (const Slot& slot : slots_) {
+    if (slot.serial) wait(slot.serial);
+  }
+}
+
+bool Submitter::done(uint64_t serial) {
+  const auto& t = device_.table();
+  if (timeline_) {
+    uint64_t value = 0;
+    check(t.vkGetSemaphoreCounterValue(device_.get(), timeline_.get(), &value), "vkGetSemaphoreCounterValue");
+    return value >= serial;
+  }
+  const Slot& slot = slots_[serial % kSlots];
+  if (slot.serial != serial) return true;
+  const VkResult r = t.vkGetFenceStatus(device_.get(), slot.fence.get());
+  if (r == VK_NOT_READY) return false;
+  check(r, "vkGetFenceStatus");
+  return true;
+}
+
+uint64_t Submitter::submit(const std::function<void(VkCommandBuffer)>& record, const SubmitSync* sync) {
+  const auto& t = device_.table();
+  if (sync && sync->wait_stages.size() != sync->wait_semaphores.size()) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("submit: {} wait semaphores but {} wait stages; give one stage mask per semaphore",
+                            sync->wait_semaphores.size(), sync->wait_stages.size()));
+  }
+  const uint64_t serial = next_serial_;
+  Slot& slot = slots_[serial % kSlots];
+  if (slot.serial) wait(slot.serial);
+  const VkCommandBuffer cmd = slot.cmd;
+  check(t.vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer");
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  check(t.vkBeginCommandBuffer(cmd_, &begin), "vkBeginCommandBuffer");
+  check(t.vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
   try {
-    record(cmd_);
+    record(cmd);
   } catch (...) {
-    t.vkEndCommandBuffer(cmd_);
+    t.vkEndCommandBuffer(cmd);
     throw;
   }
-  check(t.vkEndCommandBuffer(cmd_), "vkEndCommandBuffer");
+  check(t.vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
 
-  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &cmd_;
+  // The application's signal semaphores (binary: their values are ignored), then the timeline.
+  constexpr size_t kMaxSignals = 16;
+  VkSemaphore signals[kMaxSignals + 1];
+  uint64_t values[kMaxSignals + 1] = {};
+  uint32_t signal_count = 0;
   if (sync) {
-    if (sync->wait_stages.size() != sync->wait_semaphores.size()) {
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("submit: {} wait semaphores but {} wait stages; give one stage mask per semaphore",
-                              sync->wait_semaphores.size(), sync->wait_stages.size()));
+    if (sync->signal_semaphores.size() > kMaxSignals) {
+      throw Error(ErrorCode::invalid_argument, fmt::format("submit: at most {} signal semaphores (got {})",
+                                                           kMaxSignals, sync->signal_semaphores.size()));
     }
+    for (VkSemaphore s : sync->signal_semaphores) signals[signal_count++] = s;
+  }
+  if (timeline_) values[signal_count] = serial, signals[signal_count++] = timeline_.get();
+  VkTimelineSemaphoreSubmitInfo timeline_info{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+  timeline_info.signalSemaphoreValueCount = signal_count;
+  timeline_info.pSignalSemaphoreValues = values;
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO, timeline_ ? &timeline_info : nullptr};
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &cmd;
+  if (sync) {
     submit.waitSemaphoreCount = static_cast<uint32_t>(sync->wait_semaphores.size());
     submit.pWaitSemaphores = sync->wait_semaphores.data();
     submit.pWaitDstStageMask = sync->wait_stages.data();
-    submit.signalSemaphoreCount = static_cast<uint32_t>(sync->signal_semaphores.size());
-    submit.pSignalSemaphores = sync->signal_semaphores.data();
   }
-  VkFence fence = fence_.get();
-  check(t.vkResetFences(device_.get(), 1, &fence), "vkResetFences");
-  const auto start = std::chrono::steady_clock::now();
+  submit.signalSemaphoreCount = signal_count;
+  submit.pSignalSemaphores = signals;
+  VkFence fence = slot.fence.get();
+  if (fence) check(t.vkResetFences(device_.get(), 1, &fence), "vkResetFences");
+  submitted_ = std::chrono::steady_clock::now();
   check(t.vkQueueSubmit(device_.queue(), 1, &submit, fence), "vkQueueSubmit");
+  slot.serial = serial;
+  ++next_serial_;
   if (sync && sync->fence != VK_NULL_HANDLE) {
     // The application's fence signals when this batch is done: an empty submission after it on the same
     // queue completes only after it (submission order).
     check(t.vkQueueSubmit(device_.queue(), 0, nullptr, sync->fence), "vkQueueSubmit (the application's fence)");
   }
-  check(t.vkWaitForFences(device_.get(), 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return serial;
+}
+
+double Submitter::run(const std::function<void(VkCommandBuffer)>& record, const SubmitSync* sync) {
+  wait(submit(record, sync));
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - submitted_).count();
 }
 
 }  // namespace vkgemm::vk

@@ -1,6 +1,12 @@
-// Submitter: one command pool, one primary command buffer and a fence; records, submits and waits.
+// Submitter: a ring of command buffers on one command pool, each submission numbered by a serial that a
+// timeline semaphore reaches when it completes (Vulkan 1.2's, where the device has it on), or, without
+// one, signalled by its slot's fence. Several submissions may be in flight; a slot is reused once the
+// submission that used it last has completed.
 #pragma once
 
+#include <array>
+#include <chrono>
+#include <cstdint>
 #include <functional>
 
 #include <volk.h>
@@ -13,17 +19,38 @@ namespace vkgemm::vk {
 
 class Submitter {
  public:
-  explicit Submitter(const Device& device);
+  static constexpr size_t kSlots = 8;
 
-  // Records with `record`, submits to the device's queue (waiting on and signalling what `sync` names,
-  // when given) and waits. Returns the host wall time in ms from submission until the fence signalled.
+  // timeline: the device has timelineSemaphore on (Vulkan 1.2 core, or VK_KHR_timeline_semaphore).
+  Submitter(const Device& device, bool timeline);
+
+  // Records with `record` into the next slot's command buffer (first waiting for the submission that used
+  // it last) and submits it to the device's queue, waiting on and signalling what `sync` names when given.
+  // Returns its serial.
+  uint64_t submit(const std::function<void(VkCommandBuffer)>& record, const SubmitSync* sync = nullptr);
+  // The host waits until submission `serial` completed; done() asks without waiting. With a timeline both
+  // are safe beside submit() on another thread; with fences the caller serializes them with submit().
+  void wait(uint64_t serial);
+  bool done(uint64_t serial);
+  // Waits for every submission still in flight (before what they use is destroyed).
+  void wait_all();
+  // submit, then wait. Returns the host wall time in ms from submission until completion.
   double run(const std::function<void(VkCommandBuffer)>& record, const SubmitSync* sync = nullptr);
+  // The timeline semaphore (VK_NULL_HANDLE without one): value `serial` means that submission completed.
+  VkSemaphore timeline() const noexcept { return timeline_.get(); }
 
  private:
+  struct Slot {
+    VkCommandBuffer cmd = VK_NULL_HANDLE;  // freed with the pool
+    DeviceHandle<VkFence> fence;           // without a timeline
+    uint64_t serial = 0;                   // the last submission that used it; 0: none
+  };
   const Device& device_;
   DeviceHandle<VkCommandPool> pool_;
-  VkCommandBuffer cmd_ = VK_NULL_HANDLE;  // freed with the pool
-  DeviceHandle<VkFence> fence_;
+  DeviceHandle<VkSemaphore> timeline_;
+  std::array<Slot, kSlots> slots_;
+  uint64_t next_serial_ = 1;
+  std::chrono::steady_clock::time_point submitted_;  // of the latest submission, for run()'s time
 };
 
 }  // namespace vkgemm::vk

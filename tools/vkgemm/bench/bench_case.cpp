@@ -14,12 +14,15 @@
 #include "parallel_compare.hpp"
 #include "vkgemm/error.hpp"
 #include "vkgemm/half.hpp"
+#include "vkgemm/plan.hpp"
 
 namespace vkgemm::cli::bench {
 namespace {
 
 // Untimed Engine::gemm calls before the latency is timed: the first builds the pipeline.
 constexpr uint32_t kLatencyWarmupCalls = 5;
+// Records timed for the cost of GemmPlan::record alone (cheap: no submission), at least.
+constexpr uint32_t kRecordCalls = 1000;
 
 // Elements bounded away from zero (floats: magnitude in [0.5, 1), integers: 1 to 8, either sign), so no
 // product is flattered by zeros and every element of C depends on every term.
@@ -201,11 +204,35 @@ LatencyResult run_latency(Engine& engine, uint32_t n, DataType type, const Bench
     for (uint32_t i = 0; i < kLatencyWarmupCalls; ++i) engine.gemm(o.ra, o.rb, o.rc, once);
     using clock = std::chrono::steady_clock;
     r.wall_us.reserve(settings.latency_calls);
+    std::vector<double> gpu_us, wait_us;
     for (uint32_t i = 0; i < settings.latency_calls; ++i) {
       const auto start = clock::now();
-      engine.gemm(o.ra, o.rb, o.rc, once);
+      const GemmTiming t = engine.gemm(o.ra, o.rb, o.rc, once);
       r.wall_us.push_back(std::chrono::duration<double, std::micro>(clock::now() - start).count());
+      if (!t.gpu_ms.empty()) gpu_us.push_back(t.gpu_ms.front() * 1e3);
+      wait_us.push_back(t.submit_wait_ms * 1e3);
     }
+    if (!gpu_us.empty()) r.gpu_us = summarize(gpu_us).median;
+    r.submit_wait_us = summarize(wait_us).median;
+    // The same product as a plan: recorded alone, and many in flight.
+    GemmDesc desc;
+    desc.type = type;
+    desc.c_type = o.rc.type;
+    desc.m = desc.n = desc.k = n;
+    GemmPlanOptions plan_options;
+    plan_options.gemm = once;
+    plan_options.max_pending = 16;
+    GemmPlan plan = engine.plan(desc, plan_options);
+    const BufferOffset a{&o.A, 0}, b{&o.B, 0}, c{&o.C, 0};
+    r.record_calls = std::max<uint32_t>(kRecordCalls, settings.latency_calls);
+    r.record_us = summarize(engine.time_record(plan, a, b, c, r.record_calls)).median;
+    r.calls = settings.latency_calls;
+    engine.submit(plan, a, b, c).wait();
+    const auto start = clock::now();
+    GemmSubmission last;
+    for (uint32_t i = 0; i < r.calls; ++i) last = engine.submit(plan, a, b, c);
+    last.wait();
+    r.inflight_us = std::chrono::duration<double, std::micro>(clock::now() - start).count() / r.calls;
     r.stats = summarize(r.wall_us);
     r.status = Status::passed;
   } catch (const Error& e) {

@@ -112,7 +112,14 @@ std::string to_json(const Run& run) {
                        {"status", std::string(to_string(l.status))},
                        {"reason", l.reason},
                        {"verification", check_json(l.check)},
-                       {"wall_time", stats_json(l.stats, l.wall_us, "us")}});
+                       {"wall_time", stats_json(l.stats, l.wall_us, "us")},
+                       {"record_us", optional_number(l.timed(), l.record_us)},
+                       {"record_calls", l.record_calls},
+                       {"sync_us", optional_number(l.timed(), l.timed() ? l.stats->median : 0.0)},
+                       {"gpu_us", optional_number(l.timed() && l.gpu_us >= 0, l.gpu_us)},
+                       {"submit_wait_us", optional_number(l.timed(), l.submit_wait_us)},
+                       {"inflight_us", optional_number(l.timed(), l.inflight_us)},
+                       {"calls", l.calls}});
   }
   const Settings& s = run.settings;
   const json doc = {

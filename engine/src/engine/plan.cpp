@@ -1,0 +1,357 @@
+// Plans (vkgemm/plan.hpp): a call planned once (EngineImpl::make_plan), its descriptor-set ring, workspace
+// and queries made once; recording then writes descriptors and records commands, allocating nothing. The
+// engine's own calls go through the same plans, cached by description (EngineImpl::cached_plan).
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "engine/engine_impl.hpp"
+#include "vk/check.hpp"
+#include "vkgemm/error.hpp"
+
+namespace vkgemm {
+namespace detail {
+namespace {
+
+constexpr uint32_t kMaxPending = 64;
+constexpr size_t kPlanCacheSize = 64;  // plans the engine's own calls keep (the oldest goes first)
+constexpr const char* kNames[3] = {"A", "B", "C"};
+
+// The dispatches of one product and the bindings of one slot's sets.
+void lay_out(PlanImpl& p, kernels::Pipelines& pipelines) {
+  const ProductPlan& plan = p.product;
+  for (const PiecePlan& piece : plan.pieces) {
+    const PieceBinding* own[3] = {&piece.piece.a, &piece.piece.b, &piece.piece.c};
+    PlanBinding operand[3];
+    for (uint32_t b = 0; b < 3; ++b) operand[b] = {plan.source[b], own[b]->offset, own[b]->size};
+    const uint32_t set = p.sets_per_record;
+    p.dispatches.push_back({pipelines.get(piece.main.shape), &piece.main, set});
+    if (piece.reduce) {
+      const PlanBinding space{3, 0, piece.workspace_bytes};
+      p.bindings.insert(p.bindings.end(), {operand[0], operand[1], space, space, space, operand[2]});
+      p.dispatches.push_back({pipelines.get(piece.reduce->shape), &*piece.reduce, set + 1});
+      p.sets_per_record += 2;
+    } else {
+      p.bindings.insert(p.bindings.end(), {operand[0], operand[1], operand[2]});
+      p.sets_per_record += 1;
+    }
+  }
+  p.infos.resize(p.bindings.size());
+  p.writes.resize(p.bindings.size());
+  for (size_t i = 0; i < p.writes.size(); ++i) {
+    VkWriteDescriptorSet& w = p.writes[i];
+    w = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    w.dstBinding = static_cast<uint32_t>(i % 3);
+    w.descriptorCount = 1;
+    w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    w.pBufferInfo = &p.infos[i];
+  }
+}
+
+}  // namespace
+
+// A pool holding `slots` slots of the plan's sets, all allocated at once; `sets` receives them.
+vk::DeviceHandle<VkDescriptorPool> make_sets(const EngineImpl& e, const PlanImpl& p, uint32_t slots,
+                                             std::vector<VkDescriptorSet>& sets) {
+  const auto& t = e.device->table();
+  const VkDevice dev = e.device->get();
+  const uint32_t count = slots * p.sets_per_record;
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 3 * count};
+  VkDescriptorPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  pool_info.maxSets = count;
+  pool_info.poolSizeCount = 1;
+  pool_info.pPoolSizes = &size;
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  vk::check(t.vkCreateDescriptorPool(dev, &pool_info, nullptr, &pool), "vkCreateDescriptorPool");
+  vk::DeviceHandle<VkDescriptorPool> owned(t, dev, pool);
+  const std::vector<VkDescriptorSetLayout> layouts(count, e.pipelines->set_layout());
+  VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  alloc.descriptorPool = pool;
+  alloc.descriptorSetCount = count;
+  alloc.pSetLayouts = layouts.data();
+  sets.assign(count, VK_NULL_HANDLE);
+  vk::check(t.vkAllocateDescriptorSets(dev, &alloc, sets.data()), "vkAllocateDescriptorSets");
+  return owned;
+}
+
+vk::DeviceHandle<VkQueryPool> make_queries(const EngineImpl& e, uint32_t count) {
+  const auto& t = e.device->table();
+  VkQueryPoolCreateInfo qinfo{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+  qinfo.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  qinfo.queryCount = count;
+  VkQueryPool qpool = VK_NULL_HANDLE;
+  vk::check(t.vkCreateQueryPool(e.device->get(), &qinfo, nullptr, &qpool), "vkCreateQueryPool");
+  return vk::DeviceHandle<VkQueryPool>(t, e.device->get(), qpool);
+}
+
+std::shared_ptr<PlanImpl> EngineImpl::make_plan(const GemmDesc& desc, const GemmPlanOptions& options) {
+  check_gemm(desc);
+  check_run(desc, options.gemm);
+  if (options.max_pending == 0 || options.max_pending > kMaxPending) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("plan: GemmPlanOptions::max_pending must be 1 to {} (got {})",
+                                                         kMaxPending, options.max_pending));
+  }
+  auto p = std::make_shared<PlanImpl>();
+  p->desc = desc;
+  p->options = options;
+  p->planned[0] = options.a_offset, p->planned[1] = options.b_offset, p->planned[2] = options.c_offset;
+  p->granularity = std::max<uint64_t>(physical.storage_offset_alignment, 64);  // both powers of two
+  const Placement placement{options.a_offset, options.b_offset, options.c_offset, physical.storage_offset_alignment};
+  p->product = plan_product(desc, options.gemm, physical.info, tuning, placement);
+  const kernels::Types& types = p->product.types;
+  for (int i = 0; i < 3; ++i) {
+    p->element[i] = element_size(i == 2 ? types.output : types.input);
+    p->needed[i] = uint64_t(operand_extent(desc, kNames[i][0]).elements) * p->element[i];
+    if (p->planned[i] % p->element[i]) {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("plan: GemmPlanOptions::{}_offset {} is not a multiple of the {}-byte element",
+                              char(std::tolower(kNames[i][0])), p->planned[i], p->element[i]));
+    }
+  }
+  lay_out(*p, *pipelines);
+  if (!p->product.pieces.empty()) {
+    if (p->product.workspace_bytes) p->workspace = create_buffer(p->product.workspace_bytes, "vkgemm split-K workspace");
+    p->pool = make_sets(*this, *p, options.max_pending, p->sets);
+    p->slot_serial.assign(options.max_pending, 0);
+    if (options.timestamps && physical.info.timestamps) p->queries = make_queries(*this, 2 * options.gemm.repeat);
+  }
+  std::lock_guard guard(plans->lock);
+  plans->live.push_back(p.get());
+  p->registry = plans;
+  p->engine = this;
+  return p;
+}
+
+std::shared_ptr<PlanImpl> EngineImpl::cached_plan(const GemmDesc& desc, const GemmOptions& options,
+                                                  const VulkanBufferRange (&ops)[3]) {
+  const uint64_t granularity = std::max<uint64_t>(physical.storage_offset_alignment, 64);
+  GemmPlanOptions po;
+  po.gemm = options;
+  po.a_offset = ops[0].offset % granularity, po.b_offset = ops[1].offset % granularity;
+  po.c_offset = ops[2].offset % granularity;
+  po.timestamps = true;
+  po.max_pending = 1;  // the engine's calls wait for each submission (record_gemm brings its own sets)
+  // The key: every field that planning reads, as bytes.
+  std::vector<unsigned char> key;
+  const auto put = [&](const auto& v) {
+    const auto* at = reinterpret_cast<const unsigned char*>(&v);
+    key.insert(key.end(), at, at + sizeof(v));
+  };
+  put(desc.type), put(desc.c_type.value_or(default_output_type(desc.type))), put(desc.layout), put(desc.op_a);
+  put(desc.op_b), put(desc.m), put(desc.n), put(desc.k), put(desc.lda), put(desc.ldb), put(desc.ldc);
+  put(desc.alpha), put(desc.beta), put(desc.batch);
+  for (const auto& s : {desc.stride_a, desc.stride_b, desc.stride_c}) put(s.has_value()), put(s.value_or(0));
+  put(options.kernel), put(options.tile), put(options.blocked), put(options.repeat), put(options.warmup);
+  put(options.f16_accumulate), put(options.max_k_per_submission);
+  put(po.a_offset), put(po.b_offset), put(po.c_offset);
+  for (auto it = plan_cache.begin(); it != plan_cache.end(); ++it) {
+    if (it->first == key) {
+      std::rotate(it, it + 1, plan_cache.end());  // the most recent last
+      return plan_cache.back().second;
+    }
+  }
+  // An operand off its element alignment is the call's error (check_buffers names it), not the plan's.
+  const kernels::Types types = kernels::types_of(desc, options);
+  for (int i = 0; i < 3; ++i) {
+    const uint64_t es = element_size(i == 2 ? types.output : types.input);  // 0 for a bad type: make_plan says
+    if (es && ops[i].offset % es) check_buffers(desc, ops, types);
+  }
+  std::shared_ptr<PlanImpl> plan = make_plan(desc, po);
+  if (plan_cache.size() >= kPlanCacheSize) plan_cache.erase(plan_cache.begin());
+  plan_cache.emplace_back(std::move(key), plan);
+  return plan;
+}
+
+EngineImpl::~EngineImpl() {
+  try {
+    if (submitter) submitter->wait_all();  // Engine::submit's products may still use the plans' objects
+  } catch (const Error&) {
+    // A lost device: nothing runs any more.
+  }
+  plan_cache.clear();
+  std::lock_guard guard(plans->lock);
+  for (PlanImpl* p : plans->live) p->release();
+  plans->live.clear();
+  plans->engine_alive = false;
+}
+
+PlanImpl::~PlanImpl() {
+  if (!registry) return;
+  std::lock_guard guard(registry->lock);
+  if (!registry->engine_alive) return;  // released with the engine
+  std::erase(registry->live, this);
+  release();
+}
+
+void PlanImpl::release() noexcept {
+  workspace = Buffer();
+  sets.clear();
+  pool.reset();
+  queries.reset();
+  engine = nullptr;
+}
+
+EngineImpl& PlanImpl::live_engine(const char* what) const {
+  if (!engine) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("{}: the plan's engine was destroyed; a plan must not "
+                                                         "outlive its engine", what));
+  }
+  return *engine;
+}
+
+void PlanImpl::check_operands(const VulkanBufferRange (&ops)[3]) const {
+  bool ok = true;
+  for (int i = 0; i < 3; ++i) {
+    ok = ok && ops[i].buffer != VK_NULL_HANDLE && ops[i].offset % element[i] == 0 && ops[i].size >= needed[i];
+  }
+  if (!ok) engine->check_buffers(desc, ops, product.types);  // throws, naming the operand and the problem
+  for (int i = 0; i < 3; ++i) {
+    if ((ops[i].offset - planned[i]) % granularity) {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("plan record: {}'s offset {} is not {} plus a multiple of {} (the offset the plan was "
+                              "made for, GemmPlanOptions::{}_offset, and GemmPlan::offset_granularity()); make a plan for "
+                              "this offset", kNames[i], ops[i].offset, planned[i], granularity,
+                              char(std::tolower(kNames[i][0]))));
+    }
+  }
+}
+
+uint32_t PlanImpl::take_slot() {
+  const uint32_t slot = next_slot;
+  next_slot = (slot + 1) % options.max_pending;
+  return slot;
+}
+
+void EngineImpl::ranges_of(const BufferOffset (&ops)[3], VulkanBufferRange (&ranges)[3], const char* what) const {
+  for (int i = 0; i < 3; ++i) {
+    if (!ops[i].buffer) throw Error(ErrorCode::invalid_argument, fmt::format("{}: {} has no buffer", what, kNames[i]));
+    const BufferImpl& b = owned(*ops[i].buffer, kNames[i]);
+    const uint64_t size = b.alloc.size;
+    ranges[i] = {b.alloc.buffer.get(), ops[i].offset, ops[i].offset > size ? 0 : size - ops[i].offset};
+  }
+}
+
+}  // namespace detail
+
+GemmPlan::GemmPlan() noexcept = default;
+GemmPlan::~GemmPlan() = default;
+GemmPlan::GemmPlan(GemmPlan&&) noexcept = default;
+GemmPlan& GemmPlan::operator=(GemmPlan&&) noexcept = default;
+
+static detail::PlanImpl& checked(const std::shared_ptr<detail::PlanImpl>& impl, const char* what) {
+  if (!impl) throw Error(ErrorCode::invalid_argument, fmt::format("{}: this GemmPlan is empty", what));
+  impl->live_engine(what);
+  return *impl;
+}
+
+const GemmDesc& GemmPlan::desc() const { return checked(impl_, "GemmPlan::desc").desc; }
+Kernel GemmPlan::kernel() const { return checked(impl_, "GemmPlan::kernel").product.kernel; }
+const std::string& GemmPlan::config() const { return checked(impl_, "GemmPlan::config").product.config; }
+uint64_t GemmPlan::offset_granularity() const { return checked(impl_, "GemmPlan::offset_granularity").granularity; }
+
+void GemmPlan::record(VkCommandBuffer cmd, const VulkanBufferRange& a, const VulkanBufferRange& b,
+                  const VulkanBufferRange& c) {
+  detail::PlanImpl& p = checked(impl_, "GemmPlan::record");
+  if (!cmd) throw Error(ErrorCode::invalid_argument, "GemmPlan::record: the command buffer is VK_NULL_HANDLE");
+  const VulkanBufferRange ops[3] = {a, b, c};
+  p.check_operands(ops);
+  if (p.product.pieces.empty()) return;  // nothing to do, as the reference BLAS
+  p.record(cmd, ops, p.slot_sets(p.take_slot()), p.queries.get());
+}
+
+GemmTiming GemmPlan::timing() const {
+  const detail::PlanImpl& p = checked(impl_, "GemmPlan::timing");
+  return p.timing(p.queries.get());
+}
+
+GemmPlan Engine::plan(const GemmDesc& desc) { return plan(desc, GemmPlanOptions{}); }
+
+GemmPlan Engine::plan(const GemmDesc& desc, const GemmPlanOptions& options) {
+  std::lock_guard guard(impl_->lock);
+  return detail::Access::plan(impl_->make_plan(desc, options));
+}
+
+// The plan of Engine::run and submit: checked, this engine's, its operands as ranges and checked.
+static detail::PlanImpl& runnable(detail::EngineImpl& e, GemmPlan& plan, const BufferOffset (&ops)[3],
+                                  VulkanBufferRange (&ranges)[3], const char* what) {
+  detail::PlanImpl& p = checked(detail::Access::impl(plan), what);
+  if (p.engine != &e) throw Error(ErrorCode::invalid_argument, fmt::format("{}: the plan belongs to another engine", what));
+  e.ranges_of(ops, ranges, what);
+  p.check_operands(ranges);
+  return p;
+}
+
+GemmTiming Engine::run(GemmPlan& plan, const BufferOffset& a, const BufferOffset& b, const BufferOffset& c) {
+  std::lock_guard guard(impl_->lock);
+  VulkanBufferRange ranges[3];
+  detail::PlanImpl& p = runnable(*impl_, plan, {a, b, c}, ranges, "Engine::run");
+  return impl_->submit_plan(p, ranges, nullptr);
+}
+
+GemmSubmission Engine::submit(GemmPlan& plan, const BufferOffset& a, const BufferOffset& b, const BufferOffset& c) {
+  std::lock_guard guard(impl_->lock);
+  VulkanBufferRange ranges[3];
+  detail::PlanImpl& p = runnable(*impl_, plan, {a, b, c}, ranges, "Engine::submit");
+  return detail::Access::submission(*impl_, impl_->submit_plan_async(p, ranges, nullptr));
+}
+
+std::vector<double> Engine::time_record(GemmPlan& plan, const BufferOffset& a, const BufferOffset& b,
+                                        const BufferOffset& c, uint32_t times) {
+  std::lock_guard guard(impl_->lock);
+  VulkanBufferRange ranges[3];
+  detail::PlanImpl& p = runnable(*impl_, plan, {a, b, c}, ranges, "Engine::time_record");
+  std::vector<double> us;
+  us.reserve(times);
+  if (p.product.pieces.empty()) return us;
+  for (uint64_t serial : p.slot_serial) {
+    if (serial) impl_->submitter->wait(serial);  // no slot in use by a submission of the plan
+  }
+  const auto& t = impl_->device->table();
+  // One submission (an empty command buffer): each record is made into the begun buffer and thrown away.
+  impl_->submitter->run([&](VkCommandBuffer cmd) {
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    for (uint32_t i = 0; i < times; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      p.check_operands(ranges);
+      p.record(cmd, ranges, p.slot_sets(p.take_slot()), p.queries.get());
+      us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+      vk::check(t.vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
+      vk::check(t.vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer");
+      vk::check(t.vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
+    }
+  });
+  return us;
+}
+
+// The engine of a live submission; with fences (no timeline) its lock too, as the submitter's fences are
+// reset by submit.
+template <typename F>
+static auto with_engine(const std::shared_ptr<detail::PlanRegistry>& alive, detail::EngineImpl* e, const char* what,
+                        F&& f) {
+  if (!alive) throw Error(ErrorCode::invalid_argument, fmt::format("{}: this GemmSubmission is empty", what));
+  {
+    std::lock_guard guard(alive->lock);
+    if (!alive->engine_alive) {
+      throw Error(ErrorCode::invalid_argument, fmt::format("{}: the submission's engine was destroyed", what));
+    }
+  }
+  if (e->submitter->timeline()) return f(*e->submitter);
+  std::lock_guard guard(e->lock);
+  return f(*e->submitter);
+}
+
+void GemmSubmission::wait() const {
+  with_engine(engine_alive_, engine_, "GemmSubmission::wait", [&](vk::Submitter& s) { s.wait(value_); });
+}
+bool GemmSubmission::done() const {
+  return with_engine(engine_alive_, engine_, "GemmSubmission::done", [&](vk::Submitter& s) { return s.done(value_); });
+}
+VkSemaphore GemmSubmission::semaphore() const {
+  return with_engine(engine_alive_, engine_, "GemmSubmission::semaphore",
+                     [](vk::Submitter& s) { return s.timeline(); });
+}
+
+}  // namespace vkgemm
