@@ -73,8 +73,9 @@ def load_cases(args):
         listed = json.load(f).get(args.type)
     if not listed:
         raise SystemExit(f"bench-vs-cublas: {args.set} has no cases for {args.type}")
+    groups = args.groups.split(",") if args.groups else None
     return [make_case(c["shape"], c.get("ops", "nn"), c.get("layout", "row"), c.get("batch", 1), c["group"])
-            for c in listed]
+            for c in listed if groups is None or c["group"] in groups]
 
 
 def label(case):
@@ -288,6 +289,8 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--vkgemm", default="build/release/vkgemm", help="the vkgemm program")
     p.add_argument("--set", default=DEFAULT_SET, help="the shape-set file (default: the published set)")
+    p.add_argument("--groups", help="only these groups of the set, comma-separated (square, ops, layout, skinny, "
+                   "k-heavy, k-light, batched)")
     p.add_argument("--shapes", nargs="+", help="N (square) or MxNxK: these instead of the set")
     p.add_argument("--ops", default="nn", help="with --shapes: op combinations, comma-separated: nn, nt, tn, tt "
                    "(t transposes that operand, BLAS op = T, for both vkgemm and cuBLAS)")

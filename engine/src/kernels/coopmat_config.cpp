@@ -11,6 +11,7 @@
 #include "engine/environment.hpp"
 #include "gemm_abi.h"
 #include "kernels/registry.hpp"
+#include "tuning/wave_model.hpp"
 #include "vkgemm/error.hpp"
 
 namespace vkgemm::kernels {
@@ -19,18 +20,21 @@ namespace {
 // One workgroup tile of the NV coopmat2 kernel (the sizes llama.cpp's Vulkan backend uses with it).
 struct Nv2Tile {
   uint32_t invocations, bm, bn, bk;
+  // TFLOP/s of a 4096^3 product (C f16, fp32 sums) with this tile on an H200, a whole number of waves:
+  // the wave model's rate for the tile (tuning/wave_model.hpp; tools/gpu/coopmat2-ab.sh, perf-notes 18).
+  double measured_tflops;
   uint32_t prefetch = 0;  // software pipelining (shaders/coopmat2.comp PREFETCH)
   // K steps per iteration of the fast loop (shaders/coopmat2.comp UNROLL): 8 made the driver overlap loads
   // with the tensor-core work, +34% at 4096^3 and +33% at 4096x512x14336 on an H200 (perf-notes section 12).
   uint32_t unroll = 8;
 };
 // 16 steps at fp32 sums: +2-4% over 8 (perf-notes section 12).
-constexpr Nv2Tile kNv2Large{.invocations = 256, .bm = 128, .bn = 256, .bk = 64, .unroll = 16};
+constexpr Nv2Tile kNv2Large{.invocations = 256, .bm = 128, .bn = 256, .bk = 64, .measured_tflops = 279.9, .unroll = 16};
 // With fp16 sums the accumulator takes half the registers, and a 256 x 256 tile fits; unrolled it beat
 // software pipelining by 23% at 4096^3 (perf-notes section 12).
-constexpr Nv2Tile kNv2LargeAcc16{256, 256, 256, 32};
-constexpr Nv2Tile kNv2Medium{256, 128, 128, 64};
-constexpr Nv2Tile kNv2Small{128, 64, 64, 64};
+constexpr Nv2Tile kNv2LargeAcc16{256, 256, 256, 32, 0.0};  // not measured beside the others: never modelled
+constexpr Nv2Tile kNv2Medium{256, 128, 128, 64, 250.7};
+constexpr Nv2Tile kNv2Small{128, 64, 64, 64, 161.5};
 
 const char* acc_name(const Types& t) { return t.f16_accumulate ? "f16" : "f32"; }
 
@@ -420,6 +424,24 @@ uint32_t splits_to_fill(uint64_t groups, uint32_t k) {
   return wanted <= 4 && k / wanted >= 2048 ? static_cast<uint32_t>(wanted) : 0;
 }
 
+// Of the tiles with measured rates, the one the wave model expects to finish an unsplit product first: on
+// the H200, 128x128 beat 128x256 at 3000^3 (167 against 139 TFLOP/s) and 3072^3 (212 against 202), where
+// 128x256 leaves its last wave a quarter full.
+Nv2Tile modelled_tile(const DeviceInfo& d, uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
+  const tuning::Machine machine = tuning::machine_of(d);
+  // K scales every tile's unsplit time alike; 0 (unknown: a mid-sized product is being checked) reads as 1.
+  const tuning::Work at{4096, 4096, 4096, 1}, work{m, n, std::max(k, 1u), batch};
+  Nv2Tile best = kNv2Large;
+  double best_seconds = -1.0;
+  for (const Nv2Tile& tile : {kNv2Large, kNv2Medium, kNv2Small}) {
+    tuning::TileModel model{tile.bm, tile.bn, tuning::saturating_workgroups(d, tile.invocations), 0, 1.0};
+    model.unit_gflops = tuning::calibrate_unit_gflops(machine, model, at, 1, tile.measured_tflops * 1e3);
+    const double seconds = tuning::main_seconds(machine, model, work, 1);
+    if (best_seconds < 0.0 || seconds < best_seconds) best = tile, best_seconds = seconds;
+  }
+  return best;
+}
+
 }  // namespace
 
 uint32_t coopmat2_splits(const LaunchShape& shape, uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
@@ -442,7 +464,13 @@ LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptio
   if (options.tile == 16) {
     // The largest tile that gives enough workgroups, by itself or split along K (coopmat2_splits): on the
     // H200 a large tile split beat a medium one unsplit (perf-notes section 11).
-    if (splits_to_fill(tiles(m, n, large.bm, large.bn) * batch, k) != 0) {
+    // With fp32 sums and enough workgroups unsplit, the wave model chooses among the measured tiles; a
+    // large tile that needs a split to fill the device keeps it (the split K path, section 11).
+    const uint32_t large_splits = splits_to_fill(tiles(m, n, large.bm, large.bn) * batch, k);
+    const bool medium_fills = tiles(m, n, kNv2Medium.bm, kNv2Medium.bn) * batch >= kEnoughWorkgroups;
+    if (!t.f16_accumulate && (large_splits == 1 || (large_splits == 0 && medium_fills))) {
+      tile = modelled_tile(d, m, n, k, batch);
+    } else if (large_splits != 0) {
       tile = large;
     } else if (tiles(m, n, kNv2Medium.bm, kNv2Medium.bn) >= kEnoughWorkgroups) {
       tile = kNv2Medium;
