@@ -258,8 +258,8 @@ def run_latency(torch, args):
     sizes = args.latency_sizes
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         path = f.name
-    cmd = [args.vkgemm, "bench", "--sizes", "none", "--latency-sizes", sizes, "--latency-calls",
-           str(args.latency_calls), "--json", path]
+    cmd = [args.vkgemm, "bench", "--sizes", "none", "--kernels", "auto", "--latency-sizes", sizes,
+           "--latency-calls", str(args.latency_calls), "--json", path, "--no-progress"]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     sys.stderr.write(proc.stderr)
     if proc.returncode != 0:
@@ -268,7 +268,7 @@ def run_latency(torch, args):
     with open(path) as f:
         bench = json.load(f)
     os.unlink(path)
-    commit = bench.get("build_commit")
+    commit = bench.get("vkgemm", {}).get("commit")
     if not commit:
         raise SystemExit(f"bench-vs-cublas: {args.vkgemm} wrote no build_commit in its --json; rebuild it")
     rows = []
@@ -276,9 +276,10 @@ def run_latency(torch, args):
     for row in bench["latency"]:
         cublas = cublas_latency_us(torch, row["n"], args.latency_calls)
         vk = row["sync_us"]
+        row = {k: v for k, v in row.items() if k != "wall_time"}  # the samples stay in vkgemm's own file
         rows.append(dict(row, vkgemm_us=vk, cublas_us=round(cublas, 2), ratio=round(vk / cublas, 3), commit=commit,
                          cublas_method="host wall time of launch + torch.cuda.synchronize, median",
-                         device=bench.get("device", {}).get("name") if isinstance(bench.get("device"), dict)
+                         device=bench["device"].get("name") if isinstance(bench.get("device"), dict)
                          else bench.get("device")))
         print(f"{row['n']:>6} {row.get('record_us', float('nan')):>10.2f} {vk:>10.2f} "
               f"{row.get('inflight_us', float('nan')):>12.2f} {cublas:>10.2f} {vk / cublas:>6.2f}", flush=True)
