@@ -217,12 +217,20 @@ def summarize(rows):
     return out
 
 
-def run_shapes(torch, args):
+def write_json(args, result):
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=1)
+
+
+def run_shapes(torch, args, meta):
+    """Every case, the JSON rewritten after each (a run cut short keeps what it measured)."""
     rows = []
     print(f"{'case':>20} {'ops':>3} {'lay':>3} {'vkgemm kernel':<44} {'vkgemm':>8} {'cuBLAS':>8} {'ratio':>6}  check",
           flush=True)
     for case in load_cases(args):
-        rows.append(compare_case(torch, case, args))
+        rows.append(dict(compare_case(torch, case, args), **meta))
+        write_json(args, {"type": args.type, "summary": summarize(rows), "complete": False, "rows": rows})
     summary = summarize(rows)
     print(f"TFLOP/s; vkgemm from Vulkan timestamps (median of {args.repeat}), cuBLAS (torch.matmul, TF32 off, "
           f"fp16 reductions in fp32) from CUDA events around bursts of >= {args.burst_ms} ms (median of "
@@ -341,12 +349,10 @@ def main():
         rows, failures = run_latency(torch, args), 0
         result = {"rows": [dict(r, **meta) for r in rows]}
     else:
-        rows, summary = run_shapes(torch, args)
+        rows, summary = run_shapes(torch, args, meta)
         failures = summary["failed"]
-        result = {"type": args.type, "summary": summary, "rows": [dict(r, **meta) for r in rows]}
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=1)
+        result = {"type": args.type, "summary": summary, "complete": True, "rows": rows}
+    write_json(args, result)
     return 1 if failures else 0
 
 
