@@ -59,8 +59,10 @@ uint64_t EngineImpl::submit_plan_async(PlanImpl& plan, const VulkanBufferRange (
 }
 
 GemmTiming EngineImpl::submit_plan(PlanImpl& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync) {
-  const uint64_t serial = submit_plan_async(plan, ops, sync);
+  // From before vkQueueSubmit: a driver may run the work inside the submission (lavapipe under GPU-assisted
+  // validation did), and the window must hold every dispatch's time.
   const auto submitted = std::chrono::steady_clock::now();
+  const uint64_t serial = submit_plan_async(plan, ops, sync);
   submitter->wait(serial);
   GemmTiming timing = plan.timing(plan.queries.get());
   timing.submit_wait_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - submitted).count();
