@@ -44,7 +44,7 @@ def draw(ax, result, floor):
     device = rows[0].get("cuda_device", "") if rows else ""
     ax.set_title(f"{result.get('type', '?')}: vkgemm / cuBLAS per case ({device}, vkgemm {commit})", fontsize=8)
     ax.set_xlabel("vkgemm / cuBLAS (GPU time per product; cuBLAS timed in bursts)", fontsize=7)
-    ax.set_xlim(0, max(1.2, max(ratios, default=1.0) + 0.25))
+    ax.set_xlim(0, max(1.2, max(ratios, default=1.0)) + 0.6)  # room for the labels beside the legend
     from matplotlib.patches import Patch
     groups = dict.fromkeys(r.get("group", "custom") for r in rows)
     handles = ax.get_legend_handles_labels()[0] + [Patch(color=COLOURS.get(g, "#8c8c8c"), label=g) for g in groups]
