@@ -143,7 +143,7 @@ EngineImpl::EngineImpl(const VulkanDevice& d) {
   const bool timeline = on.timeline && d.api_version >= VK_API_VERSION_1_2;
   device = std::make_unique<vk::Device>(d.physical_device, d.device, d.queue, d.queue_family_index, timeline);
   memory = std::make_unique<vk::MemoryAllocator>(*instance, *device, physical.info);
-  submitter = std::make_unique<vk::Submitter>(*device, timeline);
+  submitter = std::make_unique<vk::Submitter>(*device, timeline, vk::wait_spin(physical.info.type));
   pipelines = std::make_unique<kernels::Pipelines>(*instance, *device);
 }
 

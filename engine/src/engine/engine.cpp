@@ -48,7 +48,7 @@ EngineImpl::EngineImpl(const EngineOptions& asked) {
   apply_test_limits(physical.info);
   device = std::make_unique<vk::Device>(physical);
   memory = std::make_unique<vk::MemoryAllocator>(*instance, *device, physical.info);
-  submitter = std::make_unique<vk::Submitter>(*device, device->timeline());
+  submitter = std::make_unique<vk::Submitter>(*device, device->timeline(), vk::wait_spin(physical.info.type));
   pipelines = std::make_unique<kernels::Pipelines>(*instance, *device, physical.info.pipeline_statistics);
 }
 

@@ -8,7 +8,8 @@
 
 namespace vkgemm::vk {
 
-Submitter::Submitter(const Device& device, bool timeline) : device_(device) {
+Submitter::Submitter(const Device& device, bool timeline, std::chrono::microseconds spin)
+    : device_(device), spin_(spin) {
   const auto& t = device.table();
   const VkDevice dev = device.get();
   VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
@@ -48,6 +49,12 @@ void Submitter::wait(uint64_t serial) {
   const auto& t = device_.table();
   if (timeline_) {
     const VkSemaphore semaphore = timeline_.get();
+    const auto until = std::chrono::steady_clock::now() + spin_;
+    uint64_t value = 0;
+    while (spin_.count() > 0 && std::chrono::steady_clock::now() < until) {
+      check(t.vkGetSemaphoreCounterValue(device_.get(), semaphore, &value), "vkGetSemaphoreCounterValue");
+      if (value >= serial) return;
+    }
     VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
     info.semaphoreCount = 1;
     info.pSemaphores = &semaphore;

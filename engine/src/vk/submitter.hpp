@@ -13,16 +13,25 @@
 
 #include "vk/device.hpp"
 #include "vk/handle.hpp"
+#include "vkgemm/device_info.hpp"
 #include "vkgemm/vulkan.hpp"
 
 namespace vkgemm::vk {
+
+// How long a wait polls before it blocks (Submitter's spin): 200 us on a GPU, none on a CPU device.
+inline std::chrono::microseconds wait_spin(DeviceType type) {
+  return std::chrono::microseconds{type == DeviceType::cpu ? 0 : 200};
+}
 
 class Submitter {
  public:
   static constexpr size_t kSlots = 8;
 
   // timeline: the device has timelineSemaphore on (Vulkan 1.2 core, or VK_KHR_timeline_semaphore).
-  Submitter(const Device& device, bool timeline);
+  // spin: with a timeline, how long wait() polls the semaphore's value before it blocks in
+  // vkWaitSemaphores (a blocking wait's wake-up costs tens of microseconds on a GPU; a small product is done
+  // sooner). Zero on a CPU device, whose threads the polling would take from the driver.
+  Submitter(const Device& device, bool timeline, std::chrono::microseconds spin = std::chrono::microseconds{0});
 
   // Records with `record` into the next slot's command buffer (first waiting for the submission that used
   // it last) and submits it to the device's queue, waiting on and signalling what `sync` names when given.
@@ -46,6 +55,7 @@ class Submitter {
     uint64_t serial = 0;                   // the last submission that used it; 0: none
   };
   const Device& device_;
+  std::chrono::microseconds spin_;
   DeviceHandle<VkCommandPool> pool_;
   DeviceHandle<VkSemaphore> timeline_;
   std::array<Slot, kSlots> slots_;
