@@ -106,6 +106,9 @@ struct RecordingImpl {
   std::shared_ptr<PlanImpl> plan;
   vk::DeviceHandle<VkDescriptorPool> descriptors;
   vk::DeviceHandle<VkQueryPool> queries;
+  // Set by the recording's last command: until then its queries may not even be reset, and reading them
+  // is invalid (VUID-vkGetQueryPoolResults-None-09401), so timing() asks the event first.
+  vk::DeviceHandle<VkEvent> done;
   bool recorded = false;
   GemmTiming timing() const;
 };

@@ -115,13 +115,27 @@ std::unique_ptr<RecordingImpl> EngineImpl::record(VkCommandBuffer cmd, const Gem
   if (plan.product.pieces.empty()) return rec;  // nothing to do, as the reference BLAS
   std::vector<VkDescriptorSet> sets;
   rec->descriptors = make_sets(*this, plan, 1, sets);
-  if (physical.info.timestamps) rec->queries = make_queries(*this, 2 * options.repeat);
+  const auto& t = device->table();
+  if (physical.info.timestamps) {
+    rec->queries = make_queries(*this, 2 * options.repeat);
+    VkEventCreateInfo info{VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
+    VkEvent event = VK_NULL_HANDLE;
+    vk::check(t.vkCreateEvent(device->get(), &info, nullptr, &event), "vkCreateEvent");
+    rec->done = vk::DeviceHandle<VkEvent>(t, device->get(), event);
+  }
   plan.record(cmd, ops, sets.data(), rec->queries.get());
+  if (rec->done) t.vkCmdSetEvent(cmd, rec->done.get(), VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
   rec->recorded = true;
   return rec;
 }
 
-GemmTiming RecordingImpl::timing() const { return plan->timing(queries.get()); }
+GemmTiming RecordingImpl::timing() const {
+  if (done && plan->engine->device->table().vkGetEventStatus(plan->engine->device->get(), done.get()) != VK_EVENT_SET) {
+    throw Error(ErrorCode::not_ready, "gemm timing: the recorded GEMM has not completed (wait for its submission's "
+                                      "fence first)");
+  }
+  return plan->timing(queries.get());
+}
 
 GemmTiming PlanImpl::timing(VkQueryPool qpool) const {
   GemmTiming timing;

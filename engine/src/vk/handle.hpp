@@ -31,6 +31,7 @@ VKGEMM_DESTROYER(VkCommandPool, vkDestroyCommandPool)
 VKGEMM_DESTROYER(VkFence, vkDestroyFence)
 VKGEMM_DESTROYER(VkQueryPool, vkDestroyQueryPool)
 VKGEMM_DESTROYER(VkSemaphore, vkDestroySemaphore)
+VKGEMM_DESTROYER(VkEvent, vkDestroyEvent)
 #undef VKGEMM_DESTROYER
 
 template <typename T>
