@@ -46,16 +46,6 @@ DescriptorSet make_set(EngineImpl& e, const PeakKernel& kernel) {
   return out;
 }
 
-vk::DeviceHandle<VkQueryPool> make_queries(EngineImpl& e, uint32_t count) {
-  const auto& t = e.device->table();
-  VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-  info.queryType = VK_QUERY_TYPE_TIMESTAMP;
-  info.queryCount = count;
-  VkQueryPool pool = VK_NULL_HANDLE;
-  vk::check(t.vkCreateQueryPool(e.device->get(), &info, nullptr, &pool), "vkCreateQueryPool");
-  return vk::DeviceHandle<VkQueryPool>(t, e.device->get(), pool);
-}
-
 std::vector<double> read_queries(EngineImpl& e, VkQueryPool pool, uint32_t repeat) {
   const auto& info = e.physical.info;
   std::vector<uint64_t> stamps(2 * repeat);
