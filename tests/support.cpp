@@ -304,4 +304,11 @@ ProductCheck check_product(DataType input, DataType output, uint32_t m, uint32_t
   return out;
 }
 
+std::vector<float> random_floats(size_t n, std::mt19937_64& rng) {
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
 }  // namespace vkgemm::test

@@ -86,6 +86,8 @@ ProductCheck check_product(DataType input, DataType output, uint32_t m, uint32_t
 
 // Random elements as the tests draw them: floats uniform in [-1, 1) (f16: rounded to fp16), int32 in [-8, 8].
 std::vector<std::byte> random_elements(DataType type, uint64_t count, std::mt19937_64& rng);
+// n floats uniform in [-1, 1).
+std::vector<float> random_floats(size_t n, std::mt19937_64& rng);
 
 // The full BLAS call (blas.hpp), checked the same careful way: each operand's whole span (ld and stride
 // gaps included) at an offset `skew` elements past an aligned one (as check_product's: 3 by default, 0

@@ -13,16 +13,11 @@
 
 using namespace vkgemm;
 using vkgemm::test::expect_error;
+using vkgemm::test::random_floats;
 
 namespace {
 
 
-std::vector<float> random_floats(size_t n, std::mt19937_64& rng) {
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
 
 }  // namespace
 
