@@ -57,9 +57,10 @@ timed "asan build" cmake --build --preset asan -j "$jobs"
 lib_dir="$(dirname "$(find /usr/lib -name libvulkan_lvp.so -print -quit 2>/dev/null || echo /usr/lib/x)")"
 export VKGEMM_KEEP_LOADED="$lib_dir/libvulkan_lvp.so:libVkLayer_khronos_validation.so"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0"
+export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"  # the layer's own leaks, and why
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 timed "asan+ubsan pass (core)" ctest --preset asan -j "$jobs" -L "^core\$" "$@"
-unset VKGEMM_KEEP_LOADED ASAN_OPTIONS UBSAN_OPTIONS
+unset VKGEMM_KEEP_LOADED ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 
 timed "fuzzing" tools/run-fuzz.sh
 

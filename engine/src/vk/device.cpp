@@ -1,8 +1,10 @@
 #include "vk/device.hpp"
 
+#include <mutex>
 #include <vector>
 
 #include "vk/check.hpp"
+#include "vk/instance.hpp"
 
 namespace vkgemm::vk {
 
@@ -80,8 +82,11 @@ Device::Device(const PhysicalDevice& physical) : physical_(physical.handle), fam
   info.ppEnabledExtensionNames = extensions.data();
   info.queueCreateInfoCount = 1;
   info.pQueueCreateInfos = &queue_info;
-  check(vkCreateDevice(physical_, &info, nullptr, &device_), "vkCreateDevice");
-  volkLoadDeviceTable(&table_, device_);
+  {
+    std::lock_guard lock(loader_list_mutex());
+    check(vkCreateDevice(physical_, &info, nullptr, &device_), "vkCreateDevice");
+    volkLoadDeviceTable(&table_, device_);
+  }
   table_.vkGetDeviceQueue(device_, family_, 0, &queue_);
 }
 
@@ -93,6 +98,7 @@ Device::Device(VkPhysicalDevice physical, VkDevice borrowed, VkQueue queue, uint
 Device::~Device() {
   if (owned_ && device_ != VK_NULL_HANDLE) {
     table_.vkDeviceWaitIdle(device_);
+    std::lock_guard lock(loader_list_mutex());
     table_.vkDestroyDevice(device_, nullptr);
   }
 }

@@ -55,6 +55,11 @@ VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(VkDebugUtilsMessageSeverityFlagB
 
 }  // namespace
 
+std::mutex& loader_list_mutex() {
+  static std::mutex m;
+  return m;
+}
+
 void ensure_loader(PFN_vkGetInstanceProcAddr application_loader) {
   std::lock_guard lock(loader_mutex());
   static bool loaded = false;
@@ -121,7 +126,10 @@ Instance::Instance(bool validation, ValidationSink* sink) {
   info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
   info.ppEnabledExtensionNames = extensions.data();
   if (validation) info.pNext = &messenger_info;  // also reports on instance creation and destruction
-  check(vkCreateInstance(&info, nullptr, &instance_), "vkCreateInstance");
+  {
+    std::lock_guard lock(loader_list_mutex());
+    check(vkCreateInstance(&info, nullptr, &instance_), "vkCreateInstance");
+  }
 
   {
     // Core instance functions from the loader dispatch on the handle, so loading them globally is safe
@@ -154,6 +162,7 @@ Instance::Instance(VkInstance borrowed, PFN_vkGetInstanceProcAddr loader) : inst
 
 Instance::~Instance() {
   if (!owned_) return;
+  std::lock_guard lock(loader_list_mutex());
   if (messenger_ != VK_NULL_HANDLE) destroy_messenger_(instance_, messenger_, nullptr);
   if (instance_ != VK_NULL_HANDLE) vkDestroyInstance(instance_, nullptr);
 }
@@ -164,6 +173,7 @@ void Instance::set_name(VkDevice device, VkObjectType type, uint64_t handle, con
   info.objectType = type;
   info.objectHandle = handle;
   info.pObjectName = name;
+  std::lock_guard lock(loader_list_mutex());
   set_object_name_(device, &info);
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string_view>
 
 #include <volk.h>
@@ -15,6 +16,14 @@ namespace vkgemm::vk {
 // Loads libvulkan.so.1 through volk once per process (or takes the application's vkGetInstanceProcAddr,
 // when an adopted device comes first); throws vkgemm::Error(no_loader) when it is missing.
 void ensure_loader(PFN_vkGetInstanceProcAddr application_loader = nullptr);
+
+// The loader keeps one process-wide list of instances and devices. Debian 12's loader (1.3.239) walks it
+// without a lock when it names an object (terminator_SetDebugUtilsObjectNameEXT → loader_get_icd_and_device),
+// so one engine naming a buffer while another creates or destroys its device crashed in the loader (the
+// threads suite, under AddressSanitizer, in CI; later loaders take a lock of their own there). vkgemm holds this
+// mutex around everything of its own that walks or changes that list: creating and destroying instances and
+// devices, and naming objects. An application creating devices on other threads is outside its reach.
+std::mutex& loader_list_mutex();
 
 struct ValidationSink {
   std::function<void(std::string_view)> callback;
