@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
              vkgemm::test::run_seed());
   doctest::Context context(argc, argv);
   const int code = context.run();
+  vkgemm::test::release_engine();
   if (context.shouldExit()) return code;
   if (const uint64_t n = vkgemm::test::validation_messages()) {
     fmt::print(stderr, "FAILED: {} validation message(s) were reported\n", n);

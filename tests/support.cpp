@@ -204,10 +204,20 @@ std::unique_ptr<Engine> make_engine(EngineOptions options) {
   return std::make_unique<Engine>(options);
 }
 
+namespace {
+std::unique_ptr<Engine>& shared_engine() {
+  static std::unique_ptr<Engine> e;
+  return e;
+}
+}  // namespace
+
 Engine& engine() {
-  static std::unique_ptr<Engine> e = make_engine();
+  std::unique_ptr<Engine>& e = shared_engine();
+  if (!e) e = make_engine();
   return *e;
 }
+
+void release_engine() { shared_engine().reset(); }
 
 uint64_t validation_messages() { return g_messages.load(); }
 

@@ -280,7 +280,8 @@ def run_latency(torch, args):
     if not commit:
         raise SystemExit(f"bench-vs-cublas: {args.vkgemm} wrote no build_commit in its --json; rebuild it")
     rows = []
-    print(f"{'n':>6} {'record us':>10} {'vkgemm us':>10} {'in flight us':>12} {'cuBLAS us':>10} {'ratio':>6}")
+    print(f"{'n':>6} {'record us':>10} {'vkgemm us':>10} {'gpu us':>7} {'plan submit':>11} {'plan wait':>9} "
+          f"{'in flight us':>12} {'cuBLAS us':>10} {'ratio':>6}")
     for row in bench["latency"]:
         cublas = cublas_latency_us(torch, row["n"], args.latency_calls)
         vk = row["sync_us"]
@@ -289,8 +290,10 @@ def run_latency(torch, args):
                          cublas_method="host wall time of launch + torch.cuda.synchronize, median",
                          device=bench["device"].get("name") if isinstance(bench.get("device"), dict)
                          else bench.get("device")))
-        print(f"{row['n']:>6} {row.get('record_us', float('nan')):>10.2f} {vk:>10.2f} "
-              f"{row.get('inflight_us', float('nan')):>12.2f} {cublas:>10.2f} {vk / cublas:>6.2f}", flush=True)
+        nan = float("nan")
+        print(f"{row['n']:>6} {row.get('record_us') or nan:>10.2f} {vk:>10.2f} {row.get('gpu_us') or nan:>7.2f} "
+              f"{row.get('plan_submit_us') or nan:>11.2f} {row.get('plan_wait_us') or nan:>9.2f} "
+              f"{row.get('inflight_us') or nan:>12.2f} {cublas:>10.2f} {vk / cublas:>6.2f}", flush=True)
     return rows
 
 

@@ -2,6 +2,7 @@
 #include <cmath>
 #include "bench_case.hpp"
 
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <limits>
@@ -180,6 +181,30 @@ CaseResult run_case(Engine& engine, const Shape& shape, DataType type, const Ben
   return r;
 }
 
+// The plan's own submissions: one at a time (Engine::submit's host time, then its wait's), and `calls` of
+// them back to back with only the last waited for.
+static void time_plan_submissions(Engine& engine, GemmPlan& plan, const std::array<BufferOffset, 3>& ops, LatencyResult& r) {
+  using clock = std::chrono::steady_clock;
+  const auto us = [](clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); };
+  engine.submit(plan, ops[0], ops[1], ops[2]).wait();
+  std::vector<double> submit_us, wait_us;
+  for (uint32_t i = 0; i < r.calls; ++i) {
+    const auto start = clock::now();
+    GemmSubmission s = engine.submit(plan, ops[0], ops[1], ops[2]);
+    const auto submitted = clock::now();
+    s.wait();
+    submit_us.push_back(us(submitted - start));
+    wait_us.push_back(us(clock::now() - submitted));
+  }
+  r.plan_submit_us = summarize(submit_us).median;
+  r.plan_wait_us = summarize(wait_us).median;
+  const auto start = clock::now();
+  GemmSubmission last;
+  for (uint32_t i = 0; i < r.calls; ++i) last = engine.submit(plan, ops[0], ops[1], ops[2]);
+  last.wait();
+  r.inflight_us = us(clock::now() - start) / r.calls;
+}
+
 LatencyResult run_latency(Engine& engine, uint32_t n, DataType type, const BenchConfig& config,
                           const Settings& settings, uint64_t seed, const ResultHook& hook) {
   LatencyResult r;
@@ -227,12 +252,7 @@ LatencyResult run_latency(Engine& engine, uint32_t n, DataType type, const Bench
     r.record_calls = std::max<uint32_t>(kRecordCalls, settings.latency_calls);
     r.record_us = summarize(engine.time_record(plan, a, b, c, r.record_calls)).median;
     r.calls = settings.latency_calls;
-    engine.submit(plan, a, b, c).wait();
-    const auto start = clock::now();
-    GemmSubmission last;
-    for (uint32_t i = 0; i < r.calls; ++i) last = engine.submit(plan, a, b, c);
-    last.wait();
-    r.inflight_us = std::chrono::duration<double, std::micro>(clock::now() - start).count() / r.calls;
+    time_plan_submissions(engine, plan, {a, b, c}, r);
     r.stats = summarize(r.wall_us);
     r.status = Status::passed;
   } catch (const Error& e) {

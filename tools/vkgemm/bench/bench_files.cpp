@@ -119,6 +119,8 @@ std::string to_json(const Run& run) {
                        {"gpu_us", optional_number(l.timed() && l.gpu_us >= 0, l.gpu_us)},
                        {"submit_wait_us", optional_number(l.timed(), l.submit_wait_us)},
                        {"inflight_us", optional_number(l.timed(), l.inflight_us)},
+                       {"plan_submit_us", optional_number(l.timed(), l.plan_submit_us)},
+                       {"plan_wait_us", optional_number(l.timed(), l.plan_wait_us)},
                        {"calls", l.calls}});
   }
   const Settings& s = run.settings;
