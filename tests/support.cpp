@@ -209,15 +209,24 @@ std::unique_ptr<Engine>& shared_engine() {
   static std::unique_ptr<Engine> e;
   return e;
 }
+
+std::mutex& shared_engine_lock() {
+  static std::mutex m;
+  return m;
+}
 }  // namespace
 
-Engine& engine() {
+Engine& engine() {  // threads share it (the threads suite): made once, under a lock
+  std::lock_guard lock(shared_engine_lock());
   std::unique_ptr<Engine>& e = shared_engine();
   if (!e) e = make_engine();
   return *e;
 }
 
-void release_engine() { shared_engine().reset(); }
+void release_engine() {
+  std::lock_guard lock(shared_engine_lock());
+  shared_engine().reset();
+}
 
 uint64_t validation_messages() { return g_messages.load(); }
 

@@ -26,8 +26,9 @@ config, cublas_method and the commit the vkgemm binary reports of itself (its bu
 included; a binary that reports none is an error, not "unknown"). tools/plot-vs-cublas.py draws it.
 
 --latency: small-product latency instead (issue 17): `vkgemm bench --latency-sizes` (plan.record alone, one
-synchronous product end to end, many in flight) beside cuBLAS launch + synchronize of the same f32 product,
-host-timed (median of --latency-calls), written to --json as rows of n, vkgemm_us, cublas_us, ratio, commit.
+synchronous Engine::gemm end to end, one synchronous product through a plan, many in flight) beside cuBLAS
+launch + synchronize of the same f32 product, host-timed (median of --latency-calls), --rounds times, written
+to --json as rows of round, n, vkgemm_us (Engine::gemm), plan_us, cublas_us, ratio, plan_ratio, commit.
 Needs python3 with torch (CUDA) and a built vkgemm; see docs/gpu.md.
 """
 import argparse
@@ -261,12 +262,11 @@ def cublas_latency_us(torch, n, calls):
     return statistics.median(times)
 
 
-def run_latency(torch, args):
-    """vkgemm bench --latency-sizes beside cuBLAS launch + synchronize, per size, in one run."""
-    sizes = args.latency_sizes
+def latency_bench(args):
+    """One vkgemm process: bench --latency-sizes; returns its JSON."""
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         path = f.name
-    cmd = [args.vkgemm, "bench", "--sizes", "none", "--kernels", "auto", "--latency-sizes", sizes,
+    cmd = [args.vkgemm, "bench", "--sizes", "none", "--kernels", "auto", "--latency-sizes", args.latency_sizes,
            "--latency-calls", str(args.latency_calls), "--json", path, "--no-progress"]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     sys.stderr.write(proc.stderr)
@@ -276,24 +276,40 @@ def run_latency(torch, args):
     with open(path) as f:
         bench = json.load(f)
     os.unlink(path)
-    commit = bench.get("vkgemm", {}).get("commit")
-    if not commit:
+    if not bench.get("vkgemm", {}).get("commit"):
         raise SystemExit(f"bench-vs-cublas: {args.vkgemm} wrote no build_commit in its --json; rebuild it")
-    rows = []
-    print(f"{'n':>6} {'record us':>10} {'vkgemm us':>10} {'gpu us':>7} {'plan submit':>11} {'plan wait':>9} "
-          f"{'in flight us':>12} {'cuBLAS us':>10} {'ratio':>6}")
-    for row in bench["latency"]:
-        cublas = cublas_latency_us(torch, row["n"], args.latency_calls)
-        vk = row["sync_us"]
-        row = {k: v for k, v in row.items() if k != "wall_time"}  # the samples stay in vkgemm's own file
-        rows.append(dict(row, vkgemm_us=vk, cublas_us=round(cublas, 2), ratio=round(vk / cublas, 3), commit=commit,
-                         cublas_method="host wall time of launch + torch.cuda.synchronize, median",
-                         device=bench["device"].get("name") if isinstance(bench.get("device"), dict)
-                         else bench.get("device")))
-        nan = float("nan")
-        print(f"{row['n']:>6} {row.get('record_us') or nan:>10.2f} {vk:>10.2f} {row.get('gpu_us') or nan:>7.2f} "
-              f"{row.get('plan_submit_us') or nan:>11.2f} {row.get('plan_wait_us') or nan:>9.2f} "
-              f"{row.get('inflight_us') or nan:>12.2f} {cublas:>10.2f} {vk / cublas:>6.2f}", flush=True)
+    return bench
+
+
+def run_latency(torch, args):
+    """vkgemm bench --latency-sizes beside cuBLAS launch + synchronize, per size, --rounds times in one run
+    (cuBLAS's figure moves by a third between series on one host); rows per round, then the medians."""
+    rounds, rows = max(1, args.rounds), []
+    nan = float("nan")
+    print(f"{'round':>5} {'n':>6} {'record':>7} {'gemm us':>8} {'gpu us':>7} {'plan sub':>8} {'plan wait':>9} "
+          f"{'plan us':>8} {'flight':>7} {'cuBLAS us':>9} {'gemm/cuBLAS':>11} {'plan/cuBLAS':>11}")
+    for r in range(rounds):
+        bench = latency_bench(args)
+        device = bench["device"].get("name") if isinstance(bench.get("device"), dict) else bench.get("device")
+        for row in bench["latency"]:
+            cublas = cublas_latency_us(torch, row["n"], args.latency_calls)
+            vk, plan = row["sync_us"], row.get("plan_sync_us")
+            row = {k: v for k, v in row.items() if k != "wall_time"}  # the samples stay in vkgemm's own file
+            rows.append(dict(row, round=r, vkgemm_us=vk, plan_us=plan, cublas_us=round(cublas, 2),
+                             ratio=round(vk / cublas, 3), plan_ratio=round(plan / cublas, 3) if plan else None,
+                             commit=bench["vkgemm"]["commit"], device=device,
+                             cublas_method="host wall time of launch + torch.cuda.synchronize, median"))
+            print(f"{r:>5} {row['n']:>6} {row.get('record_us') or nan:>7.2f} {vk:>8.2f} {row.get('gpu_us') or nan:>7.2f} "
+                  f"{row.get('plan_submit_us') or nan:>8.2f} {row.get('plan_wait_us') or nan:>9.2f} {plan or nan:>8.2f} "
+                  f"{row.get('inflight_us') or nan:>7.2f} {cublas:>9.2f} {vk / cublas:>11.2f} "
+                  f"{(plan or nan) / cublas:>11.2f}", flush=True)
+    print(f"\nmedians of {rounds} rounds: n, Engine::gemm us, plan us, cuBLAS us, gemm/cuBLAS, plan/cuBLAS")
+    for n in dict.fromkeys(row["n"] for row in rows):
+        mine = [row for row in rows if row["n"] == n]
+        med = {key: statistics.median(row[key] for row in mine if row.get(key) is not None)
+               for key in ("vkgemm_us", "plan_us", "cublas_us", "ratio", "plan_ratio")}
+        print(f"{n:>6} {med['vkgemm_us']:>8.2f} {med['plan_us']:>8.2f} {med['cublas_us']:>8.2f} "
+              f"{med['ratio']:>6.2f} {med['plan_ratio']:>6.2f}")
     return rows
 
 

@@ -187,17 +187,20 @@ static void time_plan_submissions(Engine& engine, GemmPlan& plan, const std::arr
   using clock = std::chrono::steady_clock;
   const auto us = [](clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); };
   engine.submit(plan, ops[0], ops[1], ops[2]).wait();
-  std::vector<double> submit_us, wait_us;
+  std::vector<double> submit_us, wait_us, sync_us;
   for (uint32_t i = 0; i < r.calls; ++i) {
     const auto start = clock::now();
     GemmSubmission s = engine.submit(plan, ops[0], ops[1], ops[2]);
     const auto submitted = clock::now();
     s.wait();
+    const auto done = clock::now();
     submit_us.push_back(us(submitted - start));
-    wait_us.push_back(us(clock::now() - submitted));
+    wait_us.push_back(us(done - submitted));
+    sync_us.push_back(us(done - start));
   }
   r.plan_submit_us = summarize(submit_us).median;
   r.plan_wait_us = summarize(wait_us).median;
+  r.plan_sync_us = summarize(sync_us).median;
   const auto start = clock::now();
   GemmSubmission last;
   for (uint32_t i = 0; i < r.calls; ++i) last = engine.submit(plan, ops[0], ops[1], ops[2]);

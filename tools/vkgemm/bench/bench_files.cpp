@@ -121,6 +121,7 @@ std::string to_json(const Run& run) {
                        {"inflight_us", optional_number(l.timed(), l.inflight_us)},
                        {"plan_submit_us", optional_number(l.timed(), l.plan_submit_us)},
                        {"plan_wait_us", optional_number(l.timed(), l.plan_wait_us)},
+                       {"plan_sync_us", optional_number(l.timed(), l.plan_sync_us)},
                        {"calls", l.calls}});
   }
   const Settings& s = run.settings;
