@@ -146,7 +146,7 @@ EngineImpl::EngineImpl(const VulkanDevice& d) {
   device = std::make_unique<vk::Device>(d.physical_device, d.device, d.queue, d.queue_family_index, timeline);
   memory = std::make_unique<vk::MemoryAllocator>(*instance, *device, physical.info);
   submitter = std::make_unique<vk::Submitter>(*device, timeline, vk::wait_spin(physical.info.type));
-  pipelines = std::make_unique<kernels::Pipelines>(*instance, *device);
+  pipelines = std::make_unique<kernels::Pipelines>(*instance, *device, false, info.push_descriptor);
 }
 
 }  // namespace detail
