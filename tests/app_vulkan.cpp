@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include <doctest/doctest.h>
 
@@ -81,6 +82,7 @@ AppVulkan::AppVulkan(bool shader_float64, bool f16, const VkAllocationCallbacks*
     enabled12.timelineSemaphore = has12.timelineSemaphore;
     enabled11.pNext = &enabled12;
   }
+  enable_push_descriptor();
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   qci.queueFamilyIndex = family;
@@ -91,6 +93,8 @@ AppVulkan::AppVulkan(bool shader_float64, bool f16, const VkAllocationCallbacks*
   dci.pQueueCreateInfos = &qci;
   dci.pEnabledFeatures = &enabled;
   if (f16) dci.pNext = &enabled11;
+  dci.enabledExtensionCount = static_cast<uint32_t>(device_extensions.size());
+  dci.ppEnabledExtensionNames = device_extensions.data();
   ok(vkCreateDevice(physical, &dci, device_allocator_, &device), "vkCreateDevice");
   volkLoadDevice(device);
   vkGetDeviceQueue(device, family, 0, &queue);
@@ -111,9 +115,25 @@ AppVulkan::~AppVulkan() {
   vkDestroyInstance(instance, nullptr);
 }
 
+void AppVulkan::enable_push_descriptor() {
+  uint32_t n = 0;
+  vkEnumerateDeviceExtensionProperties(physical, nullptr, &n, nullptr);
+  std::vector<VkExtensionProperties> offered(n);
+  vkEnumerateDeviceExtensionProperties(physical, nullptr, &n, offered.data());
+  for (const VkExtensionProperties& e : offered) {
+    if (std::string_view(e.extensionName) != VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME) continue;
+    device_extensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+    VkPhysicalDevicePushDescriptorPropertiesKHR push{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR};
+    VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &push, {}};
+    vkGetPhysicalDeviceProperties2(physical, &props);
+    max_push_descriptors = push.maxPushDescriptors;
+  }
+}
+
 VulkanDevice AppVulkan::adopt_info() const {
   VulkanDevice d{instance, physical, device, queue, family, api_version, vkGetInstanceProcAddr, &enabled};
   if (api_version >= VK_API_VERSION_1_2) d.enabled_feature_chain = &enabled11;
+  d.enabled_extensions = device_extensions;
   return d;
 }
 

@@ -49,8 +49,14 @@ class AppVulkan {
   VkPhysicalDeviceVulkan11Features enabled11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
   VkPhysicalDeviceVulkan12Features enabled12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   uint32_t api_version = VK_API_VERSION_1_1;
+  // VK_KHR_push_descriptor, enabled where the device has it and declared to vkgemm in adopt_info (plans then
+  // push their descriptors); its maxPushDescriptors, 0 where the device lacks it.
+  std::vector<const char*> device_extensions;
+  uint32_t max_push_descriptors = 0;
 
  private:
+  void enable_push_descriptor();  // fills device_extensions and max_push_descriptors
+
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
   VkCommandPool pool_ = VK_NULL_HANDLE;
   std::vector<AppBuffer> buffers_;

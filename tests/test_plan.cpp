@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -166,9 +168,44 @@ void products_in_flight(bool timeline) {
   expect_error([&] { GemmSubmission{}.wait(); }, ErrorCode::invalid_argument, "this GemmSubmission is empty");
 }
 
+// Whether VKGEMM_TEST_NO_PUSH_DESCRIPTOR=1 forces the descriptor-set ring (the plan.ring CTest entries).
+bool ring_forced() {
+  const char* env = std::getenv("VKGEMM_TEST_NO_PUSH_DESCRIPTOR");
+  return env && std::string_view(env) == "1";
+}
+
 }  // namespace
 
 TEST_SUITE("plan") {
+  TEST_CASE("plans push descriptors where the device has them (else the ring): more pending than max_pending") {
+    test::AppVulkan app(false);
+    Engine e = adopt_device(app.adopt_info());
+    // What the application's own query of the device says, not what vkgemm reports: losing the feature fails.
+    const bool expected = app.max_push_descriptors >= 3 && !ring_forced();
+    const bool push = e.device().push_descriptor;
+    MESSAGE(fmt::format("plans record with {} on {} (maxPushDescriptors {}{})",
+                        push ? "push descriptors (VK_KHR_push_descriptor)" : "the descriptor-set ring", e.device().name,
+                        app.max_push_descriptors, ring_forced() ? ", VKGEMM_TEST_NO_PUSH_DESCRIPTOR=1" : ""));
+    CHECK(push == expected);
+    Engine& own = test::engine();  // the engine's own device: the same rule on its own query
+    CHECK(own.device().push_descriptor == (own.device().max_push_descriptors >= 3 && !ring_forced()));
+    // Four recordings of one plan pending in one command buffer: with push descriptors a plan of
+    // max_pending = 1 takes them (a ring of one slot would rewrite the set the first three bound, which
+    // validation reports and the products show); the ring needs four slots.
+    std::mt19937_64 rng(29);
+    const GemmDesc d{.m = 27, .n = 18, .k = 35, .alpha = 0.5};
+    GemmPlan plan = e.plan(d, {.max_pending = push ? 1u : 4u});
+    const uint64_t g = plan.offset_granularity();
+    VkCommandBuffer cmd = app.begin();
+    std::vector<Operands> ops;
+    for (VkDeviceSize i = 0; i < 4; ++i) {
+      ops.push_back(make_operands(app, d, {i * g, 0, 2 * g}, rng));
+      record(plan, cmd, ops.back());
+    }
+    app.submit_and_wait(cmd);
+    for (const Operands& o : ops) check_result(d, o);
+  }
+
   TEST_CASE("one plan recorded many times, with different operands and offsets, gives every product") {
     test::AppVulkan app(false);
     Engine e = adopt_device(app.adopt_info());

@@ -1,4 +1,6 @@
 // vkgemm devices: every Vulkan device with what vkgemm cares about.
+#include <string>
+
 #include <fmt/format.h>
 
 #include "commands.hpp"
@@ -83,6 +85,17 @@ int list_devices() {
     print_coopmat(d);
     fmt::print("    pipeline stats    {}\n", d.pipeline_statistics ? "yes (VK_KHR_pipeline_executable_properties)"
                                                                 : "no (no VK_KHR_pipeline_executable_properties)");
+    if (d.push_descriptor) {
+      fmt::print("    push descriptors  yes (VK_KHR_push_descriptor, {} per set): plans record with no descriptor set\n",
+                 d.max_push_descriptors);
+    } else {
+      // The kernels bind 3 storage buffers; a device with the extension and enough of them had it turned off.
+      const std::string why = d.max_push_descriptors == 0 ? std::string("no VK_KHR_push_descriptor")
+                              : d.max_push_descriptors < 3
+                                  ? fmt::format("maxPushDescriptors {} < 3", d.max_push_descriptors)
+                                  : std::string("VKGEMM_TEST_NO_PUSH_DESCRIPTOR=1");
+      fmt::print("    push descriptors  no ({}): plans record from a ring of descriptor sets\n", why);
+    }
     if (!d.has_compute_queue) fmt::print("    compute queue     none: vkgemm cannot use this device\n");
   }
   return 0;

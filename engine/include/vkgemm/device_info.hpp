@@ -68,6 +68,12 @@ struct DeviceInfo {
   // compiled pipeline (registers, shared memory, spills; Engine::pipeline_statistics). True when the device
   // (as vkgemm created it) has it on; false for an adopted device and where the driver lacks it.
   bool pipeline_statistics = false;
+  // VK_KHR_push_descriptor with maxPushDescriptors of at least the kernels' 3 bindings, on for the device as
+  // vkgemm uses it (an adopted device: where the application enabled the extension; off under
+  // VKGEMM_TEST_NO_PUSH_DESCRIPTOR=1): plans then push each dispatch's descriptors, with no descriptor set
+  // and no pending limit. False: each plan records from its ring of descriptor sets (GemmPlanOptions::max_pending).
+  bool push_descriptor = false;
+  uint32_t max_push_descriptors = 0;         // maxPushDescriptors; 0 without the extension
   bool timestamps = false;                   // the compute queue has timestampValidBits > 0
   uint32_t timestamp_valid_bits = 0;
   float timestamp_period_ns = 0.0f;

@@ -7,8 +7,13 @@
 //
 // Engine::plan checks the call (GemmDesc and the options), chooses the kernel and configuration, cuts the
 // product into pieces where the device's limits require it, builds the pipelines, and creates what a
-// recording needs: a ring of descriptor sets, the split-K workspace, and timestamp queries when asked.
-// GemmPlan::record then only writes descriptors and records commands.
+// recording needs: the split-K workspace, timestamp queries when asked, and, on a device without push
+// descriptors, a ring of descriptor sets. GemmPlan::record then only writes descriptors and records commands.
+//
+// Descriptors: where the device has VK_KHR_push_descriptor (DeviceInfo::push_descriptor; an adopted device
+// where the application enabled it), record pushes each dispatch's bindings into the command buffer
+// (vkCmdPushDescriptorSetKHR): no descriptor set, so no limit on pending recordings. Elsewhere the plan owns
+// a ring of GemmPlanOptions::max_pending slots of descriptor sets, and each record rewrites the next slot.
 //
 // Operand offsets: a plan is made for operands at the byte offsets GemmPlanOptions names (0 by default) and
 // records operands at any offset congruent to those modulo offset_granularity() (minStorageBufferOffsetAlignment
@@ -19,8 +24,8 @@
 // Lifetime: a GemmPlan must not outlive its Engine's device, but using it after its Engine is gone is a checked
 // error, not undefined behaviour: the engine releases the Vulkan objects of every live plan when it is
 // destroyed, and record, run and timing then throw Error(invalid_argument, "... its engine was destroyed").
-// The recorded commands use the plan's descriptor sets, workspace and queries: destroy a plan (or its
-// engine) only after the submissions of the command buffers it was recorded into have completed.
+// The recorded commands use the plan's pipelines, workspace, queries and descriptor sets (the ring's): destroy
+// a plan (or its engine) only after the submissions of the command buffers it was recorded into have completed.
 //
 // Threads: record takes no lock. Different plans may be recorded by different threads at once (on one
 // engine too); one plan is recorded by one thread at a time (as a VkCommandPool is used).
@@ -54,9 +59,11 @@ struct GemmPlanOptions {
   // Timestamps around each timed product (GemmPlan::timing reads the last completed recording's). Off by
   // default: a plan recorded every frame needs none. Ignored where the queue has no timestamps.
   bool timestamps = false;
-  // How many recordings of this plan may be pending (recorded, their submission not yet complete) at once:
-  // the size of the plan's descriptor-set ring. Recording more than this before the oldest completes
-  // rewrites descriptor sets in use (validation reports it). 1 to 64.
+  // The ring only (a device without push descriptors, DeviceInfo::push_descriptor false): how many
+  // recordings of this plan may be pending (recorded, their submission not yet complete) at once, the size of
+  // the plan's descriptor-set ring. Recording more than this before the oldest completes rewrites descriptor
+  // sets in use (validation reports it). With push descriptors it limits nothing (the plan has no sets).
+  // 1 to 64 on both.
   uint32_t max_pending = 4;
 };
 
@@ -69,7 +76,7 @@ struct EngineImpl;
 // One product submitted by Engine::submit, in flight until it completes. Copyable (a number and a
 // reference to the engine). Several may be in flight on one engine; the engine reuses a command buffer
 // only after its submission completed (up to 8 in flight; a ninth submit first waits for the oldest), and
-// a plan's descriptor sets likewise (max_pending submissions of one plan).
+// a plan's descriptor sets likewise (max_pending submissions of one plan; none with push descriptors).
 // Where the device has timeline semaphores (Vulkan 1.2; an adopted device where the application enabled
 // timelineSemaphore and created its instance for 1.2), the engine's one timeline semaphore reaches value()
 // when this product has completed: the application may wait on (semaphore(), value()) in its own queue

@@ -44,7 +44,8 @@ struct VulkanDevice {
   // cooperative-matrix kernels need their extension (VK_KHR_cooperative_matrix with cooperativeMatrix;
   // VK_NV_cooperative_matrix2 with workgroup scope, flexible dimensions, tensor addressing and conversions),
   // vulkanMemoryModel, and Vulkan 1.3's maintenance4 (and, for coopmat, subgroupSizeControl and
-  // computeFullSubgroups). What is not declared here is taken as off.
+  // computeFullSubgroups). Plans push their descriptors where VK_KHR_push_descriptor is listed (else each
+  // plan keeps a ring of descriptor sets). What is not declared here is taken as off.
   const void* enabled_feature_chain = nullptr;
   std::span<const char* const> enabled_extensions;
 };

@@ -166,7 +166,17 @@ void query_compute_units(VkPhysicalDevice pd, const std::vector<std::string>& ex
   }
 }
 
-// Extensions (the cooperative matrices, pipeline statistics) and device-local memory.
+// VK_KHR_push_descriptor and its limit (its properties struct may only be chained where it is there).
+void query_push_descriptor(VkPhysicalDevice pd, const std::vector<std::string>& extensions, DeviceInfo& info) {
+  if (std::find(extensions.begin(), extensions.end(), VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME) == extensions.end()) return;
+  VkPhysicalDevicePushDescriptorPropertiesKHR push{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR};
+  VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &push, {}};
+  vkGetPhysicalDeviceProperties2(pd, &props);
+  info.max_push_descriptors = push.maxPushDescriptors;
+  info.push_descriptor = push.maxPushDescriptors >= kGemmBindings;  // else the ring: a dispatch binds them all
+}
+
+// Extensions (the cooperative matrices, pipeline statistics, push descriptors) and device-local memory.
 void query_extensions(VkInstance instance, VkPhysicalDevice pd, DeviceInfo& info) {
   uint32_t extension_count = 0;
   vkEnumerateDeviceExtensionProperties(pd, nullptr, &extension_count, nullptr);
@@ -177,6 +187,7 @@ void query_extensions(VkInstance instance, VkPhysicalDevice pd, DeviceInfo& info
   query_cooperative_matrices(instance, pd, extensions, info);
   query_compute_units(pd, extensions, info);
   info.pipeline_statistics = has_pipeline_executable_info(pd);
+  query_push_descriptor(pd, extensions, info);
 
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(pd, &mem);

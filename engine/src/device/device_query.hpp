@@ -10,6 +10,10 @@
 
 namespace vkgemm {
 
+// The storage buffers every GEMM kernel binds, set 0 bindings 0 to 2 (A, B, C; kernels/pipelines.cpp): the
+// push descriptors a device must allow for vkgemm to push them.
+inline constexpr uint32_t kGemmBindings = 3;
+
 struct PhysicalDevice {
   VkPhysicalDevice handle = VK_NULL_HANDLE;
   DeviceInfo info;

@@ -17,7 +17,7 @@ namespace {
 // The features and extensions of VulkanDevice's chain and list that vkgemm's kernels use.
 struct Declared {
   bool float16 = false, storage16 = false, memory_model = false, subgroup_size_control = false;
-  bool maintenance4 = false, coopmat_khr = false, coopmat2 = false, timeline = false;
+  bool maintenance4 = false, coopmat_khr = false, coopmat2 = false, timeline = false, push_descriptor = false;
 };
 
 bool has(std::span<const char* const> list, std::string_view name) {
@@ -84,6 +84,7 @@ Declared declared(const VulkanDevice& d) {
   out.coopmat2 = nv2_feature && has(d.enabled_extensions, VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
 #endif
   (void)khr_feature, (void)nv2_feature;
+  out.push_descriptor = has(d.enabled_extensions, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
   return out;
 }
 
@@ -135,6 +136,7 @@ EngineImpl::EngineImpl(const VulkanDevice& d) {
   info.coopmat_khr = info.coopmat_khr && on.coopmat_khr && matrices && info.subgroup_size_control;
   info.coopmat2 = info.coopmat2 && on.coopmat2 && matrices;
   info.coopmat_nv = false;
+  info.push_descriptor = info.push_descriptor && on.push_descriptor;
   apply_test_limits(info);
   info.pipeline_statistics = false;  // the application's device: its extensions are not known here
 
@@ -144,7 +146,7 @@ EngineImpl::EngineImpl(const VulkanDevice& d) {
   device = std::make_unique<vk::Device>(d.physical_device, d.device, d.queue, d.queue_family_index, timeline);
   memory = std::make_unique<vk::MemoryAllocator>(*instance, *device, physical.info);
   submitter = std::make_unique<vk::Submitter>(*device, timeline, vk::wait_spin(physical.info.type));
-  pipelines = std::make_unique<kernels::Pipelines>(*instance, *device);
+  pipelines = std::make_unique<kernels::Pipelines>(*instance, *device, false, info.push_descriptor);
 }
 
 }  // namespace detail

@@ -49,7 +49,8 @@ EngineImpl::EngineImpl(const EngineOptions& asked) {
   device = std::make_unique<vk::Device>(physical);
   memory = std::make_unique<vk::MemoryAllocator>(*instance, *device, physical.info);
   submitter = std::make_unique<vk::Submitter>(*device, device->timeline(), vk::wait_spin(physical.info.type));
-  pipelines = std::make_unique<kernels::Pipelines>(*instance, *device, physical.info.pipeline_statistics);
+  pipelines = std::make_unique<kernels::Pipelines>(*instance, *device, physical.info.pipeline_statistics,
+                                                   physical.info.push_descriptor);
 }
 
 Buffer EngineImpl::create_buffer(uint64_t bytes, std::string_view name) {

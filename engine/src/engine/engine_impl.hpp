@@ -40,7 +40,7 @@ struct PlanRegistry {
 };
 
 // One dispatch of a recorded product: its pipeline, its pass (grid, push constants) and its descriptor set
-// (an index into a slot of PlanImpl::sets_per_record sets).
+// (an index into a slot of PlanImpl::sets_per_record sets; with push descriptors, which 3 of the writes it pushes).
 struct PlanDispatch {
   VkPipeline pipeline = VK_NULL_HANDLE;
   const PassPlan* pass = nullptr;
@@ -65,13 +65,16 @@ struct PlanImpl {
   EngineImpl& live_engine(const char* what) const;
   // The operands against the plan: buffer, element alignment, size, and the offset class. Throws Error.
   void check_operands(const VulkanBufferRange (&ops)[3]) const;
-  // Writes `slot_sets` for `ops` and records the product (warmup + repeat) into `cmd`, with timestamps in
-  // `queries` when it is not null. Checks nothing, allocates nothing.
+  // Records the product (warmup + repeat) for `ops` into `cmd`, with timestamps in `queries` when it is not
+  // null: writes `slot_sets` and binds them, or, where slot_sets is null (push descriptors), pushes each
+  // dispatch's bindings. Checks nothing, allocates nothing.
   void record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3], const VkDescriptorSet* slot_sets,
               VkQueryPool queries);
-  // The next slot of the ring of descriptor sets, and its sets.
+  // The next slot of the ring of descriptor sets, and its sets (the ring only: not with push descriptors).
   uint32_t take_slot();
   const VkDescriptorSet* slot_sets(uint32_t slot) const { return sets.data() + size_t{slot} * sets_per_record; }
+  // What the next recording records with: the ring's next slot's sets, or null where the plan pushes.
+  const VkDescriptorSet* next_sets() { return push ? nullptr : slot_sets(take_slot()); }
   // The GPU times from `queries` (2 per timed product) once the submission completed.
   GemmTiming timing(VkQueryPool queries) const;
   // Destroys the Vulkan objects (the engine is going); record, run and timing throw afterwards.
@@ -89,8 +92,11 @@ struct PlanImpl {
   std::vector<PlanDispatch> dispatches;  // one product, in order; a barrier between consecutive ones
   std::vector<PlanBinding> bindings;     // 3 per set of a slot
   std::vector<VkDescriptorBufferInfo> infos;  // the writes' targets, rewritten by each record
-  std::vector<VkWriteDescriptorSet> writes;   // 3 per set of a slot; dstSet set by each record
+  std::vector<VkWriteDescriptorSet> writes;   // 3 per set of a slot (per dispatch); dstSet set by each record
   uint32_t sets_per_record = 0;
+  // Push descriptors (the engine's Pipelines have a push layout): no pool, no sets, no slots; every field
+  // of the ring below stays empty.
+  bool push = false;
   uint32_t next_slot = 0;
   Buffer workspace;  // split-K partial sums (the pieces share it, one after another)
   vk::DeviceHandle<VkDescriptorPool> pool;
@@ -100,8 +106,8 @@ struct PlanImpl {
 };
 
 // What a GemmRecording keeps alive until the application's submission completes: the plan it recorded
-// (its pipelines and workspace), and its own descriptor sets and queries (so that recordings of one
-// description, cached as one plan, never share them).
+// (its pipelines and workspace), and its own descriptor sets (none with push descriptors) and queries (so
+// that recordings of one description, cached as one plan, never share them).
 struct RecordingImpl {
   std::shared_ptr<PlanImpl> plan;
   vk::DeviceHandle<VkDescriptorPool> descriptors;

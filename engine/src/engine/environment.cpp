@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -53,6 +54,14 @@ void apply_test_limits(DeviceInfo& info) {
   }
   if (const auto v = read("VKGEMM_TEST_MAX_STORAGE_RANGE", ~0ull)) {
     info.max_storage_buffer_range = std::min(info.max_storage_buffer_range, *v);
+  }
+  // The descriptor-set ring on a device with push descriptors, so that one machine tests both ways of
+  // recording a plan.
+  if (const char* env = variable("VKGEMM_TEST_NO_PUSH_DESCRIPTOR")) {
+    if (std::string_view(env) != "0" && std::string_view(env) != "1") {
+      throw Error(ErrorCode::invalid_argument, fmt::format("VKGEMM_TEST_NO_PUSH_DESCRIPTOR={} is not 0 or 1", env));
+    }
+    if (env[0] == '1') info.push_descriptor = false;
   }
 }
 

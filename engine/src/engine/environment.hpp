@@ -16,7 +16,8 @@ namespace vkgemm::detail {
 std::string environment_tuning_file();
 
 // Lowers `info`'s maxComputeWorkGroupCount and maxStorageBufferRange to VKGEMM_TEST_MAX_GROUP_COUNT and
-// VKGEMM_TEST_MAX_STORAGE_RANGE where those are set (testing knobs, engine.hpp); throws on a bad value.
+// VKGEMM_TEST_MAX_STORAGE_RANGE where those are set, and turns push_descriptor off under
+// VKGEMM_TEST_NO_PUSH_DESCRIPTOR=1 (testing knobs, engine.hpp); throws on a bad value.
 void apply_test_limits(DeviceInfo& info);
 
 #ifdef VKGEMM_EXPERIMENTS

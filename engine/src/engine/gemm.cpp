@@ -36,9 +36,10 @@ GemmTiming EngineImpl::submit(const GemmDesc& desc, const VulkanBufferRange (&op
 uint64_t EngineImpl::submit_plan_async(PlanImpl& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync) {
   const auto& t = device->table();
   const bool work = !plan.product.pieces.empty();
-  const uint32_t slot = work ? plan.take_slot() : 0;
+  const bool ring = work && !plan.push;  // pushed descriptors wait for nothing
+  const uint32_t slot = ring ? plan.take_slot() : 0;
   // The slot's sets may still be in use by an earlier submission of this plan.
-  if (work && plan.slot_serial[slot]) submitter->wait(plan.slot_serial[slot]);
+  if (ring && plan.slot_serial[slot]) submitter->wait(plan.slot_serial[slot]);
   const uint64_t serial = submitter->submit(
       [&](VkCommandBuffer cmd) {
         // What record() asks of its caller: uploads, host writes and earlier products are done first...
@@ -47,14 +48,14 @@ uint64_t EngineImpl::submit_plan_async(PlanImpl& plan, const VulkanBufferRange (
                        VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
                            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_HOST_WRITE_BIT,
                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-        if (work) plan.record(cmd, ops, plan.slot_sets(slot), plan.queries.get());
+        if (work) plan.record(cmd, ops, ring ? plan.slot_sets(slot) : nullptr, plan.queries.get());
         // ...and the result is ready for copies, the host and later kernels.
         memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
                        VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                        VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT);
       },
       sync);
-  if (work) plan.slot_serial[slot] = serial;
+  if (ring) plan.slot_serial[slot] = serial;
   return serial;
 }
 

@@ -1,6 +1,7 @@
-// Plans (vkgemm/plan.hpp): a call planned once (EngineImpl::make_plan), its descriptor-set ring, workspace
-// and queries made once; recording then writes descriptors and records commands, allocating nothing. The
-// engine's own calls go through the same plans, cached by description (EngineImpl::cached_plan).
+// Plans (vkgemm/plan.hpp): a call planned once (EngineImpl::make_plan), its descriptor-set ring (none where
+// the engine pushes descriptors), workspace and queries made once; recording then writes or pushes
+// descriptors and records commands, allocating nothing. The engine's own calls go through the same plans,
+// cached by description (EngineImpl::cached_plan).
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -19,7 +20,7 @@ constexpr uint32_t kMaxPending = 64;
 constexpr size_t kPlanCacheSize = 64;  // plans the engine's own calls keep (the oldest goes first)
 constexpr const char* kNames[3] = {"A", "B", "C"};
 
-// The dispatches of one product and the bindings of one slot's sets.
+// The dispatches of one product and the bindings of one slot's sets (with push descriptors: of the dispatches).
 void lay_out(PlanImpl& p, kernels::Pipelines& pipelines) {
   const ProductPlan& plan = p.product;
   for (const PiecePlan& piece : plan.pieces) {
@@ -43,7 +44,7 @@ void lay_out(PlanImpl& p, kernels::Pipelines& pipelines) {
   for (size_t i = 0; i < p.writes.size(); ++i) {
     VkWriteDescriptorSet& w = p.writes[i];
     w = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-    w.dstBinding = static_cast<uint32_t>(i % 3);
+    w.dstBinding = static_cast<uint32_t>(i % kGemmBindings);
     w.descriptorCount = 1;
     w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     w.pBufferInfo = &p.infos[i];
@@ -110,11 +111,14 @@ std::shared_ptr<PlanImpl> EngineImpl::make_plan(const GemmDesc& desc, const Gemm
                               char(std::tolower(kNames[i][0])), p->planned[i], p->element[i]));
     }
   }
+  p->push = pipelines->push_descriptors();
   lay_out(*p, *pipelines);
   if (!p->product.pieces.empty()) {
     if (p->product.workspace_bytes) p->workspace = create_buffer(p->product.workspace_bytes, "vkgemm split-K workspace");
-    p->pool = make_sets(*this, *p, options.max_pending, p->sets);
-    p->slot_serial.assign(options.max_pending, 0);
+    if (!p->push) {  // the ring; with push descriptors max_pending limits nothing
+      p->pool = make_sets(*this, *p, options.max_pending, p->sets);
+      p->slot_serial.assign(options.max_pending, 0);
+    }
     if (options.timestamps && physical.info.timestamps) p->queries = make_queries(*this, 2 * options.gemm.repeat);
   }
   std::lock_guard guard(plans->lock);
@@ -258,7 +262,7 @@ void GemmPlan::record(VkCommandBuffer cmd, const VulkanBufferRange& a, const Vul
   const VulkanBufferRange ops[3] = {a, b, c};
   p.check_operands(ops);
   if (p.product.pieces.empty()) return;  // nothing to do, as the reference BLAS
-  p.record(cmd, ops, p.slot_sets(p.take_slot()), p.queries.get());
+  p.record(cmd, ops, p.next_sets(), p.queries.get());
 }
 
 GemmTiming GemmPlan::timing() const {
@@ -316,7 +320,7 @@ std::vector<double> Engine::time_record(GemmPlan& plan, const BufferOffset& a, c
     for (uint32_t i = 0; i < times; ++i) {
       const auto start = std::chrono::steady_clock::now();
       p.check_operands(ranges);
-      p.record(cmd, ranges, p.slot_sets(p.take_slot()), p.queries.get());
+      p.record(cmd, ranges, p.next_sets(), p.queries.get());
       us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
       vk::check(t.vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
       vk::check(t.vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer");

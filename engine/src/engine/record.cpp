@@ -66,16 +66,20 @@ void PlanImpl::record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3], co
                       VkQueryPool qpool) {
   const auto& t = engine->device->table();
   const VkBuffer space = workspace.valid() ? Access::impl(workspace)->alloc.buffer.get() : VK_NULL_HANDLE;
+  // The bindings, computed one way for both paths; only how they reach the command buffer differs.
   for (size_t i = 0; i < bindings.size(); ++i) {
     const PlanBinding& b = bindings[i];
     // The operand moved by whole granules from where it was planned: the binding moves as much.
     infos[i] = b.source == 3 ? VkDescriptorBufferInfo{space, 0, b.size}
                              : VkDescriptorBufferInfo{ops[b.source].buffer,
                                                       b.offset + ops[b.source].offset - planned[b.source], b.size};
-    writes[i].dstSet = slot_sets[i / 3];
   }
-  t.vkUpdateDescriptorSets(engine->device->get(), static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
-  const VkPipelineLayout layout = engine->pipelines->layout();
+  if (slot_sets) {
+    for (size_t i = 0; i < writes.size(); ++i) writes[i].dstSet = slot_sets[i / kGemmBindings];
+    t.vkUpdateDescriptorSets(engine->device->get(), static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+  }
+  const kernels::Pipelines& pipelines = *engine->pipelines;
+  const VkPipelineLayout layout = pipelines.layout();
   // The workspace's previous use (an earlier recording of this plan on the queue) ends before this one.
   if (space) between_dispatches(t, cmd);
   // One product is all its pieces. A barrier between consecutive dispatches: K chunks of one C block read
@@ -86,7 +90,11 @@ void PlanImpl::record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3], co
       const PlanDispatch& d = dispatches[i];
       if (i > 0) between_dispatches(t, cmd);
       t.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline);
-      t.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &slot_sets[d.set], 0, nullptr);
+      if (slot_sets) {
+        t.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &slot_sets[d.set], 0, nullptr);
+      } else {
+        pipelines.push(cmd, &writes[size_t{d.set} * kGemmBindings]);
+      }
       t.vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(d.pass->push), &d.pass->push);
       t.vkCmdDispatch(cmd, d.pass->grid[0], d.pass->grid[1], d.pass->grid[2]);
     }
@@ -113,8 +121,8 @@ std::unique_ptr<RecordingImpl> EngineImpl::record(VkCommandBuffer cmd, const Gem
   plan.check_operands(ops);
   if (!cmd) throw Error(ErrorCode::invalid_argument, "gemm: the command buffer is VK_NULL_HANDLE");
   if (plan.product.pieces.empty()) return rec;  // nothing to do, as the reference BLAS
-  std::vector<VkDescriptorSet> sets;
-  rec->descriptors = make_sets(*this, plan, 1, sets);
+  std::vector<VkDescriptorSet> sets;  // stays empty where the plan pushes its descriptors
+  if (!plan.push) rec->descriptors = make_sets(*this, plan, 1, sets);
   const auto& t = device->table();
   if (physical.info.timestamps) {
     rec->queries = make_queries(*this, 2 * options.repeat);
@@ -123,7 +131,7 @@ std::unique_ptr<RecordingImpl> EngineImpl::record(VkCommandBuffer cmd, const Gem
     vk::check(t.vkCreateEvent(device->get(), &info, nullptr, &event), "vkCreateEvent");
     rec->done = vk::DeviceHandle<VkEvent>(t, device->get(), event);
   }
-  plan.record(cmd, ops, sets.data(), rec->queries.get());
+  plan.record(cmd, ops, plan.push ? nullptr : sets.data(), rec->queries.get());
   if (rec->done) t.vkCmdSetEvent(cmd, rec->done.get(), VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
   rec->recorded = true;
   return rec;

@@ -7,20 +7,22 @@
 
 namespace vkgemm::kernels {
 
-Pipelines::Pipelines(const vk::Instance& instance, const vk::Device& device, bool capture_statistics)
-    : instance_(instance), device_(device), capture_statistics_(capture_statistics) {
+Pipelines::Pipelines(const vk::Instance& instance, const vk::Device& device, bool capture_statistics,
+                     bool push_descriptors)
+    : instance_(instance), device_(device), capture_statistics_(capture_statistics), push_descriptors_(push_descriptors) {
   const auto& t = device.table();
   const VkDevice dev = device.get();
 
-  VkDescriptorSetLayoutBinding bindings[3]{};
-  for (uint32_t i = 0; i < 3; ++i) {
+  VkDescriptorSetLayoutBinding bindings[kGemmBindings]{};
+  for (uint32_t i = 0; i < kGemmBindings; ++i) {
     bindings[i].binding = i;
     bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     bindings[i].descriptorCount = 1;
     bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
   }
   VkDescriptorSetLayoutCreateInfo set_info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-  set_info.bindingCount = 3;
+  if (push_descriptors) set_info.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR;
+  set_info.bindingCount = kGemmBindings;
   set_info.pBindings = bindings;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   vk::check(t.vkCreateDescriptorSetLayout(dev, &set_info, nullptr, &set_layout), "vkCreateDescriptorSetLayout");
@@ -40,6 +42,11 @@ Pipelines::Pipelines(const vk::Instance& instance, const vk::Device& device, boo
   VkPipelineCache cache = VK_NULL_HANDLE;
   vk::check(t.vkCreatePipelineCache(dev, &cache_info, nullptr, &cache), "vkCreatePipelineCache");
   cache_ = vk::DeviceHandle<VkPipelineCache>(t, dev, cache);
+}
+
+void Pipelines::push(VkCommandBuffer cmd, const VkWriteDescriptorSet* writes) const {
+  device_.table().vkCmdPushDescriptorSetKHR(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout_.get(), 0, kGemmBindings,
+                                            writes);
 }
 
 VkPipeline Pipelines::get(const LaunchShape& shape) {

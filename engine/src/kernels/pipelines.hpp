@@ -2,6 +2,10 @@
 // and each compute pipeline built once per (shader variant, specialization) and kept. With
 // `capture_statistics` (the device has VK_KHR_pipeline_executable_properties on) every pipeline is built with
 // VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR, so that statistics() can read what the driver made of it.
+// With `push_descriptors` (DeviceInfo::push_descriptor: VK_KHR_push_descriptor is on) the set layout is a
+// push-descriptor layout: every recording pushes its bindings (push) and no descriptor set can be made of it.
+// Without, recordings bind descriptor sets of set_layout(). Chosen once per engine, as every pipeline's
+// layout must match how its descriptors are supplied.
 #pragma once
 
 #include <map>
@@ -21,10 +25,13 @@ namespace vkgemm::kernels {
 
 class Pipelines {
  public:
-  Pipelines(const vk::Instance& instance, const vk::Device& device, bool capture_statistics = false);
+  Pipelines(const vk::Instance& instance, const vk::Device& device, bool capture_statistics, bool push_descriptors);
 
   VkDescriptorSetLayout set_layout() const noexcept { return set_layout_.get(); }
   VkPipelineLayout layout() const noexcept { return layout_.get(); }
+  bool push_descriptors() const noexcept { return push_descriptors_; }
+  // Pushes kGemmBindings writes (bindings 0, 1, 2, in order) as set 0 for the next dispatches; push layouts only.
+  void push(VkCommandBuffer cmd, const VkWriteDescriptorSet* writes) const;
   VkPipeline get(const LaunchShape& shape);
   // The driver's statistics of get(shape)'s pipeline, labelled with `pass`; needs capture_statistics.
   std::vector<PipelineStatistic> statistics(const LaunchShape& shape, const std::string& pass);
@@ -34,6 +41,7 @@ class Pipelines {
   const vk::Instance& instance_;
   const vk::Device& device_;
   bool capture_statistics_ = false;
+  bool push_descriptors_ = false;
   vk::DeviceHandle<VkDescriptorSetLayout> set_layout_;
   vk::DeviceHandle<VkPipelineLayout> layout_;
   vk::DeviceHandle<VkPipelineCache> cache_;

@@ -8,17 +8,18 @@
 namespace vkgemm::detail::peak {
 namespace {
 
-// A descriptor pool holding one set of the shared layout: src at 0 and 1, dst at 2.
-struct DescriptorSet {
+// The kernel's bindings (src at 0 and 1, dst at 2), and where the engine does not push descriptors, a pool
+// holding one set of the shared layout, written with them.
+struct Descriptors {
+  VkWriteDescriptorSet writes[kGemmBindings];
   vk::DeviceHandle<VkDescriptorPool> pool;
   VkDescriptorSet set = VK_NULL_HANDLE;  // freed with the pool
 };
 
-DescriptorSet make_set(EngineImpl& e, const PeakKernel& kernel) {
+void make_set(EngineImpl& e, Descriptors& out) {
   const auto& t = e.device->table();
   const VkDevice dev = e.device->get();
-  DescriptorSet out;
-  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 3};
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kGemmBindings};
   VkDescriptorPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
   pool_info.maxSets = 1;
   pool_info.poolSizeCount = 1;
@@ -32,18 +33,34 @@ DescriptorSet make_set(EngineImpl& e, const PeakKernel& kernel) {
   alloc.descriptorSetCount = 1;
   alloc.pSetLayouts = &layout;
   vk::check(t.vkAllocateDescriptorSets(dev, &alloc, &out.set), "vkAllocateDescriptorSets");
-  const VkDescriptorBufferInfo* buffers[3] = {&kernel.src, &kernel.src, &kernel.dst};
-  VkWriteDescriptorSet writes[3];
-  for (uint32_t i = 0; i < 3; ++i) {
-    writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-    writes[i].dstSet = out.set;
-    writes[i].dstBinding = i;
-    writes[i].descriptorCount = 1;
-    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    writes[i].pBufferInfo = buffers[i];
+  for (VkWriteDescriptorSet& w : out.writes) w.dstSet = out.set;
+  t.vkUpdateDescriptorSets(dev, kGemmBindings, out.writes, 0, nullptr);
+}
+
+// `kernel` must outlive the result: the writes point at its buffers.
+Descriptors make_descriptors(EngineImpl& e, const PeakKernel& kernel) {
+  Descriptors out;
+  const VkDescriptorBufferInfo* buffers[kGemmBindings] = {&kernel.src, &kernel.src, &kernel.dst};
+  for (uint32_t i = 0; i < kGemmBindings; ++i) {
+    VkWriteDescriptorSet& w = out.writes[i];
+    w = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    w.dstBinding = i;
+    w.descriptorCount = 1;
+    w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    w.pBufferInfo = buffers[i];
   }
-  t.vkUpdateDescriptorSets(dev, 3, writes, 0, nullptr);
+  if (!e.pipelines->push_descriptors()) make_set(e, out);
   return out;
+}
+
+// The bindings for the next dispatches: the set bound, or pushed (the layout the pipelines were made with).
+void bind(EngineImpl& e, VkCommandBuffer cmd, const Descriptors& d) {
+  if (d.set) {
+    e.device->table().vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, e.pipelines->layout(), 0, 1,
+                                              &d.set, 0, nullptr);
+  } else {
+    e.pipelines->push(cmd, d.writes);
+  }
 }
 
 std::vector<double> read_queries(EngineImpl& e, VkQueryPool pool, uint32_t repeat) {
@@ -67,7 +84,7 @@ std::vector<double> read_queries(EngineImpl& e, VkQueryPool pool, uint32_t repea
 std::vector<double> time_dispatches(EngineImpl& e, const PeakKernel& kernel, uint32_t warmup, uint32_t repeat) {
   const auto& t = e.device->table();
   const VkPipeline pipeline = e.pipelines->get(kernel.shape);
-  const DescriptorSet set = make_set(e, kernel);
+  const Descriptors descriptors = make_descriptors(e, kernel);
   const auto queries = make_queries(e, 2 * std::max(repeat, 1u));
   const VkPipelineLayout layout = e.pipelines->layout();
   // Each dispatch writes dst: the next waits for it (which also keeps the timestamps of consecutive ones apart).
@@ -82,7 +99,7 @@ std::vector<double> time_dispatches(EngineImpl& e, const PeakKernel& kernel, uin
                    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
     t.vkCmdResetQueryPool(cmd, queries.get(), 0, 2 * std::max(repeat, 1u));
     t.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-    t.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set.set, 0, nullptr);
+    bind(e, cmd, descriptors);
     t.vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(kernel.push), &kernel.push);
     for (uint32_t i = 0; i < warmup + repeat; ++i) {
       if (i > 0) barrier(cmd);

@@ -1,4 +1,4 @@
-// One peak kernel's dispatches, timed: the Vulkan side of vkgemm peak (descriptor set, timestamp queries,
+// One peak kernel's dispatches, timed: the Vulkan side of vkgemm peak (descriptors, timestamp queries,
 // one submission through the engine's Submitter), and the calibration that grows its work until a dispatch
 // lasts long enough to time well.
 #pragma once

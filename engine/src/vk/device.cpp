@@ -75,6 +75,8 @@ Device::Device(const PhysicalDevice& physical) : physical_(physical.handle), fam
     tail = &executable_info.pNext;
     extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
   }
+  // VK_KHR_push_descriptor where the device has it (and enough of them): plans record with no descriptor set.
+  if (d.push_descriptor) extensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
 
   VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   info.pNext = &features;

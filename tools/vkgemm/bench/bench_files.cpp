@@ -55,6 +55,7 @@ json device_json(const DeviceInfo& d) {
           {"device_local_memory", d.device_local_memory},
           {"float64", d.float64},
           {"float16", d.float16},
+          {"push_descriptor", d.push_descriptor},
           {"timestamp_period_ns", d.timestamp_period_ns}};
 }
 
