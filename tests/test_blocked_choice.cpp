@@ -4,11 +4,14 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "kernels/blocked_choice.hpp"
 #include "kernels/kernel_spec.hpp"
 #include "plan/planner.hpp"
 #include "tuning/tuning_table.hpp"
 #include "tuning/wave_model.hpp"
+#include "vkgemm/error.hpp"
 
 using namespace vkgemm;
 using kernels::BlockedChoice;
@@ -48,6 +51,25 @@ const tuning::Table& builtin() {
 BlockedChoice choose(const DeviceInfo& d, uint32_t m, uint32_t n, uint32_t k, uint32_t batch = 1,
                      const GemmOptions& o = {}) {
   return choose_blocked(d, builtin(), o, DataType::f32, {m, n, k, batch});
+}
+
+// A table of the H200 with 4096^3 tuned untransposed (128x256) and with op(B) = B^T (64x128), and 2048^3
+// with op(B) = B^T (64x64).
+tuning::Table per_op_table() {
+  const auto entry = [](const char* ops, uint32_t n, const char* config) {
+    return fmt::format(R"({{"type": "f32", "m": {0}, "n": {0}, "k": {0}, {1} "kernel": "blocked", "gflops": 40000,
+                         "config": {2}}})", n, ops, config);
+  };
+  const char* big = R"({"bm": 128, "bn": 256, "bk": 16, "tm": 8, "tn": 8, "lanes_n": 16, "split_k": 1})";
+  const char* mid = R"({"bm": 64, "bn": 128, "bk": 16, "tm": 8, "tn": 4, "lanes_n": 16, "split_k": 1})";
+  const char* small = R"({"bm": 64, "bn": 64, "bk": 16, "tm": 8, "tn": 4, "lanes_n": 16, "split_k": 1})";
+  tuning::Table t;
+  t.add_json(fmt::format(R"({{"format": "vkgemm-tuning-1", "devices": [{{"vendor_id": 4318, "device": "NVIDIA H200",
+                            "driver": "580.159.4.0", "entries": [{}, {}, {}]}}]}})",
+                         entry("", 4096, big), entry(R"("op_b": "t",)", 4096, mid),
+                         entry(R"("op_a": "n", "op_b": "t",)", 2048, small)),
+             "per-op table");
+  return t;
 }
 
 // The model's seconds for one configuration and split on a device, as choose_blocked estimates them.
@@ -147,6 +169,34 @@ TEST_SUITE("blocked choice") {
 }
 
 TEST_SUITE("blocked choice") {
+  TEST_CASE("entries per op combination: a tuned op keeps its own entry; others keep the untransposed one") {
+    const tuning::Table t = per_op_table();
+    const auto pick = [&](uint32_t n, bool ta, bool tb) {
+      return choose_blocked(nvidia(), t, {}, DataType::f32, {n, n, n, 1, ta, tb});
+    };
+    CHECK(pick(4096, false, true).reason == "tuned shape");
+    CHECK(pick(4096, false, true).config.bm == 64);   // NT's own entry
+    CHECK(pick(4096, false, false).config.bm == 128); // NN's
+    CHECK(pick(4096, true, false).config.bm == 128);  // TN was not tuned apart: the untransposed entry
+    CHECK(pick(4096, true, false).reason == "tuned shape");
+    // Nearest entry: among the op's own entries where it has any, else among all.
+    CHECK(t.lookup(nvidia(), DataType::f32, 2500, 2500, 2500, false, true)->m == 2048);  // NT's nearest
+    CHECK(t.lookup(nvidia(), DataType::f32, 2500, 2500, 2500, false, false)->m == 4096);  // NN's only one
+    CHECK(t.lookup(nvidia(), DataType::f32, 2500, 2500, 2500, true, true)->m == 2048);   // TT: none; any
+    // The ops survive the file: written as "op_b": "t", read back the same; a bad op is refused by name.
+    const std::string json = t.to_json();
+    CHECK(json.find(R"("op_b": "t")") != std::string::npos);
+    CHECK(json.find(R"("op_a")") == std::string::npos);  // "n" is left out
+    tuning::Table again;
+    again.add_json(json, "written");
+    CHECK(choose_blocked(nvidia(), again, {}, DataType::f32, {4096, 4096, 4096, 1, false, true}).config.bm == 64);
+    tuning::Table bad;
+    CHECK_THROWS_WITH_AS(bad.add_json(R"({"format": "vkgemm-tuning-1", "devices": [{"vendor_id": 1, "device": "d",
+                           "driver": "1", "entries": [{"type": "f32", "m": 1, "n": 1, "k": 1, "op_a": "x",
+                           "kernel": "tiled", "tile": 16}]}]})", "bad file"),
+                         doctest::Contains("op_a must be \"n\" or \"t\""), Error);
+  }
+
   TEST_CASE("auto takes the built-in tables' measured kernel for small squares: tiled below them, blocked above") {
     // engine/tuning: the tiled kernel's entries at 16 and 64 on the H200 (tiled 4.6 and 6.4 us of GPU time
     // against blocked's 8.1 and 10.7) and at 16 to 64 on lavapipe, blocked's from 1024 and 128 on.

@@ -228,13 +228,15 @@ TEST_SUITE("cli") {
   }
 
   TEST_CASE("bad invocations: a clear message on stderr and exit code 2") {
-    const std::array<std::pair<const char*, const char*>, 23> cases = {{
+    const std::array<std::pair<const char*, const char*>, 25> cases = {{
         {"run --m 4 --n 4 --k 4 --type f16 --out-type i32", "f16 inputs give C of f32 or f16"},
         {"run --m 4 --n 4 --k 4 --type f32 --out-type f16", "f32 inputs give C of f32"},
         {"run --m 4 --n 4 --k 4 --type f16 --kernel coopmat --tile 32", "tile is 64 or 128"},
         {"run --m 4 --n 4 --k 4 --type f32 --kernel coopmat2", "multiplies f16 matrices"},
         {"run --m 4 --n 4 --k 4 --type f32 --f16-accumulate", "f16 accumulation is for f16 inputs"},
         {"tune --type f16", "f16 is not tuned"},
+        {"tune --ops nx", "ops \"nx\": expected nn, nt, tn or tt"},
+        {"tune --shapes /dev/null --sizes 64", "--sizes excludes --shapes"},
         {"run --m -5 --n 4 --k 4", "--m must be between 0"},
         {"run --m 4 --n 4", "--k is required"},
         {"run --m 4 --n 4 --k 4 --kernel bogus", "--kernel bogus is unknown"},

@@ -13,6 +13,7 @@
 #include "names.hpp"
 #include "random_fill.hpp"
 #include "shapes.hpp"
+#include "tune_jobs.hpp"
 #include "vkgemm/vkgemm.hpp"
 
 namespace vkgemm::cli {
@@ -22,6 +23,8 @@ struct TuneOptions {
   DataType type = DataType::f32;
   std::vector<std::string> sizes = {"1024", "2048", "4096", "8192", "4096x4096x1024", "8192x1024x8192",
                                     "1024x8192x8192", "127x4096x4096"};
+  std::vector<std::string> ops = {"nn"};
+  std::string shape_set;  // --shapes: a shape-set file instead of --sizes and --ops
   int64_t repeat = 20;
   bool quick = false;
   bool verbose = false;
@@ -33,20 +36,36 @@ struct Timed {
   double ms = 0.0;
 };
 
+// A rows x cols row-major matrix of `bytes_per_element` elements, stored transposed (cols x rows).
+std::vector<std::byte> transposed(const std::vector<std::byte>& x, uint64_t rows, uint64_t cols, size_t bytes) {
+  std::vector<std::byte> out(x.size());
+  for (uint64_t r = 0; r < rows; ++r)
+    for (uint64_t c = 0; c < cols; ++c) std::copy_n(&x[(r * cols + c) * bytes], bytes, &out[(c * rows + r) * bytes]);
+  return out;
+}
+
 class Tuner {
  public:
-  Tuner(Engine& engine, DataType type, const Shape& s, uint64_t seed)
-      : engine_(engine), type_(type), s_(s), bytes_c_(uint64_t{s.m} * s.n * element_size(type)) {
+  // The row-major product op(A) (m x k) op(B) (k x n) of `job`: the reference from op(A) and op(B), the
+  // device buffers holding A and B as the ops say they are stored.
+  Tuner(Engine& engine, DataType type, const TuneJob& job, uint64_t seed)
+      : engine_(engine), type_(type), s_(job.shape), bytes_c_(uint64_t{s_.m} * s_.n * element_size(type)) {
     std::mt19937_64 rng(seed);
-    const auto a = random_matrix(type, uint64_t{s.m} * s.k, -1.0, 1.0, rng);
-    const auto b = random_matrix(type, uint64_t{s.k} * s.n, -1.0, 1.0, rng);
+    const auto a = random_matrix(type, uint64_t{s_.m} * s_.k, -1.0, 1.0, rng);
+    const auto b = random_matrix(type, uint64_t{s_.k} * s_.n, -1.0, 1.0, rng);
+    const size_t es = element_size(type);
+    const auto stored_a = job.op_a == Op::t ? transposed(a, s_.m, s_.k, es) : a;
+    const auto stored_b = job.op_b == Op::t ? transposed(b, s_.k, s_.n, es) : b;
     a_ = engine.create_buffer(a.size(), "tune A");
     b_ = engine.create_buffer(b.size(), "tune B");
     c_ = engine.create_buffer(bytes_c_, "tune C");
-    engine.write(a_, 0, a.data(), a.size());
-    engine.write(b_, 0, b.data(), b.size());
-    reference_ = std::make_unique<ReferenceProduct>(type, s.m, s.n, s.k, a.data(), b.data());
+    engine.write(a_, 0, stored_a.data(), stored_a.size());
+    engine.write(b_, 0, stored_b.data(), stored_b.size());
+    reference_ = std::make_unique<ReferenceProduct>(type, s_.m, s_.n, s_.k, a.data(), b.data());
     result_.resize(bytes_c_);
+    desc_.type = type;
+    desc_.op_a = job.op_a, desc_.op_b = job.op_b;
+    desc_.m = s_.m, desc_.n = s_.n, desc_.k = s_.k;
   }
 
   // One run on a poisoned C, compared with the reference; the reason when it fails.
@@ -71,10 +90,7 @@ class Tuner {
   // (VK_KHR_pipeline_executable_properties), else "".
   std::string registers(const BlockedConfig& config) {
     if (!engine_.device().pipeline_statistics) return "";
-    GemmDesc d;
-    d.type = type_;
-    d.m = s_.m, d.n = s_.n, d.k = s_.k;
-    const auto n = engine_.pipeline_statistics(d, blocked(config)).registers();
+    const auto n = engine_.pipeline_statistics(desc_, blocked(config)).registers();
     return n ? fmt::format(", {} registers", *n) : "";
   }
 
@@ -91,8 +107,7 @@ class Tuner {
  private:
   static GemmOptions blocked(const BlockedConfig& config) { return {.kernel = Kernel::blocked, .blocked = config}; }
   GemmTiming run(const GemmOptions& options) {
-    GemmTiming t = engine_.gemm({&a_, 0, s_.m, s_.k, type_}, {&b_, 0, s_.k, s_.n, type_},
-                                {&c_, 0, s_.m, s_.n, type_}, options);
+    GemmTiming t = engine_.gemm(desc_, {&a_, 0}, {&b_, 0}, {&c_, 0}, options);
     if (t.kernel == Kernel::blocked) ran_ = parse_blocked_config(t.config);
     return t;
   }
@@ -104,6 +119,7 @@ class Tuner {
   Buffer a_, b_, c_;
   std::unique_ptr<ReferenceProduct> reference_;
   std::vector<std::byte> result_;
+  GemmDesc desc_;
   BlockedConfig ran_;
 
  public:
@@ -123,6 +139,7 @@ void check_options(const TuneOptions& o) {
   }
   if (o.repeat < 3 || o.repeat > 1000) throw Error(ErrorCode::invalid_argument, "--repeat must be between 3 and 1000");
   (void)parse_shapes(o.sizes);
+  (void)parse_ops(o.ops);
 }
 
 // The blocked configurations this device can run (every fourth with --quick: a quick look, for slow devices).
@@ -158,11 +175,15 @@ std::vector<BlockedConfig> one_per_tile_shape(const std::vector<BlockedConfig>& 
 
 bool faster(const Timed& x, const Timed& y) { return x.ms < y.ms; }
 
+struct Candidates {
+  std::vector<BlockedConfig> all, first_stage;
+};
+
 // The search for one shape: candidates verified, then timed; the winner as a tuning entry.
 class ShapeSearch {
  public:
-  ShapeSearch(Engine& engine, const TuneOptions& o, const Shape& s, uint64_t seed, std::string where)
-      : engine_(engine), o_(o), s_(s), tuner_(engine, o.type, s, seed), where_(std::move(where)) {}
+  ShapeSearch(Engine& engine, const TuneOptions& o, const TuneJob& job, uint64_t seed, std::string where)
+      : engine_(engine), o_(o), job_(job), s_(job.shape), tuner_(engine, o.type, job, seed), where_(std::move(where)) {}
 
   TuningEntry run(const std::vector<BlockedConfig>& candidates, const std::vector<BlockedConfig>& first_stage);
   size_t tried() const { return tried_; }
@@ -183,8 +204,13 @@ class ShapeSearch {
   void block_orders();
   TuningEntry tiled_baseline(TuningEntry entry);
 
+  TuningEntry entry(Kernel kernel, uint32_t tile, const BlockedConfig& config, double ms) const {
+    return {o_.type, s_.m, s_.n, s_.k, job_.op_a, job_.op_b, kernel, tile, config, gflops(ms)};
+  }
+
   Engine& engine_;
   const TuneOptions& o_;
+  TuneJob job_;
   Shape s_;
   Tuner tuner_;
   std::string where_;  // "[1/8] 1024x1024x1024", for the progress line
@@ -270,7 +296,7 @@ TuningEntry ShapeSearch::tiled_baseline(TuningEntry entry) {
       continue;
     }
     const double ms = tuner_.time(tiled, static_cast<uint32_t>(o_.repeat), 3);
-    if (gflops(ms) > entry.gflops) entry = {o_.type, s_.m, s_.n, s_.k, Kernel::tiled, tile, {}, gflops(ms)};
+    if (gflops(ms) > entry.gflops) entry = this->entry(Kernel::tiled, tile, {}, ms);
   }
   return entry;
 }
@@ -295,44 +321,58 @@ TuningEntry ShapeSearch::run(const std::vector<BlockedConfig>& candidates,
   split_k_of_finalists();
   block_orders();
   const auto best = *std::min_element(timed_.begin(), timed_.end(), faster);
-  return tiled_baseline({o_.type, s_.m, s_.n, s_.k, Kernel::blocked, 0, best.config, gflops(best.ms)});
+  return tiled_baseline(entry(Kernel::blocked, 0, best.config, best.ms));
+}
+
+// The products to tune: a shape set's cases, else every --sizes shape with every --ops combination.
+std::vector<TuneJob> tune_jobs(const TuneOptions& o) {
+  if (o.shape_set.empty()) return jobs_of(parse_shapes(o.sizes), parse_ops(o.ops));
+  size_t batched = 0;
+  auto jobs = jobs_from_shape_set(o.shape_set, o.type, batched);
+  if (batched) fmt::print("{}: {} batched case(s) left out (an entry is for one product)\n", o.shape_set, batched);
+  return jobs;
+}
+
+// One product searched, its entry written to `out` at once (an interrupted run keeps what it found).
+int tune_one(Engine& engine, const TuneOptions& o, const Candidates& c, const TuneJob& job, uint64_t seed,
+             const std::string& where, const std::string& out) {
+  const auto started = std::chrono::steady_clock::now();
+  ShapeSearch search(engine, o, job, seed, where);
+  const TuningEntry entry = search.run(c.all, c.first_stage);
+  if (search.empty()) return search.failures();
+  const Shape& s = job.shape;
+  const double best_ms = 2.0 * s.m * s.n * s.k / entry.gflops * 1e-6;
+  const std::string winner = entry.kernel == Kernel::tiled
+                                 ? fmt::format("tiled tile {}", entry.tile)
+                                 : "blocked " + to_string(entry.config) + search.registers(entry.config);
+  write_tuning_file(engine, {entry}, out);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  fmt::print("{:<24} {:<50} {:9.3f} ms {:10.1f} GFLOP/s   ({} verified, {:.0f} s)\n", to_string(job), winner, best_ms,
+             entry.gflops, search.tried(), secs);
+  return search.failures();
 }
 
 int tune(const TuneOptions& o, const CommonOptions& common) {
-  const auto shapes = parse_shapes(o.sizes);
+  const std::vector<TuneJob> jobs = tune_jobs(o);
   Engine engine = open_engine(common);
   if (!engine.device().timestamps) {
     throw Error(ErrorCode::unsupported_config, fmt::format("{} has no timestamps: nothing to tune by", engine.device().name));
   }
   engine.check_supported(o.type, {.kernel = Kernel::blocked});
-  const auto candidates = candidate_configs(engine, o.type, o.quick);
-  const auto first_stage = one_per_tile_shape(candidates);
+  Candidates candidates;
+  candidates.all = candidate_configs(engine, o.type, o.quick);
+  candidates.first_stage = one_per_tile_shape(candidates.all);
   const uint64_t seed = common.seed.value_or(fresh_seed());
   const std::string out = o.out.empty() ? default_tuning_file() : o.out;
-  fmt::print("tuning the blocked kernel for {} on {} (driver {}): {} configurations ({} tile shapes), {} shapes, "
-             "seed {}\n",
-             to_string(o.type), engine.device().name, engine.device().driver_version, candidates.size(),
-             first_stage.size(), shapes.size(), seed);
-  bool wrote = false;
+  fmt::print("tuning the blocked kernel for {} on {} (driver {}): {} configurations ({} tile shapes), {} products, "
+             "seed {}; each winner written to {} as it is found\n",
+             to_string(o.type), engine.device().name, engine.device().driver_version, candidates.all.size(),
+             candidates.first_stage.size(), jobs.size(), seed, out);
   int failures = 0;
-  for (size_t si = 0; si < shapes.size(); ++si) {
-    const Shape& s = shapes[si];
-    const auto started = std::chrono::steady_clock::now();
-    ShapeSearch search(engine, o, s, seed + si, fmt::format("[{}/{}] {}x{}x{}", si + 1, shapes.size(), s.m, s.n, s.k));
-    const TuningEntry entry = search.run(candidates, first_stage);
-    failures += search.failures();
-    if (search.empty()) continue;
-    const double best_ms = 2.0 * s.m * s.n * s.k / entry.gflops * 1e-6;
-    const std::string winner = entry.kernel == Kernel::tiled
-                                   ? fmt::format("tiled tile {}", entry.tile)
-                                   : "blocked " + to_string(entry.config) + search.registers(entry.config);
-    write_tuning_file(engine, {entry}, out);  // shape by shape: an interrupted run keeps what it found
-    wrote = true;
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    fmt::print("{:>6}x{:<6}x{:<6} {:<50} {:9.3f} ms {:10.1f} GFLOP/s   ({} verified, {:.0f} s)\n", s.m, s.n, s.k,
-               winner, best_ms, entry.gflops, search.tried(), secs);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    failures += tune_one(engine, o, candidates, jobs[i], seed + i,
+                         fmt::format("[{}/{}] {}", i + 1, jobs.size(), to_string(jobs[i])), out);
   }
-  if (wrote) fmt::print("wrote {}\n", out);
   if (failures) fmt::print(stderr, "vkgemm tune: {} candidate(s) failed verification\n", failures);
   return finish(engine, failures ? 1 : 0);
 }
@@ -342,7 +382,12 @@ int tune(const TuneOptions& o, const CommonOptions& common) {
 Command add_tune_command(CLI::App& cmd, CommonOptions& common) {
   auto o = std::make_shared<TuneOptions>();
   add_enum_option(cmd, "--type", o->type, type_table(), "f32 or f64")->default_str(std::string(to_string(o->type)));
-  cmd.add_option("--sizes", o->sizes, "Shapes to tune: N (square) or MxNxK")->capture_default_str();
+  auto* sizes = cmd.add_option("--sizes", o->sizes, "Shapes to tune: N (square) or MxNxK")->capture_default_str();
+  auto* ops = cmd.add_option("--ops", o->ops, "Op combinations of each shape, comma-separated: nn, nt, tn, tt (op(A) then "
+                                  "op(B); t: stored transposed), or all")->capture_default_str();
+  cmd.add_option("--shapes", o->shape_set, "A shape-set file (tools/shape-sets/*.json): tune its cases of --type "
+                                           "(with their ops; column-major ones as the kernel runs them) instead of "
+                                           "--sizes and --ops")->check(CLI::ExistingFile)->excludes(sizes)->excludes(ops);
   cmd.add_option("--repeat", o->repeat, "Timed runs of each finalist (the median counts)")->capture_default_str();
   cmd.add_flag("--quick", o->quick, "A quarter of the candidates and 3 finalists: for slow devices");
   cmd.add_flag("--verbose", o->verbose, "Print every candidate's time, not only the finalists'");

@@ -14,6 +14,8 @@ namespace vkgemm {
 struct TuningEntry {
   DataType type = DataType::f32;
   uint32_t m = 0, n = 0, k = 0;
+  Op op_a = Op::n, op_b = Op::n;  // of a row-major product (a column-major one is the row-major product of
+                                  // B and A with m and n swapped: tune that)
   Kernel kernel = Kernel::blocked;  // the winner for this shape: blocked, or tiled where it was faster
   uint32_t tile = 0;                // tiled: its tile
   BlockedConfig config;  // blocked: its configuration, split_k included

@@ -53,7 +53,8 @@ std::string describe(const BlockedConfig& c, uint32_t splits) {
 
 // The configuration and split count for a problem (blocked_choice.hpp).
 BlockedConfig choose(const PlanContext& ctx, const Problem& p) {
-  return choose_blocked(ctx.device, ctx.table, ctx.options, ctx.types.input, {p.m, p.n, p.k, p.batch}).config;
+  return choose_blocked(ctx.device, ctx.table, ctx.options, ctx.types.input,
+                        {p.m, p.n, p.k, p.batch, p.trans_a, p.trans_b}).config;
 }
 
 // Every shape and op combination of f32 and f64.

@@ -1,5 +1,6 @@
 // The blocked kernel's configuration and split-K for one product, chosen by shape: the caller's
-// configuration, else the device's own tuning-table entry for exactly this shape (measured best there), else the
+// configuration, else the device's own tuning-table entry for exactly this shape (measured best there: the
+// entry of these ops, else the untransposed one), else the
 // measured configuration (of the device's tier of the table, tuning_table.hpp) and split count the wave
 // model (tuning/wave_model.hpp) expects to finish first, else the fallback configuration with the split
 // count the model gives it.
@@ -24,6 +25,7 @@ struct BlockedChoice {
 
 struct BlockedShape {
   uint32_t m = 0, n = 0, k = 0, batch = 1;
+  bool trans_a = false, trans_b = false;  // as the kernel reads the operands (tuning::Entry's ops)
 };
 
 BlockedChoice choose_blocked(const DeviceInfo& device, const tuning::Table& table, const GemmOptions& options,

@@ -87,7 +87,7 @@ GemmOptions choose_automatic(const PlanContext& ctx, const Problem& p) {
     }
   };
   if (ctx.types.input != DataType::f16) {  // the table has no f16 entries
-    if (const auto entry = ctx.table.lookup(ctx.device, ctx.types.input, p.m, p.n, p.k)) {
+    if (const auto entry = ctx.table.lookup(ctx.device, ctx.types.input, p.m, p.n, p.k, p.trans_a, p.trans_b)) {
       const KernelSpec* spec = find_spec(entry->kernel);
       if (spec && spec->from_tuning) {
         if (const auto o = spec->from_tuning(ctx, *entry); o && runs(*spec, *o, nullptr)) return *o;

@@ -51,7 +51,9 @@ std::string write_tuning_file(const Engine& engine, const std::vector<TuningEntr
     table.add_json(text.str(), path);
   }
   std::vector<tuning::Entry> converted;
-  for (const auto& e : entries) converted.push_back({e.type, e.m, e.n, e.k, e.kernel, e.tile, e.config, e.gflops});
+  for (const auto& e : entries) {
+    converted.push_back({e.type, e.m, e.n, e.k, e.op_a == Op::t, e.op_b == Op::t, e.kernel, e.tile, e.config, e.gflops});
+  }
   table.update(engine.device(), converted);
   const std::string json = table.to_json();
   const std::filesystem::path p(path);

@@ -1,5 +1,6 @@
 #include "tuning/tuning_table.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -39,6 +40,42 @@ double distance(const Entry& e, uint32_t m, uint32_t n, uint32_t k) {
   return d(e.m, m) * d(e.m, m) + d(e.n, n) * d(e.n, n) + d(e.k, k) * d(e.k, k);
 }
 
+bool trans_from_json(const json& e, const char* key, const std::string& origin) {
+  const std::string op = e.value(key, std::string("n"));
+  if (op != "n" && op != "t") {
+    throw Error(ErrorCode::file_format,
+                fmt::format("{}: an entry's {} must be \"n\" or \"t\" (got \"{}\")", origin, key, op));
+  }
+  return op == "t";
+}
+
+Entry entry_from_json(const json& e, const std::string& origin) {
+  Entry entry;
+  const auto type = parse_data_type(e.at("type").get<std::string>());
+  if (!type) throw Error(ErrorCode::file_format, fmt::format("{}: unknown type in an entry", origin));
+  if (*type == DataType::f16) {
+    throw Error(ErrorCode::file_format, fmt::format("{}: an f16 entry; f16 is not tuned (auto ranks its kernels)",
+                                                    origin));
+  }
+  entry.type = *type;
+  entry.m = e.at("m").get<uint32_t>();
+  entry.n = e.at("n").get<uint32_t>();
+  entry.k = e.at("k").get<uint32_t>();
+  entry.trans_a = trans_from_json(e, "op_a", origin);
+  entry.trans_b = trans_from_json(e, "op_b", origin);
+  const auto kernel = parse_kernel(e.value("kernel", std::string("blocked")));
+  if (!kernel || (*kernel != Kernel::blocked && *kernel != Kernel::tiled)) {
+    throw Error(ErrorCode::file_format, fmt::format("{}: an entry's kernel must be blocked or tiled", origin));
+  }
+  entry.kernel = *kernel;
+  entry.tile = e.value("tile", 0u);
+  if (entry.kernel == Kernel::blocked) entry.config = config_from_json(e.at("config"));
+  entry.gflops = e.value("gflops", 0.0);
+  return entry;
+}
+
+bool same_ops(const Entry& e, bool trans_a, bool trans_b) { return e.trans_a == trans_a && e.trans_b == trans_b; }
+
 }  // namespace
 
 void Table::add_json(std::string_view text, const std::string& origin) {
@@ -53,28 +90,7 @@ void Table::add_json(std::string_view text, const std::string& origin) {
       table.device = d.at("device").get<std::string>();
       table.driver = d.at("driver").get<std::string>();
       table.vendor_default = d.value("vendor_default", false);
-      for (const auto& e : d.at("entries")) {
-        Entry entry;
-        const auto type = parse_data_type(e.at("type").get<std::string>());
-        if (!type) throw Error(ErrorCode::file_format, fmt::format("{}: unknown type in an entry", origin));
-        if (*type == DataType::f16) {
-          throw Error(ErrorCode::file_format, fmt::format("{}: an f16 entry; f16 is not tuned (auto ranks its kernels)",
-                                                          origin));
-        }
-        entry.type = *type;
-        entry.m = e.at("m").get<uint32_t>();
-        entry.n = e.at("n").get<uint32_t>();
-        entry.k = e.at("k").get<uint32_t>();
-        const auto kernel = parse_kernel(e.value("kernel", std::string("blocked")));
-        if (!kernel || (*kernel != Kernel::blocked && *kernel != Kernel::tiled)) {
-          throw Error(ErrorCode::file_format, fmt::format("{}: an entry's kernel must be blocked or tiled", origin));
-        }
-        entry.kernel = *kernel;
-        entry.tile = e.value("tile", 0u);
-        if (entry.kernel == Kernel::blocked) entry.config = config_from_json(e.at("config"));
-        entry.gflops = e.value("gflops", 0.0);
-        table.entries.push_back(entry);
-      }
+      for (const auto& e : d.at("entries")) table.entries.push_back(entry_from_json(e, origin));
       std::erase_if(devices_, [&](const DeviceTable& t) {
         return t.vendor_id == table.vendor_id && t.device == table.device && t.driver == table.driver;
       });
@@ -111,14 +127,17 @@ std::pair<const DeviceTable*, Tier> Table::find(const DeviceInfo& device) const 
   return {nullptr, Tier::none};
 }
 
-std::optional<Entry> Table::lookup(const DeviceInfo& device, DataType type, uint32_t m, uint32_t n,
-                                   uint32_t k) const {
-  const DeviceTable* best_table = find(device).first;
-  if (!best_table) return std::nullopt;
+std::optional<Entry> Table::lookup(const DeviceInfo& device, DataType type, uint32_t m, uint32_t n, uint32_t k,
+                                   bool trans_a, bool trans_b) const {
+  const DeviceTable* table = find(device).first;
+  if (!table) return std::nullopt;
+  const bool tuned_apart = std::any_of(table->entries.begin(), table->entries.end(), [&](const Entry& e) {
+    return e.type == type && same_ops(e, trans_a, trans_b);
+  });
   const Entry* best = nullptr;
   double best_distance = std::numeric_limits<double>::infinity();
-  for (const auto& e : best_table->entries) {
-    if (e.type != type) continue;
+  for (const auto& e : table->entries) {
+    if (e.type != type || (tuned_apart && !same_ops(e, trans_a, trans_b))) continue;
     const double dist = distance(e, m, n, k);
     if (dist < best_distance) best_distance = dist, best = &e;
   }
@@ -136,7 +155,10 @@ void Table::update(const DeviceInfo& device, const std::vector<Entry>& entries) 
   }
   for (const auto& e : entries) {
     std::erase_if(table->entries,
-                  [&](const Entry& old) { return old.type == e.type && old.m == e.m && old.n == e.n && old.k == e.k; });
+                  [&](const Entry& old) {
+                    return old.type == e.type && old.m == e.m && old.n == e.n && old.k == e.k &&
+                           same_ops(old, e.trans_a, e.trans_b);
+                  });
     table->entries.push_back(e);
   }
 }
@@ -149,6 +171,8 @@ std::string Table::to_json() const {
     for (const auto& e : t.entries) {
       json entry = {{"type", std::string(to_string(e.type))}, {"m", e.m}, {"n", e.n}, {"k", e.k},
                     {"kernel", std::string(to_string(e.kernel))}, {"gflops", std::round(e.gflops * 10) / 10}};
+      if (e.trans_a) entry["op_a"] = "t";
+      if (e.trans_b) entry["op_b"] = "t";
       if (e.kernel == Kernel::blocked) {
         entry["config"] = config_to_json(e.config);
       } else {

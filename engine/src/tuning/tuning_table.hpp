@@ -22,6 +22,9 @@ namespace vkgemm::tuning {
 struct Entry {
   DataType type = DataType::f32;
   uint32_t m = 0, n = 0, k = 0;
+  // The kernel's operands as it reads them (a column-major call turned row-major: kernels/registry.hpp):
+  // A stored k x m, B stored n x k. "op_a"/"op_b": "t" in the file; absent is "n".
+  bool trans_a = false, trans_b = false;
   Kernel kernel = Kernel::blocked;  // the winner: blocked (with config) or tiled (with tile)
   uint32_t tile = 0;
   BlockedConfig config;
@@ -46,9 +49,11 @@ class Table {
   void add_json(std::string_view json, const std::string& origin);
   // The table serving this device and its tier: its own (the exact driver first), else its vendor's.
   std::pair<const DeviceTable*, Tier> find(const DeviceInfo& device) const;
-  // The nearest entry (in log2 of m, n, k) of this type in find()'s table.
-  std::optional<Entry> lookup(const DeviceInfo& device, DataType type, uint32_t m, uint32_t n, uint32_t k) const;
-  // Replaces (or adds) this device's entries for the shapes in `entries`.
+  // The nearest entry (in log2 of m, n, k) of this type in find()'s table, among those of these ops when it
+  // has any (an op combination tuned apart), else among all.
+  std::optional<Entry> lookup(const DeviceInfo& device, DataType type, uint32_t m, uint32_t n, uint32_t k,
+                              bool trans_a = false, bool trans_b = false) const;
+  // Replaces (or adds) this device's entries for the shapes and ops in `entries`.
   void update(const DeviceInfo& device, const std::vector<Entry>& entries);
   std::string to_json() const;
   const std::vector<DeviceTable>& devices() const noexcept { return devices_; }
