@@ -7,6 +7,7 @@
 // Exit codes: 0 both right, 1 a wrong result, 2 an error, 3 validation messages.
 #include <volk.h>  // before vkgemm/vulkan.hpp: volk wants VK_NO_PROTOTYPES, as any volk application
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -122,7 +123,17 @@ struct Device {
   VkDevice dev = VK_NULL_HANDLE;
   VkQueue queue = VK_NULL_HANDLE;
   VkPhysicalDeviceFeatures enabled{};  // nothing optional: vkgemm must refuse f64 on this device
+  std::vector<const char*> extensions;  // VK_KHR_push_descriptor where the device has it: plans push
 };
+
+bool has_device_extension(VkPhysicalDevice pd, const char* name) {
+  uint32_t n = 0;
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr);
+  std::vector<VkExtensionProperties> all(n);
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, all.data());
+  return std::any_of(all.begin(), all.end(),
+                     [&](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, name) == 0; });
+}
 
 void pick_device(VkInstance instance, Device& d) {
   uint32_t count = 0;
@@ -154,6 +165,11 @@ void create_device(VkInstance instance, Device& d) {
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
   dci.pEnabledFeatures = &d.enabled;
+  if (has_device_extension(d.pd, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME)) {
+    d.extensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+  }
+  dci.enabledExtensionCount = static_cast<uint32_t>(d.extensions.size());
+  dci.ppEnabledExtensionNames = d.extensions.data();
   check(vkCreateDevice(d.pd, &dci, nullptr, &d.dev), "vkCreateDevice");
   volkLoadDevice(d.dev);  // the application's global pointers; vkgemm keeps its own table
   vkGetDeviceQueue(d.dev, d.family, 0, &d.queue);
@@ -416,8 +432,10 @@ int run(bool validate) {
   {
     vkgemm::VulkanDevice adopted{instance.instance, d.pd, d.dev, d.queue, d.family, VK_API_VERSION_1_1,
                                  vkGetInstanceProcAddr, &d.enabled};
+    adopted.enabled_extensions = d.extensions;
     vkgemm::Engine engine = vkgemm::adopt_device(adopted);
-    std::printf("vkgemm adopted %s\n", engine.device().name.c_str());
+    std::printf("vkgemm adopted %s; plans record with %s\n", engine.device().name.c_str(),
+                engine.device().push_descriptor ? "push descriptors" : "a ring of descriptor sets");
     if (!refuses_f64(engine)) code = 1;
     if (!render_and_multiply(d, engine, target, operands)) code = 1;
   }  // the engine goes before the device it borrowed
