@@ -8,80 +8,104 @@
 
 namespace vkgemm::vk {
 
+namespace {
+
+// What the engine's own device is created with: exactly what the kernels may use and the device has
+// (device_query.cpp, coopmat_query.cpp found it), as a feature chain from `features` and the extensions.
+// Built in place: the chain points into the object itself.
+class EnabledFeatures {
+ public:
+  explicit EnabledFeatures(const DeviceInfo& d) {
+    features.features.shaderFloat64 = on(d.float64);
+    core(d);
+#if defined(VK_KHR_cooperative_matrix)
+    if (d.coopmat_khr) {
+      coop.cooperativeMatrix = VK_TRUE;
+      append(coop, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    }
+#endif
+#if defined(VK_NV_cooperative_matrix2)
+    if (d.coopmat2) {
+      coop2.cooperativeMatrixWorkgroupScope = VK_TRUE;
+      coop2.cooperativeMatrixFlexibleDimensions = VK_TRUE;
+      coop2.cooperativeMatrixTensorAddressing = VK_TRUE;
+      coop2.cooperativeMatrixConversions = VK_TRUE;
+      append(coop2, VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
+    }
+#endif
+    // VK_KHR_pipeline_executable_properties where the device has it: the driver's statistics of each pipeline.
+    if (d.pipeline_statistics) {
+      executable_info.pipelineExecutableInfo = VK_TRUE;
+      append(executable_info, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+    }
+    // VK_KHR_push_descriptor where the device has it (and enough of them): plans record with no descriptor set.
+    if (d.push_descriptor) extensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+  }
+  EnabledFeatures(const EnabledFeatures&) = delete;
+  EnabledFeatures& operator=(const EnabledFeatures&) = delete;
+
+  // Timeline semaphores (the submissions' serials) are required of every 1.2 device; 1.3 stands for it here.
+  bool timeline = false;
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  std::vector<const char*> extensions;
+
+ private:
+  static VkBool32 on(bool b) { return b ? VK_TRUE : VK_FALSE; }
+  template <typename Struct>
+  void append(Struct& s, const char* extension = nullptr) {
+    *tail_ = &s;
+    tail_ = &s.pNext;
+    if (extension) extensions.push_back(extension);
+  }
+  // Vulkan 1.1 to 1.3's features, only where 1.2 or 1.3 is spoken.
+  void core(const DeviceInfo& d) {
+    timeline = d.vulkan13;
+    if (d.float16 || d.storage16 || d.vulkan_memory_model || timeline) {
+      f12.timelineSemaphore = on(timeline);
+      f11.storageBuffer16BitAccess = on(d.storage16);
+      f12.shaderFloat16 = on(d.float16);
+      f12.vulkanMemoryModel = on(d.vulkan_memory_model);
+      append(f11);
+      append(f12);
+    }
+    if (d.vulkan13) {
+      f13.subgroupSizeControl = on(d.subgroup_size_control);
+      f13.computeFullSubgroups = on(d.subgroup_size_control);
+      // Required of every 1.3 device; SPIR-V 1.6 (the cooperative-matrix shaders) sizes workgroups from
+      // specialization constants with LocalSizeId, which needs it on.
+      f13.maintenance4 = VK_TRUE;
+      append(f13);
+    }
+  }
+
+  void** tail_ = &features.pNext;  // each enabled struct is appended here
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+#if defined(VK_KHR_cooperative_matrix)
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+#endif
+#if defined(VK_NV_cooperative_matrix2)
+  VkPhysicalDeviceCooperativeMatrix2FeaturesNV coop2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
+#endif
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executable_info{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+};
+
+}  // namespace
+
 Device::Device(const PhysicalDevice& physical) : physical_(physical.handle), family_(physical.compute_family) {
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   queue_info.queueFamilyIndex = family_;
   queue_info.queueCount = 1;
   queue_info.pQueuePriorities = &priority;
-
-  // Enable exactly what the kernels may use and the device has (device_query.cpp, coopmat_query.cpp found it).
-  const DeviceInfo& d = physical.info;
-  const auto on = [](bool b) { return b ? VK_TRUE : VK_FALSE; };
-  std::vector<const char*> extensions;
-  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-  features.features.shaderFloat64 = on(d.float64);
-  void** tail = &features.pNext;  // each enabled struct is appended here
-  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
-  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-  VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
-  // Timeline semaphores (the submissions' serials) are required of every 1.2 device; 1.3 stands for it here.
-  timeline_ = d.vulkan13;
-  if (d.float16 || d.storage16 || d.vulkan_memory_model || timeline_) {  // only reported where 1.2 is spoken
-    f12.timelineSemaphore = on(timeline_);
-    f11.storageBuffer16BitAccess = on(d.storage16);
-    f12.shaderFloat16 = on(d.float16);
-    f12.vulkanMemoryModel = on(d.vulkan_memory_model);
-    *tail = &f11;
-    f11.pNext = &f12;
-    tail = &f12.pNext;
-  }
-  if (d.vulkan13) {
-    f13.subgroupSizeControl = on(d.subgroup_size_control);
-    f13.computeFullSubgroups = on(d.subgroup_size_control);
-    // Required of every 1.3 device; SPIR-V 1.6 (the cooperative-matrix shaders) sizes workgroups from
-    // specialization constants with LocalSizeId, which needs it on.
-    f13.maintenance4 = VK_TRUE;
-    *tail = &f13;
-    tail = &f13.pNext;
-  }
-#if defined(VK_KHR_cooperative_matrix)
-  VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
-  if (d.coopmat_khr) {
-    coop.cooperativeMatrix = VK_TRUE;
-    *tail = &coop;
-    tail = &coop.pNext;
-    extensions.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
-  }
-#endif
-#if defined(VK_NV_cooperative_matrix2)
-  VkPhysicalDeviceCooperativeMatrix2FeaturesNV coop2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
-  if (d.coopmat2) {
-    coop2.cooperativeMatrixWorkgroupScope = VK_TRUE;
-    coop2.cooperativeMatrixFlexibleDimensions = VK_TRUE;
-    coop2.cooperativeMatrixTensorAddressing = VK_TRUE;
-    coop2.cooperativeMatrixConversions = VK_TRUE;
-    *tail = &coop2;
-    tail = &coop2.pNext;
-    extensions.push_back(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
-  }
-#endif
-  // VK_KHR_pipeline_executable_properties where the device has it: the driver's statistics of each pipeline.
-  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executable_info{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
-  if (d.pipeline_statistics) {
-    executable_info.pipelineExecutableInfo = VK_TRUE;
-    *tail = &executable_info;
-    tail = &executable_info.pNext;
-    extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
-  }
-  // VK_KHR_push_descriptor where the device has it (and enough of them): plans record with no descriptor set.
-  if (d.push_descriptor) extensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
-
+  const EnabledFeatures enabled(physical.info);
+  timeline_ = enabled.timeline;
   VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-  info.pNext = &features;
-  info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
-  info.ppEnabledExtensionNames = extensions.data();
+  info.pNext = &enabled.features;
+  info.enabledExtensionCount = static_cast<uint32_t>(enabled.extensions.size());
+  info.ppEnabledExtensionNames = enabled.extensions.data();
   info.queueCreateInfoCount = 1;
   info.pQueueCreateInfos = &queue_info;
   {
