@@ -90,11 +90,7 @@ void PlanImpl::record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3], co
       const PlanDispatch& d = dispatches[i];
       if (i > 0) between_dispatches(t, cmd);
       t.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline);
-      if (slot_sets) {
-        t.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &slot_sets[d.set], 0, nullptr);
-      } else {
-        pipelines.push(cmd, &writes[size_t{d.set} * kGemmBindings]);
-      }
+      pipelines.bind(cmd, slot_sets ? slot_sets[d.set] : VK_NULL_HANDLE, &writes[size_t{d.set} * kGemmBindings]);
       t.vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(d.pass->push), &d.pass->push);
       t.vkCmdDispatch(cmd, d.pass->grid[0], d.pass->grid[1], d.pass->grid[2]);
     }

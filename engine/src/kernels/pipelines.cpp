@@ -44,9 +44,13 @@ Pipelines::Pipelines(const vk::Instance& instance, const vk::Device& device, boo
   cache_ = vk::DeviceHandle<VkPipelineCache>(t, dev, cache);
 }
 
-void Pipelines::push(VkCommandBuffer cmd, const VkWriteDescriptorSet* writes) const {
-  device_.table().vkCmdPushDescriptorSetKHR(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout_.get(), 0, kGemmBindings,
-                                            writes);
+void Pipelines::bind(VkCommandBuffer cmd, VkDescriptorSet set, const VkWriteDescriptorSet* writes) const {
+  const auto& t = device_.table();
+  if (push_descriptors_) {
+    t.vkCmdPushDescriptorSetKHR(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout_.get(), 0, kGemmBindings, writes);
+  } else {
+    t.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout_.get(), 0, 1, &set, 0, nullptr);
+  }
 }
 
 VkPipeline Pipelines::get(const LaunchShape& shape) {

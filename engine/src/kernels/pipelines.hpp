@@ -3,7 +3,7 @@
 // `capture_statistics` (the device has VK_KHR_pipeline_executable_properties on) every pipeline is built with
 // VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR, so that statistics() can read what the driver made of it.
 // With `push_descriptors` (DeviceInfo::push_descriptor: VK_KHR_push_descriptor is on) the set layout is a
-// push-descriptor layout: every recording pushes its bindings (push) and no descriptor set can be made of it.
+// push-descriptor layout: every recording pushes its bindings (bind) and no descriptor set can be made of it.
 // Without, recordings bind descriptor sets of set_layout(). Chosen once per engine, as every pipeline's
 // layout must match how its descriptors are supplied.
 #pragma once
@@ -30,8 +30,9 @@ class Pipelines {
   VkDescriptorSetLayout set_layout() const noexcept { return set_layout_.get(); }
   VkPipelineLayout layout() const noexcept { return layout_.get(); }
   bool push_descriptors() const noexcept { return push_descriptors_; }
-  // Pushes kGemmBindings writes (bindings 0, 1, 2, in order) as set 0 for the next dispatches; push layouts only.
-  void push(VkCommandBuffer cmd, const VkWriteDescriptorSet* writes) const;
+  // The operands of the next dispatches as set 0, the way this engine's layout takes them: `writes`
+  // (kGemmBindings of them, bindings 0, 1, 2 in order) pushed with a push layout, else `set` bound.
+  void bind(VkCommandBuffer cmd, VkDescriptorSet set, const VkWriteDescriptorSet* writes) const;
   VkPipeline get(const LaunchShape& shape);
   // The driver's statistics of get(shape)'s pipeline, labelled with `pass`; needs capture_statistics.
   std::vector<PipelineStatistic> statistics(const LaunchShape& shape, const std::string& pass);

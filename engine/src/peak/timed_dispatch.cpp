@@ -53,16 +53,6 @@ Descriptors make_descriptors(EngineImpl& e, const PeakKernel& kernel) {
   return out;
 }
 
-// The bindings for the next dispatches: the set bound, or pushed (the layout the pipelines were made with).
-void bind(EngineImpl& e, VkCommandBuffer cmd, const Descriptors& d) {
-  if (d.set) {
-    e.device->table().vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, e.pipelines->layout(), 0, 1,
-                                              &d.set, 0, nullptr);
-  } else {
-    e.pipelines->push(cmd, d.writes);
-  }
-}
-
 std::vector<double> read_queries(EngineImpl& e, VkQueryPool pool, uint32_t repeat) {
   const auto& info = e.physical.info;
   std::vector<uint64_t> stamps(2 * repeat);
@@ -99,7 +89,7 @@ std::vector<double> time_dispatches(EngineImpl& e, const PeakKernel& kernel, uin
                    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
     t.vkCmdResetQueryPool(cmd, queries.get(), 0, 2 * std::max(repeat, 1u));
     t.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-    bind(e, cmd, descriptors);
+    e.pipelines->bind(cmd, descriptors.set, descriptors.writes);
     t.vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(kernel.push), &kernel.push);
     for (uint32_t i = 0; i < warmup + repeat; ++i) {
       if (i > 0) barrier(cmd);

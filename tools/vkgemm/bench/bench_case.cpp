@@ -183,7 +183,8 @@ CaseResult run_case(Engine& engine, const Shape& shape, DataType type, const Ben
 
 // The plan's own submissions: one at a time (Engine::submit's host time, then its wait's), and `calls` of
 // them back to back with only the last waited for.
-static void time_plan_submissions(Engine& engine, GemmPlan& plan, const std::array<BufferOffset, 3>& ops, LatencyResult& r) {
+static void time_plan_submissions(Engine& engine, GemmPlan& plan, const std::array<BufferOffset, 3>& ops,
+                                  LatencyResult& r) {
   using clock = std::chrono::steady_clock;
   const auto us = [](clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); };
   engine.submit(plan, ops[0], ops[1], ops[2]).wait();
