@@ -175,6 +175,7 @@ std::vector<BlockedConfig> one_per_tile_shape(const std::vector<BlockedConfig>& 
 
 bool faster(const Timed& x, const Timed& y) { return x.ms < y.ms; }
 
+// The configurations to search: all of them, and stage 1's (one warp layout per tile shape).
 struct Candidates {
   std::vector<BlockedConfig> all, first_stage;
 };
@@ -185,7 +186,7 @@ class ShapeSearch {
   ShapeSearch(Engine& engine, const TuneOptions& o, const TuneJob& job, uint64_t seed, std::string where)
       : engine_(engine), o_(o), job_(job), s_(job.shape), tuner_(engine, o.type, job, seed), where_(std::move(where)) {}
 
-  TuningEntry run(const std::vector<BlockedConfig>& candidates, const std::vector<BlockedConfig>& first_stage);
+  TuningEntry run(const Candidates& candidates);
   size_t tried() const { return tried_; }
   int failures() const { return failures_; }
   std::string registers(const BlockedConfig& config) { return tuner_.registers(config); }
@@ -305,15 +306,14 @@ TuningEntry ShapeSearch::tiled_baseline(TuningEntry entry) {
 // the output has blocks enough; for a short wide product such as 127x4096x4096 a tile shape timed unsplit
 // ranks far below where split-K puts it); stage 2: every warp layout of the five best; then the finalists
 // timed properly, split along K, and grouped. Call only when !empty() after it.
-TuningEntry ShapeSearch::run(const std::vector<BlockedConfig>& candidates,
-                             const std::vector<BlockedConfig>& first_stage) {
+TuningEntry ShapeSearch::run(const Candidates& candidates) {
   const size_t keep = o_.quick ? 3 : 5;
-  for (BlockedConfig c : first_stage) {
+  for (BlockedConfig c : candidates.first_stage) {
     c.split_k = 0;
     try_candidate(c, 4, 1);
   }
   keep_best(keep);
-  warp_layouts_of_leaders(candidates);
+  warp_layouts_of_leaders(candidates.all);
   if (progress_) fmt::print(stderr, "\r{:100}\r", "");
   if (timed_.empty()) return {};
   keep_best(keep);
@@ -338,7 +338,7 @@ int tune_one(Engine& engine, const TuneOptions& o, const Candidates& c, const Tu
              const std::string& where, const std::string& out) {
   const auto started = std::chrono::steady_clock::now();
   ShapeSearch search(engine, o, job, seed, where);
-  const TuningEntry entry = search.run(c.all, c.first_stage);
+  const TuningEntry entry = search.run(c);
   if (search.empty()) return search.failures();
   const Shape& s = job.shape;
   const double best_ms = 2.0 * s.m * s.n * s.k / entry.gflops * 1e-6;

@@ -86,19 +86,10 @@ std::pair<uint32_t, double> best_split(const tuning::Machine& machine, const Can
 std::optional<tuning::Entry> exact_entry(const DeviceInfo& device, const tuning::Table& table, DataType type,
                                          const BlockedShape& s) {
   // Only the device's own measurements: a vendor-tier entry was the best on another GPU.
-  const auto [t, tier] = table.find(device);
-  if (s.batch != 1 || tier != tuning::Tier::device) return std::nullopt;
-  const tuning::Entry* found = nullptr;
-  for (const tuning::Entry& e : t->entries) {
-    if (e.type != type || e.kernel != Kernel::blocked || e.m != s.m || e.n != s.n || e.k != s.k) continue;
-    if (e.trans_a == s.trans_a && e.trans_b == s.trans_b) {
-      found = &e;  // tuned for these ops
-      break;
-    }
-    if (!e.trans_a && !e.trans_b) found = &e;  // the untransposed shape's, unless these ops have their own
-  }
-  if (!found || !fits(device, type, found->config)) return std::nullopt;
-  return *found;
+  if (s.batch != 1 || table.find(device).second != tuning::Tier::device) return std::nullopt;
+  const auto e = table.exact(device, type, Kernel::blocked, s.m, s.n, s.k, s.trans_a, s.trans_b);
+  if (!e || !fits(device, type, e->config)) return std::nullopt;
+  return e;
 }
 
 }  // namespace

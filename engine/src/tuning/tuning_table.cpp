@@ -144,6 +144,19 @@ std::optional<Entry> Table::lookup(const DeviceInfo& device, DataType type, uint
   return best ? std::optional<Entry>(*best) : std::nullopt;
 }
 
+std::optional<Entry> Table::exact(const DeviceInfo& device, DataType type, Kernel kernel, uint32_t m, uint32_t n,
+                                  uint32_t k, bool trans_a, bool trans_b) const {
+  const DeviceTable* table = find(device).first;
+  if (!table) return std::nullopt;
+  const Entry* found = nullptr;
+  for (const Entry& e : table->entries) {
+    if (e.type != type || e.kernel != kernel || e.m != m || e.n != n || e.k != k) continue;
+    if (same_ops(e, trans_a, trans_b)) return e;  // tuned for these ops
+    if (same_ops(e, false, false)) found = &e;     // the untransposed shape's, unless these ops have their own
+  }
+  return found ? std::optional<Entry>(*found) : std::nullopt;
+}
+
 void Table::update(const DeviceInfo& device, const std::vector<Entry>& entries) {
   DeviceTable* table = nullptr;
   for (auto& t : devices_) {

@@ -53,6 +53,10 @@ class Table {
   // has any (an op combination tuned apart), else among all.
   std::optional<Entry> lookup(const DeviceInfo& device, DataType type, uint32_t m, uint32_t n, uint32_t k,
                               bool trans_a = false, bool trans_b = false) const;
+  // The entry measured at exactly this shape of this type and kernel in find()'s table: the one of these ops,
+  // else the untransposed one (where these ops were not tuned apart).
+  std::optional<Entry> exact(const DeviceInfo& device, DataType type, Kernel kernel, uint32_t m, uint32_t n,
+                             uint32_t k, bool trans_a = false, bool trans_b = false) const;
   // Replaces (or adds) this device's entries for the shapes and ops in `entries`.
   void update(const DeviceInfo& device, const std::vector<Entry>& entries);
   std::string to_json() const;
