@@ -287,7 +287,7 @@ def run_latency(torch, args):
     rounds, rows = max(1, args.rounds), []
     nan = float("nan")
     print(f"{'round':>5} {'n':>6} {'record':>7} {'gemm us':>8} {'gpu us':>7} {'plan sub':>8} {'plan wait':>9} "
-          f"{'plan us':>8} {'flight':>7} {'cuBLAS us':>9} {'gemm/cuBLAS':>11} {'plan/cuBLAS':>11}")
+          f"{'plan us':>8} {'timed':>7} {'flight':>7} {'cuBLAS us':>9} {'gemm/cuBLAS':>11} {'plan/cuBLAS':>11}")
     for r in range(rounds):
         bench = latency_bench(args)
         device = bench["device"].get("name") if isinstance(bench.get("device"), dict) else bench.get("device")
@@ -301,6 +301,7 @@ def run_latency(torch, args):
                              cublas_method="host wall time of launch + torch.cuda.synchronize, median"))
             print(f"{r:>5} {row['n']:>6} {row.get('record_us') or nan:>7.2f} {vk:>8.2f} {row.get('gpu_us') or nan:>7.2f} "
                   f"{row.get('plan_submit_us') or nan:>8.2f} {row.get('plan_wait_us') or nan:>9.2f} {plan or nan:>8.2f} "
+                  f"{row.get('timed_plan_us') or nan:>7.2f} "
                   f"{row.get('inflight_us') or nan:>7.2f} {cublas:>9.2f} {vk / cublas:>11.2f} "
                   f"{(plan or nan) / cublas:>11.2f}", flush=True)
     print(f"\nmedians of {rounds} rounds: n, Engine::gemm us, plan us, cuBLAS us, gemm/cuBLAS, plan/cuBLAS")

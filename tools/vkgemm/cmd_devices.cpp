@@ -77,8 +77,8 @@ int list_devices() {
                bytes_human(d.device_local_memory));
     fmt::print("    fp64 / fp16       {} / {}\n", d.float64 ? "yes" : "no", d.float16 ? "yes" : "no");
     if (d.timestamps) {
-      fmt::print("    timestamps        yes ({} valid bits, {} ns per tick)\n", d.timestamp_valid_bits,
-                 d.timestamp_period_ns);
+      fmt::print("    timestamps        yes ({} valid bits, {} ns per tick; reset {})\n", d.timestamp_valid_bits,
+                 d.timestamp_period_ns, d.host_query_reset ? "on the host" : "by a command");
     } else {
       fmt::print("    timestamps        no (GPU times cannot be measured; host times only)\n");
     }

@@ -75,6 +75,12 @@ struct DeviceInfo {
   bool push_descriptor = false;
   uint32_t max_push_descriptors = 0;         // maxPushDescriptors; 0 without the extension
   bool timestamps = false;                   // the compute queue has timestampValidBits > 0
+  // hostQueryReset (Vulkan 1.2) on for the device as vkgemm uses it (an adopted device: where the application
+  // enabled it): the engine's own synchronous products (Engine::gemm and the other calls that wait) reset their
+  // timestamp queries on the host before submitting instead of recording vkCmdResetQueryPool, a GPU-side
+  // command that costs a small product microseconds. Plans recorded into the application's command buffers
+  // always reset in the command buffer (the host cannot know when their earlier submissions completed).
+  bool host_query_reset = false;
   uint32_t timestamp_valid_bits = 0;
   float timestamp_period_ns = 0.0f;
   bool has_compute_queue = false;

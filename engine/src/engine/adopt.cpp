@@ -18,6 +18,7 @@ namespace {
 struct Declared {
   bool float16 = false, storage16 = false, memory_model = false, subgroup_size_control = false;
   bool maintenance4 = false, coopmat_khr = false, coopmat2 = false, timeline = false, push_descriptor = false;
+  bool host_query_reset = false;
 };
 
 bool has(std::span<const char* const> list, std::string_view name) {
@@ -40,8 +41,12 @@ Declared declared(const VulkanDevice& d) {
         out.float16 |= f->shaderFloat16 == VK_TRUE;
         out.memory_model |= f->vulkanMemoryModel == VK_TRUE;
         out.timeline |= f->timelineSemaphore == VK_TRUE;
+        out.host_query_reset |= f->hostQueryReset == VK_TRUE;
         break;
       }
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES:
+        out.host_query_reset |= reinterpret_cast<const VkPhysicalDeviceHostQueryResetFeatures*>(s)->hostQueryReset == VK_TRUE;
+        break;
       case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES:
         out.timeline |= reinterpret_cast<const VkPhysicalDeviceTimelineSemaphoreFeatures*>(s)->timelineSemaphore == VK_TRUE;
         break;
@@ -137,6 +142,7 @@ EngineImpl::EngineImpl(const VulkanDevice& d) {
   info.coopmat2 = info.coopmat2 && on.coopmat2 && matrices;
   info.coopmat_nv = false;
   info.push_descriptor = info.push_descriptor && on.push_descriptor;
+  info.host_query_reset = info.host_query_reset && on.host_query_reset && d.api_version >= VK_API_VERSION_1_2;
   apply_test_limits(info);
   info.pipeline_statistics = false;  // the application's device: its extensions are not known here
 

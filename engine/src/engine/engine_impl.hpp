@@ -54,6 +54,10 @@ struct PlanBinding {
   uint64_t offset = 0, size = 0;
 };
 
+// Where a recording's timestamp queries are reset: by a command recorded before them, or already on the host
+// (vkResetQueryPool, DeviceInfo::host_query_reset), which only the one who knows the queries are idle may do.
+enum class QueryReset { in_commands, on_host };
+
 // A GemmPlan's state (plan.hpp): the product planned once, and everything a recording uses, made once.
 struct PlanImpl {
   ~PlanImpl();
@@ -66,10 +70,10 @@ struct PlanImpl {
   // The operands against the plan: buffer, element alignment, size, and the offset class. Throws Error.
   void check_operands(const VulkanBufferRange (&ops)[3]) const;
   // Records the product (warmup + repeat) for `ops` into `cmd`, with timestamps in `queries` when it is not
-  // null: writes `slot_sets` and binds them, or, where slot_sets is null (push descriptors), pushes each
-  // dispatch's bindings. Checks nothing, allocates nothing.
+  // null (reset as `reset` says): writes `slot_sets` and binds them, or, where slot_sets is null (push
+  // descriptors), pushes each dispatch's bindings. Checks nothing, allocates nothing.
   void record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3], const VkDescriptorSet* slot_sets,
-              VkQueryPool queries);
+              VkQueryPool queries, QueryReset reset = QueryReset::in_commands);
   // The next slot of the ring of descriptor sets, and its sets (the ring only: not with push descriptors).
   uint32_t take_slot();
   const VkDescriptorSet* slot_sets(uint32_t slot) const { return sets.data() + size_t{slot} * sets_per_record; }
@@ -97,6 +101,10 @@ struct PlanImpl {
   // Push descriptors (the engine's Pipelines have a push layout): no pool, no sets, no slots; every field
   // of the ring below stays empty.
   bool push = false;
+  // Made by EngineImpl::cached_plan for the engine's own calls: only those that wait for their submission
+  // submit it (record_gemm brings its own queries), so its queries are idle between them and may be reset on
+  // the host. A GemmPlan never is: the application may have recordings of it pending.
+  bool engine_only = false;
   uint32_t next_slot = 0;
   Buffer workspace;  // split-K partial sums (the pieces share it, one after another)
   vk::DeviceHandle<VkDescriptorPool> pool;

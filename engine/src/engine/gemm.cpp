@@ -40,6 +40,11 @@ uint64_t EngineImpl::submit_plan_async(PlanImpl& plan, const VulkanBufferRange (
   const uint32_t slot = ring ? plan.take_slot() : 0;
   // The slot's sets may still be in use by an earlier submission of this plan.
   if (ring && plan.slot_serial[slot]) submitter->wait(plan.slot_serial[slot]);
+  // The engine's own plans' queries are idle here (their earlier submissions were waited for): reset on the
+  // host, which spares the GPU a command before a small product's first timestamp.
+  const VkQueryPool queries = work ? plan.queries.get() : VK_NULL_HANDLE;
+  const bool host_reset = queries && plan.engine_only && physical.info.host_query_reset;
+  if (host_reset) t.vkResetQueryPool(device->get(), queries, 0, 2 * plan.options.gemm.repeat);
   const uint64_t serial = submitter->submit(
       [&](VkCommandBuffer cmd) {
         // What record() asks of its caller: uploads, host writes and earlier products are done first...
@@ -48,7 +53,10 @@ uint64_t EngineImpl::submit_plan_async(PlanImpl& plan, const VulkanBufferRange (
                        VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
                            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_HOST_WRITE_BIT,
                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-        if (work) plan.record(cmd, ops, ring ? plan.slot_sets(slot) : nullptr, plan.queries.get());
+        if (work) {
+          plan.record(cmd, ops, ring ? plan.slot_sets(slot) : nullptr, queries,
+                      host_reset ? QueryReset::on_host : QueryReset::in_commands);
+        }
         // ...and the result is ready for copies, the host and later kernels.
         memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
                        VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,

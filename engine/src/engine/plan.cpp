@@ -163,6 +163,7 @@ std::shared_ptr<PlanImpl> EngineImpl::cached_plan(const GemmDesc& desc, const Ge
     if (es && ops[i].offset % es) check_buffers(desc, ops, types);
   }
   std::shared_ptr<PlanImpl> plan = make_plan(desc, po);
+  plan->engine_only = true;
   if (plan_cache.size() >= kPlanCacheSize) plan_cache.erase(plan_cache.begin());
   plan_cache.emplace_back(std::move(key), plan);
   return plan;

@@ -63,7 +63,7 @@ void EngineImpl::check_buffers(const GemmDesc& desc, const VulkanBufferRange (&o
 }
 
 void PlanImpl::record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3], const VkDescriptorSet* slot_sets,
-                      VkQueryPool qpool) {
+                      VkQueryPool qpool, QueryReset reset) {
   const auto& t = engine->device->table();
   const VkBuffer space = workspace.valid() ? Access::impl(workspace)->alloc.buffer.get() : VK_NULL_HANDLE;
   // The bindings, computed one way for both paths; only how they reach the command buffer differs.
@@ -96,7 +96,7 @@ void PlanImpl::record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3], co
     }
   };
   const GemmOptions& run = options.gemm;
-  if (qpool) t.vkCmdResetQueryPool(cmd, qpool, 0, 2 * run.repeat);
+  if (qpool && reset == QueryReset::in_commands) t.vkCmdResetQueryPool(cmd, qpool, 0, 2 * run.repeat);
   for (uint32_t w = 0; w < run.warmup; ++w) {
     one_product();
     between_dispatches(t, cmd);

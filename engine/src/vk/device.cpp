@@ -62,6 +62,7 @@ class EnabledFeatures {
     timeline = d.vulkan13;
     if (d.float16 || d.storage16 || d.vulkan_memory_model || timeline) {
       f12.timelineSemaphore = on(timeline);
+      f12.hostQueryReset = on(d.host_query_reset);  // only where 1.3 is spoken: then timeline is true here
       f11.storageBuffer16BitAccess = on(d.storage16);
       f12.shaderFloat16 = on(d.float16);
       f12.vulkanMemoryModel = on(d.vulkan_memory_model);

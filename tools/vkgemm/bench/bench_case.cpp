@@ -209,6 +209,22 @@ static void time_plan_submissions(Engine& engine, GemmPlan& plan, const std::arr
   r.inflight_us = us(clock::now() - start) / r.calls;
 }
 
+// Engine::run of the latency plan's twin with timestamps, one at a time: their cost beside the plan without.
+static void time_timed_plan(Engine& engine, const GemmDesc& desc, const GemmPlanOptions& untimed,
+                            const std::array<BufferOffset, 3>& ops, LatencyResult& r) {
+  GemmPlanOptions options = untimed;
+  options.timestamps = true;
+  GemmPlan plan = engine.plan(desc, options);
+  engine.run(plan, ops[0], ops[1], ops[2]);
+  std::vector<double> run_us;
+  for (uint32_t i = 0; i < r.calls; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    engine.run(plan, ops[0], ops[1], ops[2]);
+    run_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+  }
+  r.timed_plan_us = summarize(run_us).median;
+}
+
 LatencyResult run_latency(Engine& engine, uint32_t n, DataType type, const BenchConfig& config,
                           const Settings& settings, uint64_t seed, const ResultHook& hook) {
   LatencyResult r;
@@ -257,6 +273,7 @@ LatencyResult run_latency(Engine& engine, uint32_t n, DataType type, const Bench
     r.record_us = summarize(engine.time_record(plan, a, b, c, r.record_calls)).median;
     r.calls = settings.latency_calls;
     time_plan_submissions(engine, plan, {a, b, c}, r);
+    time_timed_plan(engine, desc, plan_options, {a, b, c}, r);
     r.stats = summarize(r.wall_us);
     r.status = Status::passed;
   } catch (const Error& e) {

@@ -56,6 +56,7 @@ json device_json(const DeviceInfo& d) {
           {"float64", d.float64},
           {"float16", d.float16},
           {"push_descriptor", d.push_descriptor},
+          {"host_query_reset", d.host_query_reset},
           {"timestamp_period_ns", d.timestamp_period_ns}};
 }
 
@@ -123,6 +124,7 @@ std::string to_json(const Run& run) {
                        {"plan_submit_us", optional_number(l.timed(), l.plan_submit_us)},
                        {"plan_wait_us", optional_number(l.timed(), l.plan_wait_us)},
                        {"plan_sync_us", optional_number(l.timed(), l.plan_sync_us)},
+                       {"timed_plan_us", optional_number(l.timed(), l.timed_plan_us)},
                        {"calls", l.calls}});
   }
   const Settings& s = run.settings;
