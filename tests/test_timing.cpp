@@ -42,4 +42,29 @@ TEST_SUITE("timing") {
     CHECK(t_large.download_ms < 60'000.0);
     CHECK(c[0] == doctest::Approx(large * 0.25));
   }
+
+  TEST_CASE("timestamps off: the product alone, no GPU times, and timestamps on again after it") {
+    Engine& e = test::engine();
+    const uint32_t n = 48;
+    std::vector<float> a(n * n), b(n * n), c(n * n, -1.0f);
+    for (uint32_t i = 0; i < n * n; ++i) a[i] = float(i % 7) - 3.0f, b[i] = float(i % 5) - 2.0f;
+    GemmOptions off;
+    off.timestamps = false;
+    const auto t = e.gemm(DataType::f32, n, n, n, a.data(), b.data(), c.data(), off);
+    CHECK(t.gpu_ms.empty());
+    CHECK(t.gpu_timestamps == e.device().timestamps);  // what the device has, not what this call asked
+    CHECK_THROWS_WITH_AS(t.median_gpu_ms(), doctest::Contains(e.device().timestamps ? "timestamps were off" : "no timestamps"),
+                         Error);
+    CHECK(t.submit_wait_ms > 0.0);
+    for (uint32_t i = 0; i < n; i += 7) {  // integers: exact in f32
+      for (uint32_t j = 0; j < n; j += 5) {
+        double sum = 0;
+        for (uint32_t k = 0; k < n; ++k) sum += double(a[i * n + k]) * b[k * n + j];
+        CHECK(c[i * n + j] == float(sum));
+      }
+    }
+    // The same call with timestamps (another cached plan) times again.
+    const auto on = e.gemm(DataType::f32, n, n, n, a.data(), b.data(), c.data());
+    CHECK(on.gpu_ms.size() == (e.device().timestamps ? 1u : 0u));
+  }
 }

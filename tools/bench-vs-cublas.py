@@ -283,34 +283,37 @@ def latency_bench(args):
 
 def run_latency(torch, args):
     """vkgemm bench --latency-sizes beside cuBLAS launch + synchronize, per size, --rounds times in one run
-    (cuBLAS's figure moves by a third between series on one host); rows per round, then the medians."""
+    (cuBLAS's figure moves by a third between series on one host); rows per round, then the medians.
+    vkgemm_us: Engine::gemm without timestamps (the product alone, as cuBLAS's launch + synchronize);
+    timed_us: with them (the default, giving GPU times); plan_us: Engine::submit + wait of a plan."""
     rounds, rows = max(1, args.rounds), []
     nan = float("nan")
-    print(f"{'round':>5} {'n':>6} {'record':>7} {'gemm us':>8} {'gpu us':>7} {'plan sub':>8} {'plan wait':>9} "
-          f"{'plan us':>8} {'timed':>7} {'flight':>7} {'cuBLAS us':>9} {'gemm/cuBLAS':>11} {'plan/cuBLAS':>11}")
+    print(f"{'round':>5} {'n':>6} {'record':>7} {'gemm us':>8} {'gemm+ts':>8} {'gpu us':>7} {'plan sub':>8} "
+          f"{'plan wait':>9} {'plan us':>8} {'plan+ts':>7} {'flight':>7} {'cuBLAS us':>9} {'gemm/cuBLAS':>11} "
+          f"{'+ts/cuBLAS':>10} {'plan/cuBLAS':>11}")
     for r in range(rounds):
         bench = latency_bench(args)
         device = bench["device"].get("name") if isinstance(bench.get("device"), dict) else bench.get("device")
         for row in bench["latency"]:
             cublas = cublas_latency_us(torch, row["n"], args.latency_calls)
-            vk, plan = row["sync_us"], row.get("plan_sync_us")
+            vk, timed, plan = row["sync_us"], row.get("timed_sync_us"), row.get("plan_sync_us")
             row = {k: v for k, v in row.items() if k != "wall_time"}  # the samples stay in vkgemm's own file
-            rows.append(dict(row, round=r, vkgemm_us=vk, plan_us=plan, cublas_us=round(cublas, 2),
-                             ratio=round(vk / cublas, 3), plan_ratio=round(plan / cublas, 3) if plan else None,
+            ratio = lambda us: round(us / cublas, 3) if us else None
+            rows.append(dict(row, round=r, vkgemm_us=vk, timed_us=timed, plan_us=plan, cublas_us=round(cublas, 2),
+                             ratio=ratio(vk), timed_ratio=ratio(timed), plan_ratio=ratio(plan),
                              commit=bench["vkgemm"]["commit"], device=device,
                              cublas_method="host wall time of launch + torch.cuda.synchronize, median"))
-            print(f"{r:>5} {row['n']:>6} {row.get('record_us') or nan:>7.2f} {vk:>8.2f} {row.get('gpu_us') or nan:>7.2f} "
-                  f"{row.get('plan_submit_us') or nan:>8.2f} {row.get('plan_wait_us') or nan:>9.2f} {plan or nan:>8.2f} "
-                  f"{row.get('timed_plan_us') or nan:>7.2f} "
+            print(f"{r:>5} {row['n']:>6} {row.get('record_us') or nan:>7.2f} {vk:>8.2f} {timed or nan:>8.2f} "
+                  f"{row.get('gpu_us') or nan:>7.2f} {row.get('plan_submit_us') or nan:>8.2f} "
+                  f"{row.get('plan_wait_us') or nan:>9.2f} {plan or nan:>8.2f} {row.get('timed_plan_us') or nan:>7.2f} "
                   f"{row.get('inflight_us') or nan:>7.2f} {cublas:>9.2f} {vk / cublas:>11.2f} "
-                  f"{(plan or nan) / cublas:>11.2f}", flush=True)
-    print(f"\nmedians of {rounds} rounds: n, Engine::gemm us, plan us, cuBLAS us, gemm/cuBLAS, plan/cuBLAS")
+                  f"{(timed or nan) / cublas:>10.2f} {(plan or nan) / cublas:>11.2f}", flush=True)
+    keys = ("vkgemm_us", "timed_us", "plan_us", "cublas_us", "ratio", "timed_ratio", "plan_ratio")
+    print(f"\nmedians of {rounds} rounds: n, " + ", ".join(keys))
     for n in dict.fromkeys(row["n"] for row in rows):
         mine = [row for row in rows if row["n"] == n]
-        med = {key: statistics.median(row[key] for row in mine if row.get(key) is not None)
-               for key in ("vkgemm_us", "plan_us", "cublas_us", "ratio", "plan_ratio")}
-        print(f"{n:>6} {med['vkgemm_us']:>8.2f} {med['plan_us']:>8.2f} {med['cublas_us']:>8.2f} "
-              f"{med['ratio']:>6.2f} {med['plan_ratio']:>6.2f}")
+        med = [statistics.median([row[k] for row in mine if row.get(k) is not None] or [nan]) for k in keys]
+        print(f"{n:>6} " + " ".join(f"{v:>8.2f}" for v in med))
     return rows
 
 

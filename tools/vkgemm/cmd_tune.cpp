@@ -349,6 +349,7 @@ int tune_one(Engine& engine, const TuneOptions& o, const Candidates& c, const Tu
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   fmt::print("{:<24} {:<50} {:9.3f} ms {:10.1f} GFLOP/s   ({} verified, {:.0f} s)\n", to_string(job), winner, best_ms,
              entry.gflops, search.tried(), secs);
+  std::fflush(stdout);  // a run cut short (a time limit) still shows every winner it wrote
   return search.failures();
 }
 
@@ -368,6 +369,7 @@ int tune(const TuneOptions& o, const CommonOptions& common) {
              "seed {}; each winner written to {} as it is found\n",
              to_string(o.type), engine.device().name, engine.device().driver_version, candidates.all.size(),
              candidates.first_stage.size(), jobs.size(), seed, out);
+  std::fflush(stdout);
   int failures = 0;
   for (size_t i = 0; i < jobs.size(); ++i) {
     failures += tune_one(engine, o, candidates, jobs[i], seed + i,

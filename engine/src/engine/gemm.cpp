@@ -16,7 +16,9 @@ namespace vkgemm {
 double GemmTiming::median_gpu_ms() const {
   if (gpu_ms.empty()) {
     throw Error(ErrorCode::invalid_argument,
-                gpu_timestamps ? "no timed dispatch was run" : "this device's compute queue has no timestamps");
+                gpu_timestamps ? "no GPU times: timestamps were off (GemmOptions::timestamps, GemmPlanOptions::"
+                                 "timestamps) or no timed dispatch ran"
+                               : "this device's compute queue has no timestamps");
   }
   std::vector<double> sorted = gpu_ms;
   std::sort(sorted.begin(), sorted.end());

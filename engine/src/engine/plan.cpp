@@ -135,7 +135,7 @@ std::shared_ptr<PlanImpl> EngineImpl::cached_plan(const GemmDesc& desc, const Ge
   po.gemm = options;
   po.a_offset = ops[0].offset % granularity, po.b_offset = ops[1].offset % granularity;
   po.c_offset = ops[2].offset % granularity;
-  po.timestamps = true;
+  po.timestamps = options.timestamps;
   po.max_pending = 1;  // the engine's calls wait for each submission (record_gemm brings its own sets)
   // The key: every field that planning reads, as bytes.
   std::vector<unsigned char> key;
@@ -148,7 +148,7 @@ std::shared_ptr<PlanImpl> EngineImpl::cached_plan(const GemmDesc& desc, const Ge
   put(desc.alpha), put(desc.beta), put(desc.batch);
   for (const auto& s : {desc.stride_a, desc.stride_b, desc.stride_c}) put(s.has_value()), put(s.value_or(0));
   put(options.kernel), put(options.tile), put(options.blocked), put(options.repeat), put(options.warmup);
-  put(options.f16_accumulate), put(options.max_k_per_submission);
+  put(options.f16_accumulate), put(options.max_k_per_submission), put(options.timestamps);
   put(po.a_offset), put(po.b_offset), put(po.c_offset);
   for (auto it = plan_cache.begin(); it != plan_cache.end(); ++it) {
     if (it->first == key) {

@@ -120,7 +120,7 @@ std::unique_ptr<RecordingImpl> EngineImpl::record(VkCommandBuffer cmd, const Gem
   std::vector<VkDescriptorSet> sets;  // stays empty where the plan pushes its descriptors
   if (!plan.push) rec->descriptors = make_sets(*this, plan, 1, sets);
   const auto& t = device->table();
-  if (physical.info.timestamps) {
+  if (physical.info.timestamps && options.timestamps) {
     rec->queries = make_queries(*this, 2 * options.repeat);
     VkEventCreateInfo info{VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
     VkEvent event = VK_NULL_HANDLE;

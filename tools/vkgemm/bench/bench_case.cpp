@@ -209,6 +209,35 @@ static void time_plan_submissions(Engine& engine, GemmPlan& plan, const std::arr
   r.inflight_us = us(clock::now() - start) / r.calls;
 }
 
+// Engine::gemm `calls` times with timestamps (its GPU time, submit-to-completion window and wall time), then
+// `calls` times without (the product alone: wall_us).
+static void time_gemm_calls(Engine& engine, Operands& o, GemmOptions once, uint32_t calls, LatencyResult& r) {
+  using clock = std::chrono::steady_clock;
+  const auto us_since = [](clock::time_point start) {
+    return std::chrono::duration<double, std::micro>(clock::now() - start).count();
+  };
+  std::vector<double> gpu_us, wait_us, timed_us;
+  once.timestamps = true;
+  for (uint32_t i = 0; i < calls; ++i) {
+    const auto start = clock::now();
+    const GemmTiming t = engine.gemm(o.ra, o.rb, o.rc, once);
+    timed_us.push_back(us_since(start));
+    if (!t.gpu_ms.empty()) gpu_us.push_back(t.gpu_ms.front() * 1e3);
+    wait_us.push_back(t.submit_wait_ms * 1e3);
+  }
+  if (!gpu_us.empty()) r.gpu_us = summarize(gpu_us).median;
+  r.submit_wait_us = summarize(wait_us).median;
+  r.timed_sync_us = summarize(timed_us).median;
+  once.timestamps = false;
+  engine.gemm(o.ra, o.rb, o.rc, once);  // its plan made before the series
+  r.wall_us.reserve(calls);
+  for (uint32_t i = 0; i < calls; ++i) {
+    const auto start = clock::now();
+    engine.gemm(o.ra, o.rb, o.rc, once);
+    r.wall_us.push_back(us_since(start));
+  }
+}
+
 // Engine::run of the latency plan's twin with timestamps, one at a time: their cost beside the plan without.
 static void time_timed_plan(Engine& engine, const GemmDesc& desc, const GemmPlanOptions& untimed,
                             const std::array<BufferOffset, 3>& ops, LatencyResult& r) {
@@ -247,18 +276,7 @@ LatencyResult run_latency(Engine& engine, uint32_t n, DataType type, const Bench
     once.repeat = 1;
     once.warmup = 0;
     for (uint32_t i = 0; i < kLatencyWarmupCalls; ++i) engine.gemm(o.ra, o.rb, o.rc, once);
-    using clock = std::chrono::steady_clock;
-    r.wall_us.reserve(settings.latency_calls);
-    std::vector<double> gpu_us, wait_us;
-    for (uint32_t i = 0; i < settings.latency_calls; ++i) {
-      const auto start = clock::now();
-      const GemmTiming t = engine.gemm(o.ra, o.rb, o.rc, once);
-      r.wall_us.push_back(std::chrono::duration<double, std::micro>(clock::now() - start).count());
-      if (!t.gpu_ms.empty()) gpu_us.push_back(t.gpu_ms.front() * 1e3);
-      wait_us.push_back(t.submit_wait_ms * 1e3);
-    }
-    if (!gpu_us.empty()) r.gpu_us = summarize(gpu_us).median;
-    r.submit_wait_us = summarize(wait_us).median;
+    time_gemm_calls(engine, o, once, settings.latency_calls, r);
     // The same product as a plan: recorded alone, and many in flight.
     GemmDesc desc;
     desc.type = type;

@@ -118,6 +118,7 @@ std::string to_json(const Run& run) {
                        {"record_us", optional_number(l.timed(), l.record_us)},
                        {"record_calls", l.record_calls},
                        {"sync_us", optional_number(l.timed(), l.timed() ? l.stats->median : 0.0)},
+                       {"timed_sync_us", optional_number(l.timed(), l.timed_sync_us)},
                        {"gpu_us", optional_number(l.timed() && l.gpu_us >= 0, l.gpu_us)},
                        {"submit_wait_us", optional_number(l.timed(), l.submit_wait_us)},
                        {"inflight_us", optional_number(l.timed(), l.inflight_us)},

@@ -64,14 +64,15 @@ struct LatencyResult {
   std::optional<Comparison> check;
   std::vector<double> wall_us;          // one per call
   std::optional<Stats> stats;           // of wall_us
-  // Where the microseconds go, all medians: GemmPlan::record alone (of record_calls), the GPU time of the
-  // synchronous calls (timestamps; negative without), their submit-to-completion wait; and the wall time per
+  // wall_us: Engine::gemm without timestamps (GemmOptions::timestamps false), the product alone.
+  // Where the microseconds go, all medians: GemmPlan::record alone (of record_calls), Engine::gemm with
+  // timestamps: its wall time, its GPU time (negative without), its submit-to-completion wait; the wall time per
   // product with `calls` products submitted back to back (Engine::submit) before the last is waited for;
   // and one plan submission at a time (a plan without timestamps): Engine::submit's host time, the wait for
   // it, and the two together (a synchronous product through a plan); and Engine::run of a plan with
   // timestamps, which resets them by a command (Engine::gemm resets its own on the host where it can).
   double record_us = 0.0, gpu_us = -1.0, submit_wait_us = 0.0, inflight_us = 0.0;
-  double plan_submit_us = 0.0, plan_wait_us = 0.0, plan_sync_us = 0.0, timed_plan_us = 0.0;
+  double plan_submit_us = 0.0, plan_wait_us = 0.0, plan_sync_us = 0.0, timed_plan_us = 0.0, timed_sync_us = 0.0;
   uint32_t record_calls = 0, calls = 0;
   double check_seconds = 0.0;
   bool timed() const { return stats.has_value(); }
