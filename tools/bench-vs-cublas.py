@@ -26,9 +26,11 @@ config, cublas_method and the commit the vkgemm binary reports of itself (its bu
 included; a binary that reports none is an error, not "unknown"). tools/plot-vs-cublas.py draws it.
 
 --latency: small-product latency instead (issue 17): `vkgemm bench --latency-sizes` (plan.record alone, one
-synchronous Engine::gemm end to end, one synchronous product through a plan, many in flight) beside cuBLAS
-launch + synchronize of the same f32 product, host-timed (median of --latency-calls), --rounds times, written
-to --json as rows of round, n, vkgemm_us (Engine::gemm), plan_us, cublas_us, ratio, plan_ratio, commit.
+synchronous Engine::gemm end to end without timestamps and with them, one synchronous product through a plan,
+many in flight) beside cuBLAS launch + synchronize of the same f32 product, host-timed (median of
+--latency-calls), --rounds times, written to --json as rows of round, n, vkgemm_us (Engine::gemm without
+timestamps: the product alone, as cuBLAS's), timed_us (with them), plan_us, cublas_us, ratio, timed_ratio,
+plan_ratio, commit.
 Needs python3 with torch (CUDA) and a built vkgemm; see docs/gpu.md.
 """
 import argparse
