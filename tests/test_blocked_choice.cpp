@@ -138,6 +138,18 @@ TEST_SUITE("blocked choice") {
           model_seconds(d, big, 2560, 2560, 2560, 1) * 0.95);
   }
 
+  TEST_CASE("a small product's entry, latency-bound on part of the device, does not choose tiles for large ones") {
+    // engine/tuning/nvidia-h200.json holds 384^3 on 64x64 tiles (36 workgroups on 132 SMs) for small squares.
+    // Calibrating the model from it sent 1536^3 to 5000^3 to 64x64 tiles (H200, session 8, same call as
+    // cuBLAS: 0.62, 0.62, 0.69, 0.69) where 128x256 had measured 0.92, 0.88, 0.95, 0.91 (session 6).
+    for (const uint32_t n : {1536u, 2560u, 3000u, 5000u}) {
+      const BlockedChoice c = choose(nvidia(), n, n, n);
+      CAPTURE(n);
+      CAPTURE(to_string(c.config));
+      CHECK(c.config.bm * c.config.bn == 128u * 256u);
+    }
+  }
+
   TEST_CASE("a short wide product splits K to fill the device") {
     const BlockedChoice c = choose(nvidia(), 96, 4096, 4096);
     MESSAGE("96x4096x4096: ", to_string(c.config), " (", c.reason, ")");
