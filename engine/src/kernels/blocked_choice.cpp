@@ -43,15 +43,16 @@ tuning::TileModel tile_model(const DeviceInfo& device, const BlockedConfig& c) {
   return t;
 }
 
-// Whether a measured entry's product filled the machine: every unit held the workgroups it needs for its full
-// rate. One that did not (a small product, kept for the exact shape) ran on part of the device, bound by
-// latency; inverted through the wave model it gives a unit rate no full product reaches (measured on the H200:
-// 384^3 on 64x64 tiles, 36 workgroups on 132 SMs, made 64x64 look faster than 128x256 and sent 1536^3 to
-// 5000^3 to it at 0.6-0.7 of cuBLAS, against 0.88-0.95 on 128x256).
+// Whether a measured entry's product kept at least half the device's units busy. One that did not (a small
+// product, kept for its exact shape) ran on a corner of the device, bound by latency; inverted through the
+// wave model it gives a unit rate no full product reaches (measured on the H200: 384^3 on 64x64 tiles, 36
+// workgroups on 132 SMs, made 64x64 look faster than 128x256 and sent 1536^3 to 5000^3 to it at 0.6-0.7 of
+// cuBLAS, against 0.85-0.88 on 128x256 in the same call). The tuned entries that calibrate run 128 workgroups
+// or more (2048^3, 127x4096x4096 on 132 SMs: nearly one each).
 bool fills_machine(const tuning::Machine& machine, const tuning::TileModel& model, const tuning::Entry& e) {
   const uint64_t tiles = uint64_t{(e.m + model.bm - 1) / model.bm} * ((e.n + model.bn - 1) / model.bn) *
                          std::max(1u, e.config.split_k);
-  return tiles >= uint64_t{machine.units} * model.saturating;
+  return 2 * tiles >= machine.units;
 }
 
 // The measured blocked configurations of the device's tier, each with the best unit rate its entries that
