@@ -21,11 +21,12 @@
 // configuration, built on first use) whose compiler has removed the other paths, and the fast loop holds no
 // branch on the layout.
 //
-// Fast path: vec4 global loads without bounds checks, taken for every full K step (edge blocks too: see
-// fetch_a) when strides and offsets allow vec4 access (GEMM_VEC_A / GEMM_VEC_B in the flags: the stored
+// Fast path: vec4 global loads without bounds checks, taken by workgroups whose block lies inside the
+// matrices when strides and offsets allow vec4 access (GEMM_VEC_A / GEMM_VEC_B in the flags: the stored
 // operand's row stride, offset and batch stride are multiples of 4, whichever way it is read; a run-time
-// choice, uniform over the dispatch, so one pipeline serves every alignment). The last, partial K step, and
-// vec4s that would cross M or N, load element by element with bounds checks and zeros outside.
+// choice, uniform over the dispatch, so one pipeline serves every alignment). Workgroups on the edges load
+// element by element with bounds checks and zeros outside. The choice is uniform across a workgroup, so
+// nothing diverges.
 //
 // BLAS semantics through gemm_interface.glsl: batch entries and K slices share the grid's z dimension
 // (z = batch * slices + slice); alpha and beta apply in the epilogue. Column-major calls arrive turned into
@@ -74,23 +75,15 @@ VEC_T acc[TM][TN / 4];
 uvec2 tile_vec(uint v, uint along) { return uvec2(v / along, (v % along) * 4); }
 
 // Global memory -> registers: A's part of the K tile starting at k0 of the range that ends at k_end.
-// The vec4 path (GEMM_VEC_A, a whole K step) serves edge blocks too, so that an edge block is not the slowest
-// of the dispatch: rows of op(A) at or past M feed only rows of C that are never stored, so a vec4 along k reads
-// the last row instead (in bounds; its products are thrown away), and a vec4 along m that would cross M is
-// read element by element. Blocks inside M keep the plain vec4 path: that test is uniform over the workgroup,
-// and the per-vec4 clamps and tests cost the interior blocks ~7% at 2048^3 on an H200 (session 8).
 void fetch_a(uint a_base, uint m0, uint k0, uint k_end) {
   const uint lid = gl_LocalInvocationIndex;
-  const bool fast = (p.flags & GEMM_VEC_A) != 0 && k0 + BK <= k_end;
-  const bool inside = m0 + BM <= p.M;
+  const bool fast = (p.flags & GEMM_VEC_A) != 0 && m0 + BM <= p.M && k0 + BK <= k_end;
   [[unroll]] for (uint i = 0; i < A_VECS; ++i) {
     if (TRANS_A != 0) {  // stored K x M: a vec4 holds rows row .. row + 3 of op(A) at one k
       const uvec2 at = tile_vec(lid + i * THREADS, BM / 4);
       const uint k = k0 + at.x, row = m0 + at.y;
       const uint base = a_base + k * p.lda + row;
-      if (fast && inside) {
-        staged_a[i] = A4[base / 4];
-      } else if (fast && row + 3 < p.M) {
+      if (fast) {
         staged_a[i] = A4[base / 4];
       } else {
         [[unroll]] for (uint j = 0; j < 4; ++j) {
@@ -101,10 +94,8 @@ void fetch_a(uint a_base, uint m0, uint k0, uint k_end) {
       const uvec2 at = tile_vec(lid + i * THREADS, BK / 4);
       const uint row = m0 + at.x, k = k0 + at.y;
       const uint base = a_base + row * p.lda + k;
-      if (fast && inside) {
+      if (fast) {
         staged_a[i] = A4[base / 4];
-      } else if (fast) {
-        staged_a[i] = A4[(a_base + min(row, p.M - 1) * p.lda + k) / 4];
       } else {
         [[unroll]] for (uint j = 0; j < 4; ++j) {
           staged_a[i][j] = (row < p.M && k + j < k_end) ? A[base + j] : ELEM_T(0);
@@ -114,20 +105,17 @@ void fetch_a(uint a_base, uint m0, uint k0, uint k_end) {
   }
 }
 
-// B's part of the same K tile; columns of op(B) at or past N as A's rows past M.
+// B's part of the same K tile.
 void fetch_b(uint b_base, uint n0, uint k0, uint k_end) {
   const uint lid = gl_LocalInvocationIndex;
-  const bool fast = (p.flags & GEMM_VEC_B) != 0 && k0 + BK <= k_end;
-  const bool inside = n0 + BN <= p.N;
+  const bool fast = (p.flags & GEMM_VEC_B) != 0 && n0 + BN <= p.N && k0 + BK <= k_end;
   [[unroll]] for (uint i = 0; i < B_VECS; ++i) {
     if (TRANS_B != 0) {  // stored N x K: a vec4 holds k .. k + 3 of one column of op(B)
       const uvec2 at = tile_vec(lid + i * THREADS, BK / 4);
       const uint col = n0 + at.x, k = k0 + at.y;
       const uint base = b_base + col * p.ldb + k;
-      if (fast && inside) {
+      if (fast) {
         staged_b[i] = B4[base / 4];
-      } else if (fast) {
-        staged_b[i] = B4[(b_base + min(col, p.N - 1) * p.ldb + k) / 4];
       } else {
         [[unroll]] for (uint j = 0; j < 4; ++j) {
           staged_b[i][j] = (col < p.N && k + j < k_end) ? B[base + j] : ELEM_T(0);
@@ -137,9 +125,7 @@ void fetch_b(uint b_base, uint n0, uint k0, uint k_end) {
       const uvec2 at = tile_vec(lid + i * THREADS, BN / 4);
       const uint k = k0 + at.x, col = n0 + at.y;
       const uint base = b_base + k * p.ldb + col;
-      if (fast && inside) {
-        staged_b[i] = B4[base / 4];
-      } else if (fast && col + 3 < p.N) {
+      if (fast) {
         staged_b[i] = B4[base / 4];
       } else {
         [[unroll]] for (uint j = 0; j < 4; ++j) {
