@@ -80,6 +80,7 @@ AppVulkan::AppVulkan(bool shader_float64, bool f16, const VkAllocationCallbacks*
     enabled11.storageBuffer16BitAccess = has11.storageBuffer16BitAccess;
     enabled12.shaderFloat16 = has12.shaderFloat16;
     enabled12.timelineSemaphore = has12.timelineSemaphore;
+    enabled12.hostQueryReset = has12.hostQueryReset;
     enabled11.pNext = &enabled12;
   }
   enable_push_descriptor();

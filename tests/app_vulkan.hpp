@@ -22,7 +22,7 @@ struct AppBuffer {
 class AppVulkan {
  public:
   // shader_float64: enable shaderFloat64 at vkCreateDevice (when the device has it). f16: create the
-  // instance for Vulkan 1.2 and enable shaderFloat16, storageBuffer16BitAccess and timelineSemaphore (when
+  // instance for Vulkan 1.2 and enable shaderFloat16, storageBuffer16BitAccess, timelineSemaphore and hostQueryReset (when
   // the device has them), declared to vkgemm through adopt_info's feature chain.
   // device_allocator: the VkAllocationCallbacks given to vkCreateDevice (the driver's device-level
   // allocations, and those of objects created with no allocator of their own, go through it).

@@ -57,6 +57,23 @@ TEST_SUITE("adopt") {
     CHECK(c == std::vector<double>{7, 10, 15, 22});
   }
 
+  TEST_CASE("timestamps are reset on the host where the application enabled hostQueryReset, else by a command") {
+    for (const bool v12 : {false, true}) {
+      CAPTURE(v12);
+      test::AppVulkan app(false, v12);  // v12: a 1.2 instance with hostQueryReset enabled where the device has it
+      Engine e = adopt_device(app.adopt_info());
+      // The application's own query, not vkgemm's: an engine that resets on the host without the feature on
+      // is reported by validation (vkResetQueryPool), one that never does fails this check.
+      CHECK(e.device().host_query_reset == (v12 && app.enabled12.hostQueryReset == VK_TRUE));
+      std::vector<float> a = {1, 2, 3, 4}, c(4, -1.0f);
+      for (int i = 0; i < 3; ++i) {  // the same cached plan again: its queries reset each time
+        const GemmTiming t = e.gemm(GemmDesc{.m = 2, .n = 2, .k = 2}, a.data(), a.data(), c.data(), {.repeat = 2});
+        CHECK(t.gpu_ms.size() == (e.device().timestamps ? 2u : 0u));
+        CHECK(c == std::vector<float>{7, 10, 15, 22});
+      }
+    }
+  }
+
   TEST_CASE("f16 runs where the application declared shaderFloat16 and 16-bit storage, and only there") {
     {
       test::AppVulkan app(false);  // nothing declared: refused, naming the features

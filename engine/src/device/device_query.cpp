@@ -131,8 +131,8 @@ void query_features(VkPhysicalDevice pd, uint32_t device_version, uint32_t insta
   info.storage16 = v12 && f11.storageBuffer16BitAccess == VK_TRUE;
   info.vulkan_memory_model = v12 && f12.vulkanMemoryModel == VK_TRUE;
   info.subgroup_size_control = info.vulkan13 && f13.subgroupSizeControl && f13.computeFullSubgroups;
-  // vkResetQueryPool is a 1.2 core name: 1.3 (device and instance) stands for it, as for timeline semaphores.
-  info.host_query_reset = info.vulkan13 && f12.hostQueryReset == VK_TRUE;
+  // vkResetQueryPool is a 1.2 core name: the device and the instance must both speak 1.2.
+  info.host_query_reset = v12 && instance_version >= VK_API_VERSION_1_2 && f12.hostQueryReset == VK_TRUE;
   if (info.vulkan13) {
     VkPhysicalDeviceVulkan13Properties p13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES};
     VkPhysicalDeviceProperties2 props13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &p13, {}};
