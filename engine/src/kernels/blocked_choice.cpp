@@ -47,16 +47,16 @@ tuning::TileModel tile_model(const DeviceInfo& device, const BlockedConfig& c) {
 // product, kept for its exact shape) ran on a corner of the device, bound by latency; inverted through the
 // wave model it gives a unit rate no full product reaches (measured on the H200: 384^3 on 64x64 tiles, 36
 // workgroups on 132 SMs, made 64x64 look faster than 128x256 and sent 1536^3 to 5000^3 to it at 0.6-0.7 of
-// cuBLAS, against 0.85-0.88 on 128x256 in the same call). The tuned entries that calibrate run 128 workgroups
-// or more (2048^3, 127x4096x4096 on 132 SMs: nearly one each).
-bool fills_machine(const tuning::Machine& machine, const tuning::TileModel& model, const tuning::Entry& e) {
+// cuBLAS, against 0.86-0.92 on 128x256 in sessions 6 and 8). The tuned entries that calibrate run 128
+// workgroups or more (2048^3, 127x4096x4096 on 132 SMs: nearly one each).
+bool busy_half_the_units(const tuning::Machine& machine, const tuning::TileModel& model, const tuning::Entry& e) {
   const uint64_t tiles = uint64_t{(e.m + model.bm - 1) / model.bm} * ((e.n + model.bn - 1) / model.bn) *
                          std::max(1u, e.config.split_k);
   return 2 * tiles >= machine.units;
 }
 
 // The measured blocked configurations of the device's tier, each with the best unit rate its entries that
-// filled the machine calibrate (wave_model.hpp), in the table's order.
+// kept half the units busy calibrate (wave_model.hpp), in the table's order.
 std::vector<Candidate> measured_candidates(const DeviceInfo& device, const tuning::Table& table, DataType type) {
   std::vector<Candidate> out;
   const tuning::DeviceTable* t = table.find(device).first;
@@ -66,7 +66,7 @@ std::vector<Candidate> measured_candidates(const DeviceInfo& device, const tunin
     if (e.type != type || e.kernel != Kernel::blocked || e.gflops <= 0.0 || !fits(device, type, e.config)) continue;
     const tuning::Work at{e.m, e.n, e.k, 1};
     tuning::TileModel model = tile_model(device, e.config);
-    if (!fills_machine(machine, model, e)) continue;
+    if (!busy_half_the_units(machine, model, e)) continue;
     model.unit_gflops = tuning::calibrate_unit_gflops(machine, model, at, std::max(1u, e.config.split_k), e.gflops);
     const auto same = std::find_if(out.begin(), out.end(),
                                    [&](const Candidate& c) { return same_kernel_config(c.config, e.config); });

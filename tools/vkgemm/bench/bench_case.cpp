@@ -209,33 +209,34 @@ static void time_plan_submissions(Engine& engine, GemmPlan& plan, const std::arr
   r.inflight_us = us(clock::now() - start) / r.calls;
 }
 
+// The host time in microseconds of each of `calls` calls of `call`.
+template <typename Call>
+static std::vector<double> host_us(uint32_t calls, Call&& call) {
+  std::vector<double> us;
+  us.reserve(calls);
+  for (uint32_t i = 0; i < calls; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    call();
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+  }
+  return us;
+}
+
 // Engine::gemm `calls` times with timestamps (its GPU time, submit-to-completion window and wall time), then
 // `calls` times without (the product alone: wall_us).
 static void time_gemm_calls(Engine& engine, Operands& o, GemmOptions once, uint32_t calls, LatencyResult& r) {
-  using clock = std::chrono::steady_clock;
-  const auto us_since = [](clock::time_point start) {
-    return std::chrono::duration<double, std::micro>(clock::now() - start).count();
-  };
-  std::vector<double> gpu_us, wait_us, timed_us;
+  std::vector<double> gpu_us, wait_us;
   once.timestamps = true;
-  for (uint32_t i = 0; i < calls; ++i) {
-    const auto start = clock::now();
-    const GemmTiming t = engine.gemm(o.ra, o.rb, o.rc, once);
-    timed_us.push_back(us_since(start));
-    if (!t.gpu_ms.empty()) gpu_us.push_back(t.gpu_ms.front() * 1e3);
-    wait_us.push_back(t.submit_wait_ms * 1e3);
-  }
+  r.timed_sync_us = summarize(host_us(calls, [&] {
+                      const GemmTiming t = engine.gemm(o.ra, o.rb, o.rc, once);
+                      if (!t.gpu_ms.empty()) gpu_us.push_back(t.gpu_ms.front() * 1e3);
+                      wait_us.push_back(t.submit_wait_ms * 1e3);
+                    })).median;
   if (!gpu_us.empty()) r.gpu_us = summarize(gpu_us).median;
   r.submit_wait_us = summarize(wait_us).median;
-  r.timed_sync_us = summarize(timed_us).median;
   once.timestamps = false;
   engine.gemm(o.ra, o.rb, o.rc, once);  // its plan made before the series
-  r.wall_us.reserve(calls);
-  for (uint32_t i = 0; i < calls; ++i) {
-    const auto start = clock::now();
-    engine.gemm(o.ra, o.rb, o.rc, once);
-    r.wall_us.push_back(us_since(start));
-  }
+  r.wall_us = host_us(calls, [&] { engine.gemm(o.ra, o.rb, o.rc, once); });
 }
 
 // Engine::run of the latency plan's twin with timestamps, one at a time: their cost beside the plan without.
@@ -245,13 +246,7 @@ static void time_timed_plan(Engine& engine, const GemmDesc& desc, const GemmPlan
   options.timestamps = true;
   GemmPlan plan = engine.plan(desc, options);
   engine.run(plan, ops[0], ops[1], ops[2]);
-  std::vector<double> run_us;
-  for (uint32_t i = 0; i < r.calls; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    engine.run(plan, ops[0], ops[1], ops[2]);
-    run_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
-  }
-  r.timed_plan_us = summarize(run_us).median;
+  r.timed_plan_us = summarize(host_us(r.calls, [&] { engine.run(plan, ops[0], ops[1], ops[2]); })).median;
 }
 
 LatencyResult run_latency(Engine& engine, uint32_t n, DataType type, const BenchConfig& config,
