@@ -5,8 +5,8 @@
 # Run from the repository root with build/release present; results go under $OUT (default out/gpu).
 # Usage: tools/gpu/check-and-bench.sh [phase...]
 #   phases: tests bounds fp16 bench-f16 bench-f16-acc16 bench-f32 stats, and coopmat (the KHR kernel against
-#   cuBLAS, every op), peak (vkgemm peak --json), report (vkgemm bench for the report and its picture). Sweeps of coopmat2's
-#   tile, K step, pipelining and unrolling are tools/gpu/coopmat2-sweep.sh's, which verifies each row first.
+#   cuBLAS, every op), peak (vkgemm peak --json), report (vkgemm bench for the report and its picture). coopmat2's tiles
+#   against each other: tools/gpu/coopmat2-ab.sh.
 # Exit status: 1 when any phase failed (each phase still runs).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -47,12 +47,12 @@ gpu_expect="kernels=naive,tiled,blocked,coopmat,coopmat2 types=f32,i32,f64,f16 f
 for p in "${phases[@]}"; do
   case $p in
     tests)
-      # The f16 grid and suites. (The grid's K are at most 67, under one 256-deep split-K slice: split-K is
-      # verified by check-fp16.sh, the fp16 phase, with the split count forced.)
+      # The f16 grid and suites. (The grid's K are at most 67 and its operands unaligned: coopmat2's fast
+      # path, its unrolled runs and split-K are the coopmat2 suite's; check-fp16.sh forces split counts.)
       # Also the determinism and statistics suites (same bits run to run; the driver's pipeline statistics)
       # and the cooperative-matrix kernels' exact small-integer products (K 2048 through the fast path).
       # The support suite asserts that this GPU runs every kernel, type and fp16-sum path (VKGEMM_TEST_EXPECT).
-      phase tests validation env VKGEMM_TEST_EXPECT="$gpu_expect" bash -c "$tests --test-suite=blas '--test-case=grid f16*' && $tests '--test-suite=support,f16,coopmat,coopmat config,bounds' && $tests '--test-suite=determinism,statistics'" ;;
+      phase tests validation env VKGEMM_TEST_EXPECT="$gpu_expect" bash -c "$tests --test-suite=blas '--test-case=grid f16*' && $tests '--test-suite=support,f16,coopmat,coopmat2,coopmat config,bounds' && $tests '--test-suite=determinism,statistics'" ;;
     peak) phase peak "$bin" peak --json "$out/peak.json" ;;
     coopmat)
       # The portable KHR kernel beside cuBLAS: every op combination at 4096^3, and 4096x512x14336.

@@ -1,0 +1,124 @@
+// The NV cooperative-matrix-2 kernel's fast path (shaders/coopmat2.comp) on the device under test. The BLAS
+// grid (test_blas.cpp, "grid f16 coopmat2") places every operand 3 elements past an aligned start, which
+// keeps the kernel on its general path; this suite places them aligned with leading dimensions of multiples
+// of 8, so that the fast path runs, and walks K through every count of steps its unrolled runs take
+// (UNROLL-step runs, then runs of 8, 4, 2 and 1 by the binary digits of the rest), with and without a
+// partial last step, for each tile, on products with tiles inside C and edge tiles (through clamped
+// layouts), split along K where the grid is short and K long, every op combination taking turns, C f32 and
+// f16, alpha and beta. Each product is checked against the CPU reference with poisoned gaps and guards.
+//
+// A device without VK_NV_cooperative_matrix2 (lavapipe) cannot run it: each case is then a skip. It runs
+// on an NVIDIA GPU (tools/gpu/check-and-bench.sh's tests phase).
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "gemm_abi.h"
+#include "kernels/registry.hpp"  // kernels::coopmat2_launch: each tile's K step and unroll
+#include "support.hpp"
+#include "vkgemm/reference.hpp"
+
+using namespace vkgemm;
+
+namespace {
+
+bool runs_here(DataType c_type, bool f16_acc) {
+  try {
+    test::engine().check_supported(DataType::f16, c_type, {.kernel = Kernel::coopmat2, .f16_accumulate = f16_acc});
+    return true;
+  } catch (const Error& err) {
+    test::skip(err.what());
+    return false;
+  }
+}
+
+uint32_t constant(const kernels::LaunchShape& s, uint32_t id) {
+  for (const auto& c : s.constants)
+    if (c.id == id) return c.value;
+  FAIL("coopmat2 launch without spec constant ", id);
+  return 0;
+}
+
+// K step counts for a loop of `unroll` steps per run: every count below two runs (each rest of 1 to
+// unroll - 1 after zero and one whole run), then two runs and two runs plus the largest rest.
+std::vector<uint32_t> step_counts(uint32_t unroll) {
+  std::vector<uint32_t> out;
+  for (uint32_t s = 1; s < 2 * unroll; ++s) out.push_back(s);
+  out.push_back(2 * unroll);
+  out.push_back(3 * unroll - 1);
+  return out;
+}
+
+// Row- or column-major f16 call with lds of the natural size plus 8 (m, n, k multiples of 8 keep every ld
+// a multiple of 8 elements: 16 bytes, the fast path's alignment).
+GemmDesc make_desc(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, DataType c_type, double alpha,
+                   double beta) {
+  GemmDesc d;
+  d.type = DataType::f16, d.c_type = c_type, d.layout = layout, d.op_a = op_a, d.op_b = op_b;
+  d.m = m, d.n = n, d.k = k, d.alpha = alpha, d.beta = beta;
+  const bool row = layout == Layout::row_major;
+  const auto inner = [&](int64_t rows, int64_t cols) { return (row ? cols : rows) + 8; };
+  d.lda = inner(op_a == Op::n ? m : k, op_a == Op::n ? k : m);
+  d.ldb = inner(op_b == Op::n ? k : n, op_b == Op::n ? n : k);
+  d.ldc = inner(m, n);
+  return d;
+}
+
+// Every K step count of `tile` (64, 128 or 256 forced) on a product of one row and one column of whole
+// tiles plus an edge row and column, then K long enough to split. Returns the products checked.
+int run_tile(uint32_t tile, bool f16_acc, std::mt19937_64& rng, int& failures) {
+  const Engine& e = test::engine();
+  const GemmOptions options{.kernel = Kernel::coopmat2, .tile = tile, .f16_accumulate = f16_acc};
+  const kernels::Types types{DataType::f16, f16_acc ? DataType::f16 : DataType::f32, f16_acc};
+  const kernels::LaunchShape shape = kernels::coopmat2_launch(e.device(), types, options, 1, 1);
+  const uint32_t bm = shape.tile[1], bn = shape.tile[0];
+  const uint32_t bk = constant(shape, COOPMAT2_SC_BK), unroll = constant(shape, COOPMAT2_SC_UNROLL);
+  const int64_t m = bm + bm / 2 + 8, n = bn + bn / 4 + 8;  // whole tiles and edge tiles (multiples of 8)
+  std::vector<int64_t> ks;
+  for (uint32_t s : step_counts(unroll)) ks.push_back(int64_t{s} * bk + (s % 3 == 0 ? 8 : 0));  // some: a partial step
+  // A short grid with K >= 4096 splits (coopmat2_splits): slices of multiples of 256 with rests of their own.
+  ks.push_back(4096 + 13 * bk + 8);
+  ks.push_back(8192 + 5 * bk + 8);
+  const Op ops[4][2] = {{Op::n, Op::n}, {Op::n, Op::t}, {Op::t, Op::n}, {Op::t, Op::t}};
+  const std::pair<double, double> scalars[] = {{1.0, 0.0}, {0.75, -2.0}, {-1.5, 0.0}, {1.0, 1.0}};
+  int runs = 0;
+  for (size_t i = 0; i < ks.size(); ++i) {
+    const DataType c_type = f16_acc || i % 2 == 1 ? DataType::f16 : DataType::f32;
+    const Layout layout = i % 5 == 4 ? Layout::col_major : Layout::row_major;
+    const auto [alpha, beta] = scalars[i % 4];
+    const GemmDesc d = make_desc(layout, ops[i % 4][0], ops[i % 4][1], m, n, ks[i], c_type, alpha, beta);
+    const auto r = test::check_gemm_call(d, options, rng, 0);
+    ++runs;
+    const std::string tile_name = fmt::format("{}x{}", bm, bn);
+    if (r.passed && r.timing.config.find(tile_name) == std::string::npos) {
+      FAIL_CHECK("tile ", tile, " ran ", r.timing.config, ", not ", tile_name);
+    }
+    if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);
+  }
+  MESSAGE("tile ", bm, "x", bn, "x", bk, " unroll ", unroll, f16_acc ? " fp16 sums" : "", ": ", runs, " products");
+  return runs;
+}
+
+}  // namespace
+
+TEST_SUITE("coopmat2") {
+  TEST_CASE("fast path: every K step count of the unrolled runs, inside and edge tiles, split K, each tile") {
+    if (!runs_here(DataType::f32, false)) return;
+    auto rng = test::case_rng("coopmat2 fast path");
+    int failures = 0, runs = 0;
+    for (uint32_t tile : {64u, 128u, 256u}) runs += run_tile(tile, false, rng, failures);
+    try {  // fp16 sums: their own large tile (256 x 256 x 32), where the device lists shapes for them
+      test::engine().check_supported(DataType::f16, DataType::f16, {.kernel = Kernel::coopmat2, .f16_accumulate = true});
+      runs += run_tile(256, true, rng, failures);
+    } catch (const Error& err) {
+      MESSAGE("fp16 sums not run here: ", err.what());
+    }
+    fmt::print("coopmat2 fast path: {} products checked, {} failed\n", runs, failures);
+    CHECK(runs > 0);
+    CHECK_MESSAGE(failures == 0, failures, " of ", runs, " calls failed (the first 5 are listed); seed ",
+                  test::run_seed());
+  }
+}
