@@ -18,21 +18,23 @@
 // C + z * split_stride with row stride ldc; splitk_reduce.comp adds them into C with alpha and beta.
 // A transposed operand (TRANS_A: A stored K x M; TRANS_B: B stored N x K) is sliced in its stored order and
 // loaded through a transposing tensor view.
-// The fast path -- 16-byte aligned rows and offsets, a K start that is a multiple of 256 (the host rounds
-// split-K slices to 256) -- has its own accumulator, loop and store, and returns: the general path's loops
-// do not share its registers. Its K loop is unrolled in the source (FAST_LOOP), for tiles inside the
-// matrices through plain layouts and for edge tiles through clamped ones (edge tiles once took the general
-// path's one-step loop, and a grid's slowest tiles set its time: perf-notes section 23). There the strides, offsets
-// and K start are rounded down to multiples of 8 (256 for K), which changes nothing but tells the compiler
-// that wide loads are safe. That matters: the same loop without those hints ran 4x slower on an H200
-// (perf-notes section 11), and so did a split-K whose K start the compiler could not see was a
-// multiple of 8. The general path (unaligned operands) steps one K step at a time.
+// The fast path -- a tile wholly inside the matrices, 16-byte aligned rows and offsets, a K start that is a
+// multiple of 256 (the host rounds split-K slices to 256) -- has its own accumulator, loop and store, and
+// returns: the general path's clamped layouts and loops do not share its registers. There the strides,
+// offsets and K start are rounded down to multiples of 8 (256 for K), which changes nothing but tells the
+// compiler that wide loads are safe. That matters: the same loop without those hints ran 4x slower on an
+// H200 (docs/perf-notes.md section 11), and so did a split-K whose K start the compiler could not see was
+// a multiple of 8.
 #include "gemm_interface.glsl"
 
 layout(local_size_x_id = COOPMAT2_SC_WG) in;
 layout(constant_id = COOPMAT2_SC_BM) const uint BM = 128;
 layout(constant_id = COOPMAT2_SC_BN) const uint BN = 128;
 layout(constant_id = COOPMAT2_SC_BK) const uint BK = 32;
+// 1: the fast path loads step k+1's tiles before multiplying step k's (software pipelining), in place of
+// the unrolled loop. No tile uses it since the unrolled loop beat it by 23% (perf-notes section 12); it
+// stays for the experiment knob (prefetch=1).
+layout(constant_id = COOPMAT2_SC_PREFETCH) const uint PREFETCH = 0;
 layout(constant_id = COOPMAT2_SC_TRANS_A) const uint TRANS_A = 0;  // the same as the push constants' GEMM_TRANS_A, known at build
 layout(constant_id = COOPMAT2_SC_TRANS_B) const uint TRANS_B = 0;
 layout(constant_id = COOPMAT2_SC_GROUP_M) const uint GROUP_M = 1;  // block rows walked together (grouped_workgroup); 1: launch order
@@ -62,32 +64,6 @@ layout(constant_id = COOPMAT2_SC_UNROLL) const uint UNROLL = 1;
   la = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(la, TRANS_A != 0 ? kd : p.M, TRANS_A != 0 ? p.M : kd), stride, 1)
 #define SET_B(lb, kd, stride) \
   lb = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lb, TRANS_B != 0 ? p.N : kd, TRANS_B != 0 ? kd : p.N), stride, 1)
-
-// n whole K steps from k0 through layouts la and lb, in one straight run (unrolled in the source: the
-// driver overlaps a step's loads with the previous step's multiplies only inside such a run: perf-notes 12).
-#define FAST_STEPS(n, la, lb)                    \
-  [[unroll]] for (uint j = 0; j < n; ++j) {      \
-    MAT_A a;                                     \
-    MAT_B b;                                     \
-    LOAD_A(a, a_off, la, k0);                    \
-    LOAD_B(b, b_off, lb, k0);                    \
-    acc = coopMatMulAdd(a, b, acc);              \
-    k0 += BK;                                    \
-  }
-// The fast path's whole K steps: runs of UNROLL, then the rest (fewer than UNROLL, at most 15) as runs of
-// 8, 4, 2 and 1 by its binary digits, so that a short K (K-light products: 4 to 8 steps) or a remainder
-// (1536 = 16 + 8 steps of 64) is unrolled too instead of taking a one-step loop, 30% slower (section 12).
-#define FAST_LOOP(la, lb)                                                          \
-  {                                                                                \
-    for (uint i = (k_end - k0) / (BK * UNROLL); i > 0; --i) {                    \
-      FAST_STEPS(UNROLL, la, lb)                                                   \
-    }                                                                              \
-    const uint rest = (k_end - k0) / BK;                                           \
-    if (UNROLL > 8 && (rest & 8u) != 0) FAST_STEPS(8, la, lb)                      \
-    if (UNROLL > 4 && (rest & 4u) != 0) FAST_STEPS(4, la, lb)                      \
-    if (UNROLL > 2 && (rest & 2u) != 0) FAST_STEPS(2, la, lb)                      \
-    if (UNROLL > 1 && (rest & 1u) != 0) FAST_STEPS(1, la, lb)                      \
-  }
 
 // C = alpha * acc + beta * C (the raw sums to the workspace for a split-K slice), through a clamped layout.
 void store_result(MAT_ACC acc, uint c_base, uint row0, uint col0, bool partial) {
@@ -129,20 +105,44 @@ void main() {
 
   const bool inside = row0 + BM <= p.M && col0 + BN <= p.N;
   const bool aligned = a_base % 8 == 0 && b_base % 8 == 0 && p.lda % 8 == 0 && p.ldb % 8 == 0;
-  if (aligned && k_begin % 256 == 0) {
+  if (inside && aligned && k_begin % 256 == 0) {
+    SET_A(la, p.K, p.lda & ~7u);
+    SET_B(lb, p.K, p.ldb & ~7u);
     const uint a_off = a_base & ~7u, b_off = b_base & ~7u;
     uint k0 = k_begin & ~255u;
     MAT_ACC acc = MAT_ACC(0.0);
-    if (inside) {
-      SET_A(la, p.K, p.lda & ~7u);
-      SET_B(lb, p.K, p.ldb & ~7u);
-      FAST_LOOP(la, lb);
-    } else {  // an edge tile: clamped layouts (zeros past M and N), the same unrolled loop
-      tensorLayoutNV<2, CLAMP> la_edge = createTensorLayoutNV(2, CLAMP);
-      tensorLayoutNV<2, CLAMP> lb_edge = createTensorLayoutNV(2, CLAMP);
-      SET_A(la_edge, p.K, p.lda & ~7u);
-      SET_B(lb_edge, p.K, p.ldb & ~7u);
-      FAST_LOOP(la_edge, lb_edge);
+    if (PREFETCH != 0 && k0 + BK <= k_end) {
+      MAT_A a;
+      MAT_B b;
+      LOAD_A(a, a_off, la, k0);
+      LOAD_B(b, b_off, lb, k0);
+      for (k0 += BK; k0 + BK <= k_end; k0 += BK) {
+        MAT_A a_next;
+        MAT_B b_next;
+        LOAD_A(a_next, a_off, la, k0);
+        LOAD_B(b_next, b_off, lb, k0);
+        acc = coopMatMulAdd(a, b, acc);
+        a = a_next;
+        b = b_next;
+      }
+      acc = coopMatMulAdd(a, b, acc);
+    }
+    for (uint i = (k_end - k0) / (BK * UNROLL); i > 0; --i) {
+      [[unroll]] for (uint j = 0; j < UNROLL; ++j) {
+        MAT_A a;
+        MAT_B b;
+        LOAD_A(a, a_off, la, k0);
+        LOAD_B(b, b_off, lb, k0);
+        acc = coopMatMulAdd(a, b, acc);
+        k0 += BK;
+      }
+    }
+    for (; k0 + BK <= k_end; k0 += BK) {
+      MAT_A a;
+      MAT_B b;
+      LOAD_A(a, a_off, la, k0);
+      LOAD_B(b, b_off, lb, k0);
+      acc = coopMatMulAdd(a, b, acc);
     }
     if (k0 < k_end) {  // the partial last step: zeros past K
       MAT_A a;

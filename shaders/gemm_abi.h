@@ -76,14 +76,15 @@
 #define COOPMAT_SC_UNROLL 12
 #define COOPMAT_SC_BUFFERS 13
 #define COOPMAT_SC_GROUP_M 14
-// coopmat2.comp: workgroup size, tile, transposes known at build, grouped order, unroll.
+// coopmat2.comp: workgroup size, tile, software pipelining, transposes known at build, grouped order, unroll.
 #define COOPMAT2_SC_WG 0
 #define COOPMAT2_SC_BM 1
 #define COOPMAT2_SC_BN 2
 #define COOPMAT2_SC_BK 3
-#define COOPMAT2_SC_TRANS_A 4
-#define COOPMAT2_SC_TRANS_B 5
-#define COOPMAT2_SC_GROUP_M 6
-#define COOPMAT2_SC_UNROLL 7
+#define COOPMAT2_SC_PREFETCH 4
+#define COOPMAT2_SC_TRANS_A 5
+#define COOPMAT2_SC_TRANS_B 6
+#define COOPMAT2_SC_GROUP_M 7
+#define COOPMAT2_SC_UNROLL 8
 
 #endif  // VKGEMM_GEMM_ABI_H

@@ -1,11 +1,10 @@
 // The NV cooperative-matrix-2 kernel's fast path (shaders/coopmat2.comp) on the device under test. The BLAS
 // grid (test_blas.cpp, "grid f16 coopmat2") places every operand 3 elements past an aligned start, which
 // keeps the kernel on its general path; this suite places them aligned with leading dimensions of multiples
-// of 8, so that the fast path runs, and walks K through every count of steps its unrolled runs take
-// (UNROLL-step runs, then runs of 8, 4, 2 and 1 by the binary digits of the rest), with and without a
-// partial last step, for each tile, on products with tiles inside C and edge tiles (through clamped
-// layouts), split along K where the grid is short and K long, every op combination taking turns, C f32 and
-// f16, alpha and beta. Each product is checked against the CPU reference with poisoned gaps and guards.
+// of 8, so that the fast path runs, and walks K through every count of steps below three of its unrolled
+// runs (zero, one and two whole runs of UNROLL steps, each with every rest), with and without a partial
+// last step, for each tile, on products with tiles inside C and edge tiles, split along K where the grid
+// is short and K long, every op combination taking turns, C f32 and f16, alpha and beta. Each product is checked against the CPU reference with poisoned gaps and guards.
 //
 // A device without VK_NV_cooperative_matrix2 (lavapipe) cannot run it: each case is then a skip. It runs
 // on an NVIDIA GPU (tools/gpu/check-and-bench.sh's tests phase).

@@ -9,7 +9,6 @@
 
 #include <fmt/format.h>
 
-#include "gemm_abi.h"
 #include "kernels/registry.hpp"
 #include "support.hpp"
 #include "vkgemm/error.hpp"
@@ -182,28 +181,28 @@ TEST_SUITE("coopmat config") {
   TEST_CASE("coopmat2 on an NVIDIA-like device: tiles by shape") {
     const DeviceInfo d = nvidia();
     CHECK_NOTHROW(kernels::check_matrix_kernel(d, Kernel::coopmat2, Types{DataType::f16, DataType::f32, false}));
-    // m, n, k (0: unknown), tile option, fp16 sums; then the tile chosen: bm, bn, bk, invocations.
+    // m, n, k (0: unknown), tile option, fp16 sums; then the tile chosen: bm, bn, bk, invocations, pipelining.
     struct Case {
       uint32_t m, n, k, tile;
       bool acc16;
-      uint32_t bm, bn, bk, wg;
+      uint32_t bm, bn, bk, wg, prefetch;
     };
-    for (const Case& c : {Case{4096, 4096, 4096, 16, false, 128, 256, 64, 256},
-                          Case{8192, 8192, 0, 16, false, 128, 256, 64, 256},
-                          Case{4096, 4096, 4096, 16, true, 256, 256, 32, 256},
+    for (const Case& c : {Case{4096, 4096, 4096, 16, false, 128, 256, 64, 256, 0},
+                          Case{8192, 8192, 0, 16, false, 128, 256, 64, 256, 0},
+                          Case{4096, 4096, 4096, 16, true, 256, 256, 32, 256, 0},
                           // Too few large tiles unless split along K: large when K allows 2048 per slice.
-                          Case{4096, 512, 0, 16, false, 128, 128, 64, 256},
-                          Case{4096, 512, 14336, 16, false, 128, 256, 64, 256},
-                          Case{4096, 512, 14336, 16, true, 256, 256, 32, 256},
-                          Case{2048, 2048, 2048, 16, true, 128, 128, 64, 256},
-                          Case{100, 100, 100, 16, false, 64, 64, 64, 128},
+                          Case{4096, 512, 0, 16, false, 128, 128, 64, 256, 0},
+                          Case{4096, 512, 14336, 16, false, 128, 256, 64, 256, 0},
+                          Case{4096, 512, 14336, 16, true, 256, 256, 32, 256, 0},
+                          Case{2048, 2048, 2048, 16, true, 128, 128, 64, 256, 0},
+                          Case{100, 100, 100, 16, false, 64, 64, 64, 128, 0},
                           // The wave model among the measured tiles (fp32 sums): 128x256 leaves 3072^3's
                           // third wave 18% full; 128x128 fills 87% of its fifth.
-                          Case{3072, 3072, 3072, 16, false, 128, 128, 64, 256},
-                          Case{2560, 2560, 2560, 16, false, 128, 256, 64, 256},
-                          Case{4096, 4096, 4096, 64, false, 64, 64, 64, 128},
-                          Case{64, 64, 64, 256, false, 128, 256, 64, 256},
-                          Case{64, 64, 64, 256, true, 256, 256, 32, 256}}) {
+                          Case{3072, 3072, 3072, 16, false, 128, 128, 64, 256, 0},
+                          Case{2560, 2560, 2560, 16, false, 128, 256, 64, 256, 0},
+                          Case{4096, 4096, 4096, 64, false, 64, 64, 64, 128, 0},
+                          Case{64, 64, 64, 256, false, 128, 256, 64, 256, 0},
+                          Case{64, 64, 64, 256, true, 256, 256, 32, 256, 0}}) {
       CAPTURE(c.m);
       CAPTURE(c.n);
       CAPTURE(c.k);
@@ -211,13 +210,14 @@ TEST_SUITE("coopmat config") {
       CAPTURE(c.acc16);
       const Types t{DataType::f16, c.acc16 ? DataType::f16 : DataType::f32, c.acc16};
       const auto s = kernels::coopmat2_launch(d, t, {.kernel = Kernel::coopmat2, .tile = c.tile}, c.m, c.n, c.k);
-      CHECK(constant(s, COOPMAT2_SC_WG) == c.wg);
+      CHECK(constant(s, 0) == c.wg);
       CHECK(s.workgroup_size[0] == c.wg);
-      CHECK(constant(s, COOPMAT2_SC_BM) == c.bm);
-      CHECK(constant(s, COOPMAT2_SC_BN) == c.bn);
-      CHECK(constant(s, COOPMAT2_SC_BK) == c.bk);
+      CHECK(constant(s, 1) == c.bm);
+      CHECK(constant(s, 2) == c.bn);
+      CHECK(constant(s, 3) == c.bk);
+      CHECK(constant(s, 4) == c.prefetch);
       // The fast loop unrolled 16 K steps at the fp32-sum 128x256 tile, 8 at every other.
-      CHECK(constant(s, COOPMAT2_SC_UNROLL) == (!c.acc16 && c.bm == 128 && c.bn == 256 ? 16u : 8u));
+      CHECK(constant(s, 8) == (!c.acc16 && c.bm == 128 && c.bn == 256 ? 16u : 8u));
       CHECK(s.tile[0] == c.bn);
       CHECK(s.tile[1] == c.bm);
       CHECK(s.required_subgroup_size == 0);

@@ -11,9 +11,9 @@ namespace vkgemm::kernels {
 namespace {
 
 constexpr DataType kInputs[] = {DataType::f16};
-constexpr std::string_view kConstants[] = {"WG", "BM", "BN", "BK", "TRANS_A", "TRANS_B", "GROUP_M",
+constexpr std::string_view kConstants[] = {"WG", "BM", "BN", "BK", "PREFETCH", "TRANS_A", "TRANS_B", "GROUP_M",
                                            "UNROLL"};
-static_assert(COOPMAT2_SC_WG == 0 && COOPMAT2_SC_UNROLL == 7, "kConstants lists the ids in order");
+static_assert(COOPMAT2_SC_WG == 0 && COOPMAT2_SC_UNROLL == 8, "kConstants lists the ids in order");
 
 LaunchShape shape(const PlanContext& ctx, uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
   LaunchShape s = coopmat2_launch(ctx.device, ctx.types, ctx.options, m, n, k, batch);

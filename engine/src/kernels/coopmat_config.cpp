@@ -23,6 +23,7 @@ struct Nv2Tile {
   // TFLOP/s of a 4096^3 product (C f16, fp32 sums) with this tile on an H200, a whole number of waves:
   // the wave model's rate for the tile (tuning/wave_model.hpp; tools/gpu/coopmat2-ab.sh, perf-notes 18).
   double measured_tflops;
+  uint32_t prefetch = 0;  // software pipelining (shaders/coopmat2.comp PREFETCH)
   // K steps per iteration of the fast loop (shaders/coopmat2.comp UNROLL): 8 made the driver overlap loads
   // with the tensor-core work, +34% at 4096^3 and +33% at 4096x512x14336 on an H200 (perf-notes section 12).
   uint32_t unroll = 8;
@@ -368,16 +369,17 @@ LaunchShape coopmat_launch(const DeviceInfo& d, const Types& t, const GemmOption
 
 // An experiment knob for the performance work (docs/perf-notes.md), not an interface, read only in a build
 // configured with -DVKGEMM_EXPERIMENTS=ON: VKGEMM_EXPERIMENT_COOPMAT2
-// = "bm=128,bn=256,bk=32,inv=256,unroll=8,splits=2,group=8" overrides the coopmat2 kernel's workgroup tile
-// (rows, columns, K step, invocations), the unrolling of its fast loop, its split-K and its grouped block
-// order; each key is optional, an unknown one an error (a removed knob must not pass for a change). The
-// values are not checked against the device's shapes: a bad one fails at pipeline creation, and a tile vkgemm
-// does not use must be verified (256x192 computed wrong results on the H200's driver, perf-notes section 11).
-// Read once per process: planning runs on every call.
+// = "bm=128,bn=256,bk=32,inv=256,prefetch=1,unroll=8,splits=2,group=8" overrides the coopmat2 kernel's
+// workgroup tile (rows, columns, K step, invocations), its software pipelining, the unrolling of its fast
+// loop, its split-K and its grouped block order;
+// each key is optional. The values are not checked against the device's shapes: a bad one fails at pipeline
+// creation, and a tile vkgemm does not use must be verified (256x192 computed wrong results on the H200's
+// driver, perf-notes section 11). Read once per process: planning runs on every call.
 namespace {
 
 struct Nv2Experiment {
   uint32_t bm = 0, bn = 0, bk = 0, invocations = 0;  // 0: the tile's own
+  std::optional<uint32_t> prefetch;  // unset: the tile's own
   uint32_t unroll = 0;    // 0: the tile's own
   uint32_t splits = 0;    // 0: coopmat2_splits decides
   uint32_t group = 0;     // 0: the tile's own
@@ -397,22 +399,12 @@ Nv2Experiment read_nv2_experiment() {
     if (at == std::string_view::npos || (at > 0 && text[at - 1] != ',')) return std::nullopt;
     return static_cast<uint32_t>(std::strtoul(env + at + key.size(), nullptr, 10));
   };
-  for (size_t at = 0; at < text.size();) {
-    const size_t end = std::min(text.find(',', at), text.size());
-    const std::string_view key = text.substr(at, std::min(text.find('=', at), end) - at);
-    if (key != "bm" && key != "bn" && key != "bk" && key != "inv" && key != "unroll" && key != "splits" &&
-        key != "group") {
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("VKGEMM_EXPERIMENT_COOPMAT2: unknown key '{}' (bm, bn, bk, inv, unroll, splits, group)",
-                              key));
-    }
-    at = end + 1;
-  }
   const auto multiple_of_16 = [](uint32_t v) { return v >= 16 && v <= 512 && v % 16 == 0; };
   if (const auto v = value("bm="); v && multiple_of_16(*v)) e.bm = *v;
   if (const auto v = value("bn="); v && multiple_of_16(*v)) e.bn = *v;
   if (const auto v = value("bk="); v && (*v == 16 || *v == 32 || *v == 64 || *v == 128)) e.bk = *v;
   if (const auto v = value("inv="); v && (*v == 32 || *v == 64 || *v == 128 || *v == 256)) e.invocations = *v;
+  if (const auto v = value("prefetch=")) e.prefetch = *v != 0;
   if (const auto v = value("unroll="); v && *v >= 1 && *v <= 16) e.unroll = *v;
   if (const auto v = value("splits="); v && *v >= 1 && *v <= 8) e.splits = *v;
   if (const auto v = value("group="); v && *v >= 1 && *v <= 64) e.group = *v;
@@ -503,12 +495,13 @@ LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptio
   if (e.bn) tile.bn = e.bn;
   if (e.bk) tile.bk = e.bk;
   if (e.invocations) tile.invocations = e.invocations;
+  if (e.prefetch) tile.prefetch = *e.prefetch;
   if (e.unroll) tile.unroll = e.unroll;
   LaunchShape shape;
   shape.workgroup_size = {tile.invocations, 1, 1};
   shape.tile = {tile.bn, tile.bm};
   shape.constants = {{COOPMAT2_SC_WG, tile.invocations}, {COOPMAT2_SC_BM, tile.bm},      {COOPMAT2_SC_BN, tile.bn},
-                     {COOPMAT2_SC_BK, tile.bk},
+                     {COOPMAT2_SC_BK, tile.bk},          {COOPMAT2_SC_PREFETCH, tile.prefetch},
                      {COOPMAT2_SC_GROUP_M, e.group ? e.group : 1}, {COOPMAT2_SC_UNROLL, tile.unroll}};
   return shape;  // shared memory is the driver's (cooperativeMatrixWorkgroupScopeReservedSharedMemory)
 }
