@@ -1,12 +1,14 @@
 // What `vkgemm tune` tunes (tools/vkgemm/tune_jobs.hpp): shapes × op combinations, and a shape set's cases as
-// the kernel runs them; no Vulkan.
+// the kernel runs them; and how it times its last round (tools/vkgemm/time_in_turns.hpp). No Vulkan.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include <unistd.h>
 
+#include "time_in_turns.hpp"
 #include "tune_jobs.hpp"
 #include "vkgemm/error.hpp"
 
@@ -57,5 +59,28 @@ TEST_SUITE("tune jobs") {
     CHECK_THROWS_WITH_AS(jobs_from_shape_set("/nonexistent/set.json", DataType::f32, skipped),
                          doctest::Contains("cannot read"), Error);
     std::filesystem::remove(path);
+  }
+  TEST_CASE("time in turns: a clock drifting through the series does not pick the winner") {
+    // The fastest contender timed last, on a clock that adds 0.03 ms per call (a GPU cooling down): timed
+    // round after round in one order, the first contender would read fastest (1.155 against 1.195 ms).
+    const std::vector<double> truth = {1.02, 1.04, 1.00};
+    int calls = 0;
+    const auto drifting = [&](size_t i) { return truth[i] + 0.03 * calls++; };
+    const auto medians = time_in_turns(truth.size(), 4, drifting);
+    CHECK(calls == 12);
+    REQUIRE(medians.size() == 3);
+    CHECK(std::min_element(medians.begin(), medians.end()) - medians.begin() == 2);
+    // Linear drift moves every median alike: the differences are the true ones.
+    CHECK(medians[0] - medians[2] == doctest::Approx(0.02));
+    CHECK(medians[1] - medians[2] == doctest::Approx(0.04));
+  }
+  TEST_CASE("time in turns: one slow reading (a clock still ramping) does not count") {
+    const std::vector<double> truth = {2.0, 1.0};
+    int calls = 0;
+    const auto first_slow = [&](size_t i) { return truth[i] * (calls++ == 0 ? 3.0 : 1.0); };
+    const auto medians = time_in_turns(truth.size(), 3, first_slow);
+    CHECK(medians[0] == doctest::Approx(2.0));
+    CHECK(medians[1] == doctest::Approx(1.0));
+    CHECK(time_in_turns(0, 4, first_slow).empty());
   }
 }
