@@ -1,5 +1,6 @@
 // The threading model (engine.hpp): one Engine shared by several threads (its calls take the engine's
-// lock), and one Engine per thread (nothing shared). Each thread runs many products, all checked.
+// lock), and one Engine per thread (nothing shared). Each thread runs many products, all checked. And
+// Engine::prepare, which builds pipelines on several threads of its own.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -118,5 +119,36 @@ TEST_SUITE("threads") {
       CAPTURE(t);
       CHECK_MESSAGE(failures[t].empty(), "seed ", test::run_seed(), ": ", failures[t].empty() ? "" : failures[t][0]);
     }
+  }
+  TEST_CASE("prepare builds pipelines on several threads; the calls after it build none of them") {
+    auto engine = test::make_engine();  // its own: the pipelines other cases built are not counted
+    Engine& e = *engine;
+    GemmDesc d;
+    d.m = 100, d.n = 90, d.k = 70, d.alpha = 1.5, d.beta = -0.5;
+    std::vector<GemmOptions> options;
+    for (const char* config : {"64x64x8 8x4", "128x128x16 8x8", "64x64x8 8x4 split 3", "64x128x8 8x8"}) {
+      options.push_back({.kernel = Kernel::blocked, .blocked = parse_blocked_config(config)});
+    }
+    options.push_back({.kernel = Kernel::tiled, .tile = 8});
+    options.push_back({.kernel = Kernel::tiled, .tile = 16});
+    options.push_back({.kernel = Kernel::tiled, .tile = 16});  // twice: built once
+    // Five main passes (the split one shares "64x64x8 8x4"'s pipeline: the split is a push constant) and the
+    // split's reduce pass.
+    const size_t built = e.prepare(d, options, 4);
+    CHECK(built == 6);
+    CHECK(e.prepare(d, options, 4) == 0);
+    auto rng = test::case_rng("prepare");
+    for (const GemmOptions& o : options) {
+      const auto r = test::check_gemm_call(e, d, o, rng);
+      CHECK_MESSAGE(r.passed, r.detail);
+    }
+    // gemm and prepare name pipelines alike: what a call built, prepare finds.
+    const GemmOptions unprepared{.kernel = Kernel::tiled, .tile = 4};
+    CHECK(test::check_gemm_call(e, d, unprepared, rng).passed);
+    CHECK(e.prepare(d, {unprepared}) == 0);
+    // A bad call is refused before anything is built, naming what is wrong.
+    GemmOptions bad = options[0];
+    bad.repeat = 0;
+    CHECK_THROWS_AS(e.prepare(d, {options[1], bad}), Error);
   }
 }

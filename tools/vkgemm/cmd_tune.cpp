@@ -89,6 +89,13 @@ class Tuner {
   double time(const BlockedConfig& config, uint32_t repeat, uint32_t warmup, double warm_ms = 30.0) {
     return time(blocked(config), repeat, warmup, warm_ms);
   }
+  // Builds the pipelines of `configs` for this product on every hardware thread (Engine::prepare): one at a
+  // time, a fresh H200 spent ~275 s compiling before its first product was timed (session 8).
+  void prepare(const std::vector<BlockedConfig>& configs) {
+    std::vector<GemmOptions> options;
+    for (const auto& c : configs) options.push_back(blocked(c));
+    engine_.prepare(desc_, options);
+  }
   // The blocked configuration auto runs for this product today (its plan, as the engine resolves it), or
   // nothing where auto runs another kernel.
   std::optional<BlockedConfig> auto_choice() {
@@ -250,15 +257,17 @@ void ShapeSearch::try_candidate(const BlockedConfig& c, uint32_t repeat, uint32_
 
 // Stage 2: every warp layout of the leaders of stage 1, with the leader's split.
 void ShapeSearch::warp_layouts_of_leaders(const std::vector<BlockedConfig>& candidates) {
-  const std::vector<Timed> leaders = timed_;
-  for (const auto& leader : leaders) {
+  std::vector<BlockedConfig> layouts;
+  for (const auto& leader : timed_) {
     for (BlockedConfig c : candidates) {
       c.split_k = leader.config.split_k;
       BlockedConfig same_tiles = c;
       same_tiles.lanes_n = leader.config.lanes_n;
-      if (same_tiles == leader.config && c.lanes_n != leader.config.lanes_n) try_candidate(c, 4, 1);
+      if (same_tiles == leader.config && c.lanes_n != leader.config.lanes_n) layouts.push_back(c);
     }
   }
+  tuner_.prepare(layouts);
+  for (const auto& c : layouts) try_candidate(c, 4, 1);
 }
 
 void ShapeSearch::time_finalists() {
@@ -355,10 +364,10 @@ TuningEntry ShapeSearch::tiled_baseline(TuningEntry entry) {
 // Call only when !empty() after it.
 TuningEntry ShapeSearch::run(const Candidates& candidates) {
   const size_t keep = o_.quick ? 3 : 5;
-  for (BlockedConfig c : candidates.first_stage) {
-    c.split_k = 0;
-    try_candidate(c, 4, 1);
-  }
+  std::vector<BlockedConfig> first_stage = candidates.first_stage;
+  for (BlockedConfig& c : first_stage) c.split_k = 0;
+  tuner_.prepare(first_stage);
+  for (const BlockedConfig& c : first_stage) try_candidate(c, 4, 1);
   keep_best(keep);
   warp_layouts_of_leaders(candidates.all);
   if (progress_) fmt::print(stderr, "\r{:100}\r", "");

@@ -173,6 +173,14 @@ class Engine {
   // (DeviceInfo::pipeline_statistics), and what gemm would throw for desc and options.
   PipelineReport pipeline_statistics(const GemmDesc& desc, const GemmOptions& options = {});
 
+  // Builds the pipelines that gemm(desc, ..., o) would run for each o of `options`, `threads` at a time (0:
+  // one per hardware thread; drivers compile side by side), so that no later call with them compiles one
+  // (gemm, plans, record_gemm): for a loading screen before the first frame's products, or a search timing
+  // many configurations (vkgemm tune). Planned as gemm plans them; operand placement does not change the
+  // pipelines. Returns how many it built (0: all were built already). Holds the engine's lock throughout.
+  // Throws what gemm would throw for desc and an options, before building any.
+  size_t prepare(const GemmDesc& desc, const std::vector<GemmOptions>& options, unsigned threads = 0);
+
   // A plan of `desc` on this engine (vkgemm/plan.hpp): checked, planned and its pipelines built once, then
   // recorded or run many times. Throws what gemm would throw for desc and options.
   GemmPlan plan(const GemmDesc& desc);

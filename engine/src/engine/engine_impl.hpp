@@ -150,6 +150,8 @@ struct EngineImpl {
   // classes (made and cached when missing). Timestamps on where the device has them.
   std::shared_ptr<PlanImpl> cached_plan(const GemmDesc& desc, const GemmOptions& options,
                                         const VulkanBufferRange (&ops)[3]);
+  // Engine::prepare (prepare.cpp): the pipelines of desc under each options, built `threads` at a time.
+  size_t prepare(const GemmDesc& desc, const std::vector<GemmOptions>& options, unsigned threads);
   // record_gemm (vulkan.hpp): the cached plan, checked against the operands, recorded with the recording's
   // own descriptor sets and queries.
   std::unique_ptr<RecordingImpl> record(VkCommandBuffer cmd, const GemmDesc& desc, const VulkanBufferRange (&ops)[3],

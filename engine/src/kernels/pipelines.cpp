@@ -1,5 +1,12 @@
 #include "kernels/pipelines.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <set>
+#include <thread>
+
 #include <fmt/format.h>
 
 #include "kernels/push_constants.hpp"
@@ -53,25 +60,32 @@ void Pipelines::bind(VkCommandBuffer cmd, VkDescriptorSet set, const VkWriteDesc
   }
 }
 
-VkPipeline Pipelines::get(const LaunchShape& shape) {
+Pipelines::Key Pipelines::key_of(const LaunchShape& shape) {
   std::vector<uint32_t> values;
   for (const auto& c : shape.constants) values.push_back(c.value);
-  Key key{shape.shader, values};
-  if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second.get();
+  return {shape.shader, std::move(values)};
+}
 
-  const auto& t = device_.table();
-  const VkDevice dev = device_.get();
-  auto& module = modules_[shape.shader];
+VkShaderModule Pipelines::module(const std::string& shader) {
+  auto& module = modules_[shader];
   if (!module) {
-    const auto code = spirv(shape.shader);
+    const auto code = spirv(shader);
     VkShaderModuleCreateInfo info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
     info.codeSize = code.size_bytes();
     info.pCode = code.data();
     VkShaderModule handle = VK_NULL_HANDLE;
-    vk::check(t.vkCreateShaderModule(dev, &info, nullptr, &handle), "vkCreateShaderModule");
-    module = vk::DeviceHandle<VkShaderModule>(t, dev, handle);
+    vk::check(device_.table().vkCreateShaderModule(device_.get(), &info, nullptr, &handle), "vkCreateShaderModule");
+    module = vk::DeviceHandle<VkShaderModule>(device_.table(), device_.get(), handle);
   }
+  return module.get();
+}
 
+// Reads only what the constructor set, so that prepare's threads may call it side by side (the pipeline
+// cache is internally synchronized: it is not created externally synchronized).
+vk::DeviceHandle<VkPipeline> Pipelines::create(const LaunchShape& shape, VkShaderModule module) const {
+  const auto& t = device_.table();
+  const VkDevice dev = device_.get();
+  const Key key = key_of(shape);
   std::vector<VkSpecializationMapEntry> entries;
   for (size_t i = 0; i < shape.constants.size(); ++i) {
     entries.push_back({shape.constants[i].id, static_cast<uint32_t>(i * sizeof(uint32_t)), sizeof(uint32_t)});
@@ -79,14 +93,14 @@ VkPipeline Pipelines::get(const LaunchShape& shape) {
   VkSpecializationInfo spec{};
   spec.mapEntryCount = static_cast<uint32_t>(entries.size());
   spec.pMapEntries = entries.data();
-  spec.dataSize = values.size() * sizeof(uint32_t);
-  spec.pData = values.data();
+  spec.dataSize = key.second.size() * sizeof(uint32_t);
+  spec.pData = key.second.data();
 
   VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
   if (capture_statistics_) info.flags = VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   info.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
   info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-  info.stage.module = module.get();
+  info.stage.module = module;
   info.stage.pName = "main";
   info.stage.pSpecializationInfo = &spec;
   // The coopmat kernel's layout of subgroups over the tile assumes subgroups of exactly this size, all full.
@@ -100,11 +114,54 @@ VkPipeline Pipelines::get(const LaunchShape& shape) {
   info.layout = layout_.get();
   VkPipeline pipeline = VK_NULL_HANDLE;
   vk::check(t.vkCreateComputePipelines(dev, cache_.get(), 1, &info, nullptr, &pipeline), "vkCreateComputePipelines");
-
+  vk::DeviceHandle<VkPipeline> owned(t, dev, pipeline);
   std::string name = fmt::format("vkgemm {}", shape.shader);
-  for (auto v : values) name += fmt::format(" {}", v);
+  for (auto v : key.second) name += fmt::format(" {}", v);
   instance_.set_name(dev, VK_OBJECT_TYPE_PIPELINE, reinterpret_cast<uint64_t>(pipeline), name.c_str());
-  return pipelines_.emplace(std::move(key), vk::DeviceHandle<VkPipeline>(t, dev, pipeline)).first->second.get();
+  return owned;
+}
+
+VkPipeline Pipelines::get(const LaunchShape& shape) {
+  Key key = key_of(shape);
+  if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second.get();
+  auto pipeline = create(shape, module(shape.shader));
+  return pipelines_.emplace(std::move(key), std::move(pipeline)).first->second.get();
+}
+
+size_t Pipelines::prepare(const std::vector<LaunchShape>& shapes, unsigned threads) {
+  std::vector<const LaunchShape*> missing;
+  std::set<Key> seen;
+  for (const LaunchShape& s : shapes) {
+    Key key = key_of(s);
+    if (pipelines_.count(key) || !seen.insert(std::move(key)).second) continue;
+    module(s.shader);  // modules first, on this thread: create() only reads them
+    missing.push_back(&s);
+  }
+  std::vector<vk::DeviceHandle<VkPipeline>> built(missing.size());
+  std::atomic<size_t> next{0};
+  std::mutex first_error_lock;
+  std::exception_ptr first_error;
+  const auto work = [&] {
+    for (size_t i = next++; i < missing.size(); i = next++) {
+      try {
+        built[i] = create(*missing[i], modules_.at(missing[i]->shader).get());
+      } catch (...) {
+        const std::lock_guard guard(first_error_lock);
+        if (!first_error) first_error = std::current_exception();
+      }
+    }
+  };
+  const size_t wanted = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> helpers;
+  for (size_t i = 1; i < std::min(wanted, missing.size()); ++i) helpers.emplace_back(work);
+  work();
+  for (auto& h : helpers) h.join();
+  size_t count = 0;
+  for (size_t i = 0; i < missing.size(); ++i) {
+    if (built[i]) pipelines_.emplace(key_of(*missing[i]), std::move(built[i])), ++count;
+  }
+  if (first_error) std::rethrow_exception(first_error);
+  return count;
 }
 
 }  // namespace vkgemm::kernels

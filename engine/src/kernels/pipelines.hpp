@@ -34,11 +34,17 @@ class Pipelines {
   // (kGemmBindings of them, bindings 0, 1, 2 in order) pushed with a push layout, else `set` bound.
   void bind(VkCommandBuffer cmd, VkDescriptorSet set, const VkWriteDescriptorSet* writes) const;
   VkPipeline get(const LaunchShape& shape);
+  // Builds the pipelines of `shapes` that are not built yet, `threads` at a time (0: one per hardware
+  // thread), and returns how many it built. The first error is thrown after every thread has finished.
+  size_t prepare(const std::vector<LaunchShape>& shapes, unsigned threads);
   // The driver's statistics of get(shape)'s pipeline, labelled with `pass`; needs capture_statistics.
   std::vector<PipelineStatistic> statistics(const LaunchShape& shape, const std::string& pass);
 
  private:
   using Key = std::pair<std::string, std::vector<uint32_t>>;
+  static Key key_of(const LaunchShape& shape);  // the one rule naming a pipeline: shader and constant values
+  VkShaderModule module(const std::string& shader);  // made once per shader variant
+  vk::DeviceHandle<VkPipeline> create(const LaunchShape& shape, VkShaderModule module) const;
   const vk::Instance& instance_;
   const vk::Device& device_;
   bool capture_statistics_ = false;
