@@ -26,10 +26,16 @@ done
 tar czf "$OUT/$R.tgz" $R
 python3 - $R/a.json $R/b.json <<'PY'
 import json, sys
-rows = [{(r['m'], r['n'], r['k'], r['op_a'], r['op_b'], r['batch']): r for r in json.load(open(f))['rows']} for f in sys.argv[1:]]
+def load(f):
+    try:
+        return {(r['m'], r['n'], r['k'], r['op_a'], r['op_b'], r['batch']): r for r in json.load(open(f))['rows']}
+    except (OSError, ValueError, KeyError) as e:
+        print(f'{f}: {e}'); return {}
+rows = [load(f) for f in sys.argv[1:]]
 for key, ra in rows[0].items():
     rb = rows[1].get(key)
-    if rb is None: print(key, 'A only'); continue
+    if rb is None or 'ratio' not in ra or 'ratio' not in rb:
+        print(key, 'not in both, or failed (see a.txt, b.txt)'); continue
     print('{:>28} A {:7.1f} ({:.3f}) {:<24} B {:7.1f} ({:.3f}) {:<24} B/A {:.3f}'.format(
         'x'.join(map(str, key[:3])) + ' ' + key[3] + key[4] + (f' b{key[5]}' if key[5] > 1 else ''),
         ra['vkgemm_tflops'], ra['ratio'], ra['config'], rb['vkgemm_tflops'], rb['ratio'], rb['config'],
