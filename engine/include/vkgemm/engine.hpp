@@ -175,8 +175,9 @@ class Engine {
 
   // Builds the pipelines that gemm(desc, ..., o) would run for each o of `options`, `threads` at a time (0:
   // one per hardware thread; drivers compile side by side), so that no later call with them compiles one
-  // (gemm, plans, record_gemm): for a loading screen before the first frame's products, or a search timing
-  // many configurations (vkgemm tune). Planned as gemm plans them; operand placement does not change the
+  // (gemm, plans, record_gemm): for a search or benchmark timing many configurations of one product
+  // (vkgemm tune). (An application's several products: plan() builds each one's pipelines, on the calling
+  // thread.) Planned as gemm plans them; operand placement does not change the
   // pipelines. Returns how many it built (0: all were built already). Holds the engine's lock throughout.
   // Throws what gemm would throw for desc and an options, before building any.
   size_t prepare(const GemmDesc& desc, const std::vector<GemmOptions>& options, unsigned threads = 0);
