@@ -4,7 +4,8 @@
 // of 8, so that the fast path runs, and walks K through every count of steps below three of its unrolled
 // runs (zero, one and two whole runs of UNROLL steps, each with every rest), with and without a partial
 // last step, for each tile, on products with tiles inside C and edge tiles, split along K where the grid
-// is short and K long, every op combination taking turns, C f32 and f16, alpha and beta. Each product is checked against the CPU reference with poisoned gaps and guards.
+// is short and K long, every op combination taking turns, C f32 and f16, alpha and beta. Each product is
+// checked against the CPU reference with poisoned gaps and guards.
 //
 // A device without VK_NV_cooperative_matrix2 (lavapipe) cannot run it: each case is then a skip. It runs
 // on an NVIDIA GPU (tools/gpu/check-and-bench.sh's tests phase).
@@ -17,6 +18,7 @@
 
 #include "gemm_abi.h"
 #include "kernels/registry.hpp"  // kernels::coopmat2_launch: each tile's K step and unroll
+#include "spec_constant.hpp"
 #include "support.hpp"
 #include "vkgemm/reference.hpp"
 
@@ -32,13 +34,6 @@ bool runs_here(DataType c_type, bool f16_acc) {
     test::skip(err.what());
     return false;
   }
-}
-
-uint32_t constant(const kernels::LaunchShape& s, uint32_t id) {
-  for (const auto& c : s.constants)
-    if (c.id == id) return c.value;
-  FAIL("coopmat2 launch without spec constant ", id);
-  return 0;
 }
 
 // K step counts for a loop of `unroll` steps per run: every count below two runs (each rest of 1 to
@@ -74,7 +69,8 @@ int run_tile(uint32_t tile, bool f16_acc, std::mt19937_64& rng, int& failures) {
   const kernels::Types types{DataType::f16, f16_acc ? DataType::f16 : DataType::f32, f16_acc};
   const kernels::LaunchShape shape = kernels::coopmat2_launch(e.device(), types, options, 1, 1);
   const uint32_t bm = shape.tile[1], bn = shape.tile[0];
-  const uint32_t bk = constant(shape, COOPMAT2_SC_BK), unroll = constant(shape, COOPMAT2_SC_UNROLL);
+  const uint32_t bk = test::spec_constant(shape, COOPMAT2_SC_BK);
+  const uint32_t unroll = test::spec_constant(shape, COOPMAT2_SC_UNROLL);
   const int64_t m = bm + bm / 2 + 8, n = bn + bn / 4 + 8;  // whole tiles and edge tiles (multiples of 8)
   std::vector<int64_t> ks;
   for (uint32_t s : step_counts(unroll)) ks.push_back(int64_t{s} * bk + (s % 3 == 0 ? 8 : 0));  // some: a partial step
@@ -110,7 +106,8 @@ TEST_SUITE("coopmat2") {
     int failures = 0, runs = 0;
     for (uint32_t tile : {64u, 128u, 256u}) runs += run_tile(tile, false, rng, failures);
     try {  // fp16 sums: their own large tile (256 x 256 x 32), where the device lists shapes for them
-      test::engine().check_supported(DataType::f16, DataType::f16, {.kernel = Kernel::coopmat2, .f16_accumulate = true});
+      const GemmOptions acc16{.kernel = Kernel::coopmat2, .f16_accumulate = true};
+      test::engine().check_supported(DataType::f16, DataType::f16, acc16);
       runs += run_tile(256, true, rng, failures);
     } catch (const Error& err) {
       MESSAGE("fp16 sums not run here: ", err.what());

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "kernels/registry.hpp"
+#include "spec_constant.hpp"
 #include "support.hpp"
 #include "vkgemm/error.hpp"
 
@@ -50,12 +51,7 @@ DeviceInfo nvidia() {
   return d;
 }
 
-uint32_t constant(const kernels::LaunchShape& s, uint32_t id) {
-  for (const auto& c : s.constants)
-    if (c.id == id) return c.value;
-  FAIL("no specialization constant ", id);
-  return 0;
-}
+using test::spec_constant;
 
 template <typename F>
 void expect_error(F&& f, const std::string& words) {
@@ -84,16 +80,17 @@ TEST_SUITE("coopmat config") {
         CAPTURE(n);
         CAPTURE(tile);
         const auto s = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat, .tile = tile}, m, n);
-        const uint32_t wg = constant(s, 0), bk = constant(s, 3), wm = constant(s, 4), wn = constant(s, 5);
-        CHECK(constant(s, 1) == bm);
-        CHECK(constant(s, 2) == bn);
+        const uint32_t wg = spec_constant(s, 0), bk = spec_constant(s, 3);
+        const uint32_t wm = spec_constant(s, 4), wn = spec_constant(s, 5);
+        CHECK(spec_constant(s, 1) == bm);
+        CHECK(spec_constant(s, 2) == bn);
         CHECK(s.tile[0] == bn);
         CHECK(s.tile[1] == bm);
-        CHECK(constant(s, 12) == (bn == 256 ? 2u : 4u));  // UNROLL
-        CHECK(constant(s, 6) == 16);
-        CHECK(constant(s, 7) == 16);
-        CHECK(constant(s, 8) == 16);
-        CHECK(constant(s, 9) == 32);
+        CHECK(spec_constant(s, 12) == (bn == 256 ? 2u : 4u));  // UNROLL
+        CHECK(spec_constant(s, 6) == 16);
+        CHECK(spec_constant(s, 7) == 16);
+        CHECK(spec_constant(s, 8) == 16);
+        CHECK(spec_constant(s, 9) == 32);
         CHECK(s.required_subgroup_size == 32);
         CHECK(s.workgroup_size[0] == wg);
         CHECK(wg == (bm / wm) * (bn / wn) * 32);
@@ -136,18 +133,18 @@ TEST_SUITE("coopmat config") {
         const auto large = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, 1u << 14, 1u << 14);
         const auto small = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, 64, 64);
         CHECK(large.required_subgroup_size == c.sg);
-        CHECK(constant(large, 9) == c.sg);
-        CHECK(constant(large, 6) == c.tm);
-        CHECK(constant(large, 7) == c.tn);
-        CHECK(constant(large, 8) == c.tk);
-        CHECK(constant(large, 1) == c.large_bm);
-        CHECK(constant(large, 2) == c.large_bn);
-        CHECK(constant(large, 4) == c.wm);
-        CHECK(constant(large, 5) == c.wn);
+        CHECK(spec_constant(large, 9) == c.sg);
+        CHECK(spec_constant(large, 6) == c.tm);
+        CHECK(spec_constant(large, 7) == c.tn);
+        CHECK(spec_constant(large, 8) == c.tk);
+        CHECK(spec_constant(large, 1) == c.large_bm);
+        CHECK(spec_constant(large, 2) == c.large_bn);
+        CHECK(spec_constant(large, 4) == c.wm);
+        CHECK(spec_constant(large, 5) == c.wn);
         CHECK(large.workgroup_size[0] == 8 * c.sg);
         CHECK(small.tile[0] == c.small_bn);
         CHECK(small.workgroup_size[0] == 4 * c.sg);
-        CHECK(constant(large, 13) == (acc16 ? 2u : c.buffers));
+        CHECK(spec_constant(large, 13) == (acc16 ? 2u : c.buffers));
         CHECK(large.shared_bytes <= d.max_shared_memory);
         // The tile is named by its columns: each name gives its tile back (the engine pins it so).
         CHECK(kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat, .tile = c.small_bn}, 1u << 14, 1u << 14)
@@ -174,7 +171,7 @@ TEST_SUITE("coopmat config") {
     d.max_shared_memory = 32 * 1024;
     const auto s = kernels::coopmat_launch(d, {DataType::f16, DataType::f32, false}, {.kernel = Kernel::coopmat},
                                            1u << 14, 1u << 14);
-    CHECK(constant(s, 13) == 1);
+    CHECK(spec_constant(s, 13) == 1);
     CHECK(s.shared_bytes <= 32u * 1024u);
   }
 
@@ -210,14 +207,14 @@ TEST_SUITE("coopmat config") {
       CAPTURE(c.acc16);
       const Types t{DataType::f16, c.acc16 ? DataType::f16 : DataType::f32, c.acc16};
       const auto s = kernels::coopmat2_launch(d, t, {.kernel = Kernel::coopmat2, .tile = c.tile}, c.m, c.n, c.k);
-      CHECK(constant(s, 0) == c.wg);
+      CHECK(spec_constant(s, 0) == c.wg);
       CHECK(s.workgroup_size[0] == c.wg);
-      CHECK(constant(s, 1) == c.bm);
-      CHECK(constant(s, 2) == c.bn);
-      CHECK(constant(s, 3) == c.bk);
-      CHECK(constant(s, 4) == c.prefetch);
+      CHECK(spec_constant(s, 1) == c.bm);
+      CHECK(spec_constant(s, 2) == c.bn);
+      CHECK(spec_constant(s, 3) == c.bk);
+      CHECK(spec_constant(s, 4) == c.prefetch);
       // The fast loop unrolled 16 K steps at the fp32-sum 128x256 tile, 8 at every other.
-      CHECK(constant(s, 8) == (!c.acc16 && c.bm == 128 && c.bn == 256 ? 16u : 8u));
+      CHECK(spec_constant(s, 8) == (!c.acc16 && c.bm == 128 && c.bn == 256 ? 16u : 8u));
       CHECK(s.tile[0] == c.bn);
       CHECK(s.tile[1] == c.bm);
       CHECK(s.required_subgroup_size == 0);
@@ -252,9 +249,9 @@ TEST_SUITE("coopmat config") {
     d.coopmat_shapes.erase(d.coopmat_shapes.begin() + 2);
     d.coopmat_shapes.erase(d.coopmat_shapes.begin() + 4);
     const auto s = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, 4096, 4096);
-    CHECK(constant(s, 6) == 16);
-    CHECK(constant(s, 7) == 8);
-    CHECK(constant(s, 8) == 16);
+    CHECK(spec_constant(s, 6) == 16);
+    CHECK(spec_constant(s, 7) == 8);
+    CHECK(spec_constant(s, 8) == 16);
     CHECK(s.shared_bytes <= 48u * 1024u);
   }
 

@@ -5,6 +5,7 @@
 
 #include "gemm_abi.h"
 #include "plan/planner.hpp"
+#include "spec_constant.hpp"
 #include "vkgemm/error.hpp"
 
 using namespace vkgemm;
@@ -121,13 +122,7 @@ TEST_SUITE("planner") {
           const ProductPlan plan = plan_product({.type = type, .op_a = op_a, .op_b = op_b, .m = 200, .n = 100, .k = 50},
                                                 {}, described(), kNoTable);
           REQUIRE(plan.kernel == Kernel::blocked);
-          const auto constant = [&](uint32_t id) {
-            for (const auto& c : plan.whole.main.constants) {
-              if (c.id == id) return c.value;
-            }
-            FAIL("no specialization constant ", id);
-            return 0u;
-          };
+          const auto constant = [&](uint32_t id) { return test::spec_constant(plan.whole.main, id); };
           CHECK(constant(BLOCKED_SC_TRANS_A) == (op_a == Op::t ? 1u : 0u));
           CHECK(constant(BLOCKED_SC_TRANS_B) == (op_b == Op::t ? 1u : 0u));
           CHECK(constant(BLOCKED_SC_A_PAD) == (op_a == Op::n ? 1u : 0u));
