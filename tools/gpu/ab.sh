@@ -5,6 +5,7 @@
 # --test-suite=..., under the validation layer .gl carries) with B's build. Results under $OUT/ab-NAME.tgz.
 # Usage (device tool; carry .gl and both binaries, and build/release/tests/vkgemm_tests with SUITES):
 #   bash tools/gpu/ab.sh TYPE SET A_BINARY B_BINARY NAME [SUITES] [SECONDS for both series, default 480]
+# TESTS_SECONDS (default 200) bounds the test suites.
 set -u
 type=$1; set_file=$2; a=$3; b=$4; name=$5; suites=${6:-}; seconds=${7:-480}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -12,7 +13,7 @@ R=ab-$name; mkdir -p $R
 { echo "A: $a $($a --version 2>&1)"; echo "B: $b $($b --version 2>&1)"; } | tee $R/version.txt
 if [[ -n $suites ]]; then
   s=$(date +%s)
-  timeout 200 build/release/tests/vkgemm_tests --test-suite="$suites" > $R/tests.txt 2>&1
+  timeout "${TESTS_SECONDS:-200}" build/release/tests/vkgemm_tests --test-suite="$suites" > $R/tests.txt 2>&1
   echo "tests $suites rc $? in $(( $(date +%s) - s )) s" | tee -a $R/rc.txt
   tail -5 $R/tests.txt
 fi
