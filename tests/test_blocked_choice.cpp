@@ -232,6 +232,12 @@ TEST_SUITE("blocked choice") {
       CHECK(kernel_for(d, 256) == Kernel::tiled);
       CHECK(kernel_for(d, 384) == Kernel::blocked);
       CHECK(kernel_for(d, 512) == Kernel::blocked);
+      // A batch of small squares fills the device: the single product's entry does not choose its kernel.
+      for (const auto& [n, batch] : {std::pair{256u, 64u}, {128u, 32u}, {64u, 256u}}) {
+        CAPTURE(n);
+        const auto plan = detail::plan_product({.m = n, .n = n, .k = n, .batch = batch}, {}, d, builtin());
+        CHECK(plan.kernel == Kernel::blocked);
+      }
     }
     DeviceInfo lavapipe = nvidia("llvmpipe (LLVM 15.0.6, 256 bits)");
     lavapipe.vendor_id = 0x10005;
