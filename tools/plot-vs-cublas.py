@@ -40,7 +40,8 @@ def draw(ax, result, floor):
                    label=f"geometric mean (judged) {summary['geomean']:.2f}")
     if floor is not None:
         ax.axvline(floor, color="#d62728", linestyle=":", linewidth=1, label=f"floor {floor:.2f}")
-    commit = rows[0].get("commit", "?") if rows else "?"
+    # A set measured over several calls names every binary its rows came from.
+    commit = ", ".join(dict.fromkeys(r.get("commit", "?") for r in rows)) or "?"
     device = rows[0].get("cuda_device", "") if rows else ""
     ax.set_title(f"{result.get('type', '?')}: vkgemm / cuBLAS per case ({device}, vkgemm {commit})", fontsize=8)
     ax.set_xlabel("vkgemm / cuBLAS (GPU time per product; cuBLAS timed in bursts)", fontsize=7)
