@@ -220,6 +220,40 @@ def summarize(rows):
     return out
 
 
+def case_key(r):
+    return (r["m"], r["n"], r["k"], r["op_a"], r["op_b"], r["layout"], r["batch"])
+
+
+def combine(args):
+    """--combine: one result from the rows of several calls, FILE[:GROUP,GROUP] each (a set measured over
+    several device calls), every case of the set's type exactly once, in the set's order."""
+    wanted = {case_key(c): c for c in load_cases(args)}
+    rows, sources = {}, []
+    for spec in args.combine:
+        path, _, groups = spec.partition(":")
+        with open(path) as f:
+            result = json.load(f)
+        if result.get("type") != args.type:
+            raise SystemExit(f"bench-vs-cublas: {path} holds {result.get('type')} rows, not {args.type}")
+        taken = [r for r in result["rows"] if not groups or r["group"] in groups.split(",")]
+        for r in taken:
+            if case_key(r) not in wanted:
+                raise SystemExit(f"bench-vs-cublas: {path}: {label(r)} {r['op_a']}{r['op_b']} {r['layout']} is not "
+                                 f"a case of {args.set}'s {args.type} set")
+            if case_key(r) in rows:
+                raise SystemExit(f"bench-vs-cublas: {label(r)} {r['op_a']}{r['op_b']} {r['layout']} twice "
+                                 f"(again in {path}): name the groups to take from each file")
+            rows[case_key(r)] = r
+        sources.append({"file": path, "groups": groups or "all", "rows": len(taken),
+                        "commits": sorted({r.get("commit", "?") for r in taken})})
+    missing = [f"{label(c)} {c['op_a']}{c['op_b']} {c['layout']}" for key, c in wanted.items() if key not in rows]
+    if missing:
+        raise SystemExit(f"bench-vs-cublas: no row for {', '.join(missing)}")
+    ordered = [rows[key] for key in wanted]
+    return {"type": args.type, "summary": summarize(ordered), "complete": True, "combined_from": sources,
+            "rows": ordered}
+
+
 def write_json(args, result):
     if args.json:
         with open(args.json, "w") as f:
@@ -349,6 +383,9 @@ def parse_args():
     p.add_argument("--latency-sizes", default="16,64,256,1024", help="with --latency: n of the n x n x n products")
     p.add_argument("--latency-calls", type=int, default=2000, help="with --latency: timed calls per size (median)")
     p.add_argument("--json", help="write the results here")
+    p.add_argument("--combine", nargs="+", metavar="FILE[:GROUPS]",
+                   help="no measuring: combine these results (each with the groups to take from it, "
+                        "comma-separated; default all) into one of the set's --type cases, written to --json")
     args = p.parse_args()
     if args.repeat < 20:
         raise SystemExit("bench-vs-cublas: --repeat must be at least 20")
@@ -361,6 +398,14 @@ def parse_args():
 
 def main():
     args = parse_args()
+    if args.combine:
+        result = combine(args)
+        write_json(args, result)
+        for name in ("all", "judged"):
+            s = result["summary"][name]
+            print(f"{args.type} {name}: {s['cases']} cases, geometric mean {s['geomean']:.3f}, minimum {s['min']:.3f} "
+                  f"({s['min_case']})")
+        return 0
     import torch  # late: --help works without it
     if not torch.cuda.is_available():
         raise SystemExit("bench-vs-cublas: no CUDA device for cuBLAS")

@@ -1,0 +1,46 @@
+#!/usr/bin/python3
+"""tools/bench-vs-cublas.py --combine: the published f32 set of session 10 (three device calls) combined again
+from its parts must equal the committed published-f32.json; a case taken twice, a case missing and a file of
+the wrong type are errors that name it."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SOURCE = os.environ.get("VKGEMM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), ".."))
+TOOL = os.path.join(SOURCE, "tools", "bench-vs-cublas.py")
+DIR = os.path.join(SOURCE, "docs", "results", "h200", "session10")
+PARTS = [os.path.join(DIR, "published-f32-s10a", "vs-cublas.json"),
+         os.path.join(DIR, "published-f32-s10b", "vs-cublas.json") + ":k-heavy,k-light",
+         os.path.join(DIR, "published-f32-s10c", "vs-cublas.json")]
+
+
+def combine(type_, parts):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "out.json")
+        run = subprocess.run([sys.executable, TOOL, "--type", type_, "--combine", *parts, "--json", out],
+                             capture_output=True, text=True)
+        return run.returncode, run.stdout + run.stderr, (json.load(open(out)) if run.returncode == 0 else None)
+
+
+def expect_error(type_, parts, words):
+    code, text, _ = combine(type_, parts)
+    assert code != 0 and words in text, f"expected an error with {words!r}, got {code}: {text}"
+
+
+def main():
+    code, text, result = combine("f32", PARTS)
+    assert code == 0, text
+    published = json.load(open(os.path.join(DIR, "published-f32.json")))
+    assert result["rows"] == published["rows"], "the combined rows differ from published-f32.json's"
+    assert result["summary"] == published["summary"], (result["summary"], published["summary"])
+    assert result["summary"]["all"]["cases"] == 33
+    expect_error("f32", [p.split(":")[0] for p in PARTS], "twice")
+    expect_error("f32", PARTS[:1], "no row for 64x4096x4096 nn row")
+    expect_error("f16", PARTS[:1], "holds f32 rows, not f16")
+    print("combine: published-f32.json rebuilt from its three calls; duplicate, missing, wrong type refused")
+
+
+if __name__ == "__main__":
+    main()
