@@ -94,6 +94,8 @@ def run_vkgemm(binary, case, args, verify):
            "--warmup-ms", str(args.warmup_ms), "--json", path]
     if case["batch"] > 1:
         cmd += ["--batch", str(case["batch"])]
+    if args.tile:
+        cmd += ["--tile", str(args.tile)]
     if case["op_a"] == "t":
         cmd.append("--trans-a")
     if case["op_b"] == "t":
@@ -368,6 +370,8 @@ def parse_args():
     p.add_argument("--out-type", default="f16", choices=["f16", "f32"],
                    help="f16 inputs: vkgemm's C type (default f16, as cuBLAS HGEMM gives)")
     p.add_argument("--kernel", default="auto", help="vkgemm kernel (default auto)")
+    p.add_argument("--tile", type=int, help="vkgemm's tile for the kernel (vkgemm run --tile: tiled; coopmat 64, 128; "
+                   "coopmat2 64, 128, 256); default chosen by shape")
     p.add_argument("--f16-accumulate", action="store_true",
                    help="f16: vkgemm sums in fp16 (C f16); cuBLAS HGEMM still sums in fp32, so say so when quoting")
     p.add_argument("--rounds", type=int, default=3,

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# coopmat2's time against K at a fixed M x N, for each tile, beside cuBLAS: splits a product's time into a
+# fixed cost per tile (launch, first loads, epilogue: the intercept) and the K loop (the slope), the question
+# perf-notes section 23 leaves for the K-light cases. Results under $OUT/f16-k-sweep.tgz. Usage (device tool;
+# carry .gl, build/release/vkgemm):   bash tools/gpu/f16-k-sweep.sh [MxN, default 8192x8192] [SECONDS, 540]
+set -u
+mn=${1:-8192x8192}; seconds=${2:-540}
+for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+R=f16-k-sweep; mkdir -p $R
+build/release/vkgemm --version > $R/version.txt 2>&1
+shapes=(); for k in 64 128 256 512 1024 2048 4096; do shapes+=("${mn}x$k"); done
+per=$(( seconds / 3 ))
+for tile in 256 128 64; do
+  timeout "$per" python3 tools/bench-vs-cublas.py --type f16 --kernel coopmat2 --tile $tile --shapes "${shapes[@]}" \
+    --rounds 1 --json $R/tile$tile.json > $R/tile$tile.txt 2>&1; echo "tile $tile rc $?" | tee -a $R/rc.txt
+done
+tar czf "$OUT/$R.tgz" $R
+python3 - $R/tile*.json <<'PY'
+import json, sys
+for path in sys.argv[1:]:
+    try:
+        rows = [r for r in json.load(open(path))["rows"] if "vkgemm_median_ms" in r]
+    except (OSError, ValueError, KeyError) as e:
+        print(f"{path}: {e}"); continue
+    if len(rows) < 2:
+        print(f"{path}: fewer than two rows"); continue
+    ks = [r["k"] for r in rows]; ts = [r["vkgemm_median_ms"] for r in rows]; cs = [r["cublas_median_ms"] for r in rows]
+    def fit(ys):  # least squares y = a + b k
+        n = len(ks); mk = sum(ks) / n; my = sum(ys) / n
+        b = sum((k - mk) * (y - my) for k, y in zip(ks, ys)) / sum((k - mk) ** 2 for k in ks)
+        return my - b * mk, b
+    (a, b), (ca, cb) = fit(ts), fit(cs)
+    print(f"{path}: vkgemm {a * 1e3:.1f} us + {b * 1e6:.2f} ns/K; cuBLAS {ca * 1e3:.1f} us + {cb * 1e6:.2f} ns/K")
+    for r in rows:
+        print(f"  K {r['k']:5} vkgemm {r['vkgemm_median_ms']:.4f} ms ({r['ratio']:.3f} of cuBLAS) {r['config']}")
+PY
