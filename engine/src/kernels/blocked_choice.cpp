@@ -99,8 +99,8 @@ std::pair<uint32_t, double> best_split(const tuning::Machine& machine, const Can
 std::optional<tuning::Entry> exact_entry(const DeviceInfo& device, const tuning::Table& table, DataType type,
                                          const BlockedShape& s) {
   // Only the device's own measurements: a vendor-tier entry was the best on another GPU.
-  if (s.batch != 1 || table.find(device).second != tuning::Tier::device) return std::nullopt;
-  const auto e = table.exact(device, type, Kernel::blocked, s.m, s.n, s.k, s.trans_a, s.trans_b);
+  if (table.find(device).second != tuning::Tier::device) return std::nullopt;
+  const auto e = table.exact(device, type, Kernel::blocked, s.m, s.n, s.k, s.trans_a, s.trans_b, s.batch);
   if (!e || !fits(device, type, e->config)) return std::nullopt;
   return e;
 }

@@ -86,11 +86,9 @@ GemmOptions choose_automatic(const PlanContext& ctx, const Problem& p) {
       return false;
     }
   };
-  // The table has no f16 entries, and an entry is one product's: its small squares' tiled entries measure one
-  // latency-bound product, where a batch of them fills the device (64 x 256^3: tiled 0.18 of cuBLAS, blocked
-  // 0.92 on the H200, sessions 10 and 6).
-  if (ctx.types.input != DataType::f16 && p.batch == 1) {
-    if (const auto entry = ctx.table.lookup(ctx.device, ctx.types.input, p.m, p.n, p.k, p.trans_a, p.trans_b)) {
+  if (ctx.types.input != DataType::f16) {  // the table has no f16 entries
+    const auto& t = ctx.table;
+    if (const auto entry = t.lookup(ctx.device, ctx.types.input, p.m, p.n, p.k, p.trans_a, p.trans_b, p.batch)) {
       const KernelSpec* spec = find_spec(entry->kernel);
       if (spec && spec->from_tuning) {
         if (const auto o = spec->from_tuning(ctx, *entry); o && runs(*spec, *o, nullptr)) return *o;

@@ -128,9 +128,9 @@ std::pair<const DeviceTable*, Tier> Table::find(const DeviceInfo& device) const 
 }
 
 std::optional<Entry> Table::lookup(const DeviceInfo& device, DataType type, uint32_t m, uint32_t n, uint32_t k,
-                                   bool trans_a, bool trans_b) const {
+                                   bool trans_a, bool trans_b, uint32_t batch) const {
   const DeviceTable* table = find(device).first;
-  if (!table) return std::nullopt;
+  if (!table || batch != 1) return std::nullopt;
   const bool tuned_apart = std::any_of(table->entries.begin(), table->entries.end(), [&](const Entry& e) {
     return e.type == type && same_ops(e, trans_a, trans_b);
   });
@@ -145,9 +145,9 @@ std::optional<Entry> Table::lookup(const DeviceInfo& device, DataType type, uint
 }
 
 std::optional<Entry> Table::exact(const DeviceInfo& device, DataType type, Kernel kernel, uint32_t m, uint32_t n,
-                                  uint32_t k, bool trans_a, bool trans_b) const {
+                                  uint32_t k, bool trans_a, bool trans_b, uint32_t batch) const {
   const DeviceTable* table = find(device).first;
-  if (!table) return std::nullopt;
+  if (!table || batch != 1) return std::nullopt;
   const Entry* found = nullptr;
   for (const Entry& e : table->entries) {
     if (e.type != type || e.kernel != kernel || e.m != m || e.n != n || e.k != k) continue;
