@@ -3,14 +3,13 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <fstream>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "kernels/blocked_choice.hpp"
 #include "kernels/kernel_spec.hpp"
 #include "plan/planner.hpp"
+#include "published_rows.hpp"
 #include "tuning/tuning_table.hpp"
 #include "tuning/wave_model.hpp"
 #include "vkgemm/error.hpp"
@@ -258,24 +257,6 @@ TEST_SUITE("blocked choice") {
 
 TEST_SUITE("blocked choice") {
   TEST_CASE("the published H200 results describe this tree: auto plans each case as it was measured") {
-    // docs/results/h200 holds the published set's rows measured beside cuBLAS, each with the kernel and
-    // configuration auto ran. A change to the tuning table or the planner that plans a case otherwise leaves
-    // that number describing code that no longer runs: measure the set again (tools/gpu/published.sh) and
-    // point VKGEMM_PUBLISHED_F32 (tests/CMakeLists.txt) at the new rows.
-    std::ifstream file(VKGEMM_PUBLISHED_F32);
-    REQUIRE_MESSAGE(file, "cannot read ", VKGEMM_PUBLISHED_F32);
-    const auto rows = nlohmann::json::parse(file).at("rows");
-    REQUIRE(rows.size() >= 30);
-    for (const auto& r : rows) {
-      GemmDesc desc;
-      desc.layout = r.at("layout") == "col" ? Layout::col_major : Layout::row_major;
-      desc.op_a = r.at("op_a") == "t" ? Op::t : Op::n;
-      desc.op_b = r.at("op_b") == "t" ? Op::t : Op::n;
-      desc.m = r.at("m"), desc.n = r.at("n"), desc.k = r.at("k"), desc.batch = r.at("batch");
-      const auto plan = detail::plan_product(desc, {}, nvidia(), builtin());
-      CAPTURE(r.dump());
-      CHECK(std::string(to_string(plan.kernel)) == r.at("kernel").get<std::string>());
-      CHECK(plan.config == r.at("config").get<std::string>());
-    }
+    test::check_published_rows(VKGEMM_PUBLISHED_F32, GemmDesc{}, nvidia());
   }
 }

@@ -5,17 +5,14 @@
 
 #include <algorithm>
 #include <array>
-#include <fstream>
 #include <string>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "kernels/registry.hpp"
-#include "plan/planner.hpp"
+#include "published_rows.hpp"
 #include "spec_constant.hpp"
 #include "support.hpp"
-#include "tuning/tuning_table.hpp"
 #include "vkgemm/error.hpp"
 
 using namespace vkgemm;
@@ -368,26 +365,8 @@ TEST_SUITE("coopmat config") {
 
 TEST_SUITE("coopmat config") {
   TEST_CASE("the published H200 f16 results describe this tree: auto plans each case as it was measured") {
-    // As the blocked choice suite's f32 check: a change that plans a published f16 case otherwise leaves its
-    // number describing code that no longer runs; measure the set again and point VKGEMM_PUBLISHED_F16
-    // (tests/CMakeLists.txt) at the new rows. The rows are C f16 with fp32 sums.
-    std::ifstream file(VKGEMM_PUBLISHED_F16);
-    REQUIRE_MESSAGE(file, "cannot read ", VKGEMM_PUBLISHED_F16);
-    const auto rows = nlohmann::json::parse(file).at("rows");
-    REQUIRE(rows.size() >= 30);
-    tuning::Table table;
-    for (const auto& [name, text] : tuning::builtin_tables()) table.add_json(text, name);
-    for (const auto& r : rows) {
-      GemmDesc desc;
-      desc.type = DataType::f16, desc.c_type = DataType::f16;
-      desc.layout = r.at("layout") == "col" ? Layout::col_major : Layout::row_major;
-      desc.op_a = r.at("op_a") == "t" ? Op::t : Op::n;
-      desc.op_b = r.at("op_b") == "t" ? Op::t : Op::n;
-      desc.m = r.at("m"), desc.n = r.at("n"), desc.k = r.at("k"), desc.batch = r.at("batch");
-      const auto plan = detail::plan_product(desc, {}, nvidia(), table);
-      CAPTURE(r.dump());
-      CHECK(std::string(to_string(plan.kernel)) == r.at("kernel").get<std::string>());
-      CHECK(plan.config == r.at("config").get<std::string>());
-    }
+    GemmDesc f16;  // the published f16 rows: C f16 with fp32 sums
+    f16.type = DataType::f16, f16.c_type = DataType::f16;
+    test::check_published_rows(VKGEMM_PUBLISHED_F16, f16, nvidia());
   }
 }
