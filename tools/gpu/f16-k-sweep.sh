@@ -2,16 +2,19 @@
 # coopmat2's time against K at a fixed M x N, for each tile, beside cuBLAS: splits a product's time into a
 # fixed cost per tile (launch, first loads, epilogue: the intercept) and the K loop (the slope), the question
 # perf-notes section 23 leaves for the K-light cases. Results under $OUT/f16-k-sweep.tgz. Usage (device tool;
-# carry .gl, build/release/vkgemm):   bash tools/gpu/f16-k-sweep.sh [MxN, default 8192x8192] [SECONDS, 540]
+# carry .gl and the binary):
+#   bash tools/gpu/f16-k-sweep.sh [MxN, default 8192x8192] [SECONDS, 540] [BINARY, build/release/vkgemm]
+#        [TILES, default "256 128 64"] [NAME, default f16-k-sweep]
 set -u
-mn=${1:-8192x8192}; seconds=${2:-540}
+mn=${1:-8192x8192}; seconds=${2:-540}; binary=${3:-build/release/vkgemm}; tiles=(${4:-256 128 64})
+R=${5:-f16-k-sweep}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-R=f16-k-sweep; mkdir -p $R
-build/release/vkgemm --version > $R/version.txt 2>&1
+mkdir -p $R
+$binary --version > $R/version.txt 2>&1
 shapes=(); for k in 64 128 256 512 1024 2048 4096; do shapes+=("${mn}x$k"); done
-per=$(( seconds / 3 ))
-for tile in 256 128 64; do
-  timeout "$per" python3 tools/bench-vs-cublas.py --type f16 --kernel coopmat2 --tile $tile --shapes "${shapes[@]}" \
+per=$(( seconds / ${#tiles[@]} ))
+for tile in "${tiles[@]}"; do
+  timeout "$per" python3 tools/bench-vs-cublas.py --vkgemm "$binary" --type f16 --kernel coopmat2 --tile $tile --shapes "${shapes[@]}" \
     --rounds 1 --json $R/tile$tile.json > $R/tile$tile.txt 2>&1; echo "tile $tile rc $?" | tee -a $R/rc.txt
 done
 tar czf "$OUT/$R.tgz" $R
