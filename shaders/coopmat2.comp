@@ -9,10 +9,11 @@
 // The whole workgroup owns one BM x BN accumulator, and A and B go straight from the buffers into BM x BK
 // and BK x BN matrices through tensor layouts (the driver stages them through shared memory and schedules
 // the tensor-core work itself). Tiles wholly inside the matrices use plain layouts; edge tiles and the last,
-// partial step along K use clamped layouts, which read zeros outside the matrix. The result is stored
-// through a clamped layout too, which drops the elements outside C: any size, no padding. alpha and beta
-// are applied to the whole accumulator (beta * C loaded through the same clamped layout, only when beta is
-// not 0); each batch entry reads and writes its matrices batch * stride along.
+// partial step along K use clamped layouts, which read zeros outside the matrix. Edge tiles store the
+// result through a clamped layout too, which drops the elements outside C: any size, no padding; tiles
+// inside an aligned C through a plain one (store_result). alpha and beta are applied to the whole
+// accumulator (beta * C loaded through the store's layout, only when beta is not 0); each batch entry reads
+// and writes its matrices batch * stride along.
 // Split-K (as blocked.comp): z = batch * slices + slice; slice s sums the K range [s * k_split, ...) and,
 // when there are several, writes its raw partial block to the workspace bound as C (C_T is then float),
 // C + z * split_stride with row stride ldc; splitk_reduce.comp adds them into C with alpha and beta.
@@ -65,20 +66,47 @@ layout(constant_id = COOPMAT2_SC_UNROLL) const uint UNROLL = 1;
 #define SET_B(lb, kd, stride) \
   lb = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lb, TRANS_B != 0 ? p.N : kd, TRANS_B != 0 ? kd : p.N), stride, 1)
 
-// C = alpha * acc + beta * C (the raw sums to the workspace for a split-K slice), through a clamped layout.
-void store_result(MAT_ACC acc, uint c_base, uint row0, uint col0, bool partial) {
+// The epilogue: C = alpha * acc + beta * C, with beta * C read through the layout lc (not at all when beta
+// is 0); a split-K slice (partial) keeps its raw sums for the workspace. A macro: the two stores below use
+// layouts of different types.
+#define APPLY_ALPHA_BETA(acc, lc, c_base, partial)                                     \
+  if (!(partial)) {                                                                    \
+    if (p.alpha != 1.0) acc = acc * ACC_T(p.alpha);                                    \
+    if ((p.flags & GEMM_BETA_ZERO) == 0u) {                                            \
+      MAT_C c0;                                                                        \
+      coopMatLoadTensorNV(c0, C, c_base, sliceTensorLayoutNV(lc, row0, BM, col0, BN)); \
+      acc = acc + MAT_ACC(c0) * ACC_T(p.beta);                                         \
+    }                                                                                  \
+  }
+
+// A tile wholly inside C with 16-byte aligned rows and offset: a plain layout, its stride and offset rounded
+// down to multiples of 8 (which changes nothing but shows the compiler that wide stores are safe), as the
+// fast path's loads do. Through the clamped layout the same store cost about 6 us more per 128x256 tile
+// on an H200: up to 1.8x the time of a K-light product (docs/perf-notes.md section 26).
+void store_inside(MAT_ACC acc, uint c_base, uint row0, uint col0, bool partial) {
+  const uint c_off = c_base & ~7u;
+  tensorLayoutNV<2> lc = createTensorLayoutNV(2);
+  lc = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lc, p.M, p.N), p.ldc & ~7u, 1);
+  APPLY_ALPHA_BETA(acc, lc, c_off, partial)
+  MAT_C c = MAT_C(acc);
+  coopMatStoreTensorNV(c, C, c_off, sliceTensorLayoutNV(lc, row0, BM, col0, BN));
+}
+
+// Any other tile, through a clamped layout, which drops the elements outside C.
+void store_clamped(MAT_ACC acc, uint c_base, uint row0, uint col0, bool partial) {
   tensorLayoutNV<2, CLAMP> lc = createTensorLayoutNV(2, CLAMP);
   lc = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lc, p.M, p.N), p.ldc, 1);
-  if (!partial) {
-    if (p.alpha != 1.0) acc = acc * ACC_T(p.alpha);
-    if ((p.flags & GEMM_BETA_ZERO) == 0u) {
-      MAT_C c0;
-      coopMatLoadTensorNV(c0, C, c_base, sliceTensorLayoutNV(lc, row0, BM, col0, BN));
-      acc = acc + MAT_ACC(c0) * ACC_T(p.beta);
-    }
-  }
+  APPLY_ALPHA_BETA(acc, lc, c_base, partial)
   MAT_C c = MAT_C(acc);
   coopMatStoreTensorNV(c, C, c_base, sliceTensorLayoutNV(lc, row0, BM, col0, BN));
+}
+
+// C = alpha * acc + beta * C, or a split-K slice's raw sums to the workspace (partial).
+void store_result(MAT_ACC acc, uint c_base, uint row0, uint col0, bool partial, bool inside) {
+  if (inside && c_base % 8 == 0 && p.ldc % 8 == 0)
+    store_inside(acc, c_base, row0, col0, partial);
+  else
+    store_clamped(acc, c_base, row0, col0, partial);
 }
 
 void main() {
@@ -151,7 +179,7 @@ void main() {
       LOAD_B(b, b_base, lb_clamp, k0);
       acc = coopMatMulAdd(a, b, acc);
     }
-    store_result(acc, c_base, row0, col0, partial);
+    store_result(acc, c_base, row0, col0, partial, inside);
     return;
   }
 
@@ -177,5 +205,5 @@ void main() {
     LOAD_B(b, b_base, lb_clamp, k0);
     acc = coopMatMulAdd(a, b, acc);
   }
-  store_result(acc, c_base, row0, col0, partial);
+  store_result(acc, c_base, row0, col0, partial, inside);
 }
