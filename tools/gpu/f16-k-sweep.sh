@@ -5,17 +5,19 @@
 # carry .gl and the binary):
 #   bash tools/gpu/f16-k-sweep.sh [MxN, default 8192x8192] [SECONDS, 540] [BINARY, build/release/vkgemm]
 #        [TILES, default "256 128 64"] [NAME, default f16-k-sweep]
+# KS (default "64 128 256 512 1024 2048 4096") sets the K values; BENCH_ARGS adds bench-vs-cublas.py
+# options (--no-verify for a diagnostic binary whose result is wrong on purpose, --out-type f32).
 set -u
 mn=${1:-8192x8192}; seconds=${2:-540}; binary=${3:-build/release/vkgemm}; tiles=(${4:-256 128 64})
 R=${5:-f16-k-sweep}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 mkdir -p $R
 $binary --version > $R/version.txt 2>&1
-shapes=(); for k in 64 128 256 512 1024 2048 4096; do shapes+=("${mn}x$k"); done
+shapes=(); for k in ${KS:-64 128 256 512 1024 2048 4096}; do shapes+=("${mn}x$k"); done
 per=$(( seconds / ${#tiles[@]} ))
 for tile in "${tiles[@]}"; do
   timeout "$per" python3 tools/bench-vs-cublas.py --vkgemm "$binary" --type f16 --kernel coopmat2 --tile $tile --shapes "${shapes[@]}" \
-    --rounds 1 --json $R/tile$tile.json > $R/tile$tile.txt 2>&1; echo "tile $tile rc $?" | tee -a $R/rc.txt
+    --rounds 1 ${BENCH_ARGS:-} --json $R/tile$tile.json > $R/tile$tile.txt 2>&1; echo "tile $tile rc $?" | tee -a $R/rc.txt
 done
 tar czf "$OUT/$R.tgz" $R
 python3 - $R/tile*.json <<'PY'
