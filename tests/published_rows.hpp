@@ -20,8 +20,13 @@ namespace vkgemm::test {
 inline void check_published_rows(const char* path, const GemmDesc& types, const DeviceInfo& device) {
   std::ifstream file(path);
   REQUIRE_MESSAGE(file, "cannot read ", path);
-  const auto rows = nlohmann::json::parse(file).at("rows");
-  REQUIRE(rows.size() >= 30);
+  const auto result = nlohmann::json::parse(file);
+  const auto& rows = result.at("rows");
+  // A published set has at least 30 cases per type; one measured in part (bench-vs-cublas.py --combine
+  // --partial) names the cases it lacks, and most must be there.
+  const size_t missing = result.contains("missing") ? result.at("missing").size() : 0;
+  REQUIRE(rows.size() + missing >= 30);
+  REQUIRE(rows.size() >= 20);
   tuning::Table table;
   for (const auto& [name, text] : tuning::builtin_tables()) table.add_json(text, name);
   for (const auto& r : rows) {

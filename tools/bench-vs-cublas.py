@@ -249,11 +249,14 @@ def combine(args):
         sources.append({"file": path, "groups": groups or "all", "rows": len(taken),
                         "commits": sorted({r.get("commit", "?") for r in taken})})
     missing = [f"{label(c)} {c['op_a']}{c['op_b']} {c['layout']}" for key, c in wanted.items() if key not in rows]
+    if missing and not args.partial:
+        raise SystemExit(f"bench-vs-cublas: no row for {', '.join(missing)} (--partial writes the set without them)")
+    ordered = [rows[key] for key in wanted if key in rows]
+    result = {"type": args.type, "summary": summarize(ordered), "complete": not missing, "combined_from": sources,
+              "rows": ordered}
     if missing:
-        raise SystemExit(f"bench-vs-cublas: no row for {', '.join(missing)}")
-    ordered = [rows[key] for key in wanted]
-    return {"type": args.type, "summary": summarize(ordered), "complete": True, "combined_from": sources,
-            "rows": ordered}
+        result["missing"] = missing  # the summary covers the measured cases only: say which are not
+    return result
 
 
 def write_json(args, result):
@@ -390,6 +393,9 @@ def parse_args():
     p.add_argument("--combine", nargs="+", metavar="FILE[:GROUPS]",
                    help="no measuring: combine these results (each with the groups to take from it, "
                         "comma-separated; default all) into one of the set's --type cases, written to --json")
+    p.add_argument("--partial", action="store_true",
+                   help="with --combine: a case without a row is left out (the result says complete: false and "
+                        "lists it under missing) instead of an error")
     args = p.parse_args()
     if args.repeat < 20:
         raise SystemExit("bench-vs-cublas: --repeat must be at least 20")
@@ -409,6 +415,8 @@ def main():
             s = result["summary"][name]
             print(f"{args.type} {name}: {s['cases']} cases, geometric mean {s['geomean']:.3f}, minimum {s['min']:.3f} "
                   f"({s['min_case']})")
+        if result.get("missing"):
+            print(f"not measured, left out of the summary: {', '.join(result['missing'])}")
         return 0
     import torch  # late: --help works without it
     if not torch.cuda.is_available():

@@ -43,7 +43,9 @@ def draw(ax, result, floor):
     # A set measured over several calls names every binary its rows came from.
     commit = ", ".join(dict.fromkeys(r.get("commit", "?") for r in rows)) or "?"
     device = rows[0].get("cuda_device", "") if rows else ""
-    ax.set_title(f"{result.get('type', '?')}: vkgemm / cuBLAS per case ({device}, vkgemm {commit})", fontsize=8)
+    # A set measured in part (bench-vs-cublas.py --combine --partial) says so: its summary lacks cases.
+    lacking = f"; {len(result['missing'])} cases not measured" if result.get("missing") else ""
+    ax.set_title(f"{result.get('type', '?')}: vkgemm / cuBLAS per case ({device}, vkgemm {commit}{lacking})", fontsize=8)
     ax.set_xlabel("vkgemm / cuBLAS (GPU time per product; cuBLAS timed in bursts)", fontsize=7)
     ax.set_xlim(0, max(1.2, max(ratios, default=1.0)) + 0.6)  # room for the labels beside the legend
     from matplotlib.patches import Patch
