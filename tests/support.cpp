@@ -9,6 +9,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 
 #include <sys/wait.h>
 
@@ -288,6 +289,17 @@ uint64_t run_seed() {
 
 std::mt19937_64 case_rng(const std::string& case_name) {
   return std::mt19937_64(run_seed() ^ std::hash<std::string>{}(case_name));
+}
+
+GridSample grid_sample(const std::string& case_name) {
+  GridSample sample;
+  if (const char* env = std::getenv("VKGEMM_TEST_GRID_SAMPLE")) {
+    const uint64_t every = std::strtoull(env, nullptr, 10);
+    if (every < 1) throw std::runtime_error(fmt::format("VKGEMM_TEST_GRID_SAMPLE={}: one product in N, N >= 1", env));
+    sample.every = every;
+    sample.offset = case_rng("grid sample " + case_name)() % every;
+  }
+  return sample;
 }
 
 ProductCheck check_product(DataType type, uint32_t m, uint32_t n, uint32_t k, const GemmOptions& options,

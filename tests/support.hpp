@@ -65,6 +65,17 @@ uint64_t run_seed();
 // A generator for one test case, derived from the run seed and the case's name.
 std::mt19937_64 case_rng(const std::string& case_name);
 
+// Which products of a large grid this run checks. Every one, unless VKGEMM_TEST_GRID_SAMPLE=N (N > 1) asks
+// for one in N: tools/run-tests.sh sets it for the sanitizer pass, whose job is the host's memory and
+// undefined behaviour on every path of a call, not the kernels' results on every shape (the release passes
+// check the whole grid). The offset comes from the run seed and the case's name, so each run checks
+// another slice and VKGEMM_TEST_SEED repeats it.
+struct GridSample {
+  uint64_t every = 1, offset = 0;
+  bool takes(uint64_t index) const { return index % every == offset; }
+};
+GridSample grid_sample(const std::string& case_name);
+
 struct ProductCheck {
   bool passed = false;
   std::string detail;  // what went wrong, for the failure message

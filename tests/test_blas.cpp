@@ -66,9 +66,12 @@ GemmDesc aligned(GemmDesc d) {
 // thousand products: split over CTest tests).
 void run_grid(DataType type, const GemmOptions& options, Layout layout, const std::vector<Batch>& batches,
               const std::vector<Op>& ops = {Op::n, Op::t}, std::optional<DataType> c_type = std::nullopt) {
-  auto rng = test::case_rng(fmt::format("blas {} {} {} {} {}", to_string(type), to_string(options.kernel),
-                                        options.tile, to_string(options.blocked), static_cast<int>(layout)));
+  const std::string name = fmt::format("blas {} {} {} {} {}", to_string(type), to_string(options.kernel), options.tile,
+                                       to_string(options.blocked), static_cast<int>(layout));
+  auto rng = test::case_rng(name);
+  const test::GridSample sample = test::grid_sample(name);
   int failures = 0, runs = 0;
+  uint64_t index = 0;
   for (Op op_a : ops)
     for (Op op_b : ops)
       for (int64_t m : kSizes)
@@ -77,13 +80,16 @@ void run_grid(DataType type, const GemmOptions& options, Layout layout, const st
             for (int64_t pad : {0, 3})
               for (Batch batch : batches)
                 for (auto [alpha, beta] : kScalars) {
+                  if (!sample.takes(index++)) continue;
                   GemmDesc d = make_desc(type, layout, op_a, op_b, m, n, k, pad, batch, alpha, beta);
                   d.c_type = c_type;
                   const auto r = test::check_gemm_call(d, options, rng);
                   ++runs;
                   if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);
                 }
-  MESSAGE(runs, " products checked");
+  MESSAGE(runs, " of ", index, " products checked",
+          sample.every > 1 ? fmt::format(" (one in {}: VKGEMM_TEST_GRID_SAMPLE)", sample.every) : "");
+  REQUIRE(runs > 0);
   CHECK_MESSAGE(failures == 0, failures, " of ", runs, " calls failed (the first 5 are listed); seed ",
                 test::run_seed());
 }
