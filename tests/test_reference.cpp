@@ -120,6 +120,32 @@ TEST_SUITE("reference") {
         }
   }
 
+  TEST_CASE("a tight call with alpha 1 and beta 0 in any layout and ops is judged as the plain product") {
+    // compare_with_reference rearranges such a call into the row-major plain product for the fast
+    // reference: a right result passes, and one wrong element fails, named where it lives in the caller's C.
+    std::mt19937_64 rng(9);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (const Layout layout : {Layout::row_major, Layout::col_major})
+      for (const Op op_a : {Op::n, Op::t})
+        for (const Op op_b : {Op::n, Op::t}) {
+          const GemmDesc d{.layout = layout, .op_a = op_a, .op_b = op_b, .m = 9, .n = 7, .k = 5};
+          std::vector<float> a(45), b(35), c0(63, 0.0f), c(63);
+          for (float& v : a) v = u(rng);
+          for (float& v : b) v = u(rng);
+          reference_gemm(d, a.data(), b.data(), c0.data(), c.data());
+          CAPTURE(layout == Layout::row_major);
+          CAPTURE(op_a == Op::t);
+          CAPTURE(op_b == Op::t);
+          CHECK(compare_with_reference(d, a.data(), b.data(), c0.data(), c.data()).passed);
+          const uint64_t wrong = layout == Layout::row_major ? 2 * 7 + 5 : 5 * 9 + 2;  // element (2, 5)
+          c[wrong] += 0.5f;
+          const Comparison bad = compare_with_reference(d, a.data(), b.data(), c0.data(), c.data());
+          CHECK_FALSE(bad.passed);
+          CHECK(bad.bad_elements == 1);
+          CHECK(bad.first_bad == wrong);
+        }
+  }
+
   TEST_CASE("the BLAS comparison fails a wrong element, a NaN, a changed gap, a C read when beta = 0") {
     std::mt19937_64 rng(11);
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
