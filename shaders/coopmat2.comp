@@ -66,10 +66,10 @@ layout(constant_id = COOPMAT2_SC_UNROLL) const uint UNROLL = 1;
 #define SET_B(lb, kd, stride) \
   lb = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lb, TRANS_B != 0 ? p.N : kd, TRANS_B != 0 ? kd : p.N), stride, 1)
 
-// The epilogue: C = alpha * acc + beta * C, with beta * C read through the layout lc (not at all when beta
-// is 0); a split-K slice (partial) keeps its raw sums for the workspace. A macro: the two stores below use
-// layouts of different types.
-#define APPLY_ALPHA_BETA(acc, lc, c_base, partial)                                     \
+// The epilogue: C = alpha * acc + beta * C, with beta * C read through the layout lc at the tile (row0,
+// col0) (not at all when beta is 0); a split-K slice (partial) keeps its raw sums for the workspace. A
+// macro: the two stores below use layouts of different types.
+#define APPLY_ALPHA_BETA(acc, lc, c_base, row0, col0, partial)                         \
   if (!(partial)) {                                                                    \
     if (p.alpha != 1.0) acc = acc * ACC_T(p.alpha);                                    \
     if ((p.flags & GEMM_BETA_ZERO) == 0u) {                                            \
@@ -87,7 +87,7 @@ void store_inside(MAT_ACC acc, uint c_base, uint row0, uint col0, bool partial) 
   const uint c_off = c_base & ~7u;
   tensorLayoutNV<2> lc = createTensorLayoutNV(2);
   lc = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lc, p.M, p.N), p.ldc & ~7u, 1);
-  APPLY_ALPHA_BETA(acc, lc, c_off, partial)
+  APPLY_ALPHA_BETA(acc, lc, c_off, row0, col0, partial)
   MAT_C c = MAT_C(acc);
   coopMatStoreTensorNV(c, C, c_off, sliceTensorLayoutNV(lc, row0, BM, col0, BN));
 }
@@ -96,7 +96,7 @@ void store_inside(MAT_ACC acc, uint c_base, uint row0, uint col0, bool partial) 
 void store_clamped(MAT_ACC acc, uint c_base, uint row0, uint col0, bool partial) {
   tensorLayoutNV<2, CLAMP> lc = createTensorLayoutNV(2, CLAMP);
   lc = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lc, p.M, p.N), p.ldc, 1);
-  APPLY_ALPHA_BETA(acc, lc, c_base, partial)
+  APPLY_ALPHA_BETA(acc, lc, c_base, row0, col0, partial)
   MAT_C c = MAT_C(acc);
   coopMatStoreTensorNV(c, C, c_base, sliceTensorLayoutNV(lc, row0, BM, col0, BN));
 }
