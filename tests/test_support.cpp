@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,31 @@ TEST_SUITE("support") {
         CHECK_MESSAGE(embedded.count(name) == 1, name, " is not in this build (configure's probe of glslangValidator "
                                                        "failed, or the shader toolchain was lost)");
       }
+    }
+  }
+
+  TEST_CASE("VKGEMM_TEST_GRID_SAMPLE takes one product in N, at an offset below N; unset, every one") {
+    // The sanitizer pass sets it; this case puts back whatever the run had.
+    const char* before = std::getenv("VKGEMM_TEST_GRID_SAMPLE");
+    const std::string saved = before ? before : "";
+    const auto count = [](const test::GridSample& s) {
+      int taken = 0;
+      for (uint64_t i = 0; i < 80; ++i) taken += s.takes(i) ? 1 : 0;
+      return taken;
+    };
+    unsetenv("VKGEMM_TEST_GRID_SAMPLE");
+    CHECK(count(test::grid_sample("a grid")) == 80);
+    setenv("VKGEMM_TEST_GRID_SAMPLE", "8", 1);
+    const test::GridSample s = test::grid_sample("a grid");
+    CHECK(s.every == 8);
+    CHECK(s.offset < 8);
+    CHECK(count(s) == 10);
+    setenv("VKGEMM_TEST_GRID_SAMPLE", "0", 1);
+    CHECK_THROWS_WITH_AS(test::grid_sample("a grid"), doctest::Contains("N >= 1"), std::runtime_error);
+    if (before) {
+      setenv("VKGEMM_TEST_GRID_SAMPLE", saved.c_str(), 1);
+    } else {
+      unsetenv("VKGEMM_TEST_GRID_SAMPLE");
     }
   }
 }
