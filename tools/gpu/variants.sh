@@ -10,7 +10,8 @@
 # variant against the first's.
 # Usage (device tool; carry .gl, build/dev/vkgemm and the variant folders):
 #   bash tools/gpu/variants.sh TYPE SET NAME SECONDS VARIANT...
-# BENCH_ARGS adds bench-vs-cublas.py options (--kernel coopmat2 --tile 256); BINARY replaces build/dev/vkgemm.
+# BENCH_ARGS adds bench-vs-cublas.py options (--kernel coopmat2 --tile 256), RUN_ARGS `vkgemm run` options to
+# the verification; BINARY replaces build/dev/vkgemm; VERIFY_ONLY=1 skips the bench.
 set -u
 type=$1; set_file=$2; name=$3; seconds=$4; shift 4
 bin=${BINARY:-build/dev/vkgemm}
@@ -39,6 +40,7 @@ for v in "$@"; do
   done <<< "$verify_shapes"
   [[ $ok == 1 ]] || continue
   echo "$label: verified" | tee -a $R/rc.txt
+  [[ -n ${VERIFY_ONLY:-} ]] && continue
   env $assign timeout "$seconds" python3 tools/bench-vs-cublas.py --vkgemm "$bin" --set "$set_file" --type "$type" \
     --rounds 1 ${BENCH_ARGS:-} --json $R/$label.json > $R/$label.txt 2>&1
   echo "$label: bench rc $?" | tee -a $R/rc.txt
