@@ -33,7 +33,7 @@ for v in "$@"; do
   ok=1
   while read -r m n k rest; do
     [[ -z $m ]] && continue
-    if ! env $assign $bin run --type "$type" --m "$m" --n "$n" --k "$k" $rest ${RUN_ARGS:-} --repeat 1 --warmup 0 \
+    if ! env $assign timeout 90 $bin run --type "$type" --m "$m" --n "$n" --k "$k" $rest ${RUN_ARGS:-} --repeat 1 --warmup 0 \
          --warmup-ms 0 --verify > $R/verify-$label.log 2>&1; then
       echo "$label: verification FAILED ($m $n $k $rest)" | tee -a $R/rc.txt; tail -3 $R/verify-$label.log; ok=0; break
     fi

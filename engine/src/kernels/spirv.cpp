@@ -1,6 +1,7 @@
 // Shader variants by name: the SPIR-V embedded at build time, and the performance work's override of it.
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -43,6 +44,9 @@ std::span<const uint32_t> override_of(const std::string& shader) {
   static const char* folder = nullptr;  // a release build has no experiment knobs
 #endif
   if (!folder) return {};
+  if (std::error_code ec; !std::filesystem::is_directory(folder, ec)) {  // a mistyped folder would time the embedded one
+    throw Error(ErrorCode::invalid_argument, fmt::format("VKGEMM_EXPERIMENT_SPIRV: {} is not a folder", folder));
+  }
   static std::mutex mutex;
   static std::map<std::string, std::vector<uint32_t>> loaded;  // kept: pipelines are built from it later
   const std::lock_guard lock(mutex);
