@@ -109,12 +109,26 @@ void store_result(MAT_ACC acc, uint c_base, uint row0, uint col0, bool partial, 
     store_clamped(acc, c_base, row0, col0, partial);
 }
 
+// A tile's first row or column: an edge tile on a side that is a multiple of 8 and at least a tile long
+// starts a tile back from the side's end, so that it lies inside and takes the fast path (the general
+// path's clamped loop ran a 5000^3 product's last wave of edge tiles ~3x slower on an H200, perf-notes
+// section 27). It computes again the rows or columns it shares with its neighbour, and both store them:
+// the same values, since each element is summed over the same K steps in the same order. Only where the
+// store writes nothing but those values: beta 0 (C not read) or a split-K slice's raw sums; with beta,
+// one tile could read C after the other wrote it.
+uint tile_start(uint block, uint tile, uint side, bool shift) {
+  uint start = block * tile;
+  if (shift && start + tile > side && side >= tile && side % 8 == 0) start = side - tile;
+  return start & ~7u;  // a multiple of 8 either way: the mask shows the compiler that wide accesses are safe
+}
+
 void main() {
   const uvec2 block = grouped_workgroup(GROUP_M);
-  const uint row0 = block.y * BM;
-  const uint col0 = block.x * BN;
   const uint slices = p.K == 0 ? 1 : (p.K + p.k_split - 1) / p.k_split;
   const uint batch = gl_WorkGroupID.z / slices, slice = gl_WorkGroupID.z % slices;
+  const bool shift = slices > 1 || (p.flags & GEMM_BETA_ZERO) != 0u;
+  const uint row0 = tile_start(block.y, BM, p.M, shift);
+  const uint col0 = tile_start(block.x, BN, p.N, shift);
   // k_split is a multiple of 256 (the host's rule): the mask changes nothing but shows k_begin % 8 == 0.
   const uint k_begin = (slice * p.k_split) & ~7u, k_end = min(p.K, k_begin + p.k_split);
   const bool partial = slices > 1;
