@@ -4,14 +4,17 @@
 // of 8, so that the fast path runs, and walks K through every count of steps below three of its unrolled
 // runs (zero, one and two whole runs of UNROLL steps, each with every rest), with and without a partial
 // last step, for each tile, on products with tiles inside C and edge tiles, split along K where the grid
-// is short and K long, every op combination taking turns, C f32 and f16, alpha and beta. Each product is
-// checked against the CPU reference with poisoned gaps and guards.
+// is short and K long, every op combination taking turns, C f32 and f16, alpha and beta. The sides are
+// multiples of 8, so with beta 0 or split along K the edge tiles start a tile back and overlap their
+// neighbours (shaders/coopmat2.comp tile_start); with beta they stay edge tiles; two more products move
+// them on one side only. Each product is checked against the CPU reference with poisoned gaps and guards.
 //
 // A device without VK_NV_cooperative_matrix2 (lavapipe) cannot run it: each case is then a skip. It runs
 // on an NVIDIA GPU (tools/gpu/check-and-bench.sh's tests phase).
 #include <doctest/doctest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -61,7 +64,7 @@ GemmDesc make_desc(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_
   return d;
 }
 
-// Every K step count of `tile` (64, 128 or 256 forced) on a product of one row and one column of whole
+// Every K step count of `tile` (64, 128, 192 or 256 forced) on a product of one row and one column of whole
 // tiles plus an edge row and column, then K long enough to split. Returns the products checked.
 int run_tile(uint32_t tile, bool f16_acc, std::mt19937_64& rng, int& failures) {
   const Engine& e = test::engine();
@@ -93,6 +96,14 @@ int run_tile(uint32_t tile, bool f16_acc, std::mt19937_64& rng, int& failures) {
     }
     if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);
   }
+  // Edge tiles on one side only moved inside (the other side not a multiple of 8), beta 0.
+  for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{m, n - 3}, {m - 5, n}}) {
+    const GemmDesc d = make_desc(Layout::row_major, Op::n, Op::t, rows, cols, 3 * bk + 8,
+                                 f16_acc ? DataType::f16 : DataType::f32, 1.0, 0.0);
+    const auto r = test::check_gemm_call(d, options, rng, 0);
+    ++runs;
+    if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);
+  }
   MESSAGE("tile ", bm, "x", bn, "x", bk, " unroll ", unroll, f16_acc ? " fp16 sums" : "", ": ", runs, " products");
   return runs;
 }
@@ -104,7 +115,7 @@ TEST_SUITE("coopmat2") {
     if (!runs_here(DataType::f32, false)) return;
     auto rng = test::case_rng("coopmat2 fast path");
     int failures = 0, runs = 0;
-    for (uint32_t tile : {64u, 128u, 256u}) runs += run_tile(tile, false, rng, failures);
+    for (uint32_t tile : {64u, 128u, 192u, 256u}) runs += run_tile(tile, false, rng, failures);
     try {  // fp16 sums: their own large tile (256 x 256 x 32), where the device lists shapes for them
       const GemmOptions acc16{.kernel = Kernel::coopmat2, .f16_accumulate = true};
       test::engine().check_supported(DataType::f16, DataType::f16, acc16);

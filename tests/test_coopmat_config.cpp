@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/kernel_spec.hpp"  // find_spec: the kernels' pin rules
 #include "kernels/registry.hpp"
 #include "published_rows.hpp"
 #include "spec_constant.hpp"
@@ -196,8 +197,11 @@ TEST_SUITE("coopmat config") {
                           Case{2048, 2048, 2048, 16, true, 128, 128, 64, 256, 0},
                           Case{100, 100, 100, 16, false, 64, 64, 64, 128, 0},
                           // The wave model among the measured tiles (fp32 sums): 128x256 leaves 3072^3's
-                          // third wave 18% full; 128x128 fills 87% of its fifth.
-                          Case{3072, 3072, 3072, 16, false, 128, 128, 64, 256, 0},
+                          // third wave 18% full; 128x128 fills 87% of its fifth, 192x128 90% of its third.
+                          Case{3072, 3072, 3072, 16, false, 192, 128, 64, 256, 0},
+                          // 1536^3: 72 tiles of 128x256 on 132 SMs, 96 of 192x128 (one wave either way).
+                          Case{1536, 1536, 1536, 16, false, 192, 128, 64, 256, 0},
+                          Case{64, 64, 64, 192, false, 192, 128, 64, 256, 0},
                           Case{2560, 2560, 2560, 16, false, 128, 256, 64, 256, 0},
                           Case{4096, 4096, 4096, 64, false, 64, 64, 64, 128, 0},
                           Case{64, 64, 64, 256, false, 128, 256, 64, 256, 0},
@@ -215,11 +219,29 @@ TEST_SUITE("coopmat config") {
       CHECK(spec_constant(s, 2) == c.bn);
       CHECK(spec_constant(s, 3) == c.bk);
       CHECK(spec_constant(s, 4) == c.prefetch);
-      // The fast loop unrolled 16 K steps at the fp32-sum 128x256 tile, 8 at every other.
-      CHECK(spec_constant(s, 8) == (!c.acc16 && c.bm == 128 && c.bn == 256 ? 16u : 8u));
+      // The fast loop unrolled 16 K steps at the fp32-sum 128x256 and 192x128 tiles, 8 at every other.
+      const bool long_run = !c.acc16 && ((c.bm == 128 && c.bn == 256) || (c.bm == 192 && c.bn == 128));
+      CHECK(spec_constant(s, 8) == (long_run ? 16u : 8u));
       CHECK(s.tile[0] == c.bn);
       CHECK(s.tile[1] == c.bm);
       CHECK(s.required_subgroup_size == 0);
+    }
+  }
+
+  TEST_CASE("coopmat2's pieces keep the whole product's tile: 192x128 pins as 192, not as its 128 columns") {
+    const DeviceInfo d = nvidia();
+    const tuning::Table table;
+    kernels::Problem p;
+    p.types = {DataType::f16, DataType::f16, false};
+    p.m = p.n = p.k = p.lda = p.ldb = p.ldc = 1536;
+    for (const uint32_t tile : {16u, 64u, 128u, 192u, 256u}) {
+      CAPTURE(tile);
+      const kernels::Plan whole = kernels::plan(d, table, {.kernel = Kernel::coopmat2, .tile = tile}, p);
+      const kernels::Pinning pinned = kernels::find_spec(Kernel::coopmat2)->pin(whole, d, {.kernel = Kernel::coopmat2});
+      const kernels::Plan piece = kernels::plan(d, table, pinned.options, p);
+      CHECK(piece.description == whole.description);
+      CHECK(pinned.blocking.rows == whole.main.tile[1]);
+      CHECK(pinned.blocking.cols == whole.main.tile[0]);
     }
   }
 
@@ -246,7 +268,7 @@ TEST_SUITE("coopmat config") {
     expect_error([&] { kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat, .tile = 512}, 64, 64); },
                  "64, 128 or 256");
     expect_error([&] { kernels::coopmat2_launch(d, t, {.kernel = Kernel::coopmat2, .tile = 32}, 64, 64); },
-                 "64, 128 or 256");
+                 "64, 128, 192 or 256");
     // Only 16x8 fragments (no 16x16): still a valid configuration, with 16x8 fragments.
     d.coopmat_shapes.erase(d.coopmat_shapes.begin() + 2);
     d.coopmat_shapes.erase(d.coopmat_shapes.begin() + 4);

@@ -34,6 +34,10 @@ constexpr Nv2Tile kNv2Large{.invocations = 256, .bm = 128, .bn = 256, .bk = 64, 
 // software pipelining by 23% at 4096^3 (perf-notes section 12).
 constexpr Nv2Tile kNv2LargeAcc16{256, 256, 256, 32, 0.0};  // not measured beside the others: never modelled
 constexpr Nv2Tile kNv2Medium{256, 128, 128, 64, 250.7};
+// 192 rows x 128 columns: 1536^3 is 96 of them, one wave on 132 SMs where 128x256 leaves 60 SMs idle: 186.2
+// against 133.7 TFLOP/s (same H200 call, perf-notes section 27); at 4096^3 230.7 against 290.6. On
+// 128x256's K step and unrolling. (Tiles with 96 or 192 columns failed verification on that driver.)
+constexpr Nv2Tile kNv2Tall{.invocations = 256, .bm = 192, .bn = 128, .bk = 64, .measured_tflops = 230.7, .unroll = 16};
 constexpr Nv2Tile kNv2Small{128, 64, 64, 64, 161.5};
 
 const char* acc_name(const Types& t) { return t.f16_accumulate ? "f16" : "f32"; }
@@ -433,7 +437,7 @@ Nv2Tile modelled_tile(const DeviceInfo& d, uint32_t m, uint32_t n, uint32_t k, u
   const tuning::Work at{4096, 4096, 4096, 1}, work{m, n, std::max(k, 1u), batch};
   Nv2Tile best = kNv2Large;
   double best_seconds = -1.0;
-  for (const Nv2Tile& tile : {kNv2Large, kNv2Medium, kNv2Small}) {
+  for (const Nv2Tile& tile : {kNv2Large, kNv2Tall, kNv2Medium, kNv2Small}) {
     tuning::TileModel model{tile.bm, tile.bn, tuning::saturating_workgroups(d, tile.invocations), 0, 1.0};
     model.unit_gflops = tuning::calibrate_unit_gflops(machine, model, at, 1, tile.measured_tflops * 1e3);
     const double seconds = tuning::main_seconds(machine, model, work, 1);
@@ -477,8 +481,8 @@ LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptio
     }
     // A tile the device lists no shape for falls back to one it does.
     if (!nv2_shape(d, t, tile)) tile = nv2_shape(d, t, kNv2Medium) ? kNv2Medium : kNv2Small;
-  } else if (options.tile == 64 || options.tile == 128 || options.tile == 256) {
-    tile = options.tile == 64 ? kNv2Small : options.tile == 128 ? kNv2Medium : large;
+  } else if (options.tile == 64 || options.tile == 128 || options.tile == 192 || options.tile == 256) {
+    tile = options.tile == 64 ? kNv2Small : options.tile == 128 ? kNv2Medium : options.tile == 192 ? kNv2Tall : large;
     if (d.coopmat2 && !nv2_shape(d, t, tile)) {
       throw Error(ErrorCode::unsupported_config,
                   fmt::format("coopmat2 tile {}: {} lists no workgroup-scope shape {} for {} invocations that divides "
@@ -487,7 +491,7 @@ LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptio
     }
   } else {
     throw Error(ErrorCode::invalid_argument,
-                fmt::format("the coopmat2 kernel's tile is 64, 128 or 256 (16, the default: chosen by shape), not {}",
+                fmt::format("the coopmat2 kernel's tile is 64, 128, 192 or 256 (16, the default: chosen by shape), not {}",
                             options.tile));
   }
   const Nv2Experiment& e = nv2_experiment();
