@@ -104,7 +104,7 @@ int run_tile(uint32_t tile, bool f16_acc, std::mt19937_64& rng, int& failures) {
     ++runs;
     if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);
   }
-  MESSAGE("tile ", bm, "x", bn, "x", bk, " unroll ", unroll, f16_acc ? " fp16 sums" : "", ": ", runs, " products");
+  MESSAGE("tile ", bm, "x", bn, "x", bk, " unroll ", unroll, std::string(f16_acc ? " fp16 sums" : ""), ": ", runs, " products");
   return runs;
 }
 

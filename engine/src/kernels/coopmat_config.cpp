@@ -17,11 +17,13 @@
 namespace vkgemm::kernels {
 namespace {
 
-// One workgroup tile of the NV coopmat2 kernel (the sizes llama.cpp's Vulkan backend uses with it).
+// One workgroup tile of the NV coopmat2 kernel (64, 128 and 256 are the sizes llama.cpp's Vulkan backend
+// uses with it).
 struct Nv2Tile {
   uint32_t invocations, bm, bn, bk;
-  // TFLOP/s of a 4096^3 product (C f16, fp32 sums) with this tile on an H200, a whole number of waves:
-  // the wave model's rate for the tile (tuning/wave_model.hpp; tools/gpu/coopmat2-ab.sh, perf-notes 18).
+  // TFLOP/s of a 4096^3 product (C f16, fp32 sums) with this tile on an H200, the four tiles in one call
+  // (perf-notes section 27): the wave model's rate for the tile, through the same formula, waves and all
+  // (tuning/wave_model.hpp).
   double measured_tflops;
   uint32_t prefetch = 0;  // software pipelining (shaders/coopmat2.comp PREFETCH)
   // K steps per iteration of the fast loop (shaders/coopmat2.comp UNROLL): 8 made the driver overlap loads
@@ -29,16 +31,17 @@ struct Nv2Tile {
   uint32_t unroll = 8;
 };
 // 16 steps at fp32 sums: +2-4% over 8 (perf-notes section 12).
-constexpr Nv2Tile kNv2Large{.invocations = 256, .bm = 128, .bn = 256, .bk = 64, .measured_tflops = 279.9, .unroll = 16};
+constexpr Nv2Tile kNv2Large{.invocations = 256, .bm = 128, .bn = 256, .bk = 64, .measured_tflops = 280.0, .unroll = 16};
 // With fp16 sums the accumulator takes half the registers, and a 256 x 256 tile fits; unrolled it beat
 // software pipelining by 23% at 4096^3 (perf-notes section 12).
 constexpr Nv2Tile kNv2LargeAcc16{256, 256, 256, 32, 0.0};  // not measured beside the others: never modelled
-constexpr Nv2Tile kNv2Medium{256, 128, 128, 64, 250.7};
-// 192 rows x 128 columns: 1536^3 is 96 of them, one wave on 132 SMs where 128x256 leaves 60 SMs idle: 186.2
-// against 133.7 TFLOP/s (same H200 call, perf-notes section 27); at 4096^3 230.7 against 290.6. On
-// 128x256's K step and unrolling. (Tiles with 96 or 192 columns failed verification on that driver.)
-constexpr Nv2Tile kNv2Tall{.invocations = 256, .bm = 192, .bn = 128, .bk = 64, .measured_tflops = 230.7, .unroll = 16};
-constexpr Nv2Tile kNv2Small{128, 64, 64, 64, 161.5};
+// 192 rows x 128 columns, on 128x256's K step and unrolling: more waves' worth of tiles where 128x256 leaves
+// SMs idle. Same H200 call against 128x256 (perf-notes section 27): 1536^3 179.5 against 135.1 TFLOP/s
+// (96 tiles against 72 on 132 SMs), 3072^3 285.3 (128x128: 232.0), 5000^3 230.5 against 201.8; 2560^3
+// 192.9 against 201.4.
+constexpr Nv2Tile kNv2Tall{.invocations = 256, .bm = 192, .bn = 128, .bk = 64, .measured_tflops = 267.4, .unroll = 16};
+constexpr Nv2Tile kNv2Medium{256, 128, 128, 64, 255.5};
+constexpr Nv2Tile kNv2Small{128, 64, 64, 64, 166.2};
 
 const char* acc_name(const Types& t) { return t.f16_accumulate ? "f16" : "f32"; }
 
