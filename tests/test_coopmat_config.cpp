@@ -201,6 +201,10 @@ TEST_SUITE("coopmat config") {
                           Case{3072, 3072, 3072, 16, false, 192, 128, 64, 256, 0},
                           // 1536^3: 72 tiles of 128x256 on 132 SMs, 96 of 192x128 (one wave either way).
                           Case{1536, 1536, 1536, 16, false, 192, 128, 64, 256, 0},
+                          Case{5000, 5000, 5000, 16, false, 192, 128, 64, 256, 0},
+                          // Where the model has 192x128 ahead by less than its margin, 128x256 stays.
+                          Case{8192, 8192, 256, 16, false, 128, 256, 64, 256, 0},
+                          Case{4096, 14336, 512, 16, false, 128, 256, 64, 256, 0},
                           Case{64, 64, 64, 192, false, 192, 128, 64, 256, 0},
                           Case{2560, 2560, 2560, 16, false, 128, 256, 64, 256, 0},
                           Case{4096, 4096, 4096, 64, false, 64, 64, 64, 128, 0},
