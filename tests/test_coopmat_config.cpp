@@ -206,6 +206,11 @@ TEST_SUITE("coopmat config") {
                           Case{8192, 8192, 256, 16, false, 128, 256, 64, 256, 0},
                           Case{4096, 14336, 512, 16, false, 128, 256, 64, 256, 0},
                           Case{64, 64, 64, 192, false, 192, 128, 64, 256, 0},
+                          // At most 32 rows: 32 x 64 (a 64-row tile would lie half outside C).
+                          Case{32, 4096, 8192, 16, false, 32, 64, 64, 128, 0},
+                          Case{7, 100, 100, 16, true, 32, 64, 64, 128, 0},
+                          Case{33, 4096, 8192, 16, false, 64, 64, 64, 128, 0},
+                          Case{4096, 4096, 4096, 32, false, 32, 64, 64, 128, 0},
                           Case{2560, 2560, 2560, 16, false, 128, 256, 64, 256, 0},
                           Case{4096, 4096, 4096, 64, false, 64, 64, 64, 128, 0},
                           Case{64, 64, 64, 256, false, 128, 256, 64, 256, 0},
@@ -232,13 +237,13 @@ TEST_SUITE("coopmat config") {
     }
   }
 
-  TEST_CASE("coopmat2's pieces keep the whole product's tile: 192x128 pins as 192, not as its 128 columns") {
+  TEST_CASE("coopmat2's pieces keep the whole product's tile: 192x128 pins as 192, 32x64 as 32, not by columns") {
     const DeviceInfo d = nvidia();
     const tuning::Table table;
     kernels::Problem p;
     p.types = {DataType::f16, DataType::f16, false};
     p.m = p.n = p.k = p.lda = p.ldb = p.ldc = 1536;
-    for (const uint32_t tile : {16u, 64u, 128u, 192u, 256u}) {
+    for (const uint32_t tile : {16u, 32u, 64u, 128u, 192u, 256u}) {
       CAPTURE(tile);
       const kernels::Plan whole = kernels::plan(d, table, {.kernel = Kernel::coopmat2, .tile = tile}, p);
       const kernels::Pinning pinned = kernels::find_spec(Kernel::coopmat2)->pin(whole, d, {.kernel = Kernel::coopmat2});
@@ -271,8 +276,8 @@ TEST_SUITE("coopmat config") {
     d = nvidia();
     expect_error([&] { kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat, .tile = 512}, 64, 64); },
                  "64, 128 or 256");
-    expect_error([&] { kernels::coopmat2_launch(d, t, {.kernel = Kernel::coopmat2, .tile = 32}, 64, 64); },
-                 "64, 128, 192 or 256");
+    expect_error([&] { kernels::coopmat2_launch(d, t, {.kernel = Kernel::coopmat2, .tile = 48}, 64, 64); },
+                 "32, 64, 128, 192 or 256");
     // Only 16x8 fragments (no 16x16): still a valid configuration, with 16x8 fragments.
     d.coopmat_shapes.erase(d.coopmat_shapes.begin() + 2);
     d.coopmat_shapes.erase(d.coopmat_shapes.begin() + 4);
@@ -366,6 +371,9 @@ TEST_SUITE("coopmat config") {
     CHECK(acc16.reduce.shader == "splitk_reduce_f16_f16");
     CHECK(planned(4096, 4096, 4096, DataType::f32, false).splits == 1);  // enough workgroups already
     CHECK(planned(4096, 512, 1024, DataType::f32, false).splits == 1);   // K too short to share
+    // The 32-row tile's workgroups run two to an SM: 64 of them at 32 x 4096 split in 4, not 2.
+    CHECK(planned(32, 4096, 8192, DataType::f16, false).splits == 4);
+    CHECK(planned(32, 4096, 8192, DataType::f16, false).description == "32x64 split 4");
     // A pinned split count (the whole product's, for its pieces) is kept.
     kernels::Problem p;
     p.types = {DataType::f16, DataType::f32, false};

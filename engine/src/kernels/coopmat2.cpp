@@ -2,8 +2,6 @@
 // (VK_NV_cooperative_matrix2), transposed operands through tensor views, and split-K through an fp32
 // workspace for short grids with a long K. The tile choice and split count are coopmat_config.cpp's
 // (coopmat2_launch, coopmat2_splits); auto's first choice for f16 where the device has it.
-#include <algorithm>
-
 #include <fmt/format.h>
 
 #include "gemm_abi.h"
@@ -55,11 +53,11 @@ Plan launch(const PlanContext& ctx, const Problem& p) {
   return out;
 }
 
-// Pinned as matrix_pin pins, the tile named by its longer side (coopmat2_launch's names: 64, 128, 192 for
-// 192 x 128, 256 for 128 x 256 or 256 x 256), not by its columns: 192 x 128 would come back 128 x 128.
+// Pinned as matrix_pin pins, the tile named as coopmat2_launch names it (coopmat2_tile_option), not by its
+// columns: 192 x 128 would come back 128 x 128, 32 x 64 as 64 x 64.
 Pinning pin(const Plan& whole, const DeviceInfo& device, const GemmOptions& options) {
   Pinning out = matrix_pin(whole, device, options);
-  out.options.tile = std::max(whole.main.tile[0], whole.main.tile[1]);
+  out.options.tile = coopmat2_tile_option(whole.main.tile[1], whole.main.tile[0]);
   return out;
 }
 

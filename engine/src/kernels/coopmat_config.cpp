@@ -42,6 +42,13 @@ constexpr Nv2Tile kNv2LargeAcc16{256, 256, 256, 32, 0.0};  // not measured besid
 constexpr Nv2Tile kNv2Tall{.invocations = 256, .bm = 192, .bn = 128, .bk = 64, .measured_tflops = 267.4, .unroll = 16};
 constexpr Nv2Tile kNv2Medium{256, 128, 128, 64, 255.5};
 constexpr Nv2Tile kNv2Small{128, 64, 64, 64, 166.2};
+// 32 rows x 64 columns for products of at most 32 rows, where the 64 x 64 tile's only row of tiles lies
+// half outside C and so takes the general path's clamped loop: 32 x 4096 x 8192 NT ran 37.9 against 20.4
+// TFLOP/s in 2 slices, 58.5 in 4 (same H200 call, perf-notes section 27). Not modelled: chosen by its rows.
+constexpr Nv2Tile kNv2Thin{128, 32, 64, 64, 0.0};
+// Its workgroups of 128 invocations run two to an SM: it splits to twice kEnoughWorkgroups (4 slices of
+// 32 x 4096 x 8192 beat 2 by 1.54x and 8 by 1.07x).
+constexpr uint64_t kThinWorkgroups = 2 * 128;
 
 const char* acc_name(const Types& t) { return t.f16_accumulate ? "f16" : "f32"; }
 
@@ -423,11 +430,11 @@ const Nv2Experiment& nv2_experiment() {
   return e;
 }
 
-// Slices of K that bring `groups` workgroups up to kEnoughWorkgroups, at most 4 and each 2048 deep or more;
-// 0 when that cannot be done, 1 when there are enough already.
-uint32_t splits_to_fill(uint64_t groups, uint32_t k) {
-  if (groups >= kEnoughWorkgroups) return 1;
-  const uint64_t wanted = (kEnoughWorkgroups + groups - 1) / groups;
+// Slices of K that bring `groups` workgroups up to `enough`, at most 4 and each 2048 deep or more; 0 when
+// that cannot be done, 1 when there are enough already.
+uint32_t splits_to_fill(uint64_t groups, uint32_t k, uint64_t enough = kEnoughWorkgroups) {
+  if (groups >= enough) return 1;
+  const uint64_t wanted = (enough + groups - 1) / groups;
   return wanted <= 4 && k / wanted >= 2048 ? static_cast<uint32_t>(wanted) : 0;
 }
 
@@ -465,45 +472,69 @@ uint32_t coopmat2_splits(const LaunchShape& shape, uint32_t m, uint32_t n, uint3
   // A grid smaller than a large GPU, with a K long enough to share: as many slices as fill it (up to 4),
   // else as many as K allows. The reduce pass reads every slice back once.
   const uint64_t groups = tiles(m, n, shape.tile[1], shape.tile[0]) * batch;
-  if (groups >= kEnoughWorkgroups || k < 4096) return 1;
-  if (const uint32_t s = splits_to_fill(groups, k)) return s;
+  const uint64_t enough = shape.tile[1] == kNv2Thin.bm ? kThinWorkgroups : kEnoughWorkgroups;
+  if (groups >= enough || k < 4096) return 1;
+  if (const uint32_t s = splits_to_fill(groups, k, enough)) return s;
   return std::clamp(k / 2048, 1u, 4u);
 }
+
+uint32_t coopmat2_tile_option(uint32_t bm, uint32_t bn) { return bm == kNv2Thin.bm ? 32 : std::max(bm, bn); }
+
+namespace {
+
+// The tile GemmOptions::tile names (coopmat2_tile_option's names; `large` is 256's, by the sums' type).
+Nv2Tile named_tile(const DeviceInfo& d, const Types& t, uint32_t option, const Nv2Tile& large) {
+  const Nv2Tile* tile = option == 32    ? &kNv2Thin
+                        : option == 64  ? &kNv2Small
+                        : option == 128 ? &kNv2Medium
+                        : option == 192 ? &kNv2Tall
+                        : option == 256 ? &large
+                                        : nullptr;
+  if (!tile) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("the coopmat2 kernel's tile is 32, 64, 128, 192 or 256 (16, the default: chosen by "
+                            "shape), not {}",
+                            option));
+  }
+  if (d.coopmat2 && !nv2_shape(d, t, *tile)) {
+    throw Error(ErrorCode::unsupported_config,
+                fmt::format("coopmat2 tile {}: {} lists no workgroup-scope shape {} for {} invocations that divides "
+                            "{}x{}x{}",
+                            option, d.name, shapes_wanted(t), tile->invocations, tile->bm, tile->bn, tile->bk));
+  }
+  return *tile;
+}
+
+// The tile for the product when the option leaves it to the shape (16).
+Nv2Tile chosen_tile(const DeviceInfo& d, const Types& t, uint32_t m, uint32_t n, uint32_t k, uint32_t batch,
+                    const Nv2Tile& large) {
+  if (m <= kNv2Thin.bm && nv2_shape(d, t, kNv2Thin)) return kNv2Thin;
+  // The largest tile that gives enough workgroups, by itself or split along K (coopmat2_splits): on the
+  // H200 a large tile split beat a medium one unsplit (perf-notes section 11).
+  // With fp32 sums and enough workgroups unsplit, the wave model chooses among the measured tiles; a
+  // large tile that needs a split to fill the device keeps it (the split K path, section 11).
+  Nv2Tile tile = kNv2Small;
+  const uint32_t large_splits = splits_to_fill(tiles(m, n, large.bm, large.bn) * batch, k);
+  const bool medium_fills = tiles(m, n, kNv2Medium.bm, kNv2Medium.bn) * batch >= kEnoughWorkgroups;
+  if (!t.f16_accumulate && (large_splits == 1 || (large_splits == 0 && medium_fills))) {
+    tile = modelled_tile(d, m, n, k, batch);
+  } else if (large_splits != 0) {
+    tile = large;
+  } else if (tiles(m, n, kNv2Medium.bm, kNv2Medium.bn) >= kEnoughWorkgroups) {
+    tile = kNv2Medium;
+  }
+  // A tile the device lists no shape for falls back to one it does.
+  if (!nv2_shape(d, t, tile)) tile = nv2_shape(d, t, kNv2Medium) ? kNv2Medium : kNv2Small;
+  return tile;
+}
+
+}  // namespace
 
 LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptions& options, uint32_t m, uint32_t n,
                             uint32_t k, uint32_t batch) {
   // Tile 256 is the largest tile for the accumulator's type: 128 x 256 with fp32 sums, 256 x 256 with fp16.
   const Nv2Tile large = t.f16_accumulate ? kNv2LargeAcc16 : kNv2Large;
-  Nv2Tile tile = kNv2Small;
-  if (options.tile == 16) {
-    // The largest tile that gives enough workgroups, by itself or split along K (coopmat2_splits): on the
-    // H200 a large tile split beat a medium one unsplit (perf-notes section 11).
-    // With fp32 sums and enough workgroups unsplit, the wave model chooses among the measured tiles; a
-    // large tile that needs a split to fill the device keeps it (the split K path, section 11).
-    const uint32_t large_splits = splits_to_fill(tiles(m, n, large.bm, large.bn) * batch, k);
-    const bool medium_fills = tiles(m, n, kNv2Medium.bm, kNv2Medium.bn) * batch >= kEnoughWorkgroups;
-    if (!t.f16_accumulate && (large_splits == 1 || (large_splits == 0 && medium_fills))) {
-      tile = modelled_tile(d, m, n, k, batch);
-    } else if (large_splits != 0) {
-      tile = large;
-    } else if (tiles(m, n, kNv2Medium.bm, kNv2Medium.bn) >= kEnoughWorkgroups) {
-      tile = kNv2Medium;
-    }
-    // A tile the device lists no shape for falls back to one it does.
-    if (!nv2_shape(d, t, tile)) tile = nv2_shape(d, t, kNv2Medium) ? kNv2Medium : kNv2Small;
-  } else if (options.tile == 64 || options.tile == 128 || options.tile == 192 || options.tile == 256) {
-    tile = options.tile == 64 ? kNv2Small : options.tile == 128 ? kNv2Medium : options.tile == 192 ? kNv2Tall : large;
-    if (d.coopmat2 && !nv2_shape(d, t, tile)) {
-      throw Error(ErrorCode::unsupported_config,
-                  fmt::format("coopmat2 tile {}: {} lists no workgroup-scope shape {} for {} invocations that divides "
-                              "{}x{}x{}",
-                              options.tile, d.name, shapes_wanted(t), tile.invocations, tile.bm, tile.bn, tile.bk));
-    }
-  } else {
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("the coopmat2 kernel's tile is 64, 128, 192 or 256 (16, the default: chosen by shape), not {}",
-                            options.tile));
-  }
+  Nv2Tile tile = options.tile == 16 ? chosen_tile(d, t, m, n, k, batch, large) : named_tile(d, t, options.tile, large);
   const Nv2Experiment& e = nv2_experiment();
   if (e.bm) tile.bm = e.bm;
   if (e.bn) tile.bn = e.bn;
