@@ -110,9 +110,9 @@ void store_result(MAT_ACC acc, uint c_base, uint row0, uint col0, bool partial, 
 }
 
 // A tile's first row or column: an edge tile on a side that is a multiple of 8 and at least a tile long
-// starts a tile back from the side's end, so that it lies inside and takes the fast path (the general
-// path's clamped loop ran a 5000^3 product's last wave of edge tiles ~3x slower on an H200, perf-notes
-// section 27). It computes again the rows or columns it shares with its neighbour, and both store them:
+// starts a tile back from the side's end, so that it lies inside and takes the fast path in place of the
+// general path's clamped, not unrolled loop (1000^3 ran 1.39x faster on an H200, perf-notes section 27;
+// the select costs 4096^3 NN 4.7 %, branch coopmat2-twosite recovers most of it). It computes again the rows or columns it shares with its neighbour, and both store them:
 // the same values, since each element is summed over the same K steps in the same order. Only where the
 // store writes nothing but those values: beta 0 (C not read) or a split-K slice's raw sums; with beta,
 // one tile could read C after the other wrote it.
