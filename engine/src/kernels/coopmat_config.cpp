@@ -478,18 +478,34 @@ uint32_t coopmat2_splits(const LaunchShape& shape, uint32_t m, uint32_t n, uint3
   return std::clamp(k / 2048, 1u, 4u);
 }
 
-uint32_t coopmat2_tile_option(uint32_t bm, uint32_t bn) { return bm == kNv2Thin.bm ? 32 : std::max(bm, bn); }
+namespace {
+
+// GemmOptions::tile's name for each tile, the one rule both ways (named_tile, coopmat2_tile_option): 256 is
+// the large tile of either sums' type.
+struct NamedTile {
+  uint32_t option;
+  const Nv2Tile* tile;
+};
+constexpr NamedTile kNamedTiles[] = {{32, &kNv2Thin},  {64, &kNv2Small},  {128, &kNv2Medium},
+                                     {192, &kNv2Tall}, {256, &kNv2Large}, {256, &kNv2LargeAcc16}};
+
+}  // namespace
+
+uint32_t coopmat2_tile_option(uint32_t bm, uint32_t bn) {
+  for (const NamedTile& n : kNamedTiles) {
+    if (n.tile->bm == bm && n.tile->bn == bn) return n.option;
+  }
+  return std::max(bm, bn);  // a tile the experiment knob made: named by its longer side, as it was launched
+}
 
 namespace {
 
-// The tile GemmOptions::tile names (coopmat2_tile_option's names; `large` is 256's, by the sums' type).
+// The tile GemmOptions::tile names (`large` is 256's, by the sums' type).
 Nv2Tile named_tile(const DeviceInfo& d, const Types& t, uint32_t option, const Nv2Tile& large) {
-  const Nv2Tile* tile = option == 32    ? &kNv2Thin
-                        : option == 64  ? &kNv2Small
-                        : option == 128 ? &kNv2Medium
-                        : option == 192 ? &kNv2Tall
-                        : option == 256 ? &large
-                                        : nullptr;
+  const Nv2Tile* tile = nullptr;
+  for (const NamedTile& n : kNamedTiles) {
+    if (n.option == option) tile = option == 256 ? &large : n.tile;
+  }
   if (!tile) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("the coopmat2 kernel's tile is 32, 64, 128, 192 or 256 (16, the default: chosen by "

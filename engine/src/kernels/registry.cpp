@@ -234,8 +234,8 @@ Plan matrix_plan(const PlanContext& ctx, const Problem& p, LaunchShape main) {
 }
 
 Pinning matrix_pin(const Plan& whole, const DeviceInfo&, const GemmOptions& options) {
-  // Pinned to the tile chosen for the whole product (its side along N names it: the coopmat kernel's names;
-  // coopmat2 renames it by its longer side, coopmat2.cpp).
+  // Pinned to the tile chosen for the whole product (its side along N names it, as the coopmat kernel names
+  // its tiles; coopmat2 names its own, coopmat2.cpp).
   Pinning out{options, {}, whole.splits};
   out.options.kernel = whole.kernel;
   out.options.tile = whole.main.tile[0];

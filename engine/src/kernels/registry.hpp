@@ -130,8 +130,8 @@ LaunchShape coopmat2_launch(const DeviceInfo& device, const Types& types, const 
 // Split-K slices for a coopmat2 launch (1: none): short grids with a long K are cut along K, the partial
 // sums (of either accumulator type) going through an fp32 workspace and splitk_reduce.
 uint32_t coopmat2_splits(const LaunchShape& shape, uint32_t m, uint32_t n, uint32_t k, uint32_t batch);
-// The GemmOptions::tile that names coopmat2's bm x bn tile: 32 for 32 x 64, else its longer side (64, 128,
-// 192 for 192 x 128, 256 for 128 x 256 or, with fp16 sums, 256 x 256).
+// The GemmOptions::tile that names coopmat2's bm x bn tile (32 for 32 x 64, 64, 128, 192 for 192 x 128, 256
+// for 128 x 256 or, with fp16 sums, 256 x 256); a tile only the experiment knob makes, by its longer side.
 uint32_t coopmat2_tile_option(uint32_t bm, uint32_t bn);
 // Throws unless the device has what the kernel needs (extension, features, a shape for these types).
 void check_matrix_kernel(const DeviceInfo& device, Kernel kernel, const Types& types);
