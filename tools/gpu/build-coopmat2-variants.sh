@@ -11,15 +11,14 @@
 #   align64       the aligned loop only for 128-byte aligned rows and offsets, with strides and offsets
 #                 rounded to multiples of 64 (a stronger hint; other alignments take the slow inside loop)
 #   nosplit       the shader before split-K came back (commit e759b01), to time the split-capable one against
-# Usage: tools/gpu/build-coopmat2-variants.sh   (run from anywhere; needs build/toolchain's glslangValidator)
+# Usage: tools/gpu/build-coopmat2-variants.sh   (run from anywhere; compiles each through
+# tools/gpu/compile-coopmat2-spirv.sh, which needs build/toolchain's glslangValidator)
 # It builds the dev preset (build/dev, the CMake option VKGEMM_EXPERIMENTS on), without which vkgemm ignores
 # VKGEMM_EXPERIMENT_SPIRV.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 # The experiment knobs are read only by a developer build: the dev preset (build/dev, VKGEMM_EXPERIMENTS on).
 cmake --preset dev >/dev/null && cmake --build --preset dev --target vkgemm_program >/dev/null
-glslang=build/toolchain/prefix/bin/glslangValidator
-[[ -x $glslang ]] || glslang=$(command -v glslangValidator)
 out=build/dev/variants
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -50,11 +49,5 @@ for name, body in variants.items():
 PY
 
 for v in s3 dont_unroll lean lean_dont_unroll nosplit align64; do
-  mkdir -p "$out/$v"
-  for t in "f32 float float" "f16 float float16_t" "acc16 float16_t float16_t" "acc16_f32 float16_t float"; do
-    read -r name acc c <<<"$t"
-    "$glslang" -V --target-env vulkan1.3 -I"$PWD/shaders" -DELEM_T=float16_t -DACC_T="$acc" -DC_T="$c" \
-      -DVEC_T=f16vec4 -DVKGEMM_F16 -o "$out/$v/coopmat2_f16_$name.spv" "$tmp/$v.comp" >/dev/null
-  done
-  echo "built $out/$v"
+  tools/gpu/compile-coopmat2-spirv.sh "$tmp/$v.comp" "$out/$v"
 done
