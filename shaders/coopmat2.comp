@@ -111,8 +111,8 @@ void store_result(MAT_ACC acc, uint c_base, uint row0, uint col0, bool partial, 
 
 // A tile's first row or column: an edge tile on a side that is a multiple of 8 and at least a tile long
 // starts a tile back from the side's end, so that it lies inside and takes the fast path in place of the
-// general path's clamped, not unrolled loop (1000^3 ran 1.39x faster on an H200, perf-notes section 27;
-// the select costs 4096^3 NN 4.7 %, branch coopmat2-twosite recovers most of it). It computes again the rows or columns it shares with its neighbour, and both store them:
+// general path's clamped, not unrolled loop (1000^3 ran 1.39x faster on an H200, perf-notes section 27).
+// It computes again the rows or columns it shares with its neighbour, and both store them:
 // the same values, since each element is summed over the same K steps in the same order. Only where the
 // store writes nothing but those values: beta 0 (C not read) or a split-K slice's raw sums; with beta,
 // one tile could read C after the other wrote it.
@@ -122,13 +122,8 @@ uint tile_start(uint block, uint tile, uint side, bool shift) {
   return start & ~7u;  // a multiple of 8 either way: the mask shows the compiler that wide accesses are safe
 }
 
-void main() {
-  const uvec2 block = grouped_workgroup(GROUP_M);
-  const uint slices = p.K == 0 ? 1 : (p.K + p.k_split - 1) / p.k_split;
-  const uint batch = gl_WorkGroupID.z / slices, slice = gl_WorkGroupID.z % slices;
-  const bool shift = slices > 1 || (p.flags & GEMM_BETA_ZERO) != 0u;
-  const uint row0 = tile_start(block.y, BM, p.M, shift);
-  const uint col0 = tile_start(block.x, BN, p.N, shift);
+// The product of the tile at (row0, col0); main calls it from two sites (below).
+void tile_product(const uint row0, const uint col0, const uint slices, const uint batch, const uint slice) {
   // k_split is a multiple of 256 (the host's rule): the mask changes nothing but shows k_begin % 8 == 0.
   const uint k_begin = (slice * p.k_split) & ~7u, k_end = min(p.K, k_begin + p.k_split);
   const bool partial = slices > 1;
@@ -220,4 +215,20 @@ void main() {
     acc = coopMatMulAdd(a, b, acc);
   }
   store_result(acc, c_base, row0, col0, partial, inside);
+}
+
+// A tile that lies inside C where the grid puts it is computed at row0 = block.y * BM as the compiler can see
+// it: through tile_start's select alone, 4096^3 NN ran 4.7 % slower on an H200 (the compiler lost that row0
+// is a multiple of the tile; calling the product from two sites recovered 4.0 of the 4.7 %, perf-notes
+// section 27). The driver compiles the fast path twice.
+void main() {
+  const uvec2 block = grouped_workgroup(GROUP_M);
+  const uint slices = p.K == 0 ? 1 : (p.K + p.k_split - 1) / p.k_split;
+  const uint batch = gl_WorkGroupID.z / slices, slice = gl_WorkGroupID.z % slices;
+  if (block.y * BM + BM <= p.M && block.x * BN + BN <= p.N) {
+    tile_product(block.y * BM, block.x * BN, slices, batch, slice);
+  } else {
+    const bool shift = slices > 1 || (p.flags & GEMM_BETA_ZERO) != 0u;
+    tile_product(tile_start(block.y, BM, p.M, shift), tile_start(block.x, BN, p.N, shift), slices, batch, slice);
+  }
 }
