@@ -21,31 +21,41 @@ namespace {
 // uses with it).
 struct Nv2Tile {
   uint32_t invocations, bm, bn, bk;
-  // TFLOP/s of a 4096^3 product (C f16, fp32 sums) with this tile on an H200, the four tiles in one call
-  // (perf-notes section 27): the wave model's rate for the tile, through the same formula, waves and all
-  // (tuning/wave_model.hpp).
-  double measured_tflops;
+  // The wave model's figures for the tile (tuning/wave_model.hpp), both from one H200 call (perf-notes
+  // section 28): TFLOP/s of a 4096^3 product (C f16, fp32 sums), the rate the model is calibrated by, waves
+  // and all; and the tile's fixed cost (first loads, the store of C) in K steps, the one that makes the
+  // model give the time measured at 4096^2 x 512 as well. 0: not modelled.
+  double measured_tflops = 0.0;
+  uint32_t k_overhead = 0;
   uint32_t prefetch = 0;  // software pipelining (shaders/coopmat2.comp PREFETCH)
   // K steps per iteration of the fast loop (shaders/coopmat2.comp UNROLL): 8 made the driver overlap loads
   // with the tensor-core work, +34% at 4096^3 and +33% at 4096x512x14336 on an H200 (perf-notes section 12).
   uint32_t unroll = 8;
 };
 // 16 steps at fp32 sums: +2-4% over 8 (perf-notes section 12).
-constexpr Nv2Tile kNv2Large{.invocations = 256, .bm = 128, .bn = 256, .bk = 64, .measured_tflops = 280.0, .unroll = 16};
+constexpr Nv2Tile kNv2Large{.invocations = 256, .bm = 128, .bn = 256, .bk = 64, .measured_tflops = 280.0,
+                            .k_overhead = 500, .unroll = 16};
 // With fp16 sums the accumulator takes half the registers, and a 256 x 256 tile fits; unrolled it beat
-// software pipelining by 23% at 4096^3 (perf-notes section 12).
-constexpr Nv2Tile kNv2LargeAcc16{256, 256, 256, 32, 0.0};  // not measured beside the others: never modelled
+// software pipelining by 23% at 4096^3 (perf-notes section 12). Not measured beside the others: never modelled.
+constexpr Nv2Tile kNv2LargeAcc16{.invocations = 256, .bm = 256, .bn = 256, .bk = 32};
 // 192 rows x 128 columns, on 128x256's K step and unrolling: more waves' worth of tiles where 128x256 leaves
 // SMs idle. Same H200 call against 128x256 (perf-notes section 27): 1536^3 179.5 against 135.1 TFLOP/s
 // (96 tiles against 72 on 132 SMs), 3072^3 285.3 (128x128: 232.0), 5000^3 230.5 against 201.8; 2560^3
 // 192.9 against 201.4.
-constexpr Nv2Tile kNv2Tall{.invocations = 256, .bm = 192, .bn = 128, .bk = 64, .measured_tflops = 267.4, .unroll = 16};
-constexpr Nv2Tile kNv2Medium{256, 128, 128, 64, 255.5};
-constexpr Nv2Tile kNv2Small{128, 64, 64, 64, 166.2};
+constexpr Nv2Tile kNv2Tall{.invocations = 256, .bm = 192, .bn = 128, .bk = 64, .measured_tflops = 267.4,
+                           .k_overhead = 409, .unroll = 16};
+// 96 rows x 192 columns: 128 tiles at 1536^3, one wave on 132 SMs (192x128 gives 96). Same H200 call, through
+// the experiment knob (perf-notes section 28): 1536^3 208.4 against 179.7 TFLOP/s for 192x128.
+constexpr Nv2Tile kNv2Wide{.invocations = 256, .bm = 96, .bn = 192, .bk = 64, .measured_tflops = 252.8,
+                           .k_overhead = 409, .unroll = 16};
+constexpr Nv2Tile kNv2Medium{.invocations = 256, .bm = 128, .bn = 128, .bk = 64, .measured_tflops = 255.5,
+                             .k_overhead = 222};
+constexpr Nv2Tile kNv2Small{.invocations = 128, .bm = 64, .bn = 64, .bk = 64, .measured_tflops = 166.2,
+                            .k_overhead = 51};
 // 32 rows x 64 columns for products of at most 32 rows, where the 64 x 64 tile's only row of tiles lies
 // half outside C and so takes the general path's clamped loop: 32 x 4096 x 8192 NT ran 37.9 against 20.4
 // TFLOP/s in 2 slices, 58.5 in 4 (same H200 call, perf-notes section 27). Not modelled: chosen by its rows.
-constexpr Nv2Tile kNv2Thin{128, 32, 64, 64, 0.0};
+constexpr Nv2Tile kNv2Thin{.invocations = 128, .bm = 32, .bn = 64, .bk = 64};
 // Its workgroups of 128 invocations run two to an SM: it splits to twice kEnoughWorkgroups (4 slices of
 // 32 x 4096 x 8192 beat 2 by 1.54x and 8 by 1.07x).
 constexpr uint64_t kThinWorkgroups = 2 * 128;
@@ -446,7 +456,7 @@ Nv2Tile modelled_tile(const DeviceInfo& d, uint32_t m, uint32_t n, uint32_t k, u
   // K scales every tile's unsplit time alike; 0 (unknown: a mid-sized product is being checked) reads as 1.
   const tuning::Work at{4096, 4096, 4096, 1}, work{m, n, std::max(k, 1u), batch};
   const auto seconds = [&](const Nv2Tile& tile) {
-    tuning::TileModel model{tile.bm, tile.bn, tuning::saturating_workgroups(d, tile.invocations), 0, 1.0};
+    tuning::TileModel model{tile.bm, tile.bn, tuning::saturating_workgroups(d, tile.invocations), tile.k_overhead, 1.0};
     model.unit_gflops = tuning::calibrate_unit_gflops(machine, model, at, 1, tile.measured_tflops * 1e3);
     return tuning::main_seconds(machine, model, work, 1);
   };
@@ -457,7 +467,7 @@ Nv2Tile modelled_tile(const DeviceInfo& d, uint32_t m, uint32_t n, uint32_t k, u
   constexpr double kModelMargin = 1.10;
   Nv2Tile best = kNv2Large;
   double best_seconds = seconds(kNv2Large) / kModelMargin;
-  for (const Nv2Tile& tile : {kNv2Tall, kNv2Medium, kNv2Small}) {
+  for (const Nv2Tile& tile : {kNv2Tall, kNv2Wide, kNv2Medium, kNv2Small}) {
     if (const double s = seconds(tile); s < best_seconds) best = tile, best_seconds = s;
   }
   return best;
@@ -486,7 +496,7 @@ struct NamedTile {
   uint32_t option;
   const Nv2Tile* tile;
 };
-constexpr NamedTile kNamedTiles[] = {{32, &kNv2Thin},  {64, &kNv2Small},  {128, &kNv2Medium},
+constexpr NamedTile kNamedTiles[] = {{32, &kNv2Thin},  {64, &kNv2Small},  {96, &kNv2Wide},        {128, &kNv2Medium},
                                      {192, &kNv2Tall}, {256, &kNv2Large}, {256, &kNv2LargeAcc16}};
 
 }  // namespace
@@ -508,7 +518,7 @@ Nv2Tile named_tile(const DeviceInfo& d, const Types& t, uint32_t option, const N
   }
   if (!tile) {
     throw Error(ErrorCode::invalid_argument,
-                fmt::format("the coopmat2 kernel's tile is 32, 64, 128, 192 or 256 (16, the default: chosen by "
+                fmt::format("the coopmat2 kernel's tile is 32, 64, 96, 128, 192 or 256 (16, the default: chosen by "
                             "shape), not {}",
                             option));
   }
