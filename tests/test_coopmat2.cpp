@@ -64,7 +64,7 @@ GemmDesc make_desc(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_
   return d;
 }
 
-// Every K step count of `tile` (32, 64, 128, 192 or 256 forced) on a product of one row and one column of whole
+// Every K step count of `tile` (32, 64, 96, 128, 192 or 256 forced) on a product of one row and one column of whole
 // tiles plus an edge row and column, then K long enough to split. Returns the products checked.
 int run_tile(uint32_t tile, bool f16_acc, std::mt19937_64& rng, int& failures) {
   const Engine& e = test::engine();
@@ -115,7 +115,7 @@ TEST_SUITE("coopmat2") {
     if (!runs_here(DataType::f32, false)) return;
     auto rng = test::case_rng("coopmat2 fast path");
     int failures = 0, runs = 0;
-    for (uint32_t tile : {32u, 64u, 128u, 192u, 256u}) runs += run_tile(tile, false, rng, failures);
+    for (uint32_t tile : {32u, 64u, 96u, 128u, 192u, 256u}) runs += run_tile(tile, false, rng, failures);
     try {  // fp16 sums: their own large tile (256 x 256 x 32), where the device lists shapes for them
       const GemmOptions acc16{.kernel = Kernel::coopmat2, .f16_accumulate = true};
       test::engine().check_supported(DataType::f16, DataType::f16, acc16);

@@ -188,10 +188,12 @@ TEST_SUITE("coopmat config") {
       uint32_t bm, bn, bk, wg, prefetch;
     };
     for (const Case& c : {Case{4096, 4096, 4096, 16, false, 128, 256, 64, 256, 0},
-                          Case{8192, 8192, 0, 16, false, 128, 256, 64, 256, 0},
+                          // 8192^3: the model has 192x128 8 % ahead, less than its margin: 128x256 stays.
+                          Case{8192, 8192, 8192, 16, false, 128, 256, 64, 256, 0},
                           Case{4096, 4096, 4096, 16, true, 256, 256, 32, 256, 0},
-                          // Too few large tiles unless split along K: large when K allows 2048 per slice.
-                          Case{4096, 512, 0, 16, false, 128, 128, 64, 256, 0},
+                          // Too few large tiles unless split along K: large when K allows 2048 per slice;
+                          // else the model, where 128x128 fills one wave (128 tiles).
+                          Case{4096, 512, 1024, 16, false, 128, 128, 64, 256, 0},
                           Case{4096, 512, 14336, 16, false, 128, 256, 64, 256, 0},
                           Case{4096, 512, 14336, 16, true, 256, 256, 32, 256, 0},
                           Case{2048, 2048, 2048, 16, true, 128, 128, 64, 256, 0},
@@ -199,19 +201,20 @@ TEST_SUITE("coopmat config") {
                           // The wave model among the measured tiles (fp32 sums): 128x256 leaves 3072^3's
                           // third wave 18% full; 128x128 fills 87% of its fifth, 192x128 90% of its third.
                           Case{3072, 3072, 3072, 16, false, 192, 128, 64, 256, 0},
-                          // 1536^3: 72 tiles of 128x256 on 132 SMs, 96 of 192x128 (one wave either way).
-                          Case{1536, 1536, 1536, 16, false, 192, 128, 64, 256, 0},
+                          // 1536^3: one wave of 72 tiles of 128x256, 96 of 192x128 or 128 of 96x192.
+                          Case{1536, 1536, 1536, 16, false, 96, 192, 64, 256, 0},
+                          Case{2560, 2560, 2560, 16, false, 96, 192, 64, 256, 0},
                           Case{5000, 5000, 5000, 16, false, 192, 128, 64, 256, 0},
-                          // Where the model has 192x128 ahead by less than its margin, 128x256 stays.
-                          Case{8192, 8192, 256, 16, false, 128, 256, 64, 256, 0},
-                          Case{4096, 14336, 512, 16, false, 128, 256, 64, 256, 0},
+                          // K-light: each tile's fixed cost against 4 to 8 K steps; the smaller tiles' is less.
+                          Case{8192, 8192, 256, 16, false, 64, 64, 64, 128, 0},
+                          Case{4096, 14336, 512, 16, false, 128, 128, 64, 256, 0},
+                          Case{4096, 4096, 512, 16, false, 128, 128, 64, 256, 0},
                           Case{64, 64, 64, 192, false, 192, 128, 64, 256, 0},
                           // At most 32 rows: 32 x 64 (a 64-row tile would lie half outside C).
                           Case{32, 4096, 8192, 16, false, 32, 64, 64, 128, 0},
                           Case{7, 100, 100, 16, true, 32, 64, 64, 128, 0},
                           Case{33, 4096, 8192, 16, false, 64, 64, 64, 128, 0},
                           Case{4096, 4096, 4096, 32, false, 32, 64, 64, 128, 0},
-                          Case{2560, 2560, 2560, 16, false, 128, 256, 64, 256, 0},
                           Case{4096, 4096, 4096, 64, false, 64, 64, 64, 128, 0},
                           Case{64, 64, 64, 256, false, 128, 256, 64, 256, 0},
                           Case{64, 64, 64, 256, true, 256, 256, 32, 256, 0}}) {
@@ -228,8 +231,9 @@ TEST_SUITE("coopmat config") {
       CHECK(spec_constant(s, 2) == c.bn);
       CHECK(spec_constant(s, 3) == c.bk);
       CHECK(spec_constant(s, 4) == c.prefetch);
-      // The fast loop unrolled 16 K steps at the fp32-sum 128x256 and 192x128 tiles, 8 at every other.
-      const bool long_run = !c.acc16 && ((c.bm == 128 && c.bn == 256) || (c.bm == 192 && c.bn == 128));
+      // The fast loop unrolled 16 K steps at the fp32-sum 128x256, 192x128 and 96x192 tiles, 8 at every other.
+      const bool long_run =
+          !c.acc16 && ((c.bm == 128 && c.bn == 256) || (c.bm == 192 && c.bn == 128) || (c.bm == 96 && c.bn == 192));
       CHECK(spec_constant(s, 8) == (long_run ? 16u : 8u));
       CHECK(s.tile[0] == c.bn);
       CHECK(s.tile[1] == c.bm);
@@ -237,13 +241,13 @@ TEST_SUITE("coopmat config") {
     }
   }
 
-  TEST_CASE("coopmat2's pieces keep the whole product's tile: 192x128 pins as 192, 32x64 as 32, not by columns") {
+  TEST_CASE("coopmat2's pieces keep the whole product's tile: 192x128 pins as 192, 96x192 as 96, 32x64 as 32") {
     const DeviceInfo d = nvidia();
     const tuning::Table table;
     kernels::Problem p;
     p.types = {DataType::f16, DataType::f16, false};
     p.m = p.n = p.k = p.lda = p.ldb = p.ldc = 1536;
-    for (const uint32_t tile : {16u, 32u, 64u, 128u, 192u, 256u}) {
+    for (const uint32_t tile : {16u, 32u, 64u, 96u, 128u, 192u, 256u}) {
       CAPTURE(tile);
       const kernels::Plan whole = kernels::plan(d, table, {.kernel = Kernel::coopmat2, .tile = tile}, p);
       const kernels::Pinning pinned = kernels::find_spec(Kernel::coopmat2)->pin(whole, d, {.kernel = Kernel::coopmat2});
@@ -277,7 +281,7 @@ TEST_SUITE("coopmat config") {
     expect_error([&] { kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat, .tile = 512}, 64, 64); },
                  "64, 128 or 256");
     expect_error([&] { kernels::coopmat2_launch(d, t, {.kernel = Kernel::coopmat2, .tile = 48}, 64, 64); },
-                 "32, 64, 128, 192 or 256");
+                 "32, 64, 96, 128, 192 or 256");
     // Only 16x8 fragments (no 16x16): still a valid configuration, with 16x8 fragments.
     d.coopmat_shapes.erase(d.coopmat_shapes.begin() + 2);
     d.coopmat_shapes.erase(d.coopmat_shapes.begin() + 4);

@@ -33,8 +33,8 @@ struct Nv2Tile {
   uint32_t unroll = 8;
 };
 // 16 steps at fp32 sums: +2-4% over 8 (perf-notes section 12).
-constexpr Nv2Tile kNv2Large{.invocations = 256, .bm = 128, .bn = 256, .bk = 64, .measured_tflops = 280.0,
-                            .k_overhead = 500, .unroll = 16};
+constexpr Nv2Tile kNv2Large{.invocations = 256, .bm = 128, .bn = 256, .bk = 64, .measured_tflops = 286.8,
+                            .k_overhead = 542, .unroll = 16};
 // With fp16 sums the accumulator takes half the registers, and a 256 x 256 tile fits; unrolled it beat
 // software pipelining by 23% at 4096^3 (perf-notes section 12). Not measured beside the others: never modelled.
 constexpr Nv2Tile kNv2LargeAcc16{.invocations = 256, .bm = 256, .bn = 256, .bk = 32};
@@ -42,16 +42,16 @@ constexpr Nv2Tile kNv2LargeAcc16{.invocations = 256, .bm = 256, .bn = 256, .bk =
 // SMs idle. Same H200 call against 128x256 (perf-notes section 27): 1536^3 179.5 against 135.1 TFLOP/s
 // (96 tiles against 72 on 132 SMs), 3072^3 285.3 (128x128: 232.0), 5000^3 230.5 against 201.8; 2560^3
 // 192.9 against 201.4.
-constexpr Nv2Tile kNv2Tall{.invocations = 256, .bm = 192, .bn = 128, .bk = 64, .measured_tflops = 267.4,
-                           .k_overhead = 409, .unroll = 16};
+constexpr Nv2Tile kNv2Tall{.invocations = 256, .bm = 192, .bn = 128, .bk = 64, .measured_tflops = 274.9,
+                           .k_overhead = 441, .unroll = 16};
 // 96 rows x 192 columns: 128 tiles at 1536^3, one wave on 132 SMs (192x128 gives 96). Same H200 call, through
 // the experiment knob (perf-notes section 28): 1536^3 208.4 against 179.7 TFLOP/s for 192x128.
-constexpr Nv2Tile kNv2Wide{.invocations = 256, .bm = 96, .bn = 192, .bk = 64, .measured_tflops = 252.8,
-                           .k_overhead = 409, .unroll = 16};
-constexpr Nv2Tile kNv2Medium{.invocations = 256, .bm = 128, .bn = 128, .bk = 64, .measured_tflops = 255.5,
-                             .k_overhead = 222};
-constexpr Nv2Tile kNv2Small{.invocations = 128, .bm = 64, .bn = 64, .bk = 64, .measured_tflops = 166.2,
-                            .k_overhead = 51};
+constexpr Nv2Tile kNv2Wide{.invocations = 256, .bm = 96, .bn = 192, .bk = 64, .measured_tflops = 249.2,
+                           .k_overhead = 511, .unroll = 16};
+constexpr Nv2Tile kNv2Medium{.invocations = 256, .bm = 128, .bn = 128, .bk = 64, .measured_tflops = 256.8,
+                             .k_overhead = 227};
+constexpr Nv2Tile kNv2Small{.invocations = 128, .bm = 64, .bn = 64, .bk = 64, .measured_tflops = 164.1,
+                            .k_overhead = 45};
 // 32 rows x 64 columns for products of at most 32 rows, where the 64 x 64 tile's only row of tiles lies
 // half outside C and so takes the general path's clamped loop: 32 x 4096 x 8192 NT ran 37.9 against 20.4
 // TFLOP/s in 2 slices, 58.5 in 4 (same H200 call, perf-notes section 27). Not modelled: chosen by its rows.
