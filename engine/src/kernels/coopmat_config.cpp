@@ -50,8 +50,9 @@ constexpr Nv2Tile kNv2Wide{.invocations = 256, .bm = 96, .bn = 192, .bk = 64, .m
                            .k_overhead = 511, .unroll = 16};
 constexpr Nv2Tile kNv2Medium{.invocations = 256, .bm = 128, .bn = 128, .bk = 64, .measured_tflops = 256.8,
                              .k_overhead = 227};
-constexpr Nv2Tile kNv2Small{.invocations = 128, .bm = 64, .bn = 64, .bk = 64, .measured_tflops = 164.1,
-                            .k_overhead = 45};
+// Not modelled: where the model had it level with 128x128 (8192^2 x 256), it ran 126.2 against 146.8 TFLOP/s
+// (same H200 call, perf-notes section 28); chosen where the larger tiles do not fill the device (chosen_tile).
+constexpr Nv2Tile kNv2Small{.invocations = 128, .bm = 64, .bn = 64, .bk = 64};
 // 32 rows x 64 columns for products of at most 32 rows, where the 64 x 64 tile's only row of tiles lies
 // half outside C and so takes the general path's clamped loop: 32 x 4096 x 8192 NT ran 37.9 against 20.4
 // TFLOP/s in 2 slices, 58.5 in 4 (same H200 call, perf-notes section 27). Not modelled: chosen by its rows.
@@ -448,12 +449,13 @@ uint32_t splits_to_fill(uint64_t groups, uint32_t k, uint64_t enough = kEnoughWo
   return wanted <= 4 && k / wanted >= 2048 ? static_cast<uint32_t>(wanted) : 0;
 }
 
-// Of the tiles with measured rates, the one the wave model expects to finish an unsplit product first: on
-// the H200, 128x128 beat 128x256 at 3000^3 (167 against 139 TFLOP/s) and 3072^3 (212 against 202), where
-// 128x256 leaves its last wave a quarter full.
+// Of the modelled tiles, the one the wave model expects to finish an unsplit product first: by its waves
+// (1536^3: 128 tiles of 96x192 fill one wave on 132 SMs, 72 of 128x256 leave 60 idle) and by each tile's fixed
+// cost against K (K-light: 128x128's is 227 K steps, 128x256's 542; on the H200 128x128 ran 4096^2 x 512
+// 1.19x faster, 32 x 512^3 1.27x).
 Nv2Tile modelled_tile(const DeviceInfo& d, uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
   const tuning::Machine machine = tuning::machine_of(d);
-  // K scales every tile's unsplit time alike; 0 (unknown: a mid-sized product is being checked) reads as 1.
+  // K 0 (an empty sum: C = beta C) reads as 1.
   const tuning::Work at{4096, 4096, 4096, 1}, work{m, n, std::max(k, 1u), batch};
   const auto seconds = [&](const Nv2Tile& tile) {
     tuning::TileModel model{tile.bm, tile.bn, tuning::saturating_workgroups(d, tile.invocations), tile.k_overhead, 1.0};
@@ -467,7 +469,7 @@ Nv2Tile modelled_tile(const DeviceInfo& d, uint32_t m, uint32_t n, uint32_t k, u
   constexpr double kModelMargin = 1.10;
   Nv2Tile best = kNv2Large;
   double best_seconds = seconds(kNv2Large) / kModelMargin;
-  for (const Nv2Tile& tile : {kNv2Tall, kNv2Wide, kNv2Medium, kNv2Small}) {
+  for (const Nv2Tile& tile : {kNv2Tall, kNv2Wide, kNv2Medium}) {
     if (const double s = seconds(tile); s < best_seconds) best = tile, best_seconds = s;
   }
   return best;
