@@ -51,7 +51,8 @@ constexpr Nv2Tile kNv2Wide{.invocations = 256, .bm = 96, .bn = 192, .bk = 64, .m
 constexpr Nv2Tile kNv2Medium{.invocations = 256, .bm = 128, .bn = 128, .bk = 64, .measured_tflops = 256.8,
                              .k_overhead = 227};
 // Not modelled: where the model had it level with 128x128 (8192^2 x 256), it ran 126.2 against 146.8 TFLOP/s
-// (same H200 call, perf-notes section 28); chosen where the larger tiles do not fill the device (chosen_tile).
+// (same H200 call, perf-notes section 28); chosen for products narrower than 128 x 128 and where the larger
+// tiles do not fill the device (chosen_tile).
 constexpr Nv2Tile kNv2Small{.invocations = 128, .bm = 64, .bn = 64, .bk = 64};
 // 32 rows x 64 columns for products of at most 32 rows, where the 64 x 64 tile's only row of tiles lies
 // half outside C and so takes the general path's clamped loop: 32 x 4096 x 8192 NT ran 37.9 against 20.4
@@ -537,6 +538,9 @@ Nv2Tile named_tile(const DeviceInfo& d, const Types& t, uint32_t option, const N
 Nv2Tile chosen_tile(const DeviceInfo& d, const Types& t, uint32_t m, uint32_t n, uint32_t k, uint32_t batch,
                     const Nv2Tile& large) {
   if (m <= kNv2Thin.bm && nv2_shape(d, t, kNv2Thin)) return kNv2Thin;
+  // Narrower than 128 x 128 (a larger tile would lie mostly outside C): 256 x 64^3 ran 20.4 TFLOP/s on 64x64
+  // against 12.3 on 128x128 (H200, perf-notes section 28).
+  if ((m < kNv2Medium.bm || n < kNv2Medium.bn) && nv2_shape(d, t, kNv2Small)) return kNv2Small;
   // The largest tile that gives enough workgroups, by itself or split along K (coopmat2_splits): on the
   // H200 a large tile split beat a medium one unsplit (perf-notes section 11).
   // With fp32 sums and enough workgroups unsplit, the wave model chooses among the measured tiles; a
