@@ -194,6 +194,8 @@ TEST_SUITE("coopmat config") {
                           // Too few large tiles unless split along K: large when K allows 2048 per slice;
                           // else the model, where 128x128 fills one wave (128 tiles).
                           Case{4096, 512, 1024, 16, false, 128, 128, 64, 256, 0},
+                          // Where 128x256 would need slices under 2048 deep, 128x128 split along K.
+                          Case{128, 8192, 4096, 16, false, 128, 128, 64, 256, 0},
                           Case{4096, 512, 14336, 16, false, 128, 256, 64, 256, 0},
                           Case{4096, 512, 14336, 16, true, 256, 256, 32, 256, 0},
                           Case{2048, 2048, 2048, 16, true, 128, 128, 64, 256, 0},
@@ -251,6 +253,17 @@ TEST_SUITE("coopmat config") {
     const auto s = kernels::coopmat2_launch(nvidia(), t, {.kernel = Kernel::coopmat2}, 64, 64, 64, 256);
     CHECK(s.tile[0] == 64);
     CHECK(s.tile[1] == 64);
+  }
+
+  TEST_CASE("coopmat2: 128 x 8192 x 4096 runs 128x128 in 2 slices along K") {
+    kernels::Problem p;
+    p.types = {DataType::f16, DataType::f16, false};
+    p.m = 128, p.n = 8192, p.k = 4096;
+    p.trans_b = true;
+    p.lda = p.ldb = 4096, p.ldc = 8192;
+    const kernels::Plan plan = kernels::plan(nvidia(), tuning::Table{}, {.kernel = Kernel::coopmat2}, p);
+    CHECK(plan.description.find("128x128 split 2") != std::string::npos);
+    CHECK(plan.splits == 2);
   }
 
   TEST_CASE("coopmat2's pieces keep the whole product's tile: 192x128 pins as 192, 96x192 as 96, 32x64 as 32") {

@@ -554,6 +554,11 @@ Nv2Tile chosen_tile(const DeviceInfo& d, const Types& t, uint32_t m, uint32_t n,
     tile = large;
   } else if (tiles(m, n, kNv2Medium.bm, kNv2Medium.bn) >= kEnoughWorkgroups) {
     tile = kNv2Medium;
+  } else if (splits_to_fill(tiles(m, n, kNv2Medium.bm, kNv2Medium.bn) * batch, k) > 1) {
+    // 128x128 split along K where the large tile would need slices shorter than 2048: 128 x 8192 x 4096 NT
+    // ran 174.8 TFLOP/s in 2 slices of 128x128 against 136.7 on 64x64 unsplit and 148.0 on 128x256 in 4
+    // slices (same H200 call, perf-notes section 28).
+    tile = kNv2Medium;
   }
   // A tile the device lists no shape for falls back to one it does.
   if (!nv2_shape(d, t, tile)) tile = nv2_shape(d, t, kNv2Medium) ? kNv2Medium : kNv2Small;
