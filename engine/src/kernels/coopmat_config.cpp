@@ -545,19 +545,17 @@ Nv2Tile chosen_tile(const DeviceInfo& d, const Types& t, uint32_t m, uint32_t n,
   // H200 a large tile split beat a medium one unsplit (perf-notes section 11).
   // With fp32 sums and enough workgroups unsplit, the wave model chooses among the measured tiles; a
   // large tile that needs a split to fill the device keeps it (the split K path, section 11).
+  // Then 128x128, by itself or split along K (where the large tile would need slices shorter than 2048:
+  // 128 x 8192 x 4096 NT ran 174.8 TFLOP/s in 2 slices of 128x128 against 136.7 on 64x64 unsplit and 148.0
+  // on 128x256 in 4 slices, same H200 call, perf-notes section 28); else 64x64.
   Nv2Tile tile = kNv2Small;
   const uint32_t large_splits = splits_to_fill(tiles(m, n, large.bm, large.bn) * batch, k);
-  const bool medium_fills = tiles(m, n, kNv2Medium.bm, kNv2Medium.bn) * batch >= kEnoughWorkgroups;
-  if (!t.f16_accumulate && (large_splits == 1 || (large_splits == 0 && medium_fills))) {
+  const uint32_t medium_splits = splits_to_fill(tiles(m, n, kNv2Medium.bm, kNv2Medium.bn) * batch, k);
+  if (!t.f16_accumulate && (large_splits == 1 || (large_splits == 0 && medium_splits == 1))) {
     tile = modelled_tile(d, m, n, k, batch);
   } else if (large_splits != 0) {
     tile = large;
-  } else if (tiles(m, n, kNv2Medium.bm, kNv2Medium.bn) >= kEnoughWorkgroups) {
-    tile = kNv2Medium;
-  } else if (splits_to_fill(tiles(m, n, kNv2Medium.bm, kNv2Medium.bn) * batch, k) > 1) {
-    // 128x128 split along K where the large tile would need slices shorter than 2048: 128 x 8192 x 4096 NT
-    // ran 174.8 TFLOP/s in 2 slices of 128x128 against 136.7 on 64x64 unsplit and 148.0 on 128x256 in 4
-    // slices (same H200 call, perf-notes section 28).
+  } else if (medium_splits != 0) {
     tile = kNv2Medium;
   }
   // A tile the device lists no shape for falls back to one it does.

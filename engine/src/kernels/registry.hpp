@@ -122,16 +122,18 @@ std::array<uint32_t, 3> dispatch_grid(const DeviceInfo& device, const LaunchShap
 bool is_matrix_kernel(Kernel kernel) noexcept;
 LaunchShape coopmat_launch(const DeviceInfo& device, const Types& types, const GemmOptions& options, uint32_t m,
                            uint32_t n);
-// coopmat2's tile: options.tile, or (16) by shape: 32 x 64 for at most 32 rows, else the largest that fills
-// the device, split along K where k (the product's K, 0: unknown) allows, or the wave model's among the
-// measured tiles; batch entries count as workgroups.
+// coopmat2's tile: options.tile, or (16) by shape: 32 x 64 for at most 32 rows, 64 x 64 for fewer than 128
+// rows or columns, else the wave model's among the modelled tiles where one fills the device unsplit, else
+// the largest that fills it split along K where k (the product's K) allows; batch entries count as
+// workgroups.
 LaunchShape coopmat2_launch(const DeviceInfo& device, const Types& types, const GemmOptions& options, uint32_t m,
                             uint32_t n, uint32_t k = 0, uint32_t batch = 1);
 // Split-K slices for a coopmat2 launch (1: none): short grids with a long K are cut along K, the partial
 // sums (of either accumulator type) going through an fp32 workspace and splitk_reduce.
 uint32_t coopmat2_splits(const LaunchShape& shape, uint32_t m, uint32_t n, uint32_t k, uint32_t batch);
-// The GemmOptions::tile that names coopmat2's bm x bn tile (32 for 32 x 64, 64, 128, 192 for 192 x 128, 256
-// for 128 x 256 or, with fp16 sums, 256 x 256); a tile only the experiment knob makes, by its longer side.
+// The GemmOptions::tile that names coopmat2's bm x bn tile (32 for 32 x 64, 64, 96 for 96 x 192, 128, 192 for
+// 192 x 128, 256 for 128 x 256 or, with fp16 sums, 256 x 256); a tile only the experiment knob makes, by its
+// longer side.
 uint32_t coopmat2_tile_option(uint32_t bm, uint32_t bn);
 // Throws unless the device has what the kernel needs (extension, features, a shape for these types).
 void check_matrix_kernel(const DeviceInfo& device, Kernel kernel, const Types& types);
