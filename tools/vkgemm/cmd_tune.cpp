@@ -286,7 +286,7 @@ void ShapeSearch::split_k_of_finalists() {
     const uint64_t blocks = uint64_t{(s_.m + base.bm - 1) / base.bm} * ((s_.n + base.bn - 1) / base.bn);
     if (blocks >= 256) continue;
     for (uint32_t split : {1u, 2u, 4u, 8u, 16u}) {
-      if (s_.k / split < 256) break;
+      if (s_.k / split < kMinBlockedSliceK) break;
       if (split == base.split_k) continue;
       BlockedConfig c = base;
       c.split_k = split;

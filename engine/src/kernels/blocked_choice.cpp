@@ -9,11 +9,11 @@
 #include "kernels/kernel_spec.hpp"
 #include "tuning/wave_model.hpp"
 #include "vkgemm/error.hpp"
+#include "vkgemm/tuning.hpp"
 
 namespace vkgemm::kernels {
 namespace {
 
-constexpr uint32_t kMinSliceK = 256;     // split-K slices shorter than this do not pay for the second pass
 constexpr double kSplitMargin = 0.97;    // a split must promise 3% to be taken (the model is an estimate)
 
 struct Candidate {
@@ -88,7 +88,7 @@ std::pair<uint32_t, double> best_split(const tuning::Machine& machine, const Can
   const double unsplit = seconds(1);
   uint32_t best = 1;
   double best_seconds = unsplit;
-  const uint32_t most = static_cast<uint32_t>(std::min<uint64_t>(kMaxBlockedSplits, w.k / kMinSliceK));
+  const uint32_t most = static_cast<uint32_t>(std::min<uint64_t>(kMaxBlockedSplits, w.k / kMinBlockedSliceK));
   for (uint32_t s = 2; s <= most; ++s) {
     const double t = seconds(s);
     if (t < unsplit * kSplitMargin && t < best_seconds) best = s, best_seconds = t;
