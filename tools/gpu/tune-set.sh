@@ -7,7 +7,7 @@ set -u
 set_file=$1; seconds=${2:-540}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 name=$(basename "$set_file" .json); R=tune-$name; mkdir -p $R
-timeout "$seconds" build/release/vkgemm tune --type f32 --shapes "$set_file" --repeat 10 --out $R/tuned.json \
+timeout "$seconds" ${BINARY:-build/release/vkgemm} tune --type f32 --shapes "$set_file" --repeat 10 --out $R/tuned.json \
   > $R/tune.txt 2>$R/tune-stderr.txt
 echo "tune $set_file rc $? (124: cut at ${seconds} s)" | tee $R/rc.txt
 tar czf "$OUT/$R.tgz" $R
