@@ -149,15 +149,18 @@ TEST_SUITE("blocked choice") {
       CAPTURE(to_string(c.config));
       CHECK(c.config.bm * c.config.bn == 128u * 256u);
     }
-    // ... nor sends the small squares to 128x256 (H200, session 8, same call: 512^3 0.36 and 1000^3 0.63 of
-    // cuBLAS on 128x256; 1.24 and 0.71 on 64x64). Since session 10, 512^3 and 1000^3 have entries of their
-    // own (64x64x32 split 2 and 128x128x16 split 2: 0.89 and 0.74), taken as measured.
+    // ... nor sends the small squares the model plans to 128x256 (H200, session 8, same call: 512^3 0.36 and
+    // 1000^3 0.63 of cuBLAS on 128x256 split at most 2; 1.24 and 0.71 on 64x64). 512^3 and 1000^3 have
+    // entries of their own, taken as measured (session 14: 64x128 and 128x256, each in 4 slices).
     for (const uint32_t n : {448u, 512u, 600u, 768u, 900u, 1000u, 1100u}) {
       const BlockedChoice c = choose(nvidia(), n, n, n);
       CAPTURE(n);
       CAPTURE(to_string(c.config));
-      CHECK(c.config.bm * c.config.bn <= 128u * 128u);
-      if (n == 512 || n == 1000) CHECK(c.reason == "tuned shape");
+      if (n == 512 || n == 1000) {
+        CHECK(c.reason == "tuned shape");
+      } else {
+        CHECK(c.config.bm * c.config.bn <= 128u * 128u);
+      }
     }
   }
 
