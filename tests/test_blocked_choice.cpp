@@ -164,6 +164,21 @@ TEST_SUITE("blocked choice") {
     }
   }
 
+  TEST_CASE("a pass's fixed cost is not the tiles' work: small batched products keep small tiles") {
+    // Every pass costs the model kPassSeconds besides its tiles, and a measured entry's unit rate is what
+    // remains. Without that, the small entries (448^3 in 16 us, 512^3) calibrated their tiles far below the
+    // large ones' and the model sent a batch of 256 products of 64^3 to 32x128 tiles, each half empty:
+    // 15.1 us on the H200 against 9.7 on 64x64 (session 14, same call), and 32 of 128^3 to 128x128: 19.5
+    // against 9.7.
+    for (const auto& [n, batch] : {std::pair{64u, 256u}, {128u, 32u}}) {
+      const BlockedChoice c = choose(nvidia(), n, n, n, batch);
+      CAPTURE(n);
+      CAPTURE(to_string(c.config));
+      CHECK(c.config.bm == 64);
+      CHECK(c.config.bn == 64);
+    }
+  }
+
   TEST_CASE("a short wide product splits K to fill the device") {
     const BlockedChoice c = choose(nvidia(), 96, 4096, 4096);
     MESSAGE("96x4096x4096: ", to_string(c.config), " (", c.reason, ")");

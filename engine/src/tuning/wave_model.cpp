@@ -26,7 +26,7 @@ double main_seconds(const Machine& machine, const TileModel& tile, const Work& w
   const uint64_t busiest = std::max<uint64_t>(ceil_div(tiles, machine.units), tile.saturating);
   const double k_slice = static_cast<double>(ceil_div(work.k, splits) + tile.k_overhead);
   const double tile_flops = 2.0 * tile.bm * tile.bn * k_slice;
-  return static_cast<double>(busiest) * tile_flops / (tile.unit_gflops * 1e9);
+  return kPassSeconds + static_cast<double>(busiest) * tile_flops / (tile.unit_gflops * 1e9);
 }
 
 double reduce_seconds(const Machine& machine, const TileModel& tile, const Work& work, uint32_t splits,
@@ -40,9 +40,11 @@ double reduce_seconds(const Machine& machine, const TileModel& tile, const Work&
 double calibrate_unit_gflops(const Machine& machine, TileModel tile, const Work& work, uint32_t splits,
                              double measured_gflops) noexcept {
   tile.unit_gflops = 1.0;
-  const double at_one = main_seconds(machine, tile, work, splits);  // seconds at 1 GFLOP/s a unit
+  const double at_one = main_seconds(machine, tile, work, splits) - kPassSeconds;  // the tiles at 1 GFLOP/s a unit
   const double measured = 2.0 * static_cast<double>(work.m * work.n * work.k * work.batch) / (measured_gflops * 1e9);
-  return measured > 0.0 ? at_one / measured : 1.0;
+  // The pass's fixed cost is not the tiles' work: a small product measured in 16 us spent a quarter of it
+  // there. A measurement shorter than 2 fixed costs says little about the tiles; it counts as twice that.
+  return measured > 0.0 ? at_one / (std::max(measured, 2 * kPassSeconds) - kPassSeconds) : 1.0;
 }
 
 }  // namespace vkgemm::tuning
