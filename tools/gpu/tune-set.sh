@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tunes the blocked kernel for one shape set's f32 cases on the GPU (vkgemm tune --shapes), each winner written
 # to tuned.json as it is found, for at most SECONDS (an interrupted run keeps what it found); the log and the
-# file under $OUT/tune-<set name>.tgz. Usage (device tool; carry .gl, build/release/vkgemm):
+# file under $OUT/tune-<set name>.tgz. Usage (device tool; carry .gl and the binary: BINARY, default
+# build/release/vkgemm):
 #   bash tools/gpu/tune-set.sh SET.json [SECONDS, default 540]
 set -u
 set_file=$1; seconds=${2:-540}
