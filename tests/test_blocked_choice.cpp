@@ -149,9 +149,10 @@ TEST_SUITE("blocked choice") {
       CAPTURE(to_string(c.config));
       CHECK(c.config.bm * c.config.bn == 128u * 256u);
     }
-    // ... nor sends the small squares the model plans to 128x256 (H200, session 8, same call: 512^3 0.36 and
-    // 1000^3 0.63 of cuBLAS on 128x256 split at most 2; 1.24 and 0.71 on 64x64). 512^3 and 1000^3 have
-    // entries of their own, taken as measured (session 14: 64x128 and 128x256, each in 4 slices).
+    // ... nor sends the small squares to 128x256 (H200, session 8, same call: 512^3 0.36 and 1000^3 0.63 of
+    // cuBLAS on 128x256 split at most 2; 1.24 and 0.71 on 64x64). 512^3 and 1000^3 have entries of their own,
+    // taken as measured (session 14: 64x128 and 128x256, each in 4 slices); so do 448^3 and 768^3 (64x64 and
+    // 64x256); 600^3, 900^3 and 1100^3 are the model's.
     for (const uint32_t n : {448u, 512u, 600u, 768u, 900u, 1000u, 1100u}) {
       const BlockedChoice c = choose(nvidia(), n, n, n);
       CAPTURE(n);
