@@ -13,6 +13,7 @@
 #include "tuning/tuning_table.hpp"
 #include "tuning/wave_model.hpp"
 #include "vkgemm/error.hpp"
+#include "vkgemm/tuning.hpp"
 
 using namespace vkgemm;
 using kernels::BlockedChoice;
@@ -162,6 +163,20 @@ TEST_SUITE("blocked choice") {
       } else {
         CHECK(c.config.bm * c.config.bn <= 128u * 128u);
       }
+    }
+  }
+
+  TEST_CASE("split-K slices go down to kMinBlockedSliceK of K, not below") {
+    // Slices shorter than 256 paid on the H200 (session 14: 1000^3 in 4 slices of 250 ran 62.7 us against
+    // 68.0 for the best 2-slice plan; 512^3 in 4 of 128 17.1 against 17.8); the model may take them.
+    const BlockedChoice mid = choose(nvidia(), 600, 600, 600);
+    CAPTURE(to_string(mid.config));
+    CHECK(600 / mid.config.split_k < 256u);
+    for (const uint32_t k : {130u, 300u, 600u, 1100u, 4096u}) {
+      const BlockedChoice c = choose(nvidia(), 600, 600, k);
+      CAPTURE(k);
+      CAPTURE(to_string(c.config));
+      CHECK((c.config.split_k == 1 || k / c.config.split_k >= kMinBlockedSliceK));
     }
   }
 
