@@ -37,13 +37,17 @@ void run_grid(DataType type, const GemmOptions& options, const std::vector<uint3
     test::skip(e.what());
     return;
   }
-  auto rng = test::case_rng(fmt::format("{} {} {} {}", to_string(type), to_string(options.kernel), options.tile,
-                                        to_string(options.blocked)));
+  const std::string name =
+      fmt::format("{} {} {} {}", to_string(type), to_string(options.kernel), options.tile, to_string(options.blocked));
+  auto rng = test::case_rng(name);
+  const test::GridSample sample = test::grid_sample(name);
   int failures = 0;
+  uint64_t index = 0;
   for (uint32_t skew : skews)
     for (uint32_t m : ms)
       for (uint32_t n : ns)
         for (uint32_t k : ks) {
+          if (!sample.takes(index++)) continue;
           const auto result = test::check_product(type, m, n, k, options, rng, skew);
           if (!result.passed && ++failures <= 5) {
             FAIL_CHECK("seed ", test::run_seed(), ": ", result.detail);
@@ -150,12 +154,16 @@ TEST_SUITE("shapes") {
       for (uint32_t split : {1u, 2u, 4u}) {
         if (split > 1 && c.lanes_n != 8) continue;  // split-K on one warp layout per tile shape
         c.split_k = split;
+        // Sampled per configuration: each one keeps at least a product in every sampled run.
+        const test::GridSample sample = test::grid_sample("small-M " + to_string(c));
+        uint64_t index = 0;
         const std::set<uint32_t> ms = {1, c.bm - 1, c.bm + 1, 127};
         const std::set<uint32_t> ns = {c.bn - 1, c.bn + 3};
         const uint32_t k = split > 1 ? 4 * c.bk * split + 5 : 2 * c.bk + 1;
         for (uint32_t m : ms)
           for (uint32_t n : ns)
             for (uint32_t skew : {0u, 3u}) {
+              if (!sample.takes(index++)) continue;
               ++products;
               const auto r = test::check_product(DataType::f32, m, n, k, {.kernel = Kernel::blocked, .blocked = c},
                                                  rng, skew);
