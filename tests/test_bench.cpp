@@ -12,6 +12,7 @@
 #include "bench/bench_case.hpp"
 #include "bench/bench_files.hpp"
 #include "bench/bench_progress.hpp"
+#include "bench/bench_steady.hpp"
 #include "parallel_compare.hpp"
 #include "support.hpp"
 #include "vkgemm/half.hpp"
@@ -131,6 +132,89 @@ TEST_SUITE("bench") {
     TimeEstimate alike;
     for (int i = 0; i < 3; ++i) alike.add(1e3, 0, 0.5, 0);
     CHECK(alike.seconds_for(4, 1e9, 0) == doctest::Approx(2.0));
+  }
+
+  TEST_CASE("warm-up: untimed batches doubling until the device has been busy long enough") {
+    std::vector<uint32_t> batches;
+    const WarmUp w = cli::warm_up(100.0, [&](uint32_t n) {
+      batches.push_back(n);
+      return 10.0 * n;  // 10 ms a product
+    });
+    CHECK(batches == std::vector<uint32_t>{1, 2, 4, 8});  // 10, 30, 70, then 150 ms: enough
+    CHECK(w.busy_ms == 150.0);
+    CHECK(w.dispatches == 15);
+    CHECK(w.last_batch == 8);
+    CHECK(cli::warm_up(0.0, [](uint32_t) { return 1.0; }).dispatches == 0);  // none asked: nothing runs
+    CHECK(cli::warm_up(100.0, [](uint32_t) { return -1.0; }).dispatches == 0);  // no timestamps: it stops
+    DeviceInfo gpu, cpu;
+    gpu.type = DeviceType::discrete_gpu;
+    cpu.type = DeviceType::cpu;
+    CHECK(cli::default_warmup_ms(gpu) == cli::kGpuWarmupMs);
+    CHECK(cli::default_warmup_ms(cpu) == 0.0);
+    CHECK(cli::default_warmup_ms(cpu, 50.0) == 50.0);
+  }
+
+  TEST_CASE("steadiness: checks within the tolerance pass, a drift flags the segments beside it") {
+    using cli::Checkpoint;
+    const auto at = [](std::vector<double> ms) {
+      std::vector<Checkpoint> out;
+      for (size_t i = 0; i < ms.size(); ++i) out.push_back({5.0 * double(i), ms[i], 0.0});
+      return out;
+    };
+    const auto steady = [](const std::vector<cli::Verdict>& v) {
+      std::vector<bool> out;
+      for (const auto& x : v) out.push_back(x.steady);
+      return out;
+    };
+    // Steady: every check within 10% of the fastest.
+    CHECK(steady(cli::judge_segments(at({1.00, 1.05, 0.98, 1.07}), 10.0)) == std::vector<bool>{true, true, true});
+    // The device clocked down after the warm reference (a GPU timed without warm-up): every later segment.
+    const auto cold = cli::judge_segments(at({1.0, 4.0, 3.9, 4.1}), 10.0);
+    CHECK(steady(cold) == std::vector<bool>{false, false, false});
+    CHECK(cold[0].slowdown == doctest::Approx(4.0));
+    CHECK(contains(cold[0].reason, "4.00x its fastest"));
+    CHECK(contains(cold[0].reason, "10% tolerance"));
+    // One slow check in the middle: the segments on either side of it, not the others.
+    CHECK(steady(cli::judge_segments(at({1.0, 1.0, 1.5, 1.0, 1.0}), 10.0)) ==
+          std::vector<bool>{true, false, false, true});
+    // A drift at the end (throttling): the last segment only.
+    CHECK(steady(cli::judge_segments(at({1.0, 1.02, 1.2}), 10.0)) == std::vector<bool>{true, false});
+    // A slow reference (the fastest check came later) flags the first segment.
+    CHECK(steady(cli::judge_segments(at({1.3, 1.0, 1.0}), 10.0)) == std::vector<bool>{false, true});
+    // Just inside and just outside the tolerance.
+    CHECK(steady(cli::judge_segments(at({1.0, 1.099}), 10.0)) == std::vector<bool>{true});
+    CHECK(steady(cli::judge_segments(at({1.0, 1.101}), 10.0)) == std::vector<bool>{false});
+    // A series cut short after its reference: one segment, judged by it alone.
+    CHECK(steady(cli::judge_segments(at({1.0}), 10.0)) == std::vector<bool>{true});
+    CHECK(cli::judge_segments({}, 10.0).empty());
+  }
+
+  TEST_CASE("steadiness: the cases of an unsteady segment become unsteady, with the reason; others keep theirs") {
+    Run run;
+    run.settings.steady_tolerance_pct = 10.0;
+    run.steadiness.checks = {{0.0, 1.0, 200.0}, {5.0, 1.0, 200.0}, {10.0, 2.0, 200.0}};
+    for (const auto& [segment, status] : std::vector<std::pair<size_t, Status>>{
+             {0, Status::passed}, {0, Status::unverified}, {1, Status::passed}, {1, Status::unverified},
+             {1, Status::failed}, {1, Status::skipped}}) {
+      CaseResult c;
+      c.segment = segment;
+      c.status = status;
+      run.cases.push_back(c);
+    }
+    LatencyResult l;
+    l.segment = 1;
+    l.status = Status::passed;
+    run.latency.push_back(l);
+    apply_steadiness(run);
+    CHECK(run.cases[0].status == Status::passed);
+    CHECK(run.cases[1].status == Status::unverified);
+    CHECK(run.cases[2].status == Status::unsteady);
+    CHECK(contains(run.cases[2].reason, "drifted"));
+    CHECK(run.cases[3].status == Status::unsteady);
+    CHECK(run.cases[4].status == Status::failed);  // never timed: nothing to judge
+    CHECK(run.cases[5].status == Status::skipped);
+    CHECK(run.latency[0].status == Status::unsteady);
+    CHECK(unsteady_count(run) == 3);
   }
 
   TEST_CASE("parallel_compare says what compare_with_reference says") {

@@ -25,8 +25,9 @@ SCHEMA = json.loads((SOURCE / "docs" / "bench.schema.json").read_text())
 ENV = dict(os.environ, VKGEMM_VALIDATION="1")  # any validation message makes vkgemm exit 3
 
 # 16^3 and 33*17*9 are checked against the reference; 32^3 is above --verify-max; tile 64 is more
-# invocations than lavapipe (and most GPUs) allow, so those cases are skipped.
-SWEEP = ["--sizes", "16,32", "--shapes", "33x17x9", "--types", "all", "--kernels", "all", "--tiles", "8,64",
+# invocations than lavapipe (and most GPUs) allow, so those cases are skipped. The steadiness tolerance is
+# wide, so the statuses do not hang on how busy the machine is (test_bench.cpp tests the rule itself).
+SWEEP = ["--steady-tolerance", "1000", "--sizes", "16,32", "--shapes", "33x17x9", "--types", "all", "--kernels", "all", "--tiles", "8,64",
          "--repeat", "3", "--warmup", "1", "--verify-max", "20000", "--latency-sizes", "16", "--latency-calls", "5",
          "--seed", "12345"]
 
@@ -61,6 +62,18 @@ class BenchAndReport(unittest.TestCase):
         self.assertRegex(doc["vkgemm"]["commit"], r"^([0-9a-f]{4,40}(-dirty)?|unknown)$")
         self.assertTrue(doc["device"]["name"])
         self.assertEqual(doc["settings"]["seed"], "12345")
+        # The warm-up rule: none on a CPU device, 200 ms of device time on a GPU.
+        self.assertEqual(doc["settings"]["warmup_ms"], 0 if doc["device"]["type"] == "CPU" else 200)
+        self.assertEqual(doc["settings"]["steady_tolerance_pct"], 1000)
+        # The steadiness checks: the reference at the start and one at the end at least, each segment judged.
+        steady = doc["steadiness"]
+        self.assertRegex(steady["product"], r"^f32 \d+x\d+x\d+ auto \(")
+        self.assertGreaterEqual(len(steady["checks"]), 2)
+        self.assertEqual(steady["checks"][0]["at_s"] < steady["checks"][-1]["at_s"], True)
+        self.assertEqual(len(steady["segments"]), len(steady["checks"]) - 1)
+        self.assertEqual((steady["verdict"], steady["unsteady_cases"]), ("steady", 0))
+        for c in doc["cases"] + doc["latency"]:
+            self.assertLess(c["segment"], len(steady["segments"]))
         # naive and tiled run once per tile (8 and 64); blocked, coopmat and coopmat2 once each, as the engine
         # configures them ("all" is every kernel; the device skips what it cannot run, with the reason).
         types = ["f32", "i32", "f64", "f16"]
@@ -89,6 +102,7 @@ class BenchAndReport(unittest.TestCase):
                 self.assertTrue(c["ran"].startswith(c["kernel"] + " "), c["ran"])
                 if c["kernel"] == "blocked":
                     self.assertRegex(c["ran"], r"^blocked \d+x\d+x\d+ \d+x\d+ lanes \d+ split \d+")
+                self.assertEqual(c["warmup"]["busy_ms"] > 0, doc["settings"]["warmup_ms"] > 0)
                 t = c["gpu_time"]
                 self.assertEqual(t["count"], 3)
                 self.assertEqual(len(t["samples"]), 3)
@@ -148,6 +162,7 @@ class BenchAndReport(unittest.TestCase):
         self.assertIn("unverified (m*n*k > --verify-max)", out)
         self.assertIn("end-to-end latency", out)
         self.assertIn("skipped", out)
+        self.assertRegex(out, r"steadiness: \d+ checks of f32 .*: steady")
         total = len(self.doc["cases"]) + len(self.doc["latency"])
         self.assertIn(f"{total}/{total} cases done", err)
         self.assertNotIn("GFLOP/s", err)
@@ -209,6 +224,9 @@ class BenchAndReport(unittest.TestCase):
                  (["--repeat", "0"], "--repeat must be between 1"),
                  (["--peak-gflops", "-3"], "--peak-gflops must be positive"),
                  (["--verify-max", "-1"], "--verify-max must be 0 or more"),
+                 (["--warmup-ms", "-5"], "--warmup-ms must be between 0 and 10000"),
+                 (["--warmup-ms", "nan"], "--warmup-ms must be between 0 and 10000"),
+                 (["--steady-tolerance", "0"], "--steady-tolerance must be a percentage above 0"),
                  (["--json", "/nonexistent-dir/r.json"], "--json /nonexistent-dir/r.json: cannot create"),
                  (["--device", "no-such-gpu"], "no device name contains")]
         for args, words in cases:

@@ -12,6 +12,7 @@
 #include "bench/bench_environment.hpp"
 #include "bench/bench_files.hpp"
 #include "bench/bench_progress.hpp"
+#include "bench/bench_steady.hpp"
 #include "bench/bench_table.hpp"
 #include "build_commit.hpp"
 #include "commands.hpp"
@@ -31,6 +32,9 @@ constexpr double kCheckpointSeconds = 5.0;
 struct BenchOptions {
   std::string sizes, shapes, types = "f32", kernels = "all", tiles = "8,16,32", latency_sizes = "16,64,256";
   int64_t repeat = 10, warmup = 2, latency_calls = 100;
+  std::optional<double> warmup_ms;  // absent: the device's default (steady.hpp)
+  double steady_tolerance = kSteadyTolerancePct;
+  bool fail_unsteady = false;
   double verify_max = 2048.0 * 2048.0 * 2048.0;
   std::optional<double> peak_gflops;
   std::string json_path, csv_path;
@@ -50,6 +54,17 @@ Settings settings_of(const BenchOptions& o) {
   settings.repeat = in_range("--repeat", o.repeat, 1, 100000);
   settings.warmup = in_range("--warmup", o.warmup, 0, 100000);
   settings.latency_calls = in_range("--latency-calls", o.latency_calls, 1, 1000000);
+  if (o.warmup_ms && !(*o.warmup_ms >= 0.0 && *o.warmup_ms <= 10000.0)) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("--warmup-ms must be between 0 and 10000 ms of device time (got {})", *o.warmup_ms));
+  }
+  settings.warmup_ms = o.warmup_ms.value_or(-1.0);  // negative: the device's default, filled in once it is open
+  if (!(o.steady_tolerance > 0.0 && o.steady_tolerance <= 1000.0)) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("--steady-tolerance must be a percentage above 0 and at most 1000 (got {})",
+                            o.steady_tolerance));
+  }
+  settings.steady_tolerance_pct = o.steady_tolerance;
   if (!(o.verify_max >= 0.0)) {
     throw Error(ErrorCode::invalid_argument, fmt::format("--verify-max must be 0 or more (got {})", o.verify_max));
   }
@@ -140,17 +155,19 @@ struct Ran {
   bool checked = false;
 };
 
-Ran run_job(Engine& engine, const Job& job, size_t i, Run& run) {
+Ran run_job(Engine& engine, const Job& job, size_t i, Run& run, size_t segment) {
   Ran out;
   const uint64_t seed = case_seed(run.settings.seed, i);
   if (!job.latency) {
     CaseResult r = run_case(engine, job.shape, job.type, job.config, run.settings, seed);
+    r.segment = segment;
     if (i == 0) out.row = case_table_header();
     out.row += case_row(r);
     out.status = r.status, out.check_seconds = r.check_seconds, out.checked = r.check.has_value();
     run.cases.push_back(std::move(r));
   } else {
     LatencyResult r = run_latency(engine, job.shape.m, job.type, job.config, run.settings, seed);
+    r.segment = segment;
     if (run.latency.empty()) out.row = latency_table_header();
     out.row += latency_row(r);
     out.status = r.status, out.check_seconds = r.check_seconds, out.checked = r.check.has_value();
@@ -161,6 +178,12 @@ Ran run_job(Engine& engine, const Job& job, size_t i, Run& run) {
 
 // Every job in turn, a row each, the result files rewritten now and then so a run cut short keeps them.
 void sweep(Engine& engine, const BenchOptions& o, const std::vector<Job>& jobs, Run& run) {
+  SteadyCheck steady(engine, run.settings.warmup_ms, run.settings.steady_tolerance_pct);
+  const auto check = [&] {
+    steady.check();
+    run.steadiness = {steady.product(), steady.checks()};
+  };
+  check();  // the reference
   Work total;
   for (const Job& job : jobs) total.device += job.work.device, total.host += job.work.host;
   Progress progress(jobs.size(), total.device, total.host, !o.no_progress);
@@ -171,7 +194,7 @@ void sweep(Engine& engine, const BenchOptions& o, const std::vector<Job>& jobs, 
       const Shape& s = job.shape;
       progress.start(fmt::format("{}x{}x{} {} {} {}", s.m, s.n, s.k, to_string(job.type),
                                  to_string(job.config.options.kernel), job.config.label));
-      const Ran ran = run_job(engine, job, i, run);
+      const Ran ran = run_job(engine, job, i, run, steady.segment());
       progress.clear();
       fmt::print("{}", ran.row);
       std::fflush(stdout);
@@ -179,6 +202,7 @@ void sweep(Engine& engine, const BenchOptions& o, const std::vector<Job>& jobs, 
       const double planned = job.work.device;
       const double done = ran.status == Status::skipped ? 0.0 : ran.status == Status::failed ? s.products() : planned;
       progress.finish(planned, job.work.host, done, ran.checked ? s.products() : 0.0, ran.check_seconds);
+      if (i + 1 == jobs.size() || steady.due()) check();
       if (std::chrono::duration<double>(std::chrono::steady_clock::now() - last_write).count() > kCheckpointSeconds) {
         write_results(o, run);
         last_write = std::chrono::steady_clock::now();
@@ -204,6 +228,7 @@ int run_bench(const BenchOptions& o, const CommonOptions& common) {
   if (!o.csv_path.empty()) check_writable(o.csv_path, "--csv");
   Engine engine = open_engine(common);
   const DeviceInfo& device = engine.device();
+  run.settings.warmup_ms = default_warmup_ms(device, run.settings.warmup_ms);
   const Plan plan = make_plan(o, &device);
   if (!device.timestamps) {
     throw Error(ErrorCode::unsupported_config,
@@ -215,6 +240,7 @@ int run_bench(const BenchOptions& o, const CommonOptions& common) {
   if (!run.settings.peak_gflops) {
     PeakOptions peak;
     peak.repeat = 3;
+    peak.warm_ms = run.settings.warmup_ms;  // the shared warm-up rule
     run.settings.ceilings = ceilings_from(measure_peaks(engine, peak));
   }
   run.vkgemm_version = version;
@@ -226,6 +252,7 @@ int run_bench(const BenchOptions& o, const CommonOptions& common) {
   fmt::print("{}", run_header(run));
   std::fflush(stdout);
   sweep(engine, o, make_jobs(plan, run.settings), run);
+  apply_steadiness(run);
   run.complete = true;
   write_results(o, run);
   fmt::print("{}", run_summary(run));
@@ -235,7 +262,8 @@ int run_bench(const BenchOptions& o, const CommonOptions& common) {
   bool any_failed = false;
   for (const auto& c : run.cases) any_failed |= c.status == Status::failed;
   for (const auto& l : run.latency) any_failed |= l.status == Status::failed;
-  return finish(engine, any_failed ? 1 : 0);
+  const bool unsteady = o.fail_unsteady && unsteady_count(run) > 0;
+  return finish(engine, any_failed ? 1 : unsteady ? 4 : 0);
 }
 
 }  // namespace
@@ -254,7 +282,17 @@ Command add_bench_command(CLI::App& cmd, CommonOptions& common) {
       ->capture_default_str();
   cmd.add_option("--repeat", o->repeat, "Timed dispatches per case (timestamps around each, a barrier between)")
       ->capture_default_str();
-  cmd.add_option("--warmup", o->warmup, "Untimed dispatches before them")->capture_default_str();
+  cmd.add_option("--warmup", o->warmup, "Untimed dispatches before them, besides the warm-up by time")
+      ->capture_default_str();
+  cmd.add_option("--warmup-ms", o->warmup_ms,
+                 fmt::format("Before each case's timed dispatches, untimed products until the device has been busy "
+                             "this long (an idle GPU clocks down); 0: none [default: {:g} on a GPU, 0 on a CPU device]",
+                             kGpuWarmupMs));
+  cmd.add_option("--steady-tolerance", o->steady_tolerance,
+                 "Cases are unsteady when a steadiness check beside them read the calibration product more than "
+                 "this many percent slower than the run's fastest check")
+      ->capture_default_str();
+  cmd.add_flag("--fail-unsteady", o->fail_unsteady, "Exit with 4 when a case is unsteady");
   cmd.add_option("--verify-max", o->verify_max,
                  "Check a case against the CPU reference (double accumulation) only when m*n*k is at most this; "
                  "larger cases are timed and reported as unverified; 0 checks none [default: 2048^3 = 8589934592]");
@@ -277,7 +315,11 @@ Command add_bench_command(CLI::App& cmd, CommonOptions& common) {
       "timed, exit code 1); then --warmup and --repeat dispatches timed with timestamp queries: median, min, max,\n"
       "spread ((max-min)/median) and GFLOP/s (2*m*n*k / median; GOP/s for i32). A case the device cannot run\n"
       "(a missing feature, a limit) is skipped with the reason. Uploads and downloads are never timed.\n"
-      "Exit codes: 0 all verified cases passed, 1 a case failed, 2 an error, 3 validation messages.");
+      "Steadiness: a fixed calibration product is timed at the start (warm), every 5 s and at the end; cases\n"
+      "between two checks are unsteady when either check read it more than --steady-tolerance slower than the\n"
+      "fastest check (the device's speed drifted: clocked down, throttled, shared).\n"
+      "Exit codes: 0 all verified cases passed, 1 a case failed, 2 an error, 3 validation messages,\n"
+      "4 a case was unsteady (with --fail-unsteady).");
   return {[o] { check_options(*o); }, [o, &common] { return run_bench(*o, common); }};
 }
 

@@ -8,6 +8,7 @@
 
 #include "build_commit.hpp"
 #include "commands.hpp"
+#include "steady.hpp"
 #include "vkgemm/vkgemm.hpp"
 
 namespace vkgemm::cli {
@@ -16,6 +17,7 @@ namespace {
 struct PeakArgs {
   uint32_t repeat = 7;
   double target_ms = 0.0;
+  double warmup_ms = -1.0;  // < 0: the device's default (steady.hpp)
   std::string json_path;
 };
 
@@ -58,8 +60,14 @@ int run_peak(const PeakArgs& args, const CommonOptions& common) {
   PeakOptions options;
   options.repeat = args.repeat;
   options.target_ms = args.target_ms;
+  options.warm_ms = default_warmup_ms(engine.device(), args.warmup_ms);  // the shared warm-up rule
+  // The shared steadiness rule: the calibration product before the measurements and after them.
+  SteadyCheck steady(engine, options.warm_ms, kSteadyTolerancePct);
+  steady.check();
   const auto rows = measure_peaks(engine, options);
+  steady.check();
   print_table(engine.device(), rows);
+  fmt::print("steadiness: {}", steady.summary([](size_t) { return std::string("the measurements"); }));
   if (!args.json_path.empty()) {
     std::FILE* f = std::fopen(args.json_path.c_str(), "w");
     if (!f) throw Error(ErrorCode::io_error, fmt::format("{}: cannot open for writing", args.json_path));
@@ -80,6 +88,11 @@ Command add_peak_command(CLI::App& cmd, CommonOptions& common) {
   cmd.add_option("--target-ms", args->target_ms,
                  "Grow each kernel's work until one dispatch lasts this long (default 0: 10 ms on a GPU, 20 on a CPU)")
       ->check(CLI::Range(0.0, 1000.0));
+  cmd.add_option("--warmup-ms", args->warmup_ms,
+                 fmt::format("Before each measurement, run its kernel until the device has been busy this long (an "
+                             "idle GPU clocks down); 0: none [default: {:g} on a GPU, 0 on a CPU device]",
+                             kGpuWarmupMs))
+      ->check(CLI::Range(0.0, 10000.0));
   cmd.add_option("--json", args->json_path,
                  "Write the measurements (device, driver, value, times, build_commit) as a JSON array");
   return {.run = [args, &common] { return run_peak(*args, common); }};

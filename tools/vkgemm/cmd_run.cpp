@@ -15,6 +15,7 @@
 #include "names.hpp"
 #include "npy.hpp"
 #include "random_fill.hpp"
+#include "steady.hpp"
 #include "vkgemm/vkgemm.hpp"
 
 namespace vkgemm::cli {
@@ -30,7 +31,7 @@ struct RunOptions {
   std::string config;
   int64_t repeat = 10;
   int64_t warmup = 2;
-  double warmup_ms = 200.0;
+  double warmup_ms = -1.0;  // < 0: the device's default (steady.hpp)
   bool verify = false;
   bool stats = false;
   std::optional<int64_t> max_k;  // --max-k-per-submission
@@ -320,29 +321,25 @@ Measured time_in_place(Engine& engine, const GemmDesc& d, const Inputs& in, cons
   return out;
 }
 
-// Warm-up by GPU time as well as by count: a GPU that sat idle (after the CPU check, or before this process)
-// runs a short series at its idle clock (on an H200, 1/5.7 of the boost clock: perf-notes section 8).
-// Untimed products, doubling in number, until `warmup_ms` of them have run; as many again run inside the
-// timed submission, just before the timed ones, with no upload pause between. Only for a series (--repeat
-// > 1: one timed run is a check, not a measurement), and not on a CPU implementation (lavapipe), which has
-// no such clock and where it would only slow the tests. C is poisoned before the timed submission.
+// The shared warm-up (steady.hpp: by device time, none by default on a CPU device), for a series only
+// (--repeat > 1: one timed run is a check, not a measurement); as many products as its last batch again run
+// inside the timed submission, just before the timed ones, with no upload pause between. C is poisoned
+// before the timed submission.
 Measured time_series(Engine& engine, const GemmDesc& d, const Inputs& in, GemmOptions options, uint32_t repeat,
                      uint32_t warmup, double warmup_ms) {
   Measured out;
   out.repeat = repeat;
   out.c = in.c0;
-  if (repeat == 1 || engine.device().type == DeviceType::cpu) warmup_ms = 0.0;
   GemmOptions probe = options;
-  probe.warmup = 0;
-  uint32_t last = 0;
-  for (uint32_t n = 1; out.busy_ms < warmup_ms && n <= 65536; n *= 2) {
-    probe.repeat = n;
-    const GemmTiming w = engine.gemm(d, in.a.data(), in.b.data(), out.c.data(), probe);
-    if (!w.gpu_timestamps) break;
-    for (const double ms : w.gpu_ms) out.busy_ms += ms;
-    last = n;
-  }
-  out.warmed_up = std::min(warmup + 2 * last, 100000u);
+  const WarmUp w = warm_up(repeat == 1 ? 0.0 : default_warmup_ms(engine.device(), warmup_ms), [&](uint32_t n) {
+    probe.repeat = n, probe.warmup = 0;
+    const GemmTiming t = engine.gemm(d, in.a.data(), in.b.data(), out.c.data(), probe);
+    double ms = 0.0;
+    for (const double x : t.gpu_ms) ms += x;
+    return t.gpu_timestamps ? ms : -1.0;
+  });
+  out.busy_ms = w.busy_ms;
+  out.warmed_up = std::min(warmup + w.last_batch, 100000u);
   options.repeat = repeat, options.warmup = out.warmed_up;
   out.c = poisoned(*d.c_type, out.c.size());
   out.t = engine.gemm(d, in.a.data(), in.b.data(), out.c.data(), options);
@@ -390,7 +387,8 @@ nlohmann::json result_record(const Problem& p, const DeviceInfo& dev, const Meas
                            {"device", dev.name}, {"driver", dev.driver_version}, {"type", to_string(d.type)},
                            {"out_type", to_string(*d.c_type)}, {"m", d.m}, {"n", d.n}, {"k", d.k}, {"batch", d.batch},
                            {"kernel", to_string(r.t.kernel)}, {"config", r.t.config}, {"repeat", repeat},
-                           {"gpu_ms", r.t.gpu_ms}, {"verified", nullptr}};
+                           {"gpu_ms", r.t.gpu_ms}, {"warmup_busy_ms", r.busy_ms},
+                           {"untimed_in_submission", r.warmed_up}, {"verified", nullptr}};
   if (!r.t.gpu_ms.empty()) {
     record["median_ms"] = r.t.median_gpu_ms();
     record["gflops"] = operations(d) / r.t.median_gpu_ms() * 1e-6;
@@ -444,11 +442,23 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
   check_fits_device(engine.device(), d.type, *d.c_type, static_cast<uint32_t>(d.m), static_cast<uint32_t>(d.n),
                     static_cast<uint32_t>(d.k));
   const Inputs in = make_inputs(p);
+  // The shared steadiness rule (steady.hpp) around a timed series: the calibration product before and after.
+  std::optional<SteadyCheck> steady;
+  if (d.beta == 0.0 && repeat > 1 && engine.device().timestamps && d.m && d.n && d.batch) {
+    steady.emplace(engine, default_warmup_ms(engine.device(), o.warmup_ms), kSteadyTolerancePct);
+    steady->check();
+  }
   const Measured r = d.beta != 0.0 ? time_in_place(engine, d, in, options, repeat, warmup)
                                    : time_series(engine, d, in, options, repeat, warmup, o.warmup_ms);
+  if (steady) steady->check();
 
   print_summary(o, p, engine.device(), options, r);
   nlohmann::json record = result_record(p, engine.device(), r, repeat);
+  if (steady) {
+    const std::string line = steady->summary([](size_t) { return std::string("the timed series"); });
+    fmt::print("steady:   {}", line);
+    record["steadiness"] = {{"steady", steady->verdicts().front().steady}, {"summary", line.substr(0, line.size() - 1)}};
+  }
   if (o.stats) {
     const PipelineReport report = engine.pipeline_statistics(d, options);
     print_statistics(report);
@@ -486,10 +496,10 @@ Command add_run_command(CLI::App& cmd, CommonOptions& common) {
   cmd.add_option("--repeat", o->repeat, "Timed dispatches; the median is reported")->capture_default_str();
   cmd.add_option("--warmup", o->warmup, "Untimed dispatches first")->capture_default_str();
   cmd.add_option("--warmup-ms", o->warmup_ms,
-                 "Before the timed submission, untimed products until this much GPU time has passed, and as many "
-                 "again inside it (an idle GPU clocks down); 0: none. Only with --repeat > 1, not on CPU devices")
-      ->check(CLI::Range(0.0, 10000.0))
-      ->capture_default_str();
+                 fmt::format("Before the timed submission, untimed products until the device has been busy this "
+                             "long (an idle GPU clocks down); 0: none. Only with --repeat > 1 [default: {:g} on a "
+                             "GPU, 0 on a CPU device]", kGpuWarmupMs))
+      ->check(CLI::Range(0.0, 10000.0));
   cmd.add_flag("--verify", o->verify,
                "Check against the CPU reference; exit 1 when it fails. C not read (beta 0) starts as NaN "
                "(i32: INT32_MIN), so an element the kernel does not write fails");

@@ -14,6 +14,7 @@
 #include "names.hpp"
 #include "random_fill.hpp"
 #include "shapes.hpp"
+#include "steady.hpp"
 #include "time_in_turns.hpp"
 #include "tune_jobs.hpp"
 #include "vkgemm/vkgemm.hpp"
@@ -28,6 +29,7 @@ struct TuneOptions {
   std::vector<std::string> ops = {"nn"};
   std::string shape_set;  // --shapes: a shape-set file instead of --sizes and --ops
   int64_t repeat = 20;
+  double warmup_ms = -1.0;  // < 0: the device's default (steady.hpp)
   bool quick = false;
   bool verbose = false;
   std::string out;
@@ -50,8 +52,9 @@ class Tuner {
  public:
   // The row-major product op(A) (m x k) op(B) (k x n) of `job`: the reference from op(A) and op(B), the
   // device buffers holding A and B as the ops say they are stored.
-  Tuner(Engine& engine, DataType type, const TuneJob& job, uint64_t seed)
-      : engine_(engine), type_(type), s_(job.shape), bytes_c_(uint64_t{s_.m} * s_.n * element_size(type)) {
+  Tuner(Engine& engine, DataType type, const TuneJob& job, uint64_t seed, double warmup_ms)
+      : engine_(engine), type_(type), s_(job.shape), bytes_c_(uint64_t{s_.m} * s_.n * element_size(type)),
+        warmup_ms_(warmup_ms) {
     std::mt19937_64 rng(seed);
     const auto a = random_matrix(type, uint64_t{s_.m} * s_.k, -1.0, 1.0, rng);
     const auto b = random_matrix(type, uint64_t{s_.k} * s_.n, -1.0, 1.0, rng);
@@ -83,11 +86,11 @@ class Tuner {
     return cmp.summary();
   }
 
-  // The median of `repeat` runs after at least `warmup` runs and `warm_ms` of warm-up work: a GPU that sat
+  // The median of `repeat` runs after the shared warm-up (steady.hpp) and `warmup` more runs: a GPU that sat
   // idle while pipelines compiled (or while the CPU verified the last candidate) runs at low clocks until
   // kept busy for a while.
-  double time(const BlockedConfig& config, uint32_t repeat, uint32_t warmup, double warm_ms = 30.0) {
-    return time(blocked(config), repeat, warmup, warm_ms);
+  double time(const BlockedConfig& config, uint32_t repeat, uint32_t warmup) {
+    return time(blocked(config), repeat, warmup);
   }
   // Builds the pipelines of `configs` for this product on every hardware thread (Engine::prepare): one at a
   // time, a fresh H200 spent ~275 s compiling before its first product was timed (session 8).
@@ -111,13 +114,16 @@ class Tuner {
     return n ? fmt::format(", {} registers", *n) : "";
   }
 
-  double time(GemmOptions options, uint32_t repeat, uint32_t warmup, double warm_ms = 30.0) {
-    options.repeat = 1;
-    options.warmup = 0;
-    const double once = run(options).median_gpu_ms();
-    const auto busy = static_cast<uint32_t>(std::ceil(warm_ms / std::max(once, 1e-3)));
+  double time(GemmOptions options, uint32_t repeat, uint32_t warmup) {
+    const WarmUp w = warm_up(warmup_ms_, [&](uint32_t n) {
+      options.repeat = n, options.warmup = 0;
+      const GemmTiming t = run(options);
+      double ms = 0.0;
+      for (const double x : t.gpu_ms) ms += x;
+      return ms;
+    });
     options.repeat = repeat;
-    options.warmup = std::clamp(busy, warmup, 2000u);
+    options.warmup = warmup + w.last_batch;
     return run(options).median_gpu_ms();
   }
 
@@ -133,6 +139,7 @@ class Tuner {
   DataType type_;
   Shape s_;
   uint64_t bytes_c_;
+  double warmup_ms_;
   Buffer a_, b_, c_;
   std::unique_ptr<ReferenceProduct> reference_;
   std::vector<std::byte> result_;
@@ -201,7 +208,7 @@ struct Candidates {
 class ShapeSearch {
  public:
   ShapeSearch(Engine& engine, const TuneOptions& o, const TuneJob& job, uint64_t seed, std::string where)
-      : engine_(engine), o_(o), job_(job), s_(job.shape), tuner_(engine, o.type, job, seed), where_(std::move(where)) {}
+      : engine_(engine), o_(o), job_(job), s_(job.shape), tuner_(engine, o.type, job, seed, default_warmup_ms(engine.device(), o.warmup_ms)), where_(std::move(where)) {}
 
   TuningEntry run(const Candidates& candidates);
   size_t tried() const { return tried_; }
@@ -306,7 +313,7 @@ void ShapeSearch::block_orders() {
 }
 
 // The last word: the three fastest so far and the configuration auto runs for this product today, timed
-// again in turns (time_in_turns: four rounds, each timing warmed by 100 ms of work). A ranking read in one
+// again in turns (time_in_turns: four rounds, each timing warmed as every timing is). A ranking read in one
 // pass drifts with the GPU's clock -- on the H200 (session 8) the finalists of 512^3 to 1024^3 read 3 to 5
 // times slower than the same configurations' split-K and block-order runs a few seconds later, and the
 // 1000^3 winner was slower than auto's own choice -- and no entry should be slower than what auto runs.
@@ -328,7 +335,7 @@ void ShapeSearch::final_round() {
     }
   }
   const auto repeat = static_cast<uint32_t>(o_.repeat);
-  const auto ms = time_in_turns(timed_.size(), 4, [&](size_t i) { return tuner_.time(timed_[i].config, repeat, 3, 100.0); });
+  const auto ms = time_in_turns(timed_.size(), 4, [&](size_t i) { return tuner_.time(timed_[i].config, repeat, 3); });
   for (size_t i = 0; i < timed_.size(); ++i) {
     timed_[i].ms = ms[i];
     if (i == auto_at) auto_ms_ = ms[i];
@@ -429,11 +436,16 @@ int tune(const TuneOptions& o, const CommonOptions& common) {
              to_string(o.type), engine.device().name, engine.device().driver_version, candidates.all.size(),
              candidates.first_stage.size(), jobs.size(), seed, out);
   std::fflush(stdout);
+  // The shared steadiness rule (steady.hpp): a check before the first product and after each one.
+  SteadyCheck steady(engine, default_warmup_ms(engine.device(), o.warmup_ms), kSteadyTolerancePct);
+  steady.check();
   int failures = 0;
   for (size_t i = 0; i < jobs.size(); ++i) {
     failures += tune_one(engine, o, candidates, jobs[i], seed + i,
                          fmt::format("[{}/{}] {}", i + 1, jobs.size(), to_string(jobs[i])), out);
+    steady.check();
   }
+  fmt::print("steadiness: {}", steady.summary([&](size_t i) { return to_string(jobs[i]); }));
   if (failures) fmt::print(stderr, "vkgemm tune: {} candidate(s) failed verification\n", failures);
   return finish(engine, failures ? 1 : 0);
 }
@@ -450,6 +462,11 @@ Command add_tune_command(CLI::App& cmd, CommonOptions& common) {
                                            "(with their ops; column-major ones as the kernel runs them) instead of "
                                            "--sizes and --ops")->check(CLI::ExistingFile)->excludes(sizes)->excludes(ops);
   cmd.add_option("--repeat", o->repeat, "Timed runs of each finalist (the median counts)")->capture_default_str();
+  cmd.add_option("--warmup-ms", o->warmup_ms,
+                 fmt::format("Before each timing, untimed products until the device has been busy this long (an "
+                             "idle GPU clocks down); 0: none [default: {:g} on a GPU, 0 on a CPU device]",
+                             kGpuWarmupMs))
+      ->check(CLI::Range(0.0, 10000.0));
   cmd.add_flag("--quick", o->quick, "A quarter of the candidates and 3 finalists: for slow devices");
   cmd.add_flag("--verbose", o->verbose, "Print every candidate's time, not only the finalists'");
   cmd.add_option("--out", o->out, "Tuning file to update (default: VKGEMM_TUNING_FILE or ~/.config/vkgemm/tuning.json)");

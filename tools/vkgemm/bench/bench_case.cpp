@@ -1,7 +1,6 @@
-#include <algorithm>
-#include <cmath>
 #include "bench_case.hpp"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstring>
@@ -142,16 +141,18 @@ CaseResult run_case(Engine& engine, const Shape& shape, DataType type, const Ben
       r.reason = r.check->summary();
       return r;  // never timed
     }
+    // The shared warm-up (steady.hpp): after the CPU check the device sat idle; then as many products again
+    // as the warm-up's last batch inside the timed submission, so no idle gap comes before the timed ones.
     GemmOptions timed = config.options;
-    // Warm-up by time as well as by count: after the CPU check the GPU sat idle and clocked down, and a
-    // few sub-millisecond runs do not bring it back (measured on an H200: 2048^3 read 8 instead of 43
-    // TFLOP/s). At least 50 ms of the same product first.
-    timed.repeat = 1;
-    timed.warmup = 0;
-    const GemmTiming probe = engine.gemm(o.ra, o.rb, o.rc, timed);
-    const double once_ms = probe.gpu_ms.empty() ? 1.0 : std::max(probe.gpu_ms.front(), 1e-3);
+    r.warmup = warm_up(settings.warmup_ms, [&](uint32_t n) {
+      timed.repeat = n, timed.warmup = 0;
+      const GemmTiming w = engine.gemm(o.ra, o.rb, o.rc, timed);
+      double ms = 0.0;
+      for (const double x : w.gpu_ms) ms += x;
+      return w.gpu_timestamps ? ms : -1.0;
+    });
     timed.repeat = settings.repeat;
-    timed.warmup = std::clamp(static_cast<uint32_t>(std::ceil(50.0 / once_ms)), settings.warmup, 5000u);
+    timed.warmup = settings.warmup + r.warmup.last_batch;
     const GemmTiming t = engine.gemm(o.ra, o.rb, o.rc, timed);
     if (t.gpu_ms.empty()) {
       throw Error(ErrorCode::vulkan_error,

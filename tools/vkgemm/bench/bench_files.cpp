@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench_steady.hpp"
 #include "vkgemm/error.hpp"
 
 namespace vkgemm::cli::bench {
@@ -72,6 +73,30 @@ std::string csv_field(const std::string& s) {
 
 std::string csv_number(bool present, double v) { return present && std::isfinite(v) ? fmt::format("{:.9g}", v) : ""; }
 
+// The warm-up a timed case had (nothing when it was not timed).
+json warmup_json(const CaseResult& c) {
+  if (!c.timed()) return nullptr;
+  return {{"busy_ms", c.warmup.busy_ms}, {"dispatches", c.warmup.dispatches}};
+}
+
+// The calibration product, each check's reading, and the run's verdict.
+json steadiness_json(const Run& run) {
+  json checks = json::array();
+  for (const Checkpoint& c : run.steadiness.checks) {
+    checks.push_back({{"at_s", c.at_s}, {"median_ms", c.median_ms}, {"warmup_ms", c.warmup_ms}});
+  }
+  json segments = json::array();
+  for (const Verdict& v : judge_segments(run.steadiness.checks, run.settings.steady_tolerance_pct)) {
+    segments.push_back({{"steady", v.steady}, {"slowdown", number(v.slowdown)}});
+  }
+  const size_t unsteady = unsteady_count(run);
+  return {{"product", run.steadiness.product},
+          {"checks", checks},
+          {"segments", segments},
+          {"unsteady_cases", unsteady},
+          {"verdict", unsteady ? "unsteady" : "steady"}};
+}
+
 }  // namespace
 
 // The measured ceilings, name -> GFLOP/s (empty when --peak-gflops was given).
@@ -96,6 +121,8 @@ std::string to_json(const Run& run) {
                      {"status", std::string(to_string(c.status))},
                      {"reason", c.reason},
                      {"verification", check_json(c.check)},
+                     {"warmup", warmup_json(c)},
+                     {"segment", c.segment},
                      {"gpu_time", stats_json(c.stats, c.gpu_ms, "ms")},
                      {"gflops", optional_number(c.timed(), c.gflops)},
                      {"gflops_best", optional_number(c.timed(), c.gflops_best)},
@@ -114,6 +141,7 @@ std::string to_json(const Run& run) {
                        {"status", std::string(to_string(l.status))},
                        {"reason", l.reason},
                        {"verification", check_json(l.check)},
+                       {"segment", l.segment},
                        {"wall_time", stats_json(l.stats, l.wall_us, "us")},
                        {"record_us", optional_number(l.timed(), l.record_us)},
                        {"record_calls", l.record_calls},
@@ -140,11 +168,14 @@ std::string to_json(const Run& run) {
       {"settings",
        {{"repeat", s.repeat},
         {"warmup", s.warmup},
+        {"warmup_ms", s.warmup_ms},
+        {"steady_tolerance_pct", s.steady_tolerance_pct},
         {"verify_max", s.verify_max},
         {"peak_gflops", s.peak_gflops ? json(*s.peak_gflops) : json(nullptr)},
         {"ceilings", ceilings_json(s.ceilings)},
         {"latency_calls", s.latency_calls},
         {"seed", std::to_string(s.seed)}}},
+      {"steadiness", steadiness_json(run)},
       {"cases", cases},
       {"latency", latency}};
   return doc.dump(1) + "\n";

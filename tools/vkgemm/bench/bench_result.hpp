@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bench_sweep.hpp"
+#include "steady.hpp"
 #include "vkgemm/device_info.hpp"
 #include "vkgemm/reference.hpp"
 
@@ -28,6 +29,7 @@ enum class Status {
   unverified,  // timed; the CPU reference was skipped because m*n*k is above --verify-max
   failed,      // the result did not match the reference: reported, never timed
   skipped,     // the device cannot run it (a type or configuration it lacks, a matrix too large): never run
+  unsteady,    // passed or unverified, but timed while the device's speed drifted (steady.hpp): the reason says
 };
 std::string_view to_string(Status status) noexcept;
 
@@ -43,6 +45,8 @@ struct CaseResult {
   std::string reason;                   // skipped: the device's refusal; failed: what differed
   std::optional<Comparison> check;      // the comparison with the reference, when one was made
   std::vector<double> gpu_ms;           // one per timed dispatch (timestamps)
+  WarmUp warmup;                        // the untimed products before them (steady.hpp's rule)
+  size_t segment = 0;                   // the steadiness checks it ran between: segment and segment + 1
   std::optional<Stats> stats;           // of gpu_ms, when timed
   double gflops = 0.0;                  // 2*m*n*k / median time (GOP/s for integer types)
   double gflops_best = 0.0;             // 2*m*n*k / fastest time
@@ -63,6 +67,7 @@ struct LatencyResult {
   std::string reason;
   std::optional<Comparison> check;
   std::vector<double> wall_us;          // one per call
+  size_t segment = 0;                   // as CaseResult::segment
   std::optional<Stats> stats;           // of wall_us
   // wall_us: Engine::gemm without timestamps (GemmOptions::timestamps false), the product alone.
   // Where the microseconds go, all medians: GemmPlan::record alone (of record_calls), Engine::gemm with
@@ -87,7 +92,9 @@ struct Ceiling {
 
 struct Settings {
   uint32_t repeat = 10;                 // timed dispatches per case
-  uint32_t warmup = 2;                  // untimed dispatches before them
+  uint32_t warmup = 2;                  // untimed dispatches before them, besides the warm-up by time
+  double warmup_ms = 0.0;               // the warm-up by device time before each case (steady.hpp)
+  double steady_tolerance_pct = kSteadyTolerancePct;  // of the steadiness checks
   double verify_max = 0.0;              // largest m*n*k checked against the CPU reference
   std::optional<double> peak_gflops;    // --peak-gflops, for the efficiency column of f32 cases
   std::vector<Ceiling> ceilings;        // measured (vkgemm peak) when --peak-gflops is not given
@@ -101,6 +108,12 @@ struct HostInfo {
   uint32_t threads = 0;                 // std::thread::hardware_concurrency
 };
 
+// The steadiness checks of a run (steady.hpp): the calibration product and each reading of it.
+struct Steadiness {
+  std::string product;
+  std::vector<Checkpoint> checks;
+};
+
 struct Run {
   std::string vkgemm_version, vkgemm_commit, date;  // date: UTC, ISO 8601
   DeviceInfo device;
@@ -108,6 +121,7 @@ struct Run {
   Settings settings;
   std::vector<CaseResult> cases;
   std::vector<LatencyResult> latency;
+  Steadiness steadiness;
   bool complete = false;                // false while the sweep runs (the files are rewritten as it goes)
 };
 

@@ -32,6 +32,7 @@ std::string_view to_string(Status status) noexcept {
     case Status::unverified: return "unverified";
     case Status::failed: return "failed";
     case Status::skipped: return "skipped";
+    case Status::unsteady: return "unsteady";
   }
   return "?";
 }

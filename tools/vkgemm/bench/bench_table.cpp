@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "bench_steady.hpp"
+
 namespace vkgemm::cli::bench {
 namespace {
 
@@ -30,9 +32,9 @@ std::string run_header(const Run& run) {
   out += fmt::format("driver:   {} {} ({}), Vulkan {}\n", d.driver_name, d.driver_version, d.driver_info,
                      d.api_version);
   out += fmt::format("vkgemm:   {} (commit {}), {}\n", run.vkgemm_version, run.vkgemm_commit, run.date);
-  out += fmt::format("settings: {} timed dispatches after {} warm-up per case; CPU reference up to m*n*k = {:.0f}; "
-                     "{} latency calls; seed {}\n",
-                     s.repeat, s.warmup, s.verify_max, s.latency_calls, s.seed);
+  out += fmt::format("settings: {} timed dispatches per case after {:g} ms of warm-up and {} more; CPU reference up to "
+                     "m*n*k = {:.0f}; {} latency calls; seed {}\n",
+                     s.repeat, s.warmup_ms, s.warmup, s.verify_max, s.latency_calls, s.seed);
   if (s.peak_gflops) out += fmt::format("peak:     {:.1f} GFLOP/s FP32, as given by --peak-gflops\n", *s.peak_gflops);
   if (!s.ceilings.empty()) {
     std::string list;
@@ -84,12 +86,25 @@ std::string latency_row(const LatencyResult& l) {
                      ran_text(l.config, l.ran));
 }
 
+// The steadiness checks in a line: how many, the calibration product's fastest and slowest reading, the verdict.
+std::string steadiness_line(const Run& run) {
+  const auto& checks = run.steadiness.checks;
+  if (checks.empty()) return "";
+  const size_t unsteady = unsteady_count(run);
+  return fmt::format("steadiness: {}: {}\n",
+                     describe_checks(run.steadiness.product, checks, run.settings.steady_tolerance_pct),
+                     unsteady ? fmt::format("{} cases UNSTEADY (the device's speed drifted; each one's reason says "
+                                            "where; a longer --warmup-ms, or a quieter device)", unsteady)
+                              : std::string("steady"));
+}
+
 std::string run_summary(const Run& run) {
-  size_t counts[4] = {};
+  size_t counts[5] = {};
   for (const auto& c : run.cases) ++counts[static_cast<int>(c.status)];
   for (const auto& l : run.latency) ++counts[static_cast<int>(l.status)];
-  return fmt::format("\n{} cases: {} passed, {} unverified, {} failed, {} skipped\n",
-                     run.cases.size() + run.latency.size(), counts[0], counts[1], counts[2], counts[3]);
+  return fmt::format("\n{} cases: {} passed, {} unverified, {} unsteady, {} failed, {} skipped\n{}",
+                     run.cases.size() + run.latency.size(), counts[0], counts[1], counts[4], counts[2], counts[3],
+                     steadiness_line(run));
 }
 
 }  // namespace vkgemm::cli::bench

@@ -1,0 +1,33 @@
+#include "bench_steady.hpp"
+
+#include <algorithm>
+
+namespace vkgemm::cli::bench {
+namespace {
+
+template <typename Result>
+void judge(Result& r, const std::vector<Verdict>& verdicts) {
+  if (r.status != Status::passed && r.status != Status::unverified) return;
+  if (verdicts.empty()) return;
+  const Verdict& v = verdicts[std::min(r.segment, verdicts.size() - 1)];
+  if (v.steady) return;
+  r.status = Status::unsteady;
+  r.reason = v.reason;
+}
+
+}  // namespace
+
+void apply_steadiness(Run& run) {
+  const auto verdicts = judge_segments(run.steadiness.checks, run.settings.steady_tolerance_pct);
+  for (CaseResult& c : run.cases) judge(c, verdicts);
+  for (LatencyResult& l : run.latency) judge(l, verdicts);
+}
+
+size_t unsteady_count(const Run& run) {
+  size_t n = 0;
+  for (const CaseResult& c : run.cases) n += c.status == Status::unsteady;
+  for (const LatencyResult& l : run.latency) n += l.status == Status::unsteady;
+  return n;
+}
+
+}  // namespace vkgemm::cli::bench
