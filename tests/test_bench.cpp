@@ -136,7 +136,7 @@ TEST_SUITE("bench") {
 
   TEST_CASE("warm-up: untimed batches doubling until the device has been busy long enough") {
     std::vector<uint32_t> batches;
-    const WarmUp w = cli::warm_up(100.0, [&](uint32_t n) {
+    const cli::WarmUp w = cli::warm_up(100.0, [&](uint32_t n) {
       batches.push_back(n);
       return 10.0 * n;  // 10 ms a product
     });

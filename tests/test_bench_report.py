@@ -75,11 +75,21 @@ class BenchAndReport(unittest.TestCase):
         for c in doc["cases"] + doc["latency"]:
             self.assertLess(c["segment"], len(steady["segments"]))
         # naive and tiled run once per tile (8 and 64); blocked, coopmat and coopmat2 once each, as the engine
-        # configures them ("all" is every kernel; the device skips what it cannot run, with the reason).
+        # configures them ("all" is every kernel). Kernel x type pairs the device can never run are not cases:
+        # the blocked kernel takes f32 and f64, the cooperative-matrix kernels f16 where the device has them.
         types = ["f32", "i32", "f64", "f16"]
         configs_per_kernel = {"naive": 2, "tiled": 2, "blocked": 1, "coopmat": 1, "coopmat2": 1}
-        self.assertEqual(len(doc["cases"]), 3 * len(types) * sum(configs_per_kernel.values()))
-        self.assertEqual(len(doc["latency"]), len(types) * len(configs_per_kernel))
+        never = {(n["kernel"], n["type"]) for n in doc["not_applicable"]}
+        for pair in [("blocked", "i32"), ("blocked", "f16"), ("coopmat", "f32"), ("coopmat2", "f64")]:
+            self.assertIn(pair, never)
+        self.assertNotIn(("naive", "f32"), never)
+        for n in doc["not_applicable"]:
+            self.assertTrue(n["reason"])
+        pairs = [(k, t) for k in configs_per_kernel for t in types if (k, t) not in never]
+        self.assertEqual(len(doc["cases"]), 3 * sum(configs_per_kernel[k] for k, _ in pairs))
+        self.assertEqual(len(doc["latency"]), len(pairs))
+        for c in doc["cases"] + doc["latency"]:
+            self.assertNotIn((c["kernel"], c["type"]), never)
         self.assertEqual(len({c["seed"] for c in doc["cases"] + doc["latency"]}), len(doc["cases"]) + len(doc["latency"]))
         for c in doc["cases"]:
             shape = (c["m"], c["n"], c["k"])
@@ -88,14 +98,8 @@ class BenchAndReport(unittest.TestCase):
                     self.assertEqual(c["status"], "skipped")
                     self.assertIn("maxComputeWorkGroupInvocations", c["reason"])
                     continue
-                if c["kernel"] == "blocked" and c["type"] in ("i32", "f16"):  # the blocked kernel: f32 and f64 only
-                    self.assertEqual(c["status"], "skipped")
-                    self.assertIn("f32 and f64", c["reason"])
-                    continue
-                if c["kernel"] in ("coopmat", "coopmat2") and (c["type"] != "f16" or c["status"] == "skipped"):
-                    # f16 only; and lavapipe 22 has no cooperative matrices (the reason names what is missing).
-                    self.assertEqual(c["status"], "skipped")
-                    self.assertRegex(c["reason"], "f16|cooperative_matrix")
+                if c["kernel"] in ("coopmat", "coopmat2") and c["status"] == "skipped":
+                    self.assertRegex(c["reason"], "f16|cooperative_matrix")  # a shape or tile the device lacks
                     continue
                 self.assertEqual(c["status"], "unverified" if shape == (32, 32, 32) else "passed")
                 # What ran: the kernel asked for, the default configuration resolved to a concrete one.
@@ -119,9 +123,8 @@ class BenchAndReport(unittest.TestCase):
                     self.assertIsNone(c["efficiency"])
                     self.assertIsNone(c["efficiency_ceiling"])
         for l in doc["latency"]:
-            if (l["kernel"] == "blocked" and l["type"] in ("i32", "f16")) or l["kernel"] in ("coopmat", "coopmat2"):
-                self.assertEqual(l["status"], "skipped")  # what lavapipe 22 cannot run, as above
-                continue
+            if l["kernel"] in ("coopmat", "coopmat2") and l["status"] == "skipped":
+                continue  # as above
             self.assertEqual(l["status"], "passed")
             self.assertTrue(l["verification"]["passed"])
             self.assertEqual(l["wall_time"]["count"], 5)
@@ -138,6 +141,18 @@ class BenchAndReport(unittest.TestCase):
         self.assertTrue(v.is_valid(doc), list(v.iter_errors(doc)))
         case["status"] = "passed"
         self.assertFalse(v.is_valid(doc), "a passed case needs a passing check and times")
+        # unsteady: timed, with a reason; its check, where one was made, passed.
+        doc = copy.deepcopy(self.doc)
+        case = doc["cases"][self.doc["cases"].index(timed)]
+        case.update(status="unsteady", reason="the device's speed drifted")
+        self.assertTrue(v.is_valid(doc), list(v.iter_errors(doc)))
+        case["reason"] = ""
+        self.assertFalse(v.is_valid(doc), "an unsteady case says why")
+        case.update(reason="drifted", gpu_time=None, gflops=None, gflops_best=None)
+        self.assertFalse(v.is_valid(doc), "an unsteady case was timed")
+        doc = copy.deepcopy(self.doc)
+        doc["steadiness"]["verdict"] = "fine"
+        self.assertFalse(v.is_valid(doc))
         broken = copy.deepcopy(self.doc)
         del broken["device"]["driver_version"]
         self.assertFalse(v.is_valid(broken))
@@ -163,6 +178,11 @@ class BenchAndReport(unittest.TestCase):
         self.assertIn("end-to-end latency", out)
         self.assertIn("skipped", out)
         self.assertRegex(out, r"steadiness: \d+ checks of f32 .*: steady")
+        self.assertIn("\nnot run:", out)  # the pairs never run, named once, in the header
+        self.assertRegex(out, r"\n(not run:)? +blocked with i32, f16: ")
+        self.assertEqual(out.count("blocked with i32"), 1)
+        self.assertIn("summary: the fastest kernel at each size", out)
+        self.assertRegex(out, r"noisy: ")
         total = len(self.doc["cases"]) + len(self.doc["latency"])
         self.assertIn(f"{total}/{total} cases done", err)
         self.assertNotIn("GFLOP/s", err)

@@ -268,6 +268,38 @@ TEST_SUITE("cli") {
     CHECK(contains(help.output, "--verify"));
   }
 
+  TEST_CASE("the warm-up and steadiness options: a bad value refused before any work") {
+    for (const auto& [args, words] : std::vector<std::pair<const char*, const char*>>{
+             {"run --m 4 --n 4 --k 4 --warmup-ms -1", "--warmup-ms"},
+             {"tune --warmup-ms 20000", "--warmup-ms"},
+             {"peak --warmup-ms -3", "--warmup-ms"},
+             {"bench --sizes 16 --warmup-ms -5", "--warmup-ms must be between 0 and 10000"},
+             {"bench --sizes 16 --steady-tolerance 0", "--steady-tolerance must be a percentage above 0"}}) {
+      const auto r = run_cli(args);
+      INFO(std::string(args), "\n", r.output);
+      CHECK(r.code == 2);
+      CHECK(contains(r.output, words));
+    }
+  }
+
+  TEST_CASE("run prints the steadiness check's verdict beside the warm-up it had") {
+    const auto r = run_cli("run --m 64 --n 64 --k 64 --repeat 3 --seed 1");
+    INFO(r.output);
+    CHECK(r.code == 0);
+    CHECK(contains(r.output, "ms of warm-up before"));
+    CHECK(contains(r.output, "steady:   2 checks of f32 "));
+  }
+
+  TEST_CASE("demo: a size the device finishes in seconds, a CPU driver named, auto beside naive and tiled") {
+    const auto r = run_cli("demo");
+    INFO(r.output);
+    CHECK(r.code == 0);
+    CHECK(contains(r.output, "GPU naive"));
+    CHECK(contains(r.output, "GPU tiled"));
+    CHECK(contains(r.output, "GPU auto ("));
+    CHECK(contains(r.output, "CPU driver") == contains(r.output, "(CPU, "));  // the device line's type
+  }
+
   TEST_CASE("empty products succeed without a dispatch") {
     const auto r = run_cli("run --m 0 --n 5 --k 5 --verify");
     INFO(r.output);

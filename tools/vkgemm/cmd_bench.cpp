@@ -1,5 +1,6 @@
 // vkgemm bench: sweeps shapes x types x kernel configurations, verifying each case before timing it, then
 // measures end-to-end latency of small products; a table on stdout, --json/--csv files, progress on stderr.
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "bench/bench_case.hpp"
 #include "bench/bench_ceiling.hpp"
+#include "bench/bench_defaults.hpp"
 #include "bench/bench_environment.hpp"
 #include "bench/bench_files.hpp"
 #include "bench/bench_progress.hpp"
@@ -30,8 +32,9 @@ constexpr double kLatencyExtraCalls = 6;
 constexpr double kCheckpointSeconds = 5.0;
 
 struct BenchOptions {
-  std::string sizes, shapes, types = "f32", kernels = "all", tiles = "8,16,32", latency_sizes = "16,64,256";
-  int64_t repeat = 10, warmup = 2, latency_calls = 100;
+  std::string sizes, shapes, types = "all", kernels = "auto,all", tiles = "8,16,32";
+  std::optional<std::string> latency_sizes;                 // absent: following --sizes, else the device's
+  std::optional<int64_t> repeat, warmup, latency_calls;     // absent: the device's (bench_defaults.hpp)
   std::optional<double> warmup_ms;  // absent: the device's default (steady.hpp)
   double steady_tolerance = kSteadyTolerancePct;
   bool fail_unsteady = false;
@@ -48,12 +51,13 @@ uint32_t in_range(const char* name, int64_t v, int64_t lo, int64_t hi) {
   return static_cast<uint32_t>(v);
 }
 
-// The run's settings from the options (checked once, when the command line is parsed); the seed comes later.
-Settings settings_of(const BenchOptions& o) {
+// The run's settings from the options and the device's defaults (checked once, when the command line is
+// parsed, against any device's); the seed comes later.
+Settings settings_of(const BenchOptions& o, const SweepDefaults& d) {
   Settings settings;
-  settings.repeat = in_range("--repeat", o.repeat, 1, 100000);
-  settings.warmup = in_range("--warmup", o.warmup, 0, 100000);
-  settings.latency_calls = in_range("--latency-calls", o.latency_calls, 1, 1000000);
+  settings.repeat = in_range("--repeat", o.repeat.value_or(d.repeat), 1, 100000);
+  settings.warmup = in_range("--warmup", o.warmup.value_or(d.warmup), 0, 100000);
+  settings.latency_calls = in_range("--latency-calls", o.latency_calls.value_or(d.latency_calls), 1, 1000000);
   if (o.warmup_ms && !(*o.warmup_ms >= 0.0 && *o.warmup_ms <= 10000.0)) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("--warmup-ms must be between 0 and 10000 ms of device time (got {})", *o.warmup_ms));
@@ -84,31 +88,62 @@ struct Plan {
   ConfigSpace space;
 };
 
-// What to sweep; with no --sizes or --shapes, sizes that suit the device.
-Plan make_plan(const BenchOptions& o, const DeviceInfo* device) {
+// What to sweep: --sizes and --shapes govern every phase (the latency phase follows --sizes unless
+// --latency-sizes is given); with neither, the device's defaults.
+Plan make_plan(const BenchOptions& o, const SweepDefaults& d) {
   Plan p;
   const bool no_sizes = o.sizes == "none";  // latency only
-  if (!o.sizes.empty() && !no_sizes) p.shapes = parse_sizes(o.sizes);
+  std::vector<Shape> squares;
+  if (!o.sizes.empty() && !no_sizes) squares = parse_sizes(o.sizes);
+  p.shapes = squares;
   if (!o.shapes.empty()) {
     const auto more = parse_shapes(o.shapes);
     p.shapes.insert(p.shapes.end(), more.begin(), more.end());
   }
-  if (p.shapes.empty() && !no_sizes && device) {  // sizes a CPU device finishes in minutes, and a GPU's full range
-    p.shapes = parse_sizes(device->type == DeviceType::cpu ? "32:512:x2" : "64:4096:x2");
-  }
+  const bool told = !p.shapes.empty() || no_sizes;
+  if (!told) p.shapes = parse_sizes(d.sizes);
   p.types = parse_types(o.types);
   p.kernels = parse_kernels(o.kernels);
   p.space.tiles = parse_uint_list(o.tiles, "--tiles");
-  if (o.latency_sizes != "none") {
-    for (const Shape& s : parse_sizes(o.latency_sizes, "--latency-sizes")) p.latency_sizes.push_back(s.m);
+  if (o.latency_sizes) {
+    if (*o.latency_sizes != "none") {
+      for (const Shape& s : parse_sizes(*o.latency_sizes, "--latency-sizes")) p.latency_sizes.push_back(s.m);
+    }
+  } else if (told && !no_sizes) {
+    p.latency_sizes = latency_sizes_following(squares);
+  } else {
+    for (const Shape& s : parse_sizes(d.latency_sizes, "--latency-sizes")) p.latency_sizes.push_back(s.m);
   }
   return p;
 }
 
 // Every option checked when the command line is parsed, before a device opens or a file is touched.
 void check_options(const BenchOptions& o) {
-  (void)settings_of(o);
-  (void)make_plan(o, nullptr);
+  const SweepDefaults any = sweep_defaults(DeviceInfo{});
+  (void)settings_of(o, any);
+  (void)make_plan(o, any);
+}
+
+// The kernel x type pairs of the plan the device can never run (the engine's refusal, whatever the shape):
+// not cases, named once in the header.
+std::vector<NotApplicable> not_applicable(const Engine& engine, const Plan& plan) {
+  std::vector<NotApplicable> out;
+  for (Kernel k : plan.kernels)
+    for (DataType t : plan.types) {
+      try {
+        GemmOptions options;
+        options.kernel = k;
+        engine.check_supported(t, options);
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::unsupported_type && e.code() != ErrorCode::unsupported_config) throw;
+        out.push_back({k, t, e.what()});
+      }
+    }
+  return out;
+}
+
+bool applies(const std::vector<NotApplicable>& never, Kernel k, DataType t) {
+  return std::none_of(never.begin(), never.end(), [&](const NotApplicable& n) { return n.kernel == k && n.type == t; });
 }
 
 void write_results(const BenchOptions& o, const Run& run) {
@@ -127,19 +162,21 @@ struct Job {
   Work work;
 };
 
-// The whole sweep up front, so the progress bar knows how much is left.
-std::vector<Job> make_jobs(const Plan& plan, const Settings& settings) {
+// The whole sweep up front, so the progress bar knows how much is left; pairs that never apply left out.
+std::vector<Job> make_jobs(const Plan& plan, const Settings& settings, const std::vector<NotApplicable>& never) {
   std::vector<Job> jobs;
   for (const Shape& s : plan.shapes)
     for (DataType t : plan.types)
       for (Kernel k : plan.kernels)
         for (BenchConfig& c : configurations(k, plan.space)) {
+          if (!applies(never, k, t)) continue;
           const double checked = s.products() <= settings.verify_max ? s.products() : 0.0;
           jobs.push_back({s, t, std::move(c), false, {s.products() * (settings.repeat + settings.warmup + 1), checked}});
         }
   for (uint32_t n : plan.latency_sizes)
     for (DataType t : plan.types)
       for (Kernel k : plan.kernels) {
+        if (!applies(never, k, t)) continue;
         const Shape s{n, n, n};
         jobs.push_back({s, t, configurations(k, plan.space).front(), true,
                         {s.products() * (settings.latency_calls + kLatencyExtraCalls), s.products()}});
@@ -192,7 +229,8 @@ void sweep(Engine& engine, const BenchOptions& o, const std::vector<Job>& jobs, 
     for (size_t i = 0; i < jobs.size(); ++i) {
       const Job& job = jobs[i];
       const Shape& s = job.shape;
-      progress.start(fmt::format("{}x{}x{} {} {} {}", s.m, s.n, s.k, to_string(job.type),
+      progress.start(fmt::format("{} {}x{}x{} {} {} {}", job.latency ? "latency" : "throughput", s.m, s.n, s.k,
+                                 to_string(job.type),
                                  to_string(job.config.options.kernel), job.config.label));
       const Ran ran = run_job(engine, job, i, run, steady.segment());
       progress.clear();
@@ -222,14 +260,16 @@ void sweep(Engine& engine, const BenchOptions& o, const std::vector<Job>& jobs, 
 
 int run_bench(const BenchOptions& o, const CommonOptions& common) {
   Run run;
-  run.settings = settings_of(o);
-  run.settings.seed = common.seed.value_or(fresh_seed());
   if (!o.json_path.empty()) check_writable(o.json_path, "--json");
   if (!o.csv_path.empty()) check_writable(o.csv_path, "--csv");
   Engine engine = open_engine(common);
   const DeviceInfo& device = engine.device();
+  const SweepDefaults defaults = sweep_defaults(device);
+  run.settings = settings_of(o, defaults);
+  run.settings.seed = common.seed.value_or(fresh_seed());
   run.settings.warmup_ms = default_warmup_ms(device, run.settings.warmup_ms);
-  const Plan plan = make_plan(o, &device);
+  const Plan plan = make_plan(o, defaults);
+  run.not_applicable = not_applicable(engine, plan);
   if (!device.timestamps) {
     throw Error(ErrorCode::unsupported_config,
                 fmt::format("vkgemm bench times dispatches with timestamp queries, and {}'s compute queue has none "
@@ -238,8 +278,10 @@ int run_bench(const BenchOptions& o, const CommonOptions& common) {
   }
   // The efficiency column's ceilings: the device's own, measured now, unless --peak-gflops gives f32's.
   if (!run.settings.peak_gflops) {
+    if (!o.no_progress) fmt::print(stderr, "bench: measuring the device's ceilings (as vkgemm peak does)\n");
     PeakOptions peak;
-    peak.repeat = 3;
+    peak.repeat = defaults.peak_repeat;
+    peak.target_ms = defaults.peak_target_ms;
     peak.warm_ms = run.settings.warmup_ms;  // the shared warm-up rule
     run.settings.ceilings = ceilings_from(measure_peaks(engine, peak));
   }
@@ -251,7 +293,7 @@ int run_bench(const BenchOptions& o, const CommonOptions& common) {
 
   fmt::print("{}", run_header(run));
   std::fflush(stdout);
-  sweep(engine, o, make_jobs(plan, run.settings), run);
+  sweep(engine, o, make_jobs(plan, run.settings, run.not_applicable), run);
   apply_steadiness(run);
   run.complete = true;
   write_results(o, run);
@@ -272,18 +314,23 @@ Command add_bench_command(CLI::App& cmd, CommonOptions& common) {
   auto o = std::make_shared<BenchOptions>();
   cmd.add_option("--sizes", o->sizes,
                  "Square sizes N (N x N x N products): N, A:B:STEP (A to B in steps of STEP) or A:B:xF (A, A*F, ... "
-                 "up to B; x2 doubles), comma-separated, or none (latency only) [default: 64:4096:x2 on a GPU, 32:512:x2 on a CPU device]");
+                 "up to B; x2 doubles), comma-separated, or none (latency only) [default: 64:4096:x2 on a GPU (64:8192:x2 "
+                 "with 3 GiB of device memory), 32:128:x2 on a CPU device]");
   cmd.add_option("--shapes", o->shapes, "Rectangular products MxNxK (A is MxK, B is KxN), comma-separated; "
                                         "added to --sizes");
   cmd.add_option("--types", o->types, fmt::format("Element types, comma-separated, or all ({})", type_names()))->capture_default_str();
-  cmd.add_option("--kernels", o->kernels, fmt::format("Kernels, comma-separated, or all ({})", kernel_names()))->capture_default_str();
+  cmd.add_option("--kernels", o->kernels,
+                 fmt::format("Kernels, comma-separated: auto, or any of {}; all: every one of them. Kernel x type "
+                             "pairs the device can never run are not cases: the header names them",
+                             kernel_names()))
+      ->capture_default_str();
   cmd.add_option("--tiles", o->tiles, "Configurations of naive (workgroup side) and tiled (shared-memory tile "
                                       "side): one case per tile; ones the device cannot run are skipped")
       ->capture_default_str();
-  cmd.add_option("--repeat", o->repeat, "Timed dispatches per case (timestamps around each, a barrier between)")
-      ->capture_default_str();
-  cmd.add_option("--warmup", o->warmup, "Untimed dispatches before them, besides the warm-up by time")
-      ->capture_default_str();
+  cmd.add_option("--repeat", o->repeat, "Timed dispatches per case (timestamps around each, a barrier between) "
+                                        "[default: 10 on a GPU, 3 on a CPU device]");
+  cmd.add_option("--warmup", o->warmup, "Untimed dispatches before them, besides the warm-up by time "
+                                        "[default: 2 on a GPU, 1 on a CPU device]");
   cmd.add_option("--warmup-ms", o->warmup_ms,
                  fmt::format("Before each case's timed dispatches, untimed products until the device has been busy "
                              "this long (an idle GPU clocks down); 0: none [default: {:g} on a GPU, 0 on a CPU device]",
@@ -302,10 +349,11 @@ Command add_bench_command(CLI::App& cmd, CommonOptions& common) {
                  "own: f32 FMA, the MMA of a coopmat shape, or f16 FMA; the header says which");
   cmd.add_option("--latency-sizes", o->latency_sizes,
                  "End-to-end latency (host wall time of one gemm call: record, submit, wait) at these n x n x n, for "
-                 "each type and kernel (its first configuration); none to skip")
-      ->capture_default_str();
-  cmd.add_option("--latency-calls", o->latency_calls, "Timed calls per latency case; the median is reported")
-      ->capture_default_str();
+                 "each type and kernel (its first configuration); none to skip [default: the square --sizes up "
+                 "to 256 (or the smallest) where --sizes or --shapes is given, else 16,64,256 on a GPU and 16,32 on "
+                 "a CPU device]");
+  cmd.add_option("--latency-calls", o->latency_calls, "Timed calls per latency case; the median is reported "
+                                                      "[default: 100 on a GPU, 10 on a CPU device]");
   cmd.add_option("--json", o->json_path, "Write the results as JSON (schema: docs/bench.schema.json)");
   cmd.add_option("--csv", o->csv_path, "Write the results as CSV, one row per case");
   cmd.add_flag("--no-progress", o->no_progress, "No progress on stderr");

@@ -2,6 +2,7 @@
 // carry the device, the driver and the commit the binary was built from.
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -61,13 +62,17 @@ int run_peak(const PeakArgs& args, const CommonOptions& common) {
   options.repeat = args.repeat;
   options.target_ms = args.target_ms;
   options.warm_ms = default_warmup_ms(engine.device(), args.warmup_ms);  // the shared warm-up rule
-  // The shared steadiness rule: the calibration product before the measurements and after them.
-  SteadyCheck steady(engine, options.warm_ms, kSteadyTolerancePct);
-  steady.check();
+  // The shared steadiness rule: the calibration product before the measurements and after them (a device
+  // without timestamps measures nothing, and its rows say so).
+  std::optional<SteadyCheck> steady;
+  if (engine.device().timestamps) {
+    steady.emplace(engine, options.warm_ms, kSteadyTolerancePct);
+    steady->check();
+  }
   const auto rows = measure_peaks(engine, options);
-  steady.check();
+  if (steady) steady->check();
   print_table(engine.device(), rows);
-  fmt::print("steadiness: {}", steady.summary([](size_t) { return std::string("the measurements"); }));
+  if (steady) fmt::print("steadiness: {}", steady->summary([](size_t) { return std::string("the measurements"); }));
   if (!args.json_path.empty()) {
     std::FILE* f = std::fopen(args.json_path.c_str(), "w");
     if (!f) throw Error(ErrorCode::io_error, fmt::format("{}: cannot open for writing", args.json_path));

@@ -16,6 +16,8 @@
 #include "shapes.hpp"
 #include "steady.hpp"
 #include "time_in_turns.hpp"
+#include "tune_progress.hpp"
+#include "bench/bench_progress.hpp"
 #include "tune_jobs.hpp"
 #include "vkgemm/vkgemm.hpp"
 
@@ -207,8 +209,11 @@ struct Candidates {
 // The search for one shape: candidates verified, then timed; the winner as a tuning entry.
 class ShapeSearch {
  public:
-  ShapeSearch(Engine& engine, const TuneOptions& o, const TuneJob& job, uint64_t seed, std::string where)
-      : engine_(engine), o_(o), job_(job), s_(job.shape), tuner_(engine, o.type, job, seed, default_warmup_ms(engine.device(), o.warmup_ms)), where_(std::move(where)) {}
+  ShapeSearch(Engine& engine, const TuneOptions& o, const TuneJob& job, uint64_t seed, std::string where,
+              TuneProgress& progress)
+      : engine_(engine), o_(o), job_(job), s_(job.shape),
+        tuner_(engine, o.type, job, seed, default_warmup_ms(engine.device(), o.warmup_ms)), where_(std::move(where)),
+        progress_(progress) {}
 
   TuningEntry run(const Candidates& candidates);
   size_t tried() const { return tried_; }
@@ -246,12 +251,12 @@ class ShapeSearch {
   double auto_ms_ = 0.0;
   size_t tried_ = 0;
   int failures_ = 0;
-  bool progress_ = isatty(STDERR_FILENO) != 0;
+  TuneProgress& progress_;
 };
 
 void ShapeSearch::try_candidate(const BlockedConfig& c, uint32_t repeat, uint32_t warmup) {
   ++tried_;
-  if (progress_) fmt::print(stderr, "\r{}: candidate {} ({})    ", where_, tried_, to_string(c));
+  progress_.candidate(where_, to_string(c));
   if (const auto why = tuner_.verify(c)) {
     fmt::print(stderr, "\nFAILED verification: {} at {}x{}x{}: {}\n", to_string(c), s_.m, s_.n, s_.k, *why);
     ++failures_;
@@ -273,6 +278,7 @@ void ShapeSearch::warp_layouts_of_leaders(const std::vector<BlockedConfig>& cand
       if (same_tiles == leader.config && c.lanes_n != leader.config.lanes_n) layouts.push_back(c);
     }
   }
+  progress_.stage(fmt::format("{}: building {} pipelines (warp layouts of the leaders)", where_, layouts.size()));
   tuner_.prepare(layouts);
   for (const auto& c : layouts) try_candidate(c, 4, 1);
 }
@@ -373,11 +379,12 @@ TuningEntry ShapeSearch::run(const Candidates& candidates) {
   const size_t keep = o_.quick ? 3 : 5;
   std::vector<BlockedConfig> first_stage = candidates.first_stage;
   for (BlockedConfig& c : first_stage) c.split_k = 0;
+  progress_.stage(fmt::format("{}: building {} pipelines", where_, first_stage.size()));
   tuner_.prepare(first_stage);
   for (const BlockedConfig& c : first_stage) try_candidate(c, 4, 1);
   keep_best(keep);
   warp_layouts_of_leaders(candidates.all);
-  if (progress_) fmt::print(stderr, "\r{:100}\r", "");
+  progress_.clear();
   if (timed_.empty()) return {};
   keep_best(keep);
   time_finalists();
@@ -399,9 +406,9 @@ std::vector<TuneJob> tune_jobs(const TuneOptions& o) {
 
 // One product searched, its entry written to `out` at once (an interrupted run keeps what it found).
 int tune_one(Engine& engine, const TuneOptions& o, const Candidates& c, const TuneJob& job, uint64_t seed,
-             const std::string& where, const std::string& out) {
+             const std::string& where, const std::string& out, TuneProgress& progress) {
   const auto started = std::chrono::steady_clock::now();
-  ShapeSearch search(engine, o, job, seed, where);
+  ShapeSearch search(engine, o, job, seed, where, progress);
   const TuningEntry entry = search.run(c);
   if (search.empty()) return search.failures();
   const Shape& s = job.shape;
@@ -417,6 +424,24 @@ int tune_one(Engine& engine, const TuneOptions& o, const Candidates& c, const Tu
              entry.gflops, search.tried(), against, secs);
   std::fflush(stdout);  // a run cut short (a time limit) still shows every winner it wrote
   return search.failures();
+}
+
+// Before the search: about how long it takes, from the number of timings it plans and the rate the device
+// timed the calibration product at (each timing about kProductsPerTiming products after its warm-up).
+void print_estimate(const DeviceInfo& device, const std::vector<TuneJob>& jobs, size_t per_product,
+                    double calibration_ms, double warmup_ms) {
+  constexpr double kProductsPerTiming = 8.0;
+  const double n = calibration_size(device);
+  const double flops_per_ms = 2.0 * n * n * n / std::max(calibration_ms, 1e-6);
+  double seconds = 0.0;
+  for (const TuneJob& job : jobs) {
+    const double product_ms = 2.0 * job.shape.m * job.shape.n * job.shape.k / flops_per_ms;
+    seconds += double(per_product) * (kProductsPerTiming * product_ms + warmup_ms) * 1e-3;
+  }
+  fmt::print("estimate: about {} candidate timings for {} product(s) at {:.1f} GFLOP/s (the calibration product's "
+             "rate): about {}, plus building the pipelines\n",
+             per_product * jobs.size(), jobs.size(), flops_per_ms * 1e-6, bench::Progress::duration_text(seconds));
+  std::fflush(stdout);
 }
 
 int tune(const TuneOptions& o, const CommonOptions& common) {
@@ -437,12 +462,16 @@ int tune(const TuneOptions& o, const CommonOptions& common) {
              candidates.first_stage.size(), jobs.size(), seed, out);
   std::fflush(stdout);
   // The shared steadiness rule (steady.hpp): a check before the first product and after each one.
-  SteadyCheck steady(engine, default_warmup_ms(engine.device(), o.warmup_ms), kSteadyTolerancePct);
+  const double warmup_ms = default_warmup_ms(engine.device(), o.warmup_ms);
+  SteadyCheck steady(engine, warmup_ms, kSteadyTolerancePct);
   steady.check();
+  const size_t per_product = planned_timings(candidates.all.size(), candidates.first_stage.size(), o.quick ? 3 : 5);
+  print_estimate(engine.device(), jobs, per_product, steady.checks().front().median_ms, warmup_ms);
+  TuneProgress progress(per_product * jobs.size(), isatty(STDERR_FILENO) != 0);
   int failures = 0;
   for (size_t i = 0; i < jobs.size(); ++i) {
     failures += tune_one(engine, o, candidates, jobs[i], seed + i,
-                         fmt::format("[{}/{}] {}", i + 1, jobs.size(), to_string(jobs[i])), out);
+                         fmt::format("[{}/{}] {}", i + 1, jobs.size(), to_string(jobs[i])), out, progress);
     steady.check();
   }
   fmt::print("steadiness: {}", steady.summary([&](size_t i) { return to_string(jobs[i]); }));

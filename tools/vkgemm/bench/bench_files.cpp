@@ -97,6 +97,15 @@ json steadiness_json(const Run& run) {
           {"verdict", unsteady ? "unsteady" : "steady"}};
 }
 
+json not_applicable_json(const std::vector<NotApplicable>& never) {
+  json out = json::array();
+  for (const NotApplicable& n : never) {
+    out.push_back({{"kernel", std::string(to_string(n.kernel))}, {"type", std::string(to_string(n.type))},
+                   {"reason", n.reason}});
+  }
+  return out;
+}
+
 }  // namespace
 
 // The measured ceilings, name -> GFLOP/s (empty when --peak-gflops was given).
@@ -176,6 +185,7 @@ std::string to_json(const Run& run) {
         {"latency_calls", s.latency_calls},
         {"seed", std::to_string(s.seed)}}},
       {"steadiness", steadiness_json(run)},
+      {"not_applicable", not_applicable_json(run.not_applicable)},
       {"cases", cases},
       {"latency", latency}};
   return doc.dump(1) + "\n";

@@ -108,6 +108,13 @@ struct HostInfo {
   uint32_t threads = 0;                 // std::thread::hardware_concurrency
 };
 
+// A kernel x type pair the device can never run (Engine::check_supported's refusal): not a case.
+struct NotApplicable {
+  Kernel kernel = Kernel::automatic;
+  DataType type = DataType::f32;
+  std::string reason;
+};
+
 // The steadiness checks of a run (steady.hpp): the calibration product and each reading of it.
 struct Steadiness {
   std::string product;
@@ -122,6 +129,7 @@ struct Run {
   std::vector<CaseResult> cases;
   std::vector<LatencyResult> latency;
   Steadiness steadiness;
+  std::vector<NotApplicable> not_applicable;  // named once in the header and the files
   bool complete = false;                // false while the sweep runs (the files are rewritten as it goes)
 };
 

@@ -1,5 +1,6 @@
 #include "bench_sweep.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 
@@ -98,12 +99,18 @@ std::vector<DataType> parse_types(std::string_view text, std::string_view option
 }
 
 std::vector<Kernel> parse_kernels(std::string_view text, std::string_view option) {
-  if (text == "all") return {all_kernels().begin(), all_kernels().end()};
   std::vector<Kernel> out;
+  const auto add_once = [&](Kernel k) {
+    if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+  };
   for (const std::string_view item : split(text, ',')) {
+    if (item == "all") {
+      for (Kernel k : all_kernels()) add_once(k);
+      continue;
+    }
     const auto k = parse_kernel(item);
-    if (!k) bad(option, item, fmt::format("is not a kernel ({}, or all)", kernel_names()));
-    out.push_back(*k);
+    if (!k) bad(option, item, fmt::format("is not a kernel (auto, {}, or all)", kernel_names()));
+    add_once(*k);
   }
   return out;
 }

@@ -26,7 +26,8 @@ std::vector<Shape> parse_sizes(std::string_view text, std::string_view option = 
 // "--shapes": comma-separated MxNxK items (rows of A and C, columns of B and C, the shared dimension).
 std::vector<Shape> parse_shapes(std::string_view text, std::string_view option = "--shapes");
 
-// "--types" / "--kernels": comma-separated names, or "all".
+// "--types": comma-separated names, or "all". "--kernels": comma-separated names (auto among them), "all"
+// standing for every kernel the library has (all_kernels), each kernel once.
 std::vector<DataType> parse_types(std::string_view text, std::string_view option = "--types");
 std::vector<Kernel> parse_kernels(std::string_view text, std::string_view option = "--kernels");
 

@@ -1,5 +1,7 @@
 #include "bench_table.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "bench_steady.hpp"
@@ -22,6 +24,23 @@ std::string ran_text(const BenchConfig& config, const std::string& ran) {
   return ran.empty() || ran == labelled ? "" : "  ran: " + ran;
 }
 
+// The pairs the device never runs, one line per kernel: its types and the first refusal's words.
+std::string not_applicable_text(const std::vector<NotApplicable>& never) {
+  std::string out;
+  for (size_t i = 0; i < never.size(); ++i) {
+    bool first = true;
+    for (size_t j = 0; j < i; ++j) first = first && never[j].kernel != never[i].kernel;
+    if (!first) continue;
+    std::string types;
+    for (const NotApplicable& n : never) {
+      if (n.kernel == never[i].kernel) types += fmt::format("{}{}", types.empty() ? "" : ", ", to_string(n.type));
+    }
+    out += fmt::format("{:<10}{} with {}: {}\n", i == 0 ? "not run:" : "", to_string(never[i].kernel), types,
+                       never[i].reason);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string run_header(const Run& run) {
@@ -35,6 +54,7 @@ std::string run_header(const Run& run) {
   out += fmt::format("settings: {} timed dispatches per case after {:g} ms of warm-up and {} more; CPU reference up to "
                      "m*n*k = {:.0f}; {} latency calls; seed {}\n",
                      s.repeat, s.warmup_ms, s.warmup, s.verify_max, s.latency_calls, s.seed);
+  out += not_applicable_text(run.not_applicable);
   if (s.peak_gflops) out += fmt::format("peak:     {:.1f} GFLOP/s FP32, as given by --peak-gflops\n", *s.peak_gflops);
   if (!s.ceilings.empty()) {
     std::string list;
@@ -98,13 +118,59 @@ std::string steadiness_line(const Run& run) {
                               : std::string("steady"));
 }
 
+// Per type, the fastest timed case of each shape, in the order the shapes ran.
+std::string best_table(const Run& run) {
+  std::string out;
+  for (DataType type : all_data_types) {
+    std::vector<const CaseResult*> best;  // one per shape
+    for (const CaseResult& c : run.cases) {
+      if (c.type != type || !c.timed()) continue;
+      auto it = std::find_if(best.begin(), best.end(), [&](const CaseResult* b) { return b->shape == c.shape; });
+      if (it == best.end()) {
+        best.push_back(&c);
+      } else if (c.gflops > (*it)->gflops) {
+        *it = &c;
+      }
+    }
+    for (size_t i = 0; i < best.size(); ++i) {
+      const CaseResult& c = *best[i];
+      const std::string eff = c.efficiency ? fmt::format("{:.1f}% of {}", *c.efficiency * 100.0, c.efficiency_ceiling) : "";
+      out += fmt::format("  {:<4} {:<20} {:<22} {:>10.2f} {:<7} {}{}\n", i == 0 ? to_string(type) : "",
+                         shape_text(c.shape), fmt::format("{} {}", to_string(c.config.options.kernel), c.config.label),
+                         c.gflops, type == DataType::i32 ? "GOP/s" : "GFLOP/s", eff,
+                         c.status == Status::unsteady ? "  (unsteady)" : "");
+    }
+  }
+  return out.empty() ? "" : "\nsummary: the fastest kernel at each size, by type (median time; efficiency against the "
+                            "ceiling named)\n" + out;
+}
+
+// The timed cases whose dispatches were further apart than kNoisySpreadPct, worst first (at most 10 named).
+std::string noisy_line(const Run& run) {
+  std::vector<const CaseResult*> noisy;
+  for (const CaseResult& c : run.cases) {
+    if (c.timed() && c.stats->spread_pct > kNoisySpreadPct) noisy.push_back(&c);
+  }
+  if (noisy.empty()) return fmt::format("noisy: none (no timed case spread above {:g}%)\n", kNoisySpreadPct);
+  std::sort(noisy.begin(), noisy.end(),
+            [](const CaseResult* a, const CaseResult* b) { return a->stats->spread_pct > b->stats->spread_pct; });
+  std::string names;
+  for (size_t i = 0; i < std::min<size_t>(noisy.size(), 10); ++i) {
+    const CaseResult& c = *noisy[i];
+    names += fmt::format("{}{} {} {} {} ({:.0f}%)", i ? ", " : "", shape_text(c.shape), to_string(c.type),
+                         to_string(c.config.options.kernel), c.config.label, c.stats->spread_pct);
+  }
+  return fmt::format("noisy: {} timed cases spread above {:g}% ((max - min) / median): {}{}\n", noisy.size(),
+                     kNoisySpreadPct, names, noisy.size() > 10 ? ", ..." : "");
+}
+
 std::string run_summary(const Run& run) {
   size_t counts[5] = {};
   for (const auto& c : run.cases) ++counts[static_cast<int>(c.status)];
   for (const auto& l : run.latency) ++counts[static_cast<int>(l.status)];
-  return fmt::format("\n{} cases: {} passed, {} unverified, {} unsteady, {} failed, {} skipped\n{}",
+  return fmt::format("{}\n{} cases: {} passed, {} unverified, {} unsteady, {} failed, {} skipped\n{}{}", best_table(run),
                      run.cases.size() + run.latency.size(), counts[0], counts[1], counts[4], counts[2], counts[3],
-                     steadiness_line(run));
+                     steadiness_line(run), noisy_line(run));
 }
 
 }  // namespace vkgemm::cli::bench
