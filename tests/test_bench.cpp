@@ -10,6 +10,7 @@
 #include <string>
 
 #include "bench/bench_case.hpp"
+#include "bench/bench_defaults.hpp"
 #include "bench/bench_files.hpp"
 #include "bench/bench_progress.hpp"
 #include "bench/bench_steady.hpp"
@@ -82,11 +83,36 @@ TEST_SUITE("bench") {
     CHECK(contains(error_of([] { parse_shapes("64x64"); }), "--shapes: '64x64' is not MxNxK"));
     CHECK(contains(error_of([] { parse_shapes("64x0x3"); }), "has 0"));
     CHECK(contains(error_of([] { parse_types("f32,f17"); }), "--types: 'f17' is not a type (f32"));
-    CHECK(contains(error_of([] { parse_kernels("tiled,fast"); }), "--kernels: 'fast' is not a kernel (naive"));
+    CHECK(contains(error_of([] { parse_kernels("tiled,fast"); }), "--kernels: 'fast' is not a kernel (auto, naive"));
     CHECK(contains(error_of([] { parse_uint_list("8,-1", "--tiles"); }), "--tiles: '-1'"));
     CHECK(parse_types("all").size() == std::size(all_data_types));
     CHECK(parse_kernels("all").size() == all_kernels().size());
     CHECK(parse_kernels("all").size() == 5);  // naive, tiled, blocked, coopmat, coopmat2
+    // The default: auto and every kernel, each once however often it is named.
+    const auto kernels = parse_kernels("auto,all,tiled,auto");
+    CHECK(kernels.size() == 6);
+    CHECK(kernels.front() == Kernel::automatic);
+  }
+
+  TEST_CASE("defaults that fit the device: a GPU's full range, a CPU device's quick sweep; latency follows --sizes") {
+    DeviceInfo gpu, big_gpu, cpu;
+    gpu.type = big_gpu.type = DeviceType::discrete_gpu;
+    gpu.device_local_memory = uint64_t{2} << 30;
+    big_gpu.device_local_memory = uint64_t{80} << 30;
+    cpu.type = DeviceType::cpu;
+    CHECK(sides(parse_sizes(sweep_defaults(gpu).sizes)) == std::vector<uint32_t>{64, 128, 256, 512, 1024, 2048, 4096});
+    CHECK(sides(parse_sizes(sweep_defaults(big_gpu).sizes)).back() == 8192);
+    CHECK(sweep_defaults(gpu).repeat == 10);
+    const SweepDefaults quick = sweep_defaults(cpu);
+    CHECK(sides(parse_sizes(quick.sizes)) == std::vector<uint32_t>{32, 64, 128});
+    CHECK(quick.repeat < sweep_defaults(gpu).repeat);
+    CHECK(quick.latency_calls < sweep_defaults(gpu).latency_calls);
+    CHECK(sides(parse_sizes(quick.latency_sizes)).back() <= 32);
+    CHECK(quick.peak_target_ms > 0.0);
+    // Latency at the given square sizes up to 256, or the smallest when all are larger.
+    CHECK(latency_sizes_following(parse_sizes("32,48,512")) == std::vector<uint32_t>{32, 48});
+    CHECK(latency_sizes_following(parse_sizes("4096,2048")) == std::vector<uint32_t>{2048});
+    CHECK(latency_sizes_following({}).empty());
   }
 
   TEST_CASE("configurations: one per tile for the tunable kernels, labelled") {

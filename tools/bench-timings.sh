@@ -2,10 +2,10 @@
 # How long the commands a new user runs first take on this machine, against the targets docs/bench.md
 # states for a CPU device (lavapipe): `vkgemm bench --sizes 32,48` under 60 s, the default `vkgemm bench`
 # under 3 minutes, `vkgemm demo` under 20 s, and tune's first progress line within 5 s of its start.
-# Usage: tools/bench-timings.sh [BINARY]   (default build/release/tools/vkgemm). Prints the load average
+# Usage: tools/bench-timings.sh [BINARY]   (default build/release/vkgemm). Prints the load average
 # before each command: other work on the machine slows a CPU device.
 set -eu
-BINARY=${1:-build/release/tools/vkgemm}
+BINARY=${1:-build/release/vkgemm}
 SCRATCH=$(mktemp -d)
 trap 'rm -rf "$SCRATCH"' EXIT
 
@@ -32,6 +32,7 @@ while kill -0 "$pid" 2> /dev/null && ! grep -q '^tune: ' "$SCRATCH/tune-err"; do
 end=$(date +%s.%N)
 kill "$pid" 2> /dev/null || true
 wait "$pid" 2> /dev/null || true
+grep -q '^tune: ' "$SCRATCH/tune-err" || echo "tune: no progress line before it ended" >&2
 echo "tune's first progress line: $(echo "$end - $start" | bc) s (target < 5 s; load average $load)"
 head -3 "$SCRATCH/tune-out"
 head -1 "$SCRATCH/tune-err"

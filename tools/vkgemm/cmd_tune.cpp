@@ -427,20 +427,23 @@ int tune_one(Engine& engine, const TuneOptions& o, const Candidates& c, const Tu
 }
 
 // Before the search: about how long it takes, from the number of timings it plans and the rate the device
-// timed the calibration product at (each timing about kProductsPerTiming products after its warm-up).
+// timed the calibration product at (each timing about kProductsPerTiming products after its warm-up, and
+// the host's part).
 void print_estimate(const DeviceInfo& device, const std::vector<TuneJob>& jobs, size_t per_product,
                     double calibration_ms, double warmup_ms) {
   constexpr double kProductsPerTiming = 8.0;
+  constexpr double kHostMsPerTiming = 3.0;  // a submission, a readback and the CPU check, at least
   const double n = calibration_size(device);
   const double flops_per_ms = 2.0 * n * n * n / std::max(calibration_ms, 1e-6);
   double seconds = 0.0;
   for (const TuneJob& job : jobs) {
     const double product_ms = 2.0 * job.shape.m * job.shape.n * job.shape.k / flops_per_ms;
-    seconds += double(per_product) * (kProductsPerTiming * product_ms + warmup_ms) * 1e-3;
+    seconds += double(per_product) * (kProductsPerTiming * product_ms + warmup_ms + kHostMsPerTiming) * 1e-3;
   }
   fmt::print("estimate: about {} candidate timings for {} product(s) at {:.1f} GFLOP/s (the calibration product's "
-             "rate): about {}, plus building the pipelines\n",
-             per_product * jobs.size(), jobs.size(), flops_per_ms * 1e-6, bench::Progress::duration_text(seconds));
+             "rate): about {}, plus building the pipelines (most of the time on a CPU device)\n",
+             per_product * jobs.size(), jobs.size(), flops_per_ms * 1e-6,
+             bench::Progress::duration_text(std::max(seconds, 1.0)));
   std::fflush(stdout);
 }
 
