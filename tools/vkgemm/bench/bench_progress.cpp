@@ -75,7 +75,7 @@ void Progress::finish(double planned_device, double planned_host, double device_
     return;
   }
   const double left = seconds_left();
-  fmt::print(out_, "bench: {}/{} cases done, {}\n", done_cases_, total_cases_,
+  fmt::print(out_, "bench: {}/{} cases done ({}), {}\n", done_cases_, total_cases_, current_,
              left < 0.0 ? std::string("no estimate yet") : fmt::format("about {} left", duration_text(left)));
   std::fflush(out_);
 }
