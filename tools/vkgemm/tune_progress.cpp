@@ -25,9 +25,8 @@ size_t planned_timings(size_t all, size_t first_stage, size_t keep) {
 TuneProgress::TuneProgress(size_t planned, bool terminal) : planned_(planned), terminal_(terminal) {}
 
 double TuneProgress::seconds_left() const {
-  if (done_ == 0) return -1.0;
-  const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin_).count();
-  return spent / double(done_) * double(planned_ > done_ ? planned_ - done_ : 0);
+  if (measured_ == 0) return -1.0;
+  return measured_seconds_ / double(measured_) * double(planned_ > done_ ? planned_ - done_ : 0);
 }
 
 void TuneProgress::line(const std::string& text, bool force) {
@@ -44,9 +43,19 @@ void TuneProgress::line(const std::string& text, bool force) {
   std::fflush(stderr);
 }
 
-void TuneProgress::stage(const std::string& what) { line(what, true); }
+void TuneProgress::stage(const std::string& what) {
+  line(what, true);
+  after_stage_ = true;
+}
 
 void TuneProgress::candidate(const std::string& where, const std::string& config) {
+  const auto now = std::chrono::steady_clock::now();
+  if (!after_stage_) {
+    measured_seconds_ += std::chrono::duration<double>(now - mark_).count();
+    ++measured_;
+  }
+  after_stage_ = false;
+  mark_ = now;
   ++done_;
   line(fmt::format("{}: candidate {} of about {} ({})", where, done_, std::max(planned_, done_), config), false);
 }

@@ -1,6 +1,7 @@
 // vkgemm tune: the estimate printed before the search starts and the progress on stderr while it runs (on a
 // terminal one line redrawn in place, elsewhere a line at most every few seconds), with the time left from
-// the measured time per candidate timing.
+// the measured time per candidate (the time between two candidates; a stage's pipeline builds, before its
+// first candidate, are not counted as a candidate's).
 #pragma once
 
 #include <chrono>
@@ -26,9 +27,11 @@ class TuneProgress {
 
  private:
   void line(const std::string& text, bool force);
-  size_t planned_, done_ = 0;
+  size_t planned_, done_ = 0, measured_ = 0;
+  double measured_seconds_ = 0.0;
+  bool after_stage_ = true;
   bool terminal_;
-  std::chrono::steady_clock::time_point begin_ = std::chrono::steady_clock::now(), last_line_{};
+  std::chrono::steady_clock::time_point mark_ = std::chrono::steady_clock::now(), last_line_{};
 };
 
 }  // namespace vkgemm::cli
