@@ -257,12 +257,28 @@ class BenchAndReport(unittest.TestCase):
                 self.assertIn(words, r.stderr)
                 self.assertEqual(r.stdout, "")
 
+    def test_fail_unsteady_exits_4_when_a_case_is_unsteady(self):
+        # A tolerance far below any real drift: the checks' readings differ (unless they are equal to the
+        # last digit), so the one case is unsteady, and --fail-unsteady makes that the exit code.
+        path = self.tmp / "unsteady.json"
+        r = run(BINARY, "bench", "--sizes", "16", "--types", "f32", "--kernels", "naive", "--tiles", "8",
+                "--latency-sizes", "none", "--steady-tolerance", "1e-9", "--fail-unsteady", "--json", path)
+        doc = json.loads(path.read_text())
+        readings = {c["median_ms"] for c in doc["steadiness"]["checks"]}
+        drifted = len(readings) > 1
+        self.assertEqual(r.returncode, 4 if drifted else 0, r.stdout + r.stderr)
+        self.assertEqual(doc["cases"][0]["status"], "unsteady" if drifted else "passed")
+        if drifted:
+            self.assertIn("drifted", doc["cases"][0]["reason"])
+            self.assertIn("1 cases UNSTEADY", r.stdout)
+
     def test_help_documents_every_option(self):
         r = run(BINARY, "bench", "--help")
         self.assertEqual(r.returncode, 0)
         for option in ["--sizes", "--shapes", "--types", "--kernels", "--tiles", "--repeat", "--warmup",
                        "--verify-max", "--peak-gflops", "--latency-sizes", "--latency-calls", "--seed", "--json",
-                       "--csv", "--no-progress", "--device", "--validate", "the device's ceilings are measured first"]:
+                       "--csv", "--no-progress", "--device", "--validate", "the device's ceilings are measured first",
+                       "--warmup-ms", "--steady-tolerance", "--fail-unsteady"]:
             self.assertIn(option, r.stdout)
 
 
