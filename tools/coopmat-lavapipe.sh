@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Usage: tools/coopmat-lavapipe.sh   (from anywhere; prepares build/coopmat-lavapipe/ once)
 # The cooperative-matrix pass: runs the coopmat test suite (the KHR kernel's shape grid) on a lavapipe that
 # has VK_KHR_cooperative_matrix, under a validation layer that knows the extension.
 #

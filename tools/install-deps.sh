@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Usage: tools/install-deps.sh   (no arguments)
 # Installs what vkgemm needs to build, test and run on Debian 12 / Ubuntu, with apt-get.
 # Idempotent: installs only what is missing and says what; works as root or through sudo.
 # Then tools/install-toolchain.sh: a newer glslangValidator and Vulkan headers where the system's are too

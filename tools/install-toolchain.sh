@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Usage: tools/install-toolchain.sh   (no arguments; builds into build/toolchain/)
 # Provides the shader toolchain the cooperative-matrix kernels need, where the system's is too old:
 #   glslangValidator >= 15.1 (GL_NV_cooperative_matrix2; GL_KHR_cooperative_matrix needs 13)
 #   Vulkan headers   >= 1.3.300 (VK_NV_cooperative_matrix2).

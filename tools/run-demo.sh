@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Usage: tools/run-demo.sh [vkgemm demo options...]
 # Installs what is missing, builds Release and runs `vkgemm demo` on the default device.
 # Extra arguments go to the demo (for example --device llvmpipe, or --validate).
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Usage: [FUZZ_SECONDS=N] tools/run-fuzz.sh
 # Builds the libFuzzer targets (the fuzz preset: clang, ASan, UBSan; build/fuzz) and fuzzes the .npy reader
 # and the argument parser for FUZZ_SECONDS each (default 25), starting from the corpus committed under
 # tests/fuzz/corpus. New inputs go to build/fuzz/corpus-*, never into the source tree; a crash leaves its

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Usage: tools/run-tests.sh [ctest options...]
 # Installs what is missing, builds, and runs everything CI runs, timing each part:
 #   1-3. the whole suite (Release, build/release) in three validation passes, each a CTest label:
 #        core (VK_LAYER_KHRONOS_validation as is), sync (synchronization validation), gpuav (GPU-assisted);

@@ -5,8 +5,7 @@
 # Run from the repository root with build/release present; results go under $OUT (default out/gpu).
 # Usage: tools/gpu/check-and-bench.sh [phase...]
 #   phases: tests bounds fp16 bench-f16 bench-f16-acc16 bench-f32 stats, and coopmat (the KHR kernel against
-#   cuBLAS, every op), peak (vkgemm peak --json), report (vkgemm bench for the report and its picture). Sweeps of coopmat2's
-#   tile, K step, pipelining and unrolling are tools/gpu/coopmat2-sweep.sh's, which verifies each row first.
+#   cuBLAS, every op), peak (vkgemm peak --json), report (vkgemm bench for the report and its picture).
 # Exit status: 1 when any phase failed (each phase still runs).
 set -uo pipefail
 cd "$(dirname "$0")/../.."

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Usage: tools/gpu/check-fp16.sh   (no arguments; VKGEMM_DEVICE picks the device)
 # fp16 on a GPU: verifies each cooperative-matrix kernel the device supports over edge shapes, then times
 # fp16 products (C f32) at 4096^2, 8192^2 and 4096x512x14336 and prints TFLOP/s.
 # Run from the repository root with build/release present (vkgemm carries its SPIR-V and loads Vulkan at
