@@ -3,8 +3,8 @@
 # Installs what is missing, builds, and runs everything CI runs, timing each part:
 #   1-3. the whole suite (Release, build/release) in three validation passes, each a CTest label:
 #        core (VK_LAYER_KHRONOS_validation as is), sync (synchronization validation), gpuav (GPU-assisted);
-#   4.   the end-to-end tests (label e2e, Release): vkgemm bench with vkgemm-report, the graphics example,
-#        the installed package;
+#   4.   the end-to-end tests (label e2e, Release): vkgemm bench with vkgemm-report, the README's
+#        commands (tools/check-readme.sh), the graphics example, the installed package;
 #   5.   the coopmat and support suites on Mesa 26's lavapipe, which has VK_KHR_cooperative_matrix
 #        (tools/coopmat-lavapipe.sh: a Debian trixie root prepared once under build/);
 #   6.   the suite's core pass again in the AddressSanitizer + UndefinedBehaviorSanitizer build (build/asan),
