@@ -23,9 +23,9 @@
 // multiple of 256 (the host rounds split-K slices to 256) -- has its own accumulator, loop and store, and
 // returns: the general path's clamped layouts and loops do not share its registers. There the strides,
 // offsets and K start are rounded down to multiples of 8 (256 for K), which changes nothing but tells the
-// compiler that wide loads are safe. That matters: the same loop without those hints ran 4x slower on an
-// H200 (docs/perf-notes.md section 11), and so did a split-K whose K start the compiler could not see was
-// a multiple of 8.
+// compiler that wide loads are safe. That matters: without those hints the driver's tensor loads run
+// several times slower, and so does a split-K whose K start the compiler cannot see is a multiple of 8
+// (docs/design/coopmat2.md).
 #include "gemm_interface.glsl"
 
 layout(local_size_x_id = COOPMAT2_SC_WG) in;
@@ -33,14 +33,14 @@ layout(constant_id = COOPMAT2_SC_BM) const uint BM = 128;
 layout(constant_id = COOPMAT2_SC_BN) const uint BN = 128;
 layout(constant_id = COOPMAT2_SC_BK) const uint BK = 32;
 // 1: the fast path loads step k+1's tiles before multiplying step k's (software pipelining), in place of
-// the unrolled loop. No tile uses it since the unrolled loop beat it by 23% (perf-notes section 12); it
-// stays for the experiment knob (prefetch=1).
+// the unrolled loop. No tile uses it, since the unrolled loop is faster; it stays for the experiment knob
+// (prefetch=1).
 layout(constant_id = COOPMAT2_SC_PREFETCH) const uint PREFETCH = 0;
 layout(constant_id = COOPMAT2_SC_TRANS_A) const uint TRANS_A = 0;  // the same as the push constants' GEMM_TRANS_A, known at build
 layout(constant_id = COOPMAT2_SC_TRANS_B) const uint TRANS_B = 0;
 layout(constant_id = COOPMAT2_SC_GROUP_M) const uint GROUP_M = 1;  // block rows walked together (grouped_workgroup); 1: launch order
 // K steps per iteration of the fast loop, unrolled in the source: one straight run of UNROLL loads and
-// multiplies that the driver's scheduler can interleave (perf-notes section 12).
+// multiplies that the driver's scheduler can interleave (docs/design/coopmat2.md).
 layout(constant_id = COOPMAT2_SC_UNROLL) const uint UNROLL = 1;
 
 #define CLAMP gl_CooperativeMatrixClampModeConstantNV
@@ -81,8 +81,8 @@ layout(constant_id = COOPMAT2_SC_UNROLL) const uint UNROLL = 1;
 
 // A tile wholly inside C with 16-byte aligned rows and offset: a plain layout, its stride and offset rounded
 // down to multiples of 8 (which changes nothing but shows the compiler that wide stores are safe), as the
-// fast path's loads do. Through the clamped layout the same store cost about 6 us more per 128x256 tile
-// on an H200: up to 1.8x the time of a K-light product (docs/perf-notes.md section 26).
+// fast path's loads do. The clamped layout's store costs every tile several microseconds more, which K-light
+// products feel most (docs/design/coopmat2.md).
 void store_inside(MAT_ACC acc, uint c_base, uint row0, uint col0, bool partial) {
   const uint c_off = c_base & ~7u;
   tensorLayoutNV<2> lc = createTensorLayoutNV(2);
@@ -111,7 +111,7 @@ void store_result(MAT_ACC acc, uint c_base, uint row0, uint col0, bool partial, 
 
 // A tile's first row or column: an edge tile on a side that is a multiple of 8 and at least a tile long
 // starts a tile back from the side's end, so that it lies inside and takes the fast path in place of the
-// general path's clamped, not unrolled loop (1000^3 ran 1.39x faster on an H200, perf-notes section 27).
+// general path's clamped, not unrolled loop (docs/design/coopmat2.md).
 // It computes again the rows or columns it shares with its neighbour, and both store them:
 // the same values, since each element is summed over the same K steps in the same order. Only where the
 // store writes nothing but those values: beta 0 (C not read) or a split-K slice's raw sums; with beta,
@@ -218,9 +218,8 @@ void tile_product(const uint row0, const uint col0, const uint slices, const uin
 }
 
 // A tile that lies inside C where the grid puts it is computed at row0 = block.y * BM as the compiler can see
-// it: through tile_start's select alone, 4096^3 NN ran 4.7 % slower on an H200 (the compiler lost that row0
-// is a multiple of the tile; calling the product from two sites recovered 4.0 of the 4.7 %, perf-notes
-// section 27). The driver compiles the fast path twice.
+// it: through tile_start's select alone the compiler loses that row0 is a multiple of the tile, and large
+// products run a few percent slower (docs/design/coopmat2.md). The driver compiles the fast path twice.
 void main() {
   const uvec2 block = grouped_workgroup(GROUP_M);
   const uint slices = p.K == 0 ? 1 : (p.K + p.k_split - 1) / p.k_split;

@@ -1,6 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// The walkthroughs' naive kernel: one invocation per element of C, every operand read from global memory.
+// The naive kernel: one invocation per element of C, every operand read from global memory.
 #include "gemm_interface.glsl"
 
 layout(local_size_x_id = NAIVE_SC_WG_X, local_size_y_id = NAIVE_SC_WG_Y) in;

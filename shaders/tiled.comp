@@ -1,6 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// The walkthroughs' tiled kernel (C++ AMP tile_static + tile_barrier, CUDA __shared__ + __syncthreads):
+// The classic tiled kernel (C++ AMP tile_static + tile_barrier, CUDA __shared__ + __syncthreads):
 // a TILE x TILE workgroup stages one TILE x TILE tile of A and of B in shared memory per step along K.
 // Sizes that are not tile multiples load zeros outside the matrices instead of padding copies.
 #include "gemm_interface.glsl"

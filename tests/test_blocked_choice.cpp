@@ -142,18 +142,17 @@ TEST_SUITE("blocked choice") {
 
   TEST_CASE("a small product's entry, latency-bound on part of the device, does not choose tiles for large ones") {
     // engine/tuning/nvidia-h200.json holds 384^3 on 64x64 tiles (36 workgroups on 132 SMs) for small squares.
-    // Calibrating the model from it sent 1536^3 to 5000^3 to 64x64 tiles (H200, session 8, same call as
-    // cuBLAS: 0.62, 0.62, 0.69, 0.69) where 128x256 had measured 0.92, 0.88, 0.95, 0.91 (session 6).
+    // Calibrating the model from it once sent 1536^3 to 5000^3 to 64x64 tiles, which run them far slower
+    // than 128x256 (docs/design/planner.md).
     for (const uint32_t n : {1536u, 2560u, 3000u, 5000u}) {
       const BlockedChoice c = choose(nvidia(), n, n, n);
       CAPTURE(n);
       CAPTURE(to_string(c.config));
       CHECK(c.config.bm * c.config.bn == 128u * 256u);
     }
-    // ... nor sends the small squares to 128x256 (H200, session 8, same call: 512^3 0.36 and 1000^3 0.63 of
-    // cuBLAS on 128x256 split at most 2; 1.24 and 0.71 on 64x64). 512^3 and 1000^3 have entries of their own,
-    // taken as measured (session 14: 64x128 and 128x256, each in 4 slices); so do 448^3 and 768^3 (64x64 and
-    // 64x256); 600^3, 900^3 and 1100^3 are the model's.
+    // ... nor sends the small squares to 128x256 split at most 2, which runs them slower than 64x64. 512^3 and
+    // 1000^3 have entries of their own, taken as measured (64x128 and 128x256, each in 4 slices); so do 448^3
+    // and 768^3 (64x64 and 64x256); 600^3, 900^3 and 1100^3 are the model's.
     for (const uint32_t n : {448u, 512u, 600u, 768u, 900u, 1000u, 1100u}) {
       const BlockedChoice c = choose(nvidia(), n, n, n);
       CAPTURE(n);
@@ -167,8 +166,8 @@ TEST_SUITE("blocked choice") {
   }
 
   TEST_CASE("split-K slices go down to kMinBlockedSliceK of K, not below") {
-    // Slices shorter than 256 paid on the H200 (session 14: 1000^3 in 4 slices of 250 ran 62.7 us against
-    // 68.0 for the best 2-slice plan; 512^3 in 4 of 128 17.1 against 17.8); the model may take them.
+    // Slices shorter than 256 pay where they give each compute unit more warps (1000^3 in 4 slices of 250;
+    // docs/design/blocked.md); the model may take them.
     const BlockedChoice mid = choose(nvidia(), 600, 600, 600);
     CAPTURE(to_string(mid.config));
     CHECK(600 / mid.config.split_k < 256u);
@@ -183,9 +182,8 @@ TEST_SUITE("blocked choice") {
   TEST_CASE("a pass's fixed cost is not the tiles' work: small batched products keep small tiles") {
     // Every pass costs the model kPassSeconds besides its tiles, and a measured entry's unit rate is what
     // remains. Without that, the small entries (448^3 in 16 us, 512^3) calibrated their tiles far below the
-    // large ones' and the model sent a batch of 256 products of 64^3 to 32x128 tiles, each half empty:
-    // 15.1 us on the H200 against 9.7 on 64x64 (session 14, same call), and 32 of 128^3 to 128x128: 19.5
-    // against 9.7.
+    // large ones' and the model sent a batch of 256 products of 64^3 to 32x128 tiles, each half empty, and
+    // 32 of 128^3 to 128x128: both 1.5-2x slower than on 64x64 (docs/design/planner.md).
     for (const auto& [n, batch] : {std::pair{64u, 256u}, {128u, 32u}}) {
       const BlockedChoice c = choose(nvidia(), n, n, n, batch);
       CAPTURE(n);

@@ -247,8 +247,8 @@ TEST_SUITE("coopmat config") {
   }
 
   TEST_CASE("coopmat2: a batch of products narrower than 128 x 128 runs 64x64, however many it fills") {
-    // 256 x 64^3 fills the device with 128x128 tiles too, where the model would choose them; on the H200 it
-    // ran 12.3 TFLOP/s on 128x128 against 20.4 on 64x64 (perf-notes section 28).
+    // 256 x 64^3 fills the device with 128x128 tiles too, where the model would choose them; measured, 64x64
+    // runs it far faster (docs/design/coopmat2.md).
     const Types t{DataType::f16, DataType::f16, false};
     const auto s = kernels::coopmat2_launch(nvidia(), t, {.kernel = Kernel::coopmat2}, 64, 64, 64, 256);
     CHECK(s.tile[0] == 64);

@@ -20,12 +20,12 @@ Each case runs --rounds times (separate vkgemm processes, the first verified, ea
 series), and the median of the rounds' medians is reported: a lone series sometimes reads at a low clock.
 
 Prints a table of TFLOP/s with the ratio vkgemm / cuBLAS, then per type the geometric mean and minimum of
-the ratio over every case and over the judged ones (every dimension >= 512, or a skinny case: issue 16's
-floors), and writes JSON (--json): each row carries m n k, op_a, op_b, layout, batch, group, judged, kernel,
+the ratio over every case and over the judged ones (every dimension >= 512, or a skinny case: the
+cases the published floors are judged on), and writes JSON (--json): each row carries m n k, op_a, op_b, layout, batch, group, judged, kernel,
 config, cublas_method and the commit the vkgemm binary reports of itself (its build_commit, "-dirty"
 included; a binary that reports none is an error, not "unknown"). tools/plot-vs-cublas.py draws it.
 
---latency: small-product latency instead (issue 17): `vkgemm bench --latency-sizes` (plan.record alone, one
+--latency: small-product latency instead: `vkgemm bench --latency-sizes` (plan.record alone, one
 synchronous Engine::gemm end to end without timestamps and with them, one synchronous product through a plan,
 many in flight) beside cuBLAS launch + synchronize of the same f32 product, host-timed (median of
 --latency-calls), --rounds times, written to --json as rows of round, n, vkgemm_us (Engine::gemm without

@@ -59,7 +59,7 @@ struct EngineOptions {
 //   VKGEMM_TEST_NO_PUSH_DESCRIPTOR=1: a testing knob that leaves VK_KHR_push_descriptor off, so that plans
 //     record from their ring of descriptor sets on a device that has it (DeviceInfo::push_descriptor);
 //   VKGEMM_EXPERIMENT_COOPMAT, VKGEMM_EXPERIMENT_COOPMAT2, VKGEMM_EXPERIMENT_SPIRV: experiment knobs for the performance work, read only
-//     by a developer build (CMake option VKGEMM_EXPERIMENTS, off by default; docs/perf-notes.md), once per
+//     by a developer build (CMake option VKGEMM_EXPERIMENTS, off by default; docs/gpu.md), once per
 //     process.
 // `options` with the environment's defaults filled in where it leaves them empty: device from
 // VKGEMM_DEVICE; tuning_file from VKGEMM_TUNING_FILE, else $XDG_CONFIG_HOME/vkgemm/tuning.json, else

@@ -38,8 +38,8 @@ struct GemmOptions {
   uint32_t repeat = 1;    // timed dispatches, each between two timestamps, with a barrier between them
   uint32_t warmup = 0;    // untimed dispatches before them (with beta != 0, warmup + repeat must be 1)
   // Engine::gemm and the engine's other waiting calls: write timestamps around each timed dispatch
-  // (GemmTiming::gpu_ms). They cost a small product GPU-side time of their own (about 2.5 us of a 16^3
-  // product's 21 on an H200, docs/perf-notes.md): false gives the product alone, with gpu_ms empty.
+  // (GemmTiming::gpu_ms). They cost a small product GPU-side time of their own (a few microseconds;
+  // docs/design/planner.md): false gives the product alone, with gpu_ms empty.
   // Plans take GemmPlanOptions::timestamps instead (off by default there).
   bool timestamps = true;
   // f16 inputs only: accumulate in fp16 instead of fp32 (C must then be f16). Faster on some hardware, but

@@ -12,8 +12,8 @@
 namespace vkgemm {
 
 // The shortest K slice the blocked kernel is split into: the planner's split counts and the tuner's both stop
-// here. Measured on the H200 (perf-notes 29): 1000^3 in 4 slices of 250 ran 8 % faster than the best 2-slice
-// plan, 512^3 in 4 slices of 128 4 % faster than 2 of 256; the floor was 256 before.
+// here. Slices this short still pay where they give each compute unit more warps (small products such as
+// 1000^3 in 4 slices; docs/design/blocked.md).
 inline constexpr uint32_t kMinBlockedSliceK = 128;
 
 struct TuningEntry {

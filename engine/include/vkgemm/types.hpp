@@ -14,7 +14,7 @@ enum class DataType { f32, i32, f64, f16 };
 
 enum class Kernel {
   naive,      // one invocation per element of C
-  tiled,      // square shared-memory tiles, the walkthroughs' kernel; the tile size is chosen at run time
+  tiled,      // square shared-memory tiles of A and B, staged with barriers; the tile size is chosen at run time
   blocked,    // f32/f64: register-blocked, vectorized, double-buffered; configured by BlockedConfig
   automatic,  // "auto": the best kernel and configuration for the shape, type and device
   coopmat,    // f16 only: subgroup-scope cooperative matrices (VK_KHR_cooperative_matrix), tiles staged in shared memory

@@ -21,7 +21,7 @@ std::string environment_tuning_file();
 void apply_test_limits(DeviceInfo& info);
 
 #ifdef VKGEMM_EXPERIMENTS
-// Experiment knobs for the performance work (docs/perf-notes.md), in developer builds only (the CMake option
+// Experiment knobs for the performance work (docs/gpu.md), in developer builds only (the CMake option
 // VKGEMM_EXPERIMENTS): the text of VKGEMM_EXPERIMENT_COOPMAT, VKGEMM_EXPERIMENT_COOPMAT2 and
 // VKGEMM_EXPERIMENT_SPIRV, or nullptr.
 const char* experiment_coopmat();

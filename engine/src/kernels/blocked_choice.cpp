@@ -45,10 +45,9 @@ tuning::TileModel tile_model(const DeviceInfo& device, const BlockedConfig& c) {
 
 // Whether a measured entry's product kept at least half the device's units busy. One that did not (a small
 // product, kept for its exact shape) ran on a corner of the device, bound by latency; inverted through the
-// wave model it gives a unit rate no full product reaches (measured on the H200: 384^3 on 64x64 tiles, 36
-// workgroups on 132 SMs, made 64x64 look faster than 128x256 and sent 1536^3 to 5000^3 to it at 0.6-0.7 of
-// cuBLAS, against 0.86-0.92 on 128x256 in sessions 6 and 8). The tuned entries that calibrate run 128
-// workgroups or more (2048^3, 127x4096x4096 on 132 SMs: nearly one each).
+// wave model it gives a unit rate no full product reaches (a 384^3 entry on 64x64 tiles once made 64x64
+// look faster than 128x256 for every large square; docs/design/planner.md). The tuned entries that calibrate
+// run about one workgroup a unit or more.
 bool busy_half_the_units(const tuning::Machine& machine, const tuning::TileModel& model, const tuning::Entry& e) {
   const uint64_t tiles = uint64_t{(e.m + model.bm - 1) / model.bm} * ((e.n + model.bn - 1) / model.bn) *
                          std::max(1u, e.config.split_k);

@@ -21,42 +21,40 @@ namespace {
 // uses with it).
 struct Nv2Tile {
   uint32_t invocations, bm, bn, bk;
-  // The wave model's figures for the tile (tuning/wave_model.hpp), both from one H200 call (perf-notes
-  // section 28): TFLOP/s of a 4096^3 product (C f16, fp32 sums), the rate the model is calibrated by, waves
-  // and all; and the tile's fixed cost (first loads, the store of C) in K steps, the one that makes the
-  // model give the time measured at 4096^2 x 512 as well. 0: not modelled.
+  // The wave model's figures for the tile (tuning/wave_model.hpp), both measured in one run on the device
+  // the built-in figures describe (docs/design/coopmat2.md): TFLOP/s of a 4096^3 product (C f16, fp32 sums),
+  // the rate the model is calibrated by, waves and all; and the tile's fixed cost (first loads, the store of
+  // C) in K steps, the one that makes the model give the time measured at 4096^2 x 512 as well. 0: not
+  // modelled.
   double measured_tflops = 0.0;
   uint32_t k_overhead = 0;
   uint32_t prefetch = 0;  // software pipelining (shaders/coopmat2.comp PREFETCH)
-  // K steps per iteration of the fast loop (shaders/coopmat2.comp UNROLL): 8 made the driver overlap loads
-  // with the tensor-core work, +34% at 4096^3 and +33% at 4096x512x14336 on an H200 (perf-notes section 12).
+  // K steps per iteration of the fast loop (shaders/coopmat2.comp UNROLL): a straight run of steps is what
+  // lets the driver overlap loads with the tensor-core work (docs/design/coopmat2.md).
   uint32_t unroll = 8;
 };
-// 16 steps at fp32 sums: +2-4% over 8 (perf-notes section 12).
+// 16 steps at fp32 sums, a few percent faster than 8.
 constexpr Nv2Tile kNv2Large{.invocations = 256, .bm = 128, .bn = 256, .bk = 64, .measured_tflops = 286.8,
                             .k_overhead = 542, .unroll = 16};
-// With fp16 sums the accumulator takes half the registers, and a 256 x 256 tile fits; unrolled it beat
-// software pipelining by 23% at 4096^3 (perf-notes section 12). Not measured beside the others: never modelled.
+// With fp16 sums the accumulator takes half the registers, and a 256 x 256 tile fits; unrolled, not
+// software-pipelined (the unrolled loop is faster). Not measured beside the others: never modelled.
 constexpr Nv2Tile kNv2LargeAcc16{.invocations = 256, .bm = 256, .bn = 256, .bk = 32};
 // 192 rows x 128 columns, on 128x256's K step and unrolling: more waves' worth of tiles where 128x256 leaves
-// SMs idle. Same H200 call against 128x256 (perf-notes section 27): 1536^3 179.5 against 135.1 TFLOP/s
-// (96 tiles against 72 on 132 SMs), 3072^3 285.3 (128x128: 232.0), 5000^3 230.5 against 201.8; 2560^3
-// 192.9 against 201.4.
+// compute units idle (docs/design/coopmat2.md).
 constexpr Nv2Tile kNv2Tall{.invocations = 256, .bm = 192, .bn = 128, .bk = 64, .measured_tflops = 274.9,
                            .k_overhead = 441, .unroll = 16};
-// 96 rows x 192 columns: 128 tiles at 1536^3, one wave on 132 SMs (192x128 gives 96). Same H200 call, through
-// the experiment knob (perf-notes section 28): 1536^3 208.4 against 179.7 TFLOP/s for 192x128.
+// 96 rows x 192 columns: 128 tiles at 1536^3, where 192x128 gives 96: one fuller wave on a device of about
+// 128 compute units (docs/design/coopmat2.md).
 constexpr Nv2Tile kNv2Wide{.invocations = 256, .bm = 96, .bn = 192, .bk = 64, .measured_tflops = 249.2,
                            .k_overhead = 511, .unroll = 16};
 constexpr Nv2Tile kNv2Medium{.invocations = 256, .bm = 128, .bn = 128, .bk = 64, .measured_tflops = 256.8,
                              .k_overhead = 227};
-// Not modelled: where the model had it level with 128x128 (8192^2 x 256), it ran 126.2 against 146.8 TFLOP/s
-// (same H200 call, perf-notes section 28); chosen for products narrower than 128 x 128 and where the larger
-// tiles do not fill the device (chosen_tile).
+// Not modelled: where the model had it level with 128x128 it ran slower (docs/design/coopmat2.md); chosen for
+// products narrower than 128 x 128 and where the larger tiles do not fill the device (chosen_tile).
 constexpr Nv2Tile kNv2Small{.invocations = 128, .bm = 64, .bn = 64, .bk = 64};
 // 32 rows x 64 columns for products of at most 32 rows, where the 64 x 64 tile's only row of tiles lies
-// half outside C and so takes the general path's clamped loop: 32 x 4096 x 8192 NT ran 37.9 against 20.4
-// TFLOP/s in 2 slices, 58.5 in 4 (same H200 call, perf-notes section 27). Not modelled: chosen by its rows.
+// half outside C and so takes the general path's clamped loop (docs/design/coopmat2.md). Not modelled:
+// chosen by its rows.
 constexpr Nv2Tile kNv2Thin{.invocations = 128, .bm = 32, .bn = 64, .bk = 64};
 // Its workgroups of 128 invocations run two to an SM: it splits to twice kEnoughWorkgroups (4 slices of
 // 32 x 4096 x 8192 beat 2 by 1.54x and 8 by 1.07x).
@@ -100,7 +98,7 @@ void check_common(const DeviceInfo& d, const char* kernel) {
 
 // ---- The KHR kernel (shaders/coopmat.comp): its configuration, derived from the device ----
 
-// An experiment knob for the performance work (docs/coopmat.md), not an interface, read only in a build
+// An experiment knob for the performance work (docs/design/coopmat.md), not an interface, read only in a build
 // configured with -DVKGEMM_EXPERIMENTS=ON, as VKGEMM_EXPERIMENT_COOPMAT2 is for coopmat2: VKGEMM_EXPERIMENT_COOPMAT = "bm=128,bn=128,bk=32,wm=64,wn=32,
 // unroll=4,buffers=2,sg=32,shape=16x16x16,group=8" overrides the KHR kernel's workgroup tile, warp tile, K
 // step, fast-loop unrolling, shared-memory buffers, subgroup size, fragment shape and grouped block order;
@@ -300,8 +298,8 @@ DeviceInfo khr_nominal(const DeviceInfo& d, const Types& t) {
 
 // The wide tile, for GPUs with 32-wide subgroups: the large tile with each subgroup's warp tile twice as wide
 // (64x64 of 16x16 fragments, 128 accumulator elements per lane) and the fast loop unrolled 2 steps, a
-// 128x256 tile. On the H200 at 4096^3 it ran at 254.5 TFLOP/s against 185 for the large tile (perf-notes
-// section 14). It halves the workgroups, so it is taken only where it still gives twice kEnoughWorkgroups.
+// 128x256 tile, faster than the large tile where the grid is long enough (docs/design/coopmat.md). It halves
+// the workgroups, so it is taken only where it still gives twice kEnoughWorkgroups.
 // Not where the experiment knob sets the tile, on CPU devices (compile time) or on 64-wide subgroups, whose
 // large tile already holds that many accumulators per lane.
 std::optional<KhrConfig> khr_wide(const DeviceInfo& d, const Types& t, KhrConfig c) {
@@ -393,14 +391,14 @@ LaunchShape coopmat_launch(const DeviceInfo& d, const Types& t, const GemmOption
   return shape;  // the coopmat spec adds TRANS_A and TRANS_B (kernels/coopmat.cpp)
 }
 
-// An experiment knob for the performance work (docs/perf-notes.md), not an interface, read only in a build
+// An experiment knob for the performance work (docs/gpu.md), not an interface, read only in a build
 // configured with -DVKGEMM_EXPERIMENTS=ON: VKGEMM_EXPERIMENT_COOPMAT2
 // = "bm=128,bn=256,bk=32,inv=256,prefetch=1,unroll=8,splits=2,group=8" overrides the coopmat2 kernel's
 // workgroup tile (rows, columns, K step, invocations), its software pipelining, the unrolling of its fast
 // loop, its split-K and its grouped block order;
 // each key is optional. The values are not checked against the device's shapes: a bad one fails at pipeline
-// creation, and a tile vkgemm does not use must be verified (256x192 computed wrong results on the H200's
-// driver, perf-notes section 11). Read once per process: planning runs on every call.
+// creation, and a tile vkgemm does not use must be verified (256x192 computed wrong results on NVIDIA's
+// driver). Read once per process: planning runs on every call.
 namespace {
 
 struct Nv2Experiment {
@@ -452,8 +450,7 @@ uint32_t splits_to_fill(uint64_t groups, uint32_t k, uint64_t enough = kEnoughWo
 
 // Of the modelled tiles, the one the wave model expects to finish an unsplit product first: by its waves
 // (1536^3: 128 tiles of 96x192 fill one wave on 132 SMs, 72 of 128x256 leave 60 idle) and by each tile's fixed
-// cost against K (K-light: 128x128's is 227 K steps, 128x256's 542; on the H200 128x128 ran 4096^2 x 512
-// 1.19x faster, 32 x 512^3 1.27x).
+// cost against K (K-light products: 128x128's fixed cost is the smaller, so it wins there).
 Nv2Tile modelled_tile(const DeviceInfo& d, uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
   const tuning::Machine machine = tuning::machine_of(d);
   // K 0 (an empty sum: C = beta C) reads as 1.
@@ -464,9 +461,7 @@ Nv2Tile modelled_tile(const DeviceInfo& d, uint32_t m, uint32_t n, uint32_t k, u
     return tuning::main_seconds(machine, model, work, 1);
   };
   // 128x256 unless another tile is expected kModelMargin faster: the model misjudges tiles by up to ~15 %
-  // where waves do not decide (H200, same call: 192x128 was 13 % faster than 128x256 at 8192^2 x 256, 16 %
-  // slower at 4096 x 14336 x 512 NT, where the model has them within 9 %; perf-notes section 27), and by
-  // far less than what it gains where they do (1536^3: 1.33x measured).
+  // where waves do not decide, and by far less than what it gains where they do (docs/design/coopmat2.md).
   constexpr double kModelMargin = 1.10;
   Nv2Tile best = kNv2Large;
   double best_seconds = seconds(kNv2Large) / kModelMargin;
@@ -538,16 +533,14 @@ Nv2Tile named_tile(const DeviceInfo& d, const Types& t, uint32_t option, const N
 Nv2Tile chosen_tile(const DeviceInfo& d, const Types& t, uint32_t m, uint32_t n, uint32_t k, uint32_t batch,
                     const Nv2Tile& large) {
   if (m <= kNv2Thin.bm && nv2_shape(d, t, kNv2Thin)) return kNv2Thin;
-  // Narrower than 128 x 128 (a larger tile would lie mostly outside C): 256 x 64^3 ran 20.4 TFLOP/s on 64x64
-  // against 12.3 on 128x128 (H200, perf-notes section 28).
+  // Narrower than 128 x 128 (a larger tile would lie mostly outside C): 64x64.
   if ((m < kNv2Medium.bm || n < kNv2Medium.bn) && nv2_shape(d, t, kNv2Small)) return kNv2Small;
-  // The largest tile that gives enough workgroups, by itself or split along K (coopmat2_splits): on the
-  // H200 a large tile split beat a medium one unsplit (perf-notes section 11).
+  // The largest tile that gives enough workgroups, by itself or split along K (coopmat2_splits): a large
+  // tile split beats a medium one unsplit.
   // With fp32 sums and enough workgroups unsplit, the wave model chooses among the measured tiles; a
-  // large tile that needs a split to fill the device keeps it (the split K path, section 11).
-  // Then 128x128, by itself or split along K (where the large tile would need slices shorter than 2048:
-  // 128 x 8192 x 4096 NT ran 174.8 TFLOP/s in 2 slices of 128x128 against 136.7 on 64x64 unsplit and 148.0
-  // on 128x256 in 4 slices, same H200 call, perf-notes section 28); else 64x64.
+  // large tile that needs a split to fill the device keeps it (the split-K path).
+  // Then 128x128, by itself or split along K (where the large tile would need slices shorter than 2048;
+  // docs/design/coopmat2.md); else 64x64.
   Nv2Tile tile = kNv2Small;
   const uint32_t large_splits = splits_to_fill(tiles(m, n, large.bm, large.bn) * batch, k);
   const uint32_t medium_splits = splits_to_fill(tiles(m, n, kNv2Medium.bm, kNv2Medium.bn) * batch, k);

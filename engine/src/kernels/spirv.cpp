@@ -32,7 +32,7 @@ std::span<const uint32_t> embedded(const std::string& shader) {
   throw Error(ErrorCode::unsupported_type, fmt::format("this build of vkgemm has no shader {}", shader));
 }
 
-// An experiment knob for the performance work (docs/perf-notes.md), not an interface, read only in a build
+// An experiment knob for the performance work (docs/gpu.md), not an interface, read only in a build
 // configured with -DVKGEMM_EXPERIMENTS=ON:
 // VKGEMM_EXPERIMENT_SPIRV=<folder> takes <folder>/<shader>.spv, where there is one, in place of the embedded
 // variant of that name, so that shader variants compiled by hand can be timed without a rebuild. Each file

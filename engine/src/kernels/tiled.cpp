@@ -1,4 +1,4 @@
-// The tiled kernel (shaders/tiled.comp): square shared-memory tiles of t x t, the walkthroughs' kernel.
+// The tiled kernel (shaders/tiled.comp): square shared-memory tiles of t x t.
 // Every type, transposed operands. auto takes it where the tuning table says so, and after blocked (which
 // the f16, i32 and transposed products skip) at the largest tile that fits.
 #include "kernels/kernel_spec.hpp"

@@ -50,8 +50,8 @@ class Table {
   // The table serving this device and its tier: its own (the exact driver first), else its vendor's.
   std::pair<const DeviceTable*, Tier> find(const DeviceInfo& device) const;
   // An entry measured one product. A batch of them is another workload (a batch of small squares fills the
-  // device where one is latency-bound: 64 x 256^3 ran at 0.18 of cuBLAS on the 256^3 entry's tiled kernel,
-  // 0.92 on blocked, H200): lookup and exact give none for batch > 1.
+  // device where one is latency-bound, and the single product's kernel can be 5x slower for the batch):
+  // lookup and exact give none for batch > 1.
   // The nearest entry (in log2 of m, n, k) of this type in find()'s table, among those of these ops when it
   // has any (an op combination tuned apart), else among all.
   std::optional<Entry> lookup(const DeviceInfo& device, DataType type, uint32_t m, uint32_t n, uint32_t k,

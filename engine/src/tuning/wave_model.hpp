@@ -55,7 +55,7 @@ double calibrate_unit_gflops(const Machine& machine, TileModel tile, const Work&
                              double measured_gflops) noexcept;
 
 inline constexpr double kFlopsPerByte = 12.0;      // an FMA-bound GPU's flops per byte of memory bandwidth
-// One dispatch, barrier and all (H200, session 14: a 32^3 product's whole pass 6.2 us, a second pass 2 us more).
+// One dispatch, barrier and all: most of a tiny product's time (docs/design/planner.md).
 inline constexpr double kPassSeconds = 4e-6;
 
 }  // namespace vkgemm::tuning
