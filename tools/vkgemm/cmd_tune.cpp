@@ -95,7 +95,8 @@ class Tuner {
     return time(blocked(config), repeat, warmup);
   }
   // Builds the pipelines of `configs` for this product on every hardware thread (Engine::prepare): one at a
-  // time, a fresh H200 spent ~275 s compiling before its first product was timed (session 8).
+  // time, a fresh GPU machine spends minutes compiling before its first product is timed
+  // (docs/tuning.md).
   void prepare(const std::vector<BlockedConfig>& configs) {
     std::vector<GemmOptions> options;
     for (const auto& c : configs) options.push_back(blocked(c));
@@ -320,9 +321,8 @@ void ShapeSearch::block_orders() {
 
 // The last word: the three fastest so far and the configuration auto runs for this product today, timed
 // again in turns (time_in_turns: four rounds, each timing warmed as every timing is). A ranking read in one
-// pass drifts with the GPU's clock -- on the H200 (session 8) the finalists of 512^3 to 1024^3 read 3 to 5
-// times slower than the same configurations' split-K and block-order runs a few seconds later, and the
-// 1000^3 winner was slower than auto's own choice -- and no entry should be slower than what auto runs.
+// pass drifts with the GPU's clock -- sub-millisecond finalists can read several times slower than the same
+// configurations a few seconds later (docs/tuning.md) -- and no entry should be slower than what auto runs.
 void ShapeSearch::final_round() {
   keep_best(3);
   const std::optional<BlockedConfig> incumbent = tuner_.auto_choice();
