@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include "vkgemm/blas.hpp"
+
+#include "kernels/check_count.hpp"
 #include "vkgemm/error.hpp"
 
 namespace vkgemm {
@@ -83,6 +85,7 @@ OperandExtent operand_extent(const GemmDesc& d, char which) {
 DataType output_type(const GemmDesc& desc) noexcept { return desc.c_type.value_or(default_output_type(desc.type)); }
 
 void check_gemm(const GemmDesc& d) {
+  detail::count_check(detail::Checked::desc);
   if (d.op_a != Op::n && d.op_a != Op::t) throw Error(ErrorCode::invalid_argument, "gemm: op_a is neither N nor T");
   if (d.op_b != Op::n && d.op_b != Op::t) throw Error(ErrorCode::invalid_argument, "gemm: op_b is neither N nor T");
   if (d.layout != Layout::row_major && d.layout != Layout::col_major) {

@@ -140,14 +140,21 @@ struct EngineImpl {
   EngineImpl(const EngineImpl&) = delete;
   EngineImpl& operator=(const EngineImpl&) = delete;
 
-  // The checks at an entry, each made once per call: the run options (repeat, warmup) and the operands'
-  // buffers (present, aligned, large enough). Throw vkgemm::Error.
+  // The door (door.cpp): each public entry checks its call here, once, before any work, and nothing
+  // inside checks it again. admit: the description (check_gemm), then admit_options: the run options
+  // (check_run: repeat, warmup) and the device's support for the kernel, configuration and types
+  // (kernels::check_supported). check_buffers: the operands' buffers (present, aligned, large enough).
+  // Throw vkgemm::Error.
+  void admit(const GemmDesc& desc, const GemmOptions& options) const;
+  void admit_options(const GemmDesc& desc, const GemmOptions& options) const;
   void check_run(const GemmDesc& desc, const GemmOptions& options) const;
   void check_buffers(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const kernels::Types& types) const;
-  // Engine::plan: every check of the call, its ProductPlan, and what its recordings use (plan.cpp).
+  // Engine::plan: the call admitted, its plan-only options checked, then build_plan (plan.cpp).
   std::shared_ptr<PlanImpl> make_plan(const GemmDesc& desc, const GemmPlanOptions& options);
-  // The plan of a call, from the cache keyed by the description, the options and the operands' offset
-  // classes (made and cached when missing). Timestamps on where the device has them.
+  // An admitted call's ProductPlan and what its recordings use; checks nothing.
+  std::shared_ptr<PlanImpl> build_plan(const GemmDesc& desc, const GemmPlanOptions& options);
+  // The plan of an admitted call, from the cache keyed by the description, the options and the operands'
+  // offset classes (built and cached when missing). Timestamps on where the device has them.
   std::shared_ptr<PlanImpl> cached_plan(const GemmDesc& desc, const GemmOptions& options,
                                         const VulkanBufferRange (&ops)[3]);
   // Engine::prepare (prepare.cpp): the pipelines of desc under each options, built `threads` at a time.
@@ -160,7 +167,7 @@ struct EngineImpl {
   GemmTiming submit(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options,
                     const SubmitSync* sync);
   // The plan recorded into the engine's next command buffer between full barriers and submitted with
-  // `sync`; returns its serial. The operands were checked.
+  // `sync`; returns its serial. The call and its operands were checked at the door.
   uint64_t submit_plan_async(PlanImpl& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync);
   // The same, waited for, with its timing.
   GemmTiming submit_plan(PlanImpl& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync);
@@ -168,7 +175,8 @@ struct EngineImpl {
   void ranges_of(const BufferOffset (&ops)[3], VulkanBufferRange (&ranges)[3], const char* what) const;
   // Whether options.max_k_per_submission cuts this call into K chunks submitted one by one.
   static bool chunked(const GemmDesc& desc, const GemmOptions& options);
-  // One submission per K chunk, each planned and waited for.
+  // One submission per K chunk, each planned and waited for; the whole call was admitted, its chunks are not
+  // checked again.
   GemmTiming submit_k_chunks(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options);
   GemmTiming gemm(const GemmDesc& desc, const BufferOffset (&ops)[3], const GemmOptions& options);
   GemmTiming gemm(const MatrixRef& a, const MatrixRef& b, const MatrixRef& c, const GemmOptions& options);

@@ -30,9 +30,9 @@ namespace detail {
 
 GemmTiming EngineImpl::submit(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options,
                               const SubmitSync* sync) {
-  const std::shared_ptr<PlanImpl> plan = cached_plan(desc, options, ops);
-  plan->check_operands(ops);
-  return submit_plan(*plan, ops, sync);
+  admit(desc, options);
+  check_buffers(desc, ops, kernels::types_of(desc, options));
+  return submit_plan(*cached_plan(desc, options, ops), ops, sync);
 }
 
 uint64_t EngineImpl::submit_plan_async(PlanImpl& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync) {
@@ -82,8 +82,8 @@ GemmTiming EngineImpl::submit_plan(PlanImpl& plan, const VulkanBufferRange (&ops
 
 GemmTiming EngineImpl::submit_k_chunks(const GemmDesc& desc, const VulkanBufferRange (&ops)[3],
                                        const GemmOptions& options) {
-  // The caller checked all of the call before the first chunk runs: a later chunk's refusal would leave C
-  // half done.
+  // The door checked all of the call before the first chunk runs (a later chunk's refusal would leave C
+  // half done); the chunks' plans are built unchecked.
   const uint64_t es = element_size(desc.type);
   const OperandExtent ea = operand_extent(desc, 'A'), eb = operand_extent(desc, 'B'), ec = operand_extent(desc, 'C');
   // Where element k of op(A)'s row and of op(B)'s column lie in storage: next to each other, or a leading
@@ -141,22 +141,18 @@ GemmTiming EngineImpl::gemm(const GemmDesc& desc, const BufferOffset (&ops)[3], 
     if (!ops[i].buffer) throw Error(ErrorCode::invalid_argument, fmt::format("gemm: {} has no buffer", names[i]));
     ranges[i] = range_of(owned(*ops[i].buffer, names[i]), ops[i].offset);
   }
-  check_gemm(desc);  // argument errors before an empty product's early return, as the reference BLAS
+  // The door in two steps: argument errors before an empty product's early return, as the reference BLAS;
+  // the options, the device's support and the buffers only for a product that runs.
+  check_gemm(desc);
   if (desc.m == 0 || desc.n == 0 || desc.batch == 0) {
     GemmTiming timing;
     timing.gpu_timestamps = physical.info.timestamps;
     return timing;
   }
-  check_run(desc, options);
-  if (chunked(desc, options)) {
-    const kernels::Types types = kernels::types_of(desc, options);
-    kernels::check_supported(physical.info, tuning, types, options);
-    check_buffers(desc, ranges, types);
-    return submit_k_chunks(desc, ranges, options);
-  }
-  const std::shared_ptr<PlanImpl> plan = cached_plan(desc, options, ranges);
-  plan->check_operands(ranges);
-  return submit_plan(*plan, ranges, nullptr);
+  admit_options(desc, options);
+  check_buffers(desc, ranges, kernels::types_of(desc, options));
+  if (chunked(desc, options)) return submit_k_chunks(desc, ranges, options);
+  return submit_plan(*cached_plan(desc, options, ranges), ranges, nullptr);
 }
 
 bool EngineImpl::chunked(const GemmDesc& desc, const GemmOptions& options) {
@@ -187,11 +183,9 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
 
 GemmTiming EngineImpl::gemm_host(const GemmDesc& desc, const void* a, const void* b, void* c,
                                  const GemmOptions& options) {
-  check_gemm(desc);
-  check_run(desc, options);
-  // Planned before anything is copied (the plan checks the kernel); the host buffers start at offset 0.
+  // The door, before anything is copied; the host buffers are the engine's, sized below, at offset 0.
+  admit(desc, options);
   const kernels::Types types = kernels::types_of(desc, options);
-  kernels::check_supported(physical.info, tuning, types, options);
   const uint64_t es = element_size(types.input);
   const uint64_t bytes[3] = {operand_extent(desc, 'A').elements * es, operand_extent(desc, 'B').elements * es,
                              operand_extent(desc, 'C').elements * element_size(types.output)};

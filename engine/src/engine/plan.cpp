@@ -1,7 +1,7 @@
-// Plans (vkgemm/plan.hpp): a call planned once (EngineImpl::make_plan), its descriptor-set ring (none where
-// the engine pushes descriptors), workspace and queries made once; recording then writes or pushes
-// descriptors and records commands, allocating nothing. The engine's own calls go through the same plans,
-// cached by description (EngineImpl::cached_plan).
+// Plans (vkgemm/plan.hpp): a call admitted (door.cpp) and planned once (EngineImpl::make_plan), its
+// descriptor-set ring (none where the engine pushes descriptors), workspace and queries made once;
+// recording then writes or pushes descriptors and records commands, allocating nothing. The engine's own
+// calls go through the same plans, cached by description (EngineImpl::cached_plan).
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -88,12 +88,25 @@ vk::DeviceHandle<VkQueryPool> make_queries(const EngineImpl& e, uint32_t count) 
 }
 
 std::shared_ptr<PlanImpl> EngineImpl::make_plan(const GemmDesc& desc, const GemmPlanOptions& options) {
-  check_gemm(desc);
-  check_run(desc, options.gemm);
+  admit(desc, options.gemm);
   if (options.max_pending == 0 || options.max_pending > kMaxPending) {
     throw Error(ErrorCode::invalid_argument, fmt::format("plan: GemmPlanOptions::max_pending must be 1 to {} (got {})",
                                                          kMaxPending, options.max_pending));
   }
+  const kernels::Types types = kernels::types_of(desc, options.gemm);
+  const uint64_t planned[3] = {options.a_offset, options.b_offset, options.c_offset};
+  for (int i = 0; i < 3; ++i) {
+    const uint64_t es = element_size(i == 2 ? types.output : types.input);
+    if (planned[i] % es) {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("plan: GemmPlanOptions::{}_offset {} is not a multiple of the {}-byte element",
+                              char(std::tolower(kNames[i][0])), planned[i], es));
+    }
+  }
+  return build_plan(desc, options);
+}
+
+std::shared_ptr<PlanImpl> EngineImpl::build_plan(const GemmDesc& desc, const GemmPlanOptions& options) {
   auto p = std::make_shared<PlanImpl>();
   p->desc = desc;
   p->options = options;
@@ -105,11 +118,6 @@ std::shared_ptr<PlanImpl> EngineImpl::make_plan(const GemmDesc& desc, const Gemm
   for (int i = 0; i < 3; ++i) {
     p->element[i] = element_size(i == 2 ? types.output : types.input);
     p->needed[i] = uint64_t(operand_extent(desc, kNames[i][0]).elements) * p->element[i];
-    if (p->planned[i] % p->element[i]) {
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("plan: GemmPlanOptions::{}_offset {} is not a multiple of the {}-byte element",
-                              char(std::tolower(kNames[i][0])), p->planned[i], p->element[i]));
-    }
   }
   p->push = pipelines->push_descriptors();
   lay_out(*p, *pipelines);
@@ -156,13 +164,7 @@ std::shared_ptr<PlanImpl> EngineImpl::cached_plan(const GemmDesc& desc, const Ge
       return plan_cache.back().second;
     }
   }
-  // An operand off its element alignment is the call's error (check_buffers names it), not the plan's.
-  const kernels::Types types = kernels::types_of(desc, options);
-  for (int i = 0; i < 3; ++i) {
-    const uint64_t es = element_size(i == 2 ? types.output : types.input);  // 0 for a bad type: make_plan says
-    if (es && ops[i].offset % es) check_buffers(desc, ops, types);
-  }
-  std::shared_ptr<PlanImpl> plan = make_plan(desc, po);
+  std::shared_ptr<PlanImpl> plan = build_plan(desc, po);  // the call was admitted at its door
   plan->engine_only = true;
   if (plan_cache.size() >= kPlanCacheSize) plan_cache.erase(plan_cache.begin());
   plan_cache.emplace_back(std::move(key), plan);

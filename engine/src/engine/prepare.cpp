@@ -10,7 +10,7 @@ size_t EngineImpl::prepare(const GemmDesc& desc, const std::vector<GemmOptions>&
   check_gemm(desc);
   std::vector<kernels::LaunchShape> shapes;
   for (const GemmOptions& o : options) {
-    check_run(desc, o);
+    admit_options(desc, o);  // the door: the description above once, each options here once
     // Operand placement changes only run-time flags, never the pipelines: desc alone says which.
     const ProductPlan product = plan_product(desc, o, physical.info, tuning);
     for (const PiecePlan& piece : product.pieces) {

@@ -1,5 +1,5 @@
-// Recording a plan into a command buffer (descriptors, push constants, dispatches, timestamps), the checks
-// of a call's run options and operands, record_gemm's recording, and reading timestamps back.
+// Recording a plan into a command buffer (descriptors, push constants, dispatches, timestamps), record_gemm's
+// recording, and reading timestamps back. What is recorded was checked at the door (door.cpp).
 #include <algorithm>
 #include <array>
 #include <vector>
@@ -13,8 +13,6 @@
 namespace vkgemm::detail {
 namespace {
 
-constexpr uint32_t kMaxRepeat = 100000;
-
 // Each dispatch writes C (and reads it when beta != 0), or the workspace the next pass reads: the next
 // one waits for it, which also keeps the timestamps of consecutive products apart.
 void between_dispatches(const VolkDeviceTable& t, VkCommandBuffer cmd) {
@@ -23,44 +21,6 @@ void between_dispatches(const VolkDeviceTable& t, VkCommandBuffer cmd) {
 }
 
 }  // namespace
-
-void EngineImpl::check_run(const GemmDesc& desc, const GemmOptions& options) const {
-  if (options.repeat == 0 || options.repeat > kMaxRepeat || options.warmup > kMaxRepeat) {
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("gemm: repeat must be 1 to {} and warmup 0 to {} (got {} and {})", kMaxRepeat, kMaxRepeat,
-                            options.repeat, options.warmup));
-  }
-  if (desc.beta != 0.0 && options.repeat + options.warmup > 1) {
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("gemm: with beta = {} every dispatch updates C in place, so warmup + repeat must be 1 "
-                            "(got {} + {})", desc.beta, options.warmup, options.repeat));
-  }
-}
-
-void EngineImpl::check_buffers(const GemmDesc& desc, const VulkanBufferRange (&ops)[3],
-                               const kernels::Types& types) const {
-  const char names[3] = {'A', 'B', 'C'};
-  for (int i = 0; i < 3; ++i) {
-    const uint64_t es = element_size(i == 2 ? types.output : types.input);
-    const VulkanBufferRange& range = ops[i];
-    const OperandExtent extent = operand_extent(desc, names[i]);
-    const uint64_t bytes = extent.elements * es;
-    if (range.buffer == VK_NULL_HANDLE) {
-      throw Error(ErrorCode::invalid_argument, fmt::format("gemm: {} has no buffer", names[i]));
-    }
-    if (range.offset % es) {
-      throw Error(ErrorCode::invalid_argument, fmt::format("gemm: {}'s offset {} is not a multiple of the {}-byte "
-                                                           "element", names[i], range.offset, es));
-    }
-    if (bytes > range.size) {
-      throw Error(ErrorCode::buffer_too_small,
-                  fmt::format("gemm: {} ({} {}x{}, ld {}, batch {} with stride {}) needs bytes up to {}; its "
-                              "buffer has {} bytes", names[i], desc.layout == Layout::row_major ? "row-major" : "column-major",
-                              extent.outer, extent.inner, extent.ld, desc.batch, extent.stride,
-                              range.offset + bytes, range.offset + range.size));
-    }
-  }
-}
 
 void PlanImpl::record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3], const VkDescriptorSet* slot_sets,
                       VkQueryPool qpool, QueryReset reset) {
@@ -111,10 +71,11 @@ void PlanImpl::record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3], co
 
 std::unique_ptr<RecordingImpl> EngineImpl::record(VkCommandBuffer cmd, const GemmDesc& desc,
                                                   const VulkanBufferRange (&ops)[3], const GemmOptions& options) {
+  admit(desc, options);
+  check_buffers(desc, ops, kernels::types_of(desc, options));
   auto rec = std::make_unique<RecordingImpl>();
   rec->plan = cached_plan(desc, options, ops);
   PlanImpl& plan = *rec->plan;
-  plan.check_operands(ops);
   if (!cmd) throw Error(ErrorCode::invalid_argument, "gemm: the command buffer is VK_NULL_HANDLE");
   if (plan.product.pieces.empty()) return rec;  // nothing to do, as the reference BLAS
   std::vector<VkDescriptorSet> sets;  // stays empty where the plan pushes its descriptors

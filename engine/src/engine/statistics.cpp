@@ -68,6 +68,8 @@ PipelineReport EngineImpl::pipeline_statistics(const GemmDesc& desc, const GemmO
                             "DeviceInfo::pipeline_statistics says which have it",
                             info.name, info.driver_info.empty() ? info.driver_version : info.driver_info));
   }
+  // The door of a call that runs nothing: the description (above) and the device's support, once each.
+  kernels::check_supported(info, tuning, kernels::types_of(desc, options), options);
   // Planned as gemm plans it (operand placement changes only run-time flags, never the pipelines).
   const ProductPlan product = plan_product(desc, options, info, tuning);
   PipelineReport report;

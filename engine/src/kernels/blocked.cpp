@@ -9,6 +9,7 @@
 
 #include "gemm_abi.h"
 #include "kernels/blocked_choice.hpp"
+#include "kernels/check_count.hpp"
 #include "kernels/kernel_spec.hpp"
 #include "kernels/push_constants.hpp"
 #include "vkgemm/error.hpp"
@@ -51,8 +52,10 @@ std::string describe(const BlockedConfig& c, uint32_t splits) {
   return to_string(d);
 }
 
-// The configuration and split count for a problem (blocked_choice.hpp).
+// The configuration and split count for a problem (blocked_choice.hpp). A piece of a partitioned product
+// has its configuration and split pinned (pin below): taken as they are, nothing is chosen again.
 BlockedConfig choose(const PlanContext& ctx, const Problem& p) {
+  if (ctx.options.blocked.chosen() && ctx.options.blocked.split_k != 0) return ctx.options.blocked;
   return choose_blocked(ctx.device, ctx.table, ctx.options, ctx.types.input,
                         {p.m, p.n, p.k, p.batch, p.trans_a, p.trans_b}).config;
 }
@@ -66,11 +69,20 @@ std::vector<GemmOptions> candidates(const PlanContext& ctx, const Problem& /*pro
   return {o};
 }
 
-// The configuration as chosen for the problem (a mid-sized one when there is none) must fit the device.
-void check(const PlanContext& ctx, const Problem* p) {
+// The caller's configuration must fit the device. An unchosen one is chosen (choose_blocked) among the
+// tuning table's configurations that fit the device, else it is the fallback, which then must fit; so
+// whatever a product's shape chooses fits where this passes, and launch checks nothing again.
+void check(const PlanContext& ctx) {
   const DataType type = ctx.types.input;
-  const BlockedConfig c = choose(ctx, p ? *p : Problem{.m = 1024, .n = 1024, .k = 1024, .batch = 1});
-  check_blocked_config(ctx.device, type, c);
+  const BlockedConfig& asked = ctx.options.blocked;
+  if (asked.chosen()) return check_blocked_config(ctx.device, type, asked);
+  if (asked.split_k > kMaxBlockedSplits) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("blocked configuration: split_k {}: split_k must be at most {}",
+                                                         asked.split_k, kMaxBlockedSplits));
+  }
+  if (!has_measured_blocked(ctx.device, ctx.table, type)) {
+    check_blocked_config(ctx.device, type, fallback_blocked_config(type));
+  }
 }
 
 // vec4 access where every leading dimension, offset and batch stride of an operand allows it. The same rule
@@ -87,8 +99,7 @@ uint32_t vec_flags(const Problem& p, uint32_t splits) {
 
 Plan launch(const PlanContext& ctx, const Problem& p) {
   const DataType type = ctx.types.input;
-  const BlockedConfig c = choose(ctx, p);
-  check_blocked_config(ctx.device, type, c);  // the configuration chosen for this shape
+  const BlockedConfig c = choose(ctx, p);  // fits: check above
   Plan out;
   out.kernel = Kernel::blocked;
   out.blocked = c;
@@ -145,6 +156,20 @@ BlockedConfig fallback_blocked_config(DataType type) {
 }
 
 void check_blocked_config(const DeviceInfo& device, DataType type, const BlockedConfig& c) {
+  detail::count_check(detail::Checked::blocked_config);
+  check_blocked_rules(device, type, c);
+}
+
+bool blocked_config_fits(const DeviceInfo& device, DataType type, const BlockedConfig& c) noexcept {
+  try {
+    check_blocked_rules(device, type, c);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+void check_blocked_rules(const DeviceInfo& device, DataType type, const BlockedConfig& c) {
   const auto bad = [&](const std::string& rule) {
     throw Error(ErrorCode::invalid_argument, fmt::format("blocked configuration {}: {}", describe(c, c.split_k), rule));
   };

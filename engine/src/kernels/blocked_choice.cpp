@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/check_count.hpp"
 #include "kernels/kernel_spec.hpp"
 #include "tuning/wave_model.hpp"
 #include "vkgemm/error.hpp"
@@ -26,13 +27,9 @@ bool same_kernel_config(const BlockedConfig& a, const BlockedConfig& b) {
          a.group_m == b.group_m;
 }
 
+// A table made for another driver or device may not fit this one's limits.
 bool fits(const DeviceInfo& device, DataType type, const BlockedConfig& c) {
-  try {
-    check_blocked_config(device, type, c);
-    return true;
-  } catch (const Error&) {
-    return false;  // a table made for another driver or device may not fit this one's limits
-  }
+  return blocked_config_fits(device, type, c);
 }
 
 tuning::TileModel tile_model(const DeviceInfo& device, const BlockedConfig& c) {
@@ -106,8 +103,13 @@ std::optional<tuning::Entry> exact_entry(const DeviceInfo& device, const tuning:
 
 }  // namespace
 
+bool has_measured_blocked(const DeviceInfo& device, const tuning::Table& table, DataType type) {
+  return !measured_candidates(device, table, type).empty();
+}
+
 BlockedChoice choose_blocked(const DeviceInfo& device, const tuning::Table& table, const GemmOptions& options,
                              DataType type, const BlockedShape& shape) {
+  detail::count_check(detail::Checked::blocked_choice);
   const tuning::Machine machine = tuning::machine_of(device);
   const tuning::Work work{shape.m, shape.n, shape.k, shape.batch};
   const auto es = static_cast<uint32_t>(element_size(type));

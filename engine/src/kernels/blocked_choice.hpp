@@ -28,6 +28,10 @@ struct BlockedShape {
   bool trans_a = false, trans_b = false;  // as the kernel reads the operands (tuning::Entry's ops)
 };
 
+// Whether choose_blocked, without a caller's configuration, chooses among the table's measured configurations
+// that fit the device (true) or takes the fallback (false).
+bool has_measured_blocked(const DeviceInfo& device, const tuning::Table& table, DataType type);
+
 BlockedChoice choose_blocked(const DeviceInfo& device, const tuning::Table& table, const GemmOptions& options,
                              DataType type, const BlockedShape& shape);
 

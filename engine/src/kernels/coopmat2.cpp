@@ -25,8 +25,11 @@ std::vector<GemmOptions> candidates(const PlanContext& ctx, const Problem& p) {
   return matrix_candidates(ctx, p, Kernel::coopmat2);
 }
 
-void check(const PlanContext& ctx, const Problem*) {
-  check_matrix(ctx, shape(ctx, 1u << 14, 1u << 14, 1u << 14, 1));
+// The largest tile the options allow fits wherever a smaller one does.
+void check(const PlanContext& ctx) {
+  LaunchShape s = coopmat2_largest_launch(ctx.device, ctx.types, ctx.options);
+  s.shader = shader_name(Kernel::coopmat2, ctx.types);
+  check_matrix(ctx, s);
 }
 
 Plan launch(const PlanContext& ctx, const Problem& p) {

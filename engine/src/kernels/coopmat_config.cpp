@@ -314,60 +314,53 @@ std::optional<KhrConfig> khr_wide(const DeviceInfo& d, const Types& t, KhrConfig
   return c;
 }
 
-KhrConfig khr_config(const DeviceInfo& device, const Types& t, uint32_t m, uint32_t n, uint32_t tile = 16) {
+// The KHR kernel's tiles on a device: large, small and (where it fits) wide.
+struct KhrTiles {
+  KhrConfig large, small;
+  std::optional<KhrConfig> wide;
+  std::string device;
+};
+
+KhrTiles khr_tiles(const DeviceInfo& device, const Types& t) {
   const DeviceInfo d = khr_nominal(device, t);
-  const KhrConfig large = khr_derive(d, t, 8), small = khr_derive(d, t, 4);
-  const std::optional<KhrConfig> wide = khr_wide(d, t, large);
-  KhrConfig c = tiles(m, n, large.bm, large.bn) >= kEnoughWorkgroups ? large : small;
-  if (wide && tiles(m, n, wide->bm, wide->bn) >= 2 * kEnoughWorkgroups) c = *wide;
-  if (wide && tile == wide->bn) c = *wide;
-  else if (tile == large.bn) c = large;
-  else if (tile == small.bn) c = small;
-  else if (tile != 16) {
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("the coopmat kernel's tile is {} on {} (the columns of C per workgroup; 16, the default: "
-                            "chosen by shape), not {}",
-                            wide ? fmt::format("{}, {} or {}", small.bn, large.bn, wide->bn)
-                                 : fmt::format("{} or {}", small.bn, large.bn),
-                            d.name, tile));
-  }
+  KhrTiles k{khr_derive(d, t, 8), khr_derive(d, t, 4), std::nullopt, d.name};
+  k.wide = khr_wide(d, t, k.large);
+  return k;
+}
+
+// The tile GemmOptions::tile names by its columns; none for 16 (chosen by shape). Throws for another.
+std::optional<KhrConfig> khr_named(const KhrTiles& k, uint32_t tile) {
+  if (k.wide && tile == k.wide->bn) return k.wide;
+  if (tile == k.large.bn) return k.large;
+  if (tile == k.small.bn) return k.small;
+  if (tile == 16) return std::nullopt;
+  throw Error(ErrorCode::invalid_argument,
+              fmt::format("the coopmat kernel's tile is {} on {} (the columns of C per workgroup; 16, the default: "
+                          "chosen by shape), not {}",
+                          k.wide ? fmt::format("{}, {} or {}", k.small.bn, k.large.bn, k.wide->bn)
+                                 : fmt::format("{} or {}", k.small.bn, k.large.bn),
+                          k.device, tile));
+}
+
+KhrConfig khr_config(const DeviceInfo& device, const Types& t, uint32_t m, uint32_t n, uint32_t tile = 16) {
+  const KhrTiles k = khr_tiles(device, t);
+  KhrConfig c = tiles(m, n, k.large.bm, k.large.bn) >= kEnoughWorkgroups ? k.large : k.small;
+  if (k.wide && tiles(m, n, k.wide->bm, k.wide->bn) >= 2 * kEnoughWorkgroups) c = *k.wide;
+  c = khr_named(k, tile).value_or(c);
   khr_check(c);
   return c;
 }
 
-}  // namespace
-
-bool is_matrix_kernel(Kernel kernel) noexcept { return kernel == Kernel::coopmat || kernel == Kernel::coopmat2; }
-
-void check_matrix_kernel(const DeviceInfo& d, Kernel kernel, const Types& t) {
-  if (kernel == Kernel::coopmat) {
-    if (!d.coopmat_khr) {
-      throw Error(ErrorCode::unsupported_config,
-                  fmt::format("the coopmat kernel needs VK_KHR_cooperative_matrix (and Vulkan 1.3), which {} does not "
-                              "have; the tiled kernel (GemmOptions::kernel) runs f16 there",
-                              d.name));
-    }
-    check_common(d, "coopmat");
-    khr_config(d, t, 1u << 14, 1u << 14);  // throws naming what the device lacks
-    return;
-  }
-  if (!d.coopmat2) {
-    throw Error(ErrorCode::unsupported_config,
-                fmt::format("the coopmat2 kernel needs VK_NV_cooperative_matrix2 with workgroup scope, flexible "
-                            "dimensions, tensor addressing and conversions, which {} does not have",
-                            d.name));
-  }
-  check_common(d, "coopmat2");
-  if (!nv2_shape(d, t, kNv2Small) && !nv2_shape(d, t, kNv2Medium)) {
-    throw Error(ErrorCode::unsupported_config,
-                fmt::format("the coopmat2 kernel needs a workgroup-scope flexible shape {} for 128 or 256 "
-                            "invocations; {} lists none (DeviceInfo::coopmat2_shapes shows what it has)",
-                            shapes_wanted(t), d.name));
-  }
+// The largest configuration `tile` lets a product choose (the wide tile, else the large one), for the
+// checks that hold for every product.
+KhrConfig khr_largest(const DeviceInfo& device, const Types& t, uint32_t tile) {
+  const KhrTiles k = khr_tiles(device, t);
+  const KhrConfig c = khr_named(k, tile).value_or(k.wide ? *k.wide : k.large);
+  khr_check(c);
+  return c;
 }
 
-LaunchShape coopmat_launch(const DeviceInfo& d, const Types& t, const GemmOptions& options, uint32_t m, uint32_t n) {
-  const KhrConfig c = khr_config(d, t, m, n, options.tile);
+LaunchShape khr_launch(const DeviceInfo& d, const Types& t, const KhrConfig& c) {
   LaunchShape shape;
   shape.workgroup_size = {c.subgroups() * c.sg, 1, 1};
   shape.tile = {c.bn, c.bm};
@@ -389,6 +382,45 @@ LaunchShape coopmat_launch(const DeviceInfo& d, const Types& t, const GemmOption
                      {COOPMAT_SC_GROUP_M, c.group}};
   shape.shared_bytes = khr_shared_bytes(c, t);
   return shape;  // the coopmat spec adds TRANS_A and TRANS_B (kernels/coopmat.cpp)
+}
+
+}  // namespace
+
+bool is_matrix_kernel(Kernel kernel) noexcept { return kernel == Kernel::coopmat || kernel == Kernel::coopmat2; }
+
+void check_matrix_kernel(const DeviceInfo& d, Kernel kernel, const Types& t) {
+  if (kernel == Kernel::coopmat) {
+    if (!d.coopmat_khr) {
+      throw Error(ErrorCode::unsupported_config,
+                  fmt::format("the coopmat kernel needs VK_KHR_cooperative_matrix (and Vulkan 1.3), which {} does not "
+                              "have; the tiled kernel (GemmOptions::kernel) runs f16 there",
+                              d.name));
+    }
+    check_common(d, "coopmat");
+    khr_largest(d, t, 16);  // throws naming what the device lacks
+    return;
+  }
+  if (!d.coopmat2) {
+    throw Error(ErrorCode::unsupported_config,
+                fmt::format("the coopmat2 kernel needs VK_NV_cooperative_matrix2 with workgroup scope, flexible "
+                            "dimensions, tensor addressing and conversions, which {} does not have",
+                            d.name));
+  }
+  check_common(d, "coopmat2");
+  if (!nv2_shape(d, t, kNv2Small) && !nv2_shape(d, t, kNv2Medium)) {
+    throw Error(ErrorCode::unsupported_config,
+                fmt::format("the coopmat2 kernel needs a workgroup-scope flexible shape {} for 128 or 256 "
+                            "invocations; {} lists none (DeviceInfo::coopmat2_shapes shows what it has)",
+                            shapes_wanted(t), d.name));
+  }
+}
+
+LaunchShape coopmat_launch(const DeviceInfo& d, const Types& t, const GemmOptions& options, uint32_t m, uint32_t n) {
+  return khr_launch(d, t, khr_config(d, t, m, n, options.tile));
+}
+
+LaunchShape coopmat_largest_launch(const DeviceInfo& d, const Types& t, const GemmOptions& options) {
+  return khr_launch(d, t, khr_largest(d, t, options.tile));
 }
 
 // An experiment knob for the performance work (docs/gpu.md), not an interface, read only in a build
@@ -556,13 +588,11 @@ Nv2Tile chosen_tile(const DeviceInfo& d, const Types& t, uint32_t m, uint32_t n,
   return tile;
 }
 
-}  // namespace
+// Tile 256 is the largest tile for the accumulator's type: 128 x 256 with fp32 sums, 256 x 256 with fp16.
+const Nv2Tile& large_tile(const Types& t) { return t.f16_accumulate ? kNv2LargeAcc16 : kNv2Large; }
 
-LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptions& options, uint32_t m, uint32_t n,
-                            uint32_t k, uint32_t batch) {
-  // Tile 256 is the largest tile for the accumulator's type: 128 x 256 with fp32 sums, 256 x 256 with fp16.
-  const Nv2Tile large = t.f16_accumulate ? kNv2LargeAcc16 : kNv2Large;
-  Nv2Tile tile = options.tile == 16 ? chosen_tile(d, t, m, n, k, batch, large) : named_tile(d, t, options.tile, large);
+// The launch of `tile` (as the experiment knob may change it).
+LaunchShape nv2_launch(Nv2Tile tile) {
   const Nv2Experiment& e = nv2_experiment();
   if (e.bm) tile.bm = e.bm;
   if (e.bn) tile.bn = e.bn;
@@ -577,6 +607,22 @@ LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptio
                      {COOPMAT2_SC_BK, tile.bk},          {COOPMAT2_SC_PREFETCH, tile.prefetch},
                      {COOPMAT2_SC_GROUP_M, e.group ? e.group : 1}, {COOPMAT2_SC_UNROLL, tile.unroll}};
   return shape;  // shared memory is the driver's (cooperativeMatrixWorkgroupScopeReservedSharedMemory)
+}
+
+}  // namespace
+
+LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptions& options, uint32_t m, uint32_t n,
+                            uint32_t k, uint32_t batch) {
+  const Nv2Tile& large = large_tile(t);
+  return nv2_launch(options.tile == 16 ? chosen_tile(d, t, m, n, k, batch, large)
+                                       : named_tile(d, t, options.tile, large));
+}
+
+LaunchShape coopmat2_largest_launch(const DeviceInfo& d, const Types& t, const GemmOptions& options) {
+  const Nv2Tile& large = large_tile(t);
+  if (options.tile != 16) return nv2_launch(named_tile(d, t, options.tile, large));
+  // chosen_tile's largest: the large tile where the device lists a shape for it, else 128x128, else 64x64.
+  return nv2_launch(nv2_shape(d, t, large) ? large : nv2_shape(d, t, kNv2Medium) ? kNv2Medium : kNv2Small);
 }
 
 }  // namespace vkgemm::kernels

@@ -50,9 +50,10 @@ struct KernelSpec {
   std::optional<GemmOptions> (*from_tuning)(const PlanContext& ctx, const tuning::Entry& entry);
   // auto: the options to try for this kernel on this problem, best first (empty: not a candidate).
   std::vector<GemmOptions> (*auto_candidates)(const PlanContext& ctx, const Problem& problem);
-  // Throws vkgemm::Error naming the limit or feature when the device cannot run ctx.options. The types
-  // are checked already. problem: the product auto considers; null for a mid-sized one.
-  void (*check)(const PlanContext& ctx, const Problem* problem);
+  // Throws vkgemm::Error naming the limit or feature when the device cannot run ctx.options, for any
+  // product (what a product's shape may choose fits wherever the options pass: no product is planned to
+  // find out). The types are checked already.
+  void (*check)(const PlanContext& ctx);
   // The passes for one problem with ctx.options (checked): launch shape, grid, split-K, description.
   Plan (*launch)(const PlanContext& ctx, const Problem& problem);
   // The pieces of a product cut to the device's limits keep the whole product's plan.
@@ -81,13 +82,13 @@ void check_workgroup(const DeviceInfo& device, const std::string& what, const st
                      uint32_t shared_bytes, DataType type);
 // The naive and tiled kernels: a square workgroup of t x t, one invocation per element of C.
 LaunchShape square_shape(Kernel kernel, const Types& types, uint32_t t);
-void check_square(const PlanContext& ctx, const Problem* problem);
+void check_square(const PlanContext& ctx);
 Plan square_launch(const PlanContext& ctx, const Problem& problem);
 Pinning square_pin(const Plan& whole, const DeviceInfo& device, const GemmOptions& options);
 // The cooperative-matrix kernels as auto's candidates: f16 products with something to sum, tile chosen by
 // shape. (k = 0, an f16 C the fill cannot zero, takes tiled, whose empty sum every device's tests cover.)
 std::vector<GemmOptions> matrix_candidates(const PlanContext& ctx, const Problem& problem, Kernel kernel);
-// The cooperative-matrix kernels: `shape` (for a large product) needs what the device and this build have.
+// The cooperative-matrix kernels: `shape` (the largest the options allow) needs what the device and build have.
 void check_matrix(const PlanContext& ctx, const LaunchShape& shape);
 // Their single-pass plan with `main`: a grid over its tile, one K slice.
 Plan matrix_plan(const PlanContext& ctx, const Problem& problem, LaunchShape main);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "gemm_abi.h"
+#include "kernels/check_count.hpp"
 #include "kernels/kernel_spec.hpp"
 #include "vkgemm/error.hpp"
 
@@ -79,7 +80,7 @@ GemmOptions choose_automatic(const PlanContext& ctx, const Problem& p) {
   const auto runs = [&](const KernelSpec& spec, const GemmOptions& o, std::optional<Error>* refusal) {
     if (transposed && !spec.reads_transposed) return false;
     try {
-      spec.check({ctx.device, ctx.table, o, ctx.types}, &p);
+      spec.check({ctx.device, ctx.table, o, ctx.types});
       return true;
     } catch (const Error& e) {
       if (refusal && !*refusal) *refusal = e;
@@ -179,7 +180,7 @@ LaunchShape square_shape(Kernel kernel, const Types& types, uint32_t t) {
   return shape;
 }
 
-void check_square(const PlanContext& ctx, const Problem*) {
+void check_square(const PlanContext& ctx) {
   const Kernel kernel = ctx.options.kernel;
   const LaunchShape s = square_shape(kernel, ctx.types, ctx.options.tile);
   check_workgroup(ctx.device, fmt::format("{} tile {}", to_string(kernel), ctx.options.tile), s.workgroup_size,
@@ -268,6 +269,7 @@ std::array<uint32_t, 3> dispatch_grid(const DeviceInfo& device, const LaunchShap
 
 void check_supported(const DeviceInfo& device, const tuning::Table& table, const Types& types,
                      const GemmOptions& options) {
+  detail::count_check(detail::Checked::support);
   // Enums cast from integers the API does not define: refuse them before anything sizes or switches on them.
   for (const DataType type : {types.input, types.output}) {
     if (element_size(type) == 0) {
@@ -287,7 +289,7 @@ void check_supported(const DeviceInfo& device, const tuning::Table& table, const
     return;  // auto falls back to the tiled kernel at a size that fits
   }
   check_types_for(device, *spec, t);
-  spec->check({device, table, options, t}, nullptr);
+  spec->check({device, table, options, t});
 }
 
 Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOptions& options, const Problem& p) {

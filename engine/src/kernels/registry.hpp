@@ -114,6 +114,10 @@ BlockedConfig fallback_blocked_config(DataType type);
 // Throws vkgemm::Error (invalid_argument or unsupported_config, naming the rule or the limit) unless the
 // blocked kernel can run `config` for `type` on `device`.
 void check_blocked_config(const DeviceInfo& device, DataType type, const BlockedConfig& config);
+// The same rules, not counted as a check of a call (check_count.hpp): the tuning table's entries filtered by
+// what fits the device. check_blocked_rules throws as check_blocked_config; blocked_config_fits says whether.
+void check_blocked_rules(const DeviceInfo& device, DataType type, const BlockedConfig& config);
+bool blocked_config_fits(const DeviceInfo& device, DataType type, const BlockedConfig& config) noexcept;
 
 // Workgroups to cover an m x n result; throws vkgemm::Error(too_large) past maxComputeWorkGroupCount.
 std::array<uint32_t, 3> dispatch_grid(const DeviceInfo& device, const LaunchShape& shape, uint32_t m, uint32_t n);
@@ -128,6 +132,10 @@ LaunchShape coopmat_launch(const DeviceInfo& device, const Types& types, const G
 // workgroups.
 LaunchShape coopmat2_launch(const DeviceInfo& device, const Types& types, const GemmOptions& options, uint32_t m,
                             uint32_t n, uint32_t k = 0, uint32_t batch = 1);
+// The largest launch the options let a product choose, planning none: for the checks that hold for every
+// product (the specs' check).
+LaunchShape coopmat_largest_launch(const DeviceInfo& device, const Types& types, const GemmOptions& options);
+LaunchShape coopmat2_largest_launch(const DeviceInfo& device, const Types& types, const GemmOptions& options);
 // Split-K slices for a coopmat2 launch (1: none): short grids with a long K are cut along K, the partial
 // sums (of either accumulator type) going through an fp32 workspace and splitk_reduce.
 uint32_t coopmat2_splits(const LaunchShape& shape, uint32_t m, uint32_t n, uint32_t k, uint32_t batch);

@@ -130,7 +130,6 @@ ProductPlan plan_product(const GemmDesc& desc, const GemmOptions& options, const
                          const tuning::Table& tuning, const Placement& placement) {
   ProductPlan out;
   out.types = kernels::types_of(desc, options);
-  kernels::check_supported(device, tuning, out.types, options);
   if (desc.m == 0 || desc.n == 0 || desc.batch == 0) return out;  // nothing to do, as the reference BLAS
   const Turned turned = turn(desc, out.types, placement);
   out.source = turned.source;

@@ -60,9 +60,9 @@ struct ProductPlan {
   std::string config;               // its configuration, and the count of pieces when there are several
 };
 
-// The whole plan of one call, whose arguments passed check_gemm (blas.hpp). Checks that the device can run
-// the options for the types (kernels::check_supported), even for an empty product, whose plan has no piece.
-// Throws vkgemm::Error as kernels::plan and partition do.
+// The whole plan of one call admitted at the engine's door (engine/src/engine/door.cpp: check_gemm, the run
+// options, kernels::check_supported), which it trusts and does not check again; an empty product's plan
+// has no piece. Throws vkgemm::Error only where the product meets a limit (partition, the grid).
 ProductPlan plan_product(const GemmDesc& desc, const GemmOptions& options, const DeviceInfo& device,
                          const tuning::Table& tuning, const Placement& placement = {});
 

@@ -1,0 +1,69 @@
+// The door: every call into the engine is checked here, once, before any work (its description, its
+// options, the device's support for them, its operands' buffers); the layers inside (the plan cache,
+// planning, the kernels' launches, the pieces of a partitioned product) trust what passed and check
+// nothing again. Each public entry calls admit() (and check_buffers where the caller brings buffers)
+// exactly once; kernels/check_count.hpp counts the checks so that a test holds the rule.
+#include <fmt/format.h>
+
+#include "engine/engine_impl.hpp"
+#include "kernels/check_count.hpp"
+#include "vkgemm/error.hpp"
+
+namespace vkgemm::detail {
+namespace {
+
+constexpr uint32_t kMaxRepeat = 100000;
+
+}  // namespace
+
+void EngineImpl::admit(const GemmDesc& desc, const GemmOptions& options) const {
+  check_gemm(desc);
+  admit_options(desc, options);
+}
+
+void EngineImpl::admit_options(const GemmDesc& desc, const GemmOptions& options) const {
+  check_run(desc, options);
+  kernels::check_supported(physical.info, tuning, kernels::types_of(desc, options), options);
+}
+
+void EngineImpl::check_run(const GemmDesc& desc, const GemmOptions& options) const {
+  count_check(Checked::run);
+  if (options.repeat == 0 || options.repeat > kMaxRepeat || options.warmup > kMaxRepeat) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("gemm: repeat must be 1 to {} and warmup 0 to {} (got {} and {})", kMaxRepeat, kMaxRepeat,
+                            options.repeat, options.warmup));
+  }
+  if (desc.beta != 0.0 && options.repeat + options.warmup > 1) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("gemm: with beta = {} every dispatch updates C in place, so warmup + repeat must be 1 "
+                            "(got {} + {})", desc.beta, options.warmup, options.repeat));
+  }
+}
+
+void EngineImpl::check_buffers(const GemmDesc& desc, const VulkanBufferRange (&ops)[3],
+                               const kernels::Types& types) const {
+  count_check(Checked::buffers);
+  const char names[3] = {'A', 'B', 'C'};
+  for (int i = 0; i < 3; ++i) {
+    const uint64_t es = element_size(i == 2 ? types.output : types.input);
+    const VulkanBufferRange& range = ops[i];
+    const OperandExtent extent = operand_extent(desc, names[i]);
+    const uint64_t bytes = extent.elements * es;
+    if (range.buffer == VK_NULL_HANDLE) {
+      throw Error(ErrorCode::invalid_argument, fmt::format("gemm: {} has no buffer", names[i]));
+    }
+    if (range.offset % es) {
+      throw Error(ErrorCode::invalid_argument, fmt::format("gemm: {}'s offset {} is not a multiple of the {}-byte "
+                                                           "element", names[i], range.offset, es));
+    }
+    if (bytes > range.size) {
+      throw Error(ErrorCode::buffer_too_small,
+                  fmt::format("gemm: {} ({} {}x{}, ld {}, batch {} with stride {}) needs bytes up to {}; its "
+                              "buffer has {} bytes", names[i], desc.layout == Layout::row_major ? "row-major" : "column-major",
+                              extent.outer, extent.inner, extent.ld, desc.batch, extent.stride,
+                              range.offset + bytes, range.offset + range.size));
+    }
+  }
+}
+
+}  // namespace vkgemm::detail
