@@ -12,7 +12,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "plan/planner.hpp"
+#include "plan/schedule.hpp"
 #include "tuning/tuning_table.hpp"
 
 namespace vkgemm::test {
@@ -36,7 +36,7 @@ inline void check_published_rows(const char* path, const GemmDesc& types, const 
     desc.op_a = r.at("op_a") == "t" ? Op::t : Op::n;
     desc.op_b = r.at("op_b") == "t" ? Op::t : Op::n;
     desc.m = r.at("m"), desc.n = r.at("n"), desc.k = r.at("k"), desc.batch = r.at("batch");
-    const auto plan = detail::plan_product(desc, {}, device, table);
+    const auto plan = detail::schedule_product(desc, {}, device, table);
     CAPTURE(r.dump());
     CHECK(std::string(to_string(plan.kernel)) == r.at("kernel").get<std::string>());
     CHECK(plan.config == r.at("config").get<std::string>());

@@ -286,7 +286,7 @@ TEST_SUITE("blas") {
       return kernels::plan(fake, no_table, options, {.types = type, .m = 64, .n = 64, .k = 64, .lda = 64, .ldb = 64,
                                                      .ldc = 64});
     };
-    kernels::Plan pl = plan_for(DataType::f64, {.kernel = Kernel::automatic});  // blocked does not fit 1 KiB
+    kernels::KernelLaunch pl = plan_for(DataType::f64, {.kernel = Kernel::automatic});  // blocked does not fit 1 KiB
     CHECK(pl.kernel == Kernel::tiled);
     CHECK(pl.description == "tile 8");
     fake.max_shared_memory = 0;  // no shared memory at all: the naive kernel

@@ -8,7 +8,7 @@
 
 #include "kernels/blocked_choice.hpp"
 #include "kernels/kernel_spec.hpp"
-#include "plan/planner.hpp"
+#include "plan/schedule.hpp"
 #include "published_rows.hpp"
 #include "tuning/tuning_table.hpp"
 #include "tuning/wave_model.hpp"
@@ -257,7 +257,7 @@ TEST_SUITE("blocked choice") {
     // against blocked's 8.1 and 10.7 at 16 and 64; 10.5 against 18.2 at 256) and at 16 to 64 on lavapipe,
     // blocked's from 384 and 128 on.
     const auto kernel_for = [](const DeviceInfo& d, uint32_t n) {
-      return detail::plan_product({.m = n, .n = n, .k = n}, {}, d, builtin()).kernel;
+      return detail::schedule_product({.m = n, .n = n, .k = n}, {}, d, builtin()).kernel;
     };
     for (const std::string name : {"NVIDIA H200", "NVIDIA GeForce RTX 4090"}) {  // its own table; the vendor's
       CAPTURE(name);
@@ -270,7 +270,7 @@ TEST_SUITE("blocked choice") {
       // A batch of small squares fills the device: the single product's entry does not choose its kernel.
       for (const auto& [n, batch] : {std::pair{256u, 64u}, {128u, 32u}, {64u, 256u}}) {
         CAPTURE(n);
-        const auto plan = detail::plan_product({.m = n, .n = n, .k = n, .batch = batch}, {}, d, builtin());
+        const auto plan = detail::schedule_product({.m = n, .n = n, .k = n, .batch = batch}, {}, d, builtin());
         CHECK(plan.kernel == Kernel::blocked);
       }
     }

@@ -261,7 +261,7 @@ TEST_SUITE("coopmat config") {
     p.m = 128, p.n = 8192, p.k = 4096;
     p.trans_b = true;
     p.lda = p.ldb = 4096, p.ldc = 8192;
-    const kernels::Plan plan = kernels::plan(nvidia(), tuning::Table{}, {.kernel = Kernel::coopmat2}, p);
+    const kernels::KernelLaunch plan = kernels::plan(nvidia(), tuning::Table{}, {.kernel = Kernel::coopmat2}, p);
     CHECK(plan.description.find("128x128 split 2") != std::string::npos);
     CHECK(plan.splits == 2);
   }
@@ -274,9 +274,9 @@ TEST_SUITE("coopmat config") {
     p.m = p.n = p.k = p.lda = p.ldb = p.ldc = 1536;
     for (const uint32_t tile : {16u, 32u, 64u, 96u, 128u, 192u, 256u}) {
       CAPTURE(tile);
-      const kernels::Plan whole = kernels::plan(d, table, {.kernel = Kernel::coopmat2, .tile = tile}, p);
+      const kernels::KernelLaunch whole = kernels::plan(d, table, {.kernel = Kernel::coopmat2, .tile = tile}, p);
       const kernels::Pinning pinned = kernels::find_spec(Kernel::coopmat2)->pin(whole, d, {.kernel = Kernel::coopmat2});
-      const kernels::Plan piece = kernels::plan(d, table, pinned.options, p);
+      const kernels::KernelLaunch piece = kernels::plan(d, table, pinned.options, p);
       CHECK(piece.description == whole.description);
       CHECK(pinned.blocking.rows == whole.main.tile[1]);
       CHECK(pinned.blocking.cols == whole.main.tile[0]);
@@ -331,7 +331,7 @@ TEST_SUITE("coopmat config") {
     const bool khr = VKGEMM_EXPECT_COOPMAT, nv2 = VKGEMM_EXPECT_COOPMAT2;  // what this build compiled
     const Kernel best = nv2 ? Kernel::coopmat2 : khr ? Kernel::coopmat : Kernel::tiled;
     CHECK(planned(d, DataType::f16).kernel == best);
-    const kernels::Plan acc16 = planned(d, DataType::f16, true);
+    const kernels::KernelLaunch acc16 = planned(d, DataType::f16, true);
     CHECK(acc16.kernel == best);
     if (best != Kernel::tiled) CHECK(acc16.main.shader == fmt::format("{}_f16_acc16", to_string(best)));
     kernels::Problem empty_sum;  // k = 0 with an f16 C the fill cannot zero: the tiled kernel writes the zeros
@@ -339,7 +339,7 @@ TEST_SUITE("coopmat config") {
     empty_sum.m = empty_sum.n = empty_sum.lda = empty_sum.ldb = empty_sum.ldc = 3;
     CHECK(kernels::plan(d, table, {.kernel = Kernel::automatic}, empty_sum).kernel == Kernel::tiled);
     d.coopmat2 = false;
-    const kernels::Plan khr_plan = planned(d, DataType::f16);
+    const kernels::KernelLaunch khr_plan = planned(d, DataType::f16);
     CHECK(khr_plan.kernel == (khr ? Kernel::coopmat : Kernel::tiled));
     if (khr) {
       CHECK(khr_plan.main.shader == "coopmat_f16_f32");
@@ -347,7 +347,7 @@ TEST_SUITE("coopmat config") {
       CHECK(khr_plan.grid[0] == 4096 / 256);  // the wide 128x256 tile at 4096^2
     }
     d.coopmat_khr = false;
-    const kernels::Plan simt = planned(d, DataType::f16);
+    const kernels::KernelLaunch simt = planned(d, DataType::f16);
     CHECK(simt.kernel == Kernel::tiled);
     CHECK(simt.main.shader == "tiled_f16_f32");
     // The other types keep their ranking: never a cooperative-matrix kernel.
@@ -379,7 +379,7 @@ TEST_SUITE("coopmat config") {
       CAPTURE(to_string(out));
       // 4096x512 in 128x256 tiles is 64 workgroups: two slices of K, each a multiple of 256 (whole 64-deep
       // steps, and a K start the shader's fast path takes).
-      const kernels::Plan split = planned(4096, 512, 14336, out, false);
+      const kernels::KernelLaunch split = planned(4096, 512, 14336, out, false);
       CHECK(split.splits == 2);
       CHECK(split.main.tile[0] == 256);
       CHECK(split.k_split % 256 == 0);
@@ -392,7 +392,7 @@ TEST_SUITE("coopmat config") {
       CHECK(planned(4096, 512, 14336, out, false, 3).grid[2] == 3 * planned(4096, 512, 14336, out, false, 3).splits);
     }
     // fp16 sums: 256x256 tiles, 32 of them, four slices; each slice's fp16 sums go to the fp32 workspace.
-    const kernels::Plan acc16 = planned(4096, 512, 14336, DataType::f16, true);
+    const kernels::KernelLaunch acc16 = planned(4096, 512, 14336, DataType::f16, true);
     CHECK(acc16.splits == 4);
     CHECK(acc16.k_split % 256 == 0);
     CHECK(acc16.main.shader == "coopmat2_f16_acc16_f32");
@@ -410,7 +410,7 @@ TEST_SUITE("coopmat config") {
     CHECK(kernels::plan(d, table, {.kernel = Kernel::coopmat2}, p).splits == 3);
     // Rounding slices to 256 never leaves one empty: K = 600 pinned to 3 slices is 2 of 256 and 1 of 88.
     p.k = p.lda = 600;
-    const kernels::Plan short_k = kernels::plan(d, table, {.kernel = Kernel::coopmat2}, p);
+    const kernels::KernelLaunch short_k = kernels::plan(d, table, {.kernel = Kernel::coopmat2}, p);
     CHECK(short_k.k_split == 256);
     CHECK(short_k.splits == 3);
   }

@@ -47,7 +47,7 @@ TEST_SUITE("door") {
     // Shapes no other case runs: the engine's plan cache misses, and the product is planned.
     Engine& e = test::engine();
     const GemmDesc d{.m = 37, .n = 29, .k = 41};
-    std::vector<float> a(37 * 41, 1.0f), b(41 * 29, 2.0f), c(37 * 29, -1.0f);
+    std::vector<float> a(64 * 64, 1.0f), b(64 * 64, 2.0f), c(64 * 64, -1.0f);  // room for both products
     const GemmOptions blocked{.kernel = Kernel::blocked};
     once_each(counted([&] { e.gemm(d, a.data(), b.data(), c.data(), blocked); }), false, true);
     CHECK(c[0] == 82.0f);

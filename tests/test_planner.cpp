@@ -1,16 +1,16 @@
-// The planner (engine/src/plan/planner.hpp) on described devices, without Vulkan: the column-major turn,
+// The planner (engine/src/plan/schedule.hpp) on described devices, without Vulkan: the column-major turn,
 // the reads-A-and-B rule, empty products, pieces within the limits, split-K and K chunks, each read off
 // the plan and its push constants.
 #include <doctest/doctest.h>
 
 #include "gemm_abi.h"
-#include "plan/planner.hpp"
+#include "plan/schedule.hpp"
 #include "spec_constant.hpp"
 #include "vkgemm/error.hpp"
 
 using namespace vkgemm;
-using detail::plan_product;
-using detail::ProductPlan;
+using detail::schedule_product;
+using detail::Schedule;
 
 namespace {
 
@@ -35,14 +35,14 @@ TEST_SUITE("planner") {
   TEST_CASE("the column-major turn swaps A with B and m with n; the kernel reads the row-major product") {
     GemmDesc desc{.m = 5, .n = 7, .k = 3};
     const GemmOptions tiled{.kernel = Kernel::tiled, .tile = 8};
-    const ProductPlan row = plan_product(desc, tiled, described(), kNoTable);
+    const Schedule row = schedule_product(desc, tiled, described(), kNoTable);
     REQUIRE(row.pieces.size() == 1);
     CHECK(row.source == std::array<uint32_t, 3>{0, 1, 2});
     CHECK(row.pieces[0].main.push.M == 5);
     CHECK(row.pieces[0].main.push.N == 7);
     desc.layout = Layout::col_major;
     desc.op_a = Op::t;
-    const ProductPlan col = plan_product(desc, tiled, described(), kNoTable);
+    const Schedule col = schedule_product(desc, tiled, described(), kNoTable);
     REQUIRE(col.pieces.size() == 1);
     CHECK(col.source == std::array<uint32_t, 3>{1, 0, 2});
     const auto& push = col.pieces[0].main.push;
@@ -61,7 +61,7 @@ TEST_SUITE("planner") {
     CHECK_FALSE(detail::reads_ab({.m = 2, .n = 2, .k = 0}));
     for (const GemmDesc& desc : {GemmDesc{.m = 3, .n = 4, .k = 5, .alpha = 0.0, .beta = 2.0},
                                 GemmDesc{.m = 3, .n = 4, .k = 0, .beta = 2.0}}) {
-      const ProductPlan plan = plan_product(desc, {.kernel = Kernel::tiled}, described(), kNoTable);
+      const Schedule plan = schedule_product(desc, {.kernel = Kernel::tiled}, described(), kNoTable);
       REQUIRE(plan.pieces.size() == 1);
       CHECK(plan.source == std::array<uint32_t, 3>{2, 2, 2});
       CHECK(plan.pieces[0].main.push.K == 0);
@@ -70,7 +70,7 @@ TEST_SUITE("planner") {
   }
 
   TEST_CASE("an empty product plans nothing (its kernel is checked at the door: the door suite)") {
-    const ProductPlan plan = plan_product({.m = 0, .n = 4, .k = 4}, {}, described(), kNoTable);
+    const Schedule plan = schedule_product({.m = 0, .n = 4, .k = 4}, {}, described(), kNoTable);
     CHECK(plan.pieces.empty());
     CHECK(plan.workspace_bytes == 0);
   }
@@ -78,7 +78,7 @@ TEST_SUITE("planner") {
   TEST_CASE("a grid past the device's workgroup count is cut into pieces that each fit") {
     DeviceInfo d = described();
     d.max_workgroup_count = {4, 4, 65535};
-    const ProductPlan plan = plan_product({.m = 100, .n = 90, .k = 10}, {.kernel = Kernel::tiled, .tile = 8}, d, kNoTable);
+    const Schedule plan = schedule_product({.m = 100, .n = 90, .k = 10}, {.kernel = Kernel::tiled, .tile = 8}, d, kNoTable);
     REQUIRE(plan.pieces.size() > 1);
     CHECK(plan.config.find("pieces") != std::string::npos);
     uint64_t rows = 0;
@@ -92,7 +92,7 @@ TEST_SUITE("planner") {
   }
 
   TEST_CASE("blocked split-K: a short grid with a long K plans a workspace and a reduce pass") {
-    const ProductPlan plan = plan_product({.m = 64, .n = 64, .k = 4096}, {.kernel = Kernel::blocked}, described(),
+    const Schedule plan = schedule_product({.m = 64, .n = 64, .k = 4096}, {.kernel = Kernel::blocked}, described(),
                                           kNoTable);
     CHECK(plan.kernel == Kernel::blocked);
     REQUIRE(plan.pieces.size() == 1);
@@ -115,7 +115,7 @@ TEST_SUITE("planner") {
           CAPTURE(to_string(type));
           CAPTURE(op_a == Op::t);
           CAPTURE(op_b == Op::t);
-          const ProductPlan plan = plan_product({.type = type, .op_a = op_a, .op_b = op_b, .m = 200, .n = 100, .k = 50},
+          const Schedule plan = schedule_product({.type = type, .op_a = op_a, .op_b = op_b, .m = 200, .n = 100, .k = 50},
                                                 {}, described(), kNoTable);
           REQUIRE(plan.kernel == Kernel::blocked);
           const auto constant = [&](uint32_t id) { return test::spec_constant(plan.whole.main, id); };
@@ -131,7 +131,7 @@ TEST_SUITE("planner") {
 
   TEST_CASE("a K bound cuts K into chunks; only the first applies beta") {
     const GemmOptions options{.kernel = Kernel::tiled, .tile = 8, .max_k_per_submission = 64};
-    const ProductPlan plan = plan_product({.m = 8, .n = 8, .k = 200}, options, described(), kNoTable);
+    const Schedule plan = schedule_product({.m = 8, .n = 8, .k = 200}, options, described(), kNoTable);
     REQUIRE(plan.pieces.size() == 4);  // 64 + 64 + 64 + 8
     uint32_t k = 0;
     for (size_t i = 0; i < plan.pieces.size(); ++i) {

@@ -11,7 +11,7 @@
 #include "device/device_query.hpp"
 #include "kernels/registry.hpp"
 #include "kernels/pipelines.hpp"
-#include "plan/planner.hpp"
+#include "plan/schedule.hpp"
 #include "tuning/tuning_table.hpp"
 #include "vk/device.hpp"
 #include "vk/handle.hpp"
@@ -41,15 +41,15 @@ struct PlanRegistry {
 
 // One dispatch of a recorded product: its pipeline, its pass (grid, push constants) and its descriptor set
 // (an index into a slot of PlanImpl::sets_per_record sets; with push descriptors, which 3 of the writes it pushes).
-struct PlanDispatch {
+struct Dispatch {
   VkPipeline pipeline = VK_NULL_HANDLE;
-  const PassPlan* pass = nullptr;
+  const Pass* pass = nullptr;
   uint32_t set = 0;
 };
 
 // Where one descriptor of a recording points: a caller's operand (0 A, 1 B, 2 C) moved by its offset's
 // shift from the planned one, or the workspace (3).
-struct PlanBinding {
+struct BindingSource {
   uint32_t source = 0;
   uint64_t offset = 0, size = 0;
 };
@@ -88,13 +88,13 @@ struct PlanImpl {
   std::shared_ptr<PlanRegistry> registry;
   GemmDesc desc;
   GemmPlanOptions options;
-  ProductPlan product;
+  Schedule product;
   uint64_t planned[3] = {0, 0, 0};  // the operands' byte offsets planned for, A B C
   uint64_t needed[3] = {0, 0, 0};   // bytes each operand spans from its offset
   uint64_t element[3] = {4, 4, 4};  // element sizes
   uint64_t granularity = 64;        // offsets congruent modulo this record as planned
-  std::vector<PlanDispatch> dispatches;  // one product, in order; a barrier between consecutive ones
-  std::vector<PlanBinding> bindings;     // 3 per set of a slot
+  std::vector<Dispatch> dispatches;  // one product, in order; a barrier between consecutive ones
+  std::vector<BindingSource> bindings;     // 3 per set of a slot
   std::vector<VkDescriptorBufferInfo> infos;  // the writes' targets, rewritten by each record
   std::vector<VkWriteDescriptorSet> writes;   // 3 per set of a slot (per dispatch); dstSet set by each record
   uint32_t sets_per_record = 0;
@@ -149,9 +149,9 @@ struct EngineImpl {
   void admit_options(const GemmDesc& desc, const GemmOptions& options) const;
   void check_run(const GemmDesc& desc, const GemmOptions& options) const;
   void check_buffers(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const kernels::Types& types) const;
-  // Engine::plan: the call admitted, its plan-only options checked, then build_plan (plan.cpp).
+  // Engine::plan: the call admitted, its plan-only options checked, then build_plan (gemm_plan.cpp).
   std::shared_ptr<PlanImpl> make_plan(const GemmDesc& desc, const GemmPlanOptions& options);
-  // An admitted call's ProductPlan and what its recordings use; checks nothing.
+  // An admitted call's Schedule and what its recordings use; checks nothing.
   std::shared_ptr<PlanImpl> build_plan(const GemmDesc& desc, const GemmPlanOptions& options);
   // The plan of an admitted call, from the cache keyed by the description, the options and the operands'
   // offset classes (built and cached when missing). Timestamps on where the device has them.
@@ -227,7 +227,7 @@ struct Access {
   }
 };
 
-// A descriptor pool holding `slots` slots of `plan`'s sets, all allocated into `sets` (plan.cpp).
+// A descriptor pool holding `slots` slots of `plan`'s sets, all allocated into `sets` (gemm_plan.cpp).
 vk::DeviceHandle<VkDescriptorPool> make_sets(const EngineImpl& e, const PlanImpl& plan, uint32_t slots,
                                              std::vector<VkDescriptorSet>& sets);
 // A timestamp query pool of `count` queries.

@@ -1,7 +1,7 @@
 // Engine::prepare: the pipelines of products to come, planned as gemm plans them and built on several
 // threads at once (kernels::Pipelines::prepare), so that no later call compiles one.
 #include "engine/engine_impl.hpp"
-#include "plan/planner.hpp"
+#include "plan/schedule.hpp"
 
 namespace vkgemm {
 namespace detail {
@@ -12,8 +12,8 @@ size_t EngineImpl::prepare(const GemmDesc& desc, const std::vector<GemmOptions>&
   for (const GemmOptions& o : options) {
     admit_options(desc, o);  // the door: the description above once, each options here once
     // Operand placement changes only run-time flags, never the pipelines: desc alone says which.
-    const ProductPlan product = plan_product(desc, o, physical.info, tuning);
-    for (const PiecePlan& piece : product.pieces) {
+    const Schedule product = schedule_product(desc, o, physical.info, tuning);
+    for (const PiecePasses& piece : product.pieces) {
       shapes.push_back(piece.main.shape);
       if (piece.reduce) shapes.push_back(piece.reduce->shape);
     }

@@ -28,7 +28,7 @@ void PlanImpl::record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3], co
   const VkBuffer space = workspace.valid() ? Access::impl(workspace)->alloc.buffer.get() : VK_NULL_HANDLE;
   // The bindings, computed one way for both paths; only how they reach the command buffer differs.
   for (size_t i = 0; i < bindings.size(); ++i) {
-    const PlanBinding& b = bindings[i];
+    const BindingSource& b = bindings[i];
     // The operand moved by whole granules from where it was planned: the binding moves as much.
     infos[i] = b.source == 3 ? VkDescriptorBufferInfo{space, 0, b.size}
                              : VkDescriptorBufferInfo{ops[b.source].buffer,
@@ -47,7 +47,7 @@ void PlanImpl::record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3], co
   // may bind overlapping ranges (ldc gaps), which validation cannot tell apart from a race.
   const auto one_product = [&] {
     for (size_t i = 0; i < dispatches.size(); ++i) {
-      const PlanDispatch& d = dispatches[i];
+      const Dispatch& d = dispatches[i];
       if (i > 0) between_dispatches(t, cmd);
       t.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline);
       pipelines.bind(cmd, slot_sets ? slot_sets[d.set] : VK_NULL_HANDLE, &writes[size_t{d.set} * kGemmBindings]);

@@ -71,7 +71,7 @@ PipelineReport EngineImpl::pipeline_statistics(const GemmDesc& desc, const GemmO
   // The door of a call that runs nothing: the description (above) and the device's support, once each.
   kernels::check_supported(info, tuning, kernels::types_of(desc, options), options);
   // Planned as gemm plans it (operand placement changes only run-time flags, never the pipelines).
-  const ProductPlan product = plan_product(desc, options, info, tuning);
+  const Schedule product = schedule_product(desc, options, info, tuning);
   PipelineReport report;
   if (product.pieces.empty()) return report;  // gemm dispatches nothing
   if (uint64_t(desc.batch) > info.max_workgroup_count[2]) {
@@ -79,7 +79,7 @@ PipelineReport EngineImpl::pipeline_statistics(const GemmDesc& desc, const GemmO
                                                   "maxComputeWorkGroupCount[2] = {}",
                                                   desc.batch, info.name, info.max_workgroup_count[2]));
   }
-  const kernels::Plan& plan = product.whole;
+  const kernels::KernelLaunch& plan = product.whole;
   report.kernel = plan.kernel;
   report.config = plan.description;
   report.statistics = pipelines->statistics(plan.main, "main");

@@ -54,14 +54,14 @@ std::string describe(const BlockedConfig& c, uint32_t splits) {
 
 // The configuration and split count for a problem (blocked_choice.hpp). A piece of a partitioned product
 // has its configuration and split pinned (pin below): taken as they are, nothing is chosen again.
-BlockedConfig choose(const PlanContext& ctx, const Problem& p) {
+BlockedConfig choose(const LaunchContext& ctx, const Problem& p) {
   if (ctx.options.blocked.chosen() && ctx.options.blocked.split_k != 0) return ctx.options.blocked;
   return choose_blocked(ctx.device, ctx.table, ctx.options, ctx.types.input,
                         {p.m, p.n, p.k, p.batch, p.trans_a, p.trans_b}).config;
 }
 
 // Every shape and op combination of f32 and f64.
-std::vector<GemmOptions> candidates(const PlanContext& ctx, const Problem& /*problem*/) {
+std::vector<GemmOptions> candidates(const LaunchContext& ctx, const Problem& /*problem*/) {
   const DataType type = ctx.types.input;
   if (type != DataType::f32 && type != DataType::f64) return {};
   GemmOptions o = ctx.options;
@@ -72,7 +72,7 @@ std::vector<GemmOptions> candidates(const PlanContext& ctx, const Problem& /*pro
 // The caller's configuration must fit the device. An unchosen one is chosen (choose_blocked) among the
 // tuning table's configurations that fit the device, else it is the fallback, which then must fit; so
 // whatever a product's shape chooses fits where this passes, and launch checks nothing again.
-void check(const PlanContext& ctx) {
+void check(const LaunchContext& ctx) {
   const DataType type = ctx.types.input;
   const BlockedConfig& asked = ctx.options.blocked;
   if (asked.chosen()) return check_blocked_config(ctx.device, type, asked);
@@ -97,10 +97,10 @@ uint32_t vec_flags(const Problem& p, uint32_t splits) {
   return (vec_a ? kVecA : 0) | (vec_b ? kVecB : 0) | (vec_c ? kVecC : 0);
 }
 
-Plan launch(const PlanContext& ctx, const Problem& p) {
+KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   const DataType type = ctx.types.input;
   const BlockedConfig c = choose(ctx, p);  // fits: check above
-  Plan out;
+  KernelLaunch out;
   out.kernel = Kernel::blocked;
   out.blocked = c;
   const uint32_t wanted = std::clamp(c.split_k, 1u, std::max(1u, p.k / c.bk));
@@ -132,7 +132,7 @@ Plan launch(const PlanContext& ctx, const Problem& p) {
   return out;
 }
 
-Pinning pin(const Plan& whole, const DeviceInfo& device, const GemmOptions& options) {
+Pinning pin(const KernelLaunch& whole, const DeviceInfo& device, const GemmOptions& options) {
   Pinning out{options, {}, 0};
   out.options.kernel = Kernel::blocked;
   out.options.blocked = whole.blocked;

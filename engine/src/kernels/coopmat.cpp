@@ -13,24 +13,24 @@ constexpr std::string_view kConstants[] = {"WG", "BM", "BN", "BK",      "WM",   
                                            "TK", "SG", "TRANS_A", "TRANS_B", "UNROLL", "BUFFERS", "GROUP_M"};
 static_assert(COOPMAT_SC_WG == 0 && COOPMAT_SC_GROUP_M == 14, "kConstants lists the ids in order");
 
-LaunchShape shape(const PlanContext& ctx, uint32_t m, uint32_t n) {
+LaunchShape shape(const LaunchContext& ctx, uint32_t m, uint32_t n) {
   LaunchShape s = coopmat_launch(ctx.device, ctx.types, ctx.options, m, n);
   s.shader = shader_name(Kernel::coopmat, ctx.types);
   return s;
 }
 
-std::vector<GemmOptions> candidates(const PlanContext& ctx, const Problem& p) {
+std::vector<GemmOptions> candidates(const LaunchContext& ctx, const Problem& p) {
   return matrix_candidates(ctx, p, Kernel::coopmat);
 }
 
 // The largest tile the options allow fits wherever a smaller one does.
-void check(const PlanContext& ctx) {
+void check(const LaunchContext& ctx) {
   LaunchShape s = coopmat_largest_launch(ctx.device, ctx.types, ctx.options);
   s.shader = shader_name(Kernel::coopmat, ctx.types);
   check_matrix(ctx, s);
 }
 
-Plan launch(const PlanContext& ctx, const Problem& p) {
+KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   LaunchShape main = shape(ctx, p.m, p.n);
   main.constants.push_back({COOPMAT_SC_TRANS_A, p.trans_a ? 1u : 0u});
   main.constants.push_back({COOPMAT_SC_TRANS_B, p.trans_b ? 1u : 0u});

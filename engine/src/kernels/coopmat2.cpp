@@ -15,28 +15,28 @@ constexpr std::string_view kConstants[] = {"WG", "BM", "BN", "BK", "PREFETCH", "
                                            "UNROLL"};
 static_assert(COOPMAT2_SC_WG == 0 && COOPMAT2_SC_UNROLL == 8, "kConstants lists the ids in order");
 
-LaunchShape shape(const PlanContext& ctx, uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
+LaunchShape shape(const LaunchContext& ctx, uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
   LaunchShape s = coopmat2_launch(ctx.device, ctx.types, ctx.options, m, n, k, batch);
   s.shader = shader_name(Kernel::coopmat2, ctx.types);
   return s;
 }
 
-std::vector<GemmOptions> candidates(const PlanContext& ctx, const Problem& p) {
+std::vector<GemmOptions> candidates(const LaunchContext& ctx, const Problem& p) {
   return matrix_candidates(ctx, p, Kernel::coopmat2);
 }
 
 // The largest tile the options allow fits wherever a smaller one does.
-void check(const PlanContext& ctx) {
+void check(const LaunchContext& ctx) {
   LaunchShape s = coopmat2_largest_launch(ctx.device, ctx.types, ctx.options);
   s.shader = shader_name(Kernel::coopmat2, ctx.types);
   check_matrix(ctx, s);
 }
 
-Plan launch(const PlanContext& ctx, const Problem& p) {
+KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   LaunchShape main = shape(ctx, p.m, p.n, p.k, p.batch);
   main.constants.push_back({COOPMAT2_SC_TRANS_A, p.trans_a ? 1u : 0u});
   main.constants.push_back({COOPMAT2_SC_TRANS_B, p.trans_b ? 1u : 0u});
-  Plan out = matrix_plan(ctx, p, main);
+  KernelLaunch out = matrix_plan(ctx, p, main);
   const uint32_t wanted = p.k == 0 ? 1 : p.splits ? p.splits : coopmat2_splits(out.main, p.m, p.n, p.k, p.batch);
   if (wanted > 1) {
     // Slices of a multiple of 256 (whole K steps, and the K start of the shader's fast path); the main pass
@@ -58,7 +58,7 @@ Plan launch(const PlanContext& ctx, const Problem& p) {
 
 // Pinned as matrix_pin pins, the tile named as coopmat2_launch names it (coopmat2_tile_option), not by its
 // columns: 192 x 128 would come back 128 x 128, 32 x 64 as 64 x 64.
-Pinning pin(const Plan& whole, const DeviceInfo& device, const GemmOptions& options) {
+Pinning pin(const KernelLaunch& whole, const DeviceInfo& device, const GemmOptions& options) {
   Pinning out = matrix_pin(whole, device, options);
   out.options.tile = coopmat2_tile_option(whole.main.tile[1], whole.main.tile[0]);
   return out;

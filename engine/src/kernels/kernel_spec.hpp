@@ -3,8 +3,9 @@
 // (registry.cpp) only loops over the table: names, checks, `auto` and planning all come from here.
 //
 // Adding a kernel: its shader (shaders/<name>.comp, its specialization-constant ids in shaders/gemm_abi.h),
-// one vkgemm_shader_variant line in shaders/CMakeLists.txt, and one spec file here, listed in engine/CMakeLists.txt
-// and in kernel_specs() (registry.cpp), with its enumerator in vkgemm::Kernel (types.hpp).
+// one vkgemm_shader_variant line in shaders/CMakeLists.txt, one spec file here (engine/CMakeLists.txt builds
+// every file of this folder), one entry in kernel_list.hpp and its enumerator in vkgemm::Kernel (types.hpp;
+// docs/architecture.md).
 #pragma once
 
 #include <array>
@@ -14,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/kernel_list.hpp"
 #include "kernels/registry.hpp"
 #include "plan/partition.hpp"
 
@@ -21,7 +23,7 @@ namespace vkgemm::kernels {
 
 // What a spec plans with: the device, its tuning table, the options (with the kernel, tile or blocked
 // configuration already resolved for planning) and the product's types with f16 accumulation folded in.
-struct PlanContext {
+struct LaunchContext {
   const DeviceInfo& device;
   const tuning::Table& table;
   const GemmOptions& options;
@@ -47,29 +49,32 @@ struct KernelSpec {
 
   // auto: the tuning table's entry for the nearest shape, when it names this kernel and the spec takes
   // the entry's configuration as a choice of its own (nullptr: the spec reads the table itself, if at all).
-  std::optional<GemmOptions> (*from_tuning)(const PlanContext& ctx, const tuning::Entry& entry);
+  std::optional<GemmOptions> (*from_tuning)(const LaunchContext& ctx, const tuning::Entry& entry);
   // auto: the options to try for this kernel on this problem, best first (empty: not a candidate).
-  std::vector<GemmOptions> (*auto_candidates)(const PlanContext& ctx, const Problem& problem);
+  std::vector<GemmOptions> (*auto_candidates)(const LaunchContext& ctx, const Problem& problem);
   // Throws vkgemm::Error naming the limit or feature when the device cannot run ctx.options, for any
   // product (what a product's shape may choose fits wherever the options pass: no product is planned to
   // find out). The types are checked already.
-  void (*check)(const PlanContext& ctx);
+  void (*check)(const LaunchContext& ctx);
   // The passes for one problem with ctx.options (checked): launch shape, grid, split-K, description.
-  Plan (*launch)(const PlanContext& ctx, const Problem& problem);
+  KernelLaunch (*launch)(const LaunchContext& ctx, const Problem& problem);
   // The pieces of a product cut to the device's limits keep the whole product's plan.
-  Pinning (*pin)(const Plan& whole, const DeviceInfo& device, const GemmOptions& options);
+  Pinning (*pin)(const KernelLaunch& whole, const DeviceInfo& device, const GemmOptions& options);
 };
 
-// Every kernel, in auto's order of preference (coopmat2, coopmat, blocked, tiled, naive).
+// Every kernel, in kernel_list.hpp's order: auto's order of preference.
 std::span<const KernelSpec* const> kernel_specs() noexcept;
 // The spec of a kernel; nullptr for Kernel::automatic or a value vkgemm does not define.
 const KernelSpec* find_spec(Kernel kernel) noexcept;
 
 // The passes for one piece of a product cut to the device's limits, held to the whole product's plan by
 // `pinning` (KernelSpec::pin); nothing is chosen or checked again but the grid against the device's limits.
-Plan plan_piece(const DeviceInfo& device, const tuning::Table& table, const Pinning& pinning, const Problem& piece);
+KernelLaunch plan_piece(const DeviceInfo& device, const tuning::Table& table, const Pinning& pinning, const Problem& piece);
 
-extern const KernelSpec naive_spec, tiled_spec, blocked_spec, coopmat_spec, coopmat2_spec;
+// Each kernel's spec, defined in its own file (<name>.cpp), one for each entry of kernel_list.hpp.
+#define VKGEMM_KERNEL_SPEC_DECLARATION(name, value) extern const KernelSpec name##_spec;
+VKGEMM_KERNELS(VKGEMM_KERNEL_SPEC_DECLARATION)
+#undef VKGEMM_KERNEL_SPEC_DECLARATION
 
 // ---- helpers the specs share (registry.cpp) ----
 
@@ -82,18 +87,18 @@ void check_workgroup(const DeviceInfo& device, const std::string& what, const st
                      uint32_t shared_bytes, DataType type);
 // The naive and tiled kernels: a square workgroup of t x t, one invocation per element of C.
 LaunchShape square_shape(Kernel kernel, const Types& types, uint32_t t);
-void check_square(const PlanContext& ctx);
-Plan square_launch(const PlanContext& ctx, const Problem& problem);
-Pinning square_pin(const Plan& whole, const DeviceInfo& device, const GemmOptions& options);
+void check_square(const LaunchContext& ctx);
+KernelLaunch square_launch(const LaunchContext& ctx, const Problem& problem);
+Pinning square_pin(const KernelLaunch& whole, const DeviceInfo& device, const GemmOptions& options);
 // The cooperative-matrix kernels as auto's candidates: f16 products with something to sum, tile chosen by
 // shape. (k = 0, an f16 C the fill cannot zero, takes tiled, whose empty sum every device's tests cover.)
-std::vector<GemmOptions> matrix_candidates(const PlanContext& ctx, const Problem& problem, Kernel kernel);
+std::vector<GemmOptions> matrix_candidates(const LaunchContext& ctx, const Problem& problem, Kernel kernel);
 // The cooperative-matrix kernels: `shape` (the largest the options allow) needs what the device and build have.
-void check_matrix(const PlanContext& ctx, const LaunchShape& shape);
+void check_matrix(const LaunchContext& ctx, const LaunchShape& shape);
 // Their single-pass plan with `main`: a grid over its tile, one K slice.
-Plan matrix_plan(const PlanContext& ctx, const Problem& problem, LaunchShape main);
-Pinning matrix_pin(const Plan& whole, const DeviceInfo& device, const GemmOptions& options);
+KernelLaunch matrix_plan(const LaunchContext& ctx, const Problem& problem, LaunchShape main);
+Pinning matrix_pin(const KernelLaunch& whole, const DeviceInfo& device, const GemmOptions& options);
 // The split-K reduce pass (shaders/splitk_reduce.comp) for `shader`, over an m x n C of `batch` entries.
-void add_reduce(Plan& plan, std::string shader, uint32_t m, uint32_t n, uint32_t batch);
+void add_reduce(KernelLaunch& plan, std::string shader, uint32_t m, uint32_t n, uint32_t batch);
 
 }  // namespace vkgemm::kernels

@@ -11,7 +11,7 @@ constexpr DataType kInputs[] = {DataType::f32, DataType::i32, DataType::f64, Dat
 constexpr std::string_view kConstants[] = {"WG_X", "WG_Y"};
 static_assert(NAIVE_SC_WG_X == 0 && NAIVE_SC_WG_Y == 1, "kConstants lists the ids in order");
 
-std::vector<GemmOptions> candidates(const PlanContext& ctx, const Problem&) {
+std::vector<GemmOptions> candidates(const LaunchContext& ctx, const Problem&) {
   std::vector<GemmOptions> out;
   for (const uint32_t tile : {16u, 8u, 1u}) {
     GemmOptions o = ctx.options;

@@ -75,7 +75,7 @@ Types effective(const Types& types, const GemmOptions& options) {
 
 // auto's choice: the tuning table's verdict where a spec takes it, else the first candidate of the table
 // that runs. When none does, the first refusal of a fallback kernel, which names the missing feature or limit.
-GemmOptions choose_automatic(const PlanContext& ctx, const Problem& p) {
+GemmOptions choose_automatic(const LaunchContext& ctx, const Problem& p) {
   const bool transposed = p.trans_a || p.trans_b;
   const auto runs = [&](const KernelSpec& spec, const GemmOptions& o, std::optional<Error>* refusal) {
     if (transposed && !spec.reads_transposed) return false;
@@ -105,7 +105,7 @@ GemmOptions choose_automatic(const PlanContext& ctx, const Problem& p) {
   throw *refusal;
 }
 
-void check_grids(const DeviceInfo& device, const Plan& plan, const Problem& p) {
+void check_grids(const DeviceInfo& device, const KernelLaunch& plan, const Problem& p) {
   for (const auto* grid : {&plan.grid, &plan.reduce_grid}) {
     for (size_t i = 0; i < 3; ++i) {
       if ((*grid)[i] > device.max_workgroup_count[i]) {
@@ -120,8 +120,16 @@ void check_grids(const DeviceInfo& device, const Plan& plan, const Problem& p) {
 
 }  // namespace
 
+// Each kernel's enumerator (vkgemm/types.hpp) has the number its entry in kernel_list.hpp gives it.
+#define VKGEMM_KERNEL_ENUMERATOR_CHECK(name, value) \
+  static_assert(static_cast<int>(Kernel::name) == (value), "Kernel::" #name " is numbered as kernel_list.hpp says");
+VKGEMM_LISTED_KERNELS(VKGEMM_KERNEL_ENUMERATOR_CHECK)
+#undef VKGEMM_KERNEL_ENUMERATOR_CHECK
+
 std::span<const KernelSpec* const> kernel_specs() noexcept {
-  static const KernelSpec* const specs[] = {&coopmat2_spec, &coopmat_spec, &blocked_spec, &tiled_spec, &naive_spec};
+#define VKGEMM_KERNEL_SPEC_ADDRESS(name, value) &name##_spec,
+  static const KernelSpec* const specs[] = {VKGEMM_KERNELS(VKGEMM_KERNEL_SPEC_ADDRESS)};
+#undef VKGEMM_KERNEL_SPEC_ADDRESS
   return specs;
 }
 
@@ -180,16 +188,16 @@ LaunchShape square_shape(Kernel kernel, const Types& types, uint32_t t) {
   return shape;
 }
 
-void check_square(const PlanContext& ctx) {
+void check_square(const LaunchContext& ctx) {
   const Kernel kernel = ctx.options.kernel;
   const LaunchShape s = square_shape(kernel, ctx.types, ctx.options.tile);
   check_workgroup(ctx.device, fmt::format("{} tile {}", to_string(kernel), ctx.options.tile), s.workgroup_size,
                   s.shared_bytes, ctx.types.input);
 }
 
-Plan square_launch(const PlanContext& ctx, const Problem& p) {
+KernelLaunch square_launch(const LaunchContext& ctx, const Problem& p) {
   const uint32_t t = ctx.options.tile;
-  Plan out;
+  KernelLaunch out;
   out.kernel = ctx.options.kernel;
   out.main = square_shape(out.kernel, ctx.types, t);
   out.grid = {(p.n + t - 1) / t, (p.m + t - 1) / t, p.batch};
@@ -198,7 +206,7 @@ Plan square_launch(const PlanContext& ctx, const Problem& p) {
   return out;
 }
 
-Pinning square_pin(const Plan& whole, const DeviceInfo&, const GemmOptions& options) {
+Pinning square_pin(const KernelLaunch& whole, const DeviceInfo&, const GemmOptions& options) {
   Pinning out{options, {}, 0};
   out.options.kernel = whole.kernel;
   out.options.tile = whole.main.workgroup_size[0];
@@ -206,14 +214,14 @@ Pinning square_pin(const Plan& whole, const DeviceInfo&, const GemmOptions& opti
   return out;
 }
 
-std::vector<GemmOptions> matrix_candidates(const PlanContext& ctx, const Problem& p, Kernel kernel) {
+std::vector<GemmOptions> matrix_candidates(const LaunchContext& ctx, const Problem& p, Kernel kernel) {
   if (ctx.types.input != DataType::f16 || p.k == 0) return {};
   GemmOptions o = ctx.options;
   o.kernel = kernel, o.tile = 16;
   return {o};
 }
 
-void check_matrix(const PlanContext& ctx, const LaunchShape& shape) {
+void check_matrix(const LaunchContext& ctx, const LaunchShape& shape) {
   // The shape first, so that a malformed option is named as such whatever the device; then the device
   // (lacking the extension is the usual reason); then this build (compiled without it, and why).
   const Kernel kernel = ctx.options.kernel;
@@ -223,8 +231,8 @@ void check_matrix(const PlanContext& ctx, const LaunchShape& shape) {
                   ctx.types.input);
 }
 
-Plan matrix_plan(const PlanContext& ctx, const Problem& p, LaunchShape main) {
-  Plan out;
+KernelLaunch matrix_plan(const LaunchContext& ctx, const Problem& p, LaunchShape main) {
+  KernelLaunch out;
   out.kernel = ctx.options.kernel;
   out.main = std::move(main);
   out.grid = dispatch_grid(ctx.device, out.main, p.m, p.n);
@@ -234,7 +242,7 @@ Plan matrix_plan(const PlanContext& ctx, const Problem& p, LaunchShape main) {
   return out;
 }
 
-Pinning matrix_pin(const Plan& whole, const DeviceInfo&, const GemmOptions& options) {
+Pinning matrix_pin(const KernelLaunch& whole, const DeviceInfo&, const GemmOptions& options) {
   // Pinned to the tile chosen for the whole product (its side along N names it, as the coopmat kernel names
   // its tiles; coopmat2 names its own, coopmat2.cpp).
   Pinning out{options, {}, whole.splits};
@@ -248,7 +256,7 @@ Pinning matrix_pin(const Plan& whole, const DeviceInfo&, const GemmOptions& opti
   return out;
 }
 
-void add_reduce(Plan& plan, std::string shader, uint32_t m, uint32_t n, uint32_t batch) {
+void add_reduce(KernelLaunch& plan, std::string shader, uint32_t m, uint32_t n, uint32_t batch) {
   plan.reduce.shader = std::move(shader);
   plan.reduce.workgroup_size = {64, 4, 1};
   plan.reduce_grid = {(n + 63) / 64, (m + 3) / 4, batch};
@@ -292,15 +300,15 @@ void check_supported(const DeviceInfo& device, const tuning::Table& table, const
   spec->check({device, table, options, t});
 }
 
-Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOptions& options, const Problem& p) {
+KernelLaunch plan(const DeviceInfo& device, const tuning::Table& table, const GemmOptions& options, const Problem& p) {
   check_supported(device, table, p.types, options);
   return plan_supported(device, table, options, p);
 }
 
-Plan plan_supported(const DeviceInfo& device, const tuning::Table& table, const GemmOptions& options,
+KernelLaunch plan_supported(const DeviceInfo& device, const tuning::Table& table, const GemmOptions& options,
                     const Problem& p) {
   const Types types = effective(p.types, options);
-  const PlanContext asked{device, table, options, types};
+  const LaunchContext asked{device, table, options, types};
   const GemmOptions resolved = options.kernel == Kernel::automatic ? choose_automatic(asked, p) : options;
   const KernelSpec& spec = *find_spec(resolved.kernel);
   if ((p.trans_a || p.trans_b) && !spec.reads_transposed) {
@@ -309,16 +317,16 @@ Plan plan_supported(const DeviceInfo& device, const tuning::Table& table, const 
                             "op(A) = A and op(B) = B); use {} for transposed ones",
                             spec.name, alternatives(types.input, true)));
   }
-  Plan out = spec.launch({device, table, resolved, types}, p);
+  KernelLaunch out = spec.launch({device, table, resolved, types}, p);
   check_grids(device, out, p);
   return out;
 }
 
-Plan plan_piece(const DeviceInfo& device, const tuning::Table& table, const Pinning& pinning, const Problem& p) {
+KernelLaunch plan_piece(const DeviceInfo& device, const tuning::Table& table, const Pinning& pinning, const Problem& p) {
   Problem piece = p;
   piece.splits = pinning.splits;
   const Types types = effective(p.types, pinning.options);
-  Plan out = find_spec(pinning.options.kernel)->launch({device, table, pinning.options, types}, piece);
+  KernelLaunch out = find_spec(pinning.options.kernel)->launch({device, table, pinning.options, types}, piece);
   check_grids(device, out, piece);
   return out;
 }

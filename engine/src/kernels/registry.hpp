@@ -1,4 +1,4 @@
-// The kernel registry: the launch of one pass (LaunchShape) and one product's passes (Plan), and plan(),
+// The kernel registry: the launch of one pass (LaunchShape) and one product's passes (KernelLaunch), and plan(),
 // which turns a product and the caller's options into them, resolving `auto` and unchosen configurations
 // through the tuning table. Each kernel is described once, by its spec (kernel_spec.hpp); plan() loops over
 // the specs.
@@ -67,7 +67,7 @@ struct Problem {
                         // its pieces (partition.hpp) split as the partition assumed
 };
 
-struct Plan {
+struct KernelLaunch {
   Kernel kernel = Kernel::naive;      // never automatic
   LaunchShape main;
   std::array<uint32_t, 3> grid{};
@@ -99,9 +99,9 @@ void check_supported(const DeviceInfo& device, const tuning::Table& table, const
 
 // The passes for one product (m, n > 0; k > 0 except for an f16 C the fill cannot zero): check_supported,
 // then plan_supported. Throws vkgemm::Error when nothing requested can run.
-Plan plan(const DeviceInfo& device, const tuning::Table& table, const GemmOptions& options, const Problem& problem);
+KernelLaunch plan(const DeviceInfo& device, const tuning::Table& table, const GemmOptions& options, const Problem& problem);
 // The same for options that passed check_supported already (auto's candidates are still tried).
-Plan plan_supported(const DeviceInfo& device, const tuning::Table& table, const GemmOptions& options,
+KernelLaunch plan_supported(const DeviceInfo& device, const tuning::Table& table, const GemmOptions& options,
                     const Problem& problem);
 
 // "naive, tiled, blocked, coopmat, coopmat2": every kernel, for messages.

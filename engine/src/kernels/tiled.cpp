@@ -18,11 +18,11 @@ GemmOptions with_tile(const GemmOptions& options, uint32_t tile) {
   return o;
 }
 
-std::optional<GemmOptions> from_tuning(const PlanContext& ctx, const tuning::Entry& entry) {
+std::optional<GemmOptions> from_tuning(const LaunchContext& ctx, const tuning::Entry& entry) {
   return with_tile(ctx.options, entry.tile);
 }
 
-std::vector<GemmOptions> candidates(const PlanContext& ctx, const Problem&) {
+std::vector<GemmOptions> candidates(const LaunchContext& ctx, const Problem&) {
   return {with_tile(ctx.options, 16), with_tile(ctx.options, 8), with_tile(ctx.options, 4)};
 }
 

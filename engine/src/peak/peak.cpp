@@ -23,7 +23,7 @@ constexpr double kMmaPerIteration = 4.0 * 8.0;  // accumulators x UNROLL
 constexpr uint32_t kMaxIterations = 1u << 24;
 
 // How hard to push: enough workgroups to fill a big GPU many times over; a CPU driver gets a few per core.
-struct Plan {
+struct PeakLoad {
   double target_ms, warm_ms;
   uint32_t repeat;
   uint32_t groups;        // FMA and MMA kernels
@@ -31,9 +31,9 @@ struct Plan {
   uint64_t copy_bytes;    // per copy buffer
 };
 
-Plan plan_for(const DeviceInfo& info, const PeakOptions& options) {
+PeakLoad plan_for(const DeviceInfo& info, const PeakOptions& options) {
   const bool cpu = info.type == DeviceType::cpu;
-  Plan plan;
+  PeakLoad plan;
   plan.target_ms = options.target_ms > 0.0 ? options.target_ms : (cpu ? 20.0 : 10.0);
   plan.warm_ms = options.warm_ms >= 0.0 ? options.warm_ms : (cpu ? 0.0 : 200.0);
   plan.repeat = options.repeat;
@@ -66,7 +66,7 @@ void finish(PeakMeasurement& m, std::vector<double> gpu_ms, double work) {
 
 uint32_t workgroup_size(const DeviceInfo& info) { return std::min(256u, info.max_workgroup_invocations); }
 
-PeakMeasurement measure_fma(EngineImpl& e, const Plan& plan, bool f16) {
+PeakMeasurement measure_fma(EngineImpl& e, const PeakLoad& plan, bool f16) {
   const DeviceInfo& info = e.physical.info;
   PeakMeasurement m = unavailable(f16 ? "f16 FMA (packed)" : "f32 FMA", "TFLOP/s", "");
   if (f16 && !info.float16) {
@@ -94,7 +94,7 @@ PeakMeasurement measure_fma(EngineImpl& e, const Plan& plan, bool f16) {
   return m;
 }
 
-PeakMeasurement measure_copy(EngineImpl& e, const Plan& plan) {
+PeakMeasurement measure_copy(EngineImpl& e, const PeakLoad& plan) {
   const DeviceInfo& info = e.physical.info;
   PeakMeasurement m = unavailable("copy", "GB/s", "");
   Buffer src = e.create_buffer(plan.copy_bytes, "vkgemm peak copy source");
@@ -135,7 +135,7 @@ std::string coopmat_refusal(const DeviceInfo& info, const CooperativeMatrixShape
   return {};
 }
 
-PeakMeasurement measure_coopmat(EngineImpl& e, const Plan& plan, const CooperativeMatrixShape& s) {
+PeakMeasurement measure_coopmat(EngineImpl& e, const PeakLoad& plan, const CooperativeMatrixShape& s) {
   const DeviceInfo& info = e.physical.info;
   PeakMeasurement m = unavailable(shape_name(s), "TFLOP/s", coopmat_refusal(info, s));
   if (!m.reason.empty()) return m;
@@ -177,7 +177,7 @@ PeakMeasurement guarded(const char* name, const char* unit, Measure measure) {
   }
 }
 
-void add_coopmat_rows(EngineImpl& e, const Plan& plan, std::vector<PeakMeasurement>& rows) {
+void add_coopmat_rows(EngineImpl& e, const PeakLoad& plan, std::vector<PeakMeasurement>& rows) {
   const DeviceInfo& info = e.physical.info;
   if (!info.coopmat_khr || info.coopmat_shapes.empty()) {
     rows.push_back(unavailable("coopmat", "TFLOP/s", "not available: the device has no VK_KHR_cooperative_matrix"));
@@ -209,7 +209,7 @@ std::vector<PeakMeasurement> measure_peaks(Engine& engine, const PeakOptions& op
   EngineImpl& e = detail::Access::impl(engine);
   const std::lock_guard lock(e.lock);
   const DeviceInfo& info = e.physical.info;
-  const Plan plan = plan_for(info, options);
+  const PeakLoad plan = plan_for(info, options);
   std::vector<PeakMeasurement> rows;
   if (!info.timestamps) {
     const std::string why = "not available: the device's compute queue has no timestamps";

@@ -22,15 +22,15 @@ constexpr const char* kNames[3] = {"A", "B", "C"};
 
 // The dispatches of one product and the bindings of one slot's sets (with push descriptors: of the dispatches).
 void lay_out(PlanImpl& p, kernels::Pipelines& pipelines) {
-  const ProductPlan& plan = p.product;
-  for (const PiecePlan& piece : plan.pieces) {
+  const Schedule& plan = p.product;
+  for (const PiecePasses& piece : plan.pieces) {
     const PieceBinding* own[3] = {&piece.piece.a, &piece.piece.b, &piece.piece.c};
-    PlanBinding operand[3];
+    BindingSource operand[3];
     for (uint32_t b = 0; b < 3; ++b) operand[b] = {plan.source[b], own[b]->offset, own[b]->size};
     const uint32_t set = p.sets_per_record;
     p.dispatches.push_back({pipelines.get(piece.main.shape), &piece.main, set});
     if (piece.reduce) {
-      const PlanBinding space{3, 0, piece.workspace_bytes};
+      const BindingSource space{3, 0, piece.workspace_bytes};
       p.bindings.insert(p.bindings.end(), {operand[0], operand[1], space, space, space, operand[2]});
       p.dispatches.push_back({pipelines.get(piece.reduce->shape), &*piece.reduce, set + 1});
       p.sets_per_record += 2;
@@ -113,7 +113,7 @@ std::shared_ptr<PlanImpl> EngineImpl::build_plan(const GemmDesc& desc, const Gem
   p->planned[0] = options.a_offset, p->planned[1] = options.b_offset, p->planned[2] = options.c_offset;
   p->granularity = std::max<uint64_t>(physical.storage_offset_alignment, 64);  // both powers of two
   const Placement placement{options.a_offset, options.b_offset, options.c_offset, physical.storage_offset_alignment};
-  p->product = plan_product(desc, options.gemm, physical.info, tuning, placement);
+  p->product = schedule_product(desc, options.gemm, physical.info, tuning, placement);
   const kernels::Types& types = p->product.types;
   for (int i = 0; i < 3; ++i) {
     p->element[i] = element_size(i == 2 ? types.output : types.input);

@@ -1,8 +1,8 @@
-// The planner: one BLAS GEMM call turned into everything its recording needs, with no Vulkan: the
-// column-major turn, the kernel and configuration (kernels::plan over the kernel table), the pieces within
-// the device's limits (partition.hpp), each piece's passes with their push constants, and the split-K
-// workspace. EngineImpl::record only records a ProductPlan; statistics reads its pipelines; tests call
-// plan_product directly. (The natural home of a public plan object, made once and run many times.)
+// A product's schedule: one admitted BLAS GEMM call turned into everything its recording needs, with no
+// Vulkan: the column-major turn, the kernel's launch for the whole product (kernels::plan_supported over the
+// kernel table), the pieces within the device's limits (partition.hpp), each piece's passes with their push
+// constants, and the split-K workspace. A GemmPlan (engine/gemm_plan.cpp) records a Schedule; statistics
+// reads its pipelines; tests call schedule_product directly.
 #pragma once
 
 #include <array>
@@ -32,29 +32,29 @@ struct Placement {
 };
 
 // One compute pass: the pipeline to bind (its launch shape), the grid and the push constants.
-struct PassPlan {
+struct Pass {
   kernels::LaunchShape shape;
   std::array<uint32_t, 3> grid{};
   kernels::GemmPushConstants push{};
 };
 
 // One piece of the product: its bindings into the caller's buffers (Piece::a, b, c, already turned and
-// substituted as ProductPlan::source says), its main pass and, with split-K, its reduce pass through the
+// substituted as Schedule::source says), its main pass and, with split-K, its reduce pass through the
 // workspace (the main pass then writes the workspace in place of C, the reduce pass reads it as A and B).
-struct PiecePlan {
+struct PiecePasses {
   Piece piece;
-  PassPlan main;
-  std::optional<PassPlan> reduce;
+  Pass main;
+  std::optional<Pass> reduce;
   uint64_t workspace_bytes = 0;  // what this piece's split needs of the shared workspace
 };
 
-struct ProductPlan {
+struct Schedule {
   kernels::Types types;
   // Which of the caller's operands (0 A, 1 B, 2 C) each binding reads: {1, 0, 2} after the column-major
   // turn, {2, 2, 2} when A and B are not read (C is bound in their place, where nothing reads it).
   std::array<uint32_t, 3> source{0, 1, 2};
-  kernels::Plan whole;              // the kernel and configuration, planned for the whole product
-  std::vector<PiecePlan> pieces;    // empty: nothing to do (m, n or batch 0)
+  kernels::KernelLaunch whole;              // the kernel and configuration, planned for the whole product
+  std::vector<PiecePasses> pieces;    // empty: nothing to do (m, n or batch 0)
   uint64_t workspace_bytes = 0;     // split-K: the largest any piece needs (the pieces run in turn)
   Kernel kernel = Kernel::automatic;  // what runs (auto resolved)
   std::string config;               // its configuration, and the count of pieces when there are several
@@ -63,7 +63,7 @@ struct ProductPlan {
 // The whole plan of one call admitted at the engine's door (engine/src/engine/door.cpp: check_gemm, the run
 // options, kernels::check_supported), which it trusts and does not check again; an empty product's plan
 // has no piece. Throws vkgemm::Error only where the product meets a limit (partition, the grid).
-ProductPlan plan_product(const GemmDesc& desc, const GemmOptions& options, const DeviceInfo& device,
+Schedule schedule_product(const GemmDesc& desc, const GemmOptions& options, const DeviceInfo& device,
                          const tuning::Table& tuning, const Placement& placement = {});
 
 }  // namespace vkgemm::detail

@@ -1,4 +1,4 @@
-#include "plan/planner.hpp"
+#include "plan/schedule.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -77,7 +77,7 @@ void put_scalar(unsigned char* at, DataType type, double v) {
 // The type alpha and beta reach the shader in (gemm_interface.glsl's SCALAR_T): f32 for f16 inputs.
 DataType scalar_type(DataType input) { return input == DataType::f16 ? DataType::f32 : input; }
 
-kernels::GemmPushConstants push_constants(const kernels::Problem& p, const kernels::Plan& plan, double alpha,
+kernels::GemmPushConstants push_constants(const kernels::Problem& p, const kernels::KernelLaunch& plan, double alpha,
                                           double beta) {
   kernels::GemmPushConstants push{};
   push.M = p.m, push.N = p.n, push.K = p.k;
@@ -96,12 +96,12 @@ kernels::GemmPushConstants push_constants(const kernels::Problem& p, const kerne
 
 // Split-K: the main pass writes raw partial sums to the workspace (slice-major per batch entry, m x n
 // each, row stride n); the reduce pass adds them into C with alpha and beta.
-void add_split(PiecePlan& out, const kernels::Problem& p, const kernels::Plan& plan) {
+void add_split(PiecePasses& out, const kernels::Problem& p, const kernels::KernelLaunch& plan) {
   const uint64_t slice = uint64_t{p.m} * p.n;
   // fp32 partial sums for f16 inputs (coopmat2's split), else C's own type (blocked: f32, f64).
   const uint64_t workspace_es = p.types.input == DataType::f16 ? 4 : element_size(p.types.output);
   out.workspace_bytes = slice * plan.splits * p.batch * workspace_es;
-  PassPlan reduce{plan.reduce, plan.reduce_grid, out.main.push};
+  Pass reduce{plan.reduce, plan.reduce_grid, out.main.push};
   out.main.push.ldc = p.n, out.main.push.c_offset = 0, out.main.push.split_stride = static_cast<uint32_t>(slice);
   reduce.push.K = plan.splits;
   reduce.push.lda = p.n, reduce.push.a_offset = 0, reduce.push.stride_a = 0;
@@ -110,13 +110,13 @@ void add_split(PiecePlan& out, const kernels::Problem& p, const kernels::Plan& p
   out.reduce = std::move(reduce);
 }
 
-PiecePlan plan_one_piece(const Piece& piece, const kernels::Problem& whole, const GemmDesc& desc,
+PiecePasses schedule_piece(const Piece& piece, const kernels::Problem& whole, const GemmDesc& desc,
                          const DeviceInfo& device, const tuning::Table& tuning, const kernels::Pinning& pinning) {
   kernels::Problem p = whole;
   p.m = piece.m, p.n = piece.n, p.k = piece.k, p.batch = piece.batch;
   p.a_offset = piece.a.element_offset, p.b_offset = piece.b.element_offset, p.c_offset = piece.c.element_offset;
-  const kernels::Plan plan = kernels::plan_piece(device, tuning, pinning, p);
-  PiecePlan out;
+  const kernels::KernelLaunch plan = kernels::plan_piece(device, tuning, pinning, p);
+  PiecePasses out;
   out.piece = piece;
   // A K chunk after the first adds to what the earlier ones wrote: beta = 1, and C is read.
   out.main = {plan.main, plan.grid, push_constants(p, plan, desc.alpha, piece.first_k ? desc.beta : 1.0)};
@@ -126,9 +126,9 @@ PiecePlan plan_one_piece(const Piece& piece, const kernels::Problem& whole, cons
 
 }  // namespace
 
-ProductPlan plan_product(const GemmDesc& desc, const GemmOptions& options, const DeviceInfo& device,
+Schedule schedule_product(const GemmDesc& desc, const GemmOptions& options, const DeviceInfo& device,
                          const tuning::Table& tuning, const Placement& placement) {
-  ProductPlan out;
+  Schedule out;
   out.types = kernels::types_of(desc, options);
   if (desc.m == 0 || desc.n == 0 || desc.batch == 0) return out;  // nothing to do, as the reference BLAS
   const Turned turned = turn(desc, out.types, placement);
@@ -154,7 +154,7 @@ ProductPlan plan_product(const GemmDesc& desc, const GemmOptions& options, const
                                  : out.whole.description;
   out.pieces.reserve(pieces.size());
   for (const Piece& piece : pieces) {
-    out.pieces.push_back(plan_one_piece(piece, turned.problem, desc, device, tuning, pinning));
+    out.pieces.push_back(schedule_piece(piece, turned.problem, desc, device, tuning, pinning));
     out.workspace_bytes = std::max(out.workspace_bytes, out.pieces.back().workspace_bytes);
   }
   return out;

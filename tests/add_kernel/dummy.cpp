@@ -1,0 +1,33 @@
+// A kernel added by the steps of docs/architecture.md, compiled (not run) with the kernel table and the
+// names, so that the build shows the table takes a kernel from its spec file and its list entry
+// (extra_kernels.hpp) alone. A kernel that runs also has its shader, its line in shaders/CMakeLists.txt and
+// its vkgemm::Kernel enumerator. It launches as the naive kernel does (a square workgroup, one invocation
+// per element of C).
+#include "kernels/kernel_spec.hpp"
+
+namespace vkgemm::kernels {
+namespace {
+
+constexpr DataType kInputs[] = {DataType::f32};
+constexpr std::string_view kConstants[] = {"WG_X", "WG_Y"};
+
+std::vector<GemmOptions> candidates(const LaunchContext&, const Problem&) { return {}; }  // never auto's
+
+}  // namespace
+
+const KernelSpec dummy_spec{
+    .kernel = static_cast<Kernel>(6),  // an enumerator past vkgemm::Kernel's (none is added here)
+    .name = "dummy",
+    .inputs = kInputs,
+    .computes = "computes f32",
+    .reads_transposed = false,
+    .auto_fallback = false,
+    .constants = kConstants,
+    .from_tuning = nullptr,
+    .auto_candidates = candidates,
+    .check = check_square,
+    .launch = square_launch,
+    .pin = square_pin,
+};
+
+}  // namespace vkgemm::kernels
