@@ -189,6 +189,7 @@ struct Ran {
   std::string row;
   Status status = Status::skipped;
   double check_seconds = 0.0;
+  double device_seconds = 0.0;  // of the timed dispatches and the untimed ones counted in Job::work
   bool checked = false;
 };
 
@@ -201,6 +202,7 @@ Ran run_job(Engine& engine, const Job& job, size_t i, Run& run, size_t segment) 
     if (i == 0) out.row = case_table_header();
     out.row += case_row(r);
     out.status = r.status, out.check_seconds = r.check_seconds, out.checked = r.check.has_value();
+    if (r.timed()) out.device_seconds = r.stats->median * 1e-3 * (run.settings.repeat + run.settings.warmup + 1);
     run.cases.push_back(std::move(r));
   } else {
     LatencyResult r = run_latency(engine, job.shape.m, job.type, job.config, run.settings, seed);
@@ -239,7 +241,8 @@ void sweep(Engine& engine, const BenchOptions& o, const std::vector<Job>& jobs, 
       // What ran: nothing when skipped, the one checked product when failed, everything otherwise.
       const double planned = job.work.device;
       const double done = ran.status == Status::skipped ? 0.0 : ran.status == Status::failed ? s.products() : planned;
-      progress.finish(planned, job.work.host, done, ran.checked ? s.products() : 0.0, ran.check_seconds);
+      progress.finish(planned, job.work.host, done, ran.checked ? s.products() : 0.0, ran.check_seconds,
+                      ran.device_seconds);
       if (i + 1 == jobs.size() || steady.due()) check();
       if (std::chrono::duration<double>(std::chrono::steady_clock::now() - last_write).count() > kCheckpointSeconds) {
         write_results(o, run);

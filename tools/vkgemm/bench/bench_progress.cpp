@@ -28,31 +28,34 @@ double Progress::seconds_left() const {
                                host_total_ - host_done_);
 }
 
-void TimeEstimate::add(double device_work, double host_work, double seconds, double host_seconds) {
-  done_.push_back({device_work, host_work, seconds, std::min(host_seconds, seconds)});
+void TimeEstimate::add(double device_work, double host_work, double seconds, double host_seconds,
+                       double device_seconds) {
+  host_seconds = std::min(host_seconds, seconds);
+  device_seconds = std::min(device_seconds, seconds - host_seconds);
+  done_.push_back({device_work, host_work, seconds, host_seconds, device_seconds});
 }
 
 double TimeEstimate::seconds_for(double cases, double device_work, double host_work) const {
   if (done_.empty()) return -1.0;
-  double overhead = done_.front().seconds - done_.front().host_seconds;
-  double total = 0.0, host_work_done = 0.0, host_seconds = 0.0;
+  double total = 0.0, overhead = 0.0, host_work_done = 0.0, host_seconds = 0.0;
   for (const Done& d : done_) {
-    overhead = std::min(overhead, d.seconds - d.host_seconds);
     total += d.seconds;
+    overhead += d.seconds - d.host_seconds - d.device_seconds;
     host_work_done += d.host_work;
     host_seconds += d.host_seconds;
   }
-  double device_work_done = 0.0, device_seconds = 0.0, device_excess = 0.0;
-  for (const Done& d : done_) {
-    device_work_done += d.device_work;
-    device_seconds += d.seconds - d.host_seconds;
-    device_excess += d.seconds - d.host_seconds - overhead;
+  double device_work_done = 0.0, device_seconds = 0.0;
+  size_t timed = 0;
+  for (auto it = done_.rbegin(); it != done_.rend() && timed < kRateWindow; ++it) {
+    if (it->device_seconds <= 0.0) continue;
+    device_work_done += it->device_work;
+    device_seconds += it->device_seconds;
+    ++timed;
   }
-  // The device's rate is trusted once work beyond the overhead is a fifth of the device-side time.
-  if (device_excess <= 0.2 * device_seconds || device_work_done <= 0.0) return cases * total / double(done_.size());
-  const double device_rate = device_work_done / device_excess;
+  if (timed == 0 || device_work_done <= 0.0) return cases * total / double(done_.size());
+  const double device_rate = device_work_done / device_seconds;
   const double host_rate = host_seconds > 0.0 && host_work_done > 0.0 ? host_work_done / host_seconds : device_rate;
-  return cases * overhead + device_work / device_rate + host_work / host_rate;
+  return cases * overhead / double(done_.size()) + device_work / device_rate + host_work / host_rate;
 }
 
 void Progress::start(const std::string& what) {
@@ -62,12 +65,13 @@ void Progress::start(const std::string& what) {
 }
 
 void Progress::finish(double planned_device, double planned_host, double device_work, double host_work,
-                      double host_seconds) {
+                      double host_seconds, double device_seconds) {
   ++done_cases_;
   device_done_ += planned_device;
   host_done_ += planned_host;
   const auto now = std::chrono::steady_clock::now();
-  estimate_.add(device_work, host_work, std::chrono::duration<double>(now - case_begin_).count(), host_seconds);
+  estimate_.add(device_work, host_work, std::chrono::duration<double>(now - case_begin_).count(), host_seconds,
+                device_seconds);
   if (!enabled_) return;
   if (terminal_) {
     current_.clear();
