@@ -22,6 +22,16 @@ export PKG_CONFIG_PATH=$(dirname "$(find "$prefix" -name vkgemm.pc)")
 c++ -std=c++20 -o "$work/pc-consumer" "$src/tests/package/consumer/main.cpp" $(pkg-config --cflags --libs vkgemm) -lvulkan
 "$work/pc-consumer"
 
+# docs/library.md's plan example, as written (the block after the line naming this test), in a main().
+awk '/The `package` test compiles this block/ {found = 1} found && /^```cpp/ {inside = 1; next}
+     inside && /^```/ {exit} inside' "$src/docs/library.md" > "$work/docs-example.body"
+test -s "$work/docs-example.body"
+{ grep '^#include' "$work/docs-example.body"; echo 'int main() {'; grep -v '^#include' "$work/docs-example.body"
+  echo 'return 0;'; echo '}'; } > "$work/docs-example.cpp"
+# shellcheck disable=SC2046
+c++ -std=c++20 -o "$work/docs-example" "$work/docs-example.cpp" $(pkg-config --cflags --libs vkgemm)
+"$work/docs-example"
+
 # The installed program.
 "$prefix/bin/vkgemm" run --m 33 --n 17 --k 9 --trans-a --beta 2 --layout col --repeat 1 --warmup 0 --verify --validate
 echo "package test: passed"

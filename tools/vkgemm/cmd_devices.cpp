@@ -1,9 +1,14 @@
-// vkgemm devices: every Vulkan device with what vkgemm cares about.
+// vkgemm devices: every Vulkan device with what vkgemm cares about, as text or (--json) as one JSON
+// document that follows docs/devices.schema.json.
+#include <memory>
 #include <string>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
+#include "build_commit.hpp"
 #include "commands.hpp"
+#include "device_json.hpp"
 #include "vkgemm/vkgemm.hpp"
 
 namespace vkgemm::cli {
@@ -50,8 +55,21 @@ void print_coopmat(const DeviceInfo& d) {
   }
 }
 
-int list_devices() {
+// The document docs/devices.schema.json describes: which vkgemm looked, and every device it found (an
+// empty list is a valid document; the exit code says there was nothing).
+int print_devices_json(const std::vector<DeviceInfo>& devices) {
+  nlohmann::ordered_json doc = {{"format", "vkgemm-devices"},
+                                {"format_version", 1},
+                                {"vkgemm", {{"version", version}, {"commit", build_commit}}},
+                                {"devices", nlohmann::ordered_json::array()}};
+  for (const auto& d : devices) doc["devices"].push_back(device_full_json(d));
+  fmt::print("{}\n", doc.dump(2));
+  return devices.empty() ? 1 : 0;
+}
+
+int list_devices(bool json) {
   const auto devices = Engine::devices();
+  if (json) return print_devices_json(devices);
   if (devices.empty()) {
     fmt::print(stderr, "vkgemm: no Vulkan device found (apt-get install mesa-vulkan-drivers gives lavapipe)\n");
     return 1;
@@ -103,6 +121,10 @@ int list_devices() {
 
 }  // namespace
 
-Command add_devices_command(CLI::App& /*cmd*/, CommonOptions& /*common*/) { return {.run = list_devices}; }
+Command add_devices_command(CLI::App& cmd, CommonOptions& /*common*/) {
+  auto json = std::make_shared<bool>(false);
+  cmd.add_flag("--json", *json, "Print the devices as one JSON document (docs/devices.schema.json)");
+  return {.run = [json] { return list_devices(*json); }};
+}
 
 }  // namespace vkgemm::cli

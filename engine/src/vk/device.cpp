@@ -1,5 +1,7 @@
 #include "vk/device.hpp"
 
+#include <algorithm>
+#include <cstring>
 #include <mutex>
 #include <vector>
 
@@ -93,6 +95,20 @@ class EnabledFeatures {
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
 };
 
+// A portability driver (MoltenVK: Vulkan on top of another API, some features missing) lists
+// VK_KHR_portability_subset, and a device created on it must enable it. Provisional (vulkan_beta.h), so
+// named by its string. Only for the devices vkgemm creates: an adopted device is the application's.
+constexpr const char* kPortabilitySubset = "VK_KHR_portability_subset";
+
+bool lists_portability_subset(VkPhysicalDevice physical) {
+  uint32_t count = 0;
+  vkEnumerateDeviceExtensionProperties(physical, nullptr, &count, nullptr);
+  std::vector<VkExtensionProperties> extensions(count);
+  vkEnumerateDeviceExtensionProperties(physical, nullptr, &count, extensions.data());
+  return std::any_of(extensions.begin(), extensions.end(),
+                     [](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, kPortabilitySubset) == 0; });
+}
+
 }  // namespace
 
 Device::Device(const PhysicalDevice& physical) : physical_(physical.handle), family_(physical.compute_family) {
@@ -103,10 +119,12 @@ Device::Device(const PhysicalDevice& physical) : physical_(physical.handle), fam
   queue_info.pQueuePriorities = &priority;
   const EnabledFeatures enabled(physical.info);
   timeline_ = enabled.timeline;
+  std::vector<const char*> extensions = enabled.extensions;
+  if (lists_portability_subset(physical_)) extensions.push_back(kPortabilitySubset);
   VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   info.pNext = &enabled.features;
-  info.enabledExtensionCount = static_cast<uint32_t>(enabled.extensions.size());
-  info.ppEnabledExtensionNames = enabled.extensions.data();
+  info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  info.ppEnabledExtensionNames = extensions.data();
   info.queueCreateInfoCount = 1;
   info.pQueueCreateInfos = &queue_info;
   {

@@ -38,6 +38,20 @@ bool has_extension(const char* name) {
                      [&](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, name) == 0; });
 }
 
+// Portability drivers (MoltenVK on macOS, other layered implementations) are listed only to an instance
+// created with VK_KHR_portability_enumeration and its flag: asked for wherever the loader offers it, so that
+// such devices appear. Returns whether it was added to `extensions`.
+bool enable_portability_enumeration(std::vector<const char*>& extensions) {
+#if defined(VK_KHR_portability_enumeration)
+  if (!has_extension(VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME)) return false;
+  extensions.push_back(VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME);
+  return true;
+#else
+  (void)extensions;
+  return false;
+#endif
+}
+
 VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                                 VkDebugUtilsMessageTypeFlagsEXT,
                                                 const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
@@ -91,6 +105,7 @@ Instance::Instance(bool validation, ValidationSink* sink) {
   std::vector<const char*> layers;
   std::vector<const char*> extensions;
   const bool debug_utils = has_extension(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+  portability_enumeration_ = enable_portability_enumeration(extensions);
   if (validation) {
     if (!has_layer(kValidationLayer)) {
       throw Error(ErrorCode::validation_unavailable,
@@ -125,6 +140,9 @@ Instance::Instance(bool validation, ValidationSink* sink) {
   info.ppEnabledLayerNames = layers.data();
   info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
   info.ppEnabledExtensionNames = extensions.data();
+#if defined(VK_KHR_portability_enumeration)
+  if (portability_enumeration_) info.flags |= VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR;
+#endif
   if (validation) info.pNext = &messenger_info;  // also reports on instance creation and destruction
   {
     std::lock_guard lock(loader_list_mutex());

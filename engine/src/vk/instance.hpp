@@ -42,6 +42,9 @@ class Instance {
 
   VkInstance get() const noexcept { return instance_; }
   uint32_t api_version() const noexcept { return api_version_; }
+  // Whether this instance lists portability drivers (VK_KHR_portability_enumeration, where the loader offers
+  // it); always false for a borrowed instance (the application chose its extensions).
+  bool portability_enumeration() const noexcept { return portability_enumeration_; }
   // Names an object for validation messages and captures; a no-op without VK_EXT_debug_utils.
   void set_name(VkDevice device, VkObjectType type, uint64_t handle, const char* name) const;
 
@@ -50,6 +53,7 @@ class Instance {
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
   uint32_t api_version_ = 0;
   bool owned_ = true;
+  bool portability_enumeration_ = false;
   PFN_vkCreateDebugUtilsMessengerEXT create_messenger_ = nullptr;
   PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger_ = nullptr;
   PFN_vkSetDebugUtilsObjectNameEXT set_object_name_ = nullptr;

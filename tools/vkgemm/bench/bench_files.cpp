@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_steady.hpp"
+#include "device_json.hpp"
 #include "vkgemm/error.hpp"
 
 namespace vkgemm::cli::bench {
@@ -38,28 +39,6 @@ json stats_json(const std::optional<Stats>& s, const std::vector<double>& sample
 }
 
 json optional_number(bool present, double v) { return present ? number(v) : json(nullptr); }
-
-json device_json(const DeviceInfo& d) {
-  return {{"name", d.name},
-          {"vendor", d.vendor},
-          {"vendor_id", d.vendor_id},
-          {"type", std::string(to_string(d.type))},
-          {"driver_name", d.driver_name},
-          {"driver_info", d.driver_info},
-          {"driver_version", d.driver_version},
-          {"api_version", d.api_version},
-          {"subgroup_size", d.subgroup_size},
-          {"max_shared_memory", d.max_shared_memory},
-          {"compute_units", d.compute_units},
-          {"compute_units_from", d.compute_units_from},
-          {"max_workgroup_invocations", d.max_workgroup_invocations},
-          {"device_local_memory", d.device_local_memory},
-          {"float64", d.float64},
-          {"float16", d.float16},
-          {"push_descriptor", d.push_descriptor},
-          {"host_query_reset", d.host_query_reset},
-          {"timestamp_period_ns", d.timestamp_period_ns}};
-}
 
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
@@ -172,7 +151,7 @@ std::string to_json(const Run& run) {
       {"complete", run.complete},
       {"vkgemm", {{"version", run.vkgemm_version}, {"commit", run.vkgemm_commit}}},
       {"date", run.date},
-      {"device", device_json(run.device)},
+      {"device", device_summary_json(run.device)},
       {"host", {{"os", run.host.os}, {"cpu", run.host.cpu}, {"threads", run.host.threads}}},
       {"settings",
        {{"repeat", s.repeat},
