@@ -1,5 +1,6 @@
 # cmake --install: headers, the static library, the vkgemm program, a CMake package (find_package(vkgemm)
-# -> vkgemm::vkgemm) and a pkg-config file (vkgemm.pc).
+# -> vkgemm::vkgemm), a pkg-config file (vkgemm.pc), and vkgemm-report with its schemas. cmake/package.cmake
+# packs the same files (cpack).
 include(CMakePackageConfigHelpers)
 
 install(TARGETS vkgemm EXPORT vkgemmTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
@@ -17,3 +18,10 @@ install(FILES ${PROJECT_BINARY_DIR}/vkgemmConfig.cmake ${PROJECT_BINARY_DIR}/vkg
 
 configure_file(${PROJECT_SOURCE_DIR}/cmake/vkgemm.pc.in ${PROJECT_BINARY_DIR}/vkgemm.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/vkgemm.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# vkgemm-report and the schemas it checks result files against: installed side by side (bin/ and
+# share/vkgemm/), where the script looks when it is not in a source tree.
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/vkgemm-report DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/docs/bench.schema.json ${PROJECT_SOURCE_DIR}/docs/vs-cublas.schema.json
+              ${PROJECT_SOURCE_DIR}/docs/devices.schema.json
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/vkgemm)

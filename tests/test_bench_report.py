@@ -236,6 +236,99 @@ class BenchAndReport(unittest.TestCase):
             self.assertIn(words, r.stderr)
         self.assertFalse((self.tmp / "never").exists())
 
+    def report(self, *files, out, extra=()):
+        r = run(REPORT, *files, "--out", out, *extra)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r, (out / "report.md").read_text()
+
+    def write(self, name, doc):
+        path = self.tmp / name
+        path.write_text(json.dumps(doc))
+        return path
+
+    def test_report_says_when_one_device_is_given(self):
+        r, _ = self.report(self.json_path, out=self.tmp / "report-alone")
+        self.assertIn("one device given", r.stderr)
+        other = copy.deepcopy(self.doc)
+        other["device"]["name"] = "Another GPU"
+        r, _ = self.report(self.json_path, self.write("another.json", other), out=self.tmp / "report-pair")
+        self.assertNotIn("one device given", r.stderr)
+
+    def test_report_keeps_two_runs_of_one_device_apart(self):
+        later = copy.deepcopy(self.doc)
+        later["date"] = "2030-01-02T03:04:05Z"
+        for c in later["cases"]:
+            if c["gflops"] is not None:
+                c["gflops"] *= 2  # a second run, twice as fast: never merged with the first, never dropped
+        r, md = self.report(self.json_path, self.write("later.json", later), out=self.tmp / "report-runs")
+        self.assertIn("kept apart", r.stderr)
+        name = self.doc["device"]["name"]
+        first, second = f"{name} ({self.doc['date'][:16]})", f"{name} (2030-01-02T03:04)"
+        self.assertIn(f"| n×n×n | type | {first} | {second} |", md)
+        self.assertIn(f"## {first}", md)
+        self.assertIn(f"## {second}", md)
+        self.check_pictures(self.tmp / "report-runs", ["gflops", "compare"])
+
+    def test_report_labels_any_number_of_devices(self):
+        files = []
+        for i in range(3):
+            doc = copy.deepcopy(self.doc)
+            doc["device"]["name"] = f"GPU {i}"
+            files.append(self.write(f"gpu{i}.json", doc))
+        _, md = self.report(*files, out=self.tmp / "report-three")
+        self.assertIn("| n×n×n | type | GPU 0 | GPU 1 | GPU 2 |", md)
+        _, md = self.report(*files, out=self.tmp / "report-named", extra=["--label", "a", "--label", "b", "--label", "c"])
+        self.assertIn("| n×n×n | type | a | b | c |", md)
+        for labels, words in [(["--label", "a"], "--label was given 1 times for 3 files"),
+                              (["--label", "a", "--label", "a", "--label", "b"], "two files alike")]:
+            r = run(REPORT, *files, "--out", self.tmp / "never", *labels)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn(words, r.stderr)
+
+    def test_report_draws_whiskers_and_labels_minor_ticks(self):
+        out = self.tmp / "report-ticks"
+        other = copy.deepcopy(self.doc)
+        other["device"]["name"] = "Another GPU"
+        _, md = self.report(self.json_path, self.write("ticks.json", other), out=out)
+        svg = (out / "compare.svg").read_text()
+        types = len({c["type"] for c in self.doc["cases"] if c["status"] in ("passed", "unverified")})
+        self.assertGreaterEqual(svg.count('id="LineCollection_'), 2 * types)  # one set of whiskers per line
+        # A tick labelled 2 or 5 times a power of ten is a minor one (the major ticks are the powers).
+        self.assertRegex(svg, r"<!-- (0\.0*)?[25]0* -->")
+        best = max((c for c in self.doc["cases"] if c["m"] == c["n"] == c["k"] == 16 and c["type"] == "f32"
+                    and c["status"] == "passed"), key=lambda c: c["gflops"])
+        t = best["gpu_time"]
+        slowest = best["gflops"] * t["median"] / t["max"]
+        self.assertIn(f'{best["gflops"]:.2f} ({slowest:.3g}–', md)
+
+    def test_report_reads_the_cublas_comparison_beside_the_results(self):
+        row = {"m": 512, "n": 512, "k": 512, "op_a": "n", "op_b": "t", "layout": "row", "batch": 1, "group": "square",
+               "judged": True, "type": "f32", "cublas_method": "burst", "cublas_tflops": 20.0, "device": "Some GPU",
+               "driver": "1.2.3", "kernel": "blocked", "config": "64x64", "vkgemm_tflops": 18.0, "ratio": 0.9,
+               "commit": "abc1234", "verified": True, "vkgemm_round_tflops": [18.0], "cublas_round_tflops": [20.0]}
+        cublas = {"format": "vkgemm-vs-cublas", "format_version": 1, "device": {"name": "Some GPU", "driver_version": "1.2.3"},
+                  "commits": ["abc1234"], "type": "f32", "complete": True,
+                  "summary": {"all": {"cases": 1, "geomean": 0.9, "min": 0.9, "min_case": "512x512x512 nt row"}},
+                  "rows": [row, dict(row, failed=True, m=1000)]}
+        _, md = self.report(self.json_path, self.write("cublas.json", cublas), out=self.tmp / "report-cublas")
+        self.assertIn("## Some GPU: vkgemm against cuBLAS, f32", md)
+        self.assertIn("| 512×512×512 nt row | square | yes | blocked 64x64 | 18.00 | 20.00 | 0.900 |", md)
+        self.assertIn("| 1000×512×512 nt row | square | yes | FAILED |", md)
+        del cublas["rows"][0]["ratio"]
+        r = run(REPORT, self.write("cublas-bad.json", cublas), "--out", self.tmp / "never")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("does not follow vs-cublas.schema.json at rows/0", r.stderr)
+
+    def test_report_refuses_in_one_line(self):
+        doc = copy.deepcopy(self.doc)
+        doc["cases"] = {"huge": "x" * 8000}  # jsonschema's message quotes the whole value
+        for path in [self.write("huge.json", doc), self.write("other-format.json", {"measurements": [1] * 2000})]:
+            r = run(REPORT, path, "--out", self.tmp / "never")
+            self.assertEqual(r.returncode, 2)
+            self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+            self.assertLess(len(r.stderr), 400, r.stderr)
+        self.assertFalse((self.tmp / "never").exists())
+
     def test_bench_bad_invocations(self):
         cases = [(["--sizes", "0"], "--sizes: '0' has 0"),
                  (["--sizes", "64:16:x2"], "ends before it starts"),

@@ -21,7 +21,9 @@ series), and the median of the rounds' medians is reported: a lone series someti
 
 Prints a table of TFLOP/s with the ratio vkgemm / cuBLAS, then per type the geometric mean and minimum of
 the ratio over every case and over the judged ones (every dimension >= 512, or a skinny case: the
-cases the published floors are judged on), and writes JSON (--json): each row carries m n k, op_a, op_b, layout, batch, group, judged, kernel,
+cases the published floors are judged on), and writes JSON (--json, docs/vs-cublas.schema.json: a header
+naming the device and the vkgemm commits, then the rows; tools/vkgemm-report reads it beside the bench's
+results): each row carries m n k, op_a, op_b, layout, batch, group, judged, kernel,
 config, cublas_method and the commit the vkgemm binary reports of itself (its build_commit, "-dirty"
 included; a binary that reports none is an error, not "unknown"). tools/plot-vs-cublas.py draws it.
 
@@ -259,7 +261,22 @@ def combine(args):
     return result
 
 
+def with_header(result):
+    """The result with the header docs/vs-cublas.schema.json defines first: which device (one per file) and
+    which vkgemm commits its rows come from, as vkgemm-report reads it."""
+    measured = [r for r in result["rows"] if not r.get("failed")]
+    devices = sorted({(r["device"], r["driver"]) for r in measured})
+    if len(devices) > 1:
+        raise SystemExit(f"bench-vs-cublas: rows of {len(devices)} devices in one result: {devices}")
+    name, driver = devices[0] if devices else ("unknown", "")
+    header = {"format": "vkgemm-vs-cublas", "format_version": 1, "device": {"name": name, "driver_version": driver},
+              "commits": sorted({r["commit"] for r in measured})}
+    return dict(header, **{k: v for k, v in result.items() if k not in header})
+
+
 def write_json(args, result):
+    if args.json and "summary" in result:
+        result = with_header(result)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=1)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CTest's package test: cmake --install into a temporary prefix inside the build folder, then build the
-# consumer against it twice (find_package(vkgemm) and pkg-config) and run both, and the installed program.
+# consumer against it twice (find_package(vkgemm) and pkg-config) and run both, docs/library.md's plan
+# example and the installed program; then cpack's .deb and .tar.gz, the .deb unpacked and run.
 # Usage: run.sh <build dir> <source dir>
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -34,4 +35,32 @@ c++ -std=c++20 -o "$work/docs-example" "$work/docs-example.cpp" $(pkg-config --c
 
 # The installed program.
 "$prefix/bin/vkgemm" run --m 33 --n 17 --k 9 --trans-a --beta 2 --layout col --repeat 1 --warmup 0 --verify --validate
+
+# cpack's packages (cmake/package.cmake): the .tar.gz holds every part; the .deb, unpacked into a scratch
+# root as dpkg would install it, runs: its vkgemm lists the devices (as JSON too, checked against the
+# installed schema) and its vkgemm-report, away from any source tree, finds its schemas and compares two
+# results (the committed lavapipe result, and the same one relabelled as a second device).
+cpack --config "$build/CPackConfig.cmake" -G "DEB;TGZ" -B "$work/cpack" >/dev/null
+deb=$(ls "$work"/cpack/vkgemm-*.deb)
+tgz=$(ls "$work"/cpack/vkgemm-*.tar.gz)
+listing=$(tar -tzf "$tgz")
+for part in bin/vkgemm bin/vkgemm-report include/vkgemm/vkgemm.hpp include/vkgemm/plan.hpp include/vkgemm/version.hpp \
+            lib/libvkgemm.a lib/cmake/vkgemm/vkgemmConfig.cmake lib/pkgconfig/vkgemm.pc share/vkgemm/bench.schema.json \
+            share/vkgemm/vs-cublas.schema.json share/vkgemm/devices.schema.json; do
+  grep -q "/$part$" <<<"$listing" || { echo "package test: $tgz lacks $part"; exit 1; }
+done
+dpkg-deb --field "$deb" Depends | grep -q libvulkan1
+root=$work/deb-root
+dpkg-deb -x "$deb" "$root"
+"$root/usr/bin/vkgemm" devices --validate
+"$root/usr/bin/vkgemm" devices --json > "$work/devices.json"
+python3 -c 'import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))' \
+  "$work/devices.json" "$root/usr/share/vkgemm/devices.schema.json"
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); d["device"]["name"] = "Another device"; json.dump(d, open(sys.argv[2], "w"))' \
+  "$src/docs/results/lavapipe/result.json" "$work/another.json"
+(cd "$work" && "$root/usr/bin/vkgemm-report" "$src/docs/results/lavapipe/result.json" another.json --out report)
+grep -q "Another device" "$work/report/report.md"
+test -s "$work/report/compare.png"
 echo "package test: passed"

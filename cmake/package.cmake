@@ -1,0 +1,26 @@
+# cpack: what cmake/install.cmake installs, as a Debian package (.deb, under /usr) and a relocatable
+# .tar.gz (the CMake package and vkgemm.pc find their files relative to themselves). tools/package.sh
+# builds both; the package CTest test unpacks the .deb and runs what it holds.
+set(CPACK_GENERATOR "DEB;TGZ")
+set(CPACK_PACKAGE_NAME vkgemm)
+set(CPACK_PACKAGE_VENDOR vkgemm)
+set(CPACK_PACKAGE_CONTACT "vkgemm <dev@vkgemm>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}: the vkgemm program, the library and vkgemm-report")
+set(CPACK_PACKAGE_DESCRIPTION "GEMM on any Vulkan device: the vkgemm program (devices, run, bench, tune, peak),
+the static library with its headers, CMake package and pkg-config file, and vkgemm-report, which compares
+devices from their result files.")
+set(CPACK_PACKAGE_FILE_NAME "vkgemm-${PROJECT_VERSION}-${CMAKE_SYSTEM_NAME}-${CMAKE_SYSTEM_PROCESSOR}")
+set(CPACK_PACKAGE_CHECKSUM SHA256)
+
+# Debian: the C and C++ runtimes from dpkg-shlibdeps; the loader is opened at run time (volk), so named here.
+# vkgemm-report needs Python with matplotlib and jsonschema, the headers need the Vulkan headers, and a
+# machine without a GPU driver runs on Mesa's lavapipe: recommended, so a server installs the program alone.
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION devel)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libvulkan1")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
+    "python3, python3-matplotlib, python3-jsonschema, libvulkan-dev, mesa-vulkan-drivers | vulkan-icd")
+# The prefixes are the generators' own: /usr in the .deb, none (bin/, lib/, ...) in the .tar.gz.
+
+include(CPack)
