@@ -41,7 +41,7 @@ c++ -std=c++20 -o "$work/docs-example" "$work/docs-example.cpp" $(pkg-config --c
 # installed schema) and its vkgemm-report, away from any source tree, finds its schemas and compares two
 # results (the committed lavapipe result, and the same one relabelled as a second device).
 cpack --config "$build/CPackConfig.cmake" -G "DEB;TGZ" -B "$work/cpack" >/dev/null
-deb=$(ls "$work"/cpack/vkgemm-*.deb)
+deb=$(ls "$work"/cpack/vkgemm_*.deb)
 tgz=$(ls "$work"/cpack/vkgemm-*.tar.gz)
 listing=$(tar -tzf "$tgz")
 for part in bin/vkgemm bin/vkgemm-report include/vkgemm/vkgemm.hpp include/vkgemm/plan.hpp include/vkgemm/version.hpp \
