@@ -94,7 +94,9 @@ TEST_SUITE("bad_input") {
     // A matrix whose offset puts its end past 2^64.
     expect_error([&] { e.gemm({&mine, ~uint64_t{0} - 3, 1, 1, DataType::f32}, {&mine, 0, 1, 1, DataType::f32},
                               {&mine, 4, 1, 1, DataType::f32}); },
-                 ErrorCode::buffer_too_small, "its buffer has");
+                 ErrorCode::buffer_too_small, "A's offset 18446744073709551612 plus the 4 bytes it spans overflows 64 bits");
+    // The same wrap in write and read is named as such, not as a range ending at a small number.
+    expect_error([&] { e.write(mine, ~uint64_t{0} - 3, "12345678", 8); }, ErrorCode::invalid_argument, "overflows 64 bits");
     CHECK(other.validation_message_count() == 0);
     auto rng = test::case_rng("after foreign buffers");
     const auto r = test::check_product(DataType::i32, 19, 23, 17, {.kernel = Kernel::naive, .tile = 8}, rng);
@@ -131,6 +133,20 @@ TEST_SUITE("bad_input") {
         {"run --m 100000 --n 100000 --k 100000", "too_large"},
         {"run --m 4000000000 --n 4000000000 --k 1 --type f64", "too_large"},
         {"run --m 4 --n 4 --k 4 --out " + (dir / "missing-dir" / "c.npy").string(), "cannot open for writing"},
+        // Options checked whole before work: NaN where a number has a range, ranges in words, empty lists,
+        // list items past what any device runs, the batch in the size check.
+        {"run --m 4 --n 4 --k 4 --warmup-ms nan", "--warmup-ms: must be between 0 and 10000 (got nan)"},
+        {"peak --target-ms nan", "--target-ms: must be between 0 and 1000 (got nan)"},
+        {"run --m 4 --n 4 --k 4 --seed -1", "--seed: must be a whole number from 0 to 2^64-1, a uint64 (got -1)"},
+        {"bench --sizes ''", "--sizes: is empty"},
+        {"bench --shapes ''", "--shapes: is empty"},
+        {"bench --types ''", "--types: is empty"},
+        {"bench --kernels ''", "--kernels: is empty"},
+        {"bench --tiles ''", "--tiles: is empty"},
+        {"bench --latency-sizes ''", "--latency-sizes: is empty"},
+        {"tune --sizes ''", "--sizes: is empty"},
+        {"bench --sizes 16 --tiles 8,2000", "--tiles: '2000' has 2000, outside 1 to 1024"},
+        {"run --m 128 --n 128 --k 128 --batch 65535", "a 128x128x128 product in a batch of 65535 needs A 4294901760 bytes"},
     };
     for (const auto& [args, words] : cases) {
       const auto r = test::run_program(args);
@@ -139,6 +155,8 @@ TEST_SUITE("bad_input") {
       CHECK(contains(r.output, words));
     }
     CHECK_FALSE(std::filesystem::exists(dir / "missing-dir"));
+    // A range is printed in words, never as a double's 310 digits.
+    CHECK_FALSE(contains(test::run_program("run --m 4 --n 4 --k 4 --seed -1").output, "17976931348623157"));
     MESSAGE(cases.size(), " bad invocations tried");
     std::filesystem::remove_all(dir);
   }

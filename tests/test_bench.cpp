@@ -84,7 +84,7 @@ TEST_SUITE("bench") {
     CHECK(contains(error_of([] { parse_shapes("64x0x3"); }), "has 0"));
     CHECK(contains(error_of([] { parse_types("f32,f17"); }), "--types: 'f17' is not a type (f32"));
     CHECK(contains(error_of([] { parse_kernels("tiled,fast"); }), "--kernels: 'fast' is not a kernel (auto, naive"));
-    CHECK(contains(error_of([] { parse_uint_list("8,-1", "--tiles"); }), "--tiles: '-1'"));
+    CHECK(contains(error_of([] { parse_uint_list("8,-1", "--tiles", 1024); }), "--tiles: '-1'"));
     CHECK(parse_types("all").size() == std::size(all_data_types));
     CHECK(parse_kernels("all").size() == all_kernels().size());
     CHECK(parse_kernels("all").size() == 5);  // naive, tiled, blocked, coopmat, coopmat2

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -129,6 +130,28 @@ TEST_SUITE("cli") {
     const auto junk = run_cli("run --a " + (dir / "junk.npy").string() + " --b " + (dir / "b.npy").string());
     CHECK(junk.code == 2);
     CHECK(contains(junk.output, "bad magic"));
+    std::filesystem::remove_all(dir);
+  }
+
+  TEST_CASE("run --verify on inputs with Inf and NaN: names them, and passes a result that matches the reference") {
+    // A 6x4 A with an Inf and a NaN, a 4x5 B with a -Inf: whole rows and a column of C are Inf or NaN,
+    // as the reference's are; the finite elements are judged as always. Each kernel that takes f32.
+    const auto dir = scratch_dir();
+    std::vector<float> a(24, 0.75f), b(20, 0.5f);
+    a[1 * 4 + 2] = std::numeric_limits<float>::infinity();
+    a[2 * 4 + 0] = std::numeric_limits<float>::quiet_NaN();
+    b[1 * 5 + 3] = -std::numeric_limits<float>::infinity();
+    npy::write((dir / "a.npy").string(), DataType::f32, 6, 4, a.data());
+    npy::write((dir / "b.npy").string(), DataType::f32, 4, 5, b.data());
+    for (const char* kernel : {"naive", "tiled", "blocked", "auto"}) {
+      const auto r = run_cli("run --a " + (dir / "a.npy").string() + " --b " + (dir / "b.npy").string() +
+                             " --verify --kernel " + kernel);
+      INFO(kernel, "\n", r.output);
+      CHECK(r.code == 0);
+      CHECK(contains(r.output, "verify:   passed"));
+      CHECK(contains(r.output, "A holds 2 non-finite value(s) (NaN or Inf), the first at index 6; B holds 1"));
+      CHECK(contains(r.output, "the result's non-finite elements match the reference's"));
+    }
     std::filesystem::remove_all(dir);
   }
 

@@ -142,4 +142,42 @@ TEST_SUITE("planner") {
     }
     CHECK(k == 200);
   }
+  TEST_CASE("the size check counts the batch, every operand and the split-K workspace, and names them") {
+    DeviceInfo d = described();
+    d.max_allocation_size = 2ull << 30;  // 2 GiB at once (as lavapipe), 8 GiB in all
+    d.device_local_memory = 8ull << 30;
+    const auto refusal = [&](const GemmDesc& desc, const GemmOptions& options = {}) -> std::string {
+      try {
+        detail::check_fits(desc, options, d, kNoTable);
+        return "";
+      } catch (const Error& e) {
+        CHECK(e.code() == ErrorCode::too_large);
+        return e.what();
+      }
+    };
+    const auto has = [](const std::string& text, const std::string& words) { return text.find(words) != std::string::npos; };
+    // 128^3 in a batch of 65535: each operand 4294901760 bytes, past what one allocation may hold.
+    const std::string batch = refusal({.m = 128, .n = 128, .k = 128, .batch = 65535});
+    CHECK(has(batch, "a 128x128x128 product in a batch of 65535 needs A 4294901760 bytes, B 4294901760 bytes, "
+                     "C 4294901760 bytes; described device allocates at most 2147483648 bytes at once"));
+    // Each fits one allocation, all three not the device: 45000 x 64 KiB x 3 = 8.8 GB.
+    d.max_allocation_size = 4ull << 30;
+    CHECK(has(refusal({.m = 128, .n = 128, .k = 128, .batch = 45000}), "described device has 8589934592 bytes"));
+    CHECK(refusal({.m = 128, .n = 128, .k = 128, .batch = 30000}).empty());
+    // A and B are not read with alpha 0: only C counts.
+    CHECK(refusal({.m = 128, .n = 128, .k = 128, .alpha = 0.0, .batch = 45000}).empty());
+    // The workspace: operands of 68 MiB and a split in 8 slices of 32 MiB on a device of 100 MiB less a byte.
+    d.max_allocation_size = 0;
+    d.device_local_memory = (100ull << 20) - 1;
+    GemmOptions split{.kernel = Kernel::blocked};
+    split.blocked = kernels::fallback_blocked_config(DataType::f32);
+    split.blocked.split_k = 8;
+    const GemmDesc wide{.m = 1024, .n = 1024, .k = 8192};
+    GemmOptions unsplit = split;
+    unsplit.blocked.split_k = 1;
+    CHECK(refusal(wide, unsplit).empty());
+    const std::string workspace = refusal(wide, split);
+    INFO(workspace);
+    CHECK(has(workspace, "C 4194304 bytes, the split-K workspace 33554432 bytes); described device has"));
+  }
 }

@@ -182,4 +182,51 @@ TEST_SUITE("reference") {
         }
     CHECK(compare_with_reference(d, a.data(), b.data(), c0.data(), ulp.data()).passed);
   }
+  TEST_CASE("non-finite inputs: a result whose Inf and NaN elements match the reference's passes") {
+    // A holds an Inf in row 1 and a NaN in row 2; B an -Inf in column 3: those rows and column of C are
+    // Inf or NaN in any order of summation. A result with the same non-finite elements and rounding-level
+    // finite ones passes, on the plain path and on the BLAS path (alpha 1.5, a batch of 2); an element that
+    // is finite where the reference is NaN, or an Inf of the other sign, fails.
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    for (const bool blas : {false, true}) {
+      CAPTURE(blas);
+      GemmDesc d{.m = 6, .n = 5, .k = 4};
+      if (blas) d.alpha = 1.5, d.batch = 2;
+      const auto span = [&](char w) { return operand_extent(d, w).elements; };
+      std::mt19937_64 rng(3);
+      std::uniform_real_distribution<float> u(0.5f, 1.0f);
+      std::vector<float> a(span('A')), b(span('B')), c0(span('C'), 0.0f), ref(span('C'));
+      for (auto* v : {&a, &b})
+        for (float& x : *v) x = u(rng);
+      a[1 * 4 + 2] = inf;
+      a[2 * 4 + 0] = nan;
+      b[1 * 5 + 3] = -inf;
+      reference_gemm(d, a.data(), b.data(), c0.data(), ref.data());
+      CHECK(std::isinf(ref[1 * 5 + 0]));
+      CHECK(std::isnan(ref[2 * 5 + 0]));
+      CHECK(std::isnan(ref[1 * 5 + 3]));  // Inf times -Inf plus ... : one NaN of both
+      const auto judge = [&](const std::vector<float>& c) {
+        return compare_with_reference(d, a.data(), b.data(), c0.data(), c.data());
+      };
+      auto result = ref;
+      for (float& x : result)
+        if (std::isfinite(x)) x = std::nextafter(x, 2.0f);
+      const Comparison ok = judge(result);
+      INFO(ok.summary());
+      CHECK(ok.passed);
+      CHECK(ok.bad_elements == 0);
+      CHECK(std::isfinite(ok.normwise_error));
+      auto finite_for_nan = result;
+      finite_for_nan[2 * 5 + 1] = 1.0f;
+      CHECK_FALSE(judge(finite_for_nan).passed);
+      auto other_sign = result;
+      other_sign[1 * 5 + 0] = -other_sign[1 * 5 + 0];
+      const Comparison bad = judge(other_sign);
+      CHECK_FALSE(bad.passed);
+      CHECK(bad.first_bad == 5);
+      auto wrong_finite = result;  // a finite element still judged by its bound
+      wrong_finite[0] += 0.01f;
+      CHECK_FALSE(judge(wrong_finite).passed);
+    }
+  }
 }

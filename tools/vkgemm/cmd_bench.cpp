@@ -18,6 +18,7 @@
 #include "bench/bench_table.hpp"
 #include "build_commit.hpp"
 #include "commands.hpp"
+#include "option_checks.hpp"
 #include "random_fill.hpp"
 #include "vkgemm/vkgemm.hpp"
 
@@ -104,7 +105,7 @@ Plan make_plan(const BenchOptions& o, const SweepDefaults& d) {
   if (!told) p.shapes = parse_sizes(d.sizes);
   p.types = parse_types(o.types);
   p.kernels = parse_kernels(o.kernels);
-  p.space.tiles = parse_uint_list(o.tiles, "--tiles");
+  p.space.tiles = parse_uint_list(o.tiles, "--tiles", kMaxTile);  // the device's own limits: a named skip
   if (o.latency_sizes) {
     if (*o.latency_sizes != "none") {
       for (const Shape& s : parse_sizes(*o.latency_sizes, "--latency-sizes")) p.latency_sizes.push_back(s.m);
@@ -318,18 +319,23 @@ Command add_bench_command(CLI::App& cmd, CommonOptions& common) {
   cmd.add_option("--sizes", o->sizes,
                  "Square sizes N (N x N x N products): N, A:B:STEP (A to B in steps of STEP) or A:B:xF (A, A*F, ... "
                  "up to B; x2 doubles), comma-separated, or none (latency only) [default: 64:4096:x2 on a GPU (64:8192:x2 "
-                 "with 3 GiB of device memory), 32:128:x2 on a CPU device]");
+                 "with 3 GiB of device memory), 32:128:x2 on a CPU device]")
+      ->check(non_empty_list());
   cmd.add_option("--shapes", o->shapes, "Rectangular products MxNxK (A is MxK, B is KxN), comma-separated; "
-                                        "added to --sizes");
-  cmd.add_option("--types", o->types, fmt::format("Element types, comma-separated, or all ({})", type_names()))->capture_default_str();
+                                        "added to --sizes")
+      ->check(non_empty_list());
+  cmd.add_option("--types", o->types, fmt::format("Element types, comma-separated, or all ({})", type_names()))->capture_default_str()
+      ->check(non_empty_list());
   cmd.add_option("--kernels", o->kernels,
                  fmt::format("Kernels, comma-separated: auto, or any of {}; all: every one of them. Kernel x type "
                              "pairs the device can never run are not cases: the header names them",
                              kernel_names()))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(non_empty_list());
   cmd.add_option("--tiles", o->tiles, "Configurations of naive (workgroup side) and tiled (shared-memory tile "
-                                      "side): one case per tile; ones the device cannot run are skipped")
-      ->capture_default_str();
+                                      "side), 1 to 1024: one case per tile; ones the device cannot run are skipped")
+      ->capture_default_str()
+      ->check(non_empty_list());
   cmd.add_option("--repeat", o->repeat, "Timed dispatches per case (timestamps around each, a barrier between) "
                                         "[default: 10 on a GPU, 3 on a CPU device]");
   cmd.add_option("--warmup", o->warmup, "Untimed dispatches before them, besides the warm-up by time "
@@ -354,7 +360,8 @@ Command add_bench_command(CLI::App& cmd, CommonOptions& common) {
                  "End-to-end latency (host wall time of one gemm call: record, submit, wait) at these n x n x n, for "
                  "each type and kernel (its first configuration); none to skip [default: the square --sizes up "
                  "to 256 (or the smallest) where --sizes or --shapes is given, else 16,64,256 on a GPU and 16,32 on "
-                 "a CPU device]");
+                 "a CPU device]")
+      ->check(non_empty_list());
   cmd.add_option("--latency-calls", o->latency_calls, "Timed calls per latency case; the median is reported "
                                                       "[default: 100 on a GPU, 10 on a CPU device]");
   cmd.add_option("--json", o->json_path, "Write the results as JSON (schema: docs/bench.schema.json)");

@@ -9,6 +9,7 @@
 
 #include "build_commit.hpp"
 #include "commands.hpp"
+#include "option_checks.hpp"
 #include "steady.hpp"
 #include "vkgemm/vkgemm.hpp"
 
@@ -92,12 +93,12 @@ Command add_peak_command(CLI::App& cmd, CommonOptions& common) {
       ->capture_default_str();
   cmd.add_option("--target-ms", args->target_ms,
                  "Grow each kernel's work until one dispatch lasts this long (default 0: 10 ms on a GPU, 20 on a CPU)")
-      ->check(CLI::Range(0.0, 1000.0));
+      ->check(number_between(0.0, 1000.0));
   cmd.add_option("--warmup-ms", args->warmup_ms,
                  fmt::format("Before each measurement, run its kernel until the device has been busy this long (an "
                              "idle GPU clocks down); 0: none [default: {:g} on a GPU, 0 on a CPU device]",
                              kGpuWarmupMs))
-      ->check(CLI::Range(0.0, 10000.0));
+      ->check(number_between(0.0, 10000.0));
   cmd.add_option("--json", args->json_path,
                  "Write the measurements (device, driver, value, times, build_commit) as a JSON array");
   return {.run = [args, &common] { return run_peak(*args, common); }};

@@ -1,6 +1,7 @@
 // vkgemm run: one BLAS call (C = alpha op(A) op(B) + beta C, optionally batched) on random or .npy inputs,
 // timed, and checked with --verify.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "commands.hpp"
 #include "names.hpp"
 #include "npy.hpp"
+#include "option_checks.hpp"
 #include "random_fill.hpp"
 #include "steady.hpp"
 #include "vkgemm/vkgemm.hpp"
@@ -99,7 +101,7 @@ GemmOptions kernel_options(const RunOptions& o) {
     if (options.kernel == Kernel::blocked || options.kernel == Kernel::automatic) {
       throw Error(ErrorCode::invalid_argument, "--tile goes with --kernel naive or tiled (or coopmat, coopmat2)");
     }
-    options.tile = count("--tile", *o.tile, 1, 1024);
+    options.tile = count("--tile", *o.tile, 1, kMaxTile);
   }
   options.f16_accumulate = o.f16_accumulate;
   if (o.max_k) options.max_k_per_submission = count("--max-k-per-submission", *o.max_k, 1, 0xffffffffLL);
@@ -118,26 +120,6 @@ DataType output_type(const RunOptions& o, DataType input) {
   if (o.out_type) return *o.out_type;
   if (o.f16_accumulate) return DataType::f16;
   return default_output_type(input);
-}
-
-// Refuses a product whose matrices cannot all be resident on the device, before any host memory is spent
-// on inputs (random inputs for --m 100000 --n 100000 --k 100000 would take 80 GB of host memory).
-void check_fits_device(const DeviceInfo& dev, DataType type, DataType out_type, uint32_t m, uint32_t n, uint32_t k) {
-  const long double es = static_cast<long double>(element_size(type));
-  const long double c_es = static_cast<long double>(element_size(out_type));
-  const long double sizes[3] = {es * m * k, es * k * n, c_es * m * n};
-  const char* names[3] = {"A", "B", "C"};
-  for (int i = 0; i < 3; ++i) {
-    if (dev.max_allocation_size && sizes[i] > static_cast<long double>(dev.max_allocation_size)) {
-      throw Error(ErrorCode::too_large, fmt::format("{} takes {:.0f} bytes; {} allocates at most {} (maxMemoryAllocationSize)",
-                                                    names[i], sizes[i], dev.name, dev.max_allocation_size));
-    }
-  }
-  const long double total = sizes[0] + sizes[1] + sizes[2];
-  if (dev.device_local_memory && total > static_cast<long double>(dev.device_local_memory)) {
-    throw Error(ErrorCode::too_large, fmt::format("A, B and C take {:.0f} bytes; {} has {} bytes of device memory",
-                                                  total, dev.name, dev.device_local_memory));
-  }
 }
 
 // The driver's statistics of the pipelines that ran, one line per statistic, grouped by pass and executable.
@@ -397,12 +379,54 @@ nlohmann::json result_record(const Problem& p, const DeviceInfo& dev, const Meas
   return record;
 }
 
+// "A holds 2 non-finite values (NaN or Inf), the first at index 5", for each input that has any (C only
+// where beta reads it); empty when all are finite. Indices are into the operand as the call holds it.
+std::string non_finite_inputs(const Problem& p, const Inputs& in) {
+  const GemmDesc& d = p.d;
+  const auto scan = [](const char* name, DataType type, const std::vector<std::byte>& data) -> std::string {
+    if (type == DataType::i32) return {};
+    const uint64_t count = data.size() / element_size(type);
+    uint64_t bad = 0, first = 0;
+    for (uint64_t i = 0; i < count; ++i) {
+      double v = 0.0;
+      if (type == DataType::f16) {
+        uint16_t h;
+        std::memcpy(&h, &data[i * 2], 2);
+        v = half_to_float(h);
+      } else if (type == DataType::f32) {
+        float f;
+        std::memcpy(&f, &data[i * 4], 4);
+        v = f;
+      } else {
+        std::memcpy(&v, &data[i * 8], 8);
+      }
+      if (!std::isfinite(v) && bad++ == 0) first = i;
+    }
+    return bad ? fmt::format("{} holds {} non-finite value(s) (NaN or Inf), the first at index {}", name, bad, first)
+               : std::string{};
+  };
+  std::string out;
+  for (std::string part : {scan("A", d.type, in.a), scan("B", d.type, in.b),
+                           d.beta != 0.0 ? scan("C", *d.c_type, in.c0) : std::string{}}) {
+    if (!part.empty()) out += (out.empty() ? "" : "; ") + part;
+  }
+  return out;
+}
+
 // --verify: C against the CPU reference; true when it passed. Random inputs are judged by the
 // random-rounding model too (reference.hpp); files may have structure.
 bool verify(const Problem& p, const Inputs& in, const Measured& r, bool f16_accumulate, nlohmann::json& record) {
   const Comparison cmp = compare_with_reference(p.d, in.a.data(), in.b.data(), in.c0.data(), r.c.data(),
                                                 {.f16_accumulate = f16_accumulate, .random_inputs = !p.from_files});
   fmt::print("verify:   {} ({})\n", cmp.passed ? "passed" : "FAILED", cmp.summary());
+  // Non-finite inputs make non-finite elements of C; each must be the reference's (NaN for NaN, an Inf of
+  // the same sign), and the normwise error is of the finite ones.
+  if (const std::string inputs = non_finite_inputs(p, in); !inputs.empty()) {
+    fmt::print("          {}: {}\n", inputs,
+               cmp.passed ? "the result's non-finite elements match the reference's"
+                          : "an element whose reference is NaN or Inf must be the same NaN or Inf");
+    record["non_finite_inputs"] = inputs;
+  }
   record["verified"] = cmp.passed;
   record["normwise_error"] = cmp.normwise_error;
   record["error_bound"] = cmp.bound;
@@ -439,8 +463,9 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
   engine.check_supported(d.type, *d.c_type, options);  // before spending time or memory on inputs
   // --stats where the device has no statistics: that error now, before the product runs.
   if (o.stats && !engine.device().pipeline_statistics) (void)engine.pipeline_statistics(d, options);
-  check_fits_device(engine.device(), d.type, *d.c_type, static_cast<uint32_t>(d.m), static_cast<uint32_t>(d.n),
-                    static_cast<uint32_t>(d.k));
+  // The batch, every operand and the split-K workspace against the device, before any host memory is spent
+  // on inputs (random inputs for --m 100000 --n 100000 --k 100000 would take 80 GB of host memory).
+  engine.check_fits(d, options);
   const Inputs in = make_inputs(p);
   // The shared steadiness rule (steady.hpp) around a timed series: the calibration product before and after.
   std::optional<SteadyCheck> steady;
@@ -499,7 +524,7 @@ Command add_run_command(CLI::App& cmd, CommonOptions& common) {
                  fmt::format("Before the timed submission, untimed products until the device has been busy this "
                              "long (an idle GPU clocks down); 0: none. Only with --repeat > 1 [default: {:g} on a "
                              "GPU, 0 on a CPU device]", kGpuWarmupMs))
-      ->check(CLI::Range(0.0, 10000.0));
+      ->check(number_between(0.0, 10000.0));
   cmd.add_flag("--verify", o->verify,
                "Check against the CPU reference; exit 1 when it fails. C not read (beta 0) starts as NaN "
                "(i32: INT32_MIN), so an element the kernel does not write fails");

@@ -12,6 +12,7 @@
 
 #include "commands.hpp"
 #include "names.hpp"
+#include "option_checks.hpp"
 #include "random_fill.hpp"
 #include "shapes.hpp"
 #include "steady.hpp"
@@ -487,9 +488,13 @@ int tune(const TuneOptions& o, const CommonOptions& common) {
 Command add_tune_command(CLI::App& cmd, CommonOptions& common) {
   auto o = std::make_shared<TuneOptions>();
   add_enum_option(cmd, "--type", o->type, type_table(), "f32 or f64")->default_str(std::string(to_string(o->type)));
-  auto* sizes = cmd.add_option("--sizes", o->sizes, "Shapes to tune: N (square) or MxNxK")->capture_default_str();
+  auto* sizes = cmd.add_option("--sizes", o->sizes, "Shapes to tune: N (square) or MxNxK")
+                    ->capture_default_str()
+                    ->check(non_empty_list());
   auto* ops = cmd.add_option("--ops", o->ops, "Op combinations of each shape, comma-separated: nn, nt, tn, tt (op(A) then "
-                                  "op(B); t: stored transposed), or all")->capture_default_str();
+                                  "op(B); t: stored transposed), or all")
+                  ->capture_default_str()
+                  ->check(non_empty_list());
   cmd.add_option("--shapes", o->shape_set, "A shape-set file (tools/shape-sets/*.json): tune its cases of --type "
                                            "(with their ops; column-major ones as the kernel runs them) instead of "
                                            "--sizes and --ops")->check(CLI::ExistingFile)->excludes(sizes)->excludes(ops);
@@ -498,7 +503,7 @@ Command add_tune_command(CLI::App& cmd, CommonOptions& common) {
                  fmt::format("Before each timing, untimed products until the device has been busy this long (an "
                              "idle GPU clocks down); 0: none [default: {:g} on a GPU, 0 on a CPU device]",
                              kGpuWarmupMs))
-      ->check(CLI::Range(0.0, 10000.0));
+      ->check(number_between(0.0, 10000.0));
   cmd.add_flag("--quick", o->quick, "A quarter of the candidates and 3 finalists: for slow devices");
   cmd.add_flag("--verbose", o->verbose, "Print every candidate's time, not only the finalists'");
   cmd.add_option("--out", o->out, "Tuning file to update (default: VKGEMM_TUNING_FILE or ~/.config/vkgemm/tuning.json)");

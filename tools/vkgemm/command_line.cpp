@@ -10,6 +10,7 @@
 
 #include "build_commit.hpp"
 #include "commands.hpp"
+#include "option_checks.hpp"
 #include "vkgemm/vkgemm.hpp"
 
 namespace vkgemm::cli {
@@ -61,7 +62,7 @@ constexpr CommandSpec kCommands[] = {
 void add_shared_options(CLI::App& cmd, const CommandSpec& spec, CommonOptions& common) {
   if (spec.seed_help) {
     cmd.add_option("--seed", common.seed, spec.seed_help)
-        ->check(CLI::NonNegativeNumber);  // "-1" would otherwise wrap to 2^64-1 silently
+        ->check(uint64_number());  // "-1" would otherwise wrap to 2^64-1 silently
   }
   if (!spec.opens_device) return;
   cmd.add_option("--device", common.device, "Device index or name substring (default: VKGEMM_DEVICE, then the best)");

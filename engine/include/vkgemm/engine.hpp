@@ -142,6 +142,13 @@ class Engine {
   // The first form assumes C of default_output_type(type).
   void check_supported(DataType type, const GemmOptions& options) const;
   void check_supported(DataType input, DataType output, const GemmOptions& options) const;
+  // Throws vkgemm::Error(too_large), naming the sizes and the device, when the memory of the product desc
+  // describes cannot be on this device: A, B and C as desc spans them (batch, leading dimensions and
+  // strides included) and the split-K workspace its plan needs, each against maxMemoryAllocationSize and all
+  // together against the device-local memory. gemm on host memory checks this before it allocates; a caller
+  // about to allocate the operands (or their host copies) checks it first. Also throws what gemm would
+  // throw for desc and options' arguments.
+  void check_fits(const GemmDesc& desc, const GemmOptions& options = {}) const;
 
   // C = A * B on device buffers. A is m x k, B is k x n, C is m x n; all of one type, except that f16
   // inputs take C of f32 (fp32 accumulation) or f16.

@@ -31,6 +31,9 @@ std::string to_string(const BlockedConfig& config);
 // Parses the form above; throws vkgemm::Error(invalid_argument) naming what is wrong.
 BlockedConfig parse_blocked_config(std::string_view text);
 
+// The largest GemmOptions::tile any kernel takes (1 to this; what a device runs may be less: check_supported).
+inline constexpr uint32_t kMaxTile = 1024;
+
 struct GemmOptions {
   Kernel kernel = Kernel::automatic;
   uint32_t tile = 16;     // tiled: the side of the shared-memory tile; naive: the side of the workgroup

@@ -56,6 +56,11 @@ void EngineImpl::check_buffers(const GemmDesc& desc, const VulkanBufferRange (&o
       throw Error(ErrorCode::invalid_argument, fmt::format("gemm: {}'s offset {} is not a multiple of the {}-byte "
                                                            "element", names[i], range.offset, es));
     }
+    if (range.offset > ~uint64_t{0} - bytes) {  // its end past 2^64: the sum would wrap to a small number
+      throw Error(ErrorCode::buffer_too_small,
+                  fmt::format("gemm: {}'s offset {} plus the {} bytes it spans overflows 64 bits; its buffer has {} "
+                              "bytes from that offset", names[i], range.offset, bytes, range.size));
+    }
     if (bytes > range.size) {
       throw Error(ErrorCode::buffer_too_small,
                   fmt::format("gemm: {} ({} {}x{}, ld {}, batch {} with stride {}) needs bytes up to {}; its "

@@ -70,6 +70,11 @@ const BufferImpl& EngineImpl::owned(const Buffer& buffer, const char* what) cons
 }
 
 static void check_range(const char* what, uint64_t offset, uint64_t bytes, uint64_t size) {
+  if (offset > ~uint64_t{0} - bytes) {  // the end past 2^64: offset + bytes would wrap to a small number
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{}: offset {} plus {} bytes overflows 64 bits, outside the {}-byte buffer", what, offset,
+                            bytes, size));
+  }
   if (offset > size || bytes > size - offset) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("{}: bytes {}..{} lie outside the {}-byte buffer", what, offset, offset + bytes, size));
@@ -201,6 +206,10 @@ void Engine::check_supported(DataType type, const GemmOptions& options) const {
 }
 void Engine::check_supported(DataType input, DataType output, const GemmOptions& options) const {
   kernels::check_supported(impl_->physical.info, impl_->tuning, {input, output, options.f16_accumulate}, options);
+}
+void Engine::check_fits(const GemmDesc& desc, const GemmOptions& options) const {
+  impl_->admit(desc, options);  // the door's checks first: the schedule trusts them
+  detail::check_fits(desc, options, impl_->physical.info, impl_->tuning);
 }
 GemmTiming Engine::gemm(const MatrixRef& a, const MatrixRef& b, const MatrixRef& c, const GemmOptions& options) {
   std::lock_guard guard(impl_->lock);

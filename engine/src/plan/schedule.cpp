@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "kernels/kernel_spec.hpp"
+#include "vkgemm/error.hpp"
 
 namespace vkgemm::detail {
 namespace {
@@ -158,6 +159,56 @@ Schedule schedule_product(const GemmDesc& desc, const GemmOptions& options, cons
     out.workspace_bytes = std::max(out.workspace_bytes, out.pieces.back().workspace_bytes);
   }
   return out;
+}
+
+namespace {
+
+// One buffer the product needs, in bytes (long double: an absurd batch or stride must be refused, not
+// wrapped to a small count).
+struct Need {
+  const char* name;
+  long double bytes;
+};
+
+void check_needs(const GemmDesc& desc, const std::vector<Need>& needs, const DeviceInfo& device) {
+  std::string list;
+  long double total = 0.0L;
+  for (const Need& need : needs) {
+    if (need.bytes > 0.0L) list += fmt::format("{}{} {:.0f} bytes", list.empty() ? "" : ", ", need.name, need.bytes);
+    total += need.bytes;
+  }
+  const std::string product = fmt::format("a {}x{}x{} product in a batch of {}", desc.m, desc.n, desc.k, desc.batch);
+  for (const Need& need : needs) {
+    if (device.max_allocation_size && need.bytes > static_cast<long double>(device.max_allocation_size)) {
+      throw Error(ErrorCode::too_large,
+                  fmt::format("{} needs {}; {} allocates at most {} bytes at once (maxMemoryAllocationSize), less "
+                              "than {} takes: use a smaller batch or size", product, list, device.name,
+                              device.max_allocation_size, need.name));
+    }
+  }
+  if (device.device_local_memory && total > static_cast<long double>(device.device_local_memory)) {
+    throw Error(ErrorCode::too_large,
+                fmt::format("{} needs {:.0f} bytes ({}); {} has {} bytes of device memory: use a smaller batch or "
+                            "size", product, total, list, device.name, device.device_local_memory));
+  }
+}
+
+}  // namespace
+
+void check_fits(const GemmDesc& desc, const GemmOptions& options, const DeviceInfo& device,
+                const tuning::Table& tuning) {
+  const kernels::Types types = kernels::types_of(desc, options);
+  const bool reads = reads_ab(desc);
+  const auto bytes = [&](char which, DataType type) {
+    return static_cast<long double>(element_size(type)) * static_cast<long double>(operand_extent(desc, which).elements);
+  };
+  std::vector<Need> needs = {{"A", reads ? bytes('A', types.input) : 0.0L},
+                             {"B", reads ? bytes('B', types.input) : 0.0L},
+                             {"C", bytes('C', types.output)}};
+  check_needs(desc, needs, device);  // the operands first: a product past them is not even planned
+  const Schedule plan = schedule_product(desc, options, device, tuning);
+  needs.push_back({"the split-K workspace", static_cast<long double>(plan.workspace_bytes)});
+  check_needs(desc, needs, device);
 }
 
 }  // namespace vkgemm::detail

@@ -66,4 +66,12 @@ struct Schedule {
 Schedule schedule_product(const GemmDesc& desc, const GemmOptions& options, const DeviceInfo& device,
                          const tuning::Table& tuning, const Placement& placement = {});
 
+// Throws Error(too_large) when the memory of `desc` cannot be on `device`: A, B and C as desc spans them
+// (batch, leading dimensions, strides; A and B only where read), then the split-K workspace of its plan
+// under `options`, each against maxMemoryAllocationSize and all together against the device-local memory.
+// The message names each size and the device. The operands are checked before the product is planned, so
+// an absurd one is refused at once. desc passed check_gemm.
+void check_fits(const GemmDesc& desc, const GemmOptions& options, const DeviceInfo& device,
+                const tuning::Table& tuning);
+
 }  // namespace vkgemm::detail

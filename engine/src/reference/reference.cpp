@@ -80,7 +80,10 @@ void reference_int(uint32_t m, uint32_t n, uint32_t k, const int32_t* a, const i
 template <typename T>
 double frobenius(const T* x, uint64_t count) {
   double s = 0.0;
-  for (uint64_t i = 0; i < count; ++i) s += static_cast<double>(x[i]) * static_cast<double>(x[i]);
+  for (uint64_t i = 0; i < count; ++i) {
+    const auto v = static_cast<double>(x[i]);
+    if (detail::counts_in_norm(v)) s += v * v;
+  }
   return std::sqrt(s);
 }
 
@@ -240,6 +243,11 @@ Comparison ReferenceProduct::compare(const void* c_gpu) const {
       double ratio = 0.0;
       if (exact) {
         ratio = diff != 0.0L ? std::numeric_limits<double>::infinity() : 0.0;
+      } else if (const auto nf = detail::judge_non_finite(output_, static_cast<double>(value_[i]), got);
+                 nf != detail::NonFinite::finite) {
+        if (nf == detail::NonFinite::differs && t.bad++ == 0) t.first_bad = i;
+        if (nf == detail::NonFinite::differs) t.worst = std::numeric_limits<double>::infinity();
+        continue;  // judged by its class alone, outside the normwise error
       } else {
         const detail::SumStats stats{abs_product_[i], energy_.empty() ? 0.0 : energy_[i],
                                      drift_.empty() ? 0.0 : drift_[i]};

@@ -73,6 +73,9 @@ std::vector<double> along_k(const GemmDesc& d, const double* x, char which) {
   return out;
 }
 
+// x^2 where x counts in the inputs' norm (finite), else 0.
+double finite_square(double x) { return detail::counts_in_norm(x) ? x * x : 0.0; }
+
 template <typename A>
 void compute(const GemmDesc& d, const double* a, const double* b, const double* c0, FloatCells<A>& r) {
   const Indexer ia = indexer(d, 'A'), ib = indexer(d, 'B'), ic = indexer(d, 'C');
@@ -83,9 +86,9 @@ void compute(const GemmDesc& d, const double* a, const double* b, const double* 
     double na = 0.0, nb = 0.0;
     if (reads_ab) {
       for (int64_t i = 0; i < d.m; ++i)
-        for (int64_t p = 0; p < d.k; ++p) na += std::pow(a[ia(t, i, p)], 2);
+        for (int64_t p = 0; p < d.k; ++p) na += finite_square(a[ia(t, i, p)]);
       for (int64_t p = 0; p < d.k; ++p)
-        for (int64_t j = 0; j < d.n; ++j) nb += std::pow(b[ib(t, p, j)], 2);
+        for (int64_t j = 0; j < d.n; ++j) nb += finite_square(b[ib(t, p, j)]);
     }
     r.norm_ab2 += na * nb;
   }
@@ -114,7 +117,7 @@ void compute(const GemmDesc& d, const double* a, const double* b, const double* 
         const double c = d.beta != 0.0 ? c0[at] : 0.0;
         if (d.beta != 0.0) {
           v += static_cast<A>(d.beta) * static_cast<A>(c);
-          row_c2[row] += c * c;
+          if (detail::counts_in_norm(c)) row_c2[row] += c * c;
         }
         r.cells[e] = at, r.ref[e] = v, r.sum[e] = static_cast<double>(sum), r.c0[e] = c, r.stats[e] = st;
       }
@@ -188,6 +191,14 @@ Comparison compare_float(const GemmDesc& d, const void* a, const void* b, const 
     described[r.cells[i]] = 1;
     const double g = load_element(out_type, c_gpu, r.cells[i]);
     const auto ref = static_cast<double>(r.ref[i]);
+    if (const auto nf = detail::judge_non_finite(out_type, ref, g); nf != detail::NonFinite::finite) {
+      if (nf == detail::NonFinite::differs) {  // judged by its class alone, outside the normwise error
+        if (out.bad_elements == 0 || r.cells[i] < out.first_bad) out.first_bad = r.cells[i];
+        ++out.bad_elements;
+        out.worst_element_ratio = std::numeric_limits<double>::infinity();
+      }
+      continue;
+    }
     const double diff = std::fabs(g - ref);
     const detail::ElementTerms terms{d.alpha, d.beta, r.c0[i], r.sum[i], ref};
     tolerance.accumulate(model, r.stats[i], terms);

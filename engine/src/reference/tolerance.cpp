@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "vkgemm/half.hpp"
+
 namespace vkgemm::detail {
 namespace {
 
@@ -67,6 +69,15 @@ double Tolerance::normwise_model_ratio(const ModelSums& sums, double diff_norm) 
       normwise_model_factor(static_cast<uint64_t>(effective)) * u_acc_ * std::sqrt(sums.energy) + std::sqrt(sums.end2);
   if (allowance > 0.0) return diff_norm / allowance;
   return diff_norm > 0.0 ? std::numeric_limits<double>::infinity() : 0.0;
+}
+
+NonFinite judge_non_finite(DataType output, double reference, double result) {
+  double in_type = reference;  // the reference rounded to C's type: past its range it is an infinity
+  if (output == DataType::f32) in_type = static_cast<float>(reference);
+  if (output == DataType::f16) in_type = half_to_float(float_to_half(static_cast<float>(reference)));
+  if (std::isfinite(in_type)) return NonFinite::finite;
+  const bool same = std::isnan(in_type) ? std::isnan(result) : result == in_type;
+  return same ? NonFinite::matches : NonFinite::differs;
 }
 
 }  // namespace vkgemm::detail

@@ -3,6 +3,7 @@
 // (reference.cpp) and the full BLAS call (reference_blas.cpp).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "vkgemm/reference.hpp"
@@ -71,5 +72,17 @@ class Tolerance {
 // sigma such that the root-mean-square of N independent normal errors of variance at most 1/3 exceeds
 // sigma with probability under 1e-12 (a Chernoff bound on the chi-square tail); 1/sqrt(3) as N grows.
 double normwise_model_factor(uint64_t elements);
+
+// Non-finite values. IEEE arithmetic carries an Inf or NaN of the inputs into C in any order of summation
+// (NaN stays NaN, Inf + finite stays Inf, Inf - Inf is NaN), so an element whose reference is not finite in
+// C's type (`output`: an Inf or NaN in the inputs, or a sum past the type's range) passes when the result is
+// the same non-finite value: NaN for NaN, an infinity of the same sign. Such elements are judged only so and
+// left out of the normwise error, which measures the finite ones. nullopt: the reference is finite there.
+enum class NonFinite { finite, matches, differs };
+NonFinite judge_non_finite(DataType output, double reference, double result);
+
+// Whether x counts in a Frobenius norm of the inputs (the normwise error's scale): finite values only, so
+// that one Inf in A does not make every finite element's error look like 0.
+inline bool counts_in_norm(double x) noexcept { return std::isfinite(x); }
 
 }  // namespace vkgemm::detail

@@ -77,7 +77,11 @@ struct Operands {
   MatrixRef ra, rb, rc;
 };
 
-Operands upload(Engine& engine, const Shape& s, DataType type, uint64_t seed) {
+Operands upload(Engine& engine, const Shape& s, DataType type, const GemmOptions& options, uint64_t seed) {
+  GemmDesc desc;
+  desc.type = type, desc.c_type = default_output_type(type);
+  desc.m = s.m, desc.n = s.n, desc.k = s.k;
+  engine.check_fits(desc, options);  // the device's memory, before host memory is spent on the inputs
   Operands o;
   std::mt19937_64 rng(seed);
   o.a = nonzero_random(type, uint64_t{s.m} * s.k, rng);
@@ -133,7 +137,7 @@ CaseResult run_case(Engine& engine, const Shape& shape, DataType type, const Ben
   r.seed = seed;
   try {
     engine.check_supported(type, config.options);
-    Operands o = upload(engine, shape, type, seed);
+    Operands o = upload(engine, shape, type, config.options, seed);
     const bool verify = shape.products() <= settings.verify_max;
     r.check = check_once(engine, o, shape, type, config.options, verify, hook, r.check_seconds, r.ran);
     if (r.check && !r.check->passed) {
@@ -260,7 +264,7 @@ LatencyResult run_latency(Engine& engine, uint32_t n, DataType type, const Bench
   const Shape shape{n, n, n};
   try {
     engine.check_supported(type, config.options);
-    Operands o = upload(engine, shape, type, seed);
+    Operands o = upload(engine, shape, type, config.options, seed);
     // Small: always checked.
     r.check = check_once(engine, o, shape, type, config.options, true, hook, r.check_seconds, r.ran);
     if (!r.check->passed) {

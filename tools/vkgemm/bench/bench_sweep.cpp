@@ -127,10 +127,10 @@ std::string type_names() {
   return out;
 }
 
-std::vector<uint32_t> parse_uint_list(std::string_view text, std::string_view option) {
+std::vector<uint32_t> parse_uint_list(std::string_view text, std::string_view option, uint32_t most) {
   std::vector<uint32_t> out;
   for (const std::string_view item : split(text, ','))
-    out.push_back(static_cast<uint32_t>(number(option, item, item, 1, std::numeric_limits<uint32_t>::max())));
+    out.push_back(static_cast<uint32_t>(number(option, item, item, 1, most)));
   return out;
 }
 

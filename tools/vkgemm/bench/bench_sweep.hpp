@@ -35,8 +35,8 @@ std::vector<Kernel> parse_kernels(std::string_view text, std::string_view option
 std::string kernel_names();
 std::string type_names();
 
-// "--tiles": comma-separated positive integers.
-std::vector<uint32_t> parse_uint_list(std::string_view text, std::string_view option);
+// "--tiles": comma-separated whole numbers from 1 to `most`.
+std::vector<uint32_t> parse_uint_list(std::string_view text, std::string_view option, uint32_t most);
 
 // One configuration of a kernel: the options it runs with and the label results carry.
 struct BenchConfig {
