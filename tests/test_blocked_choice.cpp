@@ -288,6 +288,43 @@ TEST_SUITE("blocked choice") {
 }
 
 TEST_SUITE("blocked choice") {
+  TEST_CASE("auto on tiny and batched products: a square kernel where the blocked tiles would be padding") {
+    // square_choice.cpp; measured on lavapipe (docs/tuning.md, "Small and batched products"): 8^3 x 64 ran
+    // 281 ms on blocked 256x256 against 1.4 on naive, and naive 16 was the fastest or within the noise of it
+    // from 8^3 to 64^3 at every batch. Lavapipe as this host's (2 threads) and as a 16-thread host's.
+    const auto plan_of = [](const DeviceInfo& d, uint32_t n, uint32_t batch) {
+      return detail::schedule_product({.m = n, .n = n, .k = n, .batch = batch}, {}, d, builtin());
+    };
+    for (const uint32_t threads : {2u, 16u}) {
+      DeviceInfo lavapipe = nvidia("llvmpipe (LLVM 15.0.6, 256 bits)", threads);
+      lavapipe.vendor_id = 0x10005;
+      lavapipe.type = DeviceType::cpu;
+      lavapipe.driver_version = "0.0.1";
+      lavapipe.subgroup_size = 8;
+      lavapipe.max_shared_memory = 32 * 1024;
+      lavapipe.max_storage_buffer_range = 128ull << 20;
+      CAPTURE(threads);
+      for (const auto& [n, batch] :
+           {std::pair{8u, 64u}, {8u, 65535u}, {16u, 256u}, {32u, 16u}, {64u, 256u}, {48u, 4u}}) {
+        CAPTURE(n);
+        CAPTURE(batch);
+        const auto plan = plan_of(lavapipe, n, batch);
+        CHECK(plan.kernel == Kernel::naive);
+        CHECK(plan.config == "tile 16");
+      }
+      // Larger products keep the blocked kernel: its fixed cost is paid once per 256x256 block of C.
+      CHECK(plan_of(lavapipe, 256, 16).kernel == Kernel::blocked);
+      CHECK(plan_of(lavapipe, 512, 1).kernel == Kernel::blocked);
+    }
+    // On a GPU only batches of the tiniest products leave the blocked kernel; a batch of 64^3 products that
+    // fills the device keeps it (as the published rows below).
+    CHECK(plan_of(nvidia(), 8, 65535).kernel == Kernel::tiled);
+    CHECK(plan_of(nvidia(), 64, 256).kernel == Kernel::blocked);
+    // The caller's kernel is never second-guessed.
+    CHECK(detail::schedule_product({.m = 8, .n = 8, .k = 8, .batch = 64}, {.kernel = Kernel::blocked}, nvidia(), builtin())
+              .kernel == Kernel::blocked);
+  }
+
   TEST_CASE("the published H200 results describe this tree: auto plans each case as it was measured") {
     test::check_published_rows(VKGEMM_PUBLISHED_F32, GemmDesc{}, nvidia());
   }

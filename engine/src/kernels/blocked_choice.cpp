@@ -16,6 +16,7 @@ namespace vkgemm::kernels {
 namespace {
 
 constexpr double kSplitMargin = 0.97;    // a split must promise 3% to be taken (the model is an estimate)
+constexpr uint32_t kCpuWorkgroupSteps = 8000;  // a CPU device's fixed cost of a blocked workgroup (tile_model)
 
 struct Candidate {
   BlockedConfig config;
@@ -36,7 +37,10 @@ tuning::TileModel tile_model(const DeviceInfo& device, const BlockedConfig& c) {
   tuning::TileModel t;
   t.bm = c.bm, t.bn = c.bn;
   t.saturating = tuning::saturating_workgroups(device, (c.bm / c.tm) * (c.bn / c.tn));
-  t.k_overhead = 4 * c.bk;  // the first tile's loads and the epilogue, about four K steps
+  // The first tile's loads and the epilogue: about four K steps on a GPU. On a CPU device (lavapipe) a
+  // workgroup runs its invocations in turn, and a 256x256 block took 4.5 to 10 ms whether K was 128 or 1024
+  // (the built-in table's entries): its fixed cost is worth kCpuWorkgroupSteps steps.
+  t.k_overhead = device.type == DeviceType::cpu ? kCpuWorkgroupSteps : 4 * c.bk;
   return t;
 }
 
@@ -144,6 +148,7 @@ BlockedChoice choose_blocked(const DeviceInfo& device, const tuning::Table& tabl
       best.config = c.config;
       best.config.split_k = splits;
       best.model_seconds = seconds;
+      best.unit_gflops = c.model.unit_gflops;
     }
   }
   return best;

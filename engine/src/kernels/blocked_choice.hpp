@@ -21,6 +21,7 @@ struct BlockedChoice {
   BlockedConfig config;     // split_k: the chosen count of K slices (1: unsplit)
   std::string reason;       // "caller", "tuned shape", "wave model (device table)", "fallback", ...
   double model_seconds = 0.0;  // the model's estimate (0 where it did not choose)
+  double unit_gflops = 0.0;    // the chosen configuration's unit rate in the model (0 where it did not choose)
 };
 
 struct BlockedShape {

@@ -11,6 +11,7 @@
 #include "gemm_abi.h"
 #include "kernels/check_count.hpp"
 #include "kernels/kernel_spec.hpp"
+#include "kernels/square_choice.hpp"
 #include "vkgemm/error.hpp"
 
 namespace vkgemm::kernels {
@@ -96,6 +97,9 @@ GemmOptions choose_automatic(const LaunchContext& ctx, const Problem& p) {
       }
     }
   }
+  // A product too small for the blocked kernel's tiles (square_choice.hpp): a square kernel, where it runs.
+  const std::optional<GemmOptions> square = square_instead_of_blocked(ctx, p);
+  if (square && runs(*find_spec(square->kernel), *square, nullptr)) return *square;
   std::optional<Error> refusal;
   for (const KernelSpec* spec : kernel_specs()) {
     for (const GemmOptions& o : spec->auto_candidates(ctx, p)) {
@@ -172,9 +176,9 @@ void check_workgroup(const DeviceInfo& device, const std::string& what, const st
 }
 
 LaunchShape square_shape(Kernel kernel, const Types& types, uint32_t t) {
-  if (t == 0 || t > 1024) {
+  if (t == 0 || t > kMaxTile) {
     throw Error(ErrorCode::invalid_argument,
-                fmt::format("tile size {} (GemmOptions::tile) is out of range (1 to 1024)", t));
+                fmt::format("tile size {} (GemmOptions::tile) is out of range (1 to {})", t, kMaxTile));
   }
   LaunchShape shape;
   shape.shader = shader_name(kernel, types);

@@ -3,9 +3,11 @@
 // through the tuning table. Each kernel is described once, by its spec (kernel_spec.hpp); plan() loops over
 // the specs.
 //
-// `auto` takes the tuning table's kernel where it names tiled, else the first kernel of the table (in the
-// order coopmat2, coopmat, blocked, tiled, naive) that can run: for f16 inputs the cooperative-matrix
-// kernels where the device has them, for f32 and f64 blocked, else tiled at the largest tile that fits.
+// `auto` takes the tuning table's kernel where it names tiled, else for f32 and f64 a square kernel where the
+// blocked kernel's tiles would be mostly padding (square_choice.hpp: tiny and batched products), else the
+// first kernel of the table (in the order coopmat2, coopmat, blocked, tiled, naive) that can run: for f16
+// inputs the cooperative-matrix kernels where the device has them, for f32 and f64 blocked, else tiled at
+// the largest tile that fits.
 #pragma once
 
 #include <array>
