@@ -148,7 +148,7 @@ TEST_SUITE("planner") {
     d.device_local_memory = 8ull << 30;
     const auto refusal = [&](const GemmDesc& desc, const GemmOptions& options = {}) -> std::string {
       try {
-        detail::check_fits(desc, options, d, kNoTable);
+        detail::check_fits(desc, options, d, &kNoTable);
         return "";
       } catch (const Error& e) {
         CHECK(e.code() == ErrorCode::too_large);

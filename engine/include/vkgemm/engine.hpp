@@ -145,9 +145,9 @@ class Engine {
   // Throws vkgemm::Error(too_large), naming the sizes and the device, when the memory of the product desc
   // describes cannot be on this device: A, B and C as desc spans them (batch, leading dimensions and
   // strides included) and the split-K workspace its plan needs, each against maxMemoryAllocationSize and all
-  // together against the device-local memory. gemm on host memory checks this before it allocates; a caller
-  // about to allocate the operands (or their host copies) checks it first. Also throws what gemm would
-  // throw for desc and options' arguments.
+  // together against the device-local memory. gemm on host memory checks the operands so before it
+  // allocates; a caller about to allocate the operands (or their host copies) checks it first. Also throws
+  // what gemm would throw for desc and options' arguments.
   void check_fits(const GemmDesc& desc, const GemmOptions& options = {}) const;
 
   // C = A * B on device buffers. A is m x k, B is k x n, C is m x n; all of one type, except that f16

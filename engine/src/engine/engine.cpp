@@ -209,7 +209,7 @@ void Engine::check_supported(DataType input, DataType output, const GemmOptions&
 }
 void Engine::check_fits(const GemmDesc& desc, const GemmOptions& options) const {
   impl_->admit(desc, options);  // the door's checks first: the schedule trusts them
-  detail::check_fits(desc, options, impl_->physical.info, impl_->tuning);
+  detail::check_fits(desc, options, impl_->physical.info, &impl_->tuning);
 }
 GemmTiming Engine::gemm(const MatrixRef& a, const MatrixRef& b, const MatrixRef& c, const GemmOptions& options) {
   std::lock_guard guard(impl_->lock);

@@ -186,7 +186,7 @@ GemmTiming EngineImpl::gemm_host(const GemmDesc& desc, const void* a, const void
   // The door, before anything is copied; the host buffers are the engine's, sized below, at offset 0.
   admit(desc, options);
   const kernels::Types types = kernels::types_of(desc, options);
-  check_fits(desc, options, physical.info, tuning);  // the device's memory, before any allocation
+  check_fits(desc, options, physical.info, nullptr);  // the operands against the device, before allocating
   const uint64_t es = element_size(types.input);
   const uint64_t bytes[3] = {operand_extent(desc, 'A').elements * es, operand_extent(desc, 'B').elements * es,
                              operand_extent(desc, 'C').elements * element_size(types.output)};

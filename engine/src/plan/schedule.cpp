@@ -196,7 +196,7 @@ void check_needs(const GemmDesc& desc, const std::vector<Need>& needs, const Dev
 }  // namespace
 
 void check_fits(const GemmDesc& desc, const GemmOptions& options, const DeviceInfo& device,
-                const tuning::Table& tuning) {
+                const tuning::Table* tuning) {
   const kernels::Types types = kernels::types_of(desc, options);
   const bool reads = reads_ab(desc);
   const auto bytes = [&](char which, DataType type) {
@@ -206,7 +206,8 @@ void check_fits(const GemmDesc& desc, const GemmOptions& options, const DeviceIn
                              {"B", reads ? bytes('B', types.input) : 0.0L},
                              {"C", bytes('C', types.output)}};
   check_needs(desc, needs, device);  // the operands first: a product past them is not even planned
-  const Schedule plan = schedule_product(desc, options, device, tuning);
+  if (!tuning) return;
+  const Schedule plan = schedule_product(desc, options, device, *tuning);
   needs.push_back({"the split-K workspace", static_cast<long double>(plan.workspace_bytes)});
   check_needs(desc, needs, device);
 }

@@ -70,8 +70,9 @@ Schedule schedule_product(const GemmDesc& desc, const GemmOptions& options, cons
 // (batch, leading dimensions, strides; A and B only where read), then the split-K workspace of its plan
 // under `options`, each against maxMemoryAllocationSize and all together against the device-local memory.
 // The message names each size and the device. The operands are checked before the product is planned, so
-// an absurd one is refused at once. desc passed check_gemm.
+// an absurd one is refused at once; with no `tuning` the product is not planned and only the operands are
+// checked (gemm on host memory, whose plan is made or found in the cache after). desc passed the door.
 void check_fits(const GemmDesc& desc, const GemmOptions& options, const DeviceInfo& device,
-                const tuning::Table& tuning);
+                const tuning::Table* tuning);
 
 }  // namespace vkgemm::detail
