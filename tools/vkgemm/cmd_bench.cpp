@@ -264,8 +264,7 @@ void sweep(Engine& engine, const BenchOptions& o, const std::vector<Job>& jobs, 
 
 int run_bench(const BenchOptions& o, const CommonOptions& common) {
   Run run;
-  if (!o.json_path.empty()) check_writable(o.json_path, "--json");
-  if (!o.csv_path.empty()) check_writable(o.csv_path, "--csv");
+  check_outputs(o.json_path, o.csv_path);
   Engine engine = open_engine(common);
   const DeviceInfo& device = engine.device();
   const SweepDefaults defaults = sweep_defaults(device);

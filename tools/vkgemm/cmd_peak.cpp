@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "option_checks.hpp"
 #include "steady.hpp"
+#include "vkgemm/files.hpp"
 #include "vkgemm/vkgemm.hpp"
 
 namespace vkgemm::cli {
@@ -58,6 +59,7 @@ nlohmann::json peak_records(const DeviceInfo& dev, const std::vector<PeakMeasure
 }
 
 int run_peak(const PeakArgs& args, const CommonOptions& common) {
+  if (!args.json_path.empty()) files::check_destination(args.json_path, "--json");  // before the measurements
   Engine engine = open_engine(common);
   PeakOptions options;
   options.repeat = args.repeat;
@@ -75,10 +77,7 @@ int run_peak(const PeakArgs& args, const CommonOptions& common) {
   print_table(engine.device(), rows);
   if (steady) fmt::print("steadiness: {}", steady->summary([](size_t) { return std::string("the measurements"); }));
   if (!args.json_path.empty()) {
-    std::FILE* f = std::fopen(args.json_path.c_str(), "w");
-    if (!f) throw Error(ErrorCode::io_error, fmt::format("{}: cannot open for writing", args.json_path));
-    fmt::print(f, "{}\n", peak_records(engine.device(), rows).dump(1));
-    std::fclose(f);
+    files::write_atomically(args.json_path, peak_records(engine.device(), rows).dump(1) + "\n");
     fmt::print("wrote:    {}\n", args.json_path);
   }
   return finish(engine, 0);

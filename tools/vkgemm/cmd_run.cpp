@@ -18,6 +18,7 @@
 #include "option_checks.hpp"
 #include "random_fill.hpp"
 #include "steady.hpp"
+#include "vkgemm/files.hpp"
 #include "vkgemm/vkgemm.hpp"
 
 namespace vkgemm::cli {
@@ -434,10 +435,14 @@ bool verify(const Problem& p, const Inputs& in, const Measured& r, bool f16_accu
 }
 
 void write_json(const std::string& path, const nlohmann::json& record) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) throw Error(ErrorCode::io_error, fmt::format("{}: cannot open for writing", path));
-  fmt::print(f, "{}\n", record.dump());
-  std::fclose(f);
+  files::write_atomically(path, record.dump() + "\n");
+}
+
+// --out and --json: each a file vkgemm may replace, and not the same one; checked before the product runs.
+void check_outputs(const RunOptions& o) {
+  files::check_distinct({{"--out", o.out_path}, {"--json", o.json_path}});
+  if (!o.out_path.empty()) files::check_destination(o.out_path, "--out");
+  if (!o.json_path.empty()) files::check_destination(o.json_path, "--json");
 }
 
 // --out: C back in row-major order, 3-D when the inputs were batched.
@@ -456,6 +461,7 @@ void write_c(const std::string& path, const Problem& p, const Measured& r) {
 int run_product(const RunOptions& o, const CommonOptions& common) {
   const GemmOptions options = kernel_options(o);
   const auto repeat = static_cast<uint32_t>(o.repeat), warmup = static_cast<uint32_t>(o.warmup);  // checked
+  check_outputs(o);
   Problem p = describe(o, common.seed.value_or(fresh_seed()));
   const GemmDesc& d = p.d;
 

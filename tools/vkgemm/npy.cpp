@@ -1,11 +1,8 @@
 #include "npy.hpp"
 
+#include <algorithm>
 #include <cctype>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <optional>
 #include <string_view>
@@ -13,12 +10,15 @@
 #include <fmt/format.h>
 
 #include "vkgemm/error.hpp"
+#include "vkgemm/files.hpp"
 
 namespace vkgemm::npy {
 namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr size_t kMagicSize = 6;
+// The longest header read: NumPy writes under 200 bytes; a longer claim is garbage, never allocated.
+constexpr size_t kMaxHeaderBytes = 1 << 16;
 
 [[noreturn]] void fail(const std::string& name, const std::string& what) {
   throw Error(ErrorCode::file_format, fmt::format("{}: {}", name, what));
@@ -44,7 +44,7 @@ class HeaderParser {
       } else if (key == "shape") {
         shape = tuple();
       } else {
-        fail(name_, fmt::format("unexpected header key '{}'", key));
+        fail(name_, fmt::format("unexpected header key '{}'", files::printable(key)));
       }
       skip_space();
       if (peek() == ',') {
@@ -117,46 +117,62 @@ class HeaderParser {
 };
 
 DataType parse_descr(const std::string& descr, const std::string& name) {
-  if (descr.size() < 2) fail(name, fmt::format("unsupported dtype '{}'", descr));
+  if (descr.size() < 2) fail(name, fmt::format("unsupported dtype '{}'", files::printable(descr)));
   const char order = descr[0];
   const std::string kind = descr.substr(1);
-  if (order == '>') fail(name, fmt::format("big-endian dtype '{}' is not supported; save it little-endian", descr));
-  if (order != '<' && order != '=' && order != '|') fail(name, fmt::format("unsupported dtype '{}'", descr));
+  if (order == '>') {
+    fail(name, fmt::format("big-endian dtype '{}' is not supported; save it little-endian", files::printable(descr)));
+  }
+  if (order != '<' && order != '=' && order != '|') {
+    fail(name, fmt::format("unsupported dtype '{}'", files::printable(descr)));
+  }
   if (kind == "f4") return DataType::f32;
   if (kind == "f8") return DataType::f64;
   if (kind == "i4") return DataType::i32;
   if (kind == "f2") return DataType::f16;
   fail(name, fmt::format("unsupported dtype '{}' (vkgemm reads float32 '<f4', float64 '<f8', int32 '<i4' and "
                          "float16 '<f2')",
-                         descr));
+                         files::printable(descr)));
 }
 
-}  // namespace
-
-Array parse(std::span<const std::byte> file, const std::string& name) {
-  const auto* bytes = reinterpret_cast<const unsigned char*>(file.data());
-  if (file.size() < kMagicSize + 2 || std::memcmp(bytes, kMagic, kMagicSize) != 0) {
+// The preamble: the magic, the version, the header's length. Returns where the header starts and its length,
+// checked against the file's size (so nothing is allocated for a length the file cannot hold).
+std::pair<size_t, size_t> parse_preamble(std::span<const std::byte> prefix, uint64_t file_size,
+                                         const std::string& name) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(prefix.data());
+  if (prefix.size() < kMagicSize + 2 || std::memcmp(bytes, kMagic, kMagicSize) != 0) {
     fail(name, "not a .npy file (bad magic: it should start with \\x93NUMPY)");
   }
   const unsigned major = bytes[6];
   size_t header_len = 0;
   size_t header_start = 0;
   if (major == 1) {
-    if (file.size() < 10) fail(name, "truncated header");
+    if (prefix.size() < 10) fail(name, "truncated header");
     header_len = size_t{bytes[8]} | size_t{bytes[9]} << 8;
     header_start = 10;
   } else if (major == 2 || major == 3) {
-    if (file.size() < 12) fail(name, "truncated header");
+    if (prefix.size() < 12) fail(name, "truncated header");
     header_len = size_t{bytes[8]} | size_t{bytes[9]} << 8 | size_t{bytes[10]} << 16 | size_t{bytes[11]} << 24;
     header_start = 12;
   } else {
     fail(name, fmt::format("unsupported .npy version {}.{}", major, unsigned{bytes[7]}));
   }
-  if (header_len > file.size() - header_start) {
+  if (header_len > file_size - header_start) {
     fail(name, fmt::format("truncated header: it claims {} bytes, the file has {} after the preamble", header_len,
-                           file.size() - header_start));
+                           file_size - header_start));
   }
-  const std::string_view header(reinterpret_cast<const char*>(bytes + header_start), header_len);
+  if (header_len > kMaxHeaderBytes) {
+    fail(name, fmt::format("the header claims {} bytes; vkgemm reads headers of up to {} bytes", header_len,
+                           kMaxHeaderBytes));
+  }
+  return {header_start, header_len};
+}
+
+// The header's array (without its data) and where the data starts, its size checked against the file's.
+// `prefix` holds at least the preamble and the header.
+std::pair<Array, size_t> parse_header(std::span<const std::byte> prefix, uint64_t file_size, const std::string& name) {
+  const auto [header_start, header_len] = parse_preamble(prefix, file_size, name);
+  const std::string_view header(reinterpret_cast<const char*>(prefix.data()) + header_start, header_len);
   std::string descr;
   std::optional<bool> fortran;
   std::optional<std::vector<uint64_t>> shape;
@@ -189,7 +205,7 @@ Array parse(std::span<const std::byte> file, const std::string& name) {
     data_bytes *= d;
   }
   const size_t data_start = header_start + header_len;
-  const uint64_t available = file.size() - data_start;
+  const uint64_t available = file_size - data_start;
   if (overflow || data_bytes > available) {
     fail(name, fmt::format("truncated data: the header describes {} {} ({} bytes), the file holds {}", dims,
                            to_string(out.type), overflow ? std::string("over 2^64") : std::to_string(data_bytes),
@@ -198,20 +214,34 @@ Array parse(std::span<const std::byte> file, const std::string& name) {
   if (data_bytes < available) {
     fail(name, fmt::format("{} bytes of unexpected data after the {} array", available - data_bytes, dims));
   }
+  return {std::move(out), data_start};
+}
+
+}  // namespace
+
+Array parse(std::span<const std::byte> file, const std::string& name) {
+  auto [out, data_start] = parse_header(file, file.size(), name);
   out.data.assign(file.begin() + static_cast<std::ptrdiff_t>(data_start), file.end());
-  return out;
+  return std::move(out);
 }
 
 Array read(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw Error(ErrorCode::io_error, fmt::format("{}: is a directory, not a .npy file", path));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorCode::io_error, fmt::format("{}: cannot open for reading", path));
-  std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw Error(ErrorCode::io_error, fmt::format("{}: read failed", path));
-  return parse(std::as_bytes(std::span(raw)), path);
+  // A regular file only, read in steps each checked against its size: the preamble (the magic first), the
+  // header, then the data the header describes, allocated only once the file is known to hold it.
+  files::InputFile file(path);
+  std::vector<std::byte> prefix(std::min<uint64_t>(file.size(), 12));
+  file.read(prefix.data(), prefix.size());
+  const size_t header_end = [&] {
+    const auto [start, length] = parse_preamble(prefix, file.size(), path);
+    return start + length;
+  }();
+  const size_t have = prefix.size();
+  prefix.resize(header_end);
+  if (header_end > have) file.read(prefix.data() + have, header_end - have);
+  auto [out, data_start] = parse_header(prefix, file.size(), path);
+  out.data.resize(file.size() - data_start);
+  file.read(out.data.data(), out.data.size());
+  return std::move(out);
 }
 
 namespace {
@@ -226,30 +256,11 @@ void write_shape(const std::string& path, DataType type, const std::string& shap
   const size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header.push_back('\n');
-  const std::string tmp = path + ".partial";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(ErrorCode::io_error, fmt::format("{}: cannot open for writing", path));
-    out.write(kMagic, kMagicSize);
-    const char version[2] = {1, 0};
-    out.write(version, 2);
-    const auto len = static_cast<uint16_t>(header.size());
-    const char len_bytes[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
-    out.write(len_bytes, 2);
-    out.write(header.data(), static_cast<std::streamsize>(header.size()));
-    out.write(static_cast<const char*>(data), static_cast<std::streamsize>(elements * element_size(type)));
-    if (!out.flush()) {
-      out.close();
-      std::remove(tmp.c_str());
-      throw Error(ErrorCode::io_error, fmt::format("{}: write failed", path));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw Error(ErrorCode::io_error, fmt::format("{}: cannot write ({})", path, ec.message()));
-  }
+  const auto len = static_cast<uint16_t>(header.size());
+  const char preamble[10] = {kMagic[0], kMagic[1], kMagic[2], kMagic[3], kMagic[4], kMagic[5],
+                             1, 0, static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
+  files::write_atomically(path, {std::string_view(preamble, sizeof preamble), header,
+                                 std::string_view(static_cast<const char*>(data), elements * element_size(type))});
 }
 
 }  // namespace

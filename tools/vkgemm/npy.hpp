@@ -24,9 +24,10 @@ struct Array {
 
 // Parses the bytes of a whole .npy file; `name` labels the errors.
 Array parse(std::span<const std::byte> file, const std::string& name);
-// Reads and parses a file; io_error when it cannot be read.
+// Reads and parses a file: a regular file only (io_error otherwise, or when it cannot be read), its header
+// checked against the file's size before the data is allocated.
 Array read(const std::string& path);
-// Writes a 2-D array. The file appears whole or not at all (written beside it, then renamed).
+// Writes a 2-D array through files::write_atomically (vkgemm/files.hpp): whole or not at all.
 void write(const std::string& path, DataType type, uint32_t rows, uint32_t cols, const void* data);
 // Writes a 3-D array (batch x rows x cols), the same way.
 void write(const std::string& path, DataType type, uint32_t batch, uint32_t rows, uint32_t cols, const void* data);

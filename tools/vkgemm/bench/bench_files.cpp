@@ -1,9 +1,6 @@
 #include "bench_files.hpp"
 
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -11,6 +8,7 @@
 #include "bench_steady.hpp"
 #include "device_json.hpp"
 #include "vkgemm/error.hpp"
+#include "vkgemm/files.hpp"
 
 namespace vkgemm::cli::bench {
 namespace {
@@ -203,28 +201,12 @@ std::string to_csv(const Run& run) {
   return out;
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw Error(ErrorCode::io_error, fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
-  const bool wrote = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!wrote || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
-    throw Error(ErrorCode::io_error, fmt::format("cannot write {}: {}", path, why));
-  }
-}
+void write_file(const std::string& path, const std::string& text) { files::write_atomically(path, text); }
 
-void check_writable(const std::string& path, const char* option) {
-  const std::string probe = path + ".tmp";
-  FILE* f = std::fopen(probe.c_str(), "wb");
-  if (!f) {
-    throw Error(ErrorCode::io_error, fmt::format("{} {}: cannot create a file there: {}", option, path,
-                                                 std::strerror(errno)));
-  }
-  std::fclose(f);
-  std::remove(probe.c_str());
+void check_outputs(const std::string& json_path, const std::string& csv_path) {
+  files::check_distinct({{"--json", json_path}, {"--csv", csv_path}});
+  if (!json_path.empty()) files::check_destination(json_path, "--json");
+  if (!csv_path.empty()) files::check_destination(csv_path, "--csv");
 }
 
 }  // namespace vkgemm::cli::bench
