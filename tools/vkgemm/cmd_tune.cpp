@@ -417,13 +417,13 @@ int tune_one(Engine& engine, const TuneOptions& o, const Candidates& c, const Tu
   const std::string winner = entry.kernel == Kernel::tiled
                                  ? fmt::format("tiled tile {}", entry.tile)
                                  : "blocked " + to_string(entry.config) + search.registers(entry.config);
-  write_tuning_file(engine, {entry}, out);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const std::string against =
       search.auto_gflops() > 0.0 ? fmt::format(", auto's choice {:.1f}", search.auto_gflops()) : std::string();
   fmt::print("{:<24} {:<50} {:9.3f} ms {:10.1f} GFLOP/s   ({} verified{}, {:.0f} s)\n", to_string(job), winner, best_ms,
              entry.gflops, search.tried(), against, secs);
-  std::fflush(stdout);  // a run cut short (a time limit) still shows every winner it wrote
+  std::fflush(stdout);  // a run cut short (a time limit, a failed write) still shows every winner it found
+  write_tuning_file(engine, {entry}, out);
   return search.failures();
 }
 
@@ -450,6 +450,8 @@ void print_estimate(const DeviceInfo& device, const std::vector<TuneJob>& jobs, 
 
 int tune(const TuneOptions& o, const CommonOptions& common) {
   const std::vector<TuneJob> jobs = tune_jobs(o);
+  const std::string out = o.out.empty() ? default_tuning_file() : o.out;
+  check_tuning_file(out);  // an unwritable or corrupt file is an error now, not after the search
   Engine engine = open_engine(common);
   if (!engine.device().timestamps) {
     throw Error(ErrorCode::unsupported_config, fmt::format("{} has no timestamps: nothing to tune by", engine.device().name));
@@ -459,7 +461,6 @@ int tune(const TuneOptions& o, const CommonOptions& common) {
   candidates.all = candidate_configs(engine, o.type, o.quick);
   candidates.first_stage = one_per_tile_shape(candidates.all);
   const uint64_t seed = common.seed.value_or(fresh_seed());
-  const std::string out = o.out.empty() ? default_tuning_file() : o.out;
   fmt::print("tuning the blocked kernel for {} on {} (driver {}): {} configurations ({} tile shapes), {} products, "
              "seed {}; each winner written to {} as it is found\n",
              to_string(o.type), engine.device().name, engine.device().driver_version, candidates.all.size(),

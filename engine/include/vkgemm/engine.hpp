@@ -44,8 +44,10 @@ struct EngineOptions {
   std::function<void(std::string_view message)> on_validation_message;
   // The tuning file to load after the built-in tables (written by `vkgemm tune`). Empty: the
   // VKGEMM_TUNING_FILE environment variable, else $XDG_CONFIG_HOME/vkgemm/tuning.json or
-  // ~/.config/vkgemm/tuning.json. A file that does not exist is skipped (nothing tuned yet); one that
-  // exists but cannot be read or parsed is an error. "none": built-in tables only.
+  // ~/.config/vkgemm/tuning.json. Its entries are layered over the built-in table of their device,
+  // replacing only the shapes they name. A file that does not exist is skipped (nothing tuned yet); one
+  // that cannot be read or parsed (or is not a regular file) is reported on stderr, once per process, and
+  // left out. "none": built-in tables only.
   std::string tuning_file;
 };
 

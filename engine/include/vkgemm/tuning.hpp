@@ -37,8 +37,18 @@ std::vector<BlockedConfig> blocked_candidates(const Engine& engine, DataType typ
 // else ~/.config/vkgemm/tuning.json.
 std::string default_tuning_file();
 
-// Merges `entries` for `engine`'s device (vendor, name, driver version) into the tuning file at `path`
-// (created with its folders if missing; other devices' tables are kept) and returns the file's new text.
+// Merges `entries` for `device` (vendor, name, driver version) into the tuning file at `path` and returns the
+// file's new text: created with its folders if missing; each entry replaces the one of its type, shape and
+// ops; other shapes and other devices' tables are kept. Safe against other processes doing the same: the
+// read-merge-write holds a lock on "<path>.lock", and the file is replaced whole (vkgemm/files.hpp), so no
+// entry is lost and no reader sees a part. A file there that is not a valid tuning file is an error, never
+// written over.
+std::string write_tuning_file(const DeviceInfo& device, const std::vector<TuningEntry>& entries,
+                              const std::string& path);
 std::string write_tuning_file(const Engine& engine, const std::vector<TuningEntry>& entries, const std::string& path);
+
+// Throws vkgemm::Error unless write_tuning_file could update `path` now (its folder, created if missing,
+// writable; the file absent or valid): `vkgemm tune` checks this before it searches.
+void check_tuning_file(const std::string& path);
 
 }  // namespace vkgemm

@@ -1,16 +1,14 @@
 // Engine set-up, buffers and transfers. The products themselves are in gemm.cpp.
 #include <algorithm>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "engine/engine_impl.hpp"
 #include "engine/environment.hpp"
+#include "tuning/tuning_file.hpp"
 #include "vk/check.hpp"
 #include "vkgemm/error.hpp"
 
@@ -32,15 +30,8 @@ EngineImpl::EngineImpl(const EngineOptions& asked) {
   const EngineOptions options = with_environment(asked);
   sink.callback = options.on_validation_message;
   for (const auto& [name, json] : tuning::builtin_tables()) tuning.add_json(json, "built-in tuning table " + name);
-  const std::string& user_file = options.tuning_file;
-  std::error_code ec;
-  if (user_file != "none" && !user_file.empty() && std::filesystem::exists(user_file, ec)) {
-    // No file is no tuning yet (`vkgemm tune` creates it); a file that is there must be readable and valid.
-    std::ifstream in(user_file);
-    if (!in) throw Error(ErrorCode::io_error, fmt::format("cannot read the tuning file {}", user_file));
-    std::stringstream text;
-    text << in.rdbuf();
-    tuning.add_json(text.str(), user_file);
+  if (options.tuning_file != "none" && !options.tuning_file.empty()) {
+    tuning::load_user_tuning_file(tuning, options.tuning_file);
   }
   instance = std::make_unique<vk::Instance>(options.validation, &sink);
   const auto devices = enumerate_devices(instance->get(), instance->api_version());

@@ -1,15 +1,9 @@
 // The public tuning API (vkgemm/tuning.hpp) over the registry's rules and the tuning table.
 #include "vkgemm/tuning.hpp"
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
-#include <fmt/format.h>
-
 #include "engine/environment.hpp"
 #include "kernels/registry.hpp"
-#include "tuning/tuning_table.hpp"
+#include "tuning/tuning_file.hpp"
 #include "vkgemm/error.hpp"
 
 namespace vkgemm {
@@ -43,31 +37,19 @@ std::vector<BlockedConfig> blocked_candidates(const Engine& engine, DataType typ
 
 std::string default_tuning_file() { return detail::environment_tuning_file(); }
 
-std::string write_tuning_file(const Engine& engine, const std::vector<TuningEntry>& entries, const std::string& path) {
-  tuning::Table table;
-  if (std::ifstream in(path); in) {
-    std::stringstream text;
-    text << in.rdbuf();
-    table.add_json(text.str(), path);
-  }
+std::string write_tuning_file(const DeviceInfo& device, const std::vector<TuningEntry>& entries,
+                              const std::string& path) {
   std::vector<tuning::Entry> converted;
   for (const auto& e : entries) {
     converted.push_back({e.type, e.m, e.n, e.k, e.op_a == Op::t, e.op_b == Op::t, e.kernel, e.tile, e.config, e.gflops});
   }
-  table.update(engine.device(), converted);
-  const std::string json = table.to_json();
-  const std::filesystem::path p(path);
-  std::error_code ec;
-  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
-  const std::string tmp = path + ".partial";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << json;
-    if (!out.flush()) throw Error(ErrorCode::io_error, fmt::format("{}: cannot write the tuning file", path));
-  }
-  std::filesystem::rename(tmp, p, ec);
-  if (ec) throw Error(ErrorCode::io_error, fmt::format("{}: cannot write the tuning file ({})", path, ec.message()));
-  return json;
+  return tuning::merge_into_tuning_file(device, converted, path);
 }
+
+std::string write_tuning_file(const Engine& engine, const std::vector<TuningEntry>& entries, const std::string& path) {
+  return write_tuning_file(engine.device(), entries, path);
+}
+
+void check_tuning_file(const std::string& path) { tuning::check_tuning_file_writable(path); }
 
 }  // namespace vkgemm

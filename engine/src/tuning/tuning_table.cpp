@@ -76,6 +76,23 @@ Entry entry_from_json(const json& e, const std::string& origin) {
 
 bool same_ops(const Entry& e, bool trans_a, bool trans_b) { return e.trans_a == trans_a && e.trans_b == trans_b; }
 
+// An entry's key: one winner per type, shape and ops.
+bool same_key(const Entry& a, const Entry& b) {
+  return a.type == b.type && a.m == b.m && a.n == b.n && a.k == b.k && same_ops(a, b.trans_a, b.trans_b);
+}
+
+// `from`'s entries added to `into`, each replacing the entry of its key there.
+void merge_entries(std::vector<Entry>& into, const std::vector<Entry>& from) {
+  for (const Entry& e : from) {
+    std::erase_if(into, [&](const Entry& old) { return same_key(old, e); });
+    into.push_back(e);
+  }
+}
+
+bool same_table(const DeviceTable& a, const DeviceTable& b) {
+  return a.vendor_id == b.vendor_id && a.device == b.device && a.driver == b.driver;
+}
+
 }  // namespace
 
 void Table::add_json(std::string_view text, const std::string& origin) {
@@ -91,13 +108,33 @@ void Table::add_json(std::string_view text, const std::string& origin) {
       table.driver = d.at("driver").get<std::string>();
       table.vendor_default = d.value("vendor_default", false);
       for (const auto& e : d.at("entries")) table.entries.push_back(entry_from_json(e, origin));
-      std::erase_if(devices_, [&](const DeviceTable& t) {
-        return t.vendor_id == table.vendor_id && t.device == table.device && t.driver == table.driver;
-      });
+      std::erase_if(devices_, [&](const DeviceTable& t) { return same_table(t, table); });
       devices_.push_back(std::move(table));
     }
   } catch (const json::exception& e) {
     throw Error(ErrorCode::file_format, fmt::format("{}: malformed tuning file: {}", origin, e.what()));
+  }
+}
+
+void Table::add_layer_json(std::string_view text, const std::string& origin) {
+  Table layer;
+  layer.add_json(text, origin);
+  for (DeviceTable& t : layer.devices_) {
+    // The base: this device's table with the same driver, else the last one with another driver.
+    const DeviceTable* base = nullptr;
+    for (const DeviceTable& d : devices_) {
+      if (d.vendor_id != t.vendor_id || d.device != t.device) continue;
+      if (!base || d.driver == t.driver || base->driver != t.driver) base = &d;
+    }
+    if (base) {
+      DeviceTable merged = *base;
+      merged.driver = t.driver;
+      merged.vendor_default = base->vendor_default || t.vendor_default;
+      merge_entries(merged.entries, t.entries);
+      t = std::move(merged);
+    }
+    std::erase_if(devices_, [&](const DeviceTable& d) { return same_table(d, t); });
+    devices_.push_back(std::move(t));
   }
 }
 
@@ -166,14 +203,7 @@ void Table::update(const DeviceInfo& device, const std::vector<Entry>& entries) 
     devices_.push_back({device.vendor_id, device.name, device.driver_version, {}});
     table = &devices_.back();
   }
-  for (const auto& e : entries) {
-    std::erase_if(table->entries,
-                  [&](const Entry& old) {
-                    return old.type == e.type && old.m == e.m && old.n == e.n && old.k == e.k &&
-                           same_ops(old, e.trans_a, e.trans_b);
-                  });
-    table->entries.push_back(e);
-  }
+  merge_entries(table->entries, entries);
 }
 
 std::string Table::to_json() const {

@@ -47,6 +47,11 @@ class Table {
   // Adds the devices of a tuning file's JSON text; a later table for the same device and driver replaces
   // an earlier one. Throws vkgemm::Error(file_format) naming `origin` when the text is malformed.
   void add_json(std::string_view json, const std::string& origin);
+  // Adds the devices of a user's tuning file on top of the tables already here: a device's entries are
+  // layered over its existing table (the same driver's, else another driver's), replacing only the entries
+  // of the shapes and ops they name, so that the built-in measurements still serve (and calibrate the wave
+  // model) where the user tuned other shapes. The whole text is parsed before anything changes.
+  void add_layer_json(std::string_view json, const std::string& origin);
   // The table serving this device and its tier: its own (the exact driver first), else its vendor's.
   std::pair<const DeviceTable*, Tier> find(const DeviceInfo& device) const;
   // An entry measured one product. A batch of them is another workload (a batch of small squares fills the
