@@ -295,10 +295,11 @@ TEST_SUITE("files") {
     const size_t builtin_entries = lavapipe->entries.size();
     REQUIRE(builtin_entries > 0);
     const tuning::Entry first = lavapipe->entries.front();
-    // A user file that tuned 16^3 (tiled) only, and re-tuned the built-in table's first shape.
+    REQUIRE_FALSE(builtin.exact(device, DataType::f32, Kernel::tiled, 24, 24, 24));
+    // A user file that tuned 24^3 (tiled), a shape the built-in table lacks, and re-tuned its first shape.
     const std::string user = fmt::format(
         R"({{"format": "vkgemm-tuning-1", "devices": [{{"vendor_id": {}, "device": "{}", "driver": "{}",
-        "entries": [{{"type": "f32", "m": 16, "n": 16, "k": 16, "kernel": "tiled", "tile": 8, "gflops": 1}},
+        "entries": [{{"type": "f32", "m": 24, "n": 24, "k": 24, "kernel": "tiled", "tile": 8, "gflops": 1}},
                     {{"type": "{}", "m": {}, "n": {}, "k": {}, "kernel": "tiled", "tile": 16, "gflops": 2}}]}}]}})",
         device.vendor_id, device.name, device.driver_version, to_string(first.type), first.m, first.n, first.k);
     tuning::Table layered = builtin;
@@ -306,10 +307,10 @@ TEST_SUITE("files") {
     const auto [table, tier] = layered.find(device);
     REQUIRE(table != nullptr);
     CHECK(tier == tuning::Tier::device);
-    CHECK(table->entries.size() == builtin_entries + 1);  // 16^3 added, the first shape replaced
-    const auto at16 = layered.exact(device, DataType::f32, Kernel::tiled, 16, 16, 16);
-    REQUIRE(at16);
-    CHECK(at16->tile == 8);
+    CHECK(table->entries.size() == builtin_entries + 1);  // 24^3 added, the first shape replaced
+    const auto at24 = layered.exact(device, DataType::f32, Kernel::tiled, 24, 24, 24);
+    REQUIRE(at24);
+    CHECK(at24->tile == 8);
     const auto replaced = layered.exact(device, first.type, Kernel::tiled, first.m, first.n, first.k);
     REQUIRE(replaced);
     CHECK(replaced->tile == 16);
