@@ -16,7 +16,7 @@ timed() {  # timed NAME TARGET_SECONDS COMMAND...
   start=$(date +%s.%N)
   "$@" > "$SCRATCH/out" 2> "$SCRATCH/err" || echo "$name: exit code $?" >&2
   end=$(date +%s.%N)
-  echo "$name: $(echo "$end - $start" | bc) s (target < $target s; load average $load)"
+  echo "$name: $(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }') s (target < $target s; load average $load)"
 }
 
 timed "bench --sizes 32,48" 60 "$BINARY" bench --sizes 32,48 --no-progress

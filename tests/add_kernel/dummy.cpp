@@ -1,7 +1,7 @@
 // A kernel added by the steps of docs/architecture.md, compiled (not run) with the kernel table and the
 // names, so that the build shows the table takes a kernel from its spec file and its list entry
-// (extra_kernels.hpp) alone. A kernel that runs also has its shader, its line in shaders/CMakeLists.txt and
-// its vkgemm::Kernel enumerator. It launches as the naive kernel does (a square workgroup, one invocation
+// (extra_kernels.hpp) alone, its enumerator included. A kernel that runs also has its shader and its line in
+// shaders/CMakeLists.txt. It launches as the naive kernel does (a square workgroup, one invocation
 // per element of C).
 #include "kernels/kernel_spec.hpp"
 
@@ -16,7 +16,7 @@ std::vector<GemmOptions> candidates(const LaunchContext&, const Problem&) { retu
 }  // namespace
 
 const KernelSpec dummy_spec{
-    .kernel = static_cast<Kernel>(6),  // an enumerator past vkgemm::Kernel's (none is added here)
+    .kernel = Kernel::dummy,  // made by its list entry (extra_kernels.hpp), as every kernel's is
     .name = "dummy",
     .inputs = kInputs,
     .computes = "computes f32",

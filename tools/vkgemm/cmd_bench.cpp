@@ -81,7 +81,7 @@ Settings settings_of(const BenchOptions& o, const SweepDefaults& d) {
   return settings;
 }
 
-struct Plan {
+struct SweepSpec {
   std::vector<Shape> shapes;
   std::vector<DataType> types;
   std::vector<Kernel> kernels;
@@ -91,8 +91,8 @@ struct Plan {
 
 // What to sweep: --sizes and --shapes govern every phase (the latency phase follows --sizes unless
 // --latency-sizes is given); with neither, the device's defaults.
-Plan make_plan(const BenchOptions& o, const SweepDefaults& d) {
-  Plan p;
+SweepSpec make_sweep(const BenchOptions& o, const SweepDefaults& d) {
+  SweepSpec p;
   const bool no_sizes = o.sizes == "none";  // latency only
   std::vector<Shape> squares;
   if (!o.sizes.empty() && !no_sizes) squares = parse_sizes(o.sizes);
@@ -122,15 +122,15 @@ Plan make_plan(const BenchOptions& o, const SweepDefaults& d) {
 void check_options(const BenchOptions& o) {
   const SweepDefaults any = sweep_defaults(DeviceInfo{});
   (void)settings_of(o, any);
-  (void)make_plan(o, any);
+  (void)make_sweep(o, any);
 }
 
-// The kernel x type pairs of the plan the device can never run (the engine's refusal, whatever the shape):
+// The kernel x type pairs of the sweep the device can never run (the engine's refusal, whatever the shape):
 // not cases, named once in the header.
-std::vector<NotApplicable> not_applicable(const Engine& engine, const Plan& plan) {
+std::vector<NotApplicable> not_applicable(const Engine& engine, const SweepSpec& spec) {
   std::vector<NotApplicable> out;
-  for (Kernel k : plan.kernels)
-    for (DataType t : plan.types) {
+  for (Kernel k : spec.kernels)
+    for (DataType t : spec.types) {
       try {
         GemmOptions options;
         options.kernel = k;
@@ -164,22 +164,22 @@ struct Job {
 };
 
 // The whole sweep up front, so the progress bar knows how much is left; pairs that never apply left out.
-std::vector<Job> make_jobs(const Plan& plan, const Settings& settings, const std::vector<NotApplicable>& never) {
+std::vector<Job> make_jobs(const SweepSpec& spec, const Settings& settings, const std::vector<NotApplicable>& never) {
   std::vector<Job> jobs;
-  for (const Shape& s : plan.shapes)
-    for (DataType t : plan.types)
-      for (Kernel k : plan.kernels)
-        for (BenchConfig& c : configurations(k, plan.space)) {
+  for (const Shape& s : spec.shapes)
+    for (DataType t : spec.types)
+      for (Kernel k : spec.kernels)
+        for (BenchConfig& c : configurations(k, spec.space)) {
           if (!applies(never, k, t)) continue;
           const double checked = s.products() <= settings.verify_max ? s.products() : 0.0;
           jobs.push_back({s, t, std::move(c), false, {s.products() * (settings.repeat + settings.warmup + 1), checked}});
         }
-  for (uint32_t n : plan.latency_sizes)
-    for (DataType t : plan.types)
-      for (Kernel k : plan.kernels) {
+  for (uint32_t n : spec.latency_sizes)
+    for (DataType t : spec.types)
+      for (Kernel k : spec.kernels) {
         if (!applies(never, k, t)) continue;
         const Shape s{n, n, n};
-        jobs.push_back({s, t, configurations(k, plan.space).front(), true,
+        jobs.push_back({s, t, configurations(k, spec.space).front(), true,
                         {s.products() * (settings.latency_calls + kLatencyExtraCalls), s.products()}});
       }
   return jobs;
@@ -271,8 +271,8 @@ int run_bench(const BenchOptions& o, const CommonOptions& common) {
   run.settings = settings_of(o, defaults);
   run.settings.seed = common.seed.value_or(fresh_seed());
   run.settings.warmup_ms = default_warmup_ms(device, run.settings.warmup_ms);
-  const Plan plan = make_plan(o, defaults);
-  run.not_applicable = not_applicable(engine, plan);
+  const SweepSpec spec = make_sweep(o, defaults);
+  run.not_applicable = not_applicable(engine, spec);
   if (!device.timestamps) {
     throw Error(ErrorCode::unsupported_config,
                 fmt::format("vkgemm bench times dispatches with timestamp queries, and {}'s compute queue has none "
@@ -296,7 +296,7 @@ int run_bench(const BenchOptions& o, const CommonOptions& common) {
 
   fmt::print("{}", run_header(run));
   std::fflush(stdout);
-  sweep(engine, o, make_jobs(plan, run.settings, run.not_applicable), run);
+  sweep(engine, o, make_jobs(spec, run.settings, run.not_applicable), run);
   apply_steadiness(run);
   run.complete = true;
   write_results(o, run);

@@ -68,7 +68,7 @@ struct GemmPlanOptions {
 };
 
 namespace detail {
-struct PlanImpl;
+struct GemmPlanState;
 struct PlanRegistry;
 struct EngineImpl;
 }  // namespace detail
@@ -128,7 +128,7 @@ class GemmPlan {
 
  private:
   friend struct detail::Access;
-  std::shared_ptr<detail::PlanImpl> impl_;
+  std::shared_ptr<detail::GemmPlanState> impl_;
 };
 
 }  // namespace vkgemm

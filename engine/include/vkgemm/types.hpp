@@ -7,18 +7,21 @@
 #include <span>
 #include <string_view>
 
+#include "vkgemm/kernel_list.hpp"
+
 namespace vkgemm {
 
 // f16: IEEE binary16 in 2-byte storage, for A and B; C is f32 (the default) or f16. See GemmOptions.
 enum class DataType { f32, i32, f64, f16 };
 
+// The kernels: one enumerator per entry of vkgemm/kernel_list.hpp, numbered as the entry says (what each
+// kernel is: the list), and automatic ("auto": the best kernel and configuration for the shape, type and
+// device), which is no kernel.
 enum class Kernel {
-  naive,      // one invocation per element of C
-  tiled,      // square shared-memory tiles of A and B, staged with barriers; the tile size is chosen at run time
-  blocked,    // f32/f64: register-blocked, vectorized, double-buffered; configured by BlockedConfig
-  automatic,  // "auto": the best kernel and configuration for the shape, type and device
-  coopmat,    // f16 only: subgroup-scope cooperative matrices (VK_KHR_cooperative_matrix), tiles staged in shared memory
-  coopmat2,   // f16 only: workgroup-scope matrices loaded with tensor layouts (VK_NV_cooperative_matrix2)
+#define VKGEMM_KERNEL_ENUMERATOR(name, value) name = (value),
+  VKGEMM_KERNELS(VKGEMM_KERNEL_ENUMERATOR)
+#undef VKGEMM_KERNEL_ENUMERATOR
+  automatic = 3,
 };
 
 std::size_t element_size(DataType type) noexcept;

@@ -29,18 +29,18 @@ struct BufferImpl {
   const EngineImpl* owner = nullptr;
 };
 
-struct PlanImpl;
+struct GemmPlanState;
 
 // The plans alive on one engine, so that the engine can release their Vulkan objects when it is destroyed
 // (plan.hpp's lifetime rule). Shared by the engine and its plans; `engine_alive` turns false at its end.
 struct PlanRegistry {
   std::mutex lock;
-  std::vector<PlanImpl*> live;
+  std::vector<GemmPlanState*> live;
   bool engine_alive = true;
 };
 
 // One dispatch of a recorded product: its pipeline, its pass (grid, push constants) and its descriptor set
-// (an index into a slot of PlanImpl::sets_per_record sets; with push descriptors, which 3 of the writes it pushes).
+// (an index into a slot of GemmPlanState::sets_per_record sets; with push descriptors, which 3 of the writes it pushes).
 struct Dispatch {
   VkPipeline pipeline = VK_NULL_HANDLE;
   const Pass* pass = nullptr;
@@ -59,11 +59,11 @@ struct BindingSource {
 enum class QueryReset { in_commands, on_host };
 
 // A GemmPlan's state (plan.hpp): the product planned once, and everything a recording uses, made once.
-struct PlanImpl {
-  ~PlanImpl();
-  PlanImpl() = default;
-  PlanImpl(const PlanImpl&) = delete;
-  PlanImpl& operator=(const PlanImpl&) = delete;
+struct GemmPlanState {
+  ~GemmPlanState();
+  GemmPlanState() = default;
+  GemmPlanState(const GemmPlanState&) = delete;
+  GemmPlanState& operator=(const GemmPlanState&) = delete;
 
   // Throws unless the plan's engine is alive; `what` names the call.
   EngineImpl& live_engine(const char* what) const;
@@ -117,7 +117,7 @@ struct PlanImpl {
 // (its pipelines and workspace), and its own descriptor sets (none with push descriptors) and queries (so
 // that recordings of one description, cached as one plan, never share them).
 struct RecordingImpl {
-  std::shared_ptr<PlanImpl> plan;
+  std::shared_ptr<GemmPlanState> plan;
   vk::DeviceHandle<VkDescriptorPool> descriptors;
   vk::DeviceHandle<VkQueryPool> queries;
   // Set by the recording's last command: until then its queries may not even be reset, and reading them
@@ -150,12 +150,12 @@ struct EngineImpl {
   void check_run(const GemmDesc& desc, const GemmOptions& options) const;
   void check_buffers(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const kernels::Types& types) const;
   // Engine::plan: the call admitted, its plan-only options checked, then build_plan (gemm_plan.cpp).
-  std::shared_ptr<PlanImpl> make_plan(const GemmDesc& desc, const GemmPlanOptions& options);
+  std::shared_ptr<GemmPlanState> make_plan(const GemmDesc& desc, const GemmPlanOptions& options);
   // An admitted call's Schedule and what its recordings use; checks nothing.
-  std::shared_ptr<PlanImpl> build_plan(const GemmDesc& desc, const GemmPlanOptions& options);
+  std::shared_ptr<GemmPlanState> build_plan(const GemmDesc& desc, const GemmPlanOptions& options);
   // The plan of an admitted call, from the cache keyed by the description, the options and the operands'
   // offset classes (built and cached when missing). Timestamps on where the device has them.
-  std::shared_ptr<PlanImpl> cached_plan(const GemmDesc& desc, const GemmOptions& options,
+  std::shared_ptr<GemmPlanState> cached_plan(const GemmDesc& desc, const GemmOptions& options,
                                         const VulkanBufferRange (&ops)[3]);
   // Engine::prepare (prepare.cpp): the pipelines of desc under each options, built `threads` at a time.
   size_t prepare(const GemmDesc& desc, const std::vector<GemmOptions>& options, unsigned threads);
@@ -168,9 +168,9 @@ struct EngineImpl {
                     const SubmitSync* sync);
   // The plan recorded into the engine's next command buffer between full barriers and submitted with
   // `sync`; returns its serial. The call and its operands were checked at the door.
-  uint64_t submit_plan_async(PlanImpl& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync);
+  uint64_t submit_plan_async(GemmPlanState& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync);
   // The same, waited for, with its timing.
-  GemmTiming submit_plan(PlanImpl& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync);
+  GemmTiming submit_plan(GemmPlanState& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync);
   // Engine buffers at offsets as ranges (each to its buffer's end); throws naming a missing or foreign one.
   void ranges_of(const BufferOffset (&ops)[3], VulkanBufferRange (&ranges)[3], const char* what) const;
   // Whether options.max_k_per_submission cuts this call into K chunks submitted one by one.
@@ -202,7 +202,7 @@ struct EngineImpl {
   std::unique_ptr<kernels::Pipelines> pipelines;
   std::shared_ptr<PlanRegistry> plans = std::make_shared<PlanRegistry>();
   // The plans of the calls that take no GemmPlan (gemm, record_gemm, submit_gemm), most recent last.
-  std::vector<std::pair<std::vector<unsigned char>, std::shared_ptr<PlanImpl>>> plan_cache;
+  std::vector<std::pair<std::vector<unsigned char>, std::shared_ptr<GemmPlanState>>> plan_cache;
   std::optional<vk::AllocatedBuffer> staging;
   Buffer host_a, host_b, host_c;  // reused by the host-memory gemm, grown on demand
 };
@@ -212,7 +212,7 @@ struct Access {
   static EngineImpl& impl(Engine& e) { return *e.impl_; }
   static const BufferImpl* impl(const Buffer& b) { return b.impl_.get(); }
   static GemmRecording recording(std::unique_ptr<RecordingImpl> r) { return GemmRecording(std::move(r)); }
-  static const std::shared_ptr<PlanImpl>& impl(const GemmPlan& p) { return p.impl_; }
+  static const std::shared_ptr<GemmPlanState>& impl(const GemmPlan& p) { return p.impl_; }
   static GemmSubmission submission(EngineImpl& e, uint64_t value) {
     GemmSubmission s;
     s.engine_alive_ = e.plans;
@@ -220,7 +220,7 @@ struct Access {
     s.value_ = value;
     return s;
   }
-  static GemmPlan plan(std::shared_ptr<PlanImpl> impl) {
+  static GemmPlan plan(std::shared_ptr<GemmPlanState> impl) {
     GemmPlan p;
     p.impl_ = std::move(impl);
     return p;
@@ -228,7 +228,7 @@ struct Access {
 };
 
 // A descriptor pool holding `slots` slots of `plan`'s sets, all allocated into `sets` (gemm_plan.cpp).
-vk::DeviceHandle<VkDescriptorPool> make_sets(const EngineImpl& e, const PlanImpl& plan, uint32_t slots,
+vk::DeviceHandle<VkDescriptorPool> make_sets(const EngineImpl& e, const GemmPlanState& plan, uint32_t slots,
                                              std::vector<VkDescriptorSet>& sets);
 // A timestamp query pool of `count` queries.
 vk::DeviceHandle<VkQueryPool> make_queries(const EngineImpl& e, uint32_t count);

@@ -35,7 +35,7 @@ GemmTiming EngineImpl::submit(const GemmDesc& desc, const VulkanBufferRange (&op
   return submit_plan(*cached_plan(desc, options, ops), ops, sync);
 }
 
-uint64_t EngineImpl::submit_plan_async(PlanImpl& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync) {
+uint64_t EngineImpl::submit_plan_async(GemmPlanState& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync) {
   const auto& t = device->table();
   const bool work = !plan.product.pieces.empty();
   const bool ring = work && !plan.push;  // pushed descriptors wait for nothing
@@ -69,7 +69,7 @@ uint64_t EngineImpl::submit_plan_async(PlanImpl& plan, const VulkanBufferRange (
   return serial;
 }
 
-GemmTiming EngineImpl::submit_plan(PlanImpl& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync) {
+GemmTiming EngineImpl::submit_plan(GemmPlanState& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync) {
   // From before vkQueueSubmit: a driver may run the work inside the submission (lavapipe under GPU-assisted
   // validation did), and the window must hold every dispatch's time.
   const auto submitted = std::chrono::steady_clock::now();

@@ -21,7 +21,7 @@ constexpr size_t kPlanCacheSize = 64;  // plans the engine's own calls keep (the
 constexpr const char* kNames[3] = {"A", "B", "C"};
 
 // The dispatches of one product and the bindings of one slot's sets (with push descriptors: of the dispatches).
-void lay_out(PlanImpl& p, kernels::Pipelines& pipelines) {
+void lay_out(GemmPlanState& p, kernels::Pipelines& pipelines) {
   const Schedule& plan = p.product;
   for (const PiecePasses& piece : plan.pieces) {
     const PieceBinding* own[3] = {&piece.piece.a, &piece.piece.b, &piece.piece.c};
@@ -54,7 +54,7 @@ void lay_out(PlanImpl& p, kernels::Pipelines& pipelines) {
 }  // namespace
 
 // A pool holding `slots` slots of the plan's sets, all allocated at once; `sets` receives them.
-vk::DeviceHandle<VkDescriptorPool> make_sets(const EngineImpl& e, const PlanImpl& p, uint32_t slots,
+vk::DeviceHandle<VkDescriptorPool> make_sets(const EngineImpl& e, const GemmPlanState& p, uint32_t slots,
                                              std::vector<VkDescriptorSet>& sets) {
   const auto& t = e.device->table();
   const VkDevice dev = e.device->get();
@@ -87,7 +87,7 @@ vk::DeviceHandle<VkQueryPool> make_queries(const EngineImpl& e, uint32_t count) 
   return vk::DeviceHandle<VkQueryPool>(t, e.device->get(), qpool);
 }
 
-std::shared_ptr<PlanImpl> EngineImpl::make_plan(const GemmDesc& desc, const GemmPlanOptions& options) {
+std::shared_ptr<GemmPlanState> EngineImpl::make_plan(const GemmDesc& desc, const GemmPlanOptions& options) {
   admit(desc, options.gemm);
   if (options.max_pending == 0 || options.max_pending > kMaxPending) {
     throw Error(ErrorCode::invalid_argument, fmt::format("plan: GemmPlanOptions::max_pending must be 1 to {} (got {})",
@@ -106,8 +106,8 @@ std::shared_ptr<PlanImpl> EngineImpl::make_plan(const GemmDesc& desc, const Gemm
   return build_plan(desc, options);
 }
 
-std::shared_ptr<PlanImpl> EngineImpl::build_plan(const GemmDesc& desc, const GemmPlanOptions& options) {
-  auto p = std::make_shared<PlanImpl>();
+std::shared_ptr<GemmPlanState> EngineImpl::build_plan(const GemmDesc& desc, const GemmPlanOptions& options) {
+  auto p = std::make_shared<GemmPlanState>();
   p->desc = desc;
   p->options = options;
   p->planned[0] = options.a_offset, p->planned[1] = options.b_offset, p->planned[2] = options.c_offset;
@@ -136,7 +136,7 @@ std::shared_ptr<PlanImpl> EngineImpl::build_plan(const GemmDesc& desc, const Gem
   return p;
 }
 
-std::shared_ptr<PlanImpl> EngineImpl::cached_plan(const GemmDesc& desc, const GemmOptions& options,
+std::shared_ptr<GemmPlanState> EngineImpl::cached_plan(const GemmDesc& desc, const GemmOptions& options,
                                                   const VulkanBufferRange (&ops)[3]) {
   const uint64_t granularity = std::max<uint64_t>(physical.storage_offset_alignment, 64);
   GemmPlanOptions po;
@@ -164,7 +164,7 @@ std::shared_ptr<PlanImpl> EngineImpl::cached_plan(const GemmDesc& desc, const Ge
       return plan_cache.back().second;
     }
   }
-  std::shared_ptr<PlanImpl> plan = build_plan(desc, po);  // the call was admitted at its door
+  std::shared_ptr<GemmPlanState> plan = build_plan(desc, po);  // the call was admitted at its door
   plan->engine_only = true;
   if (plan_cache.size() >= kPlanCacheSize) plan_cache.erase(plan_cache.begin());
   plan_cache.emplace_back(std::move(key), plan);
@@ -179,12 +179,12 @@ EngineImpl::~EngineImpl() {
   }
   plan_cache.clear();
   std::lock_guard guard(plans->lock);
-  for (PlanImpl* p : plans->live) p->release();
+  for (GemmPlanState* p : plans->live) p->release();
   plans->live.clear();
   plans->engine_alive = false;
 }
 
-PlanImpl::~PlanImpl() {
+GemmPlanState::~GemmPlanState() {
   if (!registry) return;
   std::lock_guard guard(registry->lock);
   if (!registry->engine_alive) return;  // released with the engine
@@ -192,7 +192,7 @@ PlanImpl::~PlanImpl() {
   release();
 }
 
-void PlanImpl::release() noexcept {
+void GemmPlanState::release() noexcept {
   workspace = Buffer();
   sets.clear();
   pool.reset();
@@ -200,7 +200,7 @@ void PlanImpl::release() noexcept {
   engine = nullptr;
 }
 
-EngineImpl& PlanImpl::live_engine(const char* what) const {
+EngineImpl& GemmPlanState::live_engine(const char* what) const {
   if (!engine) {
     throw Error(ErrorCode::invalid_argument, fmt::format("{}: the plan's engine was destroyed; a plan must not "
                                                          "outlive its engine", what));
@@ -208,7 +208,7 @@ EngineImpl& PlanImpl::live_engine(const char* what) const {
   return *engine;
 }
 
-void PlanImpl::check_operands(const VulkanBufferRange (&ops)[3]) const {
+void GemmPlanState::check_operands(const VulkanBufferRange (&ops)[3]) const {
   bool ok = true;
   for (int i = 0; i < 3; ++i) {
     ok = ok && ops[i].buffer != VK_NULL_HANDLE && ops[i].offset % element[i] == 0 && ops[i].size >= needed[i];
@@ -225,7 +225,7 @@ void PlanImpl::check_operands(const VulkanBufferRange (&ops)[3]) const {
   }
 }
 
-uint32_t PlanImpl::take_slot() {
+uint32_t GemmPlanState::take_slot() {
   const uint32_t slot = next_slot;
   next_slot = (slot + 1) % options.max_pending;
   return slot;
@@ -247,7 +247,7 @@ GemmPlan::~GemmPlan() = default;
 GemmPlan::GemmPlan(GemmPlan&&) noexcept = default;
 GemmPlan& GemmPlan::operator=(GemmPlan&&) noexcept = default;
 
-static detail::PlanImpl& checked(const std::shared_ptr<detail::PlanImpl>& impl, const char* what) {
+static detail::GemmPlanState& checked(const std::shared_ptr<detail::GemmPlanState>& impl, const char* what) {
   if (!impl) throw Error(ErrorCode::invalid_argument, fmt::format("{}: this GemmPlan is empty", what));
   impl->live_engine(what);
   return *impl;
@@ -260,7 +260,7 @@ uint64_t GemmPlan::offset_granularity() const { return checked(impl_, "GemmPlan:
 
 void GemmPlan::record(VkCommandBuffer cmd, const VulkanBufferRange& a, const VulkanBufferRange& b,
                   const VulkanBufferRange& c) {
-  detail::PlanImpl& p = checked(impl_, "GemmPlan::record");
+  detail::GemmPlanState& p = checked(impl_, "GemmPlan::record");
   if (!cmd) throw Error(ErrorCode::invalid_argument, "GemmPlan::record: the command buffer is VK_NULL_HANDLE");
   const VulkanBufferRange ops[3] = {a, b, c};
   p.check_operands(ops);
@@ -269,7 +269,7 @@ void GemmPlan::record(VkCommandBuffer cmd, const VulkanBufferRange& a, const Vul
 }
 
 GemmTiming GemmPlan::timing() const {
-  const detail::PlanImpl& p = checked(impl_, "GemmPlan::timing");
+  const detail::GemmPlanState& p = checked(impl_, "GemmPlan::timing");
   return p.timing(p.queries.get());
 }
 
@@ -281,9 +281,9 @@ GemmPlan Engine::plan(const GemmDesc& desc, const GemmPlanOptions& options) {
 }
 
 // The plan of Engine::run and submit: checked, this engine's, its operands as ranges and checked.
-static detail::PlanImpl& runnable(detail::EngineImpl& e, GemmPlan& plan, const BufferOffset (&ops)[3],
+static detail::GemmPlanState& runnable(detail::EngineImpl& e, GemmPlan& plan, const BufferOffset (&ops)[3],
                                   VulkanBufferRange (&ranges)[3], const char* what) {
-  detail::PlanImpl& p = checked(detail::Access::impl(plan), what);
+  detail::GemmPlanState& p = checked(detail::Access::impl(plan), what);
   if (p.engine != &e) throw Error(ErrorCode::invalid_argument, fmt::format("{}: the plan belongs to another engine", what));
   e.ranges_of(ops, ranges, what);
   p.check_operands(ranges);
@@ -293,14 +293,14 @@ static detail::PlanImpl& runnable(detail::EngineImpl& e, GemmPlan& plan, const B
 GemmTiming Engine::run(GemmPlan& plan, const BufferOffset& a, const BufferOffset& b, const BufferOffset& c) {
   std::lock_guard guard(impl_->lock);
   VulkanBufferRange ranges[3];
-  detail::PlanImpl& p = runnable(*impl_, plan, {a, b, c}, ranges, "Engine::run");
+  detail::GemmPlanState& p = runnable(*impl_, plan, {a, b, c}, ranges, "Engine::run");
   return impl_->submit_plan(p, ranges, nullptr);
 }
 
 GemmSubmission Engine::submit(GemmPlan& plan, const BufferOffset& a, const BufferOffset& b, const BufferOffset& c) {
   std::lock_guard guard(impl_->lock);
   VulkanBufferRange ranges[3];
-  detail::PlanImpl& p = runnable(*impl_, plan, {a, b, c}, ranges, "Engine::submit");
+  detail::GemmPlanState& p = runnable(*impl_, plan, {a, b, c}, ranges, "Engine::submit");
   return detail::Access::submission(*impl_, impl_->submit_plan_async(p, ranges, nullptr));
 }
 
@@ -308,7 +308,7 @@ std::vector<double> Engine::time_record(GemmPlan& plan, const BufferOffset& a, c
                                         const BufferOffset& c, uint32_t times) {
   std::lock_guard guard(impl_->lock);
   VulkanBufferRange ranges[3];
-  detail::PlanImpl& p = runnable(*impl_, plan, {a, b, c}, ranges, "Engine::time_record");
+  detail::GemmPlanState& p = runnable(*impl_, plan, {a, b, c}, ranges, "Engine::time_record");
   std::vector<double> us;
   us.reserve(times);
   if (p.product.pieces.empty()) return us;

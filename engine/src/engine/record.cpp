@@ -22,7 +22,7 @@ void between_dispatches(const VolkDeviceTable& t, VkCommandBuffer cmd) {
 
 }  // namespace
 
-void PlanImpl::record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3], const VkDescriptorSet* slot_sets,
+void GemmPlanState::record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3], const VkDescriptorSet* slot_sets,
                       VkQueryPool qpool, QueryReset reset) {
   const auto& t = engine->device->table();
   const VkBuffer space = workspace.valid() ? Access::impl(workspace)->alloc.buffer.get() : VK_NULL_HANDLE;
@@ -75,7 +75,7 @@ std::unique_ptr<RecordingImpl> EngineImpl::record(VkCommandBuffer cmd, const Gem
   check_buffers(desc, ops, kernels::types_of(desc, options));
   auto rec = std::make_unique<RecordingImpl>();
   rec->plan = cached_plan(desc, options, ops);
-  PlanImpl& plan = *rec->plan;
+  GemmPlanState& plan = *rec->plan;
   if (!cmd) throw Error(ErrorCode::invalid_argument, "gemm: the command buffer is VK_NULL_HANDLE");
   if (plan.product.pieces.empty()) return rec;  // nothing to do, as the reference BLAS
   std::vector<VkDescriptorSet> sets;  // stays empty where the plan pushes its descriptors
@@ -102,7 +102,7 @@ GemmTiming RecordingImpl::timing() const {
   return plan->timing(queries.get());
 }
 
-GemmTiming PlanImpl::timing(VkQueryPool qpool) const {
+GemmTiming GemmPlanState::timing(VkQueryPool qpool) const {
   GemmTiming timing;
   const auto& info = engine->physical.info;
   timing.gpu_timestamps = info.timestamps;

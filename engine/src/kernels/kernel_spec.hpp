@@ -4,8 +4,8 @@
 //
 // Adding a kernel: its shader (shaders/<name>.comp, its specialization-constant ids in shaders/gemm_abi.h),
 // one vkgemm_shader_variant line in shaders/CMakeLists.txt, one spec file here (engine/CMakeLists.txt builds
-// every file of this folder), one entry in kernel_list.hpp and its enumerator in vkgemm::Kernel (types.hpp;
-// docs/architecture.md).
+// every file of this folder), one entry in vkgemm/kernel_list.hpp, which makes its vkgemm::Kernel
+// enumerator too (docs/architecture.md).
 #pragma once
 
 #include <array>
@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kernels/kernel_list.hpp"
+#include "vkgemm/kernel_list.hpp"
 #include "kernels/registry.hpp"
 #include "plan/partition.hpp"
 

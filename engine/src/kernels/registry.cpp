@@ -124,11 +124,6 @@ void check_grids(const DeviceInfo& device, const KernelLaunch& plan, const Probl
 
 }  // namespace
 
-// Each kernel's enumerator (vkgemm/types.hpp) has the number its entry in kernel_list.hpp gives it.
-#define VKGEMM_KERNEL_ENUMERATOR_CHECK(name, value) \
-  static_assert(static_cast<int>(Kernel::name) == (value), "Kernel::" #name " is numbered as kernel_list.hpp says");
-VKGEMM_LISTED_KERNELS(VKGEMM_KERNEL_ENUMERATOR_CHECK)
-#undef VKGEMM_KERNEL_ENUMERATOR_CHECK
 
 std::span<const KernelSpec* const> kernel_specs() noexcept {
 #define VKGEMM_KERNEL_SPEC_ADDRESS(name, value) &name##_spec,

@@ -1,8 +1,8 @@
-// The one list of vkgemm's kernels, in auto's order of preference. Each entry X(name, value) makes, from
-// `name`, the declaration of the kernel's spec `name##_spec` (defined in engine/src/kernels/<name>.cpp) and
-// its place in kernel_specs() (registry.cpp), and so to_string, parse_kernel, all_kernels, the CLI's kernel
-// names and every list of kernels in messages; `value` is its vkgemm::Kernel enumerator's number
-// (vkgemm/types.hpp, which registry.cpp holds to this list; 3 is Kernel::automatic, which is no kernel).
+// The one list of vkgemm's kernels, in auto's order of preference. Each entry X(name, value) makes its
+// vkgemm::Kernel enumerator `name = value` (vkgemm/types.hpp; 3 is Kernel::automatic, which is no kernel),
+// the declaration of the kernel's spec `name##_spec` (defined in engine/src/kernels/<name>.cpp) and its
+// place in kernel_specs() (engine/src/kernels/registry.cpp), and so to_string, parse_kernel, all_kernels,
+// the CLI's kernel names and every list of kernels in messages.
 //
 //   coopmat2  f16: workgroup-scope matrices loaded with tensor layouts (VK_NV_cooperative_matrix2)
 //   coopmat   f16: subgroup-scope cooperative matrices (VK_KHR_cooperative_matrix), tiles in shared memory
@@ -23,7 +23,7 @@
 #define VKGEMM_KERNELS(X) VKGEMM_LISTED_KERNELS(X) VKGEMM_EXTRA_KERNELS(X)
 
 // Kernels a build adds after the list: none, except in the build that shows a kernel added by the steps of
-// docs/architecture.md (tests/add_kernel/, whose kernel has no enumerator: its spec names its number).
+// docs/architecture.md (tests/add_kernel/: its entry makes its enumerator as the list's entries do).
 #ifndef VKGEMM_EXTRA_KERNELS
 #define VKGEMM_EXTRA_KERNELS(X)
 #endif
