@@ -341,7 +341,7 @@ class BenchAndReport(unittest.TestCase):
                  (["--warmup-ms", "-5"], "--warmup-ms must be between 0 and 10000"),
                  (["--warmup-ms", "nan"], "--warmup-ms must be between 0 and 10000"),
                  (["--steady-tolerance", "0"], "--steady-tolerance must be a percentage above 0"),
-                 (["--json", "/nonexistent-dir/r.json"], "--json /nonexistent-dir/r.json: cannot create"),
+                 (["--json", "/nonexistent-dir/r.json"], "--json /nonexistent-dir/r.json: the folder /nonexistent-dir: No such file or directory"),
                  (["--device", "no-such-gpu"], "no device name contains")]
         for args, words in cases:
             with self.subTest(args=args):
