@@ -41,6 +41,18 @@ DeviceInfo nvidia(const std::string& name = "NVIDIA H200", uint32_t sms = 132) {
   return d;
 }
 
+// Lavapipe as a described device: a CPU driver with `threads` compute units.
+DeviceInfo described_lavapipe(uint32_t threads) {
+  DeviceInfo lavapipe = nvidia("llvmpipe (LLVM 15.0.6, 256 bits)", threads);
+  lavapipe.vendor_id = 0x10005;
+  lavapipe.type = DeviceType::cpu;
+  lavapipe.driver_version = "0.0.1";
+  lavapipe.subgroup_size = 8;
+  lavapipe.max_shared_memory = 32 * 1024;
+  lavapipe.max_storage_buffer_range = 128ull << 20;
+  return lavapipe;
+}
+
 const tuning::Table& builtin() {
   static const tuning::Table table = [] {
     tuning::Table t;
@@ -274,13 +286,7 @@ TEST_SUITE("blocked choice") {
         CHECK(plan.kernel == Kernel::blocked);
       }
     }
-    DeviceInfo lavapipe = nvidia("llvmpipe (LLVM 15.0.6, 256 bits)");
-    lavapipe.vendor_id = 0x10005;
-    lavapipe.type = DeviceType::cpu;
-    lavapipe.driver_version = "0.0.1";
-    lavapipe.subgroup_size = 8;
-    lavapipe.max_shared_memory = 32 * 1024;
-    lavapipe.max_storage_buffer_range = 128ull << 20;
+    const DeviceInfo lavapipe = described_lavapipe(132);  // the compute units as nvidia() gives them
     CHECK(kernel_for(lavapipe, 16) == Kernel::tiled);
     CHECK(kernel_for(lavapipe, 64) == Kernel::tiled);
     CHECK(kernel_for(lavapipe, 128) == Kernel::blocked);
@@ -296,13 +302,7 @@ TEST_SUITE("blocked choice") {
       return detail::schedule_product({.m = n, .n = n, .k = n, .batch = batch}, {}, d, builtin());
     };
     for (const uint32_t threads : {2u, 16u}) {
-      DeviceInfo lavapipe = nvidia("llvmpipe (LLVM 15.0.6, 256 bits)", threads);
-      lavapipe.vendor_id = 0x10005;
-      lavapipe.type = DeviceType::cpu;
-      lavapipe.driver_version = "0.0.1";
-      lavapipe.subgroup_size = 8;
-      lavapipe.max_shared_memory = 32 * 1024;
-      lavapipe.max_storage_buffer_range = 128ull << 20;
+      const DeviceInfo lavapipe = described_lavapipe(threads);
       CAPTURE(threads);
       for (const auto& [n, batch] :
            {std::pair{8u, 64u}, {8u, 65535u}, {16u, 256u}, {32u, 16u}, {64u, 256u}, {48u, 4u}}) {
