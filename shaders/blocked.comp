@@ -35,19 +35,19 @@
 // C + z * split_stride with row stride ldc; splitk_reduce.comp sums the slices and applies alpha and beta.
 #include "gemm_interface.glsl"
 
-layout(constant_id = BLOCKED_SC_BM) const uint BM = 128;
-layout(constant_id = BLOCKED_SC_BN) const uint BN = 128;
-layout(constant_id = BLOCKED_SC_BK) const uint BK = 8;
-layout(constant_id = BLOCKED_SC_TM) const uint TM = 8;
-layout(constant_id = BLOCKED_SC_TN) const uint TN = 8;
-layout(constant_id = BLOCKED_SC_LANES_N) const uint LANES_N = 8;    // invocations of a 32-wide group side by side along N
-layout(constant_id = BLOCKED_SC_THREADS) const uint THREADS = 256;  // (BM / TM) * (BN / TN): the workgroup size
-layout(constant_id = BLOCKED_SC_GROUP_M) const uint GROUP_M = 8;   // block rows walked together, for L2 reuse (1: row order)
-layout(constant_id = BLOCKED_SC_A_PAD) const uint A_PAD = 1;     // vec4s of padding per row of the A tile (bank conflicts)
-layout(constant_id = BLOCKED_SC_B_PAD) const uint B_PAD = 0;     // the same for the B tile
-layout(constant_id = BLOCKED_SC_TRANS_A) const uint TRANS_A = 0;  // 1: op(A) = A^T, A stored K x M
-layout(constant_id = BLOCKED_SC_TRANS_B) const uint TRANS_B = 0;  // 1: op(B) = B^T, B stored N x K
-layout(local_size_x_id = BLOCKED_SC_THREADS) in;
+layout(constant_id = 0) const uint BM = 128;
+layout(constant_id = 1) const uint BN = 128;
+layout(constant_id = 2) const uint BK = 8;
+layout(constant_id = 3) const uint TM = 8;
+layout(constant_id = 4) const uint TN = 8;
+layout(constant_id = 5) const uint LANES_N = 8;    // invocations of a 32-wide group side by side along N
+layout(constant_id = 6) const uint THREADS = 256;  // (BM / TM) * (BN / TN): the workgroup size
+layout(constant_id = 10) const uint GROUP_M = 8;   // block rows walked together, for L2 reuse (1: row order)
+layout(constant_id = 11) const uint A_PAD = 1;     // vec4s of padding per row of the A tile (bank conflicts)
+layout(constant_id = 14) const uint B_PAD = 0;     // the same for the B tile
+layout(constant_id = 12) const uint TRANS_A = 0;  // 1: op(A) = A^T, A stored K x M
+layout(constant_id = 13) const uint TRANS_B = 0;  // 1: op(B) = B^T, B stored N x K
+layout(local_size_x_id = 6) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer MatrixA4 { VEC_T A4[]; };
 layout(std430, set = 0, binding = 1) readonly buffer MatrixB4 { VEC_T B4[]; };

@@ -32,22 +32,22 @@
 layout(std430, set = 0, binding = 0) readonly buffer MatrixA4 { uvec4 A4[]; };
 layout(std430, set = 0, binding = 1) readonly buffer MatrixB4 { uvec4 B4[]; };
 
-layout(local_size_x_id = COOPMAT_SC_WG) in;
-layout(constant_id = COOPMAT_SC_WG) const uint WG = 256;  // the workgroup size (also local_size_x)
-layout(constant_id = COOPMAT_SC_BM) const uint BM = 128;  // the workgroup's tile of C, and its K step
-layout(constant_id = COOPMAT_SC_BN) const uint BN = 128;
-layout(constant_id = COOPMAT_SC_BK) const uint BK = 32;
-layout(constant_id = COOPMAT_SC_WM) const uint WM = 64;   // one subgroup's part of the tile
-layout(constant_id = COOPMAT_SC_WN) const uint WN = 32;
-layout(constant_id = COOPMAT_SC_TM) const uint TM = 16;   // the fragment shape, one the device lists
-layout(constant_id = COOPMAT_SC_TN) const uint TN = 16;
-layout(constant_id = COOPMAT_SC_TK) const uint TK = 16;
-layout(constant_id = COOPMAT_SC_SG) const uint SG = 32;   // the subgroup size the pipeline requires
-layout(constant_id = COOPMAT_SC_TRANS_A) const uint TRANS_A = 0;  // the push constants' GEMM_TRANS_A, known at build
-layout(constant_id = COOPMAT_SC_TRANS_B) const uint TRANS_B = 0;
-layout(constant_id = COOPMAT_SC_UNROLL) const uint UNROLL = 2;   // K steps per iteration of the fast loop
-layout(constant_id = COOPMAT_SC_BUFFERS) const uint BUFFERS = 2;  // shared-memory buffers per operand: 1 or 2
-layout(constant_id = COOPMAT_SC_GROUP_M) const uint GROUP_M = 1;  // block rows walked together (grouped_workgroup)
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 256;  // the workgroup size (also local_size_x)
+layout(constant_id = 1) const uint BM = 128;  // the workgroup's tile of C, and its K step
+layout(constant_id = 2) const uint BN = 128;
+layout(constant_id = 3) const uint BK = 32;
+layout(constant_id = 4) const uint WM = 64;   // one subgroup's part of the tile
+layout(constant_id = 5) const uint WN = 32;
+layout(constant_id = 6) const uint TM = 16;   // the fragment shape, one the device lists
+layout(constant_id = 7) const uint TN = 16;
+layout(constant_id = 8) const uint TK = 16;
+layout(constant_id = 9) const uint SG = 32;   // the subgroup size the pipeline requires
+layout(constant_id = 10) const uint TRANS_A = 0;  // the push constants' GEMM_TRANS_A, known at build
+layout(constant_id = 11) const uint TRANS_B = 0;
+layout(constant_id = 12) const uint UNROLL = 2;   // K steps per iteration of the fast loop
+layout(constant_id = 13) const uint BUFFERS = 2;  // shared-memory buffers per operand: 1 or 2
+layout(constant_id = 14) const uint GROUP_M = 1;  // block rows walked together (grouped_workgroup)
 
 const uint SUBGROUPS_N = BN / WN;
 const uint FM = WM / TM;

@@ -28,20 +28,21 @@
 // (docs/design/coopmat2.md).
 #include "gemm_interface.glsl"
 
-layout(local_size_x_id = COOPMAT2_SC_WG) in;
-layout(constant_id = COOPMAT2_SC_BM) const uint BM = 128;
-layout(constant_id = COOPMAT2_SC_BN) const uint BN = 128;
-layout(constant_id = COOPMAT2_SC_BK) const uint BK = 32;
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 256;  // the workgroup size (also local_size_x)
+layout(constant_id = 1) const uint BM = 128;
+layout(constant_id = 2) const uint BN = 128;
+layout(constant_id = 3) const uint BK = 32;
 // 1: the fast path loads step k+1's tiles before multiplying step k's (software pipelining), in place of
 // the unrolled loop. No tile uses it, since the unrolled loop is faster; it stays for the experiment knob
 // (prefetch=1).
-layout(constant_id = COOPMAT2_SC_PREFETCH) const uint PREFETCH = 0;
-layout(constant_id = COOPMAT2_SC_TRANS_A) const uint TRANS_A = 0;  // the same as the push constants' GEMM_TRANS_A, known at build
-layout(constant_id = COOPMAT2_SC_TRANS_B) const uint TRANS_B = 0;
-layout(constant_id = COOPMAT2_SC_GROUP_M) const uint GROUP_M = 1;  // block rows walked together (grouped_workgroup); 1: launch order
+layout(constant_id = 4) const uint PREFETCH = 0;
+layout(constant_id = 5) const uint TRANS_A = 0;  // the same as the push constants' GEMM_TRANS_A, known at build
+layout(constant_id = 6) const uint TRANS_B = 0;
+layout(constant_id = 7) const uint GROUP_M = 1;  // block rows walked together (grouped_workgroup); 1: launch order
 // K steps per iteration of the fast loop, unrolled in the source: one straight run of UNROLL loads and
 // multiplies that the driver's scheduler can interleave (docs/design/coopmat2.md).
-layout(constant_id = COOPMAT2_SC_UNROLL) const uint UNROLL = 1;
+layout(constant_id = 8) const uint UNROLL = 1;
 
 #define CLAMP gl_CooperativeMatrixClampModeConstantNV
 #define MAT_A coopmat<float16_t, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA>

@@ -3,7 +3,11 @@
 // The naive kernel: one invocation per element of C, every operand read from global memory.
 #include "gemm_interface.glsl"
 
-layout(local_size_x_id = NAIVE_SC_WG_X, local_size_y_id = NAIVE_SC_WG_Y) in;
+// Specialization constants: each kernel's ids are its own, written here once; the host sets them by name
+// (kernels/registry.hpp's SpecConstant).
+layout(local_size_x_id = 0, local_size_y_id = 1) in;
+layout(constant_id = 0) const uint WG_X = 16;  // the workgroup's sides
+layout(constant_id = 1) const uint WG_Y = 16;
 
 void main() {
   const uint col = gl_GlobalInvocationID.x;

@@ -12,6 +12,7 @@
 // independent accumulators (acc = A * B + acc): 2 * TM * TN * TK * 4 * UNROLL * K FLOPs per subgroup.
 // The accumulators' sum is stored, one fragment per subgroup, so none of the work is dead.
 layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 64;  // the workgroup size (set by name, as every constant)
 layout(constant_id = 1) const uint TM = 16;
 layout(constant_id = 2) const uint TN = 16;
 layout(constant_id = 3) const uint TK = 16;

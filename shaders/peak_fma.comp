@@ -18,6 +18,7 @@
 #endif
 
 layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 64;  // the workgroup size (set by name, as every constant)
 
 // The bindings and push-constant block every vkgemm pipeline shares (gemm_interface.glsl), read here as:
 // K, the loop count, and alpha and beta (floats for f32 and f16 inputs alike) as mul and add.

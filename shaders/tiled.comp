@@ -5,8 +5,8 @@
 // Sizes that are not tile multiples load zeros outside the matrices instead of padding copies.
 #include "gemm_interface.glsl"
 
-layout(constant_id = TILED_SC_TILE) const uint TILE = 16;
-layout(local_size_x_id = TILED_SC_TILE, local_size_y_id = TILED_SC_TILE) in;
+layout(constant_id = 0) const uint TILE = 16;
+layout(local_size_x_id = 0, local_size_y_id = 0) in;
 
 shared ELEM_T tile_a[TILE][TILE];
 shared ELEM_T tile_b[TILE][TILE];

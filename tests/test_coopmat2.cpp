@@ -72,8 +72,8 @@ int run_tile(uint32_t tile, bool f16_acc, std::mt19937_64& rng, int& failures) {
   const kernels::Types types{DataType::f16, f16_acc ? DataType::f16 : DataType::f32, f16_acc};
   const kernels::LaunchShape shape = kernels::coopmat2_launch(e.device(), types, options, 1, 1);
   const uint32_t bm = shape.tile[1], bn = shape.tile[0];
-  const uint32_t bk = test::spec_constant(shape, COOPMAT2_SC_BK);
-  const uint32_t unroll = test::spec_constant(shape, COOPMAT2_SC_UNROLL);
+  const uint32_t bk = test::spec_constant(shape, "BK");
+  const uint32_t unroll = test::spec_constant(shape, "UNROLL");
   const int64_t m = bm + bm / 2 + 8, n = bn + bn / 4 + 8;  // whole tiles and edge tiles (multiples of 8)
   std::vector<int64_t> ks;
   for (uint32_t s : step_counts(unroll)) ks.push_back(int64_t{s} * bk + (s % 3 == 0 ? 8 : 0));  // some: a partial step

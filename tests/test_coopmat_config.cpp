@@ -83,17 +83,17 @@ TEST_SUITE("coopmat config") {
         CAPTURE(n);
         CAPTURE(tile);
         const auto s = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat, .tile = tile}, m, n);
-        const uint32_t wg = spec_constant(s, 0), bk = spec_constant(s, 3);
-        const uint32_t wm = spec_constant(s, 4), wn = spec_constant(s, 5);
-        CHECK(spec_constant(s, 1) == bm);
-        CHECK(spec_constant(s, 2) == bn);
+        const uint32_t wg = spec_constant(s, "WG"), bk = spec_constant(s, "BK");
+        const uint32_t wm = spec_constant(s, "WM"), wn = spec_constant(s, "WN");
+        CHECK(spec_constant(s, "BM") == bm);
+        CHECK(spec_constant(s, "BN") == bn);
         CHECK(s.tile[0] == bn);
         CHECK(s.tile[1] == bm);
-        CHECK(spec_constant(s, 12) == (bn == 256 ? 2u : 4u));  // UNROLL
-        CHECK(spec_constant(s, 6) == 16);
-        CHECK(spec_constant(s, 7) == 16);
-        CHECK(spec_constant(s, 8) == 16);
-        CHECK(spec_constant(s, 9) == 32);
+        CHECK(spec_constant(s, "UNROLL") == (bn == 256 ? 2u : 4u));  // UNROLL
+        CHECK(spec_constant(s, "TM") == 16);
+        CHECK(spec_constant(s, "TN") == 16);
+        CHECK(spec_constant(s, "TK") == 16);
+        CHECK(spec_constant(s, "SG") == 32);
         CHECK(s.required_subgroup_size == 32);
         CHECK(s.workgroup_size[0] == wg);
         CHECK(wg == (bm / wm) * (bn / wn) * 32);
@@ -136,18 +136,18 @@ TEST_SUITE("coopmat config") {
         const auto large = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, 1u << 14, 1u << 14);
         const auto small = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, 64, 64);
         CHECK(large.required_subgroup_size == c.sg);
-        CHECK(spec_constant(large, 9) == c.sg);
-        CHECK(spec_constant(large, 6) == c.tm);
-        CHECK(spec_constant(large, 7) == c.tn);
-        CHECK(spec_constant(large, 8) == c.tk);
-        CHECK(spec_constant(large, 1) == c.large_bm);
-        CHECK(spec_constant(large, 2) == c.large_bn);
-        CHECK(spec_constant(large, 4) == c.wm);
-        CHECK(spec_constant(large, 5) == c.wn);
+        CHECK(spec_constant(large, "SG") == c.sg);
+        CHECK(spec_constant(large, "TM") == c.tm);
+        CHECK(spec_constant(large, "TN") == c.tn);
+        CHECK(spec_constant(large, "TK") == c.tk);
+        CHECK(spec_constant(large, "BM") == c.large_bm);
+        CHECK(spec_constant(large, "BN") == c.large_bn);
+        CHECK(spec_constant(large, "WM") == c.wm);
+        CHECK(spec_constant(large, "WN") == c.wn);
         CHECK(large.workgroup_size[0] == 8 * c.sg);
         CHECK(small.tile[0] == c.small_bn);
         CHECK(small.workgroup_size[0] == 4 * c.sg);
-        CHECK(spec_constant(large, 13) == (acc16 ? 2u : c.buffers));
+        CHECK(spec_constant(large, "BUFFERS") == (acc16 ? 2u : c.buffers));
         CHECK(large.shared_bytes <= d.max_shared_memory);
         // The tile is named by its columns: each name gives its tile back (the engine pins it so).
         CHECK(kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat, .tile = c.small_bn}, 1u << 14, 1u << 14)
@@ -174,7 +174,7 @@ TEST_SUITE("coopmat config") {
     d.max_shared_memory = 32 * 1024;
     const auto s = kernels::coopmat_launch(d, {DataType::f16, DataType::f32, false}, {.kernel = Kernel::coopmat},
                                            1u << 14, 1u << 14);
-    CHECK(spec_constant(s, 13) == 1);
+    CHECK(spec_constant(s, "BUFFERS") == 1);
     CHECK(s.shared_bytes <= 32u * 1024u);
   }
 
@@ -230,16 +230,16 @@ TEST_SUITE("coopmat config") {
       CAPTURE(c.acc16);
       const Types t{DataType::f16, c.acc16 ? DataType::f16 : DataType::f32, c.acc16};
       const auto s = kernels::coopmat2_launch(d, t, {.kernel = Kernel::coopmat2, .tile = c.tile}, c.m, c.n, c.k);
-      CHECK(spec_constant(s, 0) == c.wg);
+      CHECK(spec_constant(s, "WG") == c.wg);
       CHECK(s.workgroup_size[0] == c.wg);
-      CHECK(spec_constant(s, 1) == c.bm);
-      CHECK(spec_constant(s, 2) == c.bn);
-      CHECK(spec_constant(s, 3) == c.bk);
-      CHECK(spec_constant(s, 4) == c.prefetch);
+      CHECK(spec_constant(s, "BM") == c.bm);
+      CHECK(spec_constant(s, "BN") == c.bn);
+      CHECK(spec_constant(s, "BK") == c.bk);
+      CHECK(spec_constant(s, "PREFETCH") == c.prefetch);
       // The fast loop unrolled 16 K steps at the fp32-sum 128x256, 192x128 and 96x192 tiles, 8 at every other.
       const bool long_run =
           !c.acc16 && ((c.bm == 128 && c.bn == 256) || (c.bm == 192 && c.bn == 128) || (c.bm == 96 && c.bn == 192));
-      CHECK(spec_constant(s, 8) == (long_run ? 16u : 8u));
+      CHECK(spec_constant(s, "UNROLL") == (long_run ? 16u : 8u));
       CHECK(s.tile[0] == c.bn);
       CHECK(s.tile[1] == c.bm);
       CHECK(s.required_subgroup_size == 0);
@@ -311,9 +311,9 @@ TEST_SUITE("coopmat config") {
     d.coopmat_shapes.erase(d.coopmat_shapes.begin() + 2);
     d.coopmat_shapes.erase(d.coopmat_shapes.begin() + 4);
     const auto s = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, 4096, 4096);
-    CHECK(spec_constant(s, 6) == 16);
-    CHECK(spec_constant(s, 7) == 8);
-    CHECK(spec_constant(s, 8) == 16);
+    CHECK(spec_constant(s, "TM") == 16);
+    CHECK(spec_constant(s, "TN") == 8);
+    CHECK(spec_constant(s, "TK") == 16);
     CHECK(s.shared_bytes <= 48u * 1024u);
   }
 

@@ -6,6 +6,7 @@
 #include "gemm_abi.h"
 #include "plan/schedule.hpp"
 #include "spec_constant.hpp"
+#include "support.hpp"
 #include "vkgemm/error.hpp"
 
 using namespace vkgemm;
@@ -32,6 +33,21 @@ const tuning::Table kNoTable;
 }  // namespace
 
 TEST_SUITE("planner") {
+  TEST_CASE("a launch's specialization constants reach the ids their shader declares, by name") {
+    // The ids as the shaders write them (shaders/*.comp): the host never writes one.
+    CHECK(kernels::specialization_id("naive_f32", "WG_X") == 0);
+    CHECK(kernels::specialization_id("naive_f32", "WG_Y") == 1);
+    CHECK(kernels::specialization_id("tiled_f64", "TILE") == 0);
+    CHECK(kernels::specialization_id("blocked_f32", "GROUP_M") == 10);
+    CHECK(kernels::specialization_id("blocked_f64", "B_PAD") == 14);
+    CHECK(kernels::specialization_id("peak_fma_f32", "CHAINS") == 1);
+    // A name the shader does not declare (a misspelling, a constant of another kernel) is refused, naming both.
+    test::expect_error([] { kernels::specialization_id("tiled_f32", "BM"); }, ErrorCode::unsupported_config,
+                       "shader tiled_f32 declares no specialization constant BM");
+    test::expect_error([] { kernels::specialization_id("naive_f32", "WG"); }, ErrorCode::unsupported_config,
+                       "no specialization constant WG");
+  }
+
   TEST_CASE("the column-major turn swaps A with B and m with n; the kernel reads the row-major product") {
     GemmDesc desc{.m = 5, .n = 7, .k = 3};
     const GemmOptions tiled{.kernel = Kernel::tiled, .tile = 8};
@@ -118,11 +134,11 @@ TEST_SUITE("planner") {
           const Schedule plan = schedule_product({.type = type, .op_a = op_a, .op_b = op_b, .m = 200, .n = 100, .k = 50},
                                                 {}, described(), kNoTable);
           REQUIRE(plan.kernel == Kernel::blocked);
-          const auto constant = [&](uint32_t id) { return test::spec_constant(plan.whole.main, id); };
-          CHECK(constant(BLOCKED_SC_TRANS_A) == (op_a == Op::t ? 1u : 0u));
-          CHECK(constant(BLOCKED_SC_TRANS_B) == (op_b == Op::t ? 1u : 0u));
-          CHECK(constant(BLOCKED_SC_A_PAD) == (op_a == Op::n ? 1u : 0u));
-          CHECK(constant(BLOCKED_SC_B_PAD) == (op_b == Op::t ? 1u : 0u));
+          const auto constant = [&](std::string_view name) { return test::spec_constant(plan.whole.main, name); };
+          CHECK(constant("TRANS_A") == (op_a == Op::t ? 1u : 0u));
+          CHECK(constant("TRANS_B") == (op_b == Op::t ? 1u : 0u));
+          CHECK(constant("A_PAD") == (op_a == Op::n ? 1u : 0u));
+          CHECK(constant("B_PAD") == (op_b == Op::t ? 1u : 0u));
           CHECK(((plan.pieces.at(0).main.push.flags & kernels::kTransA) != 0) == (op_a == Op::t));
         }
       }

@@ -1,15 +1,13 @@
 // A kernel added by the steps of docs/architecture.md, compiled (not run) with the kernel table and the
-// names, so that the build shows the table takes a kernel from its spec file and its list entry
-// (extra_kernels.hpp) alone, its enumerator included. A kernel that runs also has its shader and its line in
-// shaders/CMakeLists.txt. It launches as the naive kernel does (a square workgroup, one invocation
-// per element of C).
+// names, so that the build shows the table takes a kernel from its shader (dummy.comp and its line in
+// CMakeLists.txt), its spec file (this) and its list entry (extra_kernels.hpp) alone, its enumerator
+// included. It launches as the tiled kernel does (a square workgroup; the shader's TILE constant set by name).
 #include "kernels/kernel_spec.hpp"
 
 namespace vkgemm::kernels {
 namespace {
 
 constexpr DataType kInputs[] = {DataType::f32};
-constexpr std::string_view kConstants[] = {"WG_X", "WG_Y"};
 
 std::vector<GemmOptions> candidates(const LaunchContext&, const Problem&) { return {}; }  // never auto's
 
@@ -22,7 +20,6 @@ const KernelSpec dummy_spec{
     .computes = "computes f32",
     .reads_transposed = false,
     .auto_fallback = false,
-    .constants = kConstants,
     .from_tuning = nullptr,
     .auto_candidates = candidates,
     .check = check_square,

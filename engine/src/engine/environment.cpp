@@ -65,12 +65,6 @@ void apply_test_limits(DeviceInfo& info) {
   }
 }
 
-#ifdef VKGEMM_EXPERIMENTS
-// Read as the knobs were before: set but empty counts as set (each reader treats it as no override).
-const char* experiment_coopmat() { return std::getenv("VKGEMM_EXPERIMENT_COOPMAT"); }
-const char* experiment_coopmat2() { return std::getenv("VKGEMM_EXPERIMENT_COOPMAT2"); }
-const char* experiment_spirv() { return std::getenv("VKGEMM_EXPERIMENT_SPIRV"); }
-#endif
 
 }  // namespace detail
 }  // namespace vkgemm

@@ -20,13 +20,5 @@ std::string environment_tuning_file();
 // VKGEMM_TEST_NO_PUSH_DESCRIPTOR=1 (testing knobs, engine.hpp); throws on a bad value.
 void apply_test_limits(DeviceInfo& info);
 
-#ifdef VKGEMM_EXPERIMENTS
-// Experiment knobs for the performance work (docs/gpu.md), in developer builds only (the CMake option
-// VKGEMM_EXPERIMENTS): the text of VKGEMM_EXPERIMENT_COOPMAT, VKGEMM_EXPERIMENT_COOPMAT2 and
-// VKGEMM_EXPERIMENT_SPIRV, or nullptr.
-const char* experiment_coopmat();
-const char* experiment_coopmat2();
-const char* experiment_spirv();
-#endif
 
 }  // namespace vkgemm::detail

@@ -19,11 +19,6 @@ namespace {
 
 
 constexpr DataType kInputs[] = {DataType::f32, DataType::f64};
-constexpr std::string_view kConstants[] = {"BM", "BN", "BK", "TM", "TN", "LANES_N", "THREADS", "", "", "",
-                                           "GROUP_M", "A_PAD", "TRANS_A", "TRANS_B", "B_PAD"};
-static_assert(BLOCKED_SC_BM == 0 && BLOCKED_SC_THREADS == 6 && BLOCKED_SC_GROUP_M == 10 && BLOCKED_SC_A_PAD == 11 &&
-                  BLOCKED_SC_TRANS_A == 12 && BLOCKED_SC_TRANS_B == 13 && BLOCKED_SC_B_PAD == 14,
-              "kConstants lists the ids in order");
 
 uint32_t blocked_threads(const BlockedConfig& c) { return (c.bm / c.tm) * (c.bn / c.tn); }
 
@@ -111,18 +106,18 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   const uint32_t threads = blocked_threads(c);
   const Padding pad = blocked_padding(ctx.device, c, type, p.trans_a, p.trans_b);
   out.main.shader = shader_name(Kernel::blocked, ctx.types);
-  out.main.constants = {{BLOCKED_SC_BM, c.bm},
-                        {BLOCKED_SC_BN, c.bn},
-                        {BLOCKED_SC_BK, c.bk},
-                        {BLOCKED_SC_TM, c.tm},
-                        {BLOCKED_SC_TN, c.tn},
-                        {BLOCKED_SC_LANES_N, c.lanes_n},
-                        {BLOCKED_SC_THREADS, threads},
-                        {BLOCKED_SC_GROUP_M, c.group_m},
-                        {BLOCKED_SC_A_PAD, pad.a},
-                        {BLOCKED_SC_TRANS_A, p.trans_a ? 1u : 0u},
-                        {BLOCKED_SC_TRANS_B, p.trans_b ? 1u : 0u},
-                        {BLOCKED_SC_B_PAD, pad.b}};
+  out.main.constants = {{"BM", c.bm},
+                        {"BN", c.bn},
+                        {"BK", c.bk},
+                        {"TM", c.tm},
+                        {"TN", c.tn},
+                        {"LANES_N", c.lanes_n},
+                        {"THREADS", threads},
+                        {"GROUP_M", c.group_m},
+                        {"A_PAD", pad.a},
+                        {"TRANS_A", p.trans_a ? 1u : 0u},
+                        {"TRANS_B", p.trans_b ? 1u : 0u},
+                        {"B_PAD", pad.b}};
   out.flags = vec_flags(p, out.splits);
   out.main.workgroup_size = {threads, 1, 1};
   out.main.shared_bytes = blocked_shared_bytes(c, type, pad);
@@ -200,7 +195,6 @@ const KernelSpec blocked_spec{
     .computes = "computes f32 and f64",
     .reads_transposed = true,
     .auto_fallback = false,
-    .constants = kConstants,
     .from_tuning = nullptr,  // choose_blocked reads the table for the configuration
     .auto_candidates = candidates,
     .check = check,

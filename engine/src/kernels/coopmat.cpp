@@ -9,9 +9,6 @@ namespace vkgemm::kernels {
 namespace {
 
 constexpr DataType kInputs[] = {DataType::f16};
-constexpr std::string_view kConstants[] = {"WG", "BM", "BN", "BK",      "WM",      "WN",     "TM",     "TN",
-                                           "TK", "SG", "TRANS_A", "TRANS_B", "UNROLL", "BUFFERS", "GROUP_M"};
-static_assert(COOPMAT_SC_WG == 0 && COOPMAT_SC_GROUP_M == 14, "kConstants lists the ids in order");
 
 LaunchShape shape(const LaunchContext& ctx, uint32_t m, uint32_t n) {
   LaunchShape s = coopmat_launch(ctx.device, ctx.types, ctx.options, m, n);
@@ -32,8 +29,8 @@ void check(const LaunchContext& ctx) {
 
 KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   LaunchShape main = shape(ctx, p.m, p.n);
-  main.constants.push_back({COOPMAT_SC_TRANS_A, p.trans_a ? 1u : 0u});
-  main.constants.push_back({COOPMAT_SC_TRANS_B, p.trans_b ? 1u : 0u});
+  main.constants.push_back({"TRANS_A", p.trans_a ? 1u : 0u});
+  main.constants.push_back({"TRANS_B", p.trans_b ? 1u : 0u});
   return matrix_plan(ctx, p, main);
 }
 
@@ -46,7 +43,6 @@ const KernelSpec coopmat_spec{
     .computes = "multiplies f16 matrices",
     .reads_transposed = true,
     .auto_fallback = false,
-    .constants = kConstants,
     .from_tuning = nullptr,
     .auto_candidates = candidates,
     .check = check,

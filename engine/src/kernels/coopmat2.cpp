@@ -11,9 +11,6 @@ namespace vkgemm::kernels {
 namespace {
 
 constexpr DataType kInputs[] = {DataType::f16};
-constexpr std::string_view kConstants[] = {"WG", "BM", "BN", "BK", "PREFETCH", "TRANS_A", "TRANS_B", "GROUP_M",
-                                           "UNROLL"};
-static_assert(COOPMAT2_SC_WG == 0 && COOPMAT2_SC_UNROLL == 8, "kConstants lists the ids in order");
 
 LaunchShape shape(const LaunchContext& ctx, uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
   LaunchShape s = coopmat2_launch(ctx.device, ctx.types, ctx.options, m, n, k, batch);
@@ -34,8 +31,8 @@ void check(const LaunchContext& ctx) {
 
 KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   LaunchShape main = shape(ctx, p.m, p.n, p.k, p.batch);
-  main.constants.push_back({COOPMAT2_SC_TRANS_A, p.trans_a ? 1u : 0u});
-  main.constants.push_back({COOPMAT2_SC_TRANS_B, p.trans_b ? 1u : 0u});
+  main.constants.push_back({"TRANS_A", p.trans_a ? 1u : 0u});
+  main.constants.push_back({"TRANS_B", p.trans_b ? 1u : 0u});
   KernelLaunch out = matrix_plan(ctx, p, main);
   const uint32_t wanted = p.k == 0 ? 1 : p.splits ? p.splits : coopmat2_splits(out.main, p.m, p.n, p.k, p.batch);
   if (wanted > 1) {
@@ -73,7 +70,6 @@ const KernelSpec coopmat2_spec{
     .computes = "multiplies f16 matrices",
     .reads_transposed = true,
     .auto_fallback = false,
-    .constants = kConstants,
     .from_tuning = nullptr,
     .auto_candidates = candidates,
     .check = check,

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "engine/environment.hpp"
+#include "kernels/experiments.hpp"
 #include "gemm_abi.h"
 #include "kernels/registry.hpp"
 #include "tuning/wave_model.hpp"
@@ -97,53 +97,6 @@ void check_common(const DeviceInfo& d, const char* kernel) {
 }
 
 // ---- The KHR kernel (shaders/coopmat.comp): its configuration, derived from the device ----
-
-// An experiment knob for the performance work (docs/design/coopmat.md), not an interface, read only in a build
-// configured with -DVKGEMM_EXPERIMENTS=ON, as VKGEMM_EXPERIMENT_COOPMAT2 is for coopmat2: VKGEMM_EXPERIMENT_COOPMAT = "bm=128,bn=128,bk=32,wm=64,wn=32,
-// unroll=4,buffers=2,sg=32,shape=16x16x16,group=8" overrides the KHR kernel's workgroup tile, warp tile, K
-// step, fast-loop unrolling, shared-memory buffers, subgroup size, fragment shape and grouped block order;
-// each key is optional. The result is checked (a tile that does not divide, a shape the device does not
-// list, a subgroup size it cannot give, shared memory or invocations past its limits are refused with the
-// key named); a configuration vkgemm does not choose must still be verified. Read once per process.
-struct KhrExperiment {
-  uint32_t bm = 0, bn = 0, bk = 0, wm = 0, wn = 0;  // 0: derived
-  uint32_t unroll = 0, buffers = 0, sg = 0, group = 0;
-  uint32_t tm = 0, tn = 0, tk = 0;
-};
-
-KhrExperiment read_khr_experiment() {
-  KhrExperiment e;
-#ifdef VKGEMM_EXPERIMENTS
-  const char* env = detail::experiment_coopmat();
-#else
-  const char* env = nullptr;  // a release build has no experiment knobs
-#endif
-  if (!env) return e;
-  const std::string_view text(env);
-  const auto at = [&](std::string_view key) -> const char* {
-    const size_t i = text.find(key);
-    if (i == std::string_view::npos || (i > 0 && text[i - 1] != ',')) return nullptr;
-    return env + i + key.size();
-  };
-  const auto value = [&](std::string_view key) -> uint32_t {
-    const char* v = at(key);
-    return v ? static_cast<uint32_t>(std::strtoul(v, nullptr, 10)) : 0;
-  };
-  e.bm = value("bm="), e.bn = value("bn="), e.bk = value("bk="), e.wm = value("wm="), e.wn = value("wn=");
-  e.unroll = value("unroll="), e.buffers = value("buffers="), e.sg = value("sg="), e.group = value("group=");
-  if (const char* v = at("shape=")) {
-    char* end = nullptr;
-    e.tm = static_cast<uint32_t>(std::strtoul(v, &end, 10));
-    if (*end == 'x') e.tn = static_cast<uint32_t>(std::strtoul(end + 1, &end, 10));
-    if (*end == 'x') e.tk = static_cast<uint32_t>(std::strtoul(end + 1, &end, 10));
-  }
-  return e;
-}
-
-const KhrExperiment& khr_experiment() {
-  static const KhrExperiment e = read_khr_experiment();
-  return e;
-}
 
 // One configuration of the KHR kernel: the fragment shape, the subgroup size, the workgroup tile (BM x BN of
 // C, BK along K per step), the warp tile (WM x WN per subgroup), the fast loop's unrolling, the buffers.
@@ -367,19 +320,19 @@ LaunchShape khr_launch(const DeviceInfo& d, const Types& t, const KhrConfig& c) 
   // Required through subgroup size control where the device has it (the subgroups' layout over the tile
   // assumes exactly this size, all full); else the device's own size, which khr_subgroup checked.
   shape.required_subgroup_size = d.subgroup_size_control ? c.sg : 0;
-  shape.constants = {{COOPMAT_SC_WG, c.subgroups() * c.sg},
-                     {COOPMAT_SC_BM, c.bm},
-                     {COOPMAT_SC_BN, c.bn},
-                     {COOPMAT_SC_BK, c.bk},
-                     {COOPMAT_SC_WM, c.wm},
-                     {COOPMAT_SC_WN, c.wn},
-                     {COOPMAT_SC_TM, c.tm},
-                     {COOPMAT_SC_TN, c.tn},
-                     {COOPMAT_SC_TK, c.tk},
-                     {COOPMAT_SC_SG, c.sg},
-                     {COOPMAT_SC_UNROLL, c.unroll},
-                     {COOPMAT_SC_BUFFERS, c.buffers},
-                     {COOPMAT_SC_GROUP_M, c.group}};
+  shape.constants = {{"WG", c.subgroups() * c.sg},
+                     {"BM", c.bm},
+                     {"BN", c.bn},
+                     {"BK", c.bk},
+                     {"WM", c.wm},
+                     {"WN", c.wn},
+                     {"TM", c.tm},
+                     {"TN", c.tn},
+                     {"TK", c.tk},
+                     {"SG", c.sg},
+                     {"UNROLL", c.unroll},
+                     {"BUFFERS", c.buffers},
+                     {"GROUP_M", c.group}};
   shape.shared_bytes = khr_shared_bytes(c, t);
   return shape;  // the coopmat spec adds TRANS_A and TRANS_B (kernels/coopmat.cpp)
 }
@@ -423,54 +376,7 @@ LaunchShape coopmat_largest_launch(const DeviceInfo& d, const Types& t, const Ge
   return khr_launch(d, t, khr_largest(d, t, options.tile));
 }
 
-// An experiment knob for the performance work (docs/gpu.md), not an interface, read only in a build
-// configured with -DVKGEMM_EXPERIMENTS=ON: VKGEMM_EXPERIMENT_COOPMAT2
-// = "bm=128,bn=256,bk=32,inv=256,prefetch=1,unroll=8,splits=2,group=8" overrides the coopmat2 kernel's
-// workgroup tile (rows, columns, K step, invocations), its software pipelining, the unrolling of its fast
-// loop, its split-K and its grouped block order;
-// each key is optional. The values are not checked against the device's shapes: a bad one fails at pipeline
-// creation, and a tile vkgemm does not use must be verified (256x192 computed wrong results on NVIDIA's
-// driver). Read once per process: planning runs on every call.
 namespace {
-
-struct Nv2Experiment {
-  uint32_t bm = 0, bn = 0, bk = 0, invocations = 0;  // 0: the tile's own
-  std::optional<uint32_t> prefetch;  // unset: the tile's own
-  uint32_t unroll = 0;    // 0: the tile's own
-  uint32_t splits = 0;    // 0: coopmat2_splits decides
-  uint32_t group = 0;     // 0: the tile's own
-};
-
-Nv2Experiment read_nv2_experiment() {
-  Nv2Experiment e;
-#ifdef VKGEMM_EXPERIMENTS
-  const char* env = detail::experiment_coopmat2();
-#else
-  const char* env = nullptr;  // a release build has no experiment knobs
-#endif
-  if (!env) return e;
-  const std::string_view text(env);
-  const auto value = [&](std::string_view key) -> std::optional<uint32_t> {
-    const size_t at = text.find(key);
-    if (at == std::string_view::npos || (at > 0 && text[at - 1] != ',')) return std::nullopt;
-    return static_cast<uint32_t>(std::strtoul(env + at + key.size(), nullptr, 10));
-  };
-  const auto multiple_of_16 = [](uint32_t v) { return v >= 16 && v <= 512 && v % 16 == 0; };
-  if (const auto v = value("bm="); v && multiple_of_16(*v)) e.bm = *v;
-  if (const auto v = value("bn="); v && multiple_of_16(*v)) e.bn = *v;
-  if (const auto v = value("bk="); v && (*v == 16 || *v == 32 || *v == 64 || *v == 128)) e.bk = *v;
-  if (const auto v = value("inv="); v && (*v == 32 || *v == 64 || *v == 128 || *v == 256)) e.invocations = *v;
-  if (const auto v = value("prefetch=")) e.prefetch = *v != 0;
-  if (const auto v = value("unroll="); v && *v >= 1 && *v <= 16) e.unroll = *v;
-  if (const auto v = value("splits="); v && *v >= 1 && *v <= 8) e.splits = *v;
-  if (const auto v = value("group="); v && *v >= 1 && *v <= 64) e.group = *v;
-  return e;
-}
-
-const Nv2Experiment& nv2_experiment() {
-  static const Nv2Experiment e = read_nv2_experiment();
-  return e;
-}
 
 // Slices of K that bring `groups` workgroups up to `enough`, at most 4 and each 2048 deep or more; 0 when
 // that cannot be done, 1 when there are enough already.
@@ -506,9 +412,10 @@ Nv2Tile modelled_tile(const DeviceInfo& d, uint32_t m, uint32_t n, uint32_t k, u
 }  // namespace
 
 uint32_t coopmat2_splits(const LaunchShape& shape, uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
-  const uint32_t bk = shape.constants.size() > 3 ? shape.constants[3].value : 64;
+  uint32_t bk = 64;
+  for (const SpecConstant& c : shape.constants) bk = c.name == "BK" ? c.value : bk;
   const uint32_t steps = (k + bk - 1) / bk;
-  if (const Nv2Experiment& e = nv2_experiment(); e.splits) return std::max(1u, std::min(e.splits, steps));
+  if (const Coopmat2Experiment& e = coopmat2_experiment(); e.splits) return std::max(1u, std::min(e.splits, steps));
   // A grid smaller than a large GPU, with a K long enough to share: as many slices as fill it (up to 4),
   // else as many as K allows. The reduce pass reads every slice back once.
   const uint64_t groups = tiles(m, n, shape.tile[1], shape.tile[0]) * batch;
@@ -593,7 +500,7 @@ const Nv2Tile& large_tile(const Types& t) { return t.f16_accumulate ? kNv2LargeA
 
 // The launch of `tile` (as the experiment knob may change it).
 LaunchShape nv2_launch(Nv2Tile tile) {
-  const Nv2Experiment& e = nv2_experiment();
+  const Coopmat2Experiment& e = coopmat2_experiment();
   if (e.bm) tile.bm = e.bm;
   if (e.bn) tile.bn = e.bn;
   if (e.bk) tile.bk = e.bk;
@@ -603,9 +510,9 @@ LaunchShape nv2_launch(Nv2Tile tile) {
   LaunchShape shape;
   shape.workgroup_size = {tile.invocations, 1, 1};
   shape.tile = {tile.bn, tile.bm};
-  shape.constants = {{COOPMAT2_SC_WG, tile.invocations}, {COOPMAT2_SC_BM, tile.bm},      {COOPMAT2_SC_BN, tile.bn},
-                     {COOPMAT2_SC_BK, tile.bk},          {COOPMAT2_SC_PREFETCH, tile.prefetch},
-                     {COOPMAT2_SC_GROUP_M, e.group ? e.group : 1}, {COOPMAT2_SC_UNROLL, tile.unroll}};
+  shape.constants = {{"WG", tile.invocations}, {"BM", tile.bm},      {"BN", tile.bn},
+                     {"BK", tile.bk},          {"PREFETCH", tile.prefetch},
+                     {"GROUP_M", e.group ? e.group : 1}, {"UNROLL", tile.unroll}};
   return shape;  // shared memory is the driver's (cooperativeMatrixWorkgroupScopeReservedSharedMemory)
 }
 

@@ -45,7 +45,6 @@ struct KernelSpec {
   bool reads_transposed;                   // takes op(A) = A^T and op(B) = B^T
   bool auto_fallback;                      // auto's last resort: when no candidate runs, the first refusal
                                            // of these is the error
-  std::span<const std::string_view> constants;  // specialization-constant names by id (gemm_abi.h)
 
   // auto: the tuning table's entry for the nearest shape, when it names this kernel and the spec takes
   // the entry's configuration as a choice of its own (nullptr: the spec reads the table itself, if at all).

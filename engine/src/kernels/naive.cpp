@@ -8,8 +8,6 @@ namespace vkgemm::kernels {
 namespace {
 
 constexpr DataType kInputs[] = {DataType::f32, DataType::i32, DataType::f64, DataType::f16};
-constexpr std::string_view kConstants[] = {"WG_X", "WG_Y"};
-static_assert(NAIVE_SC_WG_X == 0 && NAIVE_SC_WG_Y == 1, "kConstants lists the ids in order");
 
 std::vector<GemmOptions> candidates(const LaunchContext& ctx, const Problem&) {
   std::vector<GemmOptions> out;
@@ -30,7 +28,6 @@ const KernelSpec naive_spec{
     .computes = "computes every type",
     .reads_transposed = true,
     .auto_fallback = true,
-    .constants = kConstants,
     .from_tuning = nullptr,
     .auto_candidates = candidates,
     .check = check_square,

@@ -88,7 +88,8 @@ vk::DeviceHandle<VkPipeline> Pipelines::create(const LaunchShape& shape, VkShade
   const Key key = key_of(shape);
   std::vector<VkSpecializationMapEntry> entries;
   for (size_t i = 0; i < shape.constants.size(); ++i) {
-    entries.push_back({shape.constants[i].id, static_cast<uint32_t>(i * sizeof(uint32_t)), sizeof(uint32_t)});
+    const uint32_t id = specialization_id(shape.shader, shape.constants[i].name);
+    entries.push_back({id, static_cast<uint32_t>(i * sizeof(uint32_t)), sizeof(uint32_t)});
   }
   VkSpecializationInfo spec{};
   spec.mapEntryCount = static_cast<uint32_t>(entries.size());

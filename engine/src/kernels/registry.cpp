@@ -179,9 +179,9 @@ LaunchShape square_shape(Kernel kernel, const Types& types, uint32_t t) {
   shape.shader = shader_name(kernel, types);
   shape.workgroup_size = {t, t, 1};
   if (kernel == Kernel::naive) {
-    shape.constants = {{NAIVE_SC_WG_X, t}, {NAIVE_SC_WG_Y, t}};
+    shape.constants = {{"WG_X", t}, {"WG_Y", t}};
   } else {
-    shape.constants = {{TILED_SC_TILE, t}};
+    shape.constants = {{"TILE", t}};
     shape.shared_bytes = 2u * t * t * static_cast<uint32_t>(element_size(types.input));
   }
   return shape;

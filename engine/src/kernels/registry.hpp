@@ -41,8 +41,11 @@ inline Types types_of(const GemmDesc& desc, const GemmOptions& options) {
   return {desc.type, output_type(desc), options.f16_accumulate};
 }
 
+// A specialization constant by the name its shader declares it under (`layout(constant_id = N) const uint
+// BM`): the pipeline finds N in the shader's SPIR-V (specialization_id), so the id is written once, in the
+// shader.
 struct SpecConstant {
-  uint32_t id;
+  std::string_view name;  // a literal
   uint32_t value;
 };
 
@@ -92,6 +95,9 @@ std::string shader_name(Kernel kernel, const Types& types);
 // The SPIR-V of a shader variant; throws vkgemm::Error when this build has none of that name (saying why,
 // where configure found the compiler unable to build it).
 std::span<const uint32_t> spirv(const std::string& shader);
+// The id the shader variant gives its specialization constant `name`, read from its SPIR-V (the constant's
+// name and SpecId decoration); throws vkgemm::Error naming both when it declares no such constant.
+uint32_t specialization_id(const std::string& shader, std::string_view name);
 
 // Throws vkgemm::Error naming the limit or the missing feature when the device cannot run this kernel,
 // configuration or type. An unchosen blocked configuration is checked as the engine would choose it for a

@@ -1,16 +1,18 @@
 // Shader variants by name: the SPIR-V embedded at build time, and the performance work's override of it.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <cstring>
 #include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "engine/environment.hpp"
+#include "kernels/experiments.hpp"
 #include "kernels/registry.hpp"
 #include "kernels/spirv_table.hpp"
 #include "vkgemm/error.hpp"
@@ -32,17 +34,11 @@ std::span<const uint32_t> embedded(const std::string& shader) {
   throw Error(ErrorCode::unsupported_type, fmt::format("this build of vkgemm has no shader {}", shader));
 }
 
-// An experiment knob for the performance work (docs/gpu.md), not an interface, read only in a build
-// configured with -DVKGEMM_EXPERIMENTS=ON:
-// VKGEMM_EXPERIMENT_SPIRV=<folder> takes <folder>/<shader>.spv, where there is one, in place of the embedded
-// variant of that name, so that shader variants compiled by hand can be timed without a rebuild. Each file
+// The experiment knob VKGEMM_EXPERIMENT_SPIRV (kernels/experiments.hpp): <folder>/<shader>.spv, where there is
+// one, replaces the embedded variant of that name, so that shader variants compiled by hand can be timed without a rebuild. Each file
 // taken is said once on stderr. Nothing checks that the file keeps the variant's interface.
 std::span<const uint32_t> override_of(const std::string& shader) {
-#ifdef VKGEMM_EXPERIMENTS
-  static const char* folder = detail::experiment_spirv();
-#else
-  static const char* folder = nullptr;  // a release build has no experiment knobs
-#endif
+  const char* folder = spirv_experiment_folder();
   if (!folder) return {};
   if (std::error_code ec; !std::filesystem::is_directory(folder, ec)) {  // a mistyped folder would time the embedded one
     throw Error(ErrorCode::invalid_argument, fmt::format("VKGEMM_EXPERIMENT_SPIRV: {} is not a folder", folder));
@@ -78,6 +74,33 @@ std::string shader_name(Kernel kernel, const Types& types) {
 std::span<const uint32_t> spirv(const std::string& shader) {
   if (const auto words = override_of(shader); !words.empty()) return words;
   return embedded(shader);
+}
+
+uint32_t specialization_id(const std::string& shader, std::string_view name) {
+  // SPIR-V: a five-word header, then instructions whose first word is (word count << 16) | opcode.
+  // OpName (5): target id, a nul-terminated string; OpDecorate (71): target id, decoration, operands, where
+  // decoration SpecId (1) carries the constant's id.
+  constexpr uint32_t kOpName = 5, kOpDecorate = 71, kSpecId = 1;
+  const std::span<const uint32_t> words = spirv(shader);
+  std::vector<uint32_t> named;                 // ids called `name`
+  std::vector<std::pair<uint32_t, uint32_t>> spec_ids;  // id -> SpecId
+  for (size_t at = 5; at < words.size();) {
+    const uint32_t count = words[at] >> 16, opcode = words[at] & 0xffffu;
+    if (count == 0 || count > words.size() - at) break;
+    if (opcode == kOpName && count >= 3) {
+      const auto* text = reinterpret_cast<const char*>(&words[at + 2]);
+      if (std::string_view(text, strnlen(text, (count - 2) * sizeof(uint32_t))) == name) named.push_back(words[at + 1]);
+    } else if (opcode == kOpDecorate && count >= 4 && words[at + 2] == kSpecId) {
+      spec_ids.emplace_back(words[at + 1], words[at + 3]);
+    }
+    at += count;
+  }
+  for (const auto& [target, id] : spec_ids) {
+    if (std::find(named.begin(), named.end(), target) != named.end()) return id;
+  }
+  throw Error(ErrorCode::unsupported_config,
+              fmt::format("shader {} declares no specialization constant {} (layout(constant_id = N) const uint {})",
+                          shader, name, name));
 }
 
 }  // namespace vkgemm::kernels

@@ -9,8 +9,6 @@ namespace vkgemm::kernels {
 namespace {
 
 constexpr DataType kInputs[] = {DataType::f32, DataType::i32, DataType::f64, DataType::f16};
-constexpr std::string_view kConstants[] = {"TILE"};
-static_assert(TILED_SC_TILE == 0, "kConstants lists the ids in order");
 
 GemmOptions with_tile(const GemmOptions& options, uint32_t tile) {
   GemmOptions o = options;
@@ -35,7 +33,6 @@ const KernelSpec tiled_spec{
     .computes = "computes every type",
     .reads_transposed = true,
     .auto_fallback = true,
-    .constants = kConstants,
     .from_tuning = from_tuning,
     .auto_candidates = candidates,
     .check = check_square,

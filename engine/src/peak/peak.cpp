@@ -78,7 +78,7 @@ PeakMeasurement measure_fma(EngineImpl& e, const PeakLoad& plan, bool f16) {
   const VkBuffer vk_out = detail::Access::impl(out)->alloc.buffer.get();
   PeakKernel k;
   k.shape.shader = f16 ? "peak_fma_f16" : "peak_fma_f32";
-  k.shape.constants = {{0, wg}, {1, plan.fma_chains}};
+  k.shape.constants = {{"WG", wg}, {"CHAINS", plan.fma_chains}};
   k.groups = plan.groups;
   k.src = k.dst = {vk_out, 0, VK_WHOLE_SIZE};
   const float mul = -0.5f, add = 1.0f;  // x = -x/2 + 1 settles on 2/3 (peak_fma.comp)
@@ -104,7 +104,7 @@ PeakMeasurement measure_copy(EngineImpl& e, const PeakLoad& plan) {
   const uint64_t vec4s = plan.copy_bytes / 16;
   PeakKernel k;
   k.shape.shader = "peak_copy_f32";
-  k.shape.constants = {{0, wg}};
+  k.shape.constants = {{"WG", wg}};
   // One vec4 per invocation where the grid allows (lavapipe runs the grid-stride loop 3-5x slower).
   k.groups = static_cast<uint32_t>(std::min<uint64_t>((vec4s + wg - 1) / wg, info.max_workgroup_count[0]));
   k.src = {detail::Access::impl(src)->alloc.buffer.get(), 0, plan.copy_bytes};
@@ -144,8 +144,8 @@ PeakMeasurement measure_coopmat(EngineImpl& e, const PeakLoad& plan, const Coope
   PeakKernel k;
   k.shape.shader = s.c_type == "f32" ? "peak_coopmat_f16_f32" : "peak_coopmat_f16_acc16";
   kernels::spirv(k.shape.shader);  // throws, saying why, where this build has no such shader (guarded)
-  // 5: VARY_A, on: A is rescaled (by 1) each step, so no driver can hoist A * B out of the loop.
-  k.shape.constants = {{0, sg * subgroups}, {1, s.m}, {2, s.n}, {3, s.k}, {4, sg}, {5, 1}};
+  // VARY_A on: A is rescaled (by 1) each step, so no driver can hoist A * B out of the loop.
+  k.shape.constants = {{"WG", sg * subgroups}, {"TM", s.m}, {"TN", s.n}, {"TK", s.k}, {"SG", sg}, {"VARY_A", 1}};
   const float one = 1.0f;
   std::memcpy(k.push.scalars, &one, 4);
   const bool control = info.subgroup_size_control && sg >= info.min_subgroup_size && sg <= info.max_subgroup_size;

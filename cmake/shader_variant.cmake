@@ -1,0 +1,43 @@
+# The rule that compiles a shader variant to SPIR-V, used by shaders/ (every kernel) and by the add_kernel
+# test (a kernel added by docs/architecture.md's steps): defined here, before both, so both see it.
+# vkgemm_shader_variant(<kernel> <type> <target env> [extra glslang args...]) compiles
+# ${CMAKE_CURRENT_SOURCE_DIR}/<kernel>.comp into ${CMAKE_CURRENT_BINARY_DIR}/spirv/<kernel>_<type>.h (an array
+# spv_<kernel>_<type>) and adds it to the caller's VKGEMM_SHADER_HEADERS, VKGEMM_SHADER_INCLUDES and
+# VKGEMM_SHADER_TABLE (shaders/spirv_table.cpp.in embeds the table).
+
+# variant type name -> GLSL stored type of A and B, accumulator type, stored type of C, 4-vector of the
+# stored type (the blocked kernel's). f16 inputs come as f16_f32 (fp32 accumulation, C f32), f16_f16 (fp32
+# accumulation, C f16), f16_acc16 (fp16 accumulation, C f16).
+set(VKGEMM_TYPE_f32 "float;float;float;vec4")
+set(VKGEMM_TYPE_i32 "int;int;int;ivec4")
+set(VKGEMM_TYPE_f64 "double;double;double;dvec4")
+set(VKGEMM_TYPE_f16_f32 "float16_t;float;float;f16vec4")
+set(VKGEMM_TYPE_f16_f16 "float16_t;float;float16_t;f16vec4")
+set(VKGEMM_TYPE_f16_acc16 "float16_t;float16_t;float16_t;f16vec4")
+set(VKGEMM_F16_VARIANTS f16_f32 f16_f16 f16_acc16)
+
+function(vkgemm_shader_variant kernel type env)
+  list(GET VKGEMM_TYPE_${type} 0 elem)
+  list(GET VKGEMM_TYPE_${type} 1 acc)
+  list(GET VKGEMM_TYPE_${type} 2 ctype)
+  list(GET VKGEMM_TYPE_${type} 3 vec)
+  set(name ${kernel}_${type})
+  set(header ${CMAKE_CURRENT_BINARY_DIR}/spirv/${name}.h)
+  file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/spirv)
+  add_custom_command(
+    OUTPUT ${header}
+    COMMAND ${GLSLANG_VALIDATOR} -V --target-env ${env} -I${PROJECT_SOURCE_DIR}/shaders -DELEM_T=${elem}
+            -DACC_T=${acc} -DC_T=${ctype} -DVEC_T=${vec} ${ARGN}
+            --vn spv_${name} --depfile ${header}.d -o ${header} ${CMAKE_CURRENT_SOURCE_DIR}/${kernel}.comp
+    DEPFILE ${header}.d
+    DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${kernel}.comp ${PROJECT_SOURCE_DIR}/shaders/gemm_interface.glsl
+            ${PROJECT_SOURCE_DIR}/shaders/gemm_abi.h
+    COMMENT "glslang ${kernel}.comp (${type})"
+    VERBATIM)
+  set(VKGEMM_SHADER_HEADERS ${VKGEMM_SHADER_HEADERS} ${header} PARENT_SCOPE)
+  string(APPEND VKGEMM_SHADER_INCLUDES "#include \"${name}.h\"\n")
+  string(APPEND VKGEMM_SHADER_TABLE "    {\"${name}\", spv_${name}, sizeof(spv_${name})},\n")
+  set(VKGEMM_SHADER_INCLUDES ${VKGEMM_SHADER_INCLUDES} PARENT_SCOPE)
+  set(VKGEMM_SHADER_TABLE ${VKGEMM_SHADER_TABLE} PARENT_SCOPE)
+endfunction()
+

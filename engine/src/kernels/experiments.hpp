@@ -1,0 +1,44 @@
+// The experiment knobs of the performance work (docs/gpu.md): environment variables that override a
+// kernel's configuration or its SPIR-V, so that a variant can be timed without a rebuild. They are not an
+// interface: only a developer build reads them (the CMake option VKGEMM_EXPERIMENTS, `cmake --preset dev`);
+// in any other build every function here returns "no override". This file and experiments.cpp are the
+// only places that know them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+namespace vkgemm::kernels {
+
+// VKGEMM_EXPERIMENT_COOPMAT = "bm=128,bn=128,bk=32,wm=64,wn=32,unroll=4,buffers=2,sg=32,shape=16x16x16,group=8"
+// overrides the KHR kernel's workgroup tile, warp tile, K step, fast-loop unrolling, shared-memory buffers,
+// subgroup size, fragment shape and grouped block order; each key is optional (0: derived). The KHR
+// configuration checks the result (a tile that does not divide, a shape the device does not list, a subgroup
+// size it cannot give, shared memory or invocations past its limits are refused with the key named).
+struct KhrExperiment {
+  uint32_t bm = 0, bn = 0, bk = 0, wm = 0, wn = 0;
+  uint32_t unroll = 0, buffers = 0, sg = 0, group = 0;
+  uint32_t tm = 0, tn = 0, tk = 0;
+};
+
+// VKGEMM_EXPERIMENT_COOPMAT2 = "bm=128,bn=256,bk=32,inv=256,prefetch=1,unroll=8,splits=2,group=8" overrides
+// the coopmat2 kernel's workgroup tile (rows, columns, K step, invocations), its software pipelining, the
+// unrolling of its fast loop, its split-K and its grouped block order; each key is optional. Values outside
+// the ranges below are ignored; the rest are not checked against the device's shapes: a bad one fails at
+// pipeline creation, and a tile vkgemm does not use must be verified.
+struct Coopmat2Experiment {
+  uint32_t bm = 0, bn = 0, bk = 0, invocations = 0;  // 0: the tile's own
+  std::optional<uint32_t> prefetch;                  // unset: the tile's own
+  uint32_t unroll = 0;                               // 0: the tile's own
+  uint32_t splits = 0;                               // 0: coopmat2_splits decides
+  uint32_t group = 0;                                // 0: the tile's own
+};
+
+// Each read once per process (planning runs on every call).
+const KhrExperiment& khr_experiment();
+const Coopmat2Experiment& coopmat2_experiment();
+// VKGEMM_EXPERIMENT_SPIRV=<folder>: the pipelines take <folder>/<shader>.spv, where there is one, in place of
+// the embedded variant of that name (kernels/spirv.cpp); nullptr when unset.
+const char* spirv_experiment_folder();
+
+}  // namespace vkgemm::kernels
