@@ -196,9 +196,10 @@ TEST_SUITE("blocked choice") {
     // remains. Without that, the small entries (448^3 in 16 us, 512^3) calibrated their tiles far below the
     // large ones' and the model sent a batch of 256 products of 64^3 to 32x128 tiles, each half empty, and
     // 32 of 128^3 to 128x128: both 1.5-2x slower than on 64x64 (docs/design/planner.md).
-    for (const auto& [n, batch] : {std::pair{64u, 256u}, {128u, 32u}}) {
+    for (const auto& sizes : {std::pair{64u, 256u}, {128u, 32u}}) {
+      const auto [n, batch] = sizes;
+      CAPTURE(sizes.first);
       const BlockedChoice c = choose(nvidia(), n, n, n, batch);
-      CAPTURE(n);
       CAPTURE(to_string(c.config));
       CHECK(c.config.bm == 64);
       CHECK(c.config.bn == 64);
@@ -280,8 +281,9 @@ TEST_SUITE("blocked choice") {
       CHECK(kernel_for(d, 384) == Kernel::blocked);
       CHECK(kernel_for(d, 512) == Kernel::blocked);
       // A batch of small squares fills the device: the single product's entry does not choose its kernel.
-      for (const auto& [n, batch] : {std::pair{256u, 64u}, {128u, 32u}, {64u, 256u}}) {
-        CAPTURE(n);
+      for (const auto& sizes : {std::pair{256u, 64u}, {128u, 32u}, {64u, 256u}}) {
+        const auto [n, batch] = sizes;
+        CAPTURE(sizes.first);  // not the binding: CAPTURE captures, which clang 14 cannot do for one
         const auto plan = detail::schedule_product({.m = n, .n = n, .k = n, .batch = batch}, {}, d, builtin());
         CHECK(plan.kernel == Kernel::blocked);
       }
@@ -304,10 +306,11 @@ TEST_SUITE("blocked choice") {
     for (const uint32_t threads : {2u, 16u}) {
       const DeviceInfo lavapipe = described_lavapipe(threads);
       CAPTURE(threads);
-      for (const auto& [n, batch] :
+      for (const auto& sizes :
            {std::pair{8u, 64u}, {8u, 65535u}, {16u, 256u}, {32u, 16u}, {64u, 256u}, {48u, 4u}}) {
-        CAPTURE(n);
-        CAPTURE(batch);
+        const auto [n, batch] = sizes;
+        CAPTURE(sizes.first);  // not the bindings: CAPTURE captures, which clang 14 cannot do for one
+        CAPTURE(sizes.second);
         const auto plan = plan_of(lavapipe, n, batch);
         CHECK(plan.kernel == Kernel::naive);
         CHECK(plan.config == "tile 16");

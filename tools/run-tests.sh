@@ -7,9 +7,9 @@
 #        commands (tools/check-readme.sh), the graphics example, the installed package;
 #   5.   the coopmat and support suites on Mesa 26's lavapipe, which has VK_KHR_cooperative_matrix
 #        (tools/coopmat-lavapipe.sh: a Debian trixie root prepared once under build/);
-#   6.   the suite's core pass again in the AddressSanitizer + UndefinedBehaviorSanitizer build (build/asan),
-#        LeakSanitizer on;
-#   7.   the .npy and argument-parser fuzzers, FUZZ_SECONDS each (tools/run-fuzz.sh).
+#   6.   the suite's core pass again in the AddressSanitizer + UndefinedBehaviorSanitizer build (build/asan:
+#        clang, which also builds the fuzzers), LeakSanitizer on;
+#   7.   the .npy and argument-parser fuzzers from that build, FUZZ_SECONDS each (tools/run-fuzz.sh).
 # Every registered test carries one of the labels these passes run (checked first: a test no pass would
 # run fails the script). A case that cannot run here is a skip, counted apart by CTest; the skips and why
 # are listed at the end. VKGEMM_TEST_EXPECT (default below: what CI's lavapipe and toolchain must have)

@@ -56,7 +56,7 @@ class Tuner {
   // The row-major product op(A) (m x k) op(B) (k x n) of `job`: the reference from op(A) and op(B), the
   // device buffers holding A and B as the ops say they are stored.
   Tuner(Engine& engine, DataType type, const TuneJob& job, uint64_t seed, double warmup_ms)
-      : engine_(engine), type_(type), s_(job.shape), bytes_c_(uint64_t{s_.m} * s_.n * element_size(type)),
+      : engine_(engine), s_(job.shape), bytes_c_(uint64_t{s_.m} * s_.n * element_size(type)),
         warmup_ms_(warmup_ms) {
     std::mt19937_64 rng(seed);
     const auto a = random_matrix(type, uint64_t{s_.m} * s_.k, -1.0, 1.0, rng);
@@ -140,7 +140,6 @@ class Tuner {
   }
 
   Engine& engine_;
-  DataType type_;
   Shape s_;
   uint64_t bytes_c_;
   double warmup_ms_;
