@@ -76,12 +76,13 @@ TEST_SUITE("coopmat config") {
       CHECK_NOTHROW(kernels::check_matrix_kernel(d, Kernel::coopmat, t));
       // 128x256 (the wide tile, UNROLL 2) where it still gives 256 workgroups; 128x128 where that gives 128;
       // else 64x64; each also by name.
-      for (auto [m, n, tile, bm, bn] :
+      for (const std::array<uint32_t, 5>& row :
            {std::array<uint32_t, 5>{4096, 4096, 16, 128, 256}, {2048, 2048, 16, 128, 128}, {4096, 512, 16, 128, 128},
             {256, 256, 16, 64, 64}, {4096, 4096, 64, 64, 64}, {100, 100, 128, 128, 128}, {100, 100, 256, 128, 256}}) {
-        CAPTURE(m);
-        CAPTURE(n);
-        CAPTURE(tile);
+        const auto [m, n, tile, bm, bn] = row;
+        CAPTURE(row[0]);  // m, n and the tile option: CAPTURE captures, not a binding (clang 14)
+        CAPTURE(row[1]);
+        CAPTURE(row[2]);
         const auto s = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat, .tile = tile}, m, n);
         const uint32_t wg = spec_constant(s, "WG"), bk = spec_constant(s, "BK");
         const uint32_t wm = spec_constant(s, "WM"), wn = spec_constant(s, "WN");

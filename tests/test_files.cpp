@@ -123,9 +123,11 @@ TEST_SUITE("files") {
     const fs::path dir = scratch("special");
     fs::create_directory(dir / "folder");
     REQUIRE(::mkfifo((dir / "fifo").c_str(), 0600) == 0);
-    for (const auto& [path, kind] : std::vector<std::pair<std::string, std::string>>{
+    for (const auto& special : std::vector<std::pair<std::string, std::string>>{
              {(dir / "folder").string(), "a folder"}, {(dir / "fifo").string(), "a FIFO"},
              {"/dev/full", "a character device"}, {"/dev/null", "a character device"}}) {
+      const std::string& path = special.first;  // not a binding: the lambdas capture it (clang 14)
+      const std::string& kind = special.second;
       const std::string what = error_of([&] { files::write_atomically(path, "x"); }, ErrorCode::io_error);
       CHECK(contains(what, path));
       CHECK(contains(what, kind));
@@ -346,7 +348,8 @@ TEST_SUITE("files") {
     };
     for (const auto& [args, words] : refused) {
       const auto r = test::run_program(args);
-      INFO(args, "\n", r.output);
+      const std::string said = std::string(args) + "\n" + r.output;  // INFO captures: not a binding (clang 14)
+      INFO(said);
       CHECK(r.code == 2);
       CHECK(contains(r.output, words));
       CHECK_FALSE(contains(r.output, "time:"));   // refused before any product ran

@@ -16,7 +16,7 @@ packages=(
   libvulkan1 mesa-vulkan-drivers      # the loader and lavapipe, Vulkan on the CPU where there is no GPU
   vulkan-validationlayers             # VK_LAYER_KHRONOS_validation, on in every test
   python3-matplotlib python3-jsonschema  # tools/vkgemm-report (plots) and the bench tests (schema check)
-  clang-14 libclang-rt-14-dev         # the fuzzers: clang with libFuzzer (tools/run-fuzz.sh)
+  clang-14 libclang-rt-14-dev         # the sanitizer build and its fuzzers: clang with ASan, UBSan, libFuzzer
   python3 xz-utils ca-certificates    # building the newer shader toolchain (tools/install-toolchain.sh)
   debootstrap                         # the Debian trixie root with a newer lavapipe (tools/coopmat-lavapipe.sh)
 )
