@@ -15,6 +15,17 @@ set(VKGEMM_TYPE_f16_f32 "float16_t;float;float;f16vec4")
 set(VKGEMM_TYPE_f16_f16 "float16_t;float;float16_t;f16vec4")
 set(VKGEMM_TYPE_f16_acc16 "float16_t;float16_t;float16_t;f16vec4")
 set(VKGEMM_F16_VARIANTS f16_f32 f16_f16 f16_acc16)
+# bf16, i8 and u8 inputs (the SIMT kernels): the types the shaders compute in; A and B are stored narrow and
+# widened as loaded (gemm_interface.glsl). bf16_f32: C f32; bf16_bf16: C bf16 (16-bit words). i8, u8: C i32.
+set(VKGEMM_TYPE_bf16_f32 "float;float;float;vec4")
+set(VKGEMM_TYPE_bf16_bf16 "float;float;uint16_t;vec4")
+set(VKGEMM_TYPE_i8 "int;int;int;ivec4")
+set(VKGEMM_TYPE_u8 "int;int;int;ivec4")
+set(VKGEMM_NARROW_FLAGS_bf16_f32 -DVKGEMM_BF16)
+set(VKGEMM_NARROW_FLAGS_bf16_bf16 -DVKGEMM_BF16 -DVKGEMM_BF16_C)
+set(VKGEMM_NARROW_FLAGS_i8 -DVKGEMM_INT8 -DA_T=int8_t -DB_T=int8_t)
+set(VKGEMM_NARROW_FLAGS_u8 -DVKGEMM_INT8 -DA_T=uint8_t -DB_T=uint8_t)
+set(VKGEMM_NARROW_VARIANTS bf16_f32 bf16_bf16 i8 u8)
 
 function(vkgemm_shader_variant kernel type env)
   list(GET VKGEMM_TYPE_${type} 0 elem)

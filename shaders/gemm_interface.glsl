@@ -4,16 +4,45 @@
 // except with VKGEMM_F16 (f16 inputs), where they are float whatever the accumulator (16-bit push constants
 // are an optional feature). VKGEMM_F16 turns on 16-bit arithmetic and storage; f16 inputs give C of
 // float (C_T) or float16_t.
+// VKGEMM_BF16 (bf16 inputs) and VKGEMM_INT8 (i8 or u8 inputs, A_T and B_T int8_t or uint8_t) store A and B
+// narrow and widen each element as it is loaded (LOAD_T: float, int), so the kernels compute in ELEM_T
+// (float, int) and need only 16- or 8-bit storage, no 16- or 8-bit arithmetic. VKGEMM_BF16_C: C is bf16
+// too, stored as 16-bit words, read widened and written rounded to nearest even.
 //
 // Kernels see one row-major problem per batch entry: C = alpha * op(A) * op(B) + beta * C, where op(A) is
 // M x K and op(B) is K x N. Column-major calls are turned into row-major ones on the host (C^T = op(B)^T
 // op(A)^T: swap the operands, keep the transposes). A kernel touches the matrices only through
-//   load_a(batch, row, k)     element (row, k) of op(A), as A_T; 0 <= row < M, 0 <= k < K
-//   load_b(batch, k, col)     element (k, col) of op(B), as B_T
+//   load_a(batch, row, k)     element (row, k) of op(A), as LOAD_T (A_T but for bf16 and i8/u8); 0 <= row < M,
+//                             0 <= k < K
+//   load_b(batch, k, col)     element (k, col) of op(B), as LOAD_T
 //   store_c(batch, row, col, acc)   C = alpha * acc + beta * C; C is never read when beta is 0
 //   gemm_batch()              the batch entry of this workgroup (gl_WorkGroupID.z)
 // and must call store_c exactly once per (row, col) in range. Bounds are the kernel's job.
 #include "gemm_abi.h"
+
+#ifdef VKGEMM_BF16
+#extension GL_EXT_shader_16bit_storage : require
+#define A_T uint16_t
+#define B_T uint16_t
+#define LOAD_T float
+#define WIDEN(x) uintBitsToFloat(uint(x) << 16)  // bf16 is the upper half of an fp32
+#ifdef VKGEMM_BF16_C
+// fp32 to bf16, rounded to nearest, ties to even (a carry into the exponent is right: the largest finite
+// values round up to infinity); NaN stays NaN, quieted.
+uint bf16_bits(float r) {
+  const uint u = floatBitsToUint(r);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (u >> 16) | 0x40u;
+  return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+}
+#define C_LOAD(x) WIDEN(x)
+#define C_STORE(r) uint16_t(bf16_bits(r))
+#endif
+#endif
+#ifdef VKGEMM_INT8
+#extension GL_EXT_shader_8bit_storage : require
+#define LOAD_T int
+#define WIDEN(x) int(x)  // i8 sign-extends, u8 zero-extends
+#endif
 
 #ifndef A_T
 #define A_T ELEM_T
@@ -30,6 +59,14 @@
 #endif
 #ifndef C_T
 #define C_T ELEM_T
+#endif
+#ifndef LOAD_T
+#define LOAD_T A_T
+#define WIDEN(x) (x)
+#endif
+#ifndef C_LOAD
+#define C_LOAD(x) SCALAR_T(x)
+#define C_STORE(r) C_T(r)
 #endif
 
 layout(std430, set = 0, binding = 0) readonly buffer MatrixA { A_T A[]; };
@@ -64,21 +101,21 @@ uvec2 grouped_workgroup(uint group_m) {
   return uvec2(bx, by);
 }
 
-A_T load_a(uint batch, uint row, uint k) {
+LOAD_T load_a(uint batch, uint row, uint k) {
   const uint at = (p.flags & GEMM_TRANS_A) != 0u ? k * p.lda + row : row * p.lda + k;
-  return A[p.a_offset + batch * p.stride_a + at];
+  return WIDEN(A[p.a_offset + batch * p.stride_a + at]);
 }
 
-B_T load_b(uint batch, uint k, uint col) {
+LOAD_T load_b(uint batch, uint k, uint col) {
   const uint at = (p.flags & GEMM_TRANS_B) != 0u ? col * p.ldb + k : k * p.ldb + col;
-  return B[p.b_offset + batch * p.stride_b + at];
+  return WIDEN(B[p.b_offset + batch * p.stride_b + at]);
 }
 
 void store_c(uint batch, uint row, uint col, ACC_T acc) {
   const uint at = p.c_offset + batch * p.stride_c + row * p.ldc + col;
   SCALAR_T r = p.alpha * SCALAR_T(acc);
   if ((p.flags & GEMM_BETA_ZERO) == 0u) {
-    r += p.beta * SCALAR_T(C[at]);
+    r += p.beta * C_LOAD(C[at]);
   }
-  C[at] = C_T(r);
+  C[at] = C_STORE(r);
 }

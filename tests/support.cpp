@@ -43,6 +43,12 @@ std::vector<std::byte> random_elements(DataType type, uint64_t count, std::mt199
   if (type == DataType::f16) {
     std::uniform_real_distribution<float> d(-1.0f, 1.0f);
     for (uint64_t i = 0; i < count; ++i) reinterpret_cast<uint16_t*>(out.data())[i] = float_to_half(d(rng));
+  } else if (type == DataType::bf16) {
+    std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+    for (uint64_t i = 0; i < count; ++i) reinterpret_cast<uint16_t*>(out.data())[i] = float_to_bfloat16(d(rng));
+  } else if (type == DataType::i8 || type == DataType::u8) {  // the whole range: sign and zero extension show
+    std::uniform_int_distribution<int> d(0, 255);
+    for (uint64_t i = 0; i < count; ++i) out[i] = static_cast<std::byte>(d(rng));
   } else if (type == DataType::i32) {
     std::uniform_int_distribution<int32_t> d(-8, 8);
     for (uint64_t i = 0; i < count; ++i) reinterpret_cast<int32_t*>(out.data())[i] = d(rng);
@@ -65,6 +71,10 @@ std::vector<std::byte> poison(DataType type, uint64_t count) {
   for (uint64_t i = 0; i < count; ++i) {
     if (type == DataType::f16) {
       reinterpret_cast<uint16_t*>(out.data())[i] = 0x7e00;  // a quiet NaN
+    } else if (type == DataType::bf16) {
+      reinterpret_cast<uint16_t*>(out.data())[i] = 0x7fc0;  // a quiet NaN
+    } else if (type == DataType::i8 || type == DataType::u8) {
+      out[i] = std::byte{0x81};  // inputs only (alpha = 0: never read); any value is a valid one
     } else if (type == DataType::i32) {
       reinterpret_cast<int32_t*>(out.data())[i] = std::numeric_limits<int32_t>::min() + 12345;
     } else if (type == DataType::f32) {

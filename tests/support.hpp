@@ -102,7 +102,8 @@ ProductCheck check_product(DataType type, uint32_t m, uint32_t n, uint32_t k, co
 ProductCheck check_product(DataType input, DataType output, uint32_t m, uint32_t n, uint32_t k,
                            const GemmOptions& options, std::mt19937_64& rng, uint32_t skew = 3);
 
-// Random elements as the tests draw them: floats uniform in [-1, 1) (f16: rounded to fp16), int32 in [-8, 8].
+// Random elements as the tests draw them: floats uniform in [-1, 1) (f16, bf16: rounded to nearest even),
+// int32 in [-8, 8], i8 and u8 over their whole range (the int32 poison stays out of reach for k below 2^17).
 std::vector<std::byte> random_elements(DataType type, uint64_t count, std::mt19937_64& rng);
 // n floats uniform in [-1, 1).
 std::vector<float> random_floats(size_t n, std::mt19937_64& rng);

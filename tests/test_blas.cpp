@@ -30,7 +30,7 @@ GemmDesc make_desc(DataType type, Layout layout, Op op_a, Op op_b, int64_t m, in
   GemmDesc d;
   d.type = type, d.layout = layout, d.op_a = op_a, d.op_b = op_b, d.m = m, d.n = n, d.k = k;
   d.alpha = alpha, d.beta = beta;
-  if (type == DataType::i32) d.alpha = std::trunc(alpha), d.beta = std::trunc(beta);  // 3.14 -> 3, 2.5 -> 2
+  if (is_integer(type)) d.alpha = std::trunc(alpha), d.beta = std::trunc(beta);  // 3.14 -> 3, 2.5 -> 2
   const bool row = layout == Layout::row_major;
   const auto inner = [&](int64_t rows, int64_t cols) { return row ? cols : rows; };
   d.lda = inner(op_a == Op::n ? m : k, op_a == Op::n ? k : m) + pad;
@@ -179,6 +179,24 @@ TEST_SUITE("blas") {
       run_grid(DataType::f16, {.kernel = Kernel::tiled, .tile = 8}, Layout::row_major,
                {Batch::one, Batch::three_broadcast_a}, {Op::n, Op::t}, out);
       run_grid(DataType::f16, {.kernel = Kernel::naive, .tile = 8}, Layout::col_major, {Batch::three}, {Op::t}, out);
+    }
+  }
+  // bf16 (C f32 and C bf16) and i8, u8 (C i32) on the SIMT kernels, every device with 16- and 8-bit storage.
+  // Both layouts and ops, padded lds, batches; the tiled kernel at tile 8 (sizes 7, 64, 67 cross it).
+  TEST_CASE("grid narrow simt") {
+    const Engine& e = test::engine();
+    for (const auto& [in, out] : {std::pair{DataType::bf16, DataType::f32}, {DataType::bf16, DataType::bf16},
+                                  {DataType::i8, DataType::i32}, {DataType::u8, DataType::i32}}) {
+      INFO(to_string(in), " -> ", to_string(out));
+      try {
+        e.check_supported(in, out, {.kernel = Kernel::tiled});
+      } catch (const Error& why) {
+        test::skip(why.what());
+        continue;
+      }
+      run_grid(in, {.kernel = Kernel::tiled, .tile = 8}, Layout::row_major, {Batch::one, Batch::three_broadcast_a},
+               {Op::n, Op::t}, out);
+      run_grid(in, {.kernel = Kernel::naive, .tile = 8}, Layout::col_major, {Batch::three}, {Op::t}, out);
     }
   }
   void run_matrix_grid(Kernel kernel) {

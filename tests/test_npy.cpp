@@ -79,6 +79,45 @@ TEST_SUITE("npy") {
     CHECK(std::memcmp(back.data.data(), m.data(), sizeof(uint16_t) * 6) == 0);
   }
 
+  // bfloat16 as ml_dtypes saves it: np.save writes the dtype's str, and ml_dtypes' types are of kind 'V'
+  // (NumPy's character codes do not extend), so a bfloat16 array's header says '<V2'. The header below is
+  // written by NumPy's documented format (ml_dtypes is not installable here); int8 and uint8 as NumPy writes
+  // them ('|i1', '|u1').
+  TEST_CASE("bfloat16 as ml_dtypes writes it, int8 and uint8: read, and written the same way") {
+    const auto bf = npy::parse(make_file("{'descr': '<V2', 'fortran_order': False, 'shape': (2, 3), }", 12), "x");
+    CHECK(bf.type == DataType::bf16);
+    CHECK(bf.data.size() == 12);
+    CHECK(npy::parse(make_file("{'descr': '|i1', 'fortran_order': False, 'shape': (2, 3), }", 6), "x").type ==
+          DataType::i8);
+    CHECK(npy::parse(make_file("{'descr': '|u1', 'fortran_order': False, 'shape': (2, 3), }", 6), "x").type ==
+          DataType::u8);
+    expect_format_error(make_file("{'descr': '<V4', 'fortran_order': False, 'shape': (1, 1), }", 4), "'<V2'");
+    const auto path =
+        (std::filesystem::temp_directory_path() / ("vkgemm-npy-narrow-" + std::to_string(getpid()) + ".npy")).string();
+    const std::vector<uint16_t> m = {0x3f80, 0xc000, 0x7f7f, 0x0001, 0x8000, 0x7fc0};
+    npy::write(path, DataType::bf16, 3, 2, m.data());
+    std::vector<std::byte> bytes(std::filesystem::file_size(path));
+    {
+      std::FILE* f = std::fopen(path.c_str(), "rb");
+      REQUIRE(f);
+      CHECK(std::fread(bytes.data(), 1, bytes.size(), f) == bytes.size());
+      std::fclose(f);
+    }
+    const std::string text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    CHECK(text.find("'descr': '<V2'") != std::string::npos);
+    const auto back = npy::read(path);
+    CHECK(back.type == DataType::bf16);
+    CHECK(std::memcmp(back.data.data(), m.data(), 12) == 0);
+    const std::vector<int8_t> bytes8 = {-128, -1, 0, 1, 127, 5};
+    for (const DataType t : {DataType::i8, DataType::u8}) {
+      npy::write(path, t, 2, 3, bytes8.data());
+      const auto b8 = npy::read(path);
+      CHECK(b8.type == t);
+      CHECK(std::memcmp(b8.data.data(), bytes8.data(), 6) == 0);
+    }
+    std::filesystem::remove(path);
+  }
+
   TEST_CASE("write then read gives the same matrix") {
     const auto path =
         (std::filesystem::temp_directory_path() / ("vkgemm-npy-" + std::to_string(getpid()) + ".npy")).string();

@@ -94,6 +94,13 @@ int list_devices(bool json) {
                bytes_human(d.max_storage_buffer_range), bytes_human(d.max_allocation_size),
                bytes_human(d.device_local_memory));
     fmt::print("    fp64 / fp16       {} / {}\n", d.float64 ? "yes" : "no", d.float16 ? "yes" : "no");
+    std::string types;
+    for (const DataType t : all_data_types) {
+      const std::string_view missing = missing_feature(d, t);
+      types += fmt::format("{}{}{}", types.empty() ? "" : ", ", to_string(t),
+                           missing.empty() ? "" : fmt::format(" (no: {})", missing));
+    }
+    fmt::print("    types (A, B)      {}\n", types);
     if (d.timestamps) {
       fmt::print("    timestamps        yes ({} valid bits, {} ns per tick; reset {})\n", d.timestamp_valid_bits,
                  d.timestamp_period_ns, d.host_query_reset ? "on the host" : "by a command");

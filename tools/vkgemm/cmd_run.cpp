@@ -26,7 +26,7 @@ namespace {
 
 struct RunOptions {
   std::optional<int64_t> m, n, k;
-  DataType type = DataType::f32;
+  std::optional<DataType> type;      // absent: f32 (random inputs), the files' type (--a, --b)
   std::optional<DataType> out_type;  // absent: f32 for f16 inputs (f16 with --f16-accumulate), else the input type
   bool f16_accumulate = false;
   Kernel kernel = Kernel::automatic;
@@ -156,6 +156,30 @@ struct Problem {
   bool batched_out() const { return a.batched || b.batched; }
 };
 
+// --type bf16 with float32 files: A and B rounded to bf16 (nearest even), and said. No other conversion.
+void convert_inputs(const RunOptions& o, Problem& p) {
+  if (*o.type != DataType::bf16 || p.a.type != DataType::f32) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("--type {}: {} and {} hold {}; files are multiplied as they are, except float32 ones, "
+                            "which --type bf16 rounds to bf16", to_string(*o.type), o.a_path, o.b_path,
+                            to_string(p.a.type)));
+  }
+  for (Operand* x : {&p.a, &p.b}) {
+    const uint64_t count = x->data.size() / 4;
+    std::vector<std::byte> out(count * 2);
+    for (uint64_t i = 0; i < count; ++i) {
+      float f;
+      std::memcpy(&f, &x->data[i * 4], 4);
+      const uint16_t h = float_to_bfloat16(f);
+      std::memcpy(&out[i * 2], &h, 2);
+    }
+    x->data = std::move(out);
+    x->type = DataType::bf16;
+  }
+  p.d.type = DataType::bf16;
+  fmt::print("inputs: float32 from {} and {}, rounded to bf16 (round to nearest even)\n", o.a_path, o.b_path);
+}
+
 // A and B from --a and --b: the files give the type, the shape and the batch.
 void describe_from_files(const RunOptions& o, Problem& p) {
   GemmDesc& d = p.d;
@@ -166,6 +190,7 @@ void describe_from_files(const RunOptions& o, Problem& p) {
                                                          o.a_path, to_string(a.type), o.b_path, to_string(b.type)));
   }
   d.type = a.type;
+  if (o.type && *o.type != a.type) convert_inputs(o, p);
   // op(A) is m x k and op(B) k x n: the files hold A and B as stored (transposed when --trans-*).
   d.m = o.trans_a ? a.cols : a.rows, d.k = o.trans_a ? a.rows : a.cols;
   const int64_t kb = o.trans_b ? b.cols : b.rows;
@@ -186,7 +211,7 @@ void describe_from_files(const RunOptions& o, Problem& p) {
 // Random A and B: --type, --m, --n, --k and --batch give them (the data is drawn later, on the device's go).
 void describe_random(const RunOptions& o, Problem& p) {
   GemmDesc& d = p.d;
-  d.type = o.type;
+  d.type = o.type.value_or(DataType::f32);
   d.m = dimension("--m", o.m), d.n = dimension("--n", o.n), d.k = dimension("--k", o.k);
   d.batch = o.batch ? count("--batch", *o.batch, 0, 65535) : 1;
   p.a.batch = p.b.batch = static_cast<uint32_t>(d.batch);
@@ -249,7 +274,7 @@ struct Inputs {
 Inputs make_inputs(Problem& p) {
   const GemmDesc& d = p.d;
   const uint64_t es = element_size(d.type), c_es = element_size(*d.c_type);
-  const double lo = d.type == DataType::i32 ? -8 : -1, hi = d.type == DataType::i32 ? 9 : 1;
+  const auto [lo, hi] = random_range(d.type);
   std::mt19937_64 rng(p.seed);
   if (!p.from_files) {
     p.a.data = random_matrix(d.type, uint64_t{p.a.batch} * p.a.rows * p.a.cols, lo, hi, rng);
@@ -355,7 +380,7 @@ void print_summary(const RunOptions& o, const Problem& p, const DeviceInfo& dev,
     const double ms = r.t.median_gpu_ms();
     fmt::print("gpu time: {:.4f} ms (median of {}, after {} warm-up and {:.0f} ms of warm-up before), {:.2f} {}\n", ms,
                r.repeat, r.warmed_up, r.busy_ms, operations(d) / ms * 1e-6,
-               d.type == DataType::i32 ? "GOP/s" : "GFLOP/s");
+               is_integer(d.type) ? "GOP/s" : "GFLOP/s");
   } else {
     fmt::print("gpu time: unavailable (the device has no timestamps); host submit-to-fence {:.4f} ms\n",
                r.t.submit_wait_ms);
@@ -385,15 +410,15 @@ nlohmann::json result_record(const Problem& p, const DeviceInfo& dev, const Meas
 std::string non_finite_inputs(const Problem& p, const Inputs& in) {
   const GemmDesc& d = p.d;
   const auto scan = [](const char* name, DataType type, const std::vector<std::byte>& data) -> std::string {
-    if (type == DataType::i32) return {};
+    if (is_integer(type)) return {};
     const uint64_t count = data.size() / element_size(type);
     uint64_t bad = 0, first = 0;
     for (uint64_t i = 0; i < count; ++i) {
       double v = 0.0;
-      if (type == DataType::f16) {
+      if (type == DataType::f16 || type == DataType::bf16) {
         uint16_t h;
         std::memcpy(&h, &data[i * 2], 2);
-        v = half_to_float(h);
+        v = type == DataType::f16 ? half_to_float(h) : bfloat16_to_float(h);
       } else if (type == DataType::f32) {
         float f;
         std::memcpy(&f, &data[i * 4], 4);
@@ -509,10 +534,12 @@ Command add_run_command(CLI::App& cmd, CommonOptions& common) {
   cmd.add_option("--n", o->n, "Columns of op(B) and C");
   cmd.add_option("--k", o->k, "Columns of op(A), rows of op(B)");
   add_enum_option(cmd, "--type", o->type, type_table(),
-                  fmt::format("Element type of A and B: {} (random inputs)", joined_names(type_table())))
-      ->default_str(std::string(to_string(o->type)));
+                  fmt::format("Element type of A and B: {} (random inputs; with float32 --a and --b files, bf16 "
+                              "rounds them to bf16, nearest even)", joined_names(type_table())))
+      ->default_str("f32");
   add_enum_option(cmd, "--out-type", o->out_type, type_table(),
-                  "Element type of C: f16 inputs give f32 (the default) or f16");
+                  "Element type of C: f16 inputs give f32 (the default) or f16, bf16 f32 (the default) or bf16, "
+                  "i8 and u8 i32");
   cmd.add_flag("--f16-accumulate", o->f16_accumulate,
                "f16 inputs: accumulate in fp16, C f16 (faster on some GPUs; overflows past 65504, less accurate)");
   add_enum_option(cmd, "--kernel", o->kernel, kernel_table(),

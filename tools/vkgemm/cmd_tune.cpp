@@ -160,7 +160,7 @@ void check_options(const TuneOptions& o) {
     throw Error(ErrorCode::invalid_argument, "--type f16: f16 is not tuned (auto takes coopmat2, coopmat or tiled for "
                                              "it); the blocked kernel is tuned for f32 or f64");
   }
-  if (o.type == DataType::i32) {
+  if (o.type != DataType::f32 && o.type != DataType::f64) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("--type {}: the blocked kernel is tuned for f32 or f64", to_string(o.type)));
   }

@@ -2,10 +2,20 @@
 
 #include <string>
 
+#include "vkgemm/types.hpp"
+
 namespace vkgemm::cli {
 namespace {
 
 using json = nlohmann::ordered_json;  // keys in the order written, as the schemas list them
+
+// The element types of A and B the device has the features for.
+json type_names(const DeviceInfo& d) {
+  json out = json::array();
+  for (const DataType t : all_data_types)
+    if (missing_feature(d, t).empty()) out.push_back(std::string(to_string(t)));
+  return out;
+}
 
 json shapes_json(const std::vector<CooperativeMatrixShape>& shapes) {
   json out = json::array();
@@ -51,6 +61,8 @@ json device_full_json(const DeviceInfo& d) {
               {"max_storage_buffer_range", d.max_storage_buffer_range},
               {"max_allocation_size", d.max_allocation_size},
               {"storage16", d.storage16},
+              {"storage8", d.storage8},
+              {"types", type_names(d)},
               {"vulkan_memory_model", d.vulkan_memory_model},
               {"vulkan13", d.vulkan13},
               {"min_subgroup_size", d.min_subgroup_size},

@@ -130,8 +130,13 @@ DataType parse_descr(const std::string& descr, const std::string& name) {
   if (kind == "f8") return DataType::f64;
   if (kind == "i4") return DataType::i32;
   if (kind == "f2") return DataType::f16;
-  fail(name, fmt::format("unsupported dtype '{}' (vkgemm reads float32 '<f4', float64 '<f8', int32 '<i4' and "
-                         "float16 '<f2')",
+  // ml_dtypes' bfloat16: np.save writes its dtype.str, '<V2' (NumPy's character codes do not extend, so
+  // ml_dtypes types are kind 'V'); a 2-byte void is read as bf16.
+  if (kind == "V2") return DataType::bf16;
+  if (kind == "i1") return DataType::i8;
+  if (kind == "u1") return DataType::u8;
+  fail(name, fmt::format("unsupported dtype '{}' (vkgemm reads float32 '<f4', float64 '<f8', int32 '<i4', "
+                         "float16 '<f2', bfloat16 as ml_dtypes saves it '<V2', int8 '|i1' and uint8 '|u1')",
                          files::printable(descr)));
 }
 
@@ -247,10 +252,13 @@ Array read(const std::string& path) {
 namespace {
 
 void write_shape(const std::string& path, DataType type, const std::string& shape, uint64_t elements, const void* data) {
-  const char* descr = type == DataType::f32   ? "<f4"
-                      : type == DataType::f64 ? "<f8"
-                      : type == DataType::f16 ? "<f2"
-                                              : "<i4";
+  const char* descr = type == DataType::f32    ? "<f4"
+                      : type == DataType::f64  ? "<f8"
+                      : type == DataType::f16  ? "<f2"
+                      : type == DataType::bf16 ? "<V2"  // as np.save writes ml_dtypes.bfloat16
+                      : type == DataType::i8   ? "|i1"
+                      : type == DataType::u8   ? "|u1"
+                                               : "<i4";
   std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", descr, shape);
   // Pad with spaces and a newline so the data starts on a 64-byte boundary, as NumPy does.
   const size_t total = 10 + header.size() + 1;

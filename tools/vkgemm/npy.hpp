@@ -1,5 +1,6 @@
 // NumPy .npy files: 2-D (a matrix) or 3-D (a batch of matrices, batch x rows x cols), C order, little-endian
-// float32, float64, int32 or float16 (versions 1.0, 2.0, 3.0).
+// float32, float64, int32, float16, bfloat16 (as ml_dtypes saves it: descr '<V2'), int8 or uint8 (versions 1.0,
+// 2.0, 3.0).
 // Every malformed or unsupported file is a vkgemm::Error(file_format) that names the problem.
 #pragma once
 

@@ -15,16 +15,23 @@
 namespace vkgemm::cli {
 namespace {
 
+double element(DataType type, const void* x, uint64_t i) {
+  switch (type) {
+    case DataType::f32: return static_cast<const float*>(x)[i];
+    case DataType::f64: return static_cast<const double*>(x)[i];
+    case DataType::i32: return static_cast<const int32_t*>(x)[i];
+    case DataType::f16: return half_to_float(static_cast<const uint16_t*>(x)[i]);
+    case DataType::bf16: return bfloat16_to_float(static_cast<const uint16_t*>(x)[i]);
+    case DataType::i8: return static_cast<const int8_t*>(x)[i];
+    case DataType::u8: return static_cast<const uint8_t*>(x)[i];
+  }
+  return 0.0;
+}
+
 double frobenius(DataType type, const void* x, uint64_t count) {
   double s = 0.0;
   for (uint64_t i = 0; i < count; ++i) {
-    double v = 0.0;
-    switch (type) {
-      case DataType::f32: v = static_cast<const float*>(x)[i]; break;
-      case DataType::f64: v = static_cast<const double*>(x)[i]; break;
-      case DataType::i32: v = static_cast<const int32_t*>(x)[i]; break;
-      case DataType::f16: v = half_to_float(static_cast<const uint16_t*>(x)[i]); break;
-    }
+    const double v = element(type, x, i);
     s += v * v;
   }
   return std::sqrt(s);
@@ -79,7 +86,7 @@ Comparison parallel_compare(DataType type, uint32_t m, uint32_t n, uint32_t k, c
     diff2 += d * d;
     a2 += a_norms[i] * a_norms[i];
   }
-  if (type == DataType::i32) {  // exact comparison: no norms
+  if (is_integer(type)) {  // exact comparison: no norms
     out.passed = out.bad_elements == 0;
     return out;
   }

@@ -4,12 +4,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "vkgemm/types.hpp"
 
 namespace vkgemm::cli {
 
+// The range random inputs of `type` are drawn from, [lo, hi): [-1, 1) for floats, [-8, 9) for i32, the whole
+// range for i8 and u8 (sign and zero extension both show).
+std::pair<double, double> random_range(DataType type);
 // A seed from the clock and the random device, for runs that ask for none.
 uint64_t fresh_seed();
 

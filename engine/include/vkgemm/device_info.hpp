@@ -42,6 +42,7 @@ struct DeviceInfo {
   bool float64 = false;                      // shaderFloat64
   bool float16 = false;                      // shaderFloat16
   bool storage16 = false;                    // storageBuffer16BitAccess
+  bool storage8 = false;                     // storageBuffer8BitAccess
   bool vulkan_memory_model = false;          // vulkanMemoryModel
   bool vulkan13 = false;                     // the device and the instance speak Vulkan 1.3 (SPIR-V 1.6 shaders)
   bool subgroup_size_control = false;        // subgroupSizeControl and computeFullSubgroups
@@ -87,5 +88,10 @@ struct DeviceInfo {
 };
 
 std::string_view to_string(DeviceType type) noexcept;
+
+enum class DataType;
+// The device feature an element type of A and B needs and `device` lacks ("shaderFloat64", "shaderFloat16",
+// "storageBuffer16BitAccess", "storageBuffer8BitAccess"); empty when it has them all.
+std::string_view missing_feature(const DeviceInfo& device, DataType input) noexcept;
 
 }  // namespace vkgemm

@@ -11,4 +11,10 @@ float half_to_float(uint16_t h) noexcept;
 // Rounds to nearest, ties to even; overflow gives infinity, NaN stays NaN.
 uint16_t float_to_half(float f) noexcept;
 
+// bfloat16, held as uint16_t bit patterns too: the upper 16 bits of an f32.
+// Exact: every bf16 value is a float.
+float bfloat16_to_float(uint16_t b) noexcept;
+// Rounds to nearest, ties to even (as the shaders do); overflow gives infinity, NaN stays NaN (quiet).
+uint16_t float_to_bfloat16(float f) noexcept;
+
 }  // namespace vkgemm

@@ -6,7 +6,14 @@
 // with u the unit roundoff of the type (2^-24 for f32, 2^-53 for f64). Both follow from the classic
 // bound |C - C_ref| <= gamma_k |A||B| that holds for any summation order; the elementwise test catches a
 // single wrong element that the normwise one can miss in a large matrix. NaN or Inf anywhere fails.
-// int32: exact equality, with the wrap-around (modulo 2^32) arithmetic the GPU does.
+// int32: exact equality, with the wrap-around (modulo 2^32) arithmetic the GPU does. i8 and u8 inputs
+// (sign- and zero-extended to int32) give C int32, held to the same: sum, alpha * sum + beta * C, each
+// operation two's complement modulo 2^32 (integer alpha and beta).
+//
+// bf16 inputs (C in f32 or bf16): every bf16 value is an f32 and a product of two (8-bit significands) is
+// exact in fp32, so as for f16 the bound is f32's, plus one rounding of the result to bf16 (u = 2^-8, round
+// to nearest even) when C is bf16:   bound = 2 * max(k, 1) * 2^-24  (+ 2^-8 for C bf16)
+// and an absolute 2^-133 per element for C bf16 (its subnormals' spacing; bf16 has f32's exponent range).
 //
 // f16 inputs (A and B in fp16, C in f32 or f16): every fp16 value and every product of two is exact in
 // fp32, so with fp32 accumulation the bound is that of f32, plus one rounding of the result to fp16 when C
@@ -52,7 +59,7 @@ struct CompareOptions {
   bool random_inputs = false;   // the inputs are independent random values: the model bounds apply too
 };
 
-// c = a * b, row-major; a is m x k, b is k x n, c is m x n, elements of `type`. For float types,
+// c = a * b, row-major; a is m x k, b is k x n, c is m x n, elements of `type` (i8, u8: of i32). For float types,
 // abs_product (when not null) receives (|A| |B|) as doubles, for the elementwise bound.
 void reference_gemm(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a, const void* b, void* c,
                     std::vector<double>* abs_product = nullptr);

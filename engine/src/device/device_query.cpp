@@ -114,7 +114,7 @@ uint32_t query_properties(VkPhysicalDevice pd, PhysicalDevice& out) {
   return basic.apiVersion;
 }
 
-// The features vkgemm uses: f64, f16 and 16-bit storage, the memory model, subgroup size control.
+// The features vkgemm uses: f64, f16, 16- and 8-bit storage, the memory model, subgroup size control.
 void query_features(VkPhysicalDevice pd, uint32_t device_version, uint32_t instance_version, DeviceInfo& info) {
   const bool v12 = device_version >= VK_API_VERSION_1_2;
   // 1.3 structs only when the device and the instance (min(loader, 1.3) for vkgemm's own, vk/instance.cpp;
@@ -129,6 +129,7 @@ void query_features(VkPhysicalDevice pd, uint32_t device_version, uint32_t insta
   info.float64 = features.features.shaderFloat64 == VK_TRUE;
   info.float16 = v12 && f12.shaderFloat16 == VK_TRUE;
   info.storage16 = v12 && f11.storageBuffer16BitAccess == VK_TRUE;
+  info.storage8 = v12 && f12.storageBuffer8BitAccess == VK_TRUE;
   info.vulkan_memory_model = v12 && f12.vulkanMemoryModel == VK_TRUE;
   info.subgroup_size_control = info.vulkan13 && f13.subgroupSizeControl && f13.computeFullSubgroups;
   // vkResetQueryPool is a 1.2 core name: the device and the instance must both speak 1.2.

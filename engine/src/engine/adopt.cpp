@@ -16,7 +16,7 @@ namespace {
 
 // The features and extensions of VulkanDevice's chain and list that vkgemm's kernels use.
 struct Declared {
-  bool float16 = false, storage16 = false, memory_model = false, subgroup_size_control = false;
+  bool float16 = false, storage16 = false, storage8 = false, memory_model = false, subgroup_size_control = false;
   bool maintenance4 = false, coopmat_khr = false, coopmat2 = false, timeline = false, push_descriptor = false;
   bool host_query_reset = false;
 };
@@ -39,11 +39,15 @@ Declared declared(const VulkanDevice& d) {
       case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES: {
         const auto* f = reinterpret_cast<const VkPhysicalDeviceVulkan12Features*>(s);
         out.float16 |= f->shaderFloat16 == VK_TRUE;
+        out.storage8 |= f->storageBuffer8BitAccess == VK_TRUE;
         out.memory_model |= f->vulkanMemoryModel == VK_TRUE;
         out.timeline |= f->timelineSemaphore == VK_TRUE;
         out.host_query_reset |= f->hostQueryReset == VK_TRUE;
         break;
       }
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES:
+        out.storage8 |= reinterpret_cast<const VkPhysicalDevice8BitStorageFeatures*>(s)->storageBuffer8BitAccess == VK_TRUE;
+        break;
       case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES:
         out.host_query_reset |= reinterpret_cast<const VkPhysicalDeviceHostQueryResetFeatures*>(s)->hostQueryReset == VK_TRUE;
         break;
@@ -135,6 +139,7 @@ EngineImpl::EngineImpl(const VulkanDevice& d) {
   const Declared on = declared(d);
   info.float16 = info.float16 && on.float16;
   info.storage16 = info.storage16 && on.storage16;
+  info.storage8 = info.storage8 && on.storage8;
   info.vulkan_memory_model = info.vulkan_memory_model && on.memory_model;
   info.subgroup_size_control = info.subgroup_size_control && on.subgroup_size_control;
   const bool matrices = info.vulkan13 && on.maintenance4 && info.vulkan_memory_model;

@@ -96,11 +96,12 @@ void check_gemm(const GemmDesc& d) {
   check_size("k", d.k);
   check_size("batch", d.batch);
   for (char which : {'A', 'B', 'C'}) (void)operand_extent(d, which);
-  if (d.type == DataType::i32) {
+  if (is_integer(d.type)) {
     for (const auto& [name, v] : {std::pair{"alpha", d.alpha}, std::pair{"beta", d.beta}}) {
       if (v != std::floor(v) || v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
         throw Error(ErrorCode::invalid_argument,
-                    fmt::format("gemm: {} = {} is not an int32 value, as i32 products need", name, v));
+                    fmt::format("gemm: {} = {} is not an int32 value, as {} products need", name, v,
+                                to_string(d.type)));
       }
     }
   }

@@ -161,12 +161,12 @@ bool EngineImpl::chunked(const GemmDesc& desc, const GemmOptions& options) {
 }
 
 GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const MatrixRef& c, const GemmOptions& options) {
-  // One type throughout, except f16 inputs, which give C in f32 (fp32 accumulation) or f16.
-  const bool mixed_ok = a.type == DataType::f16 && (c.type == DataType::f32 || c.type == DataType::f16);
-  if (a.type != b.type || (a.type != c.type && !mixed_ok)) {
+  // A and B share one type; C has one output_allowed says (the input type, f32 for f16 and bf16, i32 for i8, u8).
+  if (a.type != b.type || !output_allowed(a.type, c.type)) {
     throw Error(ErrorCode::invalid_argument,
-                fmt::format("gemm: A, B and C must share one type (or A and B f16 with C f32 or f16); they are {}, "
-                            "{}, {}", to_string(a.type), to_string(b.type), to_string(c.type)));
+                fmt::format("gemm: A and B must share one type and C have one it gives (f32 or f16 for f16, f32 or "
+                            "bf16 for bf16, i32 for i8 and u8, else the same); they are {}, {}, {}",
+                            to_string(a.type), to_string(b.type), to_string(c.type)));
   }
   if (a.cols != b.rows || a.rows != c.rows || b.cols != c.cols) {
     throw Error(ErrorCode::dimension_mismatch,

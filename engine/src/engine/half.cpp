@@ -54,4 +54,21 @@ uint16_t float_to_half(float f) noexcept {
   return static_cast<uint16_t>(sign | out);
 }
 
+float bfloat16_to_float(uint16_t b) noexcept {
+  const uint32_t bits = uint32_t{b} << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+uint16_t float_to_bfloat16(float f) noexcept {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40u);  // NaN, quieted
+  // Adding 0x7fff plus the kept part's lowest bit rounds the dropped half to nearest, ties to even; a carry
+  // runs into the exponent (the largest finite values round up to infinity, as they should).
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
 }  // namespace vkgemm

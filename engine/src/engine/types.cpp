@@ -20,11 +20,28 @@ std::size_t element_size(DataType type) noexcept {
     case DataType::i32: return 4;
     case DataType::f64: return 8;
     case DataType::f16: return 2;
+    case DataType::bf16: return 2;
+    case DataType::i8: return 1;
+    case DataType::u8: return 1;
   }
   return 0;
 }
 
-DataType default_output_type(DataType input) noexcept { return input == DataType::f16 ? DataType::f32 : input; }
+DataType default_output_type(DataType input) noexcept {
+  if (is_half_width_float(input)) return DataType::f32;
+  if (input == DataType::i8 || input == DataType::u8) return DataType::i32;
+  return input;
+}
+
+bool output_allowed(DataType input, DataType output) noexcept {
+  return output == default_output_type(input) || (is_half_width_float(input) && output == input);
+}
+
+bool is_half_width_float(DataType type) noexcept { return type == DataType::f16 || type == DataType::bf16; }
+
+bool is_integer(DataType type) noexcept {
+  return type == DataType::i32 || type == DataType::i8 || type == DataType::u8;
+}
 
 std::string_view to_string(DataType type) noexcept {
   switch (type) {
@@ -32,6 +49,9 @@ std::string_view to_string(DataType type) noexcept {
     case DataType::i32: return "i32";
     case DataType::f64: return "f64";
     case DataType::f16: return "f16";
+    case DataType::bf16: return "bf16";
+    case DataType::i8: return "i8";
+    case DataType::u8: return "u8";
   }
   return "?";
 }
@@ -64,6 +84,19 @@ std::optional<Kernel> parse_kernel(std::string_view name) noexcept {
     if (to_string(k) == name) return k;
   if (name == "auto") return Kernel::automatic;
   return std::nullopt;
+}
+
+std::string_view missing_feature(const DeviceInfo& device, DataType input) noexcept {
+  switch (input) {
+    case DataType::f64: return device.float64 ? "" : "shaderFloat64";
+    case DataType::f16:
+      if (!device.float16) return "shaderFloat16";
+      return device.storage16 ? "" : "storageBuffer16BitAccess";
+    case DataType::bf16: return device.storage16 ? "" : "storageBuffer16BitAccess";
+    case DataType::i8: case DataType::u8: return device.storage8 ? "" : "storageBuffer8BitAccess";
+    case DataType::f32: case DataType::i32: return "";
+  }
+  return "";
 }
 
 std::string_view to_string(DeviceType type) noexcept {

@@ -17,6 +17,22 @@
 namespace vkgemm::kernels {
 namespace {
 
+// The features the narrow types' storage needs (the shaders widen each element as they load it, so no
+// 16-bit or 8-bit arithmetic: the SPIR-V declares only the storage capabilities).
+void check_storage(const DeviceInfo& device, DataType in) {
+  const std::string_view feature = missing_feature(device, in);
+  if (feature.empty()) return;
+  if (in == DataType::f64) {
+    throw Error(ErrorCode::unsupported_type,
+                fmt::format("f64 needs the shaderFloat64 feature, which {} does not have", device.name));
+  }
+  throw Error(ErrorCode::unsupported_type,
+              fmt::format("{} needs the {} feature ({}), which {} does not have; use f32 inputs on this device",
+                          to_string(in), feature,
+                          in == DataType::bf16 ? "bf16 is read as 16-bit words" : "8-bit integers are read from 8-bit storage",
+                          device.name));
+}
+
 // The types themselves, whatever the kernel: which combinations exist and what the device must have.
 void check_types(const DeviceInfo& device, const Types& types) {
   const DataType in = types.input, out = types.output;
@@ -42,14 +58,12 @@ void check_types(const DeviceInfo& device, const Types& types) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("f16 accumulation is for f16 inputs, not {}", to_string(in)));
   }
-  if (out != in) {
-    throw Error(ErrorCode::invalid_argument, fmt::format("{} inputs give C of {}, not {}", to_string(in),
-                                                         to_string(in), to_string(out)));
+  if (!output_allowed(in, out)) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{} inputs give C of {}{}, not {}", to_string(in), to_string(default_output_type(in)),
+                            in == DataType::bf16 ? " or bf16" : "", to_string(out)));
   }
-  if (in == DataType::f64 && !device.float64) {
-    throw Error(ErrorCode::unsupported_type,
-                fmt::format("f64 needs the shaderFloat64 feature, which {} does not have", device.name));
-  }
+  check_storage(device, in);
 }
 
 bool computes(const KernelSpec& spec, DataType type) {
@@ -88,7 +102,7 @@ GemmOptions choose_automatic(const LaunchContext& ctx, const Problem& p) {
       return false;
     }
   };
-  if (ctx.types.input != DataType::f16) {  // the table has no f16 entries
+  if (tuning::tuned_type(ctx.types.input)) {  // the table has no f16, bf16, i8 or u8 entries
     const auto& t = ctx.table;
     if (const auto entry = t.lookup(ctx.device, ctx.types.input, p.m, p.n, p.k, p.trans_a, p.trans_b, p.batch)) {
       const KernelSpec* spec = find_spec(entry->kernel);
@@ -182,7 +196,9 @@ LaunchShape square_shape(Kernel kernel, const Types& types, uint32_t t) {
     shape.constants = {{"WG_X", t}, {"WG_Y", t}};
   } else {
     shape.constants = {{"TILE", t}};
-    shape.shared_bytes = 2u * t * t * static_cast<uint32_t>(element_size(types.input));
+    // The tiles hold elements as loaded: bf16 widened to float, i8 and u8 to int (gemm_interface.glsl).
+    const bool widened = types.input == DataType::bf16 || types.input == DataType::i8 || types.input == DataType::u8;
+    shape.shared_bytes = 2u * t * t * (widened ? 4u : static_cast<uint32_t>(element_size(types.input)));
   }
   return shape;
 }
@@ -280,7 +296,7 @@ void check_supported(const DeviceInfo& device, const tuning::Table& table, const
   // Enums cast from integers the API does not define: refuse them before anything sizes or switches on them.
   for (const DataType type : {types.input, types.output}) {
     if (element_size(type) == 0) {
-      throw Error(ErrorCode::unsupported_type, fmt::format("element type {} is not one vkgemm knows (f32, i32, f64, f16)",
+      throw Error(ErrorCode::unsupported_type, fmt::format("element type {} is not one vkgemm knows (f32, i32, f64, f16, bf16, i8, u8)",
                                                            static_cast<int>(type)));
     }
   }

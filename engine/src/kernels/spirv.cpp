@@ -66,8 +66,11 @@ std::span<const uint32_t> override_of(const std::string& shader) {
 }  // namespace
 
 std::string shader_name(Kernel kernel, const Types& types) {
-  if (types.input != DataType::f16) return fmt::format("{}_{}", to_string(kernel), to_string(types.input));
-  if (!types.f16_accumulate) return fmt::format("{}_f16_{}", to_string(kernel), to_string(types.output));
+  // 16-bit float inputs name C's type too (bf16_f32, f16_f16); the others have one C type each.
+  if (!is_half_width_float(types.input)) return fmt::format("{}_{}", to_string(kernel), to_string(types.input));
+  if (!types.f16_accumulate) {
+    return fmt::format("{}_{}_{}", to_string(kernel), to_string(types.input), to_string(types.output));
+  }
   return fmt::format("{}_f16_acc16{}", to_string(kernel), types.output == DataType::f32 ? "_f32" : "");
 }
 

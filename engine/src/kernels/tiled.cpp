@@ -8,7 +8,8 @@
 namespace vkgemm::kernels {
 namespace {
 
-constexpr DataType kInputs[] = {DataType::f32, DataType::i32, DataType::f64, DataType::f16};
+constexpr DataType kInputs[] = {DataType::f32,  DataType::i32, DataType::f64, DataType::f16,
+                                DataType::bf16, DataType::i8,  DataType::u8};
 
 GemmOptions with_tile(const GemmOptions& options, uint32_t tile) {
   GemmOptions o = options;

@@ -71,12 +71,14 @@ void put_scalar(unsigned char* at, DataType type, double v) {
     case DataType::f32: { const float f = static_cast<float>(v); std::memcpy(at, &f, 4); break; }
     case DataType::i32: { const int32_t i = static_cast<int32_t>(v); std::memcpy(at, &i, 4); break; }
     case DataType::f64: std::memcpy(at, &v, 8); break;
-    case DataType::f16: break;  // never a scalar type: f16 products take f32 scalars (scalar_type)
+    case DataType::f16: case DataType::bf16: case DataType::i8: case DataType::u8:
+      break;  // never a scalar type: 16- and 8-bit inputs take f32 or i32 scalars (scalar_type)
   }
 }
 
-// The type alpha and beta reach the shader in (gemm_interface.glsl's SCALAR_T): f32 for f16 inputs.
-DataType scalar_type(DataType input) { return input == DataType::f16 ? DataType::f32 : input; }
+// The type alpha and beta reach the shader in (gemm_interface.glsl's SCALAR_T): f32 for f16 and bf16 inputs,
+// i32 for i8 and u8 (C's type in both cases but f16's, whose scalars stay f32 whatever C).
+DataType scalar_type(DataType input) { return is_half_width_float(input) ? DataType::f32 : default_output_type(input); }
 
 kernels::GemmPushConstants push_constants(const kernels::Problem& p, const kernels::KernelLaunch& plan, double alpha,
                                           double beta) {
@@ -99,8 +101,8 @@ kernels::GemmPushConstants push_constants(const kernels::Problem& p, const kerne
 // each, row stride n); the reduce pass adds them into C with alpha and beta.
 void add_split(PiecePasses& out, const kernels::Problem& p, const kernels::KernelLaunch& plan) {
   const uint64_t slice = uint64_t{p.m} * p.n;
-  // fp32 partial sums for f16 inputs (coopmat2's split), else C's own type (blocked: f32, f64).
-  const uint64_t workspace_es = p.types.input == DataType::f16 ? 4 : element_size(p.types.output);
+  // fp32 partial sums for 16-bit float inputs (coopmat2's split), else C's own type (blocked: f32, f64).
+  const uint64_t workspace_es = is_half_width_float(p.types.input) ? 4 : element_size(p.types.output);
   out.workspace_bytes = slice * plan.splits * p.batch * workspace_es;
   Pass reduce{plan.reduce, plan.reduce_grid, out.main.push};
   out.main.push.ldc = p.n, out.main.push.c_offset = 0, out.main.push.split_stride = static_cast<uint32_t>(slice);

@@ -63,14 +63,16 @@ void reference_float(uint32_t m, uint32_t n, uint32_t k, const T* a, const T* b,
   });
 }
 
-void reference_int(uint32_t m, uint32_t n, uint32_t k, const int32_t* a, const int32_t* b, int32_t* c) {
+template <typename I>
+void reference_int(uint32_t m, uint32_t n, uint32_t k, const I* a, const I* b, int32_t* c) {
   parallel_rows(m, uint64_t{m} * n * k, [&](uint32_t begin, uint32_t end) {
     std::vector<uint32_t> row(n);
     for (uint64_t i = begin; i < end; ++i) {
       std::fill(row.begin(), row.end(), 0u);
       for (uint64_t p = 0; p < k; ++p) {
-        const auto aip = static_cast<uint32_t>(a[i * k + p]);
-        for (uint64_t j = 0; j < n; ++j) row[j] += aip * static_cast<uint32_t>(b[p * n + j]);  // wraps like the GPU
+        // Widened to int32 (i8 sign-extended, u8 zero-extended) as the shaders do; wraps like the GPU.
+        const auto aip = static_cast<uint32_t>(static_cast<int32_t>(a[i * k + p]));
+        for (uint64_t j = 0; j < n; ++j) row[j] += aip * static_cast<uint32_t>(static_cast<int32_t>(b[p * n + j]));
       }
       std::memcpy(&c[i * n], row.data(), n * sizeof(int32_t));
     }
@@ -87,19 +89,27 @@ double frobenius(const T* x, uint64_t count) {
   return std::sqrt(s);
 }
 
-// f16 matrices as floats (exact).
-std::vector<float> widen(const void* h, uint64_t count) {
+// f16 and bf16 matrices as floats (exact).
+std::vector<float> widen(DataType type, const void* h, uint64_t count) {
   std::vector<float> out(count);
-  for (uint64_t i = 0; i < count; ++i) out[i] = half_to_float(static_cast<const uint16_t*>(h)[i]);
+  for (uint64_t i = 0; i < count; ++i) out[i] = static_cast<float>(detail::load_element(type, h, i));
   return out;
 }
 
+// The integer reference of any integer input type, C int32.
+void reference_any_int(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a, const void* b, int32_t* c) {
+  if (type == DataType::i8) return reference_int(m, n, k, static_cast<const int8_t*>(a), static_cast<const int8_t*>(b), c);
+  if (type == DataType::u8) {
+    return reference_int(m, n, k, static_cast<const uint8_t*>(a), static_cast<const uint8_t*>(b), c);
+  }
+  reference_int(m, n, k, static_cast<const int32_t*>(a), static_cast<const int32_t*>(b), c);
+}
+
 void check_types(DataType input, DataType output) {
-  const bool ok = input == DataType::f16 ? (output == DataType::f16 || output == DataType::f32) : output == input;
-  if (!ok) {
+  if (!output_allowed(input, output)) {
     throw Error(ErrorCode::invalid_argument,
-                fmt::format("reference: inputs of {} cannot give a result of {} (f16 inputs give f32 or f16; "
-                            "other types their own)", to_string(input), to_string(output)));
+                fmt::format("reference: inputs of {} cannot give a result of {} (f16 inputs give f32 or f16, bf16 f32 "
+                            "or bf16, i8 and u8 i32; other types their own)", to_string(input), to_string(output)));
   }
 }
 
@@ -110,7 +120,8 @@ double unit_roundoff(DataType type) noexcept {
     case DataType::f32: return std::ldexp(1.0, -24);
     case DataType::f64: return std::ldexp(1.0, -53);
     case DataType::f16: return std::ldexp(1.0, -11);
-    case DataType::i32: return 0.0;
+    case DataType::bf16: return std::ldexp(1.0, -8);
+    case DataType::i32: case DataType::i8: case DataType::u8: return 0.0;
   }
   return 0.0;
 }
@@ -120,9 +131,10 @@ double error_bound(DataType type, uint32_t k) noexcept {
 }
 
 double error_bound(DataType input, DataType output, uint32_t k, bool f16_accumulate) noexcept {
-  if (input != DataType::f16) return error_bound(input, k);
+  if (!is_half_width_float(input)) return error_bound(input, k);
   if (f16_accumulate) return error_bound(DataType::f16, k);
-  return error_bound(DataType::f32, k) + (output == DataType::f16 ? unit_roundoff(DataType::f16) : 0.0);
+  // Products of two 16-bit floats are exact in fp32; the sums are fp32; then one rounding to a 16-bit C.
+  return error_bound(DataType::f32, k) + (output == input ? unit_roundoff(input) : 0.0);
 }
 
 void reference_gemm(DataType type, uint32_t m, uint32_t n, uint32_t k, const void* a, const void* b, void* c,
@@ -130,8 +142,8 @@ void reference_gemm(DataType type, uint32_t m, uint32_t n, uint32_t k, const voi
   const uint64_t count = uint64_t{m} * n;
   double* abs = nullptr;
   if (abs_product) {
-    abs_product->assign(type == DataType::i32 ? 0 : count, 0.0);
-    abs = type == DataType::i32 ? nullptr : abs_product->data();
+    abs_product->assign(is_integer(type) ? 0 : count, 0.0);
+    abs = is_integer(type) ? nullptr : abs_product->data();
   }
   const Gathered g{abs};
   switch (type) {
@@ -147,14 +159,14 @@ void reference_gemm(DataType type, uint32_t m, uint32_t n, uint32_t k, const voi
       for (uint64_t i = 0; i < count; ++i) static_cast<double*>(c)[i] = static_cast<double>(ref[i]);
       break;
     }
-    case DataType::i32:
-      reference_int(m, n, k, static_cast<const int32_t*>(a), static_cast<const int32_t*>(b), static_cast<int32_t*>(c));
+    case DataType::i32: case DataType::i8: case DataType::u8:
+      reference_any_int(type, m, n, k, a, b, static_cast<int32_t*>(c));
       break;
-    case DataType::f16: {
+    case DataType::f16: case DataType::bf16: {
       std::vector<double> ref(count);
-      const auto wa = widen(a, uint64_t{m} * k), wb = widen(b, uint64_t{k} * n);
+      const auto wa = widen(type, a, uint64_t{m} * k), wb = widen(type, b, uint64_t{k} * n);
       reference_float(m, n, k, wa.data(), wb.data(), ref.data(), g);
-      for (uint64_t i = 0; i < count; ++i) static_cast<uint16_t*>(c)[i] = float_to_half(static_cast<float>(ref[i]));
+      for (uint64_t i = 0; i < count; ++i) detail::store_element(type, c, i, ref[i]);
       break;
     }
   }
@@ -163,9 +175,9 @@ void reference_gemm(DataType type, uint32_t m, uint32_t n, uint32_t k, const voi
 void reference_gemm(DataType input, DataType output, uint32_t m, uint32_t n, uint32_t k, const void* a,
                     const void* b, void* c) {
   check_types(input, output);
-  if (input != DataType::f16 || output == DataType::f16) return reference_gemm(input, m, n, k, a, b, c);
+  if (!is_half_width_float(input) || output == input) return reference_gemm(input, m, n, k, a, b, c);
   std::vector<double> ref(uint64_t{m} * n);
-  const auto wa = widen(a, uint64_t{m} * k), wb = widen(b, uint64_t{k} * n);
+  const auto wa = widen(input, a, uint64_t{m} * k), wb = widen(input, b, uint64_t{k} * n);
   reference_float(m, n, k, wa.data(), wb.data(), ref.data(), Gathered{});
   for (uint64_t i = 0; i < ref.size(); ++i) static_cast<float*>(c)[i] = static_cast<float>(ref[i]);
 }
@@ -182,9 +194,9 @@ ReferenceProduct::ReferenceProduct(DataType input, DataType output, uint32_t m, 
   }
   const uint64_t count = uint64_t{m} * n;
   value_.resize(count);
-  if (input == DataType::i32) {
+  if (is_integer(input)) {
     std::vector<int32_t> ref(count);
-    reference_int(m, n, k, static_cast<const int32_t*>(a), static_cast<const int32_t*>(b), ref.data());
+    reference_any_int(input, m, n, k, a, b, ref.data());
     std::copy(ref.begin(), ref.end(), value_.begin());
     return;
   }
@@ -196,8 +208,8 @@ ReferenceProduct::ReferenceProduct(DataType input, DataType output, uint32_t m, 
   const Gathered g{abs_product_.data(), energy_.empty() ? nullptr : energy_.data(),
                    drift_.empty() ? nullptr : drift_.data()};
   switch (input) {
-    case DataType::f16: {
-      const auto wa = widen(a, uint64_t{m} * k), wb = widen(b, uint64_t{k} * n);
+    case DataType::f16: case DataType::bf16: {
+      const auto wa = widen(input, a, uint64_t{m} * k), wb = widen(input, b, uint64_t{k} * n);
       std::vector<double> ref(count);
       reference_float(m, n, k, wa.data(), wb.data(), ref.data(), g);
       std::copy(ref.begin(), ref.end(), value_.begin());
@@ -217,7 +229,7 @@ ReferenceProduct::ReferenceProduct(DataType input, DataType output, uint32_t m, 
       scale_ = frobenius(static_cast<const double*>(a), uint64_t{m} * k) *
                frobenius(static_cast<const double*>(b), uint64_t{k} * n);
       break;
-    case DataType::i32:
+    case DataType::i32: case DataType::i8: case DataType::u8:
       break;
   }
 }
@@ -230,7 +242,7 @@ Comparison ReferenceProduct::compare(const void* c_gpu) const {
     long double diff2 = 0.0L;
     detail::ModelSums model;
   };
-  const bool exact = type_ == DataType::i32;
+  const bool exact = is_integer(type_);
   const detail::Tolerance tolerance(type_, output_, k_, 0, options_);
   const unsigned parts = std::max(1u, std::min(std::thread::hardware_concurrency(), m_));
   std::vector<Tally> tallies(parts);

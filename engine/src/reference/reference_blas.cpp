@@ -126,7 +126,8 @@ void compute(const GemmDesc& d, const double* a, const double* b, const double* 
   for (const double x : row_c2) r.norm_c2 += x;
 }
 
-void compute_int(const GemmDesc& d, const int32_t* a, const int32_t* b, const int32_t* c0, std::vector<uint64_t>& cells,
+// i32, i8 and u8 inputs (widened to int32 as the shaders do), C int32.
+void compute_int(const GemmDesc& d, const void* a, const void* b, const int32_t* c0, std::vector<uint64_t>& cells,
                  std::vector<int32_t>& ref) {
   const Indexer ia = indexer(d, 'A'), ib = indexer(d, 'B'), ic = indexer(d, 'C');
   const bool reads_ab = d.alpha != 0.0 && d.k != 0;
@@ -138,7 +139,8 @@ void compute_int(const GemmDesc& d, const int32_t* a, const int32_t* b, const in
         uint32_t sum = 0;  // wraps like the GPU
         if (reads_ab)
           for (int64_t p = 0; p < d.k; ++p)
-            sum += static_cast<uint32_t>(a[ia(t, i, p)]) * static_cast<uint32_t>(b[ib(t, p, j)]);
+            sum += static_cast<uint32_t>(detail::load_int(d.type, a, ia(t, i, p))) *
+                   static_cast<uint32_t>(detail::load_int(d.type, b, ib(t, p, j)));
         const uint64_t at = ic(t, i, j);
         uint32_t r = alpha * sum;
         if (d.beta != 0.0) r += beta * static_cast<uint32_t>(c0[at]);
@@ -163,8 +165,7 @@ Comparison compare_int(const GemmDesc& d, const void* a, const void* b, const vo
   Comparison out;
   std::vector<uint64_t> cells;
   std::vector<int32_t> ref;
-  compute_int(d, static_cast<const int32_t*>(a), static_cast<const int32_t*>(b), static_cast<const int32_t*>(c_in),
-              cells, ref);
+  compute_int(d, a, b, static_cast<const int32_t*>(c_in), cells, ref);
   const auto* got = static_cast<const int32_t*>(c_gpu);
   for (size_t i = 0; i < cells.size(); ++i) {
     described[cells[i]] = 1;
@@ -250,11 +251,10 @@ void reference_gemm(const GemmDesc& desc, const void* a, const void* b, const vo
   const DataType out_type = output_type(desc);
   const uint64_t span = operand_extent(desc, 'C').elements;
   if (span) std::memcpy(c_out, c_in, span * element_size(out_type));
-  if (desc.type == DataType::i32) {
+  if (is_integer(desc.type)) {
     std::vector<uint64_t> cells;
     std::vector<int32_t> ref;
-    compute_int(desc, static_cast<const int32_t*>(a), static_cast<const int32_t*>(b),
-                static_cast<const int32_t*>(c_in), cells, ref);
+    compute_int(desc, a, b, static_cast<const int32_t*>(c_in), cells, ref);
     for (size_t i = 0; i < cells.size(); ++i) static_cast<int32_t*>(c_out)[cells[i]] = ref[i];
     return;
   }
@@ -296,7 +296,7 @@ Comparison compare_with_reference(const GemmDesc& desc, const void* a, const voi
   const uint64_t span = operand_extent(desc, 'C').elements;
   const uint64_t es = element_size(out_type);
   std::vector<char> described(span, 0);
-  Comparison out = desc.type == DataType::i32   ? compare_int(desc, a, b, c_in, c_gpu, described)
+  Comparison out = is_integer(desc.type)        ? compare_int(desc, a, b, c_in, c_gpu, described)
                    : desc.type == DataType::f64 ? compare_float<long double>(desc, a, b, c_in, c_gpu, options, described)
                                                 : compare_float<double>(desc, a, b, c_in, c_gpu, options, described);
   // Gaps between rows and between batch entries: untouched, bit for bit.
@@ -309,7 +309,7 @@ Comparison compare_with_reference(const GemmDesc& desc, const void* a, const voi
     }
   }
   out.passed = out.bad_elements == 0 &&
-               (desc.type == DataType::i32 || (out.normwise_error <= out.bound && out.normwise_model_ratio <= 1.0));
+               (is_integer(desc.type) || (out.normwise_error <= out.bound && out.normwise_model_ratio <= 1.0));
   return out;
 }
 

@@ -30,12 +30,14 @@ double normwise_model_factor(uint64_t elements) {
 
 Tolerance::Tolerance(DataType input, DataType output, uint64_t k, uint32_t extra_roundings,
                      const CompareOptions& options)
-    : model_(options.random_inputs && input != DataType::i32), random_rounding_(options.f16_accumulate) {
+    : model_(options.random_inputs && !is_integer(input)), random_rounding_(options.f16_accumulate) {
   const auto steps = static_cast<uint32_t>(std::min<uint64_t>(k + extra_roundings, UINT32_MAX));
-  gamma_ = input == DataType::i32 ? 0.0 : error_bound(input, output, steps, options.f16_accumulate);
+  gamma_ = is_integer(input) ? 0.0 : error_bound(input, output, steps, options.f16_accumulate);
   // f16 results that small land among fp16's subnormals (spacing 2^-24): an absolute allowance per rounding.
   if (output == DataType::f16) absolute_ = std::ldexp(1.0, -24) * (options.f16_accumulate ? std::max(steps, 1u) : 1u);
-  const DataType sums = options.f16_accumulate ? DataType::f16 : input == DataType::f16 ? DataType::f32 : input;
+  // bf16 has f32's exponent range; its subnormals are spaced 2^-133.
+  if (output == DataType::bf16) absolute_ = std::ldexp(1.0, -133);
+  const DataType sums = options.f16_accumulate ? DataType::f16 : is_half_width_float(input) ? DataType::f32 : input;
   u_acc_ = unit_roundoff(sums);
   u_out_ = output != sums ? unit_roundoff(output) : 0.0;
 }
@@ -75,6 +77,7 @@ NonFinite judge_non_finite(DataType output, double reference, double result) {
   double in_type = reference;  // the reference rounded to C's type: past its range it is an infinity
   if (output == DataType::f32) in_type = static_cast<float>(reference);
   if (output == DataType::f16) in_type = half_to_float(float_to_half(static_cast<float>(reference)));
+  if (output == DataType::bf16) in_type = bfloat16_to_float(float_to_bfloat16(static_cast<float>(reference)));
   if (std::isfinite(in_type)) return NonFinite::finite;
   const bool same = std::isnan(in_type) ? std::isnan(result) : result == in_type;
   return same ? NonFinite::matches : NonFinite::differs;

@@ -53,9 +53,9 @@ Entry entry_from_json(const json& e, const std::string& origin) {
   Entry entry;
   const auto type = parse_data_type(e.at("type").get<std::string>());
   if (!type) throw Error(ErrorCode::file_format, fmt::format("{}: unknown type in an entry", origin));
-  if (*type == DataType::f16) {
-    throw Error(ErrorCode::file_format, fmt::format("{}: an f16 entry; f16 is not tuned (auto ranks its kernels)",
-                                                    origin));
+  if (!tuned_type(*type)) {
+    throw Error(ErrorCode::file_format, fmt::format("{}: an {} entry; {} is not tuned (auto ranks its kernels)",
+                                                    origin, to_string(*type), to_string(*type)));
   }
   entry.type = *type;
   entry.m = e.at("m").get<uint32_t>();
@@ -136,6 +136,10 @@ void Table::add_layer_json(std::string_view text, const std::string& origin) {
     std::erase_if(devices_, [&](const DeviceTable& d) { return same_table(d, t); });
     devices_.push_back(std::move(t));
   }
+}
+
+bool tuned_type(DataType type) noexcept {
+  return type == DataType::f32 || type == DataType::i32 || type == DataType::f64;
 }
 
 std::string_view to_string(Tier tier) noexcept {

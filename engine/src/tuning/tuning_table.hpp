@@ -42,6 +42,9 @@ struct DeviceTable {
 enum class Tier { device, vendor, none };
 std::string_view to_string(Tier tier) noexcept;
 
+// The types tuning tables hold entries for (f32, i32, f64); auto ranks the kernels of the others.
+bool tuned_type(DataType type) noexcept;
+
 class Table {
  public:
   // Adds the devices of a tuning file's JSON text; a later table for the same device and driver replaces

@@ -62,11 +62,12 @@ class EnabledFeatures {
   // Vulkan 1.1 to 1.3's features, only where 1.2 or 1.3 is spoken.
   void core(const DeviceInfo& d) {
     timeline = d.vulkan13;
-    if (d.float16 || d.storage16 || d.vulkan_memory_model || timeline || d.host_query_reset) {
+    if (d.float16 || d.storage16 || d.storage8 || d.vulkan_memory_model || timeline || d.host_query_reset) {
       f12.timelineSemaphore = on(timeline);
       f12.hostQueryReset = on(d.host_query_reset);
       f11.storageBuffer16BitAccess = on(d.storage16);
       f12.shaderFloat16 = on(d.float16);
+      f12.storageBuffer8BitAccess = on(d.storage8);
       f12.vulkanMemoryModel = on(d.vulkan_memory_model);
       append(f11);
       append(f12);

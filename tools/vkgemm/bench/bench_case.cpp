@@ -24,7 +24,7 @@ constexpr uint32_t kLatencyWarmupCalls = 5;
 // Records timed for the cost of GemmPlan::record alone (cheap: no submission), at least.
 constexpr uint32_t kRecordCalls = 1000;
 
-// Elements bounded away from zero (floats: magnitude in [0.5, 1), integers: 1 to 8, either sign), so no
+// Elements bounded away from zero (floats: magnitude in [0.5, 1), integers: 1 to 8, either sign; u8 positive), so no
 // product is flattered by zeros and every element of C depends on every term.
 std::vector<std::byte> nonzero_random(DataType type, uint64_t count, std::mt19937_64& rng) {
   std::vector<std::byte> out(count * element_size(type));
@@ -40,6 +40,11 @@ std::vector<std::byte> nonzero_random(DataType type, uint64_t count, std::mt1993
       case DataType::f16:
         reinterpret_cast<uint16_t*>(out.data())[i] = float_to_half(static_cast<float>(sign * magnitude(rng)));
         break;
+      case DataType::bf16:
+        reinterpret_cast<uint16_t*>(out.data())[i] = float_to_bfloat16(static_cast<float>(sign * magnitude(rng)));
+        break;
+      case DataType::i8: reinterpret_cast<int8_t*>(out.data())[i] = static_cast<int8_t>(sign * integer(rng)); break;
+      case DataType::u8: reinterpret_cast<uint8_t*>(out.data())[i] = static_cast<uint8_t>(integer(rng)); break;
     }
   }
   return out;
@@ -54,6 +59,8 @@ std::vector<std::byte> poison(DataType type, uint64_t count) {
       case DataType::f64: reinterpret_cast<double*>(out.data())[i] = std::numeric_limits<double>::quiet_NaN(); break;
       case DataType::i32: reinterpret_cast<int32_t*>(out.data())[i] = std::numeric_limits<int32_t>::min(); break;
       case DataType::f16: reinterpret_cast<uint16_t*>(out.data())[i] = 0x7e00; break;  // a quiet NaN
+      case DataType::bf16: reinterpret_cast<uint16_t*>(out.data())[i] = 0x7fc0; break;  // a quiet NaN
+      case DataType::i8: case DataType::u8: break;  // never C's type
     }
   }
   return out;

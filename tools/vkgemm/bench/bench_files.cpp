@@ -186,7 +186,7 @@ std::string to_csv(const Run& run) {
                        csv_number(t, s.min), csv_number(t, s.max), csv_number(t, s.mean), csv_number(t, s.stddev),
                        csv_number(t, s.spread_pct), csv_number(t && rate, gflops), csv_number(t && rate, best),
                        csv_number(eff.has_value(), eff.value_or(0.0)),
-                       csv_number(check && type != DataType::i32, check ? check->normwise_error : 0.0),
+                       csv_number(check && !is_integer(type), check ? check->normwise_error : 0.0),
                        csv_number(check.has_value(), check ? check->worst_element_ratio : 0.0),
                        check ? std::to_string(check->bad_elements) : "", seed, csv_field(ran));
   };

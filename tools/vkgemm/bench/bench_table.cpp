@@ -15,7 +15,7 @@ std::string shape_text(const Shape& s) { return fmt::format("{}x{}x{}", s.m, s.n
 std::string check_text(const std::optional<Comparison>& c, DataType type, Status status) {
   if (!c) return status == Status::unverified ? "unverified (m*n*k > --verify-max)" : "";
   if (!c->passed) return "FAILED";
-  return type == DataType::i32 ? "exact" : fmt::format("{:.2e}", c->normwise_error);
+  return is_integer(type) ? "exact" : fmt::format("{:.2e}", c->normwise_error);
 }
 
 // The configuration that ran, where the label does not already say it (auto, "default").
@@ -137,7 +137,7 @@ std::string best_table(const Run& run) {
       const std::string eff = c.efficiency ? fmt::format("{:.1f}% of {}", *c.efficiency * 100.0, c.efficiency_ceiling) : "";
       out += fmt::format("  {:<4} {:<20} {:<22} {:>10.2f} {:<7} {}{}\n", i == 0 ? to_string(type) : "",
                          shape_text(c.shape), fmt::format("{} {}", to_string(c.config.options.kernel), c.config.label),
-                         c.gflops, type == DataType::i32 ? "GOP/s" : "GFLOP/s", eff,
+                         c.gflops, is_integer(type) ? "GOP/s" : "GFLOP/s", eff,
                          c.status == Status::unsteady ? "  (unsteady)" : "");
     }
   }
