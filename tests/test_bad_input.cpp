@@ -178,7 +178,7 @@ TEST_SUITE("bad_input") {
         {npy_file("{'descr': '<f4', " + tail, 12), "truncated data"},
         {npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (100000, 100000), }", 16),
          "truncated data: the header describes 100000x100000"},
-        {npy_file("{'descr': '<u1', " + tail, 4), "unsupported dtype '<u1'"},
+        {npy_file("{'descr': '<u2', " + tail, 8), "unsupported dtype '<u2'"},
         {npy_file("{'descr': '|b1', " + tail, 4), "unsupported dtype"},
         {npy_file("{'descr': '<i8', " + tail, 32), "unsupported dtype '<i8'"},
         {npy_file("{'descr': '>f8', " + tail, 32), "big-endian"},

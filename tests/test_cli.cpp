@@ -263,7 +263,7 @@ TEST_SUITE("cli") {
         {"run --m -5 --n 4 --k 4", "--m must be between 0"},
         {"run --m 4 --n 4", "--k is required"},
         {"run --m 4 --n 4 --k 4 --kernel bogus", "--kernel bogus is unknown"},
-        {"run --m 4 --n 4 --k 4 --type bf16", "--type bf16 is unknown"},
+        {"run --m 4 --n 4 --k 4 --type f8", "--type f8 is unknown"},
         {"run --m 4 --n 4 --k 4 --kernel tiled --tile 0", "--tile must be between 1"},
         {"run --m 4 --n 4 --k 4 --kernel tiled --tile 64", "maxComputeWorkGroupInvocations"},
         {"run --m 4 --n 4 --k 4 --tile 8", "--tile goes with --kernel naive or tiled"},
