@@ -185,8 +185,9 @@ TEST_SUITE("blas") {
   // Both layouts and ops, padded lds, batches; the tiled kernel at tile 8 (sizes 7, 64, 67 cross it).
   TEST_CASE("grid narrow simt") {
     const Engine& e = test::engine();
-    for (const auto& [in, out] : {std::pair{DataType::bf16, DataType::f32}, {DataType::bf16, DataType::bf16},
-                                  {DataType::i8, DataType::i32}, {DataType::u8, DataType::i32}}) {
+    for (const auto& types : {std::pair{DataType::bf16, DataType::f32}, {DataType::bf16, DataType::bf16},
+                              {DataType::i8, DataType::i32}, {DataType::u8, DataType::i32}}) {
+      const DataType in = types.first, out = types.second;  // no structured binding: INFO captures them
       INFO(to_string(in), " -> ", to_string(out));
       try {
         e.check_supported(in, out, {.kernel = Kernel::tiled});
