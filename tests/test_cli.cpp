@@ -87,6 +87,37 @@ TEST_SUITE("cli") {
     std::filesystem::remove_all(dir);
   }
 
+  TEST_CASE("run: bf16, i8 and u8 inputs, float32 files rounded to bf16 on request, bf16 .npy out") {
+    for (const char* args : {"--type bf16 --kernel tiled", "--type bf16 --out-type bf16 --kernel naive", "--type i8",
+                             "--type u8 --kernel naive --alpha 3 --beta 2"}) {
+      const auto r = run_cli(std::string("run --m 65 --n 33 --k 17 --repeat 2 --verify --seed 5 ") + args);
+      INFO(args, "\n", r.output);
+      CHECK(r.code == 0);
+      CHECK(contains(r.output, "verify:   passed"));
+    }
+    const auto dir = scratch_dir();
+    // [1 2; 3 1.01171875] times the identity: 1.01171875 = 1 + 3 * 2^-8, a tie, rounds to even (up) in bf16,
+    // 1.015625 (truncation would give 1.0078125).
+    const std::vector<float> a = {1.0f, 2.0f, 3.0f, 1.01171875f}, b = {1.0f, 0.0f, 0.0f, 1.0f};
+    npy::write((dir / "a.npy").string(), DataType::f32, 2, 2, a.data());
+    npy::write((dir / "b.npy").string(), DataType::f32, 2, 2, b.data());
+    const std::string files = " --a " + (dir / "a.npy").string() + " --b " + (dir / "b.npy").string();
+    const auto r = run_cli("run" + files + " --type bf16 --out-type bf16 --out " + (dir / "c.npy").string() + " --verify");
+    INFO(r.output);
+    CHECK(r.code == 0);
+    CHECK(contains(r.output, "rounded to bf16 (round to nearest even)"));
+    const auto c = npy::read((dir / "c.npy").string());
+    CHECK(c.type == DataType::bf16);
+    std::vector<float> got(4);
+    for (size_t i = 0; i < 4; ++i) got[i] = bfloat16_to_float(reinterpret_cast<const uint16_t*>(c.data.data())[i]);
+    CHECK(got == std::vector<float>{1.0f, 2.0f, 3.0f, 1.015625f});
+    const auto refused = run_cli("run" + files + " --type i8");
+    CHECK(refused.code != 0);
+    CHECK(contains(refused.output, "--type i8"));
+    CHECK(contains(refused.output, "which --type bf16 rounds to bf16"));
+    std::filesystem::remove_all(dir);
+  }
+
   TEST_CASE("run --max-k-per-submission: K cut into submissions, the same product") {
     for (const char* beta : {"0", "0.5"}) {
       const auto r = run_cli(std::string("run --m 40 --n 24 --k 300 --max-k-per-submission 64 --kernel tiled "
