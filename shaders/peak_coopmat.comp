@@ -3,10 +3,10 @@
 #extension GL_KHR_memory_scope_semantics : enable
 #extension GL_KHR_cooperative_matrix : enable
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
-#extension GL_EXT_shader_16bit_storage : require
 // vkgemm peak: cooperative-matrix MMA throughput (engine/src/peak/peak.cpp), subgroup scope
-// (VK_KHR_cooperative_matrix). A and B fragments are f16; ACC_T (float or float16_t) is C's type. The
-// fragment shape TM x TN x TK is specialized at run time, so one shader serves every shape a device lists.
+// (VK_KHR_cooperative_matrix). A and B fragments are ELEM_T (float16_t; int8_t or uint8_t with PEAK_INT8);
+// ACC_T (float or float16_t; int or uint) is C's type. The fragment shape TM x TN x TK is specialized at run
+// time, so one shader serves every shape a device lists of its types.
 //
 // Each subgroup loads one A and one B fragment, then runs p.K iterations of UNROLL steps over 4 (ACCS)
 // independent accumulators (acc = A * B + acc): 2 * TM * TN * TK * 4 * UNROLL * K FLOPs per subgroup.
@@ -18,7 +18,19 @@ layout(constant_id = 2) const uint TN = 16;
 layout(constant_id = 3) const uint TK = 16;
 layout(constant_id = 4) const uint SG = 32;  // the subgroup size
 
+#ifdef PEAK_INT8
+#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
+// The bytes read as 32-bit words, so no 8-bit storage is needed; rows ROW words (64 bytes) apart, beyond
+// any int8 fragment's width, so every row starts 16-byte aligned.
+layout(std430, set = 0, binding = 0) readonly buffer In { uint src[]; };  // (TM + TK) * ROW words
+const uint ROW_A = 16, ROW_B = 16, B_AT = TM * 16;
+#define INIT(i) ACC_T(i)
+#else
+#extension GL_EXT_shader_16bit_storage : require
 layout(std430, set = 0, binding = 0) readonly buffer In { float16_t src[]; };  // TM*TK + TK*TN halves
+const uint ROW_A = TK, ROW_B = TN, B_AT = TM * TK;
+#define INIT(i) ACC_T(0.25 * i)
+#endif
 layout(std430, set = 0, binding = 2) writeonly buffer Out { ACC_T dst[]; };    // TM*TN per subgroup
 layout(push_constant) uniform PeakParams {
   layout(offset = 8) uint K;
@@ -32,22 +44,22 @@ layout(constant_id = 5) const bool VARY_A = true;
 const uint UNROLL = 8;
 
 void main() {
-  coopmat<float16_t, gl_ScopeSubgroup, TM, TK, gl_MatrixUseA> a;
-  coopmat<float16_t, gl_ScopeSubgroup, TK, TN, gl_MatrixUseB> b;
-  coopMatLoad(a, src, 0, TK, gl_CooperativeMatrixLayoutRowMajor);
-  coopMatLoad(b, src, TM * TK, TN, gl_CooperativeMatrixLayoutRowMajor);
+  coopmat<ELEM_T, gl_ScopeSubgroup, TM, TK, gl_MatrixUseA> a;
+  coopmat<ELEM_T, gl_ScopeSubgroup, TK, TN, gl_MatrixUseB> b;
+  coopMatLoad(a, src, 0, ROW_A, gl_CooperativeMatrixLayoutRowMajor);
+  coopMatLoad(b, src, B_AT, ROW_B, gl_CooperativeMatrixLayoutRowMajor);
   // Each accumulator starts elsewhere: chains that were equal at every step could be computed once.
   coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator> c0 =
-      coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>(ACC_T(0.0));
+      coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>(INIT(0));
   coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator> c1 =
-      coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>(ACC_T(0.25));
+      coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>(INIT(1));
   coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator> c2 =
-      coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>(ACC_T(0.5));
+      coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>(INIT(2));
   coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator> c3 =
-      coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>(ACC_T(0.75));
+      coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>(INIT(3));
   for (uint i = 0; i < p.K; ++i) {
     [[unroll]] for (uint u = 0; u < UNROLL; ++u) {
-      if (VARY_A) a = a * float16_t(p.mul);
+      if (VARY_A) a = a * ELEM_T(p.mul);
       c0 = coopMatMulAdd(a, b, c0);
       c1 = coopMatMulAdd(a, b, c1);
       c2 = coopMatMulAdd(a, b, c2);

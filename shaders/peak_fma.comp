@@ -1,7 +1,8 @@
 #version 450
 #extension GL_EXT_control_flow_attributes : enable
-// vkgemm peak: FMA throughput (engine/src/peak/peak.cpp). Built for f32 (vec4) and, with PEAK_F16, for f16
-// (f16vec4: packed half arithmetic, two f16vec2 per instruction where the hardware pairs them).
+// vkgemm peak: FMA throughput (engine/src/peak/peak.cpp). Built for f32 (vec4), with PEAK_F16 for f16
+// (f16vec4: packed half arithmetic, two f16vec2 per instruction where the hardware pairs them) and with
+// PEAK_F64 for f64 (dvec4; needs shaderFloat64, the ceiling of the blocked kernel's f64 variant).
 //
 // Each invocation runs CHAINS (a specialization constant) independent chains of 4-wide FMAs, x = x * mul + add, UNROLL of each per
 // loop iteration and p.K iterations: 2 * 4 * CHAINS * UNROLL * K FLOPs per invocation. mul and add come
@@ -12,6 +13,9 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #define S float16_t
 #define V f16vec4
+#elif defined(PEAK_F64)
+#define S double
+#define V dvec4
 #else
 #define S float
 #define V vec4

@@ -5,13 +5,14 @@
 # Run from the repository root with build/release present; results go under $OUT (default out/gpu).
 # Usage: tools/gpu/check-and-bench.sh [phase...]
 #   phases: tests bounds fp16 bench-f16 bench-f16-acc16 bench-f32 stats, and coopmat (the KHR kernel against
-#   cuBLAS, every op), peak (vkgemm peak --json), report (vkgemm bench for the report and its picture).
+#   cuBLAS, every op), peak (vkgemm peak --json), report (vkgemm bench for the report and its picture), f64
+#   (the blocked kernel's f64 configurations against the f64 FMA ceiling, tune, and auto verified).
 # Exit status: 1 when any phase failed (each phase still runs).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-out/gpu}
 mkdir -p "$out"
-bin=build/release/vkgemm
+bin=${VKGEMM_BIN:-build/release/vkgemm}
 tests=build/release/tests/vkgemm_tests
 commit=$("$bin" --version | sed -n 's/.*(commit \(.*\))/\1/p')  # the binary's own build_commit
 phases=("$@")
@@ -41,6 +42,58 @@ validation() {
 }
 
 "$bin" devices > "$out/devices.txt" 2>&1
+
+# The blocked kernel's f64 configurations: those the f32 rules give at twice the registers per element (32
+# accumulators: 4x8 or 8x4 per invocation, 48 KiB of shared memory at BK 16), smaller and larger ones around
+# them, the fallback and the tiled kernel. Each at 4096^3 (one JSON line each in f64-configs.jsonl), then the
+# fastest three at 1024^3, 2048^3, 8192^3 and 4096^3 with B transposed.
+f64n=${F64_SIZE:-4096}  # F64_SIZE and F64_STATS= (no driver statistics): a dry run on a CPU device
+f64_configs() {
+  local dir=$out/f64-runs n=$f64n stats=${F64_STATS---stats} cfg i=0 best
+  mkdir -p "$dir"
+  local configs=("64x128x16 4x8 lanes 8" "64x128x16 4x8 lanes 16" "128x64x16 8x4 lanes 4" "128x64x16 8x4 lanes 8"
+    "64x128x16 8x4 lanes 8" "128x64x16 4x8 lanes 8" "64x64x16 4x4 lanes 8" "64x64x16 4x4 lanes 16"
+    "64x64x16 8x4 lanes 8" "64x64x16 4x8 lanes 8" "64x128x8 8x8 lanes 8" "128x64x8 8x8 lanes 8"
+    "128x128x8 8x8 lanes 8" "128x128x8 8x8 lanes 16" "64x64x8 8x4 lanes 8")
+  for cfg in "${configs[@]}"; do
+    i=$((i + 1))
+    "$bin" run --type f64 --m "$n" --n "$n" --k "$n" --kernel blocked --config "$cfg split 1" --repeat 5 \
+      --warmup-ms 300 $stats --json "$dir/c$i.json" | grep -E 'GFLOP|registers|spill' || echo "$cfg: failed"
+  done
+  "$bin" run --type f64 --m "$n" --n "$n" --k "$n" --kernel tiled --tile 32 --repeat 5 --warmup-ms 300 \
+    --json "$dir/tiled.json" | grep GFLOP
+  # Every run as one JSON line, fastest first; the three fastest blocked configurations.
+  best=$(python3 - "$out/f64-configs.jsonl" "$dir"/*.json <<'PY'
+import json, sys
+rows = sorted((json.load(open(f)) for f in sys.argv[2:]), key=lambda r: -r["gflops"])
+with open(sys.argv[1], "a") as out:
+    for r in rows:
+        out.write(json.dumps(r) + "\n")
+        print(f'{r["gflops"]:9.1f} GFLOP/s  {r["kernel"]} {r.get("config", "")}', file=sys.stderr)
+print("\n".join([r["config"] for r in rows if r["kernel"] == "blocked"][:3]))
+PY
+)
+  rm -f "$dir"/*.json
+  while IFS= read -r cfg; do
+    [[ -n $cfg ]] || continue
+    for shape in "$((n / 4)) $((n / 4)) $((n / 4))" "$((n / 2)) $((n / 2)) $((n / 2))" "$((n * 2)) $((n * 2)) $((n * 2))" \
+      "$n $n $n --trans-b"; do
+      set -- $shape
+      i=$((i + 1))
+      "$bin" run --type f64 --m "$1" --n "$2" --k "$3" ${4:-} --kernel blocked --config "$cfg" --repeat 5 \
+        --warmup-ms 300 --json "$dir/c$i.json" | grep GFLOP
+    done
+  done <<< "$best"
+  ls "$dir"/*.json >/dev/null 2>&1 && python3 - "$out/f64-configs.jsonl" "$dir"/*.json <<'PY' 2>&1
+import json, sys
+with open(sys.argv[1], "a") as out:
+    for f in sys.argv[2:]:
+        r = json.load(open(f))
+        out.write(json.dumps(r) + "\n")
+        print(f'{r["m"]}x{r["n"]}x{r["k"]}: {r["gflops"]:9.1f} GFLOP/s  {r.get("config", "")}')
+PY
+  rm -rf "$dir"
+}
 # What a GPU with every cooperative-matrix path must run (tests/test_support.cpp).
 gpu_expect="kernels=naive,tiled,blocked,coopmat,coopmat2 types=f32,i32,f64,f16 f16acc=coopmat,coopmat2 spirv=coopmat,coopmat2"
 for p in "${phases[@]}"; do
@@ -91,6 +144,15 @@ for p in "${phases[@]}"; do
         $bin run --m 4096 --n 4096 --k 4096 --type f16 --kernel coopmat2 --stats --repeat 1 --warmup 0 &&
         $bin run --m 4096 --n 4096 --k 4096 --type f16 --f16-accumulate --kernel coopmat2 --stats --repeat 1 --warmup 0 &&
         $bin run --m 4096 --n 512 --k 14336 --type f16 --f16-accumulate --kernel coopmat2 --stats --repeat 1 --warmup 0" ;;
+    f64)
+      # f64 at its ceiling (compare with peak's f64 FMA row): each configuration at 4096^3 with the driver's
+      # registers and spills, the fastest three at the other sizes, a tune, and auto verified with the built-in
+      # table and with the tuned file.
+      phase f64-configs f64_configs
+      phase f64-tune timeout 150 "$bin" tune --type f64 --sizes $((f64n / 2)) "$f64n" --quick --out "$out/tuning-f64.json"
+      phase f64-auto "$bin" run --type f64 --m "$f64n" --n "$f64n" --k "$f64n" --repeat 10 --verify
+      phase f64-auto-tuned env VKGEMM_TUNING_FILE="$out/tuning-f64.json" \
+        "$bin" run --type f64 --m "$f64n" --n "$f64n" --k "$f64n" --repeat 10 --verify ;;
     *) echo "check-and-bench: unknown phase $p"; failures=$((failures + 1)) ;;
   esac
 done

@@ -353,8 +353,8 @@ Command add_bench_command(CLI::App& cmd, CommonOptions& common) {
                  "larger cases are timed and reported as unverified; 0 checks none [default: 2048^3 = 8589934592]");
   cmd.add_option("--peak-gflops", o->peak_gflops,
                  "The device's FP32 peak in GFLOP/s, for the f32 cases' efficiency. Without it, the device's "
-                 "ceilings are measured first (as vkgemm peak does) and each f32 and f16 case is set against its "
-                 "own: f32 FMA, the MMA of a coopmat shape, or f16 FMA; the header says which");
+                 "ceilings are measured first (as vkgemm peak does) and each f32, f64 and f16 case is set against "
+                 "its own: f32 or f64 FMA, the MMA of a coopmat shape, or f16 FMA; the header says which");
   cmd.add_option("--latency-sizes", o->latency_sizes,
                  "End-to-end latency (host wall time of one gemm call: record, submit, wait) at these n x n x n, for "
                  "each type and kernel (its first configuration); none to skip [default: the square --sizes up "

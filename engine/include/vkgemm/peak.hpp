@@ -19,20 +19,22 @@ struct PeakOptions {
 };
 
 struct PeakMeasurement {
-  std::string name;     // "f32 FMA", "f16 FMA (packed)", "coopmat 16x16x16 f16*f16+f32", "copy", ...
-  std::string unit;     // "TFLOP/s" or "GB/s"
+  std::string name;     // "f32 FMA", "f16 FMA (packed)", "f64 FMA", "coopmat 16x16x16 f16*f16+f32", "copy", ...
+  std::string unit;     // "TFLOP/s", "TOP/s" (the integer rows) or "GB/s"
   bool measured = false;
   std::string reason;   // when not measured: why ("not available: ...", "not measured: ...")
   double value = 0.0;   // the median over the timed dispatches, in `unit`
   double median_ms = 0.0;         // GPU time of one dispatch, median
   std::vector<double> gpu_ms;     // every timed dispatch
-  double work = 0.0;    // FLOPs or bytes (read + written) of one dispatch
+  double work = 0.0;    // FLOPs (integer operations) or bytes (read + written) of one dispatch
   uint32_t iterations = 0;  // the shader's loop count, as calibrated (copy: 0, it has no loop)
   std::string detail;   // workgroups, iterations, bytes
 };
 
-// Every measurement, in a fixed order: f32 FMA, f16 FMA (packed), one row per cooperative-matrix shape
-// (KHR, subgroup scope), coopmat2, copy. A row the device cannot run says why instead of failing; throws
+// Every measurement, in a fixed order: f32 FMA, f16 FMA (packed), f64 FMA, int8 dot product (packed), one row
+// per cooperative-matrix shape (KHR, subgroup scope: f16, i8 and u8 measured, bf16 and others saying why),
+// coopmat2's workgroup-scope MMA on its kernel's large tiles (fp32 and fp16 sums; one "coopmat2" row saying
+// why where the device has no VK_NV_cooperative_matrix2), copy. A row the device cannot run says why instead of failing; throws
 // vkgemm::Error only for bad options.
 std::vector<PeakMeasurement> measure_peaks(Engine& engine, const PeakOptions& options = {});
 

@@ -132,6 +132,8 @@ void query_features(VkPhysicalDevice pd, uint32_t device_version, uint32_t insta
   info.storage8 = v12 && f12.storageBuffer8BitAccess == VK_TRUE;
   info.vulkan_memory_model = v12 && f12.vulkanMemoryModel == VK_TRUE;
   info.subgroup_size_control = info.vulkan13 && f13.subgroupSizeControl && f13.computeFullSubgroups;
+  info.int8 = v12 && f12.shaderInt8 == VK_TRUE;
+  info.integer_dot = info.vulkan13 && f13.shaderIntegerDotProduct == VK_TRUE;
   // vkResetQueryPool is a 1.2 core name: the device and the instance must both speak 1.2.
   info.host_query_reset = v12 && instance_version >= VK_API_VERSION_1_2 && f12.hostQueryReset == VK_TRUE;
   if (info.vulkan13) {

@@ -18,7 +18,7 @@ namespace {
 struct Declared {
   bool float16 = false, storage16 = false, storage8 = false, memory_model = false, subgroup_size_control = false;
   bool maintenance4 = false, coopmat_khr = false, coopmat2 = false, timeline = false, push_descriptor = false;
-  bool host_query_reset = false;
+  bool host_query_reset = false, int8 = false, integer_dot = false;
 };
 
 bool has(std::span<const char* const> list, std::string_view name) {
@@ -43,6 +43,7 @@ Declared declared(const VulkanDevice& d) {
         out.memory_model |= f->vulkanMemoryModel == VK_TRUE;
         out.timeline |= f->timelineSemaphore == VK_TRUE;
         out.host_query_reset |= f->hostQueryReset == VK_TRUE;
+        out.int8 |= f->shaderInt8 == VK_TRUE;
         break;
       }
       case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES:
@@ -56,6 +57,7 @@ Declared declared(const VulkanDevice& d) {
         break;
       case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES:
         out.float16 |= reinterpret_cast<const VkPhysicalDeviceShaderFloat16Int8Features*>(s)->shaderFloat16 == VK_TRUE;
+        out.int8 |= reinterpret_cast<const VkPhysicalDeviceShaderFloat16Int8Features*>(s)->shaderInt8 == VK_TRUE;
         break;
       case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES:
         out.memory_model |=
@@ -66,6 +68,7 @@ Declared declared(const VulkanDevice& d) {
         size_control |= f->subgroupSizeControl == VK_TRUE;
         full_subgroups |= f->computeFullSubgroups == VK_TRUE;
         out.maintenance4 |= f->maintenance4 == VK_TRUE;
+        out.integer_dot |= f->shaderIntegerDotProduct == VK_TRUE;
         break;
       }
 #if defined(VK_KHR_cooperative_matrix)
@@ -142,6 +145,8 @@ EngineImpl::EngineImpl(const VulkanDevice& d) {
   info.storage8 = info.storage8 && on.storage8;
   info.vulkan_memory_model = info.vulkan_memory_model && on.memory_model;
   info.subgroup_size_control = info.subgroup_size_control && on.subgroup_size_control;
+  info.int8 = info.int8 && on.int8;
+  info.integer_dot = info.integer_dot && on.integer_dot;
   const bool matrices = info.vulkan13 && on.maintenance4 && info.vulkan_memory_model;
   info.coopmat_khr = info.coopmat_khr && on.coopmat_khr && matrices && info.subgroup_size_control;
   info.coopmat2 = info.coopmat2 && on.coopmat2 && matrices;

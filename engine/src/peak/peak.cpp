@@ -20,7 +20,9 @@ using detail::peak::PeakKernel;
 // The shaders' unrolled work per loop iteration (peak_fma.comp, peak_coopmat.comp).
 constexpr double kFmaUnroll = 16.0;            // UNROLL: FMAs of each vec4 chain per iteration
 constexpr double kMmaPerIteration = 4.0 * 8.0;  // accumulators x UNROLL
+constexpr double kNv2MmaPerIteration = 8.0;    // peak_coopmat2.comp's UNROLL
 constexpr uint32_t kMaxIterations = 1u << 24;
+constexpr const char* kDotRow = "int8 dot product (packed)";
 
 // How hard to push: enough workgroups to fill a big GPU many times over; a CPU driver gets a few per core.
 struct PeakLoad {
@@ -66,18 +68,31 @@ void finish(PeakMeasurement& m, std::vector<double> gpu_ms, double work) {
 
 uint32_t workgroup_size(const DeviceInfo& info) { return std::min(256u, info.max_workgroup_invocations); }
 
-PeakMeasurement measure_fma(EngineImpl& e, const PeakLoad& plan, bool f16) {
+// The FMA rows: each type's name, shader and the feature it needs (DeviceInfo's flag, named as Vulkan names it).
+struct FmaRow {
+  const char* name;
+  const char* shader;
+  bool DeviceInfo::*feature;  // null: every device has it
+  const char* feature_name;
+};
+constexpr FmaRow kFmaRows[] = {
+    {"f32 FMA", "peak_fma_f32", nullptr, ""},
+    {"f16 FMA (packed)", "peak_fma_f16", &DeviceInfo::float16, "shaderFloat16"},
+    {"f64 FMA", "peak_fma_f64", &DeviceInfo::float64, "shaderFloat64"},
+};
+
+PeakMeasurement measure_fma(EngineImpl& e, const PeakLoad& plan, const FmaRow& row) {
   const DeviceInfo& info = e.physical.info;
-  PeakMeasurement m = unavailable(f16 ? "f16 FMA (packed)" : "f32 FMA", "TFLOP/s", "");
-  if (f16 && !info.float16) {
-    m.reason = "not available: the device has no shaderFloat16";
+  PeakMeasurement m = unavailable(row.name, "TFLOP/s", "");
+  if (row.feature && !(info.*row.feature)) {
+    m.reason = fmt::format("not available: the device has no {}", row.feature_name);
     return m;
   }
   const uint32_t wg = workgroup_size(info);
   Buffer out = e.create_buffer(uint64_t{plan.groups} * wg * 16, "vkgemm peak fma");
   const VkBuffer vk_out = detail::Access::impl(out)->alloc.buffer.get();
   PeakKernel k;
-  k.shape.shader = f16 ? "peak_fma_f16" : "peak_fma_f32";
+  k.shape.shader = row.shader;
   k.shape.constants = {{"WG", wg}, {"CHAINS", plan.fma_chains}};
   k.groups = plan.groups;
   k.src = k.dst = {vk_out, 0, VK_WHOLE_SIZE};
@@ -122,27 +137,68 @@ std::string shape_name(const CooperativeMatrixShape& s) {
   return fmt::format("coopmat {}x{}x{} {}*{}+{}", s.m, s.n, s.k, s.a_type, s.b_type, s.c_type);
 }
 
+// The MMA kernels' shader for a shape's types (peak_coopmat.comp's variants), the unit of their rate and
+// the bytes of an input and an accumulator element.
+struct MmaTypes {
+  const char* a_b;    // A and B, as DeviceInfo names them
+  const char* c;      // C and the result
+  const char* shader;
+  const char* unit;
+  uint32_t in_bytes, acc_bytes;
+};
+constexpr MmaTypes kMmaTypes[] = {
+    {"f16", "f32", "peak_coopmat_f16_f32", "TFLOP/s", 2, 4},
+    {"f16", "f16", "peak_coopmat_f16_acc16", "TFLOP/s", 2, 2},
+    {"i8", "i32", "peak_coopmat_s8_s32", "TOP/s", 1, 4},
+    {"u8", "u32", "peak_coopmat_u8_u32", "TOP/s", 1, 4},
+};
+
+const MmaTypes* mma_types(const CooperativeMatrixShape& s) {
+  if (s.a_type != s.b_type || s.c_type != s.result_type || s.saturating) return nullptr;
+  for (const MmaTypes& t : kMmaTypes) {
+    if (s.a_type == t.a_b && s.c_type == t.c) return &t;
+  }
+  return nullptr;
+}
+
 // Why this build or device cannot run the MMA kernel on shape `s`; empty when it can.
 std::string coopmat_refusal(const DeviceInfo& info, const CooperativeMatrixShape& s) {
   if (s.scope != "subgroup") return fmt::format("not measured: {} scope (only subgroup scope is)", s.scope);
-  if (s.a_type != "f16" || s.b_type != "f16" || (s.c_type != "f32" && s.c_type != "f16") ||
-      s.result_type != s.c_type) {
-    return "not measured: only f16 A and B with an f16 or f32 C are";
+  const MmaTypes* t = mma_types(s);
+  if (!t && s.a_type == "bf16") {
+    return VKGEMM_GLSLANG_BFLOAT16 ? "not measured: bf16 fragments are not measured yet"
+                                   : "not measured: the glslang this build used lacks GL_EXT_bfloat16, which bf16 "
+                                     "fragments need (a newer glslang has it)";
+  }
+  if (!t) {
+    return "not measured: only f16 A and B with an f16 or f32 C, and i8 or u8 A and B with a 32-bit C of their "
+           "sign, are";
   }
   if (!info.vulkan13) return "not available: the shader needs Vulkan 1.3 (SPIR-V 1.6)";
-  if (!info.storage16) return "not available: the device has no storageBuffer16BitAccess";
+  if (t->in_bytes == 2 && !info.storage16) return "not available: the device has no storageBuffer16BitAccess";
   if (!info.float16) return "not available: the device has no shaderFloat16";
+  if (t->in_bytes == 1 && !info.int8) return "not available: the device has no shaderInt8";
   return {};
+}
+
+// The MMA kernels' input: A and B filled with small values (halves of 2^-5, whose products stay normal;
+// bytes of 1), sized for peak_coopmat.comp's layout of each type.
+Buffer mma_input(EngineImpl& e, const CooperativeMatrixShape& s, const MmaTypes& t) {
+  const uint64_t bytes = t.in_bytes == 1 ? uint64_t{s.m + s.k} * 64  // rows of 64 bytes (PEAK_INT8)
+                                         : uint64_t{s.m} * s.k * 2 + uint64_t{s.k} * s.n * 2 + 4;
+  Buffer in = e.create_buffer(bytes, "vkgemm peak coopmat in");
+  e.fill(in, 0, (in.size() / 4) * 4, t.in_bytes == 1 ? 0x01010101u : 0x28002800u);
+  return in;
 }
 
 PeakMeasurement measure_coopmat(EngineImpl& e, const PeakLoad& plan, const CooperativeMatrixShape& s) {
   const DeviceInfo& info = e.physical.info;
-  PeakMeasurement m = unavailable(shape_name(s), "TFLOP/s", coopmat_refusal(info, s));
+  const MmaTypes* t = mma_types(s);
+  PeakMeasurement m = unavailable(shape_name(s), t ? t->unit : "TFLOP/s", coopmat_refusal(info, s));
   if (!m.reason.empty()) return m;
   const uint32_t sg = info.subgroup_size, subgroups = std::max(1u, std::min(4u, info.max_workgroup_invocations / sg));
-  const uint64_t c_bytes = s.c_type == "f32" ? 4 : 2;
   PeakKernel k;
-  k.shape.shader = s.c_type == "f32" ? "peak_coopmat_f16_f32" : "peak_coopmat_f16_acc16";
+  k.shape.shader = t->shader;
   kernels::spirv(k.shape.shader);  // throws, saying why, where this build has no such shader (guarded)
   // VARY_A on: A is rescaled (by 1) each step, so no driver can hoist A * B out of the loop.
   k.shape.constants = {{"WG", sg * subgroups}, {"TM", s.m}, {"TN", s.n}, {"TK", s.k}, {"SG", sg}, {"VARY_A", 1}};
@@ -151,9 +207,8 @@ PeakMeasurement measure_coopmat(EngineImpl& e, const PeakLoad& plan, const Coope
   const bool control = info.subgroup_size_control && sg >= info.min_subgroup_size && sg <= info.max_subgroup_size;
   if (control) k.shape.required_subgroup_size = sg;  // full subgroups of the size the shape was listed for
   k.groups = plan.groups;
-  Buffer in = e.create_buffer(uint64_t{s.m} * s.k * 2 + uint64_t{s.k} * s.n * 2 + 4, "vkgemm peak coopmat in");
-  Buffer out = e.create_buffer(uint64_t{plan.groups} * subgroups * s.m * s.n * c_bytes, "vkgemm peak coopmat out");
-  e.fill(in, 0, (in.size() / 4) * 4, 0x28002800u);  // every half 2^-5: products stay normal
+  Buffer in = mma_input(e, s, *t);
+  Buffer out = e.create_buffer(uint64_t{plan.groups} * subgroups * s.m * s.n * t->acc_bytes, "vkgemm peak coopmat out");
   k.src = {detail::Access::impl(in)->alloc.buffer.get(), 0, VK_WHOLE_SIZE};
   k.dst = {detail::Access::impl(out)->alloc.buffer.get(), 0, VK_WHOLE_SIZE};
   const auto timing = detail::peak::calibrate_and_time(e, k, plan.target_ms, plan.warm_ms, plan.repeat, kMaxIterations);
@@ -162,6 +217,87 @@ PeakMeasurement measure_coopmat(EngineImpl& e, const PeakLoad& plan, const Coope
   m.iterations = timing.target_iterations;
   m.detail = fmt::format("{} workgroups of {} subgroups of {}{}, {} iterations of {} MMAs each", plan.groups,
                          subgroups, sg, control ? " (required)" : "", timing.target_iterations, kMmaPerIteration);
+  return m;
+}
+
+// The coopmat2 kernel's large tiles (kernels/coopmat_config.cpp): 128x256 with fp32 sums, 256x256 with fp16
+// sums, K steps of 64 and 32, 256 invocations; the workgroup-scope MMA rate is measured on them.
+struct Nv2PeakTile {
+  const char* c;
+  const char* shader;
+  uint32_t bm, bn, bk, invocations, acc_bytes;
+};
+constexpr Nv2PeakTile kNv2PeakTiles[] = {
+    {"f32", "peak_coopmat2_f16_f32", 128, 256, 64, 256, 4},
+    {"f16", "peak_coopmat2_f16_acc16", 256, 256, 32, 256, 2},
+};
+
+std::string nv2_name(const Nv2PeakTile& t) {
+  return fmt::format("coopmat2 {}x{}x{} f16*f16+{} (workgroup)", t.bm, t.bn, t.bk, t.c);
+}
+
+// Whether the device lists a workgroup-scope f16 shape with this C that the tile is made of.
+bool nv2_lists(const DeviceInfo& info, const Nv2PeakTile& t) {
+  return std::any_of(info.coopmat2_shapes.begin(), info.coopmat2_shapes.end(), [&](const CooperativeMatrixShape& s) {
+    return s.scope == "workgroup" && s.a_type == "f16" && s.b_type == "f16" && s.c_type == t.c &&
+           s.result_type == t.c && !s.saturating && s.m && s.n && s.k && t.bm % s.m == 0 && t.bn % s.n == 0 &&
+           t.bk % s.k == 0 && (s.workgroup_invocations == 0 || s.workgroup_invocations == t.invocations);
+  });
+}
+
+PeakMeasurement measure_coopmat2(EngineImpl& e, const PeakLoad& plan, const Nv2PeakTile& t) {
+  const DeviceInfo& info = e.physical.info;
+  PeakMeasurement m = unavailable(nv2_name(t), "TFLOP/s", "");
+  if (!nv2_lists(info, t) || t.invocations > info.coopmat2_max_workgroup_invocations) {
+    m.reason = fmt::format("not available: the device lists no workgroup-scope f16*f16+{} shape for a {}x{}x{} tile "
+                           "of {} invocations", t.c, t.bm, t.bn, t.bk, t.invocations);
+    return m;
+  }
+  PeakKernel k;
+  k.shape.shader = t.shader;
+  kernels::spirv(k.shape.shader);  // throws, saying why, where this build has no such shader (guarded)
+  k.shape.constants = {{"WG", t.invocations}, {"BM", t.bm}, {"BN", t.bn}, {"BK", t.bk}, {"VARY_A", 1}};
+  const float one = 1.0f;
+  std::memcpy(k.push.scalars, &one, 4);
+  k.groups = plan.groups;
+  Buffer in = e.create_buffer(uint64_t{t.bm + t.bn} * t.bk * 2, "vkgemm peak coopmat2 in");
+  e.fill(in, 0, in.size(), 0x28002800u);  // every half 2^-5: products stay normal
+  Buffer out = e.create_buffer(uint64_t{t.bm} * t.bn * t.acc_bytes, "vkgemm peak coopmat2 out");
+  k.src = {detail::Access::impl(in)->alloc.buffer.get(), 0, VK_WHOLE_SIZE};
+  k.dst = {detail::Access::impl(out)->alloc.buffer.get(), 0, VK_WHOLE_SIZE};
+  const auto timing = detail::peak::calibrate_and_time(e, k, plan.target_ms, plan.warm_ms, plan.repeat, kMaxIterations);
+  const double mmas = kNv2MmaPerIteration * timing.target_iterations * double(plan.groups);
+  finish(m, timing.gpu_ms, 2.0 * t.bm * t.bn * t.bk * mmas);
+  m.iterations = timing.target_iterations;
+  m.detail = fmt::format("{} workgroups of {}, {} iterations of {} MMAs each", plan.groups, t.invocations,
+                         timing.target_iterations, kNv2MmaPerIteration);
+  return m;
+}
+
+// int8 dot products: 8 operations (4 multiplies, 4 adds) per packed dot, as integer throughput is counted.
+PeakMeasurement measure_dot(EngineImpl& e, const PeakLoad& plan) {
+  const DeviceInfo& info = e.physical.info;
+  PeakMeasurement m = unavailable(kDotRow, "TOP/s", "");
+  if (!info.integer_dot) {
+    m.reason = "not available: the device has no shaderIntegerDotProduct (VK_KHR_shader_integer_dot_product, Vulkan 1.3)";
+    return m;
+  }
+  const uint32_t wg = workgroup_size(info);
+  PeakKernel k;
+  k.shape.shader = "peak_dot_i32";
+  kernels::spirv(k.shape.shader);  // throws, saying why, where this build has no such shader (guarded)
+  k.shape.constants = {{"WG", wg}, {"CHAINS", plan.fma_chains}};
+  k.groups = plan.groups;
+  Buffer out = e.create_buffer(uint64_t{plan.groups} * wg * 4, "vkgemm peak dot");
+  k.src = k.dst = {detail::Access::impl(out)->alloc.buffer.get(), 0, VK_WHOLE_SIZE};
+  const uint32_t bytes = 0x01ff01ffu;  // 1, -1, 1, -1: the chains stay small
+  std::memcpy(k.push.scalars, &bytes, 4);
+  const auto timing = detail::peak::calibrate_and_time(e, k, plan.target_ms, plan.warm_ms, plan.repeat, kMaxIterations);
+  const double dots = plan.fma_chains * kFmaUnroll * timing.target_iterations * double(plan.groups) * wg;
+  finish(m, timing.gpu_ms, 8.0 * dots);
+  m.iterations = timing.target_iterations;
+  m.detail = fmt::format("{} workgroups of {}, {} iterations of {} chains x {} packed dots", plan.groups, wg,
+                         timing.target_iterations, plan.fma_chains, kFmaUnroll);
   return m;
 }
 
@@ -185,13 +321,18 @@ void add_coopmat_rows(EngineImpl& e, const PeakLoad& plan, std::vector<PeakMeasu
   if (info.coopmat_khr) {
     for (const auto& s : info.coopmat_shapes) {
       const std::string name = shape_name(s);
-      rows.push_back(guarded(name.c_str(), "TFLOP/s", [&] { return measure_coopmat(e, plan, s); }));
+      const MmaTypes* t = mma_types(s);
+      rows.push_back(guarded(name.c_str(), t ? t->unit : "TFLOP/s", [&] { return measure_coopmat(e, plan, s); }));
     }
   }
-  rows.push_back(unavailable("coopmat2", "TFLOP/s",
-                             info.coopmat2 ? "not measured: workgroup-scope (VK_NV_cooperative_matrix2) MMA is not "
-                                             "measured yet"
-                                           : "not available: the device has no VK_NV_cooperative_matrix2"));
+  if (!info.coopmat2) {
+    rows.push_back(unavailable("coopmat2", "TFLOP/s", "not available: the device has no VK_NV_cooperative_matrix2"));
+    return;
+  }
+  for (const Nv2PeakTile& t : kNv2PeakTiles) {
+    const std::string name = nv2_name(t);
+    rows.push_back(guarded(name.c_str(), "TFLOP/s", [&] { return measure_coopmat2(e, plan, t); }));
+  }
 }
 
 }  // namespace
@@ -213,14 +354,16 @@ std::vector<PeakMeasurement> measure_peaks(Engine& engine, const PeakOptions& op
   std::vector<PeakMeasurement> rows;
   if (!info.timestamps) {
     const std::string why = "not available: the device's compute queue has no timestamps";
-    for (const char* name : {"f32 FMA", "f16 FMA (packed)", "coopmat", "coopmat2"}) {
-      rows.push_back(unavailable(name, "TFLOP/s", why));
-    }
+    for (const FmaRow& row : kFmaRows) rows.push_back(unavailable(row.name, "TFLOP/s", why));
+    for (const char* name : {"coopmat", "coopmat2"}) rows.push_back(unavailable(name, "TFLOP/s", why));
+    rows.push_back(unavailable(kDotRow, "TOP/s", why));
     rows.push_back(unavailable("copy", "GB/s", why));
     return rows;
   }
-  rows.push_back(guarded("f32 FMA", "TFLOP/s", [&] { return measure_fma(e, plan, false); }));
-  rows.push_back(guarded("f16 FMA (packed)", "TFLOP/s", [&] { return measure_fma(e, plan, true); }));
+  for (const FmaRow& row : kFmaRows) {
+    rows.push_back(guarded(row.name, "TFLOP/s", [&] { return measure_fma(e, plan, row); }));
+  }
+  rows.push_back(guarded(kDotRow, "TOP/s", [&] { return measure_dot(e, plan); }));
   add_coopmat_rows(e, plan, rows);
   rows.push_back(guarded("copy", "GB/s", [&] { return measure_copy(e, plan); }));
   return rows;

@@ -62,13 +62,15 @@ class EnabledFeatures {
   // Vulkan 1.1 to 1.3's features, only where 1.2 or 1.3 is spoken.
   void core(const DeviceInfo& d) {
     timeline = d.vulkan13;
-    if (d.float16 || d.storage16 || d.storage8 || d.vulkan_memory_model || timeline || d.host_query_reset) {
+    if (d.float16 || d.storage16 || d.storage8 || d.vulkan_memory_model || timeline || d.host_query_reset ||
+        d.int8) {
       f12.timelineSemaphore = on(timeline);
       f12.hostQueryReset = on(d.host_query_reset);
       f11.storageBuffer16BitAccess = on(d.storage16);
       f12.shaderFloat16 = on(d.float16);
       f12.storageBuffer8BitAccess = on(d.storage8);
       f12.vulkanMemoryModel = on(d.vulkan_memory_model);
+      f12.shaderInt8 = on(d.int8);
       append(f11);
       append(f12);
     }
@@ -78,6 +80,7 @@ class EnabledFeatures {
       // Required of every 1.3 device; SPIR-V 1.6 (the cooperative-matrix shaders) sizes workgroups from
       // specialization constants with LocalSizeId, which needs it on.
       f13.maintenance4 = VK_TRUE;
+      f13.shaderIntegerDotProduct = on(d.integer_dot);
       append(f13);
     }
   }

@@ -32,7 +32,8 @@ std::optional<Ceiling> best_mma(const Settings& settings, std::string_view c_typ
 std::vector<Ceiling> ceilings_from(const std::vector<PeakMeasurement>& rows) {
   std::vector<Ceiling> out;
   for (const PeakMeasurement& m : rows) {
-    if (m.measured && m.unit == "TFLOP/s" && m.value > 0.0) out.push_back({m.name, m.value * 1e3});
+    const bool rate = m.unit == "TFLOP/s" || m.unit == "TOP/s";
+    if (m.measured && rate && m.value > 0.0) out.push_back({m.name, m.value * 1e3});
   }
   return out;
 }
@@ -42,6 +43,7 @@ std::optional<Ceiling> ceiling_for(const Settings& settings, DataType type, Kern
     if (settings.peak_gflops) return Ceiling{"--peak-gflops", *settings.peak_gflops};
     return named(settings, "f32 FMA");
   }
+  if (type == DataType::f64) return named(settings, "f64 FMA");
   if (type != DataType::f16) return std::nullopt;
   if (kernel == Kernel::coopmat || kernel == Kernel::coopmat2) return best_mma(settings, f16_accumulate ? "f16" : "f32");
   return named(settings, f16_accumulate ? "f16 FMA (packed)" : "f32 FMA");

@@ -10,15 +10,19 @@
 
 namespace vkgemm::cli::bench {
 
-// The measured rows as ceilings in GFLOP/s (rows that were not measured, and copy bandwidth, left out).
+// The measured rows as ceilings in GFLOP/s (or GOP/s for the integer rows; rows that were not measured, and
+// copy bandwidth, left out).
 std::vector<Ceiling> ceilings_from(const std::vector<PeakMeasurement>& rows);
 
 // The ceiling of a case of input `type` that ran on `kernel` with fp16 sums or not:
 //   f32: --peak-gflops where given, else f32 FMA;
-//   f16 on the cooperative-matrix kernels: the fastest measured MMA shape with C of the accumulator's type
-//     (f16*f16+f32 for fp32 sums, f16*f16+f16 for fp16 sums);
+//   f16 on the cooperative-matrix kernels: the fastest measured subgroup MMA shape with C of the
+//     accumulator's type (f16*f16+f32 for fp32 sums, f16*f16+f16 for fp16 sums). Not coopmat2's
+//     workgroup-scope row: on the H100 its fp32-sum figure (270 TFLOP/s) reads below what the coopmat2 kernel
+//     itself reaches (295 at 4096^3), so it is not yet a ceiling (docs/cli.md, vkgemm peak);
 //   f16 on the others: the FMA of the accumulator's type (f32 FMA for fp32 sums; f16 FMA (packed) for fp16);
-//   i32, f64: none.
+//   f64: f64 FMA (where the device has shaderFloat64);
+//   i32: none.
 std::optional<Ceiling> ceiling_for(const Settings& settings, DataType type, Kernel kernel, bool f16_accumulate);
 
 }  // namespace vkgemm::cli::bench

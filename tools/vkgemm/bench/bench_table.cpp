@@ -59,9 +59,9 @@ std::string run_header(const Run& run) {
   if (!s.ceilings.empty()) {
     std::string list;
     for (const Ceiling& c : s.ceilings) list += fmt::format("{}{} {:.1f}", list.empty() ? "" : ", ", c.name, c.gflops);
-    out += fmt::format("peak:     measured by vkgemm peak, GFLOP/s: {}\n          eff: f32 against f32 FMA; f16 "
-                       "against the fastest MMA shape of its sum type on coopmat and coopmat2, else the FMA of "
-                       "its sum type\n", list);
+    out += fmt::format("peak:     measured by vkgemm peak, GFLOP/s: {}\n          eff: f32 against f32 FMA; f64 "
+                       "against f64 FMA; f16 against the fastest MMA shape of its sum type on coopmat and "
+                       "coopmat2, else the FMA of its sum type\n", list);
   }
   return out;
 }
