@@ -1,4 +1,5 @@
 #include "new_counter.hpp"
+#include "sanitizer.hpp"
 
 #include <atomic>
 #include <cstdlib>
@@ -9,17 +10,7 @@ std::atomic<bool> g_counting{false};
 std::atomic<uint64_t> g_news{0};
 }  // namespace
 
-// A sanitizer replaces operator new itself: no counter there. gcc says so with __SANITIZE_ADDRESS__, clang
-// with __has_feature.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define VKGEMM_SANITIZED_NEW 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define VKGEMM_SANITIZED_NEW 1
-#endif
-#endif
-
-#ifndef VKGEMM_SANITIZED_NEW
+#ifndef VKGEMM_TEST_SANITIZED  // a sanitizer's runtime owns operator new
 void* operator new(std::size_t n) {
   if (g_counting.load(std::memory_order_relaxed)) g_news.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(n ? n : 1)) return p;

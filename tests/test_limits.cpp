@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 
 #include "support.hpp"
+#include "sanitizer.hpp"
 
 using namespace vkgemm;
 
@@ -29,17 +30,7 @@ void check_still_usable(const char* after) {
 
 // Sanitizers reserve terabytes of shadow address space and die instead of returning null when an
 // address-space limit is hit, so the RLIMIT_AS test only runs in uninstrumented builds.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAddressSanitizer = true;
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
+constexpr bool kAddressSanitizer = test::kSanitized;  // tests/sanitizer.hpp
 
 // Bytes of address space this process maps now (VmSize).
 uint64_t mapped_bytes() {

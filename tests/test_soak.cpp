@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "support.hpp"
+#include "sanitizer.hpp"
 
 using namespace vkgemm;
 
@@ -26,11 +27,7 @@ constexpr double kMaxLateGrowthMiB = 8.0;  // what the second main phase may add
 
 // AddressSanitizer keeps freed memory in quarantine (256 MiB by default), so the resident set grows by
 // design there; LeakSanitizer checks for leaks in that build instead.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
+constexpr bool kAddressSanitizer = test::kSanitized;  // tests/sanitizer.hpp
 
 double resident_mib() {
   FILE* f = std::fopen("/proc/self/statm", "r");
