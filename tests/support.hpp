@@ -67,10 +67,10 @@ std::mt19937_64 case_rng(const std::string& case_name);
 
 // Which products of a large grid this run checks. Every one, unless VKGEMM_TEST_GRID_SAMPLE=N (N > 1) asks
 // for one in N. The rule: a pass whose job is not the kernels' results on every shape samples. The
-// sanitizer pass checks the host's memory and undefined behaviour on every path of a call, GPU-assisted
-// validation checks each shader's memory accesses on every path (each path is taken by many products of a
-// grid); both sample (tools/run-tests.sh, tests/CMakeLists.txt), and the core and sync passes check the whole
-// grid. The offset comes from the run seed and the case's name, so each run checks
+// sanitizer pass checks the host's memory and undefined behaviour on every path of a call, synchronization
+// validation the hazards between the commands a call records, GPU-assisted validation each shader's memory
+// accesses on every path; each path is taken by many products of a grid, so those three sample
+// (tools/run-tests.sh, tests/CMakeLists.txt), and the core pass checks the whole grid. The offset comes from the run seed and the case's name, so each run checks
 // another slice and VKGEMM_TEST_SEED repeats it.
 struct GridSample {
   uint64_t every = 1, offset = 0;
