@@ -4,9 +4,10 @@
 #extension GL_KHR_memory_scope_semantics : enable
 #extension GL_KHR_cooperative_matrix : enable
 #extension GL_KHR_shader_subgroup_basic : enable
-// f16 GEMM on subgroup-scope cooperative matrices (VK_KHR_cooperative_matrix): tensor cores on NVIDIA,
-// WMMA on AMD, XMX on Intel, Mesa's emulation on lavapipe. Built with VKGEMM_F16; ACC_T is float (or
-// float16_t for fp16 sums). The whole BLAS call: op(A) and op(B) transposed or not (TRANS_A, TRANS_B, known
+// f16 and int8 GEMM on subgroup-scope cooperative matrices (VK_KHR_cooperative_matrix): tensor cores on
+// NVIDIA, WMMA on AMD, XMX on Intel, Mesa's emulation on lavapipe. Built with VKGEMM_F16 (ACC_T float, or
+// float16_t for fp16 sums) or VKGEMM_INT8_MMA (A_T int8_t or uint8_t; ACC_T and C_T int, or uint for u8,
+// whose sums wrap modulo 2^32 as i32's do). The whole BLAS call: op(A) and op(B) transposed or not (TRANS_A, TRANS_B, known
 // when the pipeline is built), any leading dimensions and offsets, a batch, alpha and beta.
 //
 // Nothing here is fixed to one vendor: the fragment shape TM x TN x TK is one the device lists, SG the
@@ -19,8 +20,8 @@
 // double-buffered: step s+1's tiles go into one buffer while step s's fragments are read from the other, one
 // barrier per step; and step s+1's global loads are issued before step s's multiplies, into registers.
 //
-// Loads move 16 bytes (8 halves) at a time where the operand's rows and offset are 16-byte aligned and the
-// chunk lies inside the matrix, else element by element with zeros outside. The fast path -- a tile wholly
+// Loads move 16 bytes (CHUNK elements: 8 halves, 16 int8) at a time where the operand's rows and offset are
+// 16-byte aligned and the chunk lies inside the matrix, else element by element with zeros outside. The fast path -- a tile wholly
 // inside C with both operands aligned -- runs its whole K steps UNROLL at a time without any bounds check;
 // every other tile, and the partial last K step, takes the checked loop. C: with beta 0, fragments inside C
 // with 16-byte aligned rows are stored straight from the accumulator (alpha applied to the fragment); edge
@@ -57,21 +58,29 @@ const uint A_ROWS = TRANS_A != 0 ? BK : BM;
 const uint A_COLS = TRANS_A != 0 ? BM : BK;
 const uint B_ROWS = TRANS_B != 0 ? BN : BK;
 const uint B_COLS = TRANS_B != 0 ? BK : BN;
-const uint SA = A_COLS / 4 + 2;  // row stride in shared memory, in f16vec4: the data plus the 16-byte skew
-const uint SB = B_COLS / 4 + 2;
-const uint A_TILE = A_ROWS * SA;  // one buffer, in f16vec4
+// Shared memory holds 4-element units (VEC_T: f16vec4, i8vec4, u8vec4), the types the fragments load from;
+// a 16-byte chunk is UNITS of them.
+#ifdef VKGEMM_INT8_MMA
+const uint CHUNK = 16;
+#else
+const uint CHUNK = 8;
+#endif
+const uint UNITS = CHUNK / 4;
+const uint SA = A_COLS / 4 + UNITS;  // row stride in shared memory, in units: the data plus the 16-byte skew
+const uint SB = B_COLS / 4 + UNITS;
+const uint A_TILE = A_ROWS * SA;  // one buffer, in units
 const uint B_TILE = B_ROWS * SB;
-const uint A_CHUNKS = A_ROWS * A_COLS / 8;  // 16-byte chunks per step
-const uint B_CHUNKS = B_ROWS * B_COLS / 8;
+const uint A_CHUNKS = A_ROWS * A_COLS / CHUNK;  // 16-byte chunks per step
+const uint B_CHUNKS = B_ROWS * B_COLS / CHUNK;
 const uint A_LOADS = (A_CHUNKS + WG - 1) / WG;  // per invocation
 const uint B_LOADS = (B_CHUNKS + WG - 1) / WG;
 
-shared f16vec4 sh_a[BUFFERS * A_TILE];
-shared f16vec4 sh_b[BUFFERS * B_TILE];
+shared VEC_T sh_a[BUFFERS * A_TILE];
+shared VEC_T sh_b[BUFFERS * B_TILE];
 shared ACC_T sh_c[(WG / SG) * TM * TN];  // one fragment of C per subgroup, on its way out
 
-#define MAT_A coopmat<float16_t, gl_ScopeSubgroup, TM, TK, gl_MatrixUseA>
-#define MAT_B coopmat<float16_t, gl_ScopeSubgroup, TK, TN, gl_MatrixUseB>
+#define MAT_A coopmat<A_T, gl_ScopeSubgroup, TM, TK, gl_MatrixUseA>
+#define MAT_B coopmat<B_T, gl_ScopeSubgroup, TK, TN, gl_MatrixUseB>
 #define MAT_ACC coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>
 #define MAT_C coopmat<C_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>
 
@@ -82,6 +91,29 @@ uvec4 ra[A_LOADS];      // the next step's tiles on their way to shared memory
 uvec4 rb[B_LOADS];
 MAT_ACC acc[FM * FN];   // this subgroup's part of C
 
+#ifdef VKGEMM_INT8_MMA
+// Sixteen stored elements (r, c .. c+15) of A at index `at`, zeros outside rows x cols, as 16 bytes.
+uvec4 chunk_a(uint at, uint r, uint c, uint rows, uint cols) {
+  if (vec_a && r < rows && c + CHUNK <= cols) return A4[at / CHUNK];
+  uvec4 w = uvec4(0);
+  [[unroll]] for (uint e = 0; e < CHUNK; ++e) {
+    if (r < rows && c + e < cols) w[e / 4] |= (uint(A[at + e]) & 0xffu) << (8 * (e % 4));
+  }
+  return w;
+}
+
+uvec4 chunk_b(uint at, uint r, uint c, uint rows, uint cols) {
+  if (vec_b && r < rows && c + CHUNK <= cols) return B4[at / CHUNK];
+  uvec4 w = uvec4(0);
+  [[unroll]] for (uint e = 0; e < CHUNK; ++e) {
+    if (r < rows && c + e < cols) w[e / 4] |= (uint(B[at + e]) & 0xffu) << (8 * (e % 4));
+  }
+  return w;
+}
+
+// Unit u (4 elements) of a 16-byte chunk.
+VEC_T unit(uvec4 v, uint u) { return VEC_T(unpack8(v[u])); }
+#else
 uvec4 pack8(float16_t v[8]) {
   return uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])),
                packFloat2x16(f16vec2(v[4], v[5])), packFloat2x16(f16vec2(v[6], v[7])));
@@ -89,18 +121,22 @@ uvec4 pack8(float16_t v[8]) {
 
 // Eight stored elements (r, c .. c+7) of A at index `at`, zeros outside rows x cols.
 uvec4 chunk_a(uint at, uint r, uint c, uint rows, uint cols) {
-  if (vec_a && r < rows && c + 8 <= cols) return A4[at / 8];
+  if (vec_a && r < rows && c + CHUNK <= cols) return A4[at / CHUNK];
   float16_t v[8];
   [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = (r < rows && c + e < cols) ? A[at + e] : float16_t(0);
   return pack8(v);
 }
 
 uvec4 chunk_b(uint at, uint r, uint c, uint rows, uint cols) {
-  if (vec_b && r < rows && c + 8 <= cols) return B4[at / 8];
+  if (vec_b && r < rows && c + CHUNK <= cols) return B4[at / CHUNK];
   float16_t v[8];
   [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = (r < rows && c + e < cols) ? B[at + e] : float16_t(0);
   return pack8(v);
 }
+
+// Unit u (4 halves) of a 16-byte chunk.
+VEC_T unit(uvec4 v, uint u) { return f16vec4(unpackFloat2x16(v[2 * u]), unpackFloat2x16(v[2 * u + 1])); }
+#endif
 
 // Step k0's tiles into registers. `whole`: the tiles lie inside the matrices and are aligned (the fast path's
 // steps), so no check at all; else checked chunks.
@@ -111,9 +147,9 @@ void fetch(uint k0, bool whole) {
   [[unroll]] for (uint i = 0; i < A_LOADS; ++i) {
     const uint c = gl_LocalInvocationIndex + i * WG;
     if (A_CHUNKS % WG == 0 || c < A_CHUNKS) {
-      const uint r = ar0 + c / (A_COLS / 8), col = ac0 + (c % (A_COLS / 8)) * 8;
+      const uint r = ar0 + c / (A_COLS / CHUNK), col = ac0 + (c % (A_COLS / CHUNK)) * CHUNK;
       const uint at = a_base + r * p.lda + col;
-      ra[i] = whole ? A4[at / 8] : chunk_a(at, r, col, arows, acols);
+      ra[i] = whole ? A4[at / CHUNK] : chunk_a(at, r, col, arows, acols);
     }
   }
   const uint br0 = TRANS_B != 0 ? col0 : k0, bc0 = TRANS_B != 0 ? k0 : col0;
@@ -121,9 +157,9 @@ void fetch(uint k0, bool whole) {
   [[unroll]] for (uint i = 0; i < B_LOADS; ++i) {
     const uint c = gl_LocalInvocationIndex + i * WG;
     if (B_CHUNKS % WG == 0 || c < B_CHUNKS) {
-      const uint r = br0 + c / (B_COLS / 8), col = bc0 + (c % (B_COLS / 8)) * 8;
+      const uint r = br0 + c / (B_COLS / CHUNK), col = bc0 + (c % (B_COLS / CHUNK)) * CHUNK;
       const uint at = b_base + r * p.ldb + col;
-      rb[i] = whole ? B4[at / 8] : chunk_b(at, r, col, brows, bcols);
+      rb[i] = whole ? B4[at / CHUNK] : chunk_b(at, r, col, brows, bcols);
     }
   }
 }
@@ -133,17 +169,15 @@ void stage(uint buf) {
   [[unroll]] for (uint i = 0; i < A_LOADS; ++i) {
     const uint c = gl_LocalInvocationIndex + i * WG;
     if (A_CHUNKS % WG == 0 || c < A_CHUNKS) {
-      const uint at = buf * A_TILE + (c / (A_COLS / 8)) * SA + (c % (A_COLS / 8)) * 2;
-      sh_a[at] = f16vec4(unpackFloat2x16(ra[i].x), unpackFloat2x16(ra[i].y));
-      sh_a[at + 1] = f16vec4(unpackFloat2x16(ra[i].z), unpackFloat2x16(ra[i].w));
+      const uint at = buf * A_TILE + (c / (A_COLS / CHUNK)) * SA + (c % (A_COLS / CHUNK)) * UNITS;
+      [[unroll]] for (uint u = 0; u < UNITS; ++u) sh_a[at + u] = unit(ra[i], u);
     }
   }
   [[unroll]] for (uint i = 0; i < B_LOADS; ++i) {
     const uint c = gl_LocalInvocationIndex + i * WG;
     if (B_CHUNKS % WG == 0 || c < B_CHUNKS) {
-      const uint at = buf * B_TILE + (c / (B_COLS / 8)) * SB + (c % (B_COLS / 8)) * 2;
-      sh_b[at] = f16vec4(unpackFloat2x16(rb[i].x), unpackFloat2x16(rb[i].y));
-      sh_b[at + 1] = f16vec4(unpackFloat2x16(rb[i].z), unpackFloat2x16(rb[i].w));
+      const uint at = buf * B_TILE + (c / (B_COLS / CHUNK)) * SB + (c % (B_COLS / CHUNK)) * UNITS;
+      [[unroll]] for (uint u = 0; u < UNITS; ++u) sh_b[at + u] = unit(rb[i], u);
     }
   }
 }
@@ -192,7 +226,7 @@ void advance(inout uint buf, bool next) {
 // straight from the accumulator; else through this subgroup's staging area, element by element, inside C only.
 void store_fragment(MAT_ACC frag, uint batch, uint r, uint c, uint c_base, bool direct, uint sg) {
   if (direct) {
-    if (p.alpha != 1.0) frag = frag * ACC_T(p.alpha);
+    if (p.alpha != SCALAR_T(1)) frag = frag * ACC_T(p.alpha);
     coopMatStore(MAT_C(frag), C, c_base + r * p.ldc + c, p.ldc, gl_CooperativeMatrixLayoutRowMajor);
     return;
   }
@@ -219,12 +253,12 @@ void main() {
   const uint sg = gl_SubgroupID;
   const uint sg_row = (sg / SUBGROUPS_N) * WM;  // this subgroup's part, inside the tile
   const uint sg_col = (sg % SUBGROUPS_N) * WN;
-  vec_a = a_base % 8 == 0 && p.lda % 8 == 0;
-  vec_b = b_base % 8 == 0 && p.ldb % 8 == 0;
+  vec_a = a_base % CHUNK == 0 && p.lda % CHUNK == 0;
+  vec_b = b_base % CHUNK == 0 && p.ldb % CHUNK == 0;
   const bool fast = vec_a && vec_b && row0 + BM <= p.M && col0 + BN <= p.N;
   const uint steps = (p.K + BK - 1) / BK, whole_steps = p.K / BK;
 
-  [[unroll]] for (uint i = 0; i < FM * FN; ++i) acc[i] = MAT_ACC(0.0);
+  [[unroll]] for (uint i = 0; i < FM * FN; ++i) acc[i] = MAT_ACC(ACC_T(0));
 
   uint buf = 0, s = 0;
   if (steps > 0) {

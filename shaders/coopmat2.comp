@@ -4,7 +4,9 @@
 #extension GL_KHR_memory_scope_semantics : enable
 #extension GL_KHR_cooperative_matrix : enable
 #extension GL_NV_cooperative_matrix2 : enable
-// f16 GEMM on workgroup-scope cooperative matrices (VK_NV_cooperative_matrix2). Built with VKGEMM_F16.
+// f16 and int8 GEMM on workgroup-scope cooperative matrices (VK_NV_cooperative_matrix2). Built with
+// VKGEMM_F16, or VKGEMM_INT8_MMA (A_T int8_t or uint8_t; the sums and C int, or uint for u8; never split
+// along K: the host plans one slice).
 //
 // The whole workgroup owns one BM x BN accumulator, and A and B go straight from the buffers into BM x BK
 // and BK x BN matrices through tensor layouts (the driver stages them through shared memory and schedules
@@ -22,7 +24,7 @@
 // The fast path -- a tile wholly inside the matrices, 16-byte aligned rows and offsets, a K start that is a
 // multiple of 256 (the host rounds split-K slices to 256) -- has its own accumulator, loop and store, and
 // returns: the general path's clamped layouts and loops do not share its registers. There the strides,
-// offsets and K start are rounded down to multiples of 8 (256 for K), which changes nothing but tells the
+// offsets and K start are rounded down to 16 bytes (ALIGN elements; 256 for K), which changes nothing but tells the
 // compiler that wide loads are safe. That matters: without those hints the driver's tensor loads run
 // several times slower, and so does a split-K whose K start the compiler cannot see is a multiple of 8
 // (docs/design/coopmat2.md).
@@ -45,8 +47,14 @@ layout(constant_id = 7) const uint GROUP_M = 1;  // block rows walked together (
 layout(constant_id = 8) const uint UNROLL = 1;
 
 #define CLAMP gl_CooperativeMatrixClampModeConstantNV
-#define MAT_A coopmat<float16_t, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA>
-#define MAT_B coopmat<float16_t, gl_ScopeWorkgroup, BK, BN, gl_MatrixUseB>
+#define MAT_A coopmat<A_T, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA>
+#define MAT_B coopmat<B_T, gl_ScopeWorkgroup, BK, BN, gl_MatrixUseB>
+// 16 bytes of A and B in elements: the alignment of the fast path's rows and offsets.
+#ifdef VKGEMM_INT8_MMA
+const uint ALIGN = 16;
+#else
+const uint ALIGN = 8;
+#endif
 #define MAT_ACC coopmat<ACC_T, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>
 #define MAT_C coopmat<C_T, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>
 
@@ -72,7 +80,7 @@ layout(constant_id = 8) const uint UNROLL = 1;
 // macro: the two stores below use layouts of different types.
 #define APPLY_ALPHA_BETA(acc, lc, c_base, row0, col0, partial)                         \
   if (!(partial)) {                                                                    \
-    if (p.alpha != 1.0) acc = acc * ACC_T(p.alpha);                                    \
+    if (p.alpha != SCALAR_T(1)) acc = acc * ACC_T(p.alpha);                            \
     if ((p.flags & GEMM_BETA_ZERO) == 0u) {                                            \
       MAT_C c0;                                                                        \
       coopMatLoadTensorNV(c0, C, c_base, sliceTensorLayoutNV(lc, row0, BM, col0, BN)); \
@@ -142,13 +150,13 @@ void tile_product(const uint row0, const uint col0, const uint slices, const uin
   SET_B(lb_clamp, k_end, p.ldb);
 
   const bool inside = row0 + BM <= p.M && col0 + BN <= p.N;
-  const bool aligned = a_base % 8 == 0 && b_base % 8 == 0 && p.lda % 8 == 0 && p.ldb % 8 == 0;
+  const bool aligned = a_base % ALIGN == 0 && b_base % ALIGN == 0 && p.lda % ALIGN == 0 && p.ldb % ALIGN == 0;
   if (inside && aligned && k_begin % 256 == 0) {
-    SET_A(la, p.K, p.lda & ~7u);
-    SET_B(lb, p.K, p.ldb & ~7u);
-    const uint a_off = a_base & ~7u, b_off = b_base & ~7u;
+    SET_A(la, p.K, p.lda & ~(ALIGN - 1));
+    SET_B(lb, p.K, p.ldb & ~(ALIGN - 1));
+    const uint a_off = a_base & ~(ALIGN - 1), b_off = b_base & ~(ALIGN - 1);
     uint k0 = k_begin & ~255u;
-    MAT_ACC acc = MAT_ACC(0.0);
+    MAT_ACC acc = MAT_ACC(ACC_T(0));
     if (PREFETCH != 0 && k0 + BK <= k_end) {
       MAT_A a;
       MAT_B b;
@@ -195,7 +203,7 @@ void tile_product(const uint row0, const uint col0, const uint slices, const uin
 
   // The general path: plain layouts for whole steps of tiles inside the matrices, clamped ones (zeros
   // outside the matrices) for edge tiles and the partial last step.
-  MAT_ACC acc = MAT_ACC(0.0);
+  MAT_ACC acc = MAT_ACC(ACC_T(0));
   uint k0 = k_begin;
   if (inside) {
     SET_A(la, p.K, p.lda);

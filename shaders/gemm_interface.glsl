@@ -38,6 +38,13 @@ uint bf16_bits(float r) {
 #define C_STORE(r) uint16_t(bf16_bits(r))
 #endif
 #endif
+// VKGEMM_INT8_MMA (the cooperative-matrix kernels' i8 and u8): A and B stay 8-bit (A_T int8_t or uint8_t,
+// the matrices' component type), the sums and C are 32-bit integers (int, or uint for u8, whose shapes sum
+// in u32: the same bits as i32 arithmetic modulo 2^32), and so are alpha and beta.
+#ifdef VKGEMM_INT8_MMA
+#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
+#extension GL_EXT_shader_8bit_storage : require
+#endif
 #ifdef VKGEMM_INT8
 #extension GL_EXT_shader_8bit_storage : require
 #define LOAD_T int

@@ -362,6 +362,109 @@ TEST_SUITE("coopmat config") {
     expect_error([&] { kernels::plan(d, table, {.kernel = Kernel::blocked}, p); }, "blocked kernel computes f32 and f64");
   }
 
+  TEST_CASE("i8 and u8: the device's int8 shapes, no split along K, auto ranks coopmat2, coopmat, tiled") {
+    // What the H100 lists besides f16: 16x16x32 and 16x8x32 i8*i8+i32 and u8*u8+u32 at subgroup scope, and
+    // workgroup-scope flexible int8 shapes for coopmat2.
+    DeviceInfo d = nvidia();
+    d.int8 = d.storage8 = true;
+    for (const auto& [ab, acc] : {std::pair{"i8", "i32"}, {"u8", "u32"}}) {
+      for (const uint32_t n : {16u, 8u}) {
+        CooperativeMatrixShape s = shape(16, n, 32, acc, "subgroup");
+        s.a_type = s.b_type = ab;
+        d.coopmat_shapes.push_back(s);
+      }
+      for (const uint32_t inv : {128u, 256u}) {
+        CooperativeMatrixShape s = shape(16, 16, 32, acc, "workgroup", inv, true);
+        s.a_type = s.b_type = ab;
+        d.coopmat2_shapes.push_back(s);
+      }
+    }
+    const tuning::Table table;
+    const auto planned = [&](const DeviceInfo& dev, DataType type, Kernel kernel, uint32_t m, uint32_t n, uint32_t k) {
+      kernels::Problem p;
+      p.types = {type, DataType::i32, false};
+      p.m = m, p.n = n, p.k = k;
+      p.lda = k, p.ldb = p.ldc = n;
+      return kernels::plan(dev, table, {.kernel = kernel}, p);
+    };
+    const bool khr = VKGEMM_EXPECT_COOPMAT, nv2 = VKGEMM_EXPECT_COOPMAT2;
+    for (const DataType type : {DataType::i8, DataType::u8}) {
+      CAPTURE(to_string(type));
+      const Types t{type, DataType::i32, false};
+      CHECK_NOTHROW(kernels::check_matrix_kernel(d, Kernel::coopmat, t));
+      CHECK_NOTHROW(kernels::check_matrix_kernel(d, Kernel::coopmat2, t));
+      // KHR: the largest int8 fragment, a K step of 64 (64 bytes a row, as f16's 32), within 48 KiB.
+      const auto large = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, 1u << 14, 1u << 14);
+      CHECK(spec_constant(large, "TM") == 16);
+      CHECK(spec_constant(large, "TN") == 16);
+      CHECK(spec_constant(large, "TK") == 32);
+      CHECK(spec_constant(large, "BK") == 64);
+      CHECK(large.shared_bytes <= d.max_shared_memory);
+      if (nv2) {
+        // coopmat2: the f16 tiles; 128 x 8192 x 4096, which f16 splits in 2, runs one slice.
+        const auto big = planned(d, type, Kernel::coopmat2, 4096, 4096, 4096);
+        CHECK(big.main.shader == fmt::format("coopmat2_{}", to_string(type)));
+        CHECK(big.main.tile == std::array<uint32_t, 2>{256, 128});
+        const auto thin = planned(d, type, Kernel::coopmat2, 128, 8192, 4096);
+        CHECK(thin.splits <= 1);
+        CHECK(thin.reduce.shader.empty());
+      }
+      const Kernel best = nv2 ? Kernel::coopmat2 : khr ? Kernel::coopmat : Kernel::tiled;
+      CHECK(planned(d, type, Kernel::automatic, 4096, 4096, 4096).kernel == best);
+      DeviceInfo no2 = d;
+      no2.coopmat2 = false;
+      const auto second = planned(no2, type, Kernel::automatic, 4096, 4096, 4096);
+      CHECK(second.kernel == (khr ? Kernel::coopmat : Kernel::tiled));
+      if (khr) CHECK(second.main.shader == fmt::format("coopmat_{}", to_string(type)));
+      no2.coopmat_khr = false;
+      CHECK(planned(no2, type, Kernel::automatic, 4096, 4096, 4096).main.shader ==
+            fmt::format("tiled_{}", to_string(type)));
+      // Without shaderInt8 (the matrices' 8-bit component type): refused naming it; auto takes tiled.
+      DeviceInfo bare = d;
+      bare.int8 = false;
+      expect_error([&] { kernels::check_matrix_kernel(bare, Kernel::coopmat, t); }, "need the shaderInt8 feature");
+      expect_error([&] { kernels::check_matrix_kernel(bare, Kernel::coopmat2, t); }, "need the shaderInt8 feature");
+      CHECK(planned(bare, type, Kernel::automatic, 256, 256, 256).kernel == Kernel::tiled);
+    }
+    // Without int8 shapes: the refusal names the shape wanted and what the device lists.
+    const DeviceInfo f16_only = [] {
+      DeviceInfo n = nvidia();
+      n.int8 = n.storage8 = true;
+      return n;
+    }();
+    expect_error([&] { kernels::check_matrix_kernel(f16_only, Kernel::coopmat, {DataType::i8, DataType::i32, false}); },
+                 "needs a subgroup-scope cooperative matrix shape i8 x i8 + i32 -> i32");
+    expect_error([&] { kernels::check_matrix_kernel(f16_only, Kernel::coopmat, {DataType::u8, DataType::i32, false}); },
+                 "described H200 lists 16x8x16 f16*f16+f16->f16 subgroup");
+    expect_error([&] { kernels::check_matrix_kernel(f16_only, Kernel::coopmat2, {DataType::u8, DataType::i32, false}); },
+                 "workgroup-scope flexible shape u8 x u8 + u32 -> u32");
+    // u8 never takes an i8 shape (255 would read as -1).
+    DeviceInfo signed_only = d;
+    std::erase_if(signed_only.coopmat_shapes, [](const CooperativeMatrixShape& s) { return s.a_type == "u8"; });
+    CHECK_NOTHROW(kernels::check_matrix_kernel(signed_only, Kernel::coopmat, {DataType::i8, DataType::i32, false}));
+    expect_error([&] { kernels::check_matrix_kernel(signed_only, Kernel::coopmat, {DataType::u8, DataType::i32, false}); },
+                 "u8 x u8 + u32 -> u32");
+    // lavapipe 26: 8x8x8 at subgroup 8 on a CPU: tiles in whole 16-byte chunks (16 int8), a K step of 16.
+    DeviceInfo lvp = d;
+    lvp.type = DeviceType::cpu;
+    lvp.subgroup_size = lvp.min_subgroup_size = 8;
+    lvp.max_shared_memory = 32 * 1024;
+    lvp.coopmat_shapes.clear();
+    for (const auto& [ab, acc] : {std::pair{"i8", "i32"}, {"u8", "u32"}}) {
+      CooperativeMatrixShape s = shape(8, 8, 8, acc, "subgroup");
+      s.a_type = s.b_type = ab;
+      lvp.coopmat_shapes.push_back(s);
+    }
+    const Types t8{DataType::i8, DataType::i32, false};
+    const auto lvp_large = kernels::coopmat_launch(lvp, t8, {.kernel = Kernel::coopmat}, 1u << 14, 1u << 14);
+    const auto lvp_small = kernels::coopmat_launch(lvp, t8, {.kernel = Kernel::coopmat}, 16, 16);
+    CHECK(spec_constant(lvp_large, "BK") == 16);
+    CHECK(spec_constant(lvp_large, "BM") == 32);
+    CHECK(spec_constant(lvp_large, "BN") == 64);
+    CHECK(lvp_small.tile == std::array<uint32_t, 2>{32, 16});
+    CHECK(lvp_large.shared_bytes <= lvp.max_shared_memory);
+  }
+
   TEST_CASE("coopmat2 splits K for a short grid with a long K, through an fp32 workspace") {
     if (!VKGEMM_EXPECT_COOPMAT2) {
       test::skip("this build has no coopmat2 kernel");

@@ -80,12 +80,12 @@ devices=$(in_root "$bin/vkgemm" devices) || fail "vkgemm devices failed against 
 echo "$devices"
 grep -qE 'coopmat +VK_KHR_cooperative_matrix, [0-9]+ shapes' <<<"$devices" || fail "this lavapipe does not list VK_KHR_cooperative_matrix"
 
-# The support suite asserts this lavapipe runs the coopmat kernel, with fp32 and fp16 sums
+# The support suite asserts this lavapipe runs the coopmat kernel, with fp32 and fp16 sums and on i8 and u8
 # (VKGEMM_TEST_EXPECT, tests/test_support.cpp); a skip (exit 77) is a failure here; the output is checked
 # too, so that a suite that skipped or ran no case cannot pass.
 log=$(mktemp)
 set +e
-VKGEMM_TEST_EXPECT="kernels=coopmat f16acc=coopmat" in_root "$bin/tests/vkgemm_tests" --no-version \
+VKGEMM_TEST_EXPECT="kernels=coopmat f16acc=coopmat int8=coopmat" in_root "$bin/tests/vkgemm_tests" --no-version \
   --test-suite=support,coopmat 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 set -e

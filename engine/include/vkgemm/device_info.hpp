@@ -46,7 +46,7 @@ struct DeviceInfo {
   bool vulkan_memory_model = false;          // vulkanMemoryModel
   bool vulkan13 = false;                     // the device and the instance speak Vulkan 1.3 (SPIR-V 1.6 shaders)
   bool subgroup_size_control = false;        // subgroupSizeControl and computeFullSubgroups
-  bool int8 = false;                         // shaderInt8 (vkgemm peak's int8 MMA rows)
+  bool int8 = false;                         // shaderInt8 (int8 cooperative matrices: vkgemm peak, the kernels)
   bool integer_dot = false;                  // shaderIntegerDotProduct (Vulkan 1.3; vkgemm peak's int8 dot row)
   uint32_t min_subgroup_size = 0, max_subgroup_size = 0;
   // How many workgroups run side by side: the compute units (NVIDIA SMs, AMD CUs, CPU threads) and the

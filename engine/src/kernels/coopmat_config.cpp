@@ -62,6 +62,27 @@ constexpr uint64_t kThinWorkgroups = 2 * 128;
 
 const char* acc_name(const Types& t) { return t.f16_accumulate ? "f16" : "f32"; }
 
+// The shape a product needs, in DeviceInfo's spelling: f16 * f16 + f32 (or f16 sums); int8 sums in 32-bit
+// integers of its own signedness (i8 * i8 + i32, u8 * u8 + u32: the shapes devices list).
+struct ShapeTypes {
+  const char *ab, *acc;
+};
+ShapeTypes shape_types(const Types& t) {
+  if (t.input == DataType::i8) return {"i8", "i32"};
+  if (t.input == DataType::u8) return {"u8", "u32"};
+  return {"f16", acc_name(t)};
+}
+
+bool is_int8(const Types& t) { return t.input == DataType::i8 || t.input == DataType::u8; }
+
+// Bytes of one element of A and B in shared memory and in the shaders' 16-byte chunks.
+uint32_t element_bytes(const Types& t) { return is_int8(t) ? 1 : 2; }
+
+bool types_match(const CooperativeMatrixShape& s, const Types& t) {
+  const ShapeTypes w = shape_types(t);
+  return s.a_type == w.ab && s.b_type == w.ab && s.c_type == w.acc && s.result_type == w.acc && !s.saturating;
+}
+
 uint64_t tiles(uint32_t m, uint32_t n, uint32_t bm, uint32_t bn) {
   return ((uint64_t{m} + bm - 1) / bm) * ((uint64_t{n} + bn - 1) / bn);
 }
@@ -77,8 +98,7 @@ bool fits(const CooperativeMatrixShape& s, uint32_t invocations, const Nv2Tile& 
 
 std::optional<CooperativeMatrixShape> nv2_shape(const DeviceInfo& d, const Types& t, const Nv2Tile& tile) {
   for (const auto& s : d.coopmat2_shapes) {
-    if (s.scope == "workgroup" && s.a_type == "f16" && s.b_type == "f16" && s.c_type == acc_name(t) &&
-        s.result_type == acc_name(t) && !s.saturating && fits(s, tile.invocations, tile)) {
+    if (s.scope == "workgroup" && types_match(s, t) && fits(s, tile.invocations, tile)) {
       return s;
     }
   }
@@ -86,13 +106,20 @@ std::optional<CooperativeMatrixShape> nv2_shape(const DeviceInfo& d, const Types
 }
 
 std::string shapes_wanted(const Types& t) {
-  return fmt::format("f16 x f16 + {} -> {}", acc_name(t), acc_name(t));
+  const ShapeTypes w = shape_types(t);
+  return fmt::format("{} x {} + {} -> {}", w.ab, w.ab, w.acc, w.acc);
 }
 
-void check_common(const DeviceInfo& d, const char* kernel) {
+void check_common(const DeviceInfo& d, const char* kernel, const Types& t) {
   if (!d.vulkan_memory_model) {
     throw Error(ErrorCode::unsupported_config,
                 fmt::format("the {} kernel needs the vulkanMemoryModel feature, which {} does not have", kernel, d.name));
+  }
+  if (is_int8(t) && !d.int8) {
+    throw Error(ErrorCode::unsupported_config,
+                fmt::format("the {} kernel multiplies {} on 8-bit cooperative matrices, which need the shaderInt8 "
+                            "feature; {} does not have it (the tiled kernel runs {} there)",
+                            kernel, to_string(t.input), d.name, to_string(t.input)));
   }
 }
 
@@ -118,10 +145,9 @@ std::string describe_shapes(const std::vector<CooperativeMatrixShape>& shapes) {
   return out.empty() ? "none" : out;
 }
 
-// The kernel addresses shared memory in 4-half vectors: every side a multiple of 4.
+// The kernel addresses shared memory in 4-element vectors: every side a multiple of 4.
 bool khr_usable(const CooperativeMatrixShape& s, const Types& t) {
-  return s.scope == "subgroup" && s.a_type == "f16" && s.b_type == "f16" && s.c_type == acc_name(t) &&
-         s.result_type == acc_name(t) && !s.saturating && s.m && s.n && s.k && s.m % 4 == 0 && s.n % 4 == 0 &&
+  return s.scope == "subgroup" && types_match(s, t) && s.m && s.n && s.k && s.m % 4 == 0 && s.n % 4 == 0 &&
          s.k % 4 == 0 && s.m <= 64 && s.n <= 64 && s.k <= 64;
 }
 
@@ -171,13 +197,14 @@ uint32_t floor_pow2(uint32_t v) {
   return p;
 }
 
-// Shared memory of a configuration: the A and B tiles (rows 8 halves longer than the data, in whichever
+// Shared memory of a configuration: the A and B tiles (rows 16 bytes longer than the data, in whichever
 // stored order is larger: transposed operands are staged as they lie) per buffer, and one fragment of C
 // per subgroup in the accumulator's type.
 uint32_t khr_shared_bytes(const KhrConfig& c, const Types& t) {
-  const uint32_t a = std::max(c.bm * (c.bk + 8), c.bk * (c.bm + 8));
-  const uint32_t b = std::max(c.bk * (c.bn + 8), c.bn * (c.bk + 8));
-  return c.buffers * (a + b) * 2 + c.subgroups() * c.tm * c.tn * (t.f16_accumulate ? 2u : 4u);
+  const uint32_t e = element_bytes(t), skew = 16 / e;
+  const uint32_t a = std::max(c.bm * (c.bk + skew), c.bk * (c.bm + skew));
+  const uint32_t b = std::max(c.bk * (c.bn + skew), c.bn * (c.bk + skew));
+  return c.buffers * (a + b) * e + c.subgroups() * c.tm * c.tn * (t.f16_accumulate ? 2u : 4u);
 }
 
 // A configuration with `subgroups_wanted` subgroups (8: the large tile, 4: the small one). The warp tile
@@ -208,7 +235,9 @@ KhrConfig khr_derive(const DeviceInfo& d, const Types& t, uint32_t subgroups_wan
   const uint32_t high = subgroups >= 2 ? 2 : 1;
   c.bm = e.bm ? e.bm : c.wm * high;
   c.bn = e.bn ? e.bn : c.wn * (subgroups / high);
-  c.bk = e.bk ? e.bk : cpu ? std::max(8u, c.tk) : std::max(32u, c.tk);
+  // One 16-byte chunk per row on a CPU, four on a GPU (32 halves, 64 int8).
+  const uint32_t chunk = 16 / element_bytes(t);
+  c.bk = e.bk ? e.bk : cpu ? std::max(chunk, c.tk) : std::max(4 * chunk, c.tk);
   c.unroll = e.unroll ? e.unroll : cpu ? 2 : 4;
   if (e.group) c.group = e.group;
   c.buffers = e.buffers ? e.buffers : 2;
@@ -216,8 +245,10 @@ KhrConfig khr_derive(const DeviceInfo& d, const Types& t, uint32_t subgroups_wan
   return c;
 }
 
-// Throws naming the rule when a configuration (an experiment's) cannot be run by the shader.
-void khr_check(const KhrConfig& c) {
+// Throws naming the rule when a configuration (an experiment's) cannot be run by the shader: tiles staged in
+// 16-byte chunks (8 halves, 16 int8) of whole rows.
+void khr_check(const KhrConfig& c, const Types& t) {
+  const uint32_t chunk = 16 / element_bytes(t);
   const auto bad = [&](const std::string& rule) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("coopmat configuration {}x{}x{} warp {}x{} fragment {}x{}x{} subgroup {} (VKGEMM_EXPERIMENT_"
@@ -226,7 +257,10 @@ void khr_check(const KhrConfig& c) {
   };
   if (!c.wm || !c.wn || c.wm % c.tm || c.wn % c.tn) bad("the warp tile must be whole fragments");
   if (!c.bm || !c.bn || c.bm % c.wm || c.bn % c.wn) bad("the workgroup tile must be whole warp tiles");
-  if (c.bm % 8 || c.bn % 8 || !c.bk || c.bk % 8 || c.bk % c.tk) bad("bm, bn and bk must be multiples of 8, bk of the fragment's K");
+  if (c.bm % chunk || c.bn % chunk || !c.bk || c.bk % chunk || c.bk % c.tk) {
+    bad(fmt::format("bm, bn and bk must be multiples of {} ({}), bk of the fragment's K", chunk,
+                    chunk == 8 ? "8 halves: 16 bytes" : "16 bytes"));
+  }
   if (c.unroll < 1 || c.unroll > 16) bad("unroll is 1 to 16");
   if (c.buffers != 1 && c.buffers != 2) bad("buffers is 1 or 2");
   if (c.group < 1 || c.group > 64) bad("group is 1 to 64");
@@ -240,10 +274,12 @@ DeviceInfo khr_nominal(const DeviceInfo& d, const Types& t) {
   n.subgroup_size = n.min_subgroup_size = n.max_subgroup_size = 32;
   n.subgroup_size_control = true;
   n.max_workgroup_invocations = std::max(n.max_workgroup_invocations, 256u);
+  const ShapeTypes w = shape_types(t);
   CooperativeMatrixShape s;
-  s.m = s.n = s.k = 16;
-  s.a_type = s.b_type = "f16";
-  s.c_type = s.result_type = acc_name(t);
+  s.m = s.n = 16;
+  s.k = 32 / element_bytes(t);  // 16x16x16 f16, 16x16x32 int8
+  s.a_type = s.b_type = w.ab;
+  s.c_type = s.result_type = w.acc;
   s.scope = "subgroup";
   n.coopmat_shapes = {s};
   return n;
@@ -300,7 +336,7 @@ KhrConfig khr_config(const DeviceInfo& device, const Types& t, uint32_t m, uint3
   KhrConfig c = tiles(m, n, k.large.bm, k.large.bn) >= kEnoughWorkgroups ? k.large : k.small;
   if (k.wide && tiles(m, n, k.wide->bm, k.wide->bn) >= 2 * kEnoughWorkgroups) c = *k.wide;
   c = khr_named(k, tile).value_or(c);
-  khr_check(c);
+  khr_check(c, t);
   return c;
 }
 
@@ -309,7 +345,7 @@ KhrConfig khr_config(const DeviceInfo& device, const Types& t, uint32_t m, uint3
 KhrConfig khr_largest(const DeviceInfo& device, const Types& t, uint32_t tile) {
   const KhrTiles k = khr_tiles(device, t);
   const KhrConfig c = khr_named(k, tile).value_or(k.wide ? *k.wide : k.large);
-  khr_check(c);
+  khr_check(c, t);
   return c;
 }
 
@@ -346,10 +382,10 @@ void check_matrix_kernel(const DeviceInfo& d, Kernel kernel, const Types& t) {
     if (!d.coopmat_khr) {
       throw Error(ErrorCode::unsupported_config,
                   fmt::format("the coopmat kernel needs VK_KHR_cooperative_matrix (and Vulkan 1.3), which {} does not "
-                              "have; the tiled kernel (GemmOptions::kernel) runs f16 there",
-                              d.name));
+                              "have; the tiled kernel (GemmOptions::kernel) runs {} there",
+                              d.name, to_string(t.input)));
     }
-    check_common(d, "coopmat");
+    check_common(d, "coopmat", t);
     khr_largest(d, t, 16);  // throws naming what the device lacks
     return;
   }
@@ -359,7 +395,7 @@ void check_matrix_kernel(const DeviceInfo& d, Kernel kernel, const Types& t) {
                             "dimensions, tensor addressing and conversions, which {} does not have",
                             d.name));
   }
-  check_common(d, "coopmat2");
+  check_common(d, "coopmat2", t);
   if (!nv2_shape(d, t, kNv2Small) && !nv2_shape(d, t, kNv2Medium)) {
     throw Error(ErrorCode::unsupported_config,
                 fmt::format("the coopmat2 kernel needs a workgroup-scope flexible shape {} for 128 or 256 "
@@ -480,9 +516,14 @@ Nv2Tile chosen_tile(const DeviceInfo& d, const Types& t, uint32_t m, uint32_t n,
   // large tile that needs a split to fill the device keeps it (the split-K path).
   // Then 128x128, by itself or split along K (where the large tile would need slices shorter than 2048;
   // docs/design/coopmat2.md); else 64x64.
+  // i8 and u8 run one slice (coopmat2.cpp): a tile fills the device by itself or not at all.
+  const auto slices = [&](const Nv2Tile& tile) {
+    const uint64_t groups = tiles(m, n, tile.bm, tile.bn) * batch;
+    return is_int8(t) ? static_cast<uint32_t>(groups >= kEnoughWorkgroups) : splits_to_fill(groups, k);
+  };
   Nv2Tile tile = kNv2Small;
-  const uint32_t large_splits = splits_to_fill(tiles(m, n, large.bm, large.bn) * batch, k);
-  const uint32_t medium_splits = splits_to_fill(tiles(m, n, kNv2Medium.bm, kNv2Medium.bn) * batch, k);
+  const uint32_t large_splits = slices(large);
+  const uint32_t medium_splits = slices(kNv2Medium);
   if (!t.f16_accumulate && (large_splits == 1 || (large_splits == 0 && medium_splits == 1))) {
     tile = modelled_tile(d, m, n, k, batch);
   } else if (large_splits != 0) {

@@ -230,7 +230,8 @@ Pinning square_pin(const KernelLaunch& whole, const DeviceInfo&, const GemmOptio
 }
 
 std::vector<GemmOptions> matrix_candidates(const LaunchContext& ctx, const Problem& p, Kernel kernel) {
-  if (ctx.types.input != DataType::f16 || p.k == 0) return {};
+  const DataType in = ctx.types.input;
+  if ((in != DataType::f16 && in != DataType::i8 && in != DataType::u8) || p.k == 0) return {};
   GemmOptions o = ctx.options;
   o.kernel = kernel, o.tile = 16;
   return {o};
