@@ -74,11 +74,13 @@ TEST_SUITE("coopmat config") {
     for (bool acc16 : {false, true}) {
       const Types t{DataType::f16, acc16 ? DataType::f16 : DataType::f32, acc16};
       CHECK_NOTHROW(kernels::check_matrix_kernel(d, Kernel::coopmat, t));
-      // 128x256 (the wide tile, UNROLL 2) where it still gives 256 workgroups; 128x128 where that gives 128;
-      // else 64x64; each also by name.
+      // The wide tile where it still gives 256 workgroups (fp32 sums: 128x256, UNROLL 2; fp16 sums: 256x256,
+      // subgroups of 64x128, single-buffered, UNROLL 4); 128x128 where that gives 128; else 64x64; each also
+      // by name.
+      const uint32_t wide_bm = acc16 ? 256 : 128;
       for (const std::array<uint32_t, 5>& row :
-           {std::array<uint32_t, 5>{4096, 4096, 16, 128, 256}, {2048, 2048, 16, 128, 128}, {4096, 512, 16, 128, 128},
-            {256, 256, 16, 64, 64}, {4096, 4096, 64, 64, 64}, {100, 100, 128, 128, 128}, {100, 100, 256, 128, 256}}) {
+           {std::array<uint32_t, 5>{4096, 4096, 16, wide_bm, 256}, {2048, 2048, 16, 128, 128}, {4096, 512, 16, 128, 128},
+            {256, 256, 16, 64, 64}, {4096, 4096, 64, 64, 64}, {100, 100, 128, 128, 128}, {100, 100, 256, wide_bm, 256}}) {
         const auto [m, n, tile, bm, bn] = row;
         CAPTURE(row[0]);  // m, n and the tile option: CAPTURE captures, not a binding (clang 14)
         CAPTURE(row[1]);
@@ -90,7 +92,12 @@ TEST_SUITE("coopmat config") {
         CHECK(spec_constant(s, "BN") == bn);
         CHECK(s.tile[0] == bn);
         CHECK(s.tile[1] == bm);
-        CHECK(spec_constant(s, "UNROLL") == (bn == 256 ? 2u : 4u));  // UNROLL
+        CHECK(spec_constant(s, "UNROLL") == (bn == 256 && !acc16 ? 2u : 4u));
+        if (acc16 && bm == 256) {
+          CHECK(spec_constant(s, "WM") == 64);
+          CHECK(spec_constant(s, "WN") == 128);
+          CHECK(spec_constant(s, "BUFFERS") == 1);
+        }
         CHECK(spec_constant(s, "TM") == 16);
         CHECK(spec_constant(s, "TN") == 16);
         CHECK(spec_constant(s, "TK") == 16);
