@@ -221,10 +221,6 @@ std::vector<Size> fast_sizes(uint32_t tile) {
   return {{2 * t, 2 * t, 160}, {2 * t + 8, 3 * t, 200}, {3 * t, 2 * t - 1, 288}, {t, t, 4 * 32 + 8}};
 }
 
-// i8 and u8 (C i32): every op and layout at both tiles over sizes around the fragment, the 16-byte chunk
-// (16 int8), the tiles and the fast loop, aligned (lds padded by 16 bytes) and not; integer scalars, the
-// last overflowing int32 in both products (the sums wrap modulo 2^32). Sampled: each (op, layout) meets each
-// size once, with one of the two types and one pair of scalars in turn, so that it adds seconds on lavapipe.
 // Whether this device runs i8 and u8 on the kernel; a message, not the suite's skip, when it does not (where
 // they must run, the support suite's int8= expectation asserts it).
 bool int8_runs_here() {
@@ -239,29 +235,36 @@ bool int8_runs_here() {
   return true;
 }
 
-void run_int8_grid(const std::vector<Size>& sizes, bool large_tile, const std::string& name) {
+// i8 and u8 (C i32) over sizes around the fragment, the 16-byte chunk (16 int8), the tiles and the fast loop,
+// aligned (lds padded by 16 bytes) and not, both layouts; integer scalars, the last overflowing int32 in
+// both products (the sums wrap modulo 2^32). Sampled by pipeline, since each (type, transposes, tile) is one
+// to compile, about 4 s on lavapipe: i8 with every op on the small tile, u8 (the unsigned shape and sums)
+// and the large tile with op NN; a column-major call takes the transposes of the row-major call it becomes.
+void run_int8_grid(DataType type, bool every_op, const std::vector<Size>& sizes, bool large_tile,
+                   const std::string& name) {
   constexpr std::array<std::pair<double, double>, 4> kIntScalars = {
       std::pair{1.0, 0.0}, {1.0, 1.0}, {-3.0, 0.0}, {double(1 << 20), double(3 << 29)}};
   auto rng = test::case_rng(name);
   int failures = 0, runs = 0;
   size_t turn = 0;
+  const GemmOptions options{.kernel = Kernel::coopmat,
+                            .tile = device_tiles(DataType::i32, false, type)[large_tile ? 1 : 0]};
+  const std::vector<std::pair<Op, Op>> ops =
+      every_op ? std::vector<std::pair<Op, Op>>{{Op::n, Op::n}, {Op::n, Op::t}, {Op::t, Op::n}, {Op::t, Op::t}}
+               : std::vector<std::pair<Op, Op>>{{Op::n, Op::n}};
   for (Layout layout : {Layout::row_major, Layout::col_major})
-    for (Op op_a : {Op::n, Op::t})
-      for (Op op_b : {Op::n, Op::t})
-        for (const Size& s : sizes) {
-          ++turn;
-          const DataType type = turn % 2 ? DataType::i8 : DataType::u8;
-          const bool aligned = turn % 3 != 1;
-          const GemmOptions options{.kernel = Kernel::coopmat,
-                                    .tile = device_tiles(DataType::i32, false, type)[large_tile ? 1 : 0]};
-          GemmDesc d = make_desc(layout, op_a, op_b, s, aligned ? 16 : 3, turn % 4 == 0 ? 2 : 1,
-                                 turn % 8 == 0 ? 'B' : ' ', kIntScalars[turn % kIntScalars.size()], DataType::i32);
-          d.type = type;
-          const auto r = aligned ? check_aligned_call(d, options, rng) : test::check_gemm_call(d, options, rng);
-          ++runs;
-          if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);
-          if (r.passed && r.timing.kernel != Kernel::coopmat) FAIL_CHECK("ran ", to_string(r.timing.kernel));
-        }
+    for (const auto& [op_a, op_b] : ops)
+      for (const Size& s : sizes) {
+        ++turn;
+        const bool aligned = turn % 3 != 1;
+        GemmDesc d = make_desc(layout, op_a, op_b, s, aligned ? 16 : 3, turn % 4 == 0 ? 2 : 1,
+                               turn % 8 == 0 ? 'B' : ' ', kIntScalars[turn % kIntScalars.size()], DataType::i32);
+        d.type = type;
+        const auto r = aligned ? check_aligned_call(d, options, rng) : test::check_gemm_call(d, options, rng);
+        ++runs;
+        if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);
+        if (r.passed && r.timing.kernel != Kernel::coopmat) FAIL_CHECK("ran ", to_string(r.timing.kernel));
+      }
   MESSAGE(runs, " products checked");
   fmt::print("coopmat {}: {} products checked, {} failed\n", name, runs, failures);
   CHECK(runs > 0);
@@ -285,11 +288,13 @@ TEST_SUITE("coopmat") {
     // The large tile's rows are twice its warp rows, its columns four warp columns: these cross both.
     run_grid({{tile, tile, 160}, {tile + 8, 2 * tile - 8, 200}, {33, 70, 40}}, true, "coopmat fast large");
   }
-  TEST_CASE("grid i8 and u8: every op and layout, both tiles, across chunks, fragments and the fast loop") {
+  TEST_CASE("grid i8 and u8: ops, layouts, tiles, across chunks, fragments and the fast loop (sampled)") {
     if (!runs_here() || !int8_runs_here()) return;
-    run_int8_grid({{1, 1, 1}, {8, 8, 16}, {7, 9, 13}, {33, 31, 40}, {17, 40, 33}}, false, "coopmat int8 small");
+    const std::vector<Size> small = {{1, 1, 1}, {8, 8, 16}, {7, 9, 13}, {33, 31, 40}, {17, 40, 33}};
+    run_int8_grid(DataType::i8, true, small, false, "coopmat i8 small");
+    run_int8_grid(DataType::u8, false, small, false, "coopmat u8 small");
     const uint32_t tile = device_tiles(DataType::i32, false, DataType::i8)[1];
-    run_int8_grid({{tile, tile, 80}, {tile + 8, 2 * tile - 8, 112}}, true, "coopmat int8 large");
+    run_int8_grid(DataType::i8, false, {{tile, tile, 80}, {tile + 8, 2 * tile - 8, 112}}, true, "coopmat i8 large");
   }
   TEST_CASE("K = 0 and alpha = 0: C = beta C, A and B never read") {
     if (!runs_here()) return;
