@@ -190,6 +190,14 @@ TEST_SUITE("peak") {
     s.ceilings.push_back({"coopmat2 128x256x64 f16*f16+f32 (workgroup)", 900.0});
     CHECK(name(DataType::f16, Kernel::coopmat2, false) == "coopmat 16x8x16 f16*f16+f32");
     CHECK(name(DataType::i32, Kernel::tiled, false) == "none");
+    // i8 and u8 on the matrix kernels: their own int8 shapes, the fastest; the SIMT kernels: none.
+    CHECK(name(DataType::i8, Kernel::coopmat2, false) == "none");
+    s.ceilings.push_back({"coopmat 16x16x32 i8*i8+i32", 4000.0});
+    s.ceilings.push_back({"coopmat 16x8x32 i8*i8+i32", 2500.0});
+    s.ceilings.push_back({"coopmat 16x16x32 u8*u8+u32", 3900.0});
+    CHECK(name(DataType::i8, Kernel::coopmat2, false) == "coopmat 16x16x32 i8*i8+i32");
+    CHECK(name(DataType::u8, Kernel::coopmat, false) == "coopmat 16x16x32 u8*u8+u32");
+    CHECK(name(DataType::u8, Kernel::tiled, false) == "none");
     CHECK(name(DataType::f64, Kernel::blocked, false) == "none");  // no f64 FMA row: no shaderFloat64
     s.ceilings.push_back({"f64 FMA", 50.0});
     CHECK(name(DataType::f64, Kernel::blocked, false) == "f64 FMA");

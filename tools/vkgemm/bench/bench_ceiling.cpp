@@ -16,10 +16,9 @@ std::optional<Ceiling> named(const Settings& settings, std::string_view name) {
   return std::nullopt;
 }
 
-// The fastest measured cooperative-matrix shape with f16 A and B and C of `c_type`.
-std::optional<Ceiling> best_mma(const Settings& settings, std::string_view c_type) {
+// The fastest measured cooperative-matrix shape of these types ("f16*f16+f32", "i8*i8+i32", ...).
+std::optional<Ceiling> best_mma(const Settings& settings, std::string_view tail) {
   std::optional<Ceiling> best;
-  const std::string tail = "f16*f16+" + std::string(c_type);
   for (const Ceiling& c : settings.ceilings) {
     if (c.name.rfind("coopmat ", 0) != 0 || !ends_with(c.name, tail)) continue;
     if (!best || c.gflops > best->gflops) best = c;
@@ -44,8 +43,13 @@ std::optional<Ceiling> ceiling_for(const Settings& settings, DataType type, Kern
     return named(settings, "f32 FMA");
   }
   if (type == DataType::f64) return named(settings, "f64 FMA");
+  const bool matrix = kernel == Kernel::coopmat || kernel == Kernel::coopmat2;
+  // i8 and u8 on the matrix kernels: the shapes they run on (u8 sums in u32).
+  if (type == DataType::i8 || type == DataType::u8) {
+    return matrix ? best_mma(settings, type == DataType::i8 ? "i8*i8+i32" : "u8*u8+u32") : std::nullopt;
+  }
   if (type != DataType::f16) return std::nullopt;
-  if (kernel == Kernel::coopmat || kernel == Kernel::coopmat2) return best_mma(settings, f16_accumulate ? "f16" : "f32");
+  if (matrix) return best_mma(settings, f16_accumulate ? "f16*f16+f16" : "f16*f16+f32");
   return named(settings, f16_accumulate ? "f16 FMA (packed)" : "f32 FMA");
 }
 

@@ -22,7 +22,9 @@ std::vector<Ceiling> ceilings_from(const std::vector<PeakMeasurement>& rows);
 //     itself reaches (295 at 4096^3), so it is not yet a ceiling (docs/cli.md, vkgemm peak);
 //   f16 on the others: the FMA of the accumulator's type (f32 FMA for fp32 sums; f16 FMA (packed) for fp16);
 //   f64: f64 FMA (where the device has shaderFloat64);
-//   i32: none.
+//   i8 and u8 on the cooperative-matrix kernels: the fastest measured subgroup MMA shape of their types
+//     (i8*i8+i32, u8*u8+u32); on the others, none;
+//   i32, bf16: none.
 std::optional<Ceiling> ceiling_for(const Settings& settings, DataType type, Kernel kernel, bool f16_accumulate);
 
 }  // namespace vkgemm::cli::bench
