@@ -4,7 +4,8 @@
 // of 8, so that the fast path runs, and walks K through every count of steps below three of its unrolled
 // runs (zero, one and two whole runs of UNROLL steps, each with every rest), with and without a partial
 // last step, for each tile, on products with tiles inside C and edge tiles, split along K where the grid
-// is short and K long, every op combination taking turns, C f32 and f16, alpha and beta. The sides are
+// is short and K long, every op combination taking turns, C f32 and f16, alpha and beta; and the same for i8
+// and u8 (C i32, integer scalars that overflow int32, one slice however long K). The sides are
 // multiples of 8, so with beta 0 or split along K the edge tiles start a tile back and overlap their
 // neighbours (shaders/coopmat2.comp tile_start); with beta they stay edge tiles; two more products move
 // them on one side only. Each product is checked against the CPU reference with poisoned gaps and guards.
@@ -29,9 +30,9 @@ using namespace vkgemm;
 
 namespace {
 
-bool runs_here(DataType c_type, bool f16_acc) {
+bool runs_here(DataType c_type, bool f16_acc, DataType input = DataType::f16) {
   try {
-    test::engine().check_supported(DataType::f16, c_type, {.kernel = Kernel::coopmat2, .f16_accumulate = f16_acc});
+    test::engine().check_supported(input, c_type, {.kernel = Kernel::coopmat2, .f16_accumulate = f16_acc});
     return true;
   } catch (const Error& err) {
     test::skip(err.what());
@@ -49,15 +50,19 @@ std::vector<uint32_t> step_counts(uint32_t unroll) {
   return out;
 }
 
-// Row- or column-major f16 call with lds of the natural size plus 8 (m, n, k multiples of 8 keep every ld
-// a multiple of 8 elements: 16 bytes, the fast path's alignment).
+// Row- or column-major call with lds of the natural size plus 8 (m, n, k multiples of 8 keep every ld a
+// multiple of 8 elements: 16 bytes, the fast path's alignment); for i8 and u8 the natural size rounded up to
+// 16 elements, plus 16 (A and B 16-byte aligned; C's ld a multiple of 16 elements too).
 GemmDesc make_desc(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, DataType c_type, double alpha,
-                   double beta) {
+                   double beta, DataType input = DataType::f16) {
   GemmDesc d;
-  d.type = DataType::f16, d.c_type = c_type, d.layout = layout, d.op_a = op_a, d.op_b = op_b;
+  d.type = input, d.c_type = c_type, d.layout = layout, d.op_a = op_a, d.op_b = op_b;
   d.m = m, d.n = n, d.k = k, d.alpha = alpha, d.beta = beta;
   const bool row = layout == Layout::row_major;
-  const auto inner = [&](int64_t rows, int64_t cols) { return (row ? cols : rows) + 8; };
+  const auto inner = [&](int64_t rows, int64_t cols) {
+    const int64_t natural = row ? cols : rows;
+    return input == DataType::f16 ? natural + 8 : (natural + 15) / 16 * 16 + 16;
+  };
   d.lda = inner(op_a == Op::n ? m : k, op_a == Op::n ? k : m);
   d.ldb = inner(op_b == Op::n ? k : n, op_b == Op::n ? n : k);
   d.ldc = inner(m, n);
@@ -66,10 +71,11 @@ GemmDesc make_desc(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_
 
 // Every K step count of `tile` (32, 64, 96, 128, 192 or 256 forced) on a product of one row and one column of whole
 // tiles plus an edge row and column, then K long enough to split. Returns the products checked.
-int run_tile(uint32_t tile, bool f16_acc, std::mt19937_64& rng, int& failures) {
+int run_tile(uint32_t tile, bool f16_acc, std::mt19937_64& rng, int& failures, DataType input = DataType::f16) {
   const Engine& e = test::engine();
+  const bool int8 = input != DataType::f16;
   const GemmOptions options{.kernel = Kernel::coopmat2, .tile = tile, .f16_accumulate = f16_acc};
-  const kernels::Types types{DataType::f16, f16_acc ? DataType::f16 : DataType::f32, f16_acc};
+  const kernels::Types types{input, int8 ? DataType::i32 : f16_acc ? DataType::f16 : DataType::f32, f16_acc};
   const kernels::LaunchShape shape = kernels::coopmat2_launch(e.device(), types, options, 1, 1);
   const uint32_t bm = shape.tile[1], bn = shape.tile[0];
   const uint32_t bk = test::spec_constant(shape, "BK");
@@ -81,13 +87,16 @@ int run_tile(uint32_t tile, bool f16_acc, std::mt19937_64& rng, int& failures) {
   ks.push_back(4096 + 13 * bk + 8);
   ks.push_back(8192 + 5 * bk + 8);
   const Op ops[4][2] = {{Op::n, Op::n}, {Op::n, Op::t}, {Op::t, Op::n}, {Op::t, Op::t}};
-  const std::pair<double, double> scalars[] = {{1.0, 0.0}, {0.75, -2.0}, {-1.5, 0.0}, {1.0, 1.0}};
+  const std::pair<double, double> float_scalars[] = {{1.0, 0.0}, {0.75, -2.0}, {-1.5, 0.0}, {1.0, 1.0}};
+  const std::pair<double, double> int_scalars[] = {
+      {1.0, 0.0}, {3.0, -2.0}, {double(1 << 20), double(3 << 29)}, {1.0, 1.0}};
+  const auto& scalars = int8 ? int_scalars : float_scalars;
   int runs = 0;
   for (size_t i = 0; i < ks.size(); ++i) {
-    const DataType c_type = f16_acc || i % 2 == 1 ? DataType::f16 : DataType::f32;
+    const DataType c_type = int8 ? DataType::i32 : f16_acc || i % 2 == 1 ? DataType::f16 : DataType::f32;
     const Layout layout = i % 5 == 4 ? Layout::col_major : Layout::row_major;
     const auto [alpha, beta] = scalars[i % 4];
-    const GemmDesc d = make_desc(layout, ops[i % 4][0], ops[i % 4][1], m, n, ks[i], c_type, alpha, beta);
+    const GemmDesc d = make_desc(layout, ops[i % 4][0], ops[i % 4][1], m, n, ks[i], c_type, alpha, beta, input);
     const auto r = test::check_gemm_call(d, options, rng, 0);
     ++runs;
     const std::string tile_name = fmt::format("{}x{}", bm, bn);
@@ -99,12 +108,13 @@ int run_tile(uint32_t tile, bool f16_acc, std::mt19937_64& rng, int& failures) {
   // Edge tiles on one side only moved inside (the other side not a multiple of 8), beta 0.
   for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{m, n - 3}, {m - 5, n}}) {
     const GemmDesc d = make_desc(Layout::row_major, Op::n, Op::t, rows, cols, 3 * bk + 8,
-                                 f16_acc ? DataType::f16 : DataType::f32, 1.0, 0.0);
+                                 types.output, 1.0, 0.0, input);
     const auto r = test::check_gemm_call(d, options, rng, 0);
     ++runs;
     if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);
   }
-  MESSAGE("tile ", bm, "x", bn, "x", bk, " unroll ", unroll, std::string(f16_acc ? " fp16 sums" : ""), ": ", runs, " products");
+  MESSAGE(to_string(input), " tile ", bm, "x", bn, "x", bk, " unroll ", unroll,
+          std::string(f16_acc ? " fp16 sums" : ""), ": ", runs, " products");
   return runs;
 }
 
@@ -132,5 +142,17 @@ TEST_SUITE("coopmat2") {
     int failures = 0;
     const int runs = run_tile(256, true, rng, failures);
     check_runs("coopmat2 fast path, fp16 sums", runs, failures);
+  }
+
+  // Its own case too (--test-case="*i8 and u8*"): coopmat2's int8 variants run on no device CI has.
+  TEST_CASE("fast path for i8 and u8: every K step count, inside and edge tiles, one slice however long K") {
+    for (const DataType t : {DataType::i8, DataType::u8}) {
+      if (!runs_here(DataType::i32, false, t)) return;
+    }
+    auto rng = test::case_rng("coopmat2 fast path int8");
+    int failures = 0, runs = 0;
+    for (uint32_t tile : {32u, 64u, 96u, 128u, 192u, 256u}) runs += run_tile(tile, false, rng, failures, DataType::i8);
+    for (uint32_t tile : {64u, 256u}) runs += run_tile(tile, false, rng, failures, DataType::u8);
+    check_runs("coopmat2 fast path, i8 and u8", runs, failures);
   }
 }

@@ -443,13 +443,14 @@ TEST_SUITE("coopmat config") {
                  "needs a subgroup-scope cooperative matrix shape i8 x i8 + i32 -> i32");
     expect_error([&] { kernels::check_matrix_kernel(f16_only, Kernel::coopmat, {DataType::u8, DataType::i32, false}); },
                  "described H200 lists 16x8x16 f16*f16+f16->f16 subgroup");
-    expect_error([&] { kernels::check_matrix_kernel(f16_only, Kernel::coopmat2, {DataType::u8, DataType::i32, false}); },
+    const Types u8{DataType::u8, DataType::i32, false};
+    expect_error([&] { kernels::check_matrix_kernel(f16_only, Kernel::coopmat2, u8); },
                  "workgroup-scope flexible shape u8 x u8 + u32 -> u32");
     // u8 never takes an i8 shape (255 would read as -1).
     DeviceInfo signed_only = d;
     std::erase_if(signed_only.coopmat_shapes, [](const CooperativeMatrixShape& s) { return s.a_type == "u8"; });
     CHECK_NOTHROW(kernels::check_matrix_kernel(signed_only, Kernel::coopmat, {DataType::i8, DataType::i32, false}));
-    expect_error([&] { kernels::check_matrix_kernel(signed_only, Kernel::coopmat, {DataType::u8, DataType::i32, false}); },
+    expect_error([&] { kernels::check_matrix_kernel(signed_only, Kernel::coopmat, u8); },
                  "u8 x u8 + u32 -> u32");
     // lavapipe 26: 8x8x8 at subgroup 8 on a CPU: tiles in whole 16-byte chunks (16 int8), a K step of 16.
     DeviceInfo lvp = d;
