@@ -78,7 +78,7 @@ class BenchAndReport(unittest.TestCase):
         # naive and tiled run once per tile (8 and 64); blocked, coopmat and coopmat2 once each, as the engine
         # configures them ("all" is every kernel). Kernel x type pairs the device can never run are not cases:
         # the blocked kernel takes f32 and f64, the cooperative-matrix kernels f16 where the device has them.
-        types = ["f32", "i32", "f64", "f16"]
+        types = ["f32", "i32", "f64", "f16", "bf16", "i8", "u8"]  # bench's "all"
         configs_per_kernel = {"naive": 2, "tiled": 2, "blocked": 1, "coopmat": 1, "coopmat2": 1}
         never = {(n["kernel"], n["type"]) for n in doc["not_applicable"]}
         for pair in [("blocked", "i32"), ("blocked", "f16"), ("coopmat", "f32"), ("coopmat2", "f64")]:
@@ -114,9 +114,10 @@ class BenchAndReport(unittest.TestCase):
                 self.assertLessEqual(t["min"], t["median"])
                 self.assertLessEqual(t["median"], t["max"])
                 self.assertAlmostEqual(c["gflops"], 2 * c["m"] * c["n"] * c["k"] / t["median"] * 1e-6, delta=1e-9 * c["gflops"])
-                # No --peak-gflops: f32 and f16 cases against the ceilings measured before the sweep.
+                # No --peak-gflops: f32, f16 and f64 cases against the ceilings measured before the sweep (f64
+                # against f64 FMA); the SIMT kernels' integer and bf16 cases have none.
                 ceilings = doc["settings"]["ceilings"]
-                if c["type"] in ("f32", "f16"):
+                if c["type"] in ("f32", "f16", "f64"):
                     self.assertIn(c["efficiency_ceiling"], ceilings)
                     self.assertAlmostEqual(c["efficiency"], c["gflops"] / ceilings[c["efficiency_ceiling"]],
                                            delta=1e-9 * c["efficiency"])
@@ -180,7 +181,7 @@ class BenchAndReport(unittest.TestCase):
         self.assertIn("skipped", out)
         self.assertRegex(out, r"steadiness: \d+ checks of f32 .*: steady")
         self.assertIn("\nnot run:", out)  # the pairs never run, named once, in the header
-        self.assertRegex(out, r"\n(not run:)? +blocked with i32, f16: ")
+        self.assertRegex(out, r"\n(not run:)? +blocked with i32, f16, bf16, i8, u8: ")
         self.assertEqual(out.count("blocked with i32"), 1)
         self.assertIn("summary: the fastest kernel at each size", out)
         self.assertRegex(out, r"noisy: ")
