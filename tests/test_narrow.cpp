@@ -19,16 +19,7 @@ using namespace vkgemm;
 
 namespace {
 
-template <typename F>
-void expect_error(F&& f, ErrorCode code, const std::string& words) {
-  try {
-    f();
-    FAIL("no error was raised; expected ", to_string(code), " mentioning \"", words, "\"");
-  } catch (const Error& e) {
-    CHECK_MESSAGE(e.code() == code, "got ", to_string(e.code()), ": ", std::string(e.what()));
-    CHECK_MESSAGE(std::string(e.what()).find(words) != std::string::npos, "message: ", std::string(e.what()));
-  }
-}
+using test::expect_error;  // tests/support.hpp
 
 float bits_to_float(uint32_t u) {
   float f;
