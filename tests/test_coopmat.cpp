@@ -174,6 +174,16 @@ GemmDesc make_desc(Layout layout, Op op_a, Op op_b, const Size& s, int64_t pad, 
   return d;
 }
 
+// A grid's verdict: how many products it checked (said on stdout too, which tools/coopmat-lavapipe.sh shows),
+// none failed, and at least one ran.
+void report_grid(const std::string& name, int runs, int failures) {
+  MESSAGE(runs, " products checked");
+  fmt::print("coopmat {}: {} products checked, {} failed\n", name, runs, failures);
+  CHECK(runs > 0);
+  CHECK_MESSAGE(failures == 0, failures, " of ", runs, " calls failed (the first 5 are listed); seed ",
+                test::run_seed());
+}
+
 // Every op combination and layout for each C type over `sizes` at `tile`: aligned calls (lds padded by 8,
 // a multiple of 16 bytes, so that the fast path runs) and unaligned ones (offset 3 elements, lds padded by
 // 3), the scalars and batch kinds taking turns so that each meets every size.
@@ -202,11 +212,7 @@ void run_grid(const std::vector<Size>& sizes, bool large_tile, const std::string
               if (r.passed && r.timing.kernel != Kernel::coopmat) FAIL_CHECK("ran ", to_string(r.timing.kernel));
             }
   }
-  MESSAGE(runs, " products checked");
-  fmt::print("coopmat {}: {} products checked, {} failed\n", name, runs, failures);
-  CHECK(runs > 0);
-  CHECK_MESSAGE(failures == 0, failures, " of ", runs, " calls failed (the first 5 are listed); seed ",
-                test::run_seed());
+  report_grid(name, runs, failures);
 }
 
 // Sizes in units of the device's tiles: fragments (TM = TN = TK = 8 on lavapipe, 16 on NVIDIA), the
@@ -265,11 +271,7 @@ void run_int8_grid(DataType type, bool every_op, const std::vector<Size>& sizes,
         if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);
         if (r.passed && r.timing.kernel != Kernel::coopmat) FAIL_CHECK("ran ", to_string(r.timing.kernel));
       }
-  MESSAGE(runs, " products checked");
-  fmt::print("coopmat {}: {} products checked, {} failed\n", name, runs, failures);
-  CHECK(runs > 0);
-  CHECK_MESSAGE(failures == 0, failures, " of ", runs, " calls failed (the first 5 are listed); seed ",
-                test::run_seed());
+  report_grid(name, runs, failures);
 }
 
 }  // namespace
