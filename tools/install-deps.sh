@@ -3,7 +3,7 @@
 # Installs what vkgemm needs to build, test and run on Debian 12 / Ubuntu, with apt-get.
 # Idempotent: installs only what is missing and says what; works as root or through sudo.
 # Then tools/install-toolchain.sh: a newer glslangValidator and Vulkan headers where the system's are too
-# old for the cooperative-matrix shaders (built once into build/toolchain/, ignored by git).
+# old for the cooperative-matrix shaders (unpacked once into build/toolchain/, ignored by git).
 set -euo pipefail
 
 packages=(
@@ -17,7 +17,7 @@ packages=(
   vulkan-validationlayers             # VK_LAYER_KHRONOS_validation, on in every test
   python3-matplotlib python3-jsonschema  # tools/vkgemm-report (plots) and the bench tests (schema check)
   clang-14 libclang-rt-14-dev         # the sanitizer build and its fuzzers: clang with ASan, UBSan, libFuzzer
-  python3 xz-utils ca-certificates    # building the newer shader toolchain (tools/install-toolchain.sh)
+  python3 xz-utils ca-certificates    # fetching the newer shader toolchain (tools/install-toolchain.sh)
   debootstrap                         # the Debian trixie root with a newer lavapipe (tools/coopmat-lavapipe.sh)
 )
 
