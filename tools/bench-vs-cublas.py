@@ -15,7 +15,10 @@ time, measures the host's launch gap instead (538 against 736 TFLOP/s fp16 at 40
 cuBLAS computes the same product in the same memory arrangement: a column-major call is the row-major
 product C^T = op(B)^T op(A)^T on the same bytes, and a batch is torch.bmm over the same strided batch.
 --type f16 compares fp16 products (A and B float16, fp32 accumulation) with cuBLAS HGEMM through
-torch.matmul on float16 tensors; vkgemm's C is float16 too unless --out-type f32.
+torch.matmul on float16 tensors; vkgemm's C is float16 too unless --out-type f32. --type bf16 likewise with
+bfloat16 tensors (vkgemm's C bf16 unless --out-type f32). --type i8 sets vkgemm's i8 product (C i32) against
+torch._int_mm (int8 in, int32 out; row-major NN products without a batch only, as _int_mm takes them): a
+PyTorch path, not necessarily cuBLAS's fastest int8 kernel, so quote it for what it is.
 Each case runs --rounds times (separate vkgemm processes, the first verified, each followed by a cuBLAS
 series), and the median of the rounds' medians is reported: a lone series sometimes reads at a low clock.
 
@@ -102,8 +105,8 @@ def run_vkgemm(binary, case, args, verify):
         cmd.append("--trans-a")
     if case["op_b"] == "t":
         cmd.append("--trans-b")
-    if args.type == "f16":
-        cmd += ["--out-type", "f16" if args.f16_accumulate else args.out_type]
+    if args.type in ("f16", "bf16"):
+        cmd += ["--out-type", args.type if args.f16_accumulate else (args.out_type or args.type)]
     if args.f16_accumulate:
         cmd.append("--f16-accumulate")
     if verify:
@@ -138,14 +141,24 @@ def cublas_operands(torch, case, dtype):
 
 def time_cublas(torch, case, args):
     """GPU time per product (ms; a batch is one product) of the case through cuBLAS, timed in bursts."""
-    dtype = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16}[args.type]
-    op_a, op_b, c = cublas_operands(torch, case, dtype)
+    if args.type == "i8":
+        a = torch.randint(-128, 128, (case["m"], case["k"]), device="cuda", dtype=torch.int8)
+        b = torch.randint(-128, 128, (case["k"], case["n"]), device="cuda", dtype=torch.int8)
+
+        def product():
+            torch._int_mm(a, b)
+    else:
+        dtype = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16, "bf16": torch.bfloat16}[args.type]
+        op_a, op_b, c = cublas_operands(torch, case, dtype)
+
+        def product():
+            torch.matmul(op_a, op_b, out=c)
 
     def burst(count):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         for _ in range(count):
-            torch.matmul(op_a, op_b, out=c)
+            product()
         end.record()
         end.synchronize()
         return start.elapsed_time(end)
@@ -386,9 +399,9 @@ def parse_args():
                    "(t transposes that operand, BLAS op = T, for both vkgemm and cuBLAS)")
     p.add_argument("--layout", default="row", choices=["row", "col"], help="with --shapes: the call's layout")
     p.add_argument("--batch", type=int, default=1, help="with --shapes: products per call (strided batch)")
-    p.add_argument("--type", default="f32", choices=["f32", "f64", "f16"])
-    p.add_argument("--out-type", default="f16", choices=["f16", "f32"],
-                   help="f16 inputs: vkgemm's C type (default f16, as cuBLAS HGEMM gives)")
+    p.add_argument("--type", default="f32", choices=["f32", "f64", "f16", "bf16", "i8"])
+    p.add_argument("--out-type", choices=["f16", "bf16", "f32"],
+                   help="f16 or bf16 inputs: vkgemm's C type (default the inputs' type, as cuBLAS gives)")
     p.add_argument("--kernel", default="auto", help="vkgemm kernel (default auto)")
     p.add_argument("--tile", type=int, help="vkgemm's tile for the kernel (vkgemm run --tile: tiled; coopmat 64, 128; "
                    "coopmat2 64, 128, 256); default chosen by shape")
@@ -420,6 +433,14 @@ def parse_args():
         raise SystemExit("bench-vs-cublas: at least 5 bursts of at least 20 ms")
     if args.latency and args.latency_calls < 1000:
         raise SystemExit("bench-vs-cublas: --latency-calls must be at least 1000")
+    if args.f16_accumulate and args.type != "f16":
+        raise SystemExit(f"bench-vs-cublas: --f16-accumulate is for --type f16, not {args.type}")
+    if args.out_type and args.out_type not in ("f32", args.type):
+        raise SystemExit(f"bench-vs-cublas: --out-type {args.out_type} with --type {args.type}: "
+                         f"f16 and bf16 inputs take --out-type f32 or their own type")
+    if args.type == "i8" and (not args.shapes or args.ops != "nn" or args.layout != "row" or args.batch != 1):
+        raise SystemExit("bench-vs-cublas: --type i8 takes --shapes with --ops nn, --layout row and no --batch "
+                         "(the products torch._int_mm computes)")
     return args
 
 
