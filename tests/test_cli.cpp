@@ -354,6 +354,12 @@ TEST_SUITE("cli") {
     CHECK(contains(r.output, "GPU tiled"));
     CHECK(contains(r.output, "GPU auto ("));
     CHECK(contains(r.output, "CPU driver") == contains(r.output, "(CPU, "));  // the device line's type
+    // The same product in float64 after float32: three more checked GPU rows, or a skip naming the feature.
+    CHECK(contains(r.output, "4. The same inputs as float64"));
+    const size_t f64_part = r.output.find("4. The same inputs as float64");
+    const std::string tail = f64_part == std::string::npos ? "" : r.output.substr(f64_part);
+    CHECK((contains(tail, "skipped: ") ? contains(tail, "lacks shaderFloat64")
+                                       : contains(tail, "GPU auto (") && contains(tail, "check: passed")));
   }
 
   TEST_CASE("empty products succeed without a dispatch") {
