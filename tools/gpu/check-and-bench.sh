@@ -45,7 +45,8 @@ validation() {
 
 # The blocked kernel's f64 configurations: those the f32 rules give at twice the registers per element (32
 # accumulators: 4x8 or 8x4 per invocation, 48 KiB of shared memory at BK 16), smaller and larger ones around
-# them, the fallback and the tiled kernel. Each at 4096^3 (one JSON line each in f64-configs.jsonl), then the
+# them, 8x8 per invocation (64 accumulators, 128 of the 255 registers an invocation may take) at BK 8 and
+# 16, the fallback and the tiled kernel. Each at 4096^3 (one JSON line each in f64-configs.jsonl), then the
 # fastest three at 1024^3, 2048^3, 8192^3 and 4096^3 with B transposed.
 f64n=${F64_SIZE:-4096}  # F64_SIZE and F64_STATS= (no driver statistics): a dry run on a CPU device
 f64_configs() {
@@ -54,11 +55,12 @@ f64_configs() {
   local configs=("64x128x16 4x8 lanes 8" "64x128x16 4x8 lanes 16" "128x64x16 8x4 lanes 4" "128x64x16 8x4 lanes 8"
     "64x128x16 8x4 lanes 8" "128x64x16 4x8 lanes 8" "64x64x16 4x4 lanes 8" "64x64x16 4x4 lanes 16"
     "64x64x16 8x4 lanes 8" "64x64x16 4x8 lanes 8" "64x128x8 8x8 lanes 8" "128x64x8 8x8 lanes 8"
-    "128x128x8 8x8 lanes 8" "128x128x8 8x8 lanes 16" "64x64x8 8x4 lanes 8")
+    "128x128x8 8x8 lanes 8" "128x128x8 8x8 lanes 16" "64x64x8 8x4 lanes 8" "64x64x16 8x8 lanes 8"
+    "64x128x16 8x8 lanes 8" "128x64x16 8x8 lanes 8")
   for cfg in "${configs[@]}"; do
     i=$((i + 1))
     "$bin" run --type f64 --m "$n" --n "$n" --k "$n" --kernel blocked --config "$cfg split 1" --repeat 5 \
-      --warmup-ms 300 $stats --json "$dir/c$i.json" | grep -E 'GFLOP|registers|spill' || echo "$cfg: failed"
+      --warmup-ms 300 $stats --json "$dir/c$i.json" | grep -iE 'GFLOP|register|spill|local memory' || echo "$cfg: failed"
   done
   "$bin" run --type f64 --m "$n" --n "$n" --k "$n" --kernel tiled --tile 32 --repeat 5 --warmup-ms 300 \
     --json "$dir/tiled.json" | grep GFLOP
@@ -146,8 +148,9 @@ for p in "${phases[@]}"; do
         $bin run --m 4096 --n 512 --k 14336 --type f16 --f16-accumulate --kernel coopmat2 --stats --repeat 1 --warmup 0" ;;
     f64)
       # f64 at its ceiling (compare with peak's f64 FMA row): each configuration at 4096^3 with the driver's
-      # registers and spills, the fastest three at the other sizes, a tune, and auto verified with the built-in
-      # table and with the tuned file.
+      # registers and spills (NVIDIA's Local Memory Size reads 2^36 plus the bytes an invocation keeps in local
+      # memory), the fastest three at the other sizes, a tune, and auto verified with the built-in table and
+      # with the tuned file.
       phase f64-configs f64_configs
       phase f64-tune timeout 150 "$bin" tune --type f64 --sizes $((f64n / 2)) "$f64n" --quick --out "$out/tuning-f64.json"
       phase f64-auto "$bin" run --type f64 --m "$f64n" --n "$f64n" --k "$f64n" --repeat 10 --verify
