@@ -132,6 +132,35 @@ TEST_SUITE("blocked choice") {
     CHECK(tuning::machine_of(nvidia()).units == 132);
   }
 
+  TEST_CASE("tiers by type: a device's own table serves the types it holds, its vendor's the others") {
+    // The built-in tables and, on top, an H100 table holding one f64 entry (as `vkgemm tune --type f64` writes).
+    tuning::Table t = builtin();
+    t.add_layer_json(R"({"format": "vkgemm-tuning-1", "devices": [{"vendor_id": 4318,
+        "device": "NVIDIA H100 80GB HBM3", "driver": "580.159.4.0", "entries": [{"type": "f64", "m": 4096,
+        "n": 4096, "k": 4096, "kernel": "blocked", "gflops": 15000, "config": {"bm": 128, "bn": 64, "bk": 16,
+        "tm": 8, "tn": 4, "lanes_n": 8, "split_k": 1}}]}]})",
+                     "f64-only table");
+    const DeviceInfo h100 = nvidia("NVIDIA H100 80GB HBM3");
+    CHECK(t.find(h100).second == tuning::Tier::device);
+    CHECK(t.find(h100, DataType::f64).second == tuning::Tier::device);
+    CHECK(t.find(h100, DataType::f32).second == tuning::Tier::vendor);
+    // f32 plans as on the vendor's table alone (not the fallback configuration); f64 runs its entry.
+    const BlockedChoice f32 = choose_blocked(h100, t, {}, DataType::f32, {4096, 4096, 4096, 1});
+    const BlockedChoice vendor_only = choose_blocked(h100, builtin(), {}, DataType::f32, {4096, 4096, 4096, 1});
+    CHECK(f32.reason == vendor_only.reason);
+    CHECK(f32.reason.find("fallback") == std::string::npos);
+    CHECK(f32.config.bm == vendor_only.config.bm);
+    CHECK(f32.config.bn == vendor_only.config.bn);
+    const BlockedChoice f64 = choose_blocked(h100, t, {}, DataType::f64, {4096, 4096, 4096, 1});
+    CHECK(f64.reason == "tuned shape");
+    CHECK(f64.config.bm == 128);
+    CHECK(f64.config.bn == 64);
+    // A device with no vendor table keeps its own, whatever the type.
+    DeviceInfo other = h100;
+    other.vendor_id = 0x1002;
+    CHECK(t.find(other, DataType::f32).second == tuning::Tier::none);
+  }
+
   TEST_CASE("a tuned shape keeps its measured configuration") {
     const BlockedChoice c = choose(nvidia(), 4096, 4096, 4096);
     CHECK(c.reason == "tuned shape");

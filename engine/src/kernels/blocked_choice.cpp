@@ -59,7 +59,7 @@ bool busy_half_the_units(const tuning::Machine& machine, const tuning::TileModel
 // kept half the units busy calibrate (wave_model.hpp), in the table's order.
 std::vector<Candidate> measured_candidates(const DeviceInfo& device, const tuning::Table& table, DataType type) {
   std::vector<Candidate> out;
-  const tuning::DeviceTable* t = table.find(device).first;
+  const tuning::DeviceTable* t = table.find(device, type).first;
   if (!t) return out;
   const tuning::Machine machine = tuning::machine_of(device);
   for (const tuning::Entry& e : t->entries) {
@@ -99,7 +99,7 @@ std::pair<uint32_t, double> best_split(const tuning::Machine& machine, const Can
 std::optional<tuning::Entry> exact_entry(const DeviceInfo& device, const tuning::Table& table, DataType type,
                                          const BlockedShape& s) {
   // Only the device's own measurements: a vendor-tier entry was the best on another GPU.
-  if (table.find(device).second != tuning::Tier::device) return std::nullopt;
+  if (table.find(device, type).second != tuning::Tier::device) return std::nullopt;
   const auto e = table.exact(device, type, Kernel::blocked, s.m, s.n, s.k, s.trans_a, s.trans_b, s.batch);
   if (!e || !fits(device, type, e->config)) return std::nullopt;
   return e;
@@ -129,7 +129,7 @@ BlockedChoice choose_blocked(const DeviceInfo& device, const tuning::Table& tabl
     return out;
   }
   std::vector<Candidate> candidates = measured_candidates(device, table, type);
-  const std::string tier(tuning::to_string(table.find(device).second));
+  const std::string tier(tuning::to_string(table.find(device, type).second));
   std::string reason = fmt::format("wave model ({} table)", tier);
   if (candidates.empty()) {
     const BlockedConfig fallback = fallback_blocked_config(type);

@@ -168,9 +168,22 @@ std::pair<const DeviceTable*, Tier> Table::find(const DeviceInfo& device) const 
   return {nullptr, Tier::none};
 }
 
+std::pair<const DeviceTable*, Tier> Table::find(const DeviceInfo& device, DataType type) const {
+  const auto own = find(device);
+  const auto holds_type = [type](const DeviceTable* t) {
+    return t && std::any_of(t->entries.begin(), t->entries.end(), [type](const Entry& e) { return e.type == type; });
+  };
+  if (own.second != Tier::device || holds_type(own.first)) return own;
+  const DeviceTable* vendor = nullptr;
+  for (const auto& t : devices_) {  // as find(): the last vendor default wins
+    if (t.vendor_id == device.vendor_id && t.vendor_default && t.device != device.name) vendor = &t;
+  }
+  return holds_type(vendor) ? std::pair{vendor, Tier::vendor} : own;
+}
+
 std::optional<Entry> Table::lookup(const DeviceInfo& device, DataType type, uint32_t m, uint32_t n, uint32_t k,
                                    bool trans_a, bool trans_b, uint32_t batch) const {
-  const DeviceTable* table = find(device).first;
+  const DeviceTable* table = find(device, type).first;
   if (!table || batch != 1) return std::nullopt;
   const bool tuned_apart = std::any_of(table->entries.begin(), table->entries.end(), [&](const Entry& e) {
     return e.type == type && same_ops(e, trans_a, trans_b);
@@ -187,7 +200,7 @@ std::optional<Entry> Table::lookup(const DeviceInfo& device, DataType type, uint
 
 std::optional<Entry> Table::exact(const DeviceInfo& device, DataType type, Kernel kernel, uint32_t m, uint32_t n,
                                   uint32_t k, bool trans_a, bool trans_b, uint32_t batch) const {
-  const DeviceTable* table = find(device).first;
+  const DeviceTable* table = find(device, type).first;
   if (!table || batch != 1) return std::nullopt;
   const Entry* found = nullptr;
   for (const Entry& e : table->entries) {

@@ -57,14 +57,17 @@ class Table {
   void add_layer_json(std::string_view json, const std::string& origin);
   // The table serving this device and its tier: its own (the exact driver first), else its vendor's.
   std::pair<const DeviceTable*, Tier> find(const DeviceInfo& device) const;
+  // The table serving this device for `type`: its own where it holds an entry of that type, else its vendor's
+  // (a device tuned for f64 alone still plans f32 from its vendor's measurements), else its own.
+  std::pair<const DeviceTable*, Tier> find(const DeviceInfo& device, DataType type) const;
   // An entry measured one product. A batch of them is another workload (a batch of small squares fills the
   // device where one is latency-bound, and the single product's kernel can be 5x slower for the batch):
   // lookup and exact give none for batch > 1.
-  // The nearest entry (in log2 of m, n, k) of this type in find()'s table, among those of these ops when it
+  // The nearest entry (in log2 of m, n, k) of this type in find(device, type)'s table, among those of these ops when it
   // has any (an op combination tuned apart), else among all.
   std::optional<Entry> lookup(const DeviceInfo& device, DataType type, uint32_t m, uint32_t n, uint32_t k,
                               bool trans_a = false, bool trans_b = false, uint32_t batch = 1) const;
-  // The entry measured at exactly this shape of this type and kernel in find()'s table: the one of these ops,
+  // The entry measured at exactly this shape of this type and kernel in find(device, type)'s table: the one of these ops,
   // else the untransposed one (where these ops were not tuned apart).
   std::optional<Entry> exact(const DeviceInfo& device, DataType type, Kernel kernel, uint32_t m, uint32_t n,
                              uint32_t k, bool trans_a = false, bool trans_b = false, uint32_t batch = 1) const;
