@@ -4,10 +4,11 @@
 #extension GL_KHR_memory_scope_semantics : enable
 #extension GL_KHR_cooperative_matrix : enable
 #extension GL_KHR_shader_subgroup_basic : enable
-// f16 and int8 GEMM on subgroup-scope cooperative matrices (VK_KHR_cooperative_matrix): tensor cores on
+// f16, bf16 and int8 GEMM on subgroup-scope cooperative matrices (VK_KHR_cooperative_matrix): tensor cores on
 // NVIDIA, WMMA on AMD, XMX on Intel, Mesa's emulation on lavapipe. Built with VKGEMM_F16 (ACC_T float, or
-// float16_t for fp16 sums) or VKGEMM_INT8_MMA (A_T int8_t or uint8_t; ACC_T and C_T int, or uint for u8,
-// whose sums wrap modulo 2^32 as i32's do). The whole BLAS call: op(A) and op(B) transposed or not (TRANS_A, TRANS_B, known
+// float16_t for fp16 sums), VKGEMM_BF16_MMA (A_T bfloat16_t, ACC_T float, C_T float or bfloat16_t) or
+// VKGEMM_INT8_MMA (A_T int8_t or uint8_t; ACC_T and C_T int, or uint for u8, whose sums wrap modulo 2^32 as
+// i32's do). The whole BLAS call: op(A) and op(B) transposed or not (TRANS_A, TRANS_B, known
 // when the pipeline is built), any leading dimensions and offsets, a batch, alpha and beta.
 //
 // Nothing here is fixed to one vendor: the fragment shape TM x TN x TK is one the device lists, SG the
@@ -20,7 +21,7 @@
 // double-buffered: step s+1's tiles go into one buffer while step s's fragments are read from the other, one
 // barrier per step; and step s+1's global loads are issued before step s's multiplies, into registers.
 //
-// Loads move 16 bytes (CHUNK elements: 8 halves, 16 int8) at a time where the operand's rows and offset are
+// Loads move 16 bytes (CHUNK elements: 8 f16 or bf16, 16 int8) at a time where the operand's rows and offset are
 // 16-byte aligned and the chunk lies inside the matrix, else element by element with zeros outside. The fast path -- a tile wholly
 // inside C with both operands aligned -- runs its whole K steps UNROLL at a time without any bounds check;
 // every other tile, and the partial last K step, takes the checked loop. C: with beta 0, fragments inside C
@@ -58,8 +59,8 @@ const uint A_ROWS = TRANS_A != 0 ? BK : BM;
 const uint A_COLS = TRANS_A != 0 ? BM : BK;
 const uint B_ROWS = TRANS_B != 0 ? BN : BK;
 const uint B_COLS = TRANS_B != 0 ? BK : BN;
-// Shared memory holds 4-element units (VEC_T: f16vec4, i8vec4, u8vec4), the types the fragments load from;
-// a 16-byte chunk is UNITS of them.
+// Shared memory holds 4-element units (VEC_T: f16vec4, bf16vec4, i8vec4, u8vec4), the types the fragments
+// load from; a 16-byte chunk is UNITS of them.
 #ifdef VKGEMM_INT8_MMA
 const uint CHUNK = 16;
 #else
@@ -91,13 +92,22 @@ uvec4 ra[A_LOADS];      // the next step's tiles on their way to shared memory
 uvec4 rb[B_LOADS];
 MAT_ACC acc[FM * FN];   // this subgroup's part of C
 
+#if defined(VKGEMM_INT8_MMA) || defined(VKGEMM_BF16_MMA)
+// Elements as their bits, PER_WORD to a 32-bit word (4 int8, 2 bf16), the first in the low bits.
+const uint PER_WORD = CHUNK / 4;
+const uint BITS = 32 / PER_WORD;
 #ifdef VKGEMM_INT8_MMA
-// Sixteen stored elements (r, c .. c+15) of A at index `at`, zeros outside rows x cols, as 16 bytes.
+#define RAW(x) (uint(x) & 0xffu)
+#else
+#define RAW(x) (floatBitsToUint(float(x)) >> 16)  // bf16 is the upper half of an fp32 (bit casts of bfloat16_t need shaderInt16)
+#endif
+
+// CHUNK stored elements (r, c .. c+CHUNK-1) of A at index `at`, zeros outside rows x cols, as 16 bytes.
 uvec4 chunk_a(uint at, uint r, uint c, uint rows, uint cols) {
   if (vec_a && r < rows && c + CHUNK <= cols) return A4[at / CHUNK];
   uvec4 w = uvec4(0);
   [[unroll]] for (uint e = 0; e < CHUNK; ++e) {
-    if (r < rows && c + e < cols) w[e / 4] |= (uint(A[at + e]) & 0xffu) << (8 * (e % 4));
+    if (r < rows && c + e < cols) w[e / PER_WORD] |= RAW(A[at + e]) << (BITS * (e % PER_WORD));
   }
   return w;
 }
@@ -106,13 +116,22 @@ uvec4 chunk_b(uint at, uint r, uint c, uint rows, uint cols) {
   if (vec_b && r < rows && c + CHUNK <= cols) return B4[at / CHUNK];
   uvec4 w = uvec4(0);
   [[unroll]] for (uint e = 0; e < CHUNK; ++e) {
-    if (r < rows && c + e < cols) w[e / 4] |= (uint(B[at + e]) & 0xffu) << (8 * (e % 4));
+    if (r < rows && c + e < cols) w[e / PER_WORD] |= RAW(B[at + e]) << (BITS * (e % PER_WORD));
   }
   return w;
 }
 
-// Unit u (4 elements) of a 16-byte chunk.
+// Unit u (4 elements) of a 16-byte chunk. bf16: each through fp32, where it is exact (a bf16vec4 from
+// bits takes 16-bit integers, which need shaderInt16).
+#ifdef VKGEMM_INT8_MMA
 VEC_T unit(uvec4 v, uint u) { return VEC_T(unpack8(v[u])); }
+#else
+VEC_T unit(uvec4 v, uint u) {
+  const uint lo = v[2 * u], hi = v[2 * u + 1];
+  return VEC_T(vec4(uintBitsToFloat(lo << 16), uintBitsToFloat(lo & 0xffff0000u), uintBitsToFloat(hi << 16),
+                    uintBitsToFloat(hi & 0xffff0000u)));
+}
+#endif
 #else
 uvec4 pack8(float16_t v[8]) {
   return uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])),
@@ -227,6 +246,11 @@ void advance(inout uint buf, bool next) {
 void store_fragment(MAT_ACC frag, uint batch, uint r, uint c, uint c_base, bool direct, uint sg) {
   if (direct) {
     if (p.alpha != SCALAR_T(1)) frag = frag * ACC_T(p.alpha);
+#ifdef VKGEMM_BF16_C
+    // Each sum to bf16's grid, nearest even, in fp32: the conversion to bf16 is then exact. The conversion
+    // alone does not round to nearest (NVIDIA's driver 580 truncates: the grid found results an ulp off).
+    for (int e = 0; e < frag.length(); ++e) frag[e] = uintBitsToFloat(bf16_bits(frag[e]) << 16);
+#endif
     coopMatStore(MAT_C(frag), C, c_base + r * p.ldc + c, p.ldc, gl_CooperativeMatrixLayoutRowMajor);
     return;
   }

@@ -7,7 +7,9 @@
 // VKGEMM_BF16 (bf16 inputs) and VKGEMM_INT8 (i8 or u8 inputs, A_T and B_T int8_t or uint8_t) store A and B
 // narrow and widen each element as it is loaded (LOAD_T: float, int), so the kernels compute in ELEM_T
 // (float, int) and need only 16- or 8-bit storage, no 16- or 8-bit arithmetic. VKGEMM_BF16_C: C is bf16
-// too, stored as 16-bit words, read widened and written rounded to nearest even.
+// too, read widened and written rounded to nearest even.
+// VKGEMM_BF16_MMA (with VKGEMM_BF16: the cooperative-matrix kernels' bf16): A and B are bfloat16_t
+// (GL_EXT_bfloat16), the matrices' component type, and C with VKGEMM_BF16_C; the sums, alpha and beta float.
 //
 // Kernels see one row-major problem per batch entry: C = alpha * op(A) * op(B) + beta * C, where op(A) is
 // M x K and op(B) is K x N. Column-major calls are turned into row-major ones on the host (C^T = op(B)^T
@@ -22,10 +24,7 @@
 
 #ifdef VKGEMM_BF16
 #extension GL_EXT_shader_16bit_storage : require
-#define A_T uint16_t
-#define B_T uint16_t
 #define LOAD_T float
-#define WIDEN(x) uintBitsToFloat(uint(x) << 16)  // bf16 is the upper half of an fp32
 #ifdef VKGEMM_BF16_C
 // fp32 to bf16, rounded to nearest, ties to even (a carry into the exponent is right: the largest finite
 // values round up to infinity); NaN stays NaN, quieted.
@@ -34,8 +33,26 @@ uint bf16_bits(float r) {
   if ((u & 0x7fffffffu) > 0x7f800000u) return (u >> 16) | 0x40u;
   return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
 }
+#endif
+#ifdef VKGEMM_BF16_MMA
+#extension GL_EXT_bfloat16 : require
+#define A_T bfloat16_t
+#define B_T bfloat16_t
+#define WIDEN(x) float(x)  // exact: every bf16 value is an fp32
+#ifdef VKGEMM_BF16_C
+// The rounded bits as a bfloat16_t through fp32, where the value is exact (bit casts to bfloat16_t take
+// 16-bit integers, which need shaderInt16).
+#define C_LOAD(x) float(x)
+#define C_STORE(r) bfloat16_t(uintBitsToFloat(bf16_bits(r) << 16))
+#endif
+#else
+#define A_T uint16_t
+#define B_T uint16_t
+#define WIDEN(x) uintBitsToFloat(uint(x) << 16)  // bf16 is the upper half of an fp32
+#ifdef VKGEMM_BF16_C
 #define C_LOAD(x) WIDEN(x)
 #define C_STORE(r) uint16_t(bf16_bits(r))
+#endif
 #endif
 #endif
 // VKGEMM_INT8_MMA (the cooperative-matrix kernels' i8 and u8): A and B stay 8-bit (A_T int8_t or uint8_t,

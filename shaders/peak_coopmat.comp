@@ -4,7 +4,8 @@
 #extension GL_KHR_cooperative_matrix : enable
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 // vkgemm peak: cooperative-matrix MMA throughput (engine/src/peak/peak.cpp), subgroup scope
-// (VK_KHR_cooperative_matrix). A and B fragments are ELEM_T (float16_t; int8_t or uint8_t with PEAK_INT8);
+// (VK_KHR_cooperative_matrix). A and B fragments are ELEM_T (float16_t; bfloat16_t with PEAK_BF16; int8_t or
+// uint8_t with PEAK_INT8);
 // ACC_T (float or float16_t; int or uint) is C's type. The fragment shape TM x TN x TK is specialized at run
 // time, so one shader serves every shape a device lists of its types.
 //
@@ -27,7 +28,10 @@ const uint ROW_A = 16, ROW_B = 16, B_AT = TM * 16;
 #define INIT(i) ACC_T(i)
 #else
 #extension GL_EXT_shader_16bit_storage : require
-layout(std430, set = 0, binding = 0) readonly buffer In { float16_t src[]; };  // TM*TK + TK*TN halves
+#ifdef PEAK_BF16
+#extension GL_EXT_bfloat16 : require
+#endif
+layout(std430, set = 0, binding = 0) readonly buffer In { ELEM_T src[]; };  // TM*TK + TK*TN 16-bit floats
 const uint ROW_A = TK, ROW_B = TN, B_AT = TM * TK;
 #define INIT(i) ACC_T(0.25 * i)
 #endif
@@ -39,7 +43,9 @@ layout(push_constant) uniform PeakParams {
 
 // A scaled by p.mul (1) before each step: a driver that lowers the MMA to dot products (lavapipe) would
 // otherwise compute A * B once, outside the loop (lavapipe read 0.215 TFLOP/s then, 10x its FMA peak; 0.023
-// with it). The host turns it on everywhere: one elementwise scale per ACCS MMAs.
+// with it). The host turns it on everywhere: one elementwise scale per ACCS MMAs. Not for bf16, whose
+// matrices take no arithmetic but the MMA (SPV_KHR_bfloat16); only GPUs list bf16 shapes, and they do not
+// hoist the product.
 layout(constant_id = 5) const bool VARY_A = true;
 const uint UNROLL = 8;
 
@@ -59,7 +65,9 @@ void main() {
       coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>(INIT(3));
   for (uint i = 0; i < p.K; ++i) {
     [[unroll]] for (uint u = 0; u < UNROLL; ++u) {
+#ifndef PEAK_BF16
       if (VARY_A) a = a * ELEM_T(p.mul);
+#endif
       c0 = coopMatMulAdd(a, b, c0);
       c1 = coopMatMulAdd(a, b, c1);
       c2 = coopMatMulAdd(a, b, c2);

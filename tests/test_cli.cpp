@@ -286,7 +286,7 @@ TEST_SUITE("cli") {
         {"run --m 4 --n 4 --k 4 --type f16 --out-type i32", "f16 inputs give C of f32 or f16"},
         {"run --m 4 --n 4 --k 4 --type f32 --out-type f16", "f32 inputs give C of f32"},
         {"run --m 4 --n 4 --k 4 --type f16 --kernel coopmat --tile 32", "tile is 64 or 128"},
-        {"run --m 4 --n 4 --k 4 --type f32 --kernel coopmat2", "multiplies f16, i8 and u8 matrices"},
+        {"run --m 4 --n 4 --k 4 --type f32 --kernel coopmat2", "multiplies f16, bf16, i8 and u8 matrices"},
         {"run --m 4 --n 4 --k 4 --type f32 --f16-accumulate", "f16 accumulation is for f16 inputs"},
         {"tune --type f16", "f16 is not tuned"},
         {"tune --ops nx", "ops \"nx\": expected nn, nt, tn or tt"},

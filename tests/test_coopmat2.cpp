@@ -5,7 +5,8 @@
 // runs (zero, one and two whole runs of UNROLL steps, each with every rest), with and without a partial
 // last step, for each tile, on products with tiles inside C and edge tiles, split along K where the grid
 // is short and K long, every op combination taking turns, C f32 and f16, alpha and beta; and the same for i8
-// and u8 (C i32, integer scalars that overflow int32, one slice however long K). The sides are
+// and u8 (C i32, integer scalars that overflow int32, one slice however long K) and bf16 (C f32 and bf16, one
+// slice). The sides are
 // multiples of 8, so with beta 0 or split along K the edge tiles start a tile back and overlap their
 // neighbours (shaders/coopmat2.comp tile_start); with beta they stay edge tiles; two more products move
 // them on one side only. Each product is checked against the CPU reference with poisoned gaps and guards.
@@ -51,7 +52,7 @@ std::vector<uint32_t> step_counts(uint32_t unroll) {
 }
 
 // Row- or column-major call with lds of the natural size plus 8 (m, n, k multiples of 8 keep every ld a
-// multiple of 8 elements: 16 bytes, the fast path's alignment); for i8 and u8 the natural size rounded up to
+// multiple of 8 elements: 16 bytes of f16 or bf16, the fast path's alignment); for i8 and u8 the natural size rounded up to
 // 16 elements, plus 16 (A and B 16-byte aligned; C's ld a multiple of 16 elements too).
 GemmDesc make_desc(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, DataType c_type, double alpha,
                    double beta, DataType input = DataType::f16) {
@@ -61,7 +62,7 @@ GemmDesc make_desc(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_
   const bool row = layout == Layout::row_major;
   const auto inner = [&](int64_t rows, int64_t cols) {
     const int64_t natural = row ? cols : rows;
-    return input == DataType::f16 ? natural + 8 : (natural + 15) / 16 * 16 + 16;
+    return element_size(input) == 2 ? natural + 8 : (natural + 15) / 16 * 16 + 16;
   };
   d.lda = inner(op_a == Op::n ? m : k, op_a == Op::n ? k : m);
   d.ldb = inner(op_b == Op::n ? k : n, op_b == Op::n ? n : k);
@@ -73,7 +74,8 @@ GemmDesc make_desc(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_
 // tiles plus an edge row and column, then K long enough to split. Returns the products checked.
 int run_tile(uint32_t tile, bool f16_acc, std::mt19937_64& rng, int& failures, DataType input = DataType::f16) {
   const Engine& e = test::engine();
-  const bool int8 = input != DataType::f16;
+  const bool int8 = input == DataType::i8 || input == DataType::u8, bf16 = input == DataType::bf16;
+  const DataType narrow_c = bf16 ? DataType::bf16 : DataType::f16;  // the 16-bit C of these inputs
   const GemmOptions options{.kernel = Kernel::coopmat2, .tile = tile, .f16_accumulate = f16_acc};
   const kernels::Types types{input, int8 ? DataType::i32 : f16_acc ? DataType::f16 : DataType::f32, f16_acc};
   const kernels::LaunchShape shape = kernels::coopmat2_launch(e.device(), types, options, 1, 1);
@@ -83,7 +85,8 @@ int run_tile(uint32_t tile, bool f16_acc, std::mt19937_64& rng, int& failures, D
   const int64_t m = bm + bm / 2 + 8, n = bn + bn / 4 + 8;  // whole tiles and edge tiles (multiples of 8)
   std::vector<int64_t> ks;
   for (uint32_t s : step_counts(unroll)) ks.push_back(int64_t{s} * bk + (s % 3 == 0 ? 8 : 0));  // some: a partial step
-  // A short grid with K >= 4096 splits (coopmat2_splits): slices of multiples of 256 with rests of their own.
+  // A short grid with K >= 4096 splits (coopmat2_splits) where the types split (f16): slices of multiples of
+  // 256 with rests of their own; the others run it as one slice.
   ks.push_back(4096 + 13 * bk + 8);
   ks.push_back(8192 + 5 * bk + 8);
   const Op ops[4][2] = {{Op::n, Op::n}, {Op::n, Op::t}, {Op::t, Op::n}, {Op::t, Op::t}};
@@ -93,7 +96,7 @@ int run_tile(uint32_t tile, bool f16_acc, std::mt19937_64& rng, int& failures, D
   const auto& scalars = int8 ? int_scalars : float_scalars;
   int runs = 0;
   for (size_t i = 0; i < ks.size(); ++i) {
-    const DataType c_type = int8 ? DataType::i32 : f16_acc || i % 2 == 1 ? DataType::f16 : DataType::f32;
+    const DataType c_type = int8 ? DataType::i32 : f16_acc || i % 2 == 1 ? narrow_c : DataType::f32;
     const Layout layout = i % 5 == 4 ? Layout::col_major : Layout::row_major;
     const auto [alpha, beta] = scalars[i % 4];
     const GemmDesc d = make_desc(layout, ops[i % 4][0], ops[i % 4][1], m, n, ks[i], c_type, alpha, beta, input);
@@ -142,6 +145,18 @@ TEST_SUITE("coopmat2") {
     int failures = 0;
     const int runs = run_tile(256, true, rng, failures);
     check_runs("coopmat2 fast path, fp16 sums", runs, failures);
+  }
+
+  // Its own case too (--test-case="*bf16*"): whether the driver takes bf16 workgroup-scope matrices is the
+  // GPU's to tell; a skip where the device lacks bf16 matrices (the refusal names what is missing).
+  TEST_CASE("fast path for bf16: C f32 and bf16, every K step count, inside and edge tiles, one slice") {
+    for (const DataType c : {DataType::f32, DataType::bf16}) {
+      if (!runs_here(c, false, DataType::bf16)) return;
+    }
+    auto rng = test::case_rng("coopmat2 fast path bf16");
+    int failures = 0, runs = 0;
+    for (uint32_t tile : {32u, 64u, 96u, 128u, 192u, 256u}) runs += run_tile(tile, false, rng, failures, DataType::bf16);
+    check_runs("coopmat2 fast path, bf16", runs, failures);
   }
 
   // Its own case too (--test-case="*i8 and u8*"): coopmat2's int8 variants run on no device CI has.

@@ -473,6 +473,97 @@ TEST_SUITE("coopmat config") {
     CHECK(lvp_large.shared_bytes <= lvp.max_shared_memory);
   }
 
+  // bf16 has f16's bytes per element, so every tile rule (written in bytes, coopmat_config.cpp) gives it f16's
+  // tiles from its own shapes. Mutation (shown once by hand): bf16 counted as one byte an element takes the
+  // int8 K step (64) and fails the first checks below.
+  TEST_CASE("bf16: its own shapes, f16's tiles, one slice, auto ranks coopmat2, coopmat, tiled") {
+    // What the H100 lists for bf16: 16x16x16 bf16*bf16+f32 at subgroup scope; workgroup-scope flexible
+    // bf16 shapes for coopmat2 are described here as the f16 ones are (whether the driver has them is the GPU's
+    // to tell: its coopmat2 suite).
+    DeviceInfo d = nvidia();
+    d.bfloat16 = d.bfloat16_coopmat = d.coopmat2_per_element = true;
+    CooperativeMatrixShape sub = shape(16, 16, 16, "f32", "subgroup");
+    sub.a_type = sub.b_type = "bf16";
+    d.coopmat_shapes.push_back(sub);
+    for (const uint32_t inv : {128u, 256u}) {
+      CooperativeMatrixShape s = shape(16, 16, 16, "f32", "workgroup", inv, true);
+      s.a_type = s.b_type = "bf16";
+      d.coopmat2_shapes.push_back(s);
+    }
+    const tuning::Table table;
+    const auto planned = [&](const DeviceInfo& dev, DataType c, Kernel kernel, uint32_t m, uint32_t n, uint32_t k) {
+      kernels::Problem p;
+      p.types = {DataType::bf16, c, false};
+      p.m = m, p.n = n, p.k = k;
+      p.lda = k, p.ldb = p.ldc = n;
+      return kernels::plan(dev, table, {.kernel = kernel}, p);
+    };
+    const bool khr = VKGEMM_EXPECT_COOPMAT && VKGEMM_EXPECT_BF16_MATRICES;
+    const bool nv2 = VKGEMM_EXPECT_COOPMAT2 && VKGEMM_EXPECT_BF16_MATRICES;
+    const Types f16{DataType::f16, DataType::f32, false};
+    for (const DataType c : {DataType::f32, DataType::bf16}) {
+      CAPTURE(to_string(c));
+      const Types t{DataType::bf16, c, false};
+      CHECK_NOTHROW(kernels::check_matrix_kernel(d, Kernel::coopmat, t));
+      CHECK_NOTHROW(kernels::check_matrix_kernel(d, Kernel::coopmat2, t));
+      // KHR: the bf16 fragment, f16's K step (32: 64 bytes a row), f16's tiles and shared memory.
+      for (const uint32_t side : {64u, 1u << 14}) {
+        const auto b = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, side, side);
+        const auto h = kernels::coopmat_launch(d, f16, {.kernel = Kernel::coopmat}, side, side);
+        CHECK(spec_constant(b, "TK") == 16);
+        CHECK(spec_constant(b, "BK") == 32);
+        for (const char* name : {"BM", "BN", "BK", "WM", "WN", "TM", "TN", "UNROLL", "BUFFERS"}) {
+          CAPTURE(name);
+          CHECK(spec_constant(b, name) == spec_constant(h, name));
+        }
+        CHECK(b.shared_bytes == h.shared_bytes);
+        CHECK(b.shared_bytes <= d.max_shared_memory);
+      }
+      if (khr) CHECK(planned(d, c, Kernel::coopmat, 256, 256, 256).main.shader == fmt::format("coopmat_bf16_{}", to_string(c)));
+      if (nv2) {
+        // coopmat2: the f16 tiles; 128 x 8192 x 4096, which f16 splits in 2, runs one slice.
+        const auto big = planned(d, c, Kernel::coopmat2, 4096, 4096, 4096);
+        CHECK(big.main.shader == fmt::format("coopmat2_bf16_{}", to_string(c)));
+        CHECK(big.main.tile == std::array<uint32_t, 2>{256, 128});
+        const auto thin = planned(d, c, Kernel::coopmat2, 128, 8192, 4096);
+        CHECK(thin.splits <= 1);
+        CHECK(thin.reduce.shader.empty());
+      }
+      CHECK(planned(d, c, Kernel::automatic, 4096, 4096, 4096).kernel ==
+            (nv2 ? Kernel::coopmat2 : khr ? Kernel::coopmat : Kernel::tiled));
+      DeviceInfo no2 = d;
+      no2.coopmat2 = false;
+      CHECK(planned(no2, c, Kernel::automatic, 4096, 4096, 4096).kernel == (khr ? Kernel::coopmat : Kernel::tiled));
+      // Without shaderBFloat16CooperativeMatrix: refused naming it and the device; auto takes tiled.
+      DeviceInfo bare = d;
+      bare.bfloat16_coopmat = false;
+      for (const Kernel k : {Kernel::coopmat, Kernel::coopmat2}) {
+        expect_error([&] { kernels::check_matrix_kernel(bare, k, t); },
+                     "need the shaderBFloat16CooperativeMatrix feature (VK_KHR_shader_bfloat16); described H200");
+      }
+      CHECK(planned(bare, c, Kernel::automatic, 256, 256, 256).kernel == Kernel::tiled);
+    }
+    // coopmat2 rounds a bf16 C element by element: without cooperativeMatrixPerElementOperations, C bf16 is
+    // refused naming it (C f32 still runs), and auto takes coopmat for it.
+    DeviceInfo no_per_element = d;
+    no_per_element.coopmat2_per_element = false;
+    expect_error([&] { kernels::check_matrix_kernel(no_per_element, Kernel::coopmat2, {DataType::bf16, DataType::bf16, false}); },
+                 "which needs the cooperativeMatrixPerElementOperations feature (VK_NV_cooperative_matrix2); described H200");
+    CHECK_NOTHROW(kernels::check_matrix_kernel(no_per_element, Kernel::coopmat2, {DataType::bf16, DataType::f32, false}));
+    CHECK(planned(no_per_element, DataType::bf16, Kernel::automatic, 4096, 4096, 4096).kernel ==
+          (khr ? Kernel::coopmat : Kernel::tiled));
+    // Without bf16 shapes: the refusal names the shape wanted (bf16 sums in f32) and what the device lists.
+    DeviceInfo f16_only = nvidia();
+    f16_only.bfloat16 = f16_only.bfloat16_coopmat = f16_only.coopmat2_per_element = true;
+    const Types t{DataType::bf16, DataType::bf16, false};
+    expect_error([&] { kernels::check_matrix_kernel(f16_only, Kernel::coopmat, t); },
+                 "needs a subgroup-scope cooperative matrix shape bf16 x bf16 + f32 -> f32");
+    expect_error([&] { kernels::check_matrix_kernel(f16_only, Kernel::coopmat, t); },
+                 "described H200 lists 16x8x16 f16*f16+f16->f16 subgroup");
+    expect_error([&] { kernels::check_matrix_kernel(f16_only, Kernel::coopmat2, t); },
+                 "workgroup-scope flexible shape bf16 x bf16 + f32 -> f32");
+  }
+
   TEST_CASE("coopmat2 splits K for a short grid with a long K, through an fp32 workspace") {
     if (!VKGEMM_EXPECT_COOPMAT2) {
       test::skip("this build has no coopmat2 kernel");

@@ -4,6 +4,7 @@
 // the SIMT kernels over every tile boundary.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -178,6 +179,73 @@ TEST_SUITE("narrow") {
                  "a device without narrow storage");
   }
 
+  // bf16 on the cooperative-matrix kernels needs VK_KHR_shader_bfloat16's shaderBFloat16CooperativeMatrix and
+  // a bf16 * bf16 + f32 shape; the door names what is missing and the device. Live on this device where it
+  // lacks them (both lavapipes: 22 has no cooperative matrices, 26 no bf16), and on this device as described
+  // with the extensions and each missing piece in turn (no Vulkan call: the door alone).
+  TEST_CASE("bf16 on coopmat and coopmat2: refused naming the missing feature or shape, and the device") {
+    Engine& e = test::engine();
+    const DeviceInfo& live = e.device();
+    const auto lists_bf16 = [](const std::vector<CooperativeMatrixShape>& shapes) {
+      return std::any_of(shapes.begin(), shapes.end(), [](const CooperativeMatrixShape& s) { return s.a_type == "bf16"; });
+    };
+    if (!live.bfloat16_coopmat) {
+      // The extension first; then coopmat needs the shape (its tiles come from it) before the feature, coopmat2
+      // the feature before the shape.
+      const std::string khr = !live.coopmat_khr                  ? "VK_KHR_cooperative_matrix"
+                              : lists_bf16(live.coopmat_shapes) ? "shaderBFloat16CooperativeMatrix"
+                                                                : "bf16 x bf16 + f32 -> f32";
+      const std::string nv2 = !live.coopmat2 ? "VK_NV_cooperative_matrix2" : "shaderBFloat16CooperativeMatrix";
+      for (const Kernel k : {Kernel::coopmat, Kernel::coopmat2}) {
+        CAPTURE(to_string(k));
+        expect_error([&] { e.check_supported(DataType::bf16, {.kernel = k}); }, ErrorCode::unsupported_config,
+                     k == Kernel::coopmat ? khr : nv2);
+        expect_error([&] { e.check_supported(DataType::bf16, DataType::bf16, {.kernel = k}); },
+                     ErrorCode::unsupported_config, live.name);
+      }
+    }
+    DeviceInfo d = live;
+    d.name = "a described device without bf16 matrices";
+    d.type = DeviceType::discrete_gpu;
+    d.coopmat_khr = d.coopmat2 = d.vulkan13 = d.vulkan_memory_model = d.float16 = d.storage16 = true;
+    d.subgroup_size_control = true;
+    d.subgroup_size = d.min_subgroup_size = d.max_subgroup_size = 32;
+    d.max_workgroup_invocations = std::max(d.max_workgroup_invocations, 256u);
+    d.max_shared_memory = std::max(d.max_shared_memory, 48u * 1024);
+    d.coopmat_shapes.clear(), d.coopmat2_shapes.clear();
+    for (const char* ab : {"f16", "bf16"}) {
+      CooperativeMatrixShape s;
+      s.m = s.n = s.k = 16;
+      s.a_type = s.b_type = ab, s.c_type = s.result_type = "f32", s.scope = "subgroup";
+      d.coopmat_shapes.push_back(s);
+      s.scope = "workgroup", s.flexible = true;
+      d.coopmat2_shapes.push_back(s);
+    }
+    DeviceInfo f16_only = d;
+    std::erase_if(f16_only.coopmat_shapes, [](const CooperativeMatrixShape& s) { return s.a_type == "bf16"; });
+    std::erase_if(f16_only.coopmat2_shapes, [](const CooperativeMatrixShape& s) { return s.a_type == "bf16"; });
+    f16_only.bfloat16 = f16_only.bfloat16_coopmat = true;
+    d.bfloat16 = d.bfloat16_coopmat = false;
+    const tuning::Table table;
+    for (const Kernel k : {Kernel::coopmat, Kernel::coopmat2}) {
+      CAPTURE(to_string(k));
+      const kernels::Types t{DataType::bf16, DataType::f32, false};
+      // The shapes but not the feature.
+      expect_error([&] { kernels::check_supported(d, table, t, {.kernel = k}); }, ErrorCode::unsupported_config,
+                   "need the shaderBFloat16CooperativeMatrix feature (VK_KHR_shader_bfloat16); a described device "
+                   "without bf16 matrices does not have it");
+      // The feature but f16 shapes only.
+      expect_error([&] { kernels::check_supported(f16_only, table, t, {.kernel = k}); }, ErrorCode::unsupported_config,
+                   k == Kernel::coopmat ? "needs a subgroup-scope cooperative matrix shape bf16 x bf16 + f32 -> f32"
+                                        : "needs a workgroup-scope flexible shape bf16 x bf16 + f32 -> f32");
+      // Both: admitted (where this build has the kernel).
+      DeviceInfo both = d;
+      both.bfloat16 = both.bfloat16_coopmat = true;
+      const bool built = VKGEMM_EXPECT_BF16_MATRICES && (k == Kernel::coopmat ? VKGEMM_EXPECT_COOPMAT : VKGEMM_EXPECT_COOPMAT2);
+      if (built) CHECK_NOTHROW(kernels::check_supported(both, table, t, {.kernel = k}));
+    }
+  }
+
   // Sums that are exact in fp32, whose bf16 rounding is known: ties to even either way, just above and below
   // a tie, negative, and a tie past bf16's largest (to infinity). The kernels must round C as
   // float_to_bfloat16 does, bit for bit.
@@ -242,7 +310,8 @@ TEST_SUITE("narrow") {
     }
   }
 
-  TEST_CASE("auto takes a SIMT kernel for every narrow type") {
+  // On a device with bf16 or int8 matrices auto takes a matrix kernel for them (coopmat2, coopmat), else tiled.
+  TEST_CASE("auto runs every narrow type") {
     auto rng = test::case_rng("narrow auto");
     for (const DataType t : {DataType::bf16, DataType::i8, DataType::u8}) {
       if (!runs(t)) return;

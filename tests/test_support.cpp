@@ -4,8 +4,8 @@
 // sets it for CI's lavapipe; unset, this suite reports itself skipped.
 //   VKGEMM_TEST_EXPECT="kernels=naive,tiled,blocked types=f32,i32,f64,f16 spirv=coopmat,coopmat2"
 // kernels: each runs here (f16 for the matrix kernels, else f32); types: each element type runs through
-// auto; f16acc: each kernel sums in fp16 (C f16); int8: each kernel runs i8 and u8 (C i32); spirv: each
-// kernel's f16, i8 and u8 variants are in the binary.
+// auto; f16acc: each kernel sums in fp16 (C f16); int8: each kernel runs i8 and u8 (C i32); bf16: each
+// kernel runs bf16 (C f32 and bf16); spirv: each kernel's f16, i8, u8 and bf16 variants are in the binary.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -38,7 +38,8 @@ std::map<std::string, std::vector<std::string>> parse_expectation(const std::str
   }
   for (const auto& entry : out) {  // no structured binding: CHECK_MESSAGE captures it, which clang 14 cannot
     const std::string& key = entry.first;
-    CHECK_MESSAGE((key == "kernels" || key == "types" || key == "spirv" || key == "f16acc" || key == "int8"),
+    CHECK_MESSAGE((key == "kernels" || key == "types" || key == "spirv" || key == "f16acc" || key == "int8" ||
+                   key == "bf16"),
                   "VKGEMM_TEST_EXPECT: unknown key ", key);
   }
   return out;
@@ -88,10 +89,19 @@ TEST_SUITE("support") {
         CHECK_NOTHROW(e.check_supported(t, DataType::i32, {.kernel = *kernel}));
       }
     }
+    for (const std::string& name : expected.count("bf16") ? expected.at("bf16") : std::vector<std::string>{}) {
+      const auto kernel = parse_kernel(name);
+      REQUIRE_MESSAGE(kernel.has_value(), "VKGEMM_TEST_EXPECT: no kernel is named ", name);
+      CAPTURE(name);
+      for (const DataType c : {DataType::f32, DataType::bf16}) {
+        CAPTURE(to_string(c));
+        CHECK_NOTHROW(e.check_supported(DataType::bf16, c, {.kernel = *kernel}));
+      }
+    }
     std::set<std::string> embedded;
     for (const auto& blob : kernels::spirv_table()) embedded.insert(blob.name);
     for (const std::string& kernel : expected.count("spirv") ? expected.at("spirv") : std::vector<std::string>{}) {
-      for (const char* variant : {"f16_f32", "f16_f16", "f16_acc16", "i8", "u8"}) {
+      for (const char* variant : {"f16_f32", "f16_f16", "f16_acc16", "i8", "u8", "bf16_f32", "bf16_bf16"}) {
         const std::string name = kernel + "_" + variant;
         CHECK_MESSAGE(embedded.count(name) == 1, name, " is not in this build (configure's probe of glslangValidator "
                                                        "failed, or the shader toolchain was lost)");

@@ -45,6 +45,9 @@ void print_coopmat(const DeviceInfo& d) {
                d.coopmat_shapes.size());
     print_shapes(d.coopmat_shapes);
   }
+  // bf16 shapes are listed with the others; the matrix kernels need this feature to run them.
+  fmt::print("    bf16 matrices     {}\n", d.bfloat16_coopmat ? "yes (VK_KHR_shader_bfloat16, shaderBFloat16CooperativeMatrix)"
+                                                            : "no shaderBFloat16CooperativeMatrix (VK_KHR_shader_bfloat16)");
   if (!d.coopmat2) {
     fmt::print("    coopmat2          no VK_NV_cooperative_matrix2 (with workgroup scope, flexible dimensions, "
                "tensor addressing)\n");

@@ -48,6 +48,10 @@ struct DeviceInfo {
   bool subgroup_size_control = false;        // subgroupSizeControl and computeFullSubgroups
   bool int8 = false;                         // shaderInt8 (int8 cooperative matrices: vkgemm peak, the kernels)
   bool integer_dot = false;                  // shaderIntegerDotProduct (Vulkan 1.3; vkgemm peak's int8 dot row)
+  // VK_KHR_shader_bfloat16: shaderBFloat16Type and shaderBFloat16CooperativeMatrix (bf16 cooperative matrices:
+  // the coopmat and coopmat2 kernels' bf16, vkgemm peak's bf16 rows).
+  bool bfloat16 = false;
+  bool bfloat16_coopmat = false;
   uint32_t min_subgroup_size = 0, max_subgroup_size = 0;
   // How many workgroups run side by side: the compute units (NVIDIA SMs, AMD CUs, CPU threads) and the
   // invocations one holds at once, as the device reports them (VK_NV_shader_sm_builtins: shaderSMCount and
@@ -65,6 +69,8 @@ struct DeviceInfo {
   bool coopmat2 = false;
   bool coopmat_nv = false;
   uint32_t coopmat2_max_workgroup_invocations = 0;  // maxCooperativeMatrixWorkgroupSize... of the NV extension
+  // cooperativeMatrixPerElementOperations of VK_NV_cooperative_matrix2 (coopmat2 rounds a bf16 C with it).
+  bool coopmat2_per_element = false;
   std::vector<CooperativeMatrixShape> coopmat_shapes;
   std::vector<CooperativeMatrixShape> coopmat2_shapes;
   // VK_KHR_pipeline_executable_properties with pipelineExecutableInfo: the driver's statistics of each

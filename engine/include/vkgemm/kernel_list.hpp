@@ -4,8 +4,8 @@
 // place in kernel_specs() (engine/src/kernels/registry.cpp), and so to_string, parse_kernel, all_kernels,
 // the CLI's kernel names and every list of kernels in messages.
 //
-//   coopmat2  f16: workgroup-scope matrices loaded with tensor layouts (VK_NV_cooperative_matrix2)
-//   coopmat   f16: subgroup-scope cooperative matrices (VK_KHR_cooperative_matrix), tiles in shared memory
+//   coopmat2  f16, bf16, i8, u8: workgroup-scope matrices loaded with tensor layouts (VK_NV_cooperative_matrix2)
+//   coopmat   f16, bf16, i8, u8: subgroup-scope cooperative matrices (VK_KHR_cooperative_matrix), tiles in shared memory
 //   blocked   f32, f64: register-blocked, vectorized, double-buffered; configured by BlockedConfig
 //   tiled     square shared-memory tiles; the tile size is chosen at run time
 //   naive     one invocation per element of C

@@ -32,7 +32,7 @@ struct PeakMeasurement {
 };
 
 // Every measurement, in a fixed order: f32 FMA, f16 FMA (packed), f64 FMA, int8 dot product (packed), one row
-// per cooperative-matrix shape (KHR, subgroup scope: f16, i8 and u8 measured, bf16 and others saying why),
+// per cooperative-matrix shape (KHR, subgroup scope: f16, bf16, i8 and u8 measured, others saying why),
 // coopmat2's workgroup-scope MMA on its kernel's large tiles (fp32 and fp16 sums; one "coopmat2" row saying
 // why where the device has no VK_NV_cooperative_matrix2), copy. A row the device cannot run says why instead of failing; throws
 // vkgemm::Error only for bad options.

@@ -181,7 +181,22 @@ void query_push_descriptor(VkPhysicalDevice pd, const std::vector<std::string>& 
   info.push_descriptor = push.maxPushDescriptors >= kGemmBindings;  // else the ring: a dispatch binds them all
 }
 
-// Extensions (the cooperative matrices, pipeline statistics, push descriptors) and device-local memory.
+// VK_KHR_shader_bfloat16's features (its struct may only be chained where the extension is there): bfloat16_t
+// in shaders and in cooperative matrices.
+void query_bfloat16(VkPhysicalDevice pd, const std::vector<std::string>& extensions, DeviceInfo& info) {
+#if defined(VK_KHR_shader_bfloat16)
+  if (std::find(extensions.begin(), extensions.end(), VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME) == extensions.end()) return;
+  VkPhysicalDeviceShaderBfloat16FeaturesKHR bf16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR};
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &bf16, {}};
+  vkGetPhysicalDeviceFeatures2(pd, &features);
+  info.bfloat16 = bf16.shaderBFloat16Type == VK_TRUE;
+  info.bfloat16_coopmat = info.bfloat16 && bf16.shaderBFloat16CooperativeMatrix == VK_TRUE;
+#else
+  (void)pd, (void)extensions, (void)info;  // Vulkan headers older than VK_KHR_shader_bfloat16
+#endif
+}
+
+// Extensions (the cooperative matrices, bfloat16, pipeline statistics, push descriptors) and device-local memory.
 void query_extensions(VkInstance instance, VkPhysicalDevice pd, DeviceInfo& info) {
   uint32_t extension_count = 0;
   vkEnumerateDeviceExtensionProperties(pd, nullptr, &extension_count, nullptr);
@@ -190,6 +205,7 @@ void query_extensions(VkInstance instance, VkPhysicalDevice pd, DeviceInfo& info
   std::vector<std::string> extensions;
   for (const auto& e : extension_props) extensions.emplace_back(e.extensionName);
   query_cooperative_matrices(instance, pd, extensions, info);
+  query_bfloat16(pd, extensions, info);
   query_compute_units(pd, extensions, info);
   info.pipeline_statistics = has_pipeline_executable_info(pd);
   query_push_descriptor(pd, extensions, info);

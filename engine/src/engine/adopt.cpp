@@ -18,7 +18,8 @@ namespace {
 struct Declared {
   bool float16 = false, storage16 = false, storage8 = false, memory_model = false, subgroup_size_control = false;
   bool maintenance4 = false, coopmat_khr = false, coopmat2 = false, timeline = false, push_descriptor = false;
-  bool host_query_reset = false, int8 = false, integer_dot = false;
+  bool host_query_reset = false, int8 = false, integer_dot = false, bfloat16 = false, bfloat16_coopmat = false;
+  bool coopmat2_per_element = false;
 };
 
 bool has(std::span<const char* const> list, std::string_view name) {
@@ -71,6 +72,14 @@ Declared declared(const VulkanDevice& d) {
         out.integer_dot |= f->shaderIntegerDotProduct == VK_TRUE;
         break;
       }
+#if defined(VK_KHR_shader_bfloat16)
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR: {
+        const auto* f = reinterpret_cast<const VkPhysicalDeviceShaderBfloat16FeaturesKHR*>(s);
+        out.bfloat16 |= f->shaderBFloat16Type == VK_TRUE;
+        out.bfloat16_coopmat |= f->shaderBFloat16CooperativeMatrix == VK_TRUE;
+        break;
+      }
+#endif
 #if defined(VK_KHR_cooperative_matrix)
       case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR:
         khr_feature |= reinterpret_cast<const VkPhysicalDeviceCooperativeMatrixFeaturesKHR*>(s)->cooperativeMatrix;
@@ -81,6 +90,7 @@ Declared declared(const VulkanDevice& d) {
         const auto* f = reinterpret_cast<const VkPhysicalDeviceCooperativeMatrix2FeaturesNV*>(s);
         nv2_feature |= f->cooperativeMatrixWorkgroupScope && f->cooperativeMatrixFlexibleDimensions &&
                        f->cooperativeMatrixTensorAddressing && f->cooperativeMatrixConversions;
+        out.coopmat2_per_element |= f->cooperativeMatrixPerElementOperations == VK_TRUE;
         break;
       }
 #endif
@@ -97,6 +107,11 @@ Declared declared(const VulkanDevice& d) {
 #endif
   (void)khr_feature, (void)nv2_feature;
   out.push_descriptor = has(d.enabled_extensions, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+#if defined(VK_KHR_shader_bfloat16)
+  const bool bf16_extension = has(d.enabled_extensions, VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
+  out.bfloat16 = out.bfloat16 && bf16_extension;
+  out.bfloat16_coopmat = out.bfloat16_coopmat && bf16_extension;
+#endif
   return out;
 }
 
@@ -147,9 +162,12 @@ EngineImpl::EngineImpl(const VulkanDevice& d) {
   info.subgroup_size_control = info.subgroup_size_control && on.subgroup_size_control;
   info.int8 = info.int8 && on.int8;
   info.integer_dot = info.integer_dot && on.integer_dot;
+  info.bfloat16 = info.bfloat16 && on.bfloat16;
+  info.bfloat16_coopmat = info.bfloat16_coopmat && info.bfloat16 && on.bfloat16_coopmat;
   const bool matrices = info.vulkan13 && on.maintenance4 && info.vulkan_memory_model;
   info.coopmat_khr = info.coopmat_khr && on.coopmat_khr && matrices && info.subgroup_size_control;
   info.coopmat2 = info.coopmat2 && on.coopmat2 && matrices;
+  info.coopmat2_per_element = info.coopmat2 && info.coopmat2_per_element && on.coopmat2_per_element;
   info.coopmat_nv = false;
   info.push_descriptor = info.push_descriptor && on.push_descriptor;
   info.host_query_reset = info.host_query_reset && on.host_query_reset && d.api_version >= VK_API_VERSION_1_2;

@@ -1,4 +1,4 @@
-// The KHR cooperative-matrix kernel (shaders/coopmat.comp): f16, i8 and u8 inputs on subgroup-scope matrices
+// The KHR cooperative-matrix kernel (shaders/coopmat.comp): f16, bf16, i8 and u8 inputs on subgroup-scope matrices
 // (VK_KHR_cooperative_matrix), every op combination (the transposes known when the pipeline is built). Its device checks and its tile, fragment and
 // workgroup choice are coopmat_config.cpp's (check_matrix_kernel, coopmat_launch); this is its entry in the
 // kernel table.
@@ -8,7 +8,7 @@
 namespace vkgemm::kernels {
 namespace {
 
-constexpr DataType kInputs[] = {DataType::f16, DataType::i8, DataType::u8};
+constexpr DataType kInputs[] = {DataType::f16, DataType::bf16, DataType::i8, DataType::u8};
 
 LaunchShape shape(const LaunchContext& ctx, uint32_t m, uint32_t n) {
   LaunchShape s = coopmat_launch(ctx.device, ctx.types, ctx.options, m, n);
@@ -40,7 +40,7 @@ const KernelSpec coopmat_spec{
     .kernel = Kernel::coopmat,
     .name = "coopmat",
     .inputs = kInputs,
-    .computes = "multiplies f16, i8 and u8 matrices",
+    .computes = "multiplies f16, bf16, i8 and u8 matrices",
     .reads_transposed = true,
     .auto_fallback = false,
     .from_tuning = nullptr,

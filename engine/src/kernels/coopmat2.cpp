@@ -1,8 +1,9 @@
-// The NV cooperative-matrix-2 kernel (shaders/coopmat2.comp): f16, i8 and u8 inputs on workgroup-scope
+// The NV cooperative-matrix-2 kernel (shaders/coopmat2.comp): f16, bf16, i8 and u8 inputs on workgroup-scope
 // matrices (VK_NV_cooperative_matrix2), transposed operands through tensor views, and, for f16, split-K
 // through an fp32 workspace for short grids with a long K (i8 and u8 run one slice: their sums are exact
-// integers, and a split would need an integer workspace and reduce pass of its own). The tile choice and split count are coopmat_config.cpp's
-// (coopmat2_launch, coopmat2_splits); auto's first choice for f16, i8 and u8 where the device has it.
+// integers, and a split would need an integer workspace and reduce pass of its own; bf16 too, whose reduce
+// pass would need bf16 variants). The tile choice and split count are coopmat_config.cpp's (coopmat2_launch,
+// coopmat2_splits, coopmat2_splittable); auto's first choice for f16, bf16, i8 and u8 where the device has it.
 #include <fmt/format.h>
 
 #include "gemm_abi.h"
@@ -11,7 +12,7 @@
 namespace vkgemm::kernels {
 namespace {
 
-constexpr DataType kInputs[] = {DataType::f16, DataType::i8, DataType::u8};
+constexpr DataType kInputs[] = {DataType::f16, DataType::bf16, DataType::i8, DataType::u8};
 
 LaunchShape shape(const LaunchContext& ctx, uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
   LaunchShape s = coopmat2_launch(ctx.device, ctx.types, ctx.options, m, n, k, batch);
@@ -35,7 +36,7 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   main.constants.push_back({"TRANS_A", p.trans_a ? 1u : 0u});
   main.constants.push_back({"TRANS_B", p.trans_b ? 1u : 0u});
   KernelLaunch out = matrix_plan(ctx, p, main);
-  const bool splittable = ctx.types.input == DataType::f16;
+  const bool splittable = coopmat2_splittable(ctx.types);
   const uint32_t wanted = p.k == 0 || !splittable ? 1
                           : p.splits             ? p.splits
                                                  : coopmat2_splits(out.main, p.m, p.n, p.k, p.batch);
@@ -71,7 +72,7 @@ const KernelSpec coopmat2_spec{
     .kernel = Kernel::coopmat2,
     .name = "coopmat2",
     .inputs = kInputs,
-    .computes = "multiplies f16, i8 and u8 matrices",
+    .computes = "multiplies f16, bf16, i8 and u8 matrices",
     .reads_transposed = true,
     .auto_fallback = false,
     .from_tuning = nullptr,

@@ -62,20 +62,23 @@ constexpr uint64_t kThinWorkgroups = 2 * 128;
 
 const char* acc_name(const Types& t) { return t.f16_accumulate ? "f16" : "f32"; }
 
-// The shape a product needs, in DeviceInfo's spelling: f16 * f16 + f32 (or f16 sums); int8 sums in 32-bit
-// integers of its own signedness (i8 * i8 + i32, u8 * u8 + u32: the shapes devices list).
+// The shape a product needs, in DeviceInfo's spelling: f16 * f16 + f32 (or f16 sums); bf16 * bf16 + f32;
+// int8 sums in 32-bit integers of its own signedness (i8 * i8 + i32, u8 * u8 + u32: the shapes devices list).
 struct ShapeTypes {
   const char *ab, *acc;
 };
 ShapeTypes shape_types(const Types& t) {
   if (t.input == DataType::i8) return {"i8", "i32"};
   if (t.input == DataType::u8) return {"u8", "u32"};
+  if (t.input == DataType::bf16) return {"bf16", "f32"};
   return {"f16", acc_name(t)};
 }
 
 bool is_int8(const Types& t) { return t.input == DataType::i8 || t.input == DataType::u8; }
 
-// Bytes of one element of A and B in shared memory and in the shaders' 16-byte chunks.
+// Bytes of one element of A and B in shared memory and in the shaders' 16-byte chunks. Every tile rule
+// below is written in these bytes, so bf16, two bytes as f16, gets f16's tiles from its own shapes (the
+// same K step, skew, chunks and shared memory), and int8 twice the elements per chunk.
 uint32_t element_bytes(const Types& t) { return is_int8(t) ? 1 : 2; }
 
 bool types_match(const CooperativeMatrixShape& s, const Types& t) {
@@ -120,6 +123,14 @@ void check_common(const DeviceInfo& d, const char* kernel, const Types& t) {
                 fmt::format("the {} kernel multiplies {} on 8-bit cooperative matrices, which need the shaderInt8 "
                             "feature; {} does not have it (the tiled kernel runs {} there)",
                             kernel, to_string(t.input), d.name, to_string(t.input)));
+  }
+  // bf16 matrices: VK_KHR_shader_bfloat16's shaderBFloat16CooperativeMatrix (and shaderBFloat16Type); the
+  // SPIR-V glslang makes of bfloat16_t declares Float16 as well, hence shaderFloat16.
+  if (t.input == DataType::bf16 && (!d.bfloat16_coopmat || !d.float16)) {
+    throw Error(ErrorCode::unsupported_config,
+                fmt::format("the {} kernel multiplies bf16 on bf16 cooperative matrices, which need the {} feature "
+                            "(VK_KHR_shader_bfloat16); {} does not have it (the tiled kernel runs bf16 there)",
+                            kernel, d.bfloat16_coopmat ? "shaderFloat16" : "shaderBFloat16CooperativeMatrix", d.name));
   }
 }
 
@@ -235,7 +246,7 @@ KhrConfig khr_derive(const DeviceInfo& d, const Types& t, uint32_t subgroups_wan
   const uint32_t high = subgroups >= 2 ? 2 : 1;
   c.bm = e.bm ? e.bm : c.wm * high;
   c.bn = e.bn ? e.bn : c.wn * (subgroups / high);
-  // One 16-byte chunk per row on a CPU, four on a GPU (32 halves, 64 int8).
+  // One 16-byte chunk per row on a CPU, four on a GPU (32 f16 or bf16, 64 int8).
   const uint32_t chunk = 16 / element_bytes(t);
   c.bk = e.bk ? e.bk : cpu ? std::max(chunk, c.tk) : std::max(4 * chunk, c.tk);
   c.unroll = e.unroll ? e.unroll : cpu ? 2 : 4;
@@ -246,7 +257,7 @@ KhrConfig khr_derive(const DeviceInfo& d, const Types& t, uint32_t subgroups_wan
 }
 
 // Throws naming the rule when a configuration (an experiment's) cannot be run by the shader: tiles staged in
-// 16-byte chunks (8 halves, 16 int8) of whole rows.
+// 16-byte chunks (8 f16 or bf16, 16 int8) of whole rows.
 void khr_check(const KhrConfig& c, const Types& t) {
   const uint32_t chunk = 16 / element_bytes(t);
   const auto bad = [&](const std::string& rule) {
@@ -259,7 +270,7 @@ void khr_check(const KhrConfig& c, const Types& t) {
   if (!c.bm || !c.bn || c.bm % c.wm || c.bn % c.wn) bad("the workgroup tile must be whole warp tiles");
   if (c.bm % chunk || c.bn % chunk || !c.bk || c.bk % chunk || c.bk % c.tk) {
     bad(fmt::format("bm, bn and bk must be multiples of {} ({}), bk of the fragment's K", chunk,
-                    chunk == 8 ? "8 halves: 16 bytes" : "16 bytes"));
+                    chunk == 8 ? "8 16-bit elements: 16 bytes" : "16 bytes"));
   }
   if (c.unroll < 1 || c.unroll > 16) bad("unroll is 1 to 16");
   if (c.buffers != 1 && c.buffers != 2) bad("buffers is 1 or 2");
@@ -277,7 +288,7 @@ DeviceInfo khr_nominal(const DeviceInfo& d, const Types& t) {
   const ShapeTypes w = shape_types(t);
   CooperativeMatrixShape s;
   s.m = s.n = 16;
-  s.k = 32 / element_bytes(t);  // 16x16x16 f16, 16x16x32 int8
+  s.k = 32 / element_bytes(t);  // 16x16x16 f16 and bf16, 16x16x32 int8
   s.a_type = s.b_type = w.ab;
   s.c_type = s.result_type = w.acc;
   s.scope = "subgroup";
@@ -405,6 +416,14 @@ void check_matrix_kernel(const DeviceInfo& d, Kernel kernel, const Types& t) {
                             d.name));
   }
   check_common(d, "coopmat2", t);
+  // A bf16 C is rounded to nearest even per element before the conversion (shaders/coopmat2.comp TO_C).
+  if (t.input == DataType::bf16 && t.output == DataType::bf16 && !d.coopmat2_per_element) {
+    throw Error(ErrorCode::unsupported_config,
+                fmt::format("the coopmat2 kernel rounds a bf16 C to nearest even element by element, which needs "
+                            "the cooperativeMatrixPerElementOperations feature (VK_NV_cooperative_matrix2); {} does "
+                            "not have it (C f32 runs there, and the coopmat and tiled kernels run C bf16)",
+                            d.name));
+  }
   if (!nv2_shape(d, t, kNv2Small) && !nv2_shape(d, t, kNv2Medium)) {
     throw Error(ErrorCode::unsupported_config,
                 fmt::format("the coopmat2 kernel needs a workgroup-scope flexible shape {} for 128 or 256 "
@@ -455,6 +474,8 @@ Nv2Tile modelled_tile(const DeviceInfo& d, uint32_t m, uint32_t n, uint32_t k, u
 }
 
 }  // namespace
+
+bool coopmat2_splittable(const Types& types) noexcept { return types.input == DataType::f16; }
 
 uint32_t coopmat2_splits(const LaunchShape& shape, uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
   uint32_t bk = 64;
@@ -525,10 +546,10 @@ Nv2Tile chosen_tile(const DeviceInfo& d, const Types& t, uint32_t m, uint32_t n,
   // large tile that needs a split to fill the device keeps it (the split-K path).
   // Then 128x128, by itself or split along K (where the large tile would need slices shorter than 2048;
   // docs/design/coopmat2.md); else 64x64.
-  // i8 and u8 run one slice (coopmat2.cpp): a tile fills the device by itself or not at all.
+  // i8, u8 and bf16 run one slice (coopmat2.cpp): a tile fills the device by itself or not at all.
   const auto slices = [&](const Nv2Tile& tile) {
     const uint64_t groups = tiles(m, n, tile.bm, tile.bn) * batch;
-    return is_int8(t) ? static_cast<uint32_t>(groups >= kEnoughWorkgroups) : splits_to_fill(groups, k);
+    return coopmat2_splittable(t) ? splits_to_fill(groups, k) : static_cast<uint32_t>(groups >= kEnoughWorkgroups);
   };
   Nv2Tile tile = kNv2Small;
   const uint32_t large_splits = slices(large);

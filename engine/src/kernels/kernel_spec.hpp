@@ -89,8 +89,9 @@ LaunchShape square_shape(Kernel kernel, const Types& types, uint32_t t);
 void check_square(const LaunchContext& ctx);
 KernelLaunch square_launch(const LaunchContext& ctx, const Problem& problem);
 Pinning square_pin(const KernelLaunch& whole, const DeviceInfo& device, const GemmOptions& options);
-// The cooperative-matrix kernels as auto's candidates: f16, i8 and u8 products with something to sum, tile
-// chosen by shape. (k = 0, an f16 C the fill cannot zero, takes tiled, whose empty sum every device's tests cover.)
+// The cooperative-matrix kernels as auto's candidates: f16, bf16, i8 and u8 products with something to sum,
+// tile chosen by shape. (k = 0, an f16 C the fill cannot zero, takes tiled, whose empty sum every device's tests
+// cover.)
 std::vector<GemmOptions> matrix_candidates(const LaunchContext& ctx, const Problem& problem, Kernel kernel);
 // The cooperative-matrix kernels: `shape` (the largest the options allow) needs what the device and build have.
 void check_matrix(const LaunchContext& ctx, const LaunchShape& shape);

@@ -231,7 +231,7 @@ Pinning square_pin(const KernelLaunch& whole, const DeviceInfo&, const GemmOptio
 
 std::vector<GemmOptions> matrix_candidates(const LaunchContext& ctx, const Problem& p, Kernel kernel) {
   const DataType in = ctx.types.input;
-  if ((in != DataType::f16 && in != DataType::i8 && in != DataType::u8) || p.k == 0) return {};
+  if ((in != DataType::f16 && in != DataType::bf16 && in != DataType::i8 && in != DataType::u8) || p.k == 0) return {};
   GemmOptions o = ctx.options;
   o.kernel = kernel, o.tile = 16;
   return {o};

@@ -147,6 +147,9 @@ LaunchShape coopmat2_largest_launch(const DeviceInfo& device, const Types& types
 // Split-K slices for a coopmat2 launch (1: none): short grids with a long K are cut along K, the partial
 // sums (of either accumulator type) going through an fp32 workspace and splitk_reduce.
 uint32_t coopmat2_splits(const LaunchShape& shape, uint32_t m, uint32_t n, uint32_t k, uint32_t batch);
+// Whether coopmat2 may split these types along K: f16 only (the workspace and its reduce pass are f16's:
+// splitk_reduce_f16_*). i8, u8 and bf16 run one slice.
+bool coopmat2_splittable(const Types& types) noexcept;
 // The GemmOptions::tile that names coopmat2's bm x bn tile (32 for 32 x 64, 64, 96 for 96 x 192, 128, 192 for
 // 192 x 128, 256 for 128 x 256 or, with fp16 sums, 256 x 256); a tile only the experiment knob makes, by its
 // longer side.

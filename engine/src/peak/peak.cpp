@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -151,6 +152,7 @@ constexpr MmaTypes kMmaTypes[] = {
     {"f16", "f16", "peak_coopmat_f16_acc16", "TFLOP/s", 2, 2},
     {"i8", "i32", "peak_coopmat_s8_s32", "TOP/s", 1, 4},
     {"u8", "u32", "peak_coopmat_u8_u32", "TOP/s", 1, 4},
+    {"bf16", "f32", "peak_coopmat_bf16_f32", "TFLOP/s", 2, 4},
 };
 
 const MmaTypes* mma_types(const CooperativeMatrixShape& s) {
@@ -165,29 +167,30 @@ const MmaTypes* mma_types(const CooperativeMatrixShape& s) {
 std::string coopmat_refusal(const DeviceInfo& info, const CooperativeMatrixShape& s) {
   if (s.scope != "subgroup") return fmt::format("not measured: {} scope (only subgroup scope is)", s.scope);
   const MmaTypes* t = mma_types(s);
-  if (!t && s.a_type == "bf16") {
-    return VKGEMM_GLSLANG_BFLOAT16 ? "not measured: bf16 fragments are not measured yet"
-                                   : "not measured: the glslang this build used lacks GL_EXT_bfloat16, which bf16 "
-                                     "fragments need (a newer glslang has it)";
+  if (s.a_type == "bf16" && !VKGEMM_GLSLANG_BFLOAT16) {
+    return "not measured: the glslang this build used lacks GL_EXT_bfloat16, which bf16 fragments need (a newer "
+           "glslang has it)";
   }
   if (!t) {
-    return "not measured: only f16 A and B with an f16 or f32 C, and i8 or u8 A and B with a 32-bit C of their "
-           "sign, are";
+    return "not measured: only f16 A and B with an f16 or f32 C, bf16 A and B with an f32 C, and i8 or u8 A and B "
+           "with a 32-bit C of their sign, are";
   }
   if (!info.vulkan13) return "not available: the shader needs Vulkan 1.3 (SPIR-V 1.6)";
   if (t->in_bytes == 2 && !info.storage16) return "not available: the device has no storageBuffer16BitAccess";
   if (!info.float16) return "not available: the device has no shaderFloat16";
   if (t->in_bytes == 1 && !info.int8) return "not available: the device has no shaderInt8";
+  if (s.a_type == "bf16" && !info.bfloat16_coopmat) return "not available: the device has no shaderBFloat16CooperativeMatrix";
   return {};
 }
 
-// The MMA kernels' input: A and B filled with small values (halves of 2^-5, whose products stay normal;
+// The MMA kernels' input: A and B filled with small values (2^-5 as f16 or bf16, whose products stay normal;
 // bytes of 1), sized for peak_coopmat.comp's layout of each type.
 Buffer mma_input(EngineImpl& e, const CooperativeMatrixShape& s, const MmaTypes& t) {
   const uint64_t bytes = t.in_bytes == 1 ? uint64_t{s.m + s.k} * 64  // rows of 64 bytes (PEAK_INT8)
                                          : uint64_t{s.m} * s.k * 2 + uint64_t{s.k} * s.n * 2 + 4;
   Buffer in = e.create_buffer(bytes, "vkgemm peak coopmat in");
-  e.fill(in, 0, (in.size() / 4) * 4, t.in_bytes == 1 ? 0x01010101u : 0x28002800u);
+  const uint32_t pattern = t.in_bytes == 1 ? 0x01010101u : std::string_view(t.a_b) == "bf16" ? 0x3d003d00u : 0x28002800u;
+  e.fill(in, 0, (in.size() / 4) * 4, pattern);
   return in;
 }
 

@@ -32,7 +32,16 @@ class EnabledFeatures {
       coop2.cooperativeMatrixFlexibleDimensions = VK_TRUE;
       coop2.cooperativeMatrixTensorAddressing = VK_TRUE;
       coop2.cooperativeMatrixConversions = VK_TRUE;
+      coop2.cooperativeMatrixPerElementOperations = on(d.coopmat2_per_element);
       append(coop2, VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
+    }
+#endif
+#if defined(VK_KHR_shader_bfloat16)
+    // bfloat16_t and bf16 cooperative matrices (the matrix kernels' bf16 variants).
+    if (d.bfloat16) {
+      bf16.shaderBFloat16Type = VK_TRUE;
+      bf16.shaderBFloat16CooperativeMatrix = on(d.bfloat16_coopmat);
+      append(bf16, VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
     }
 #endif
     // VK_KHR_pipeline_executable_properties where the device has it: the driver's statistics of each pipeline.
@@ -94,6 +103,9 @@ class EnabledFeatures {
 #endif
 #if defined(VK_NV_cooperative_matrix2)
   VkPhysicalDeviceCooperativeMatrix2FeaturesNV coop2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
+#endif
+#if defined(VK_KHR_shader_bfloat16)
+  VkPhysicalDeviceShaderBfloat16FeaturesKHR bf16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR};
 #endif
   VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executable_info{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};

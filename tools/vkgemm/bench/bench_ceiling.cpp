@@ -48,6 +48,8 @@ std::optional<Ceiling> ceiling_for(const Settings& settings, DataType type, Kern
   if (type == DataType::i8 || type == DataType::u8) {
     return matrix ? best_mma(settings, type == DataType::i8 ? "i8*i8+i32" : "u8*u8+u32") : std::nullopt;
   }
+  // bf16 (fp32 sums): on the matrix kernels the bf16 shapes; on the others, whose sums are f32 FMAs, f32 FMA.
+  if (type == DataType::bf16) return matrix ? best_mma(settings, "bf16*bf16+f32") : named(settings, "f32 FMA");
   if (type != DataType::f16) return std::nullopt;
   if (matrix) return best_mma(settings, f16_accumulate ? "f16*f16+f16" : "f16*f16+f32");
   return named(settings, f16_accumulate ? "f16 FMA (packed)" : "f32 FMA");

@@ -24,7 +24,9 @@ std::vector<Ceiling> ceilings_from(const std::vector<PeakMeasurement>& rows);
 //   f64: f64 FMA (where the device has shaderFloat64);
 //   i8 and u8 on the cooperative-matrix kernels: the fastest measured subgroup MMA shape of their types
 //     (i8*i8+i32, u8*u8+u32); on the others, none;
-//   i32, bf16: none.
+//   bf16 on the cooperative-matrix kernels: the fastest measured bf16*bf16+f32 shape; on the others (bf16
+//     widened to f32 in the shader, f32 sums), f32 FMA;
+//   i32: none.
 std::optional<Ceiling> ceiling_for(const Settings& settings, DataType type, Kernel kernel, bool f16_accumulate);
 
 }  // namespace vkgemm::cli::bench
