@@ -66,12 +66,16 @@ const uint B_PITCH = BN / 4 + B_PAD;
 shared VEC_T tile_a[2][BK][A_PITCH];
 shared VEC_T tile_b[2][BK][B_PITCH];
 
-// The accumulators (acc: row r's vec4 t at r * ACC_N + t) and the staging registers (staged_a, staged_b)
-// are flat arrays local to main (SPIR-V's Function storage class), never module-scope (Private) ones, and
-// the helpers below take and return single vectors: NVIDIA's compiler put the f64 variant's Private arrays
-// in local memory (a round trip per FMA) where it keeps flat function-local dvec4 arrays, as
-// peak_fma.comp's, in registers. The arrays cannot be passed to the helpers instead (inout): array
-// parameters sized by specialization constants give SPIR-V that is invalid once specialized.
+// Two forms of the same algorithm, chosen per element type at build time (shaders/CMakeLists.txt defines
+// BLOCKED_VECTOR_HELPERS for f64), because NVIDIA's compiler (driver 580) keeps each type's registers only in
+// one of them. The vector-helper form keeps the accumulators (acc: row r's vec4 t at r * ACC_N + t) and the
+// staging registers in flat arrays local to main, and its helpers take and return single vectors: in the
+// array form the compiler put every f64 accumulator in local memory (a round trip per FMA, 1/15 of the
+// speed), while the same vector-helper form costs f32 about a fifth of its speed. Which storage class holds
+// the arrays (Function or Private) makes no difference to either; the helpers' shape does. The arrays
+// cannot be passed to the helpers instead (inout): array parameters sized by specialization constants give
+// SPIR-V that is invalid once specialized. Both forms compute the same sums in the same order.
+#ifdef BLOCKED_VECTOR_HELPERS
 const uint ACC_N = TN / 4;  // accumulator vec4s per row of an invocation's sub-block
 
 // Vec4 number v of a K step's tile, as (stored row, vec4 along it) of the stored operand: `along` vec4s per
@@ -232,3 +236,183 @@ void main() {
     }
   }
 }
+#else  // the array form: f32
+VEC_T staged_a[A_VECS];
+VEC_T staged_b[B_VECS];
+VEC_T acc[TM][TN / 4];
+
+// Vec4 number v of a K step's tile, as (stored row, vec4 along it) of the stored operand: `along` vec4s per
+// stored row, so consecutive invocations read consecutive vec4s of one row.
+uvec2 tile_vec(uint v, uint along) { return uvec2(v / along, (v % along) * 4); }
+
+// Global memory -> registers: A's part of the K tile starting at k0 of the range that ends at k_end.
+void fetch_a(uint a_base, uint m0, uint k0, uint k_end) {
+  const uint lid = gl_LocalInvocationIndex;
+  const bool fast = (p.flags & GEMM_VEC_A) != 0 && m0 + BM <= p.M && k0 + BK <= k_end;
+  [[unroll]] for (uint i = 0; i < A_VECS; ++i) {
+    if (TRANS_A != 0) {  // stored K x M: a vec4 holds rows row .. row + 3 of op(A) at one k
+      const uvec2 at = tile_vec(lid + i * THREADS, BM / 4);
+      const uint k = k0 + at.x, row = m0 + at.y;
+      const uint base = a_base + k * p.lda + row;
+      if (fast) {
+        staged_a[i] = A4[base / 4];
+      } else {
+        [[unroll]] for (uint j = 0; j < 4; ++j) {
+          staged_a[i][j] = (k < k_end && row + j < p.M) ? A[base + j] : ELEM_T(0);
+        }
+      }
+    } else {  // stored M x K: a vec4 holds k .. k + 3 of one row
+      const uvec2 at = tile_vec(lid + i * THREADS, BK / 4);
+      const uint row = m0 + at.x, k = k0 + at.y;
+      const uint base = a_base + row * p.lda + k;
+      if (fast) {
+        staged_a[i] = A4[base / 4];
+      } else {
+        [[unroll]] for (uint j = 0; j < 4; ++j) {
+          staged_a[i][j] = (row < p.M && k + j < k_end) ? A[base + j] : ELEM_T(0);
+        }
+      }
+    }
+  }
+}
+
+// B's part of the same K tile.
+void fetch_b(uint b_base, uint n0, uint k0, uint k_end) {
+  const uint lid = gl_LocalInvocationIndex;
+  const bool fast = (p.flags & GEMM_VEC_B) != 0 && n0 + BN <= p.N && k0 + BK <= k_end;
+  [[unroll]] for (uint i = 0; i < B_VECS; ++i) {
+    if (TRANS_B != 0) {  // stored N x K: a vec4 holds k .. k + 3 of one column of op(B)
+      const uvec2 at = tile_vec(lid + i * THREADS, BK / 4);
+      const uint col = n0 + at.x, k = k0 + at.y;
+      const uint base = b_base + col * p.ldb + k;
+      if (fast) {
+        staged_b[i] = B4[base / 4];
+      } else {
+        [[unroll]] for (uint j = 0; j < 4; ++j) {
+          staged_b[i][j] = (col < p.N && k + j < k_end) ? B[base + j] : ELEM_T(0);
+        }
+      }
+    } else {  // stored K x N: a vec4 holds columns col .. col + 3 at one k
+      const uvec2 at = tile_vec(lid + i * THREADS, BN / 4);
+      const uint k = k0 + at.x, col = n0 + at.y;
+      const uint base = b_base + k * p.ldb + col;
+      if (fast) {
+        staged_b[i] = B4[base / 4];
+      } else {
+        [[unroll]] for (uint j = 0; j < 4; ++j) {
+          staged_b[i][j] = (k < k_end && col + j < p.N) ? B[base + j] : ELEM_T(0);
+        }
+      }
+    }
+  }
+}
+
+void fetch(uint a_base, uint b_base, uint m0, uint n0, uint k0, uint k_end) {
+  fetch_a(a_base, m0, k0, k_end);
+  fetch_b(b_base, n0, k0, k_end);
+}
+
+// Registers -> shared buffer `buf`, as tile_a[k][m] and tile_b[k][n]: a vec4 read along K is scattered over
+// four rows of its tile, one read along M or N goes in whole.
+void stage(uint buf) {
+  const uint lid = gl_LocalInvocationIndex;
+  [[unroll]] for (uint i = 0; i < A_VECS; ++i) {
+    const uint v = lid + i * THREADS;
+    if (TRANS_A != 0) {
+      tile_a[buf][v / (BM / 4)][v % (BM / 4)] = staged_a[i];
+    } else {
+      const uvec2 at = tile_vec(v, BK / 4);
+      [[unroll]] for (uint j = 0; j < 4; ++j) tile_a[buf][at.y + j][at.x / 4][at.x % 4] = staged_a[i][j];
+    }
+  }
+  [[unroll]] for (uint i = 0; i < B_VECS; ++i) {
+    const uint v = lid + i * THREADS;
+    if (TRANS_B != 0) {
+      const uvec2 at = tile_vec(v, BK / 4);
+      [[unroll]] for (uint j = 0; j < 4; ++j) tile_b[buf][at.y + j][at.x / 4][at.x % 4] = staged_b[i][j];
+    } else {
+      tile_b[buf][v / (BN / 4)][v % (BN / 4)] = staged_b[i];
+    }
+  }
+}
+
+void multiply(uint buf, uint ty, uint tx) {
+  [[unroll]] for (uint k = 0; k < BK; ++k) {
+    VEC_T a[TM / 4];
+    VEC_T b[TN / 4];
+    [[unroll]] for (uint s = 0; s < TM / 4; ++s) a[s] = tile_a[buf][k][s * (SEG_M / 4) + ty];
+    [[unroll]] for (uint s = 0; s < TN / 4; ++s) b[s] = tile_b[buf][k][s * (SEG_N / 4) + tx];
+    [[unroll]] for (uint s = 0; s < TM / 4; ++s) {
+      [[unroll]] for (uint i = 0; i < 4; ++i) {
+        [[unroll]] for (uint t = 0; t < TN / 4; ++t) {
+          acc[s * 4 + i][t] = fma(VEC_T(a[s][i]), b[t], acc[s * 4 + i][t]);
+        }
+      }
+    }
+  }
+}
+
+void main() {
+  // Warp tiling: each group of 32 invocations covers a LANES_M x LANES_N patch of the invocation grid.
+  const uint lid = gl_LocalInvocationIndex;
+  const uint warp = lid / 32, lane = lid % 32;
+  const uint ty = (warp / WARPS_N) * LANES_M + lane / LANES_N;
+  const uint tx = (warp % WARPS_N) * LANES_N + lane % LANES_N;
+  const uvec2 block = grouped_workgroup(GROUP_M);
+  const uint bx = block.x, by = block.y;
+  const uint m0 = by * BM;
+  const uint n0 = bx * BN;
+  const uint slices = p.K == 0 ? 1 : (p.K + p.k_split - 1) / p.k_split;
+  const uint batch = gl_WorkGroupID.z / slices, slice = gl_WorkGroupID.z % slices;
+  const uint k_begin = slice * p.k_split;
+  const uint k_end = min(p.K, k_begin + p.k_split);
+  const uint a_base = p.a_offset + batch * p.stride_a, b_base = p.b_offset + batch * p.stride_b;
+
+  [[unroll]] for (uint i = 0; i < TM; ++i) {
+    [[unroll]] for (uint t = 0; t < TN / 4; ++t) acc[i][t] = VEC_T(0);
+  }
+  const uint steps = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
+  if (steps > 0) {
+    fetch(a_base, b_base, m0, n0, k_begin, k_end);
+    stage(0);
+  }
+  barrier();
+  for (uint s = 0; s < steps; ++s) {
+    const uint buf = s & 1;
+    if (s + 1 < steps) fetch(a_base, b_base, m0, n0, k_begin + (s + 1) * BK, k_end);
+    multiply(buf, ty, tx);
+    if (s + 1 < steps) stage(buf ^ 1);
+    barrier();
+  }
+
+  // Epilogue. Split: the raw partial sums to the workspace. Otherwise C = alpha * acc + beta * C (C read
+  // only when beta != 0), by vec4 where C allows it.
+  const bool partial = slices > 1;
+  const uint c_base = partial ? gl_WorkGroupID.z * p.split_stride : p.c_offset + batch * p.stride_c;
+  const bool read_c = !partial && (p.flags & GEMM_BETA_ZERO) == 0;
+  const ACC_T alpha = partial ? ACC_T(1) : p.alpha;
+  [[unroll]] for (uint s = 0; s < TM / 4; ++s) {
+    [[unroll]] for (uint i = 0; i < 4; ++i) {
+      const uint row = m0 + s * SEG_M + ty * 4 + i;
+      if (row >= p.M) continue;
+      [[unroll]] for (uint t = 0; t < TN / 4; ++t) {
+        const uint col = n0 + t * SEG_N + tx * 4;
+        const uint index = c_base + row * p.ldc + col;
+        if ((p.flags & GEMM_VEC_C) != 0 && col + 4 <= p.N) {
+          VEC_T r = VEC_T(alpha) * acc[s * 4 + i][t];
+          if (read_c) r += VEC_T(p.beta) * C4[index / 4];
+          C4[index / 4] = r;
+        } else {
+          [[unroll]] for (uint j = 0; j < 4; ++j) {
+            if (col + j < p.N) {
+              ACC_T r = alpha * acc[s * 4 + i][t][j];
+              if (read_c) r += p.beta * ACC_T(C[index + j]);
+              C[index + j] = C_T(r);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+#endif

@@ -123,7 +123,11 @@ TEST_SUITE("blocked choice") {
 
   TEST_CASE("tiers: the device's own table, else its vendor's, else none") {
     CHECK(builtin().find(nvidia()).second == tuning::Tier::device);
-    CHECK(builtin().find(nvidia("NVIDIA H100 80GB HBM3")).second == tuning::Tier::vendor);
+    // The H100's built-in table holds f64 alone: its other types plan from the vendor's (the H200's) table.
+    CHECK(builtin().find(nvidia("NVIDIA H100 80GB HBM3")).second == tuning::Tier::device);
+    CHECK(builtin().find(nvidia("NVIDIA H100 80GB HBM3"), DataType::f64).second == tuning::Tier::device);
+    CHECK(builtin().find(nvidia("NVIDIA H100 80GB HBM3"), DataType::f32).second == tuning::Tier::vendor);
+    CHECK(builtin().find(nvidia("NVIDIA RTX 4090")).second == tuning::Tier::vendor);
     DeviceInfo other = nvidia("Some GPU");
     other.vendor_id = 0x1002;
     CHECK(builtin().find(other).second == tuning::Tier::none);
