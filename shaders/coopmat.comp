@@ -246,11 +246,6 @@ void advance(inout uint buf, bool next) {
 void store_fragment(MAT_ACC frag, uint batch, uint r, uint c, uint c_base, bool direct, uint sg) {
   if (direct) {
     if (p.alpha != SCALAR_T(1)) frag = frag * ACC_T(p.alpha);
-#ifdef VKGEMM_BF16_C
-    // Each sum to bf16's grid, nearest even, in fp32: the conversion to bf16 is then exact. The conversion
-    // alone does not round to nearest (NVIDIA's driver 580 truncates: the grid found results an ulp off).
-    for (int e = 0; e < frag.length(); ++e) frag[e] = uintBitsToFloat(bf16_bits(frag[e]) << 16);
-#endif
     coopMatStore(MAT_C(frag), C, c_base + r * p.ldc + c, p.ldc, gl_CooperativeMatrixLayoutRowMajor);
     return;
   }

@@ -481,7 +481,7 @@ TEST_SUITE("coopmat config") {
     // bf16 shapes for coopmat2 are described here as the f16 ones are (whether the driver has them is the GPU's
     // to tell: its coopmat2 suite).
     DeviceInfo d = nvidia();
-    d.bfloat16 = d.bfloat16_coopmat = d.coopmat2_per_element = true;
+    d.bfloat16 = d.bfloat16_coopmat = true;
     CooperativeMatrixShape sub = shape(16, 16, 16, "f32", "subgroup");
     sub.a_type = sub.b_type = "bf16";
     d.coopmat_shapes.push_back(sub);
@@ -543,18 +543,9 @@ TEST_SUITE("coopmat config") {
       }
       CHECK(planned(bare, c, Kernel::automatic, 256, 256, 256).kernel == Kernel::tiled);
     }
-    // coopmat2 rounds a bf16 C element by element: without cooperativeMatrixPerElementOperations, C bf16 is
-    // refused naming it (C f32 still runs), and auto takes coopmat for it.
-    DeviceInfo no_per_element = d;
-    no_per_element.coopmat2_per_element = false;
-    expect_error([&] { kernels::check_matrix_kernel(no_per_element, Kernel::coopmat2, {DataType::bf16, DataType::bf16, false}); },
-                 "which needs the cooperativeMatrixPerElementOperations feature (VK_NV_cooperative_matrix2); described H200");
-    CHECK_NOTHROW(kernels::check_matrix_kernel(no_per_element, Kernel::coopmat2, {DataType::bf16, DataType::f32, false}));
-    CHECK(planned(no_per_element, DataType::bf16, Kernel::automatic, 4096, 4096, 4096).kernel ==
-          (khr ? Kernel::coopmat : Kernel::tiled));
     // Without bf16 shapes: the refusal names the shape wanted (bf16 sums in f32) and what the device lists.
     DeviceInfo f16_only = nvidia();
-    f16_only.bfloat16 = f16_only.bfloat16_coopmat = f16_only.coopmat2_per_element = true;
+    f16_only.bfloat16 = f16_only.bfloat16_coopmat = true;
     const Types t{DataType::bf16, DataType::bf16, false};
     expect_error([&] { kernels::check_matrix_kernel(f16_only, Kernel::coopmat, t); },
                  "needs a subgroup-scope cooperative matrix shape bf16 x bf16 + f32 -> f32");
