@@ -5,7 +5,8 @@
 #extension GL_KHR_cooperative_matrix : enable
 #extension GL_NV_cooperative_matrix2 : enable
 // f16, bf16 and int8 GEMM on workgroup-scope cooperative matrices (VK_NV_cooperative_matrix2). Built with
-// VKGEMM_F16, VKGEMM_BF16_MMA (A_T bfloat16_t, fp32 sums, C_T float or bfloat16_t) or VKGEMM_INT8_MMA (A_T
+// VKGEMM_F16, VKGEMM_BF16_MMA (A_T bfloat16_t, fp32 sums, C_T float: C is an accumulator matrix, and devices
+// list bf16 only as A and B) or VKGEMM_INT8_MMA (A_T
 // int8_t or uint8_t; the sums and C int, or uint for u8); bf16 and int8 are never split along K: the host
 // plans one slice.
 //

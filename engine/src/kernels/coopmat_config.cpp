@@ -416,6 +416,13 @@ void check_matrix_kernel(const DeviceInfo& d, Kernel kernel, const Types& t) {
                             d.name));
   }
   check_common(d, "coopmat2", t);
+  // C is stored as an accumulator matrix of its type, and bf16 is listed only as A and B (shaders/coopmat2.comp).
+  if (t.input == DataType::bf16 && t.output != DataType::f32) {
+    throw Error(ErrorCode::unsupported_config,
+                fmt::format("the coopmat2 kernel gives bf16 inputs C f32 only: it stores C as an accumulator matrix, "
+                            "and {} lists no bf16 accumulator; the coopmat kernel runs C {} (auto takes it)",
+                            d.name, to_string(t.output)));
+  }
   if (!nv2_shape(d, t, kNv2Small) && !nv2_shape(d, t, kNv2Medium)) {
     throw Error(ErrorCode::unsupported_config,
                 fmt::format("the coopmat2 kernel needs a workgroup-scope flexible shape {} for 128 or 256 "
