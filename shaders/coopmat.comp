@@ -6,7 +6,7 @@
 #extension GL_KHR_shader_subgroup_basic : enable
 // f16, bf16 and int8 GEMM on subgroup-scope cooperative matrices (VK_KHR_cooperative_matrix): tensor cores on
 // NVIDIA, WMMA on AMD, XMX on Intel, Mesa's emulation on lavapipe. Built with VKGEMM_F16 (ACC_T float, or
-// float16_t for fp16 sums), VKGEMM_BF16_MMA (A_T bfloat16_t, ACC_T float, C_T float or bfloat16_t) or
+// float16_t for fp16 sums), VKGEMM_BF16_MMA (A_T bfloat16_t, ACC_T float, C_T float or bfloat16_t, staged) or
 // VKGEMM_INT8_MMA (A_T int8_t or uint8_t; ACC_T and C_T int, or uint for u8, whose sums wrap modulo 2^32 as
 // i32's do). The whole BLAS call: op(A) and op(B) transposed or not (TRANS_A, TRANS_B, known
 // when the pipeline is built), any leading dimensions and offsets, a batch, alpha and beta.
@@ -243,17 +243,22 @@ void advance(inout uint buf, bool next) {
 
 // The fragment at (r, c) of C: C = alpha * frag + beta * C. `direct` (inside C, 16-byte aligned rows, beta 0):
 // straight from the accumulator; else through this subgroup's staging area, element by element, inside C only.
+// A bf16 C is always staged (DIRECT_C false, and no bf16 accumulator type in the module): devices list bf16
+// only as A and B, so a bf16 accumulator matrix is not a type the device offers (the validation layer says
+// so), and NVIDIA's driver 580 converted fp32 fragments to bf16 an ulp off; store_c rounds to nearest even.
+#ifdef VKGEMM_BF16_C
+const bool DIRECT_C = false;
+#else
+const bool DIRECT_C = true;
+#endif
 void store_fragment(MAT_ACC frag, uint batch, uint r, uint c, uint c_base, bool direct, uint sg) {
+#ifndef VKGEMM_BF16_C
   if (direct) {
     if (p.alpha != SCALAR_T(1)) frag = frag * ACC_T(p.alpha);
-#ifdef VKGEMM_BF16_C
-    // Each sum to bf16's grid, nearest even, in fp32: the conversion to bf16 is then exact. The conversion
-    // alone does not round to nearest (NVIDIA's driver 580 truncates: the grid found results an ulp off).
-    for (int e = 0; e < frag.length(); ++e) frag[e] = uintBitsToFloat(bf16_bits(frag[e]) << 16);
-#endif
     coopMatStore(MAT_C(frag), C, c_base + r * p.ldc + c, p.ldc, gl_CooperativeMatrixLayoutRowMajor);
     return;
   }
+#endif
   const uint base = sg * TM * TN;
   coopMatStore(frag, sh_c, base, TN, gl_CooperativeMatrixLayoutRowMajor);
   subgroupMemoryBarrierShared();
@@ -315,7 +320,7 @@ void main() {
   // beta != 0 stages too: reading C's fragment with coopMatLoad and adding beta * C to the accumulator gave
   // wrong results on the H200 (driver 580.159.04; the fast-path grid, C f32, every op) while the staged
   // path's element-wise store_c was right; C is read once per element either way.
-  const bool direct = (p.flags & GEMM_BETA_ZERO) != 0u && c_base % 8 == 0 && p.ldc % 8 == 0 &&
+  const bool direct = DIRECT_C && (p.flags & GEMM_BETA_ZERO) != 0u && c_base % 8 == 0 && p.ldc % 8 == 0 &&
                       row0 + BM <= p.M && col0 + BN <= p.N;
   [[unroll]] for (uint i = 0; i < FM; ++i) {
     [[unroll]] for (uint j = 0; j < FN; ++j) {

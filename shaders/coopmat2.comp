@@ -5,7 +5,8 @@
 #extension GL_KHR_cooperative_matrix : enable
 #extension GL_NV_cooperative_matrix2 : enable
 // f16, bf16 and int8 GEMM on workgroup-scope cooperative matrices (VK_NV_cooperative_matrix2). Built with
-// VKGEMM_F16, VKGEMM_BF16_MMA (A_T bfloat16_t, fp32 sums, C_T float or bfloat16_t) or VKGEMM_INT8_MMA (A_T
+// VKGEMM_F16, VKGEMM_BF16_MMA (A_T bfloat16_t, fp32 sums, C_T float: C is an accumulator matrix, and devices
+// list bf16 only as A and B) or VKGEMM_INT8_MMA (A_T
 // int8_t or uint8_t; the sums and C int, or uint for u8); bf16 and int8 are never split along K: the host
 // plans one slice.
 //
@@ -89,15 +90,6 @@ const uint ALIGN = 8;
     }                                                                                  \
   }
 
-// C bf16: each sum to bf16's grid, nearest even, in fp32, so that the conversion to bf16 (which alone does not
-// round to nearest: NVIDIA's driver 580 truncates) is exact; per element (cooperativeMatrixPerElementOperations).
-#ifdef VKGEMM_BF16_C
-float round_bf16(const in uint row, const in uint col, const in float x) { return uintBitsToFloat(bf16_bits(x) << 16); }
-#define TO_C(acc) coopMatPerElementNV(acc, acc, round_bf16)
-#else
-#define TO_C(acc)
-#endif
-
 // A tile wholly inside C with 16-byte aligned rows and offset: a plain layout, its stride and offset rounded
 // down to multiples of 8 (which changes nothing but shows the compiler that wide stores are safe), as the
 // fast path's loads do. The clamped layout's store costs every tile several microseconds more, which K-light
@@ -107,7 +99,6 @@ void store_inside(MAT_ACC acc, uint c_base, uint row0, uint col0, bool partial) 
   tensorLayoutNV<2> lc = createTensorLayoutNV(2);
   lc = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lc, p.M, p.N), p.ldc & ~7u, 1);
   APPLY_ALPHA_BETA(acc, lc, c_off, row0, col0, partial)
-  TO_C(acc);
   MAT_C c = MAT_C(acc);
   coopMatStoreTensorNV(c, C, c_off, sliceTensorLayoutNV(lc, row0, BM, col0, BN));
 }
@@ -117,7 +108,6 @@ void store_clamped(MAT_ACC acc, uint c_base, uint row0, uint col0, bool partial)
   tensorLayoutNV<2, CLAMP> lc = createTensorLayoutNV(2, CLAMP);
   lc = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lc, p.M, p.N), p.ldc, 1);
   APPLY_ALPHA_BETA(acc, lc, c_base, row0, col0, partial)
-  TO_C(acc);
   MAT_C c = MAT_C(acc);
   coopMatStoreTensorNV(c, C, c_base, sliceTensorLayoutNV(lc, row0, BM, col0, BN));
 }

@@ -476,12 +476,12 @@ TEST_SUITE("coopmat config") {
   // bf16 has f16's bytes per element, so every tile rule (written in bytes, coopmat_config.cpp) gives it f16's
   // tiles from its own shapes. Mutation (shown once by hand): bf16 counted as one byte an element takes the
   // int8 K step (64) and fails the first checks below.
-  TEST_CASE("bf16: its own shapes, f16's tiles, one slice, auto ranks coopmat2, coopmat, tiled") {
+  TEST_CASE("bf16: its own shapes, f16's tiles, coopmat2 C f32 in one slice, auto ranks coopmat2, coopmat, tiled") {
     // What the H100 lists for bf16: 16x16x16 bf16*bf16+f32 at subgroup scope; workgroup-scope flexible
     // bf16 shapes for coopmat2 are described here as the f16 ones are (whether the driver has them is the GPU's
     // to tell: its coopmat2 suite).
     DeviceInfo d = nvidia();
-    d.bfloat16 = d.bfloat16_coopmat = d.coopmat2_per_element = true;
+    d.bfloat16 = d.bfloat16_coopmat = true;
     CooperativeMatrixShape sub = shape(16, 16, 16, "f32", "subgroup");
     sub.a_type = sub.b_type = "bf16";
     d.coopmat_shapes.push_back(sub);
@@ -505,7 +505,14 @@ TEST_SUITE("coopmat config") {
       CAPTURE(to_string(c));
       const Types t{DataType::bf16, c, false};
       CHECK_NOTHROW(kernels::check_matrix_kernel(d, Kernel::coopmat, t));
-      CHECK_NOTHROW(kernels::check_matrix_kernel(d, Kernel::coopmat2, t));
+      // coopmat2 stores C as an accumulator matrix, and no device lists a bf16 one: C f32 only.
+      if (c == DataType::f32) {
+        CHECK_NOTHROW(kernels::check_matrix_kernel(d, Kernel::coopmat2, t));
+      } else {
+        expect_error([&] { kernels::check_matrix_kernel(d, Kernel::coopmat2, t); },
+                     "gives bf16 inputs C f32 only: it stores C as an accumulator matrix, and described H200 lists no "
+                     "bf16 accumulator");
+      }
       // KHR: the bf16 fragment, f16's K step (32: 64 bytes a row), f16's tiles and shared memory.
       for (const uint32_t side : {64u, 1u << 14}) {
         const auto b = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, side, side);
@@ -520,7 +527,7 @@ TEST_SUITE("coopmat config") {
         CHECK(b.shared_bytes <= d.max_shared_memory);
       }
       if (khr) CHECK(planned(d, c, Kernel::coopmat, 256, 256, 256).main.shader == fmt::format("coopmat_bf16_{}", to_string(c)));
-      if (nv2) {
+      if (nv2 && c == DataType::f32) {
         // coopmat2: the f16 tiles; 128 x 8192 x 4096, which f16 splits in 2, runs one slice.
         const auto big = planned(d, c, Kernel::coopmat2, 4096, 4096, 4096);
         CHECK(big.main.shader == fmt::format("coopmat2_bf16_{}", to_string(c)));
@@ -529,8 +536,9 @@ TEST_SUITE("coopmat config") {
         CHECK(thin.splits <= 1);
         CHECK(thin.reduce.shader.empty());
       }
+      // auto: coopmat2 for C f32, coopmat for C bf16, else tiled.
       CHECK(planned(d, c, Kernel::automatic, 4096, 4096, 4096).kernel ==
-            (nv2 ? Kernel::coopmat2 : khr ? Kernel::coopmat : Kernel::tiled));
+            (nv2 && c == DataType::f32 ? Kernel::coopmat2 : khr ? Kernel::coopmat : Kernel::tiled));
       DeviceInfo no2 = d;
       no2.coopmat2 = false;
       CHECK(planned(no2, c, Kernel::automatic, 4096, 4096, 4096).kernel == (khr ? Kernel::coopmat : Kernel::tiled));
@@ -543,24 +551,15 @@ TEST_SUITE("coopmat config") {
       }
       CHECK(planned(bare, c, Kernel::automatic, 256, 256, 256).kernel == Kernel::tiled);
     }
-    // coopmat2 rounds a bf16 C element by element: without cooperativeMatrixPerElementOperations, C bf16 is
-    // refused naming it (C f32 still runs), and auto takes coopmat for it.
-    DeviceInfo no_per_element = d;
-    no_per_element.coopmat2_per_element = false;
-    expect_error([&] { kernels::check_matrix_kernel(no_per_element, Kernel::coopmat2, {DataType::bf16, DataType::bf16, false}); },
-                 "which needs the cooperativeMatrixPerElementOperations feature (VK_NV_cooperative_matrix2); described H200");
-    CHECK_NOTHROW(kernels::check_matrix_kernel(no_per_element, Kernel::coopmat2, {DataType::bf16, DataType::f32, false}));
-    CHECK(planned(no_per_element, DataType::bf16, Kernel::automatic, 4096, 4096, 4096).kernel ==
-          (khr ? Kernel::coopmat : Kernel::tiled));
     // Without bf16 shapes: the refusal names the shape wanted (bf16 sums in f32) and what the device lists.
     DeviceInfo f16_only = nvidia();
-    f16_only.bfloat16 = f16_only.bfloat16_coopmat = f16_only.coopmat2_per_element = true;
+    f16_only.bfloat16 = f16_only.bfloat16_coopmat = true;
     const Types t{DataType::bf16, DataType::bf16, false};
     expect_error([&] { kernels::check_matrix_kernel(f16_only, Kernel::coopmat, t); },
                  "needs a subgroup-scope cooperative matrix shape bf16 x bf16 + f32 -> f32");
     expect_error([&] { kernels::check_matrix_kernel(f16_only, Kernel::coopmat, t); },
                  "described H200 lists 16x8x16 f16*f16+f16->f16 subgroup");
-    expect_error([&] { kernels::check_matrix_kernel(f16_only, Kernel::coopmat2, t); },
+    expect_error([&] { kernels::check_matrix_kernel(f16_only, Kernel::coopmat2, {DataType::bf16, DataType::f32, false}); },
                  "workgroup-scope flexible shape bf16 x bf16 + f32 -> f32");
   }
 

@@ -157,7 +157,7 @@ TEST_SUITE("f16") {
     expect_error([&] { e.check_supported(DataType::f32, DataType::f32, {.f16_accumulate = true}); },
                  ErrorCode::invalid_argument, "for f16 inputs");
     expect_error([&] { e.check_supported(DataType::f32, {.kernel = Kernel::coopmat}); }, ErrorCode::unsupported_type,
-                 "multiplies f16, i8 and u8 matrices");
+                 "multiplies f16, bf16, i8 and u8 matrices");
     // k = 0 with an odd-sized f16 C at an offset that is not a multiple of 4: zeroed by the kernel.
     std::vector<uint16_t> poison(16, 0x7e00), back(16);
     e.write(c, 0, poison.data(), 32);

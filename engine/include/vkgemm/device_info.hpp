@@ -69,8 +69,6 @@ struct DeviceInfo {
   bool coopmat2 = false;
   bool coopmat_nv = false;
   uint32_t coopmat2_max_workgroup_invocations = 0;  // maxCooperativeMatrixWorkgroupSize... of the NV extension
-  // cooperativeMatrixPerElementOperations of VK_NV_cooperative_matrix2 (coopmat2 rounds a bf16 C with it).
-  bool coopmat2_per_element = false;
   std::vector<CooperativeMatrixShape> coopmat_shapes;
   std::vector<CooperativeMatrixShape> coopmat2_shapes;
   // VK_KHR_pipeline_executable_properties with pipelineExecutableInfo: the driver's statistics of each

@@ -95,7 +95,6 @@ void query_cooperative_matrices([[maybe_unused]] VkInstance instance, [[maybe_un
     // and conversion of the accumulator to the output type.
     const bool features_ok = f.cooperativeMatrixWorkgroupScope && f.cooperativeMatrixFlexibleDimensions &&
                              f.cooperativeMatrixTensorAddressing && f.cooperativeMatrixConversions;
-    info.coopmat2_per_element = features_ok && f.cooperativeMatrixPerElementOperations;
     if (features_ok && get) {
       uint32_t count = 0;
       if (get(pd, &count, nullptr) == VK_SUCCESS) {

@@ -19,7 +19,6 @@ struct Declared {
   bool float16 = false, storage16 = false, storage8 = false, memory_model = false, subgroup_size_control = false;
   bool maintenance4 = false, coopmat_khr = false, coopmat2 = false, timeline = false, push_descriptor = false;
   bool host_query_reset = false, int8 = false, integer_dot = false, bfloat16 = false, bfloat16_coopmat = false;
-  bool coopmat2_per_element = false;
 };
 
 bool has(std::span<const char* const> list, std::string_view name) {
@@ -90,7 +89,6 @@ Declared declared(const VulkanDevice& d) {
         const auto* f = reinterpret_cast<const VkPhysicalDeviceCooperativeMatrix2FeaturesNV*>(s);
         nv2_feature |= f->cooperativeMatrixWorkgroupScope && f->cooperativeMatrixFlexibleDimensions &&
                        f->cooperativeMatrixTensorAddressing && f->cooperativeMatrixConversions;
-        out.coopmat2_per_element |= f->cooperativeMatrixPerElementOperations == VK_TRUE;
         break;
       }
 #endif
@@ -167,7 +165,6 @@ EngineImpl::EngineImpl(const VulkanDevice& d) {
   const bool matrices = info.vulkan13 && on.maintenance4 && info.vulkan_memory_model;
   info.coopmat_khr = info.coopmat_khr && on.coopmat_khr && matrices && info.subgroup_size_control;
   info.coopmat2 = info.coopmat2 && on.coopmat2 && matrices;
-  info.coopmat2_per_element = info.coopmat2 && info.coopmat2_per_element && on.coopmat2_per_element;
   info.coopmat_nv = false;
   info.push_descriptor = info.push_descriptor && on.push_descriptor;
   info.host_query_reset = info.host_query_reset && on.host_query_reset && d.api_version >= VK_API_VERSION_1_2;

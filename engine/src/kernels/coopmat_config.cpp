@@ -416,13 +416,12 @@ void check_matrix_kernel(const DeviceInfo& d, Kernel kernel, const Types& t) {
                             d.name));
   }
   check_common(d, "coopmat2", t);
-  // A bf16 C is rounded to nearest even per element before the conversion (shaders/coopmat2.comp TO_C).
-  if (t.input == DataType::bf16 && t.output == DataType::bf16 && !d.coopmat2_per_element) {
+  // C is stored as an accumulator matrix of its type, and bf16 is listed only as A and B (shaders/coopmat2.comp).
+  if (t.input == DataType::bf16 && t.output != DataType::f32) {
     throw Error(ErrorCode::unsupported_config,
-                fmt::format("the coopmat2 kernel rounds a bf16 C to nearest even element by element, which needs "
-                            "the cooperativeMatrixPerElementOperations feature (VK_NV_cooperative_matrix2); {} does "
-                            "not have it (C f32 runs there, and the coopmat and tiled kernels run C bf16)",
-                            d.name));
+                fmt::format("the coopmat2 kernel gives bf16 inputs C f32 only: it stores C as an accumulator matrix, "
+                            "and {} lists no bf16 accumulator; the coopmat kernel runs C {} (auto takes it)",
+                            d.name, to_string(t.output)));
   }
   if (!nv2_shape(d, t, kNv2Small) && !nv2_shape(d, t, kNv2Medium)) {
     throw Error(ErrorCode::unsupported_config,
