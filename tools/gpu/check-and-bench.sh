@@ -97,7 +97,7 @@ PY
   rm -rf "$dir"
 }
 # What a GPU with every cooperative-matrix path must run (tests/test_support.cpp).
-gpu_expect="kernels=naive,tiled,blocked,coopmat,coopmat2 types=f32,i32,f64,f16 f16acc=coopmat,coopmat2 spirv=coopmat,coopmat2"
+gpu_expect="kernels=naive,tiled,blocked,coopmat,coopmat2 types=f32,i32,f64,f16 f16acc=coopmat,coopmat2 bf16=coopmat,coopmat2 int8=coopmat,coopmat2 spirv=coopmat,coopmat2"
 for p in "${phases[@]}"; do
   case $p in
     tests)
