@@ -25,85 +25,105 @@ bool has(std::span<const char* const> list, std::string_view name) {
   return std::any_of(list.begin(), list.end(), [&](const char* e) { return e && name == e; });
 }
 
-Declared declared(const VulkanDevice& d) {
+// What the application's feature chain turns on, read struct by struct.
+struct Chain {
   Declared out;
   bool khr_feature = false, nv2_feature = false, full_subgroups = false, size_control = false;
-  for (auto* s = static_cast<const VkBaseInStructure*>(d.enabled_feature_chain); s; s = s->pNext) {
-    switch (s->sType) {
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES:
-        out.storage16 |= reinterpret_cast<const VkPhysicalDeviceVulkan11Features*>(s)->storageBuffer16BitAccess;
-        break;
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES:
-        out.storage16 |= reinterpret_cast<const VkPhysicalDevice16BitStorageFeatures*>(s)->storageBuffer16BitAccess;
-        break;
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES: {
-        const auto* f = reinterpret_cast<const VkPhysicalDeviceVulkan12Features*>(s);
-        out.float16 |= f->shaderFloat16 == VK_TRUE;
-        out.storage8 |= f->storageBuffer8BitAccess == VK_TRUE;
-        out.memory_model |= f->vulkanMemoryModel == VK_TRUE;
-        out.timeline |= f->timelineSemaphore == VK_TRUE;
-        out.host_query_reset |= f->hostQueryReset == VK_TRUE;
-        out.int8 |= f->shaderInt8 == VK_TRUE;
-        break;
-      }
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES:
-        out.storage8 |= reinterpret_cast<const VkPhysicalDevice8BitStorageFeatures*>(s)->storageBuffer8BitAccess == VK_TRUE;
-        break;
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES:
-        out.host_query_reset |= reinterpret_cast<const VkPhysicalDeviceHostQueryResetFeatures*>(s)->hostQueryReset == VK_TRUE;
-        break;
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES:
-        out.timeline |= reinterpret_cast<const VkPhysicalDeviceTimelineSemaphoreFeatures*>(s)->timelineSemaphore == VK_TRUE;
-        break;
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES:
-        out.float16 |= reinterpret_cast<const VkPhysicalDeviceShaderFloat16Int8Features*>(s)->shaderFloat16 == VK_TRUE;
-        out.int8 |= reinterpret_cast<const VkPhysicalDeviceShaderFloat16Int8Features*>(s)->shaderInt8 == VK_TRUE;
-        break;
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES:
-        out.memory_model |=
-            reinterpret_cast<const VkPhysicalDeviceVulkanMemoryModelFeatures*>(s)->vulkanMemoryModel == VK_TRUE;
-        break;
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES: {
-        const auto* f = reinterpret_cast<const VkPhysicalDeviceVulkan13Features*>(s);
-        size_control |= f->subgroupSizeControl == VK_TRUE;
-        full_subgroups |= f->computeFullSubgroups == VK_TRUE;
-        out.maintenance4 |= f->maintenance4 == VK_TRUE;
-        out.integer_dot |= f->shaderIntegerDotProduct == VK_TRUE;
-        break;
-      }
-#if defined(VK_KHR_shader_bfloat16)
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR: {
-        const auto* f = reinterpret_cast<const VkPhysicalDeviceShaderBfloat16FeaturesKHR*>(s);
-        out.bfloat16 |= f->shaderBFloat16Type == VK_TRUE;
-        out.bfloat16_coopmat |= f->shaderBFloat16CooperativeMatrix == VK_TRUE;
-        break;
-      }
-#endif
-#if defined(VK_KHR_cooperative_matrix)
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR:
-        khr_feature |= reinterpret_cast<const VkPhysicalDeviceCooperativeMatrixFeaturesKHR*>(s)->cooperativeMatrix;
-        break;
-#endif
-#if defined(VK_NV_cooperative_matrix2)
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV: {
-        const auto* f = reinterpret_cast<const VkPhysicalDeviceCooperativeMatrix2FeaturesNV*>(s);
-        nv2_feature |= f->cooperativeMatrixWorkgroupScope && f->cooperativeMatrixFlexibleDimensions &&
-                       f->cooperativeMatrixTensorAddressing && f->cooperativeMatrixConversions;
-        break;
-      }
-#endif
-      default:
-        break;  // a struct vkgemm does not need
+};
+
+// A core Vulkan features struct into `c`; false for any other struct.
+bool read_core_features(const VkBaseInStructure* s, Chain& c) {
+  switch (s->sType) {
+    case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES:
+      c.out.storage16 |= reinterpret_cast<const VkPhysicalDeviceVulkan11Features*>(s)->storageBuffer16BitAccess;
+      break;
+    case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES:
+      c.out.storage16 |= reinterpret_cast<const VkPhysicalDevice16BitStorageFeatures*>(s)->storageBuffer16BitAccess;
+      break;
+    case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES: {
+      const auto* f = reinterpret_cast<const VkPhysicalDeviceVulkan12Features*>(s);
+      c.out.float16 |= f->shaderFloat16 == VK_TRUE;
+      c.out.storage8 |= f->storageBuffer8BitAccess == VK_TRUE;
+      c.out.memory_model |= f->vulkanMemoryModel == VK_TRUE;
+      c.out.timeline |= f->timelineSemaphore == VK_TRUE;
+      c.out.host_query_reset |= f->hostQueryReset == VK_TRUE;
+      c.out.int8 |= f->shaderInt8 == VK_TRUE;
+      break;
     }
+    case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES:
+      c.out.storage8 |= reinterpret_cast<const VkPhysicalDevice8BitStorageFeatures*>(s)->storageBuffer8BitAccess == VK_TRUE;
+      break;
+    case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES:
+      c.out.host_query_reset |= reinterpret_cast<const VkPhysicalDeviceHostQueryResetFeatures*>(s)->hostQueryReset == VK_TRUE;
+      break;
+    case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES:
+      c.out.timeline |= reinterpret_cast<const VkPhysicalDeviceTimelineSemaphoreFeatures*>(s)->timelineSemaphore == VK_TRUE;
+      break;
+    case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES:
+      c.out.float16 |= reinterpret_cast<const VkPhysicalDeviceShaderFloat16Int8Features*>(s)->shaderFloat16 == VK_TRUE;
+      c.out.int8 |= reinterpret_cast<const VkPhysicalDeviceShaderFloat16Int8Features*>(s)->shaderInt8 == VK_TRUE;
+      break;
+    case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES:
+      c.out.memory_model |=
+          reinterpret_cast<const VkPhysicalDeviceVulkanMemoryModelFeatures*>(s)->vulkanMemoryModel == VK_TRUE;
+      break;
+    case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES: {
+      const auto* f = reinterpret_cast<const VkPhysicalDeviceVulkan13Features*>(s);
+      c.size_control |= f->subgroupSizeControl == VK_TRUE;
+      c.full_subgroups |= f->computeFullSubgroups == VK_TRUE;
+      c.out.maintenance4 |= f->maintenance4 == VK_TRUE;
+      c.out.integer_dot |= f->shaderIntegerDotProduct == VK_TRUE;
+      break;
+    }
+    default:
+      return false;
   }
-  out.subgroup_size_control = size_control && full_subgroups;
+  return true;
+}
+
+// An extension's features struct (bfloat16, cooperative matrices) into `c`; false for any other struct.
+bool read_extension_features(const VkBaseInStructure* s, Chain& c) {
+  switch (s->sType) {
+#if defined(VK_KHR_shader_bfloat16)
+    case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR: {
+      const auto* f = reinterpret_cast<const VkPhysicalDeviceShaderBfloat16FeaturesKHR*>(s);
+      c.out.bfloat16 |= f->shaderBFloat16Type == VK_TRUE;
+      c.out.bfloat16_coopmat |= f->shaderBFloat16CooperativeMatrix == VK_TRUE;
+      break;
+    }
+#endif
 #if defined(VK_KHR_cooperative_matrix)
-  out.coopmat_khr = khr_feature && has(d.enabled_extensions, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR:
+      c.khr_feature |= reinterpret_cast<const VkPhysicalDeviceCooperativeMatrixFeaturesKHR*>(s)->cooperativeMatrix;
+      break;
 #endif
 #if defined(VK_NV_cooperative_matrix2)
-  out.coopmat2 = nv2_feature && has(d.enabled_extensions, VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
+    case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV: {
+      const auto* f = reinterpret_cast<const VkPhysicalDeviceCooperativeMatrix2FeaturesNV*>(s);
+      c.nv2_feature |= f->cooperativeMatrixWorkgroupScope && f->cooperativeMatrixFlexibleDimensions &&
+                     f->cooperativeMatrixTensorAddressing && f->cooperativeMatrixConversions;
+      break;
+    }
 #endif
-  (void)khr_feature, (void)nv2_feature;
+    default:
+      return false;
+  }
+  return true;
+}
+
+Declared declared(const VulkanDevice& d) {
+  Chain c;
+  for (auto* s = static_cast<const VkBaseInStructure*>(d.enabled_feature_chain); s; s = s->pNext) {
+    if (!read_core_features(s, c)) read_extension_features(s, c);  // else a struct vkgemm does not need
+  }
+  Declared out = c.out;
+  out.subgroup_size_control = c.size_control && c.full_subgroups;
+#if defined(VK_KHR_cooperative_matrix)
+  out.coopmat_khr = c.khr_feature && has(d.enabled_extensions, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+#endif
+#if defined(VK_NV_cooperative_matrix2)
+  out.coopmat2 = c.nv2_feature && has(d.enabled_extensions, VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
+#endif
   out.push_descriptor = has(d.enabled_extensions, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
 #if defined(VK_KHR_shader_bfloat16)
   const bool bf16_extension = has(d.enabled_extensions, VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
