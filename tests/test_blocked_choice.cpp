@@ -128,6 +128,14 @@ TEST_SUITE("blocked choice") {
     CHECK(builtin().find(nvidia("NVIDIA H100 80GB HBM3"), DataType::f64).second == tuning::Tier::device);
     CHECK(builtin().find(nvidia("NVIDIA H100 80GB HBM3"), DataType::f32).second == tuning::Tier::vendor);
     CHECK(builtin().find(nvidia("NVIDIA RTX 4090")).second == tuning::Tier::vendor);
+    // f64: the H100 runs its measured blocked entry; the H200's entries (tuned while blocked f64 kept its
+    // accumulators in local memory) still name tiled.
+    const auto h100_f64 = builtin().lookup(nvidia("NVIDIA H100 80GB HBM3"), DataType::f64, 4096, 4096, 4096);
+    REQUIRE(h100_f64);
+    CHECK(h100_f64->kernel == Kernel::blocked);
+    const auto h200_f64 = builtin().lookup(nvidia(), DataType::f64, 4096, 4096, 4096);
+    REQUIRE(h200_f64);
+    CHECK(h200_f64->kernel == Kernel::tiled);
     DeviceInfo other = nvidia("Some GPU");
     other.vendor_id = 0x1002;
     CHECK(builtin().find(other).second == tuning::Tier::none);
