@@ -30,7 +30,7 @@ phase() {  # phase NAME COMMAND...: runs it, logs to $out/NAME.txt, says how lon
   ((rc == 0)) || failures=$((failures + 1))
 }
 
-# The validation layer is there when .gl's packages were unpacked (tools/gpu/fetch-trixie-vulkan.sh: a layer
+# The validation layer is there when .gl's packages were unpacked (tools/gpu/fetch-vulkan-layer.sh: a layer
 # that knows the cooperative-matrix extensions); without it the suites run unvalidated.
 validation() {
   if ls /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json >/dev/null 2>&1; then
