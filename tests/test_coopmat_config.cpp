@@ -66,6 +66,18 @@ void expect_error(F&& f, const std::string& words) {
   }
 }
 
+// coopmat2 for a type it runs in one slice (int8, bf16): f16's tiles at 4096^3 (256 x 128 workgroups), and
+// 128 x 8192 x 4096, which f16 splits in 2, unsplit. `plan(m, n, k)` plans the product on coopmat2.
+template <typename Plan>
+void check_coopmat2_one_slice(const Plan& plan, const std::string& shader) {
+  const auto big = plan(4096, 4096, 4096);
+  CHECK(big.main.shader == shader);
+  CHECK(big.main.tile == std::array<uint32_t, 2>{256, 128});
+  const auto thin = plan(128, 8192, 4096);
+  CHECK(thin.splits <= 1);
+  CHECK(thin.reduce.shader.empty());
+}
+
 }  // namespace
 
 TEST_SUITE("coopmat config") {
@@ -408,13 +420,8 @@ TEST_SUITE("coopmat config") {
       CHECK(spec_constant(large, "BK") == 64);
       CHECK(large.shared_bytes <= d.max_shared_memory);
       if (nv2) {
-        // coopmat2: the f16 tiles; 128 x 8192 x 4096, which f16 splits in 2, runs one slice.
-        const auto big = planned(d, type, Kernel::coopmat2, 4096, 4096, 4096);
-        CHECK(big.main.shader == fmt::format("coopmat2_{}", to_string(type)));
-        CHECK(big.main.tile == std::array<uint32_t, 2>{256, 128});
-        const auto thin = planned(d, type, Kernel::coopmat2, 128, 8192, 4096);
-        CHECK(thin.splits <= 1);
-        CHECK(thin.reduce.shader.empty());
+        check_coopmat2_one_slice([&](uint32_t m, uint32_t n, uint32_t k) { return planned(d, type, Kernel::coopmat2, m, n, k); },
+                                 fmt::format("coopmat2_{}", to_string(type)));
       }
       const Kernel best = nv2 ? Kernel::coopmat2 : khr ? Kernel::coopmat : Kernel::tiled;
       CHECK(planned(d, type, Kernel::automatic, 4096, 4096, 4096).kernel == best);
@@ -528,13 +535,8 @@ TEST_SUITE("coopmat config") {
       }
       if (khr) CHECK(planned(d, c, Kernel::coopmat, 256, 256, 256).main.shader == fmt::format("coopmat_bf16_{}", to_string(c)));
       if (nv2 && c == DataType::f32) {
-        // coopmat2: the f16 tiles; 128 x 8192 x 4096, which f16 splits in 2, runs one slice.
-        const auto big = planned(d, c, Kernel::coopmat2, 4096, 4096, 4096);
-        CHECK(big.main.shader == fmt::format("coopmat2_bf16_{}", to_string(c)));
-        CHECK(big.main.tile == std::array<uint32_t, 2>{256, 128});
-        const auto thin = planned(d, c, Kernel::coopmat2, 128, 8192, 4096);
-        CHECK(thin.splits <= 1);
-        CHECK(thin.reduce.shader.empty());
+        check_coopmat2_one_slice([&](uint32_t m, uint32_t n, uint32_t k) { return planned(d, c, Kernel::coopmat2, m, n, k); },
+                                 fmt::format("coopmat2_bf16_{}", to_string(c)));
       }
       // auto: coopmat2 for C f32, coopmat for C bf16, else tiled.
       CHECK(planned(d, c, Kernel::automatic, 4096, 4096, 4096).kernel ==
