@@ -16,8 +16,9 @@
 // the tiles from them (engine/src/kernels/coopmat_config.cpp). A workgroup of WG invocations (WG / SG
 // subgroups) computes a BM x BN tile of C; each subgroup owns a WM x WN part of it as (WM/TM) x (WN/TN)
 // accumulator fragments. Per step along K, the tiles of A and B are staged in shared memory in their stored
-// order (a transposed operand is copied as it lies and its fragments are loaded column-major), rows 16 bytes
-// longer than the data so that consecutive rows fall in different banks. With BUFFERS = 2 the staging is
+// order (a transposed operand is copied as it lies and its fragments are loaded column-major), as the raw bits
+// loaded, in 8-element units (UNIT_T: a uvec4 of 8 f16 or bf16, a uvec2 of 8 int8) from which the fragments
+// load, rows 16 bytes longer than the data so that consecutive rows fall in different banks. With BUFFERS = 2 the staging is
 // double-buffered: step s+1's tiles go into one buffer while step s's fragments are read from the other, one
 // barrier per step; and step s+1's global loads are issued before step s's multiplies, into registers.
 //
@@ -59,16 +60,23 @@ const uint A_ROWS = TRANS_A != 0 ? BK : BM;
 const uint A_COLS = TRANS_A != 0 ? BM : BK;
 const uint B_ROWS = TRANS_B != 0 ? BN : BK;
 const uint B_COLS = TRANS_B != 0 ? BK : BN;
-// Shared memory holds 4-element units (VEC_T: f16vec4, bf16vec4, i8vec4, u8vec4), the types the fragments
-// load from; a 16-byte chunk is UNITS of them.
+// Global loads move 16-byte chunks (CHUNK elements); shared memory holds 8-element units (UNIT_T), the
+// elements' bits as loaded: every fragment side is a multiple of 8 (coopmat_config.cpp's rule), so every
+// fragment starts on a unit, and a 16-byte unit where the elements are 2 bytes lets the fragment loads move
+// 16 bytes a row.
 #ifdef VKGEMM_INT8_MMA
 const uint CHUNK = 16;
+#define UNIT_T uvec2
+#define UNIT_OF(v, u) ((u) == 0 ? (v).xy : (v).zw)
 #else
 const uint CHUNK = 8;
+#define UNIT_T uvec4
+#define UNIT_OF(v, u) (v)
 #endif
-const uint UNITS = CHUNK / 4;
-const uint SA = A_COLS / 4 + UNITS;  // row stride in shared memory, in units: the data plus the 16-byte skew
-const uint SB = B_COLS / 4 + UNITS;
+const uint UNIT = 8;  // elements per unit
+const uint UNITS = CHUNK / UNIT;  // units per chunk
+const uint SA = A_COLS / UNIT + UNITS;  // row stride in shared memory, in units: the data plus the 16-byte skew
+const uint SB = B_COLS / UNIT + UNITS;
 const uint A_TILE = A_ROWS * SA;  // one buffer, in units
 const uint B_TILE = B_ROWS * SB;
 const uint A_CHUNKS = A_ROWS * A_COLS / CHUNK;  // 16-byte chunks per step
@@ -76,8 +84,8 @@ const uint B_CHUNKS = B_ROWS * B_COLS / CHUNK;
 const uint A_LOADS = (A_CHUNKS + WG - 1) / WG;  // per invocation
 const uint B_LOADS = (B_CHUNKS + WG - 1) / WG;
 
-shared VEC_T sh_a[BUFFERS * A_TILE];
-shared VEC_T sh_b[BUFFERS * B_TILE];
+shared UNIT_T sh_a[BUFFERS * A_TILE];
+shared UNIT_T sh_b[BUFFERS * B_TILE];
 shared ACC_T sh_c[(WG / SG) * TM * TN];  // one fragment of C per subgroup, on its way out
 
 #define MAT_A coopmat<A_T, gl_ScopeSubgroup, TM, TK, gl_MatrixUseA>
@@ -120,18 +128,6 @@ uvec4 chunk_b(uint at, uint r, uint c, uint rows, uint cols) {
   }
   return w;
 }
-
-// Unit u (4 elements) of a 16-byte chunk. bf16: each through fp32, where it is exact (a bf16vec4 from
-// bits takes 16-bit integers, which need shaderInt16).
-#ifdef VKGEMM_INT8_MMA
-VEC_T unit(uvec4 v, uint u) { return VEC_T(unpack8(v[u])); }
-#else
-VEC_T unit(uvec4 v, uint u) {
-  const uint lo = v[2 * u], hi = v[2 * u + 1];
-  return VEC_T(vec4(uintBitsToFloat(lo << 16), uintBitsToFloat(lo & 0xffff0000u), uintBitsToFloat(hi << 16),
-                    uintBitsToFloat(hi & 0xffff0000u)));
-}
-#endif
 #else
 uvec4 pack8(float16_t v[8]) {
   return uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])),
@@ -153,8 +149,6 @@ uvec4 chunk_b(uint at, uint r, uint c, uint rows, uint cols) {
   return pack8(v);
 }
 
-// Unit u (4 halves) of a 16-byte chunk.
-VEC_T unit(uvec4 v, uint u) { return f16vec4(unpackFloat2x16(v[2 * u]), unpackFloat2x16(v[2 * u + 1])); }
 #endif
 
 // Step k0's tiles into registers. `whole`: the tiles lie inside the matrices and are aligned (the fast path's
@@ -189,14 +183,14 @@ void stage(uint buf) {
     const uint c = gl_LocalInvocationIndex + i * WG;
     if (A_CHUNKS % WG == 0 || c < A_CHUNKS) {
       const uint at = buf * A_TILE + (c / (A_COLS / CHUNK)) * SA + (c % (A_COLS / CHUNK)) * UNITS;
-      [[unroll]] for (uint u = 0; u < UNITS; ++u) sh_a[at + u] = unit(ra[i], u);
+      [[unroll]] for (uint u = 0; u < UNITS; ++u) sh_a[at + u] = UNIT_OF(ra[i], u);
     }
   }
   [[unroll]] for (uint i = 0; i < B_LOADS; ++i) {
     const uint c = gl_LocalInvocationIndex + i * WG;
     if (B_CHUNKS % WG == 0 || c < B_CHUNKS) {
       const uint at = buf * B_TILE + (c / (B_COLS / CHUNK)) * SB + (c % (B_COLS / CHUNK)) * UNITS;
-      [[unroll]] for (uint u = 0; u < UNITS; ++u) sh_b[at + u] = unit(rb[i], u);
+      [[unroll]] for (uint u = 0; u < UNITS; ++u) sh_b[at + u] = UNIT_OF(rb[i], u);
     }
   }
 }
@@ -208,18 +202,18 @@ void multiply(uint buf, uint sg_row, uint sg_col) {
     [[unroll]] for (uint i = 0; i < FM; ++i) {
       const uint m = sg_row + i * TM;
       if (TRANS_A != 0) {  // stored k x m: (m, k) at k * SA + m
-        coopMatLoad(fa[i], sh_a, buf * A_TILE + kk * SA + m / 4, SA, gl_CooperativeMatrixLayoutColumnMajor);
+        coopMatLoad(fa[i], sh_a, buf * A_TILE + kk * SA + m / UNIT, SA, gl_CooperativeMatrixLayoutColumnMajor);
       } else {
-        coopMatLoad(fa[i], sh_a, buf * A_TILE + m * SA + kk / 4, SA, gl_CooperativeMatrixLayoutRowMajor);
+        coopMatLoad(fa[i], sh_a, buf * A_TILE + m * SA + kk / UNIT, SA, gl_CooperativeMatrixLayoutRowMajor);
       }
     }
     [[unroll]] for (uint j = 0; j < FN; ++j) {
       const uint n = sg_col + j * TN;
       MAT_B fb;
       if (TRANS_B != 0) {  // stored n x k: (k, n) at n * SB + k
-        coopMatLoad(fb, sh_b, buf * B_TILE + n * SB + kk / 4, SB, gl_CooperativeMatrixLayoutColumnMajor);
+        coopMatLoad(fb, sh_b, buf * B_TILE + n * SB + kk / UNIT, SB, gl_CooperativeMatrixLayoutColumnMajor);
       } else {
-        coopMatLoad(fb, sh_b, buf * B_TILE + kk * SB + n / 4, SB, gl_CooperativeMatrixLayoutRowMajor);
+        coopMatLoad(fb, sh_b, buf * B_TILE + kk * SB + n / UNIT, SB, gl_CooperativeMatrixLayoutRowMajor);
       }
       [[unroll]] for (uint i = 0; i < FM; ++i) acc[i * FN + j] = coopMatMulAdd(fa[i], fb, acc[i * FN + j]);
     }

@@ -156,10 +156,10 @@ std::string describe_shapes(const std::vector<CooperativeMatrixShape>& shapes) {
   return out.empty() ? "none" : out;
 }
 
-// The kernel addresses shared memory in 4-element vectors: every side a multiple of 4.
+// The kernel addresses shared memory in 8-element units: every side a multiple of 8.
 bool khr_usable(const CooperativeMatrixShape& s, const Types& t) {
-  return s.scope == "subgroup" && types_match(s, t) && s.m && s.n && s.k && s.m % 4 == 0 && s.n % 4 == 0 &&
-         s.k % 4 == 0 && s.m <= 64 && s.n <= 64 && s.k <= 64;
+  return s.scope == "subgroup" && types_match(s, t) && s.m && s.n && s.k && s.m % 8 == 0 && s.n % 8 == 0 &&
+         s.k % 8 == 0 && s.m <= 64 && s.n <= 64 && s.k <= 64;
 }
 
 // The fragment shape: the largest usable one the device lists (16x16x16 before 16x8x16 before 8x8x8), or
@@ -174,7 +174,7 @@ CooperativeMatrixShape khr_shape(const DeviceInfo& d, const Types& t, const KhrE
   if (!best) {
     throw Error(ErrorCode::unsupported_config,
                 fmt::format("the coopmat kernel needs a subgroup-scope cooperative matrix shape {}{} with sides that "
-                            "are multiples of 4 (up to 64); {} lists {}",
+                            "are multiples of 8 (up to 64); {} lists {}",
                             shapes_wanted(t), e.tm ? fmt::format(" of {}x{}x{} (VKGEMM_EXPERIMENT_COOPMAT shape=)",
                                                                  e.tm, e.tn, e.tk)
                                                    : "",
