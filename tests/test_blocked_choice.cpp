@@ -128,14 +128,20 @@ TEST_SUITE("blocked choice") {
     CHECK(builtin().find(nvidia("NVIDIA H100 80GB HBM3"), DataType::f64).second == tuning::Tier::device);
     CHECK(builtin().find(nvidia("NVIDIA H100 80GB HBM3"), DataType::f32).second == tuning::Tier::vendor);
     CHECK(builtin().find(nvidia("NVIDIA RTX 4090")).second == tuning::Tier::vendor);
-    // f64: the H100 runs its measured blocked entry; the H200's entries (tuned while blocked f64 kept its
-    // accumulators in local memory) still name tiled.
+    // f64: the H100's table holds the vendor's f64 measurements, so the H100, the H200 (whose table holds
+    // no f64) and any other NVIDIA device run its blocked entries; f32 stays on the H200's table everywhere.
     const auto h100_f64 = builtin().lookup(nvidia("NVIDIA H100 80GB HBM3"), DataType::f64, 4096, 4096, 4096);
     REQUIRE(h100_f64);
     CHECK(h100_f64->kernel == Kernel::blocked);
-    const auto h200_f64 = builtin().lookup(nvidia(), DataType::f64, 4096, 4096, 4096);
-    REQUIRE(h200_f64);
-    CHECK(h200_f64->kernel == Kernel::tiled);
+    for (const char* name : {"NVIDIA H200", "NVIDIA RTX 4090"}) {
+      CAPTURE(name);
+      CHECK(builtin().find(nvidia(name), DataType::f64).second == tuning::Tier::vendor);
+      CHECK(builtin().find(nvidia(name), DataType::f64).first->device == "NVIDIA H100 80GB HBM3");
+      const auto f64 = builtin().lookup(nvidia(name), DataType::f64, 4096, 4096, 4096);
+      REQUIRE(f64);
+      CHECK(f64->kernel == Kernel::blocked);
+      CHECK(builtin().find(nvidia(name), DataType::f32).first->device == "NVIDIA H200");
+    }
     DeviceInfo other = nvidia("Some GPU");
     other.vendor_id = 0x1002;
     CHECK(builtin().find(other).second == tuning::Tier::none);

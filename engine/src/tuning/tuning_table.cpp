@@ -173,12 +173,14 @@ std::pair<const DeviceTable*, Tier> Table::find(const DeviceInfo& device, DataTy
   const auto holds_type = [type](const DeviceTable* t) {
     return t && std::any_of(t->entries.begin(), t->entries.end(), [type](const Entry& e) { return e.type == type; });
   };
-  if (own.second != Tier::device || holds_type(own.first)) return own;
+  if (own.second == Tier::device && holds_type(own.first)) return own;
+  // The vendor's table for this type: the last vendor default that holds it (one device's measurements can
+  // be the vendor's for one type, another's for the others).
   const DeviceTable* vendor = nullptr;
-  for (const auto& t : devices_) {  // as find(): the last vendor default wins
-    if (t.vendor_id == device.vendor_id && t.vendor_default && t.device != device.name) vendor = &t;
+  for (const auto& t : devices_) {
+    if (t.vendor_id == device.vendor_id && t.vendor_default && t.device != device.name && holds_type(&t)) vendor = &t;
   }
-  return holds_type(vendor) ? std::pair{vendor, Tier::vendor} : own;
+  return vendor ? std::pair{vendor, Tier::vendor} : own;
 }
 
 std::optional<Entry> Table::lookup(const DeviceInfo& device, DataType type, uint32_t m, uint32_t n, uint32_t k,

@@ -57,8 +57,9 @@ class Table {
   void add_layer_json(std::string_view json, const std::string& origin);
   // The table serving this device and its tier: its own (the exact driver first), else its vendor's.
   std::pair<const DeviceTable*, Tier> find(const DeviceInfo& device) const;
-  // The table serving this device for `type`: its own where it holds an entry of that type, else its vendor's
-  // (a device tuned for f64 alone still plans f32 from its vendor's measurements), else its own.
+  // The table serving this device for `type`: its own where it holds an entry of that type, else the last
+  // vendor default holding one (a device tuned for f64 alone still plans f32 from its vendor's measurements,
+  // and another device of the vendor plans f64 from it), else find(device)'s.
   std::pair<const DeviceTable*, Tier> find(const DeviceInfo& device, DataType type) const;
   // An entry measured one product. A batch of them is another workload (a batch of small squares fills the
   // device where one is latency-bound, and the single product's kernel can be 5x slower for the batch):
