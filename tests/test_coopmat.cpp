@@ -275,6 +275,45 @@ void run_int8_grid(DataType type, bool every_op, const std::vector<Size>& sizes,
   report_grid(name, runs, failures);
 }
 
+// i8 and u8 products whose B the engine turns N x K into the workspace first (kernels/turn_b.cpp: the kernel's
+// op(B) is B itself and its M at least 1024): both layouts (a column-major call turns when its N is the
+// kernel's M) and every op of A, ragged K and N across the turn's 64 x 64 blocks and the 16-byte row
+// rounding, padded and odd leading dimensions, batches with their own B and with B shared; beside them the
+// same shapes whose B is not turned (op(B) transposed, M short). Each product says in its configuration
+// whether B was turned, which must be what the rule says.
+void run_turned_b(const std::string& name) {
+  constexpr std::array<std::pair<double, double>, 3> kIntScalars = {std::pair{1.0, 0.0}, {-3.0, 2.0}, {1.0, 1.0}};
+  auto rng = test::case_rng(name);
+  int failures = 0, runs = 0, turned = 0;
+  size_t turn = 0;
+  const std::vector<Size> sizes = {{1024, 33, 45}, {1100, 70, 131}, {40, 1030, 64}};
+  for (const DataType type : {DataType::i8, DataType::u8})
+    for (const Layout layout : {Layout::row_major, Layout::col_major})
+      for (const auto& [op_a, op_b] : {std::pair{Op::n, Op::n}, {Op::t, Op::n}, {Op::n, Op::t}})
+        for (const Size& s : sizes) {
+          ++turn;
+          const bool aligned = turn % 3 != 1;
+          GemmDesc d = make_desc(layout, op_a, op_b, s, aligned ? 16 : 3, turn % 2 == 0 ? 2 : 1,
+                                 turn % 4 == 0 ? 'B' : ' ', kIntScalars[turn % kIntScalars.size()], DataType::i32);
+          d.type = type;
+          const bool row = layout == Layout::row_major;
+          const bool expect = (row ? s.m : s.n) >= 1024 && (row ? op_b : op_a) == Op::n;
+          const auto r = aligned ? check_aligned_call(d, {.kernel = Kernel::coopmat}, rng)
+                                 : test::check_gemm_call(d, {.kernel = Kernel::coopmat}, rng);
+          ++runs;
+          if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);
+          const bool says = r.timing.config.find("B turned") != std::string::npos;
+          if (says != expect) {
+            FAIL_CHECK(fmt::format("{} {}x{}x{} {} op_a {} op_b {}: B turned is {}, the rule says {}", to_string(type),
+                                   s.m, s.n, s.k, row ? "row-major" : "column-major", op_a == Op::t ? "t" : "n",
+                                   op_b == Op::t ? "t" : "n", says, expect));
+          }
+          turned += says;
+        }
+  CHECK(turned == 12);  // of the 36: NN and TN at the two tall row-major sizes, NN and NT at the wide column-major one
+  report_grid(name, runs, failures);
+}
+
 // Whether this device runs bf16 on the kernel (C f32 and bf16); the case's skip when it does not: bf16
 // matrices need VK_KHR_shader_bfloat16 and a bf16 shape, which neither lavapipe has (where they must run,
 // the support suite's bf16= expectation asserts it).
@@ -339,6 +378,10 @@ TEST_SUITE("coopmat") {
     run_int8_grid(DataType::u8, false, small, false, "coopmat u8 small");
     const uint32_t tile = device_tiles(DataType::i32, false, DataType::i8)[1];
     run_int8_grid(DataType::i8, false, {{tile, tile, 80}, {tile + 8, 2 * tile - 8, 112}}, true, "coopmat i8 large");
+  }
+  TEST_CASE("i8 and u8 with B turned N x K first: layouts, ops, ragged K and N, batches") {
+    if (!runs_here() || !int8_runs_here()) return;
+    run_turned_b("coopmat turned B");
   }
   // Its own case (--test-case="*bf16*"): no device CI has runs it; a skip there (tools/coopmat-lavapipe.sh
   // accepts this one skip, which names the missing feature or shape).

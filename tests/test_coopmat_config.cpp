@@ -10,7 +10,9 @@
 #include <fmt/format.h>
 
 #include "kernels/kernel_spec.hpp"  // find_spec: the kernels' pin rules
+#include "kernels/push_constants.hpp"
 #include "kernels/registry.hpp"
+#include "plan/schedule.hpp"
 #include "published_rows.hpp"
 #include "spec_constant.hpp"
 #include "support.hpp"
@@ -54,7 +56,28 @@ DeviceInfo nvidia() {
   return d;
 }
 
+// nvidia() with what the H100 lists besides f16: 16x16x32 and 16x8x32 i8*i8+i32 and u8*u8+u32 at subgroup
+// scope, and workgroup-scope flexible int8 shapes for coopmat2.
+DeviceInfo nvidia_int8() {
+  DeviceInfo d = nvidia();
+  d.int8 = d.storage8 = true;
+  for (const auto& [ab, acc] : {std::pair{"i8", "i32"}, {"u8", "u32"}}) {
+    for (const uint32_t n : {16u, 8u}) {
+      CooperativeMatrixShape s = shape(16, n, 32, acc, "subgroup");
+      s.a_type = s.b_type = ab;
+      d.coopmat_shapes.push_back(s);
+    }
+    for (const uint32_t inv : {128u, 256u}) {
+      CooperativeMatrixShape s = shape(16, 16, 32, acc, "workgroup", inv, true);
+      s.a_type = s.b_type = ab;
+      d.coopmat2_shapes.push_back(s);
+    }
+  }
+  return d;
+}
+
 using test::spec_constant;
+
 
 template <typename F>
 void expect_error(F&& f, const std::string& words) {
@@ -384,20 +407,7 @@ TEST_SUITE("coopmat config") {
   TEST_CASE("i8 and u8: the device's int8 shapes, no split along K, auto ranks coopmat2, coopmat, tiled") {
     // What the H100 lists besides f16: 16x16x32 and 16x8x32 i8*i8+i32 and u8*u8+u32 at subgroup scope, and
     // workgroup-scope flexible int8 shapes for coopmat2.
-    DeviceInfo d = nvidia();
-    d.int8 = d.storage8 = true;
-    for (const auto& [ab, acc] : {std::pair{"i8", "i32"}, {"u8", "u32"}}) {
-      for (const uint32_t n : {16u, 8u}) {
-        CooperativeMatrixShape s = shape(16, n, 32, acc, "subgroup");
-        s.a_type = s.b_type = ab;
-        d.coopmat_shapes.push_back(s);
-      }
-      for (const uint32_t inv : {128u, 256u}) {
-        CooperativeMatrixShape s = shape(16, 16, 32, acc, "workgroup", inv, true);
-        s.a_type = s.b_type = ab;
-        d.coopmat2_shapes.push_back(s);
-      }
-    }
+    DeviceInfo d = nvidia_int8();
     const tuning::Table table;
     const auto planned = [&](const DeviceInfo& dev, DataType type, Kernel kernel, uint32_t m, uint32_t n, uint32_t k) {
       kernels::Problem p;
@@ -483,6 +493,56 @@ TEST_SUITE("coopmat config") {
   // bf16 has f16's bytes per element, so every tile rule (written in bytes, coopmat_config.cpp) gives it f16's
   // tiles from its own shapes. Mutation (shown once by hand): bf16 counted as one byte an element takes the
   // int8 K step (64) and fails the first checks below.
+  TEST_CASE("i8 and u8: B turned N x K into the workspace first where M is at least 1024 and op(B) is B") {
+    const DeviceInfo d = nvidia_int8();
+    const tuning::Table table;
+    const auto schedule = [&](DataType type, Kernel kernel, int64_t m, int64_t n, int64_t k, Op op_b, int64_t batch,
+                              int64_t stride_b) {
+      GemmDesc desc;
+      desc.type = type, desc.c_type = type == DataType::f16 ? DataType::f32 : DataType::i32, desc.op_b = op_b;
+      desc.m = m, desc.n = n, desc.k = k;
+      desc.lda = k, desc.ldb = op_b == Op::n ? n : k, desc.ldc = n;
+      desc.batch = batch, desc.stride_a = m * k, desc.stride_b = stride_b, desc.stride_c = m * n;
+      return detail::schedule_product(desc, {.kernel = kernel}, d, table);
+    };
+    for (const Kernel kernel : {Kernel::coopmat, Kernel::coopmat2}) {
+      if (!(kernel == Kernel::coopmat ? VKGEMM_EXPECT_COOPMAT : VKGEMM_EXPECT_COOPMAT2)) continue;
+      CAPTURE(to_string(kernel));
+      // 1024 x 300 x 100 in a batch of 3: the workspace holds 3 entries of 300 rows of 112 bytes (100 rounded
+      // up to 16); the turn covers 5 x 2 blocks of 64 x 64 per entry; the product reads it as op(B) = W^T.
+      const detail::Schedule s = schedule(DataType::u8, kernel, 1024, 300, 100, Op::n, 3, 100 * 300);
+      REQUIRE(s.pieces.size() == 1);
+      const detail::PiecePasses& piece = s.pieces.front();
+      REQUIRE(piece.turn_b);
+      CHECK(piece.turn_b->shape.shader == "turn_b8_u8");
+      CHECK(piece.turn_b->grid == std::array<uint32_t, 3>{5, 2, 3});
+      CHECK(piece.turn_b->push.ldb == 300);
+      CHECK(piece.turn_b->push.stride_b == 30000);
+      CHECK(piece.turn_b->push.ldc == 112);
+      CHECK(piece.turn_b->push.stride_c == 300 * 112);
+      CHECK(piece.workspace_bytes == 3 * 300 * 112);
+      CHECK(s.workspace_bytes == 3 * 300 * 112);
+      CHECK((piece.main.push.flags & kernels::kTransB) != 0);
+      CHECK(piece.main.push.ldb == 112);
+      CHECK(piece.main.push.b_offset == 0);
+      CHECK(piece.main.push.stride_b == 300 * 112);
+      CHECK(spec_constant(piece.main.shape, "TRANS_B") == 1);
+      CHECK(s.config.find("B turned") != std::string::npos);
+      // B shared by the batch: one entry turned, read by every entry.
+      const detail::Schedule shared = schedule(DataType::i8, kernel, 4096, 4096, 4096, Op::n, 2, 0);
+      REQUIRE(shared.pieces.front().turn_b);
+      CHECK(shared.pieces.front().turn_b->grid == std::array<uint32_t, 3>{64, 64, 1});
+      CHECK(shared.workspace_bytes == 4096ull * 4096);
+      CHECK(shared.pieces.front().main.push.stride_b == 0);
+      // Not turned: M under 1024, op(B) transposed, 16-bit inputs.
+      for (const auto& plain : {schedule(DataType::i8, kernel, 1023, 300, 100, Op::n, 1, 0),
+                                schedule(DataType::i8, kernel, 4096, 4096, 4096, Op::t, 1, 0),
+                                schedule(DataType::f16, kernel, 4096, 4096, 4096, Op::n, 1, 0)}) {
+        CHECK_FALSE(plain.pieces.front().turn_b);
+        CHECK(plain.config.find("B turned") == std::string::npos);
+      }
+    }
+  }
   TEST_CASE("bf16: its own shapes, f16's tiles, coopmat2 C f32 in one slice, auto ranks coopmat2, coopmat, tiled") {
     // What the H100 lists for bf16: 16x16x16 bf16*bf16+f32 at subgroup scope; workgroup-scope flexible
     // bf16 shapes for coopmat2 are described here as the f16 ones are (whether the driver has them is the GPU's

@@ -146,7 +146,7 @@ class Engine {
   void check_supported(DataType input, DataType output, const GemmOptions& options) const;
   // Throws vkgemm::Error(too_large), naming the sizes and the device, when the memory of the product desc
   // describes cannot be on this device: A, B and C as desc spans them (batch, leading dimensions and
-  // strides included) and the split-K workspace its plan needs, each against maxMemoryAllocationSize and all
+  // strides included) and the workspace its plan needs (split-K sums, a turned 8-bit B), each against maxMemoryAllocationSize and all
   // together against the device-local memory. gemm on host memory checks the operands so before it
   // allocates; a caller about to allocate the operands (or their host copies) checks it first. Also throws
   // what gemm would throw for desc and options' arguments.

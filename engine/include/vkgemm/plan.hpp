@@ -7,7 +7,7 @@
 //
 // Engine::plan checks the call (GemmDesc and the options), chooses the kernel and configuration, cuts the
 // product into pieces where the device's limits require it, builds the pipelines, and creates what a
-// recording needs: the split-K workspace, timestamp queries when asked, and, on a device without push
+// recording needs: the workspace (split-K sums, a turned 8-bit B), timestamp queries when asked, and, on a device without push
 // descriptors, a ring of descriptor sets. GemmPlan::record then only writes descriptors and records commands.
 //
 // Descriptors: where the device has VK_KHR_push_descriptor (DeviceInfo::push_descriptor; an adopted device
@@ -116,7 +116,7 @@ class GemmPlan {
   uint64_t offset_granularity() const;
 
   // Records C = alpha op(A) op(B) + beta C for `desc` into `cmd`, with the barrier contract of record_gemm
-  // (vulkan.hpp): nothing before the first dispatch (except, for a plan with a split-K workspace, one
+  // (vulkan.hpp): nothing before the first dispatch (except, for a plan with a workspace, one
   // compute-to-compute barrier that orders this use of the workspace after the previous one on the queue),
   // barriers between its own dispatches, nothing after the last. Checks the operands (buffer, offset class,
   // size) and throws Error before recording anything; allocates nothing and creates no Vulkan object.

@@ -28,13 +28,19 @@ void lay_out(GemmPlanState& p, kernels::Pipelines& pipelines) {
     BindingSource operand[3];
     for (uint32_t b = 0; b < 3; ++b) operand[b] = {plan.source[b], own[b]->offset, own[b]->size};
     const uint32_t set = p.sets_per_record;
-    p.dispatches.push_back({pipelines.get(piece.main.shape), &piece.main, set});
-    if (piece.reduce) {
-      const BindingSource space{3, 0, piece.workspace_bytes};
-      p.bindings.insert(p.bindings.end(), {operand[0], operand[1], space, space, space, operand[2]});
+    const BindingSource space{3, 0, piece.workspace_bytes};
+    if (piece.turn_b) {  // the turn writes the workspace as C; the main pass reads it as B
+      p.dispatches.push_back({pipelines.get(piece.turn_b->shape), &*piece.turn_b, set});
+      p.dispatches.push_back({pipelines.get(piece.main.shape), &piece.main, set + 1});
+      p.bindings.insert(p.bindings.end(), {operand[0], operand[1], space, operand[0], space, operand[2]});
+      p.sets_per_record += 2;
+    } else if (piece.reduce) {
+      p.dispatches.push_back({pipelines.get(piece.main.shape), &piece.main, set});
       p.dispatches.push_back({pipelines.get(piece.reduce->shape), &*piece.reduce, set + 1});
+      p.bindings.insert(p.bindings.end(), {operand[0], operand[1], space, space, space, operand[2]});
       p.sets_per_record += 2;
     } else {
+      p.dispatches.push_back({pipelines.get(piece.main.shape), &piece.main, set});
       p.bindings.insert(p.bindings.end(), {operand[0], operand[1], operand[2]});
       p.sets_per_record += 1;
     }
@@ -122,7 +128,7 @@ std::shared_ptr<GemmPlanState> EngineImpl::build_plan(const GemmDesc& desc, cons
   p->push = pipelines->push_descriptors();
   lay_out(*p, *pipelines);
   if (!p->product.pieces.empty()) {
-    if (p->product.workspace_bytes) p->workspace = create_buffer(p->product.workspace_bytes, "vkgemm split-K workspace");
+    if (p->product.workspace_bytes) p->workspace = create_buffer(p->product.workspace_bytes, "vkgemm workspace");
     if (!p->push) {  // the ring; with push descriptors max_pending limits nothing
       p->pool = make_sets(*this, *p, options.max_pending, p->sets);
       p->slot_serial.assign(options.max_pending, 0);

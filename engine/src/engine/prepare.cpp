@@ -16,6 +16,7 @@ size_t EngineImpl::prepare(const GemmDesc& desc, const std::vector<GemmOptions>&
     for (const PiecePasses& piece : product.pieces) {
       shapes.push_back(piece.main.shape);
       if (piece.reduce) shapes.push_back(piece.reduce->shape);
+      if (piece.turn_b) shapes.push_back(piece.turn_b->shape);
     }
   }
   return pipelines->prepare(shapes, threads);

@@ -87,6 +87,10 @@ PipelineReport EngineImpl::pipeline_statistics(const GemmDesc& desc, const GemmO
     auto reduce = pipelines->statistics(plan.reduce, "reduce");
     report.statistics.insert(report.statistics.end(), reduce.begin(), reduce.end());
   }
+  if (product.pieces.front().turn_b) {
+    auto turn = pipelines->statistics(product.pieces.front().turn_b->shape, "turn B");
+    report.statistics.insert(report.statistics.end(), turn.begin(), turn.end());
+  }
   return report;
 }
 

@@ -154,6 +154,18 @@ bool coopmat2_splittable(const Types& types) noexcept;
 // 192 x 128, 256 for 128 x 256 or, with fp16 sums, 256 x 256); a tile only the experiment knob makes, by its
 // longer side.
 uint32_t coopmat2_tile_option(uint32_t bm, uint32_t bn);
+// The turn of an 8-bit B (turn_b.cpp): whether the product `p` (planned as `whole`) copies B N x K into the
+// workspace first; the problem the product then is (op(B) = W^T: TRANS_B, ldb K rounded up to 16, offset 0);
+// the turn's pass for `p` (its launch, grid and the workspace it fills; its push constants are the
+// schedule's).
+struct TurnB {
+  LaunchShape shape;
+  std::array<uint32_t, 3> grid{};
+  uint64_t workspace_bytes = 0;
+};
+bool turns_b(const KernelLaunch& whole, const Problem& p, const DeviceInfo& device);
+Problem turned_b(const Problem& p);
+TurnB turn_b_pass(const Problem& p);
 // Throws unless the device has what the kernel needs (extension, features, a shape for these types).
 void check_matrix_kernel(const DeviceInfo& device, Kernel kernel, const Types& types);
 

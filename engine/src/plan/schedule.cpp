@@ -113,14 +113,33 @@ void add_split(PiecePasses& out, const kernels::Problem& p, const kernels::Kerne
   out.reduce = std::move(reduce);
 }
 
+// The turn of an 8-bit B (kernels/turn_b.cpp) for the piece's problem `p`: its pass reads B as `p` does and
+// writes the workspace (bound as C: row stride ldc, entry stride stride_c); returns the problem the main
+// pass then computes, reading the workspace as B.
+kernels::Problem add_turn(PiecePasses& out, const kernels::Problem& p) {
+  const kernels::TurnB turn = kernels::turn_b_pass(p);
+  const kernels::Problem turned = kernels::turned_b(p);
+  Pass pass{turn.shape, turn.grid, {}};
+  kernels::GemmPushConstants& push = pass.push;
+  push.M = p.m, push.N = p.n, push.K = p.k;
+  push.ldb = p.ldb, push.b_offset = p.b_offset, push.stride_b = p.stride_b;
+  push.ldc = turned.ldb, push.stride_c = turned.stride_b;
+  push.batch = turn.grid[2];
+  out.turn_b = std::move(pass);
+  out.workspace_bytes = turn.workspace_bytes;
+  return turned;
+}
+
 PiecePasses schedule_piece(const Piece& piece, const kernels::Problem& whole, const GemmDesc& desc,
-                         const DeviceInfo& device, const tuning::Table& tuning, const kernels::Pinning& pinning) {
+                         const DeviceInfo& device, const tuning::Table& tuning, const kernels::Pinning& pinning,
+                         bool turn_b) {
   kernels::Problem p = whole;
   p.m = piece.m, p.n = piece.n, p.k = piece.k, p.batch = piece.batch;
   p.a_offset = piece.a.element_offset, p.b_offset = piece.b.element_offset, p.c_offset = piece.c.element_offset;
-  const kernels::KernelLaunch plan = kernels::plan_piece(device, tuning, pinning, p);
   PiecePasses out;
   out.piece = piece;
+  if (turn_b) p = add_turn(out, p);
+  const kernels::KernelLaunch plan = kernels::plan_piece(device, tuning, pinning, p);
   // A K chunk after the first adds to what the earlier ones wrote: beta = 1, and C is read.
   out.main = {plan.main, plan.grid, push_constants(p, plan, desc.alpha, piece.first_k ? desc.beta : 1.0)};
   if (plan.splits > 1) add_split(out, p, plan);
@@ -139,25 +158,38 @@ Schedule schedule_product(const GemmDesc& desc, const GemmOptions& options, cons
 
   // The kernel and configuration are chosen once, for the whole product, as if the grid had no limit;
   // then the product is cut into pieces within the device's limits (partition.hpp), each planned with
-  // that same kernel and configuration pinned (only its grid, split count and vec4 flags differ).
+  // that same kernel and configuration pinned (only its grid, split count and vec4 flags differ). An 8-bit
+  // B is turned (kernels/turn_b.cpp) where the rule says so and the product is one piece (the workspace
+  // then holds the whole of B, turned).
   DeviceInfo unbounded = device;
   unbounded.max_workgroup_count = {~0u, ~0u, ~0u};
-  out.whole = kernels::plan_supported(unbounded, tuning, options, turned.problem);
-  const kernels::Pinning pinning = kernels::find_spec(out.whole.kernel)->pin(out.whole, device, options);
   PartitionLimits limits;
   limits.max_groups = device.max_workgroup_count;
   limits.max_range = device.max_storage_buffer_range;
   limits.offset_alignment = placement.alignment;
   limits.max_k = options.max_k_per_submission;
   limits.device = device.name;
-  const std::vector<Piece> pieces = partition(whole_product(turned), pinning.blocking, limits);
+  kernels::Pinning pinning;
+  std::vector<Piece> pieces;
+  const auto plan_whole = [&](const kernels::Problem& problem) {
+    out.whole = kernels::plan_supported(unbounded, tuning, options, problem);
+    pinning = kernels::find_spec(out.whole.kernel)->pin(out.whole, device, options);
+    pieces = partition(whole_product(turned), pinning.blocking, limits);
+  };
+  plan_whole(turned.problem);
+  bool turn_b = kernels::turns_b(out.whole, turned.problem, device);
+  if (turn_b) {
+    plan_whole(kernels::turned_b(turned.problem));
+    if (pieces.size() != 1) turn_b = false, plan_whole(turned.problem);
+  }
 
   out.kernel = out.whole.kernel;
   out.config = pieces.size() > 1 ? fmt::format("{}, {} pieces", out.whole.description, pieces.size())
                                  : out.whole.description;
+  if (turn_b) out.config += ", B turned";
   out.pieces.reserve(pieces.size());
   for (const Piece& piece : pieces) {
-    out.pieces.push_back(schedule_piece(piece, turned.problem, desc, device, tuning, pinning));
+    out.pieces.push_back(schedule_piece(piece, turned.problem, desc, device, tuning, pinning, turn_b));
     out.workspace_bytes = std::max(out.workspace_bytes, out.pieces.back().workspace_bytes);
   }
   return out;
@@ -210,7 +242,7 @@ void check_fits(const GemmDesc& desc, const GemmOptions& options, const DeviceIn
   check_needs(desc, needs, device);  // the operands first: a product past them is not even planned
   if (!tuning) return;
   const Schedule plan = schedule_product(desc, options, device, *tuning);
-  needs.push_back({"the split-K workspace", static_cast<long double>(plan.workspace_bytes)});
+  needs.push_back({"the workspace", static_cast<long double>(plan.workspace_bytes)});
   check_needs(desc, needs, device);
 }
 

@@ -1,7 +1,7 @@
 // A product's schedule: one admitted BLAS GEMM call turned into everything its recording needs, with no
 // Vulkan: the column-major turn, the kernel's launch for the whole product (kernels::plan_supported over the
 // kernel table), the pieces within the device's limits (partition.hpp), each piece's passes with their push
-// constants, and the split-K workspace. A GemmPlan (engine/gemm_plan.cpp) records a Schedule; statistics
+// constants, and the workspace (split-K sums, a turned 8-bit B). A GemmPlan (engine/gemm_plan.cpp) records a Schedule; statistics
 // reads its pipelines; tests call schedule_product directly.
 #pragma once
 
@@ -40,12 +40,15 @@ struct Pass {
 
 // One piece of the product: its bindings into the caller's buffers (Piece::a, b, c, already turned and
 // substituted as Schedule::source says), its main pass and, with split-K, its reduce pass through the
-// workspace (the main pass then writes the workspace in place of C, the reduce pass reads it as A and B).
+// workspace (the main pass then writes the workspace in place of C, the reduce pass reads it as A and B);
+// or, where an 8-bit B is turned (kernels/turn_b.cpp), the turn before the main pass (it reads B and
+// writes the workspace as C; the main pass then reads the workspace as B).
 struct PiecePasses {
   Piece piece;
   Pass main;
   std::optional<Pass> reduce;
-  uint64_t workspace_bytes = 0;  // what this piece's split needs of the shared workspace
+  std::optional<Pass> turn_b;
+  uint64_t workspace_bytes = 0;  // what this piece's split or turn needs of the shared workspace
 };
 
 struct Schedule {
@@ -55,7 +58,8 @@ struct Schedule {
   std::array<uint32_t, 3> source{0, 1, 2};
   kernels::KernelLaunch whole;              // the kernel and configuration, planned for the whole product
   std::vector<PiecePasses> pieces;    // empty: nothing to do (m, n or batch 0)
-  uint64_t workspace_bytes = 0;     // split-K: the largest any piece needs (the pieces run in turn)
+  uint64_t workspace_bytes = 0;     // split-K or the turn of B: the largest any piece needs (the pieces run
+                                    // in turn)
   Kernel kernel = Kernel::automatic;  // what runs (auto resolved)
   std::string config;               // its configuration, and the count of pieces when there are several
 };
@@ -67,7 +71,7 @@ Schedule schedule_product(const GemmDesc& desc, const GemmOptions& options, cons
                          const tuning::Table& tuning, const Placement& placement = {});
 
 // Throws Error(too_large) when the memory of `desc` cannot be on `device`: A, B and C as desc spans them
-// (batch, leading dimensions, strides; A and B only where read), then the split-K workspace of its plan
+// (batch, leading dimensions, strides; A and B only where read), then the workspace of its plan
 // under `options`, each against maxMemoryAllocationSize and all together against the device-local memory.
 // The message names each size and the device. The operands are checked before the product is planned, so
 // an absurd one is refused at once; with no `tuning` the product is not planned and only the operands are

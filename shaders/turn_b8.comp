@@ -1,0 +1,41 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
+// An 8-bit B turned for the cooperative-matrix kernels: for batch entry z (gl_WorkGroupID.z), the K x N
+// bytes of B (the product's own: row stride ldb, b_offset, stride_b) are written N x K into the workspace,
+// bound as C: row stride ldc (a multiple of 16, at least K), entry stride stride_c, zeros from K to ldc.
+// The product then reads op(B) with K contiguous (its TRANS_B path), the order an int8 fragment of B is
+// made of; a row-major int8 B needs a byte transpose per fragment load instead (engine/src/kernels/turn_b.cpp
+// says when the turn pays). The values are moved as bits: one variant serves i8 and u8.
+// A workgroup turns a 64 x 64 block through shared memory, reading along N and writing along K, four
+// K-consecutive bytes to a word.
+#include "gemm_interface.glsl"
+
+layout(local_size_x = 256) in;
+
+const uint SIDE = 64;
+const uint QUADS = SIDE / 4;  // words along K in a block
+shared uint block[SIDE][QUADS + 1];  // [n][k / 4]; the extra word spreads consecutive rows over the banks
+
+void main() {
+  const uint n0 = gl_WorkGroupID.x * SIDE, k0 = gl_WorkGroupID.y * SIDE, t = gl_LocalInvocationIndex;
+  const uint src = p.b_offset + gl_WorkGroupID.z * p.stride_b;
+  // Read: each invocation one column, four words of four rows each; 64 invocations read 64 bytes of a row.
+  const uint n_read = t % SIDE;
+  [[unroll]] for (uint w = 0; w < 4; ++w) {
+    const uint quad = t / SIDE + 4 * w;
+    uint word = 0;
+    [[unroll]] for (uint r = 0; r < 4; ++r) {
+      const uint k = k0 + 4 * quad + r, n = n0 + n_read;
+      if (k < p.K && n < p.N) word |= uint(B[src + k * p.ldb + n]) << (8 * r);
+    }
+    block[n_read][quad] = word;
+  }
+  barrier();
+  // Write: 16 invocations a row of the block, 64 bytes along K.
+  const uint quad = t % QUADS;
+  [[unroll]] for (uint w = 0; w < 4; ++w) {
+    const uint n_local = t / QUADS + 16 * w, n = n0 + n_local, k = k0 + 4 * quad;
+    if (n < p.N && k < p.ldc) C[(gl_WorkGroupID.z * p.stride_c + n * p.ldc + k) / 4] = C_T(block[n_local][quad]);
+  }
+}
