@@ -276,7 +276,7 @@ void run_int8_grid(DataType type, bool every_op, const std::vector<Size>& sizes,
 }
 
 // i8 and u8 products whose B the engine turns N x K into the workspace first (kernels/turn_b.cpp: the kernel's
-// op(B) is B itself and its M at least 1024): both layouts (a column-major call turns when its N is the
+// op(B) is B itself and its M at least 512): both layouts (a column-major call turns when its N is the
 // kernel's M) and every op of A, ragged K and N across the turn's 64 x 64 blocks and the 16-byte row
 // rounding, padded and odd leading dimensions, batches with their own B and with B shared; beside them the
 // same shapes whose B is not turned (op(B) transposed, M short). Each product says in its configuration
@@ -286,7 +286,7 @@ void run_turned_b(const std::string& name) {
   auto rng = test::case_rng(name);
   int failures = 0, runs = 0, turned = 0;
   size_t turn = 0;
-  const std::vector<Size> sizes = {{1024, 33, 45}, {1100, 70, 131}, {40, 1030, 64}};
+  const std::vector<Size> sizes = {{512, 33, 45}, {600, 70, 131}, {40, 530, 64}, {511, 20, 16}};
   for (const DataType type : {DataType::i8, DataType::u8})
     for (const Layout layout : {Layout::row_major, Layout::col_major})
       for (const auto& [op_a, op_b] : {std::pair{Op::n, Op::n}, {Op::t, Op::n}, {Op::n, Op::t}})
@@ -297,7 +297,7 @@ void run_turned_b(const std::string& name) {
                                  turn % 4 == 0 ? 'B' : ' ', kIntScalars[turn % kIntScalars.size()], DataType::i32);
           d.type = type;
           const bool row = layout == Layout::row_major;
-          const bool expect = (row ? s.m : s.n) >= 1024 && (row ? op_b : op_a) == Op::n;
+          const bool expect = (row ? s.m : s.n) >= 512 && (row ? op_b : op_a) == Op::n;
           const auto r = aligned ? check_aligned_call(d, {.kernel = Kernel::coopmat}, rng)
                                  : test::check_gemm_call(d, {.kernel = Kernel::coopmat}, rng);
           ++runs;
@@ -310,7 +310,7 @@ void run_turned_b(const std::string& name) {
           }
           turned += says;
         }
-  CHECK(turned == 12);  // of the 36: NN and TN at the two tall row-major sizes, NN and NT at the wide column-major one
+  CHECK(turned == 12);  // of the 48: NN and TN at the two tall row-major sizes, NN and NT at the wide column-major one
   report_grid(name, runs, failures);
 }
 

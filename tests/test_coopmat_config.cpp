@@ -493,7 +493,7 @@ TEST_SUITE("coopmat config") {
   // bf16 has f16's bytes per element, so every tile rule (written in bytes, coopmat_config.cpp) gives it f16's
   // tiles from its own shapes. Mutation (shown once by hand): bf16 counted as one byte an element takes the
   // int8 K step (64) and fails the first checks below.
-  TEST_CASE("i8 and u8: B turned N x K into the workspace first where M is at least 1024 and op(B) is B") {
+  TEST_CASE("i8 and u8: B turned N x K into the workspace first where M is at least 512 and op(B) is B") {
     const DeviceInfo d = nvidia_int8();
     const tuning::Table table;
     const auto schedule = [&](DataType type, Kernel kernel, int64_t m, int64_t n, int64_t k, Op op_b, int64_t batch,
@@ -508,9 +508,9 @@ TEST_SUITE("coopmat config") {
     for (const Kernel kernel : {Kernel::coopmat, Kernel::coopmat2}) {
       if (!(kernel == Kernel::coopmat ? VKGEMM_EXPECT_COOPMAT : VKGEMM_EXPECT_COOPMAT2)) continue;
       CAPTURE(to_string(kernel));
-      // 1024 x 300 x 100 in a batch of 3: the workspace holds 3 entries of 300 rows of 112 bytes (100 rounded
+      // 512 x 300 x 100 in a batch of 3: the workspace holds 3 entries of 300 rows of 112 bytes (100 rounded
       // up to 16); the turn covers 5 x 2 blocks of 64 x 64 per entry; the product reads it as op(B) = W^T.
-      const detail::Schedule s = schedule(DataType::u8, kernel, 1024, 300, 100, Op::n, 3, 100 * 300);
+      const detail::Schedule s = schedule(DataType::u8, kernel, 512, 300, 100, Op::n, 3, 100 * 300);
       REQUIRE(s.pieces.size() == 1);
       const detail::PiecePasses& piece = s.pieces.front();
       REQUIRE(piece.turn_b);
@@ -534,8 +534,8 @@ TEST_SUITE("coopmat config") {
       CHECK(shared.pieces.front().turn_b->grid == std::array<uint32_t, 3>{64, 64, 1});
       CHECK(shared.workspace_bytes == 4096ull * 4096);
       CHECK(shared.pieces.front().main.push.stride_b == 0);
-      // Not turned: M under 1024, op(B) transposed, 16-bit inputs.
-      for (const auto& plain : {schedule(DataType::i8, kernel, 1023, 300, 100, Op::n, 1, 0),
+      // Not turned: M under 512, op(B) transposed, 16-bit inputs.
+      for (const auto& plain : {schedule(DataType::i8, kernel, 511, 300, 100, Op::n, 1, 0),
                                 schedule(DataType::i8, kernel, 4096, 4096, 4096, Op::t, 1, 0),
                                 schedule(DataType::f16, kernel, 4096, 4096, 4096, Op::n, 1, 0)}) {
         CHECK_FALSE(plain.pieces.front().turn_b);

@@ -3,9 +3,9 @@
 // op(B) = W^T, K contiguous: the order an int8 fragment of B is made of. Loading a B fragment from a
 // row-major int8 tile needs a byte transpose per load (the 16-bit types have a transposing load; 8-bit ones
 // do not), which held NVIDIA's int8 products to about two thirds of the transposed layout's rate
-// (docs/design/coopmat2.md). The copy moves 2·K·N bytes against the product's 2·M·N·K operations: on the
-// H100 (306 against 478 TOP/s, copies at about 2 TB/s) it costs what it saves at M ≈ 430, and from
-// kTurnMinRows on it costs under half of what it saves.
+// (docs/design/coopmat2.md). The copy moves 2·K·N bytes against the product's 2·M·N·K operations, so it
+// pays from a few hundred rows of C on: kTurnMinRows, where the copy of a 4096 x 4096 B (about 20 µs on an
+// H200) costs about half of what the transposed layout saves.
 #include <algorithm>
 #include <cstdint>
 
@@ -16,7 +16,7 @@ namespace {
 
 constexpr uint32_t kSide = 64;         // turn_b8.comp's block: 64 x 64 bytes per workgroup
 constexpr uint32_t kRowAlign = 16;     // the workspace's rows: 16-byte aligned for the kernels' 16-byte loads
-constexpr uint32_t kTurnMinRows = 1024;
+constexpr uint32_t kTurnMinRows = 512;
 
 uint32_t turned_ld(uint32_t k) { return (k + kRowAlign - 1) / kRowAlign * kRowAlign; }
 
