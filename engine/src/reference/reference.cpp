@@ -7,6 +7,8 @@
 #include <cstring>
 #include <limits>
 #include <thread>
+#include <type_traits>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -29,35 +31,73 @@ struct Gathered {
   double* drift = nullptr;
 };
 
-// Row by row, k outer and j inner, so B and the accumulators stream. Acc is double or long double.
+// The sums of one row of C, row(j) += sum_p a_p B(p, j), k outer and j inner so that B and the accumulators
+// stream. long double (f64's) is x87 arithmetic, which does not vectorize and loads and stores each 10-byte
+// accumulator once per term: four terms go in per load and store (the sum of those four first, then the
+// accumulator: still far inside long double's precision for a double result).
+template <typename T, typename Acc>
+void accumulate_row(Acc* row, const T* a, const T* b, uint64_t k, uint64_t n) {
+  uint64_t p = 0;
+  if constexpr (std::is_same_v<Acc, long double>) {
+    for (; p + 4 <= k; p += 4) {
+      const Acc a0 = a[p], a1 = a[p + 1], a2 = a[p + 2], a3 = a[p + 3];
+      const T *b0 = b + p * n, *b1 = b0 + n, *b2 = b1 + n, *b3 = b2 + n;
+      for (uint64_t j = 0; j < n; ++j) {
+        row[j] += (a0 * static_cast<Acc>(b0[j]) + a1 * static_cast<Acc>(b1[j])) +
+                  (a2 * static_cast<Acc>(b2[j]) + a3 * static_cast<Acc>(b3[j]));
+      }
+    }
+  }
+  for (; p < k; ++p) {
+    const Acc ap = static_cast<Acc>(a[p]);
+    const T* brow = b + p * n;
+    for (uint64_t j = 0; j < n; ++j) row[j] += ap * static_cast<Acc>(brow[j]);
+  }
+}
+
+// What the bounds gather beside a row (tolerance.hpp's SumStats): per element sum_p |a_p b_p| (`abs`), and
+// over the partial sums s_p (`energy`, `drift`, null when not wanted), which are taken in double here,
+// term by term, as the products are.
+template <typename T>
+void gather_row(const T* a, const T* b, uint64_t k, uint64_t n, double* abs, double* energy, double* drift,
+                std::vector<double>& partial) {
+  if (abs) std::fill(abs, abs + n, 0.0);
+  if (energy) std::fill(energy, energy + n, 0.0), std::fill(drift, drift + n, 0.0);
+  partial.assign(energy ? n : 0, 0.0);
+  for (uint64_t p = 0; p < k; ++p) {
+    const auto ap = static_cast<double>(a[p]);
+    const T* brow = b + p * n;
+    if (abs) {
+      const double abs_a = std::fabs(ap);
+      for (uint64_t j = 0; j < n; ++j) abs[j] += abs_a * std::fabs(static_cast<double>(brow[j]));
+    }
+    if (energy) {
+      for (uint64_t j = 0; j < n; ++j) {
+        const double product = ap * static_cast<double>(brow[j]);
+        partial[j] += product;
+        detail::SumStats st{0.0, energy[j], drift[j]};
+        st.add(product, partial[j]);
+        energy[j] = st.energy;
+        drift[j] = st.drift;
+      }
+    }
+  }
+}
+
+// Row by row over every core. Acc is double, or long double for f64.
 template <typename T, typename Acc>
 void reference_float(uint32_t m, uint32_t n, uint32_t k, const T* a, const T* b, Acc* c, Gathered g) {
   parallel_rows(m, uint64_t{m} * n * k, [&](uint32_t begin, uint32_t end) {
+    std::vector<double> partial;
     for (uint64_t i = begin; i < end; ++i) {
       Acc* crow = c + i * n;
-      double* prow = g.abs_product ? g.abs_product + i * n : nullptr;
-      double* erow = g.energy ? g.energy + i * n : nullptr;
-      double* drow = g.drift ? g.drift + i * n : nullptr;
       std::fill(crow, crow + n, Acc(0));
-      if (prow) std::fill(prow, prow + n, 0.0);
-      if (erow) std::fill(erow, erow + n, 0.0);
-      if (drow) std::fill(drow, drow + n, 0.0);
-      for (uint64_t p = 0; p < k; ++p) {
-        const Acc aip = static_cast<Acc>(a[i * k + p]);
-        const T* brow = b + p * n;
-        for (uint64_t j = 0; j < n; ++j) crow[j] += aip * static_cast<Acc>(brow[j]);
-        if (prow) {
-          const double abs_a = std::fabs(static_cast<double>(aip));
-          for (uint64_t j = 0; j < n; ++j) prow[j] += abs_a * std::fabs(static_cast<double>(brow[j]));
-        }
-        if (erow && drow) {
-          for (uint64_t j = 0; j < n; ++j) {
-            detail::SumStats st{0.0, erow[j], drow[j]};
-            st.add(static_cast<double>(aip) * static_cast<double>(brow[j]), static_cast<double>(crow[j]));
-            erow[j] = st.energy;
-            drow[j] = st.drift;
-          }
-        }
+      accumulate_row(crow, a + i * k, b, k, n);
+      const bool stats = g.energy && g.drift;
+      const auto row_of = [&](double* x) { return x ? x + i * n : nullptr; };
+      if (g.abs_product || stats) {
+        gather_row(a + i * k, b, k, n, row_of(g.abs_product), stats ? row_of(g.energy) : nullptr,
+                   stats ? row_of(g.drift) : nullptr, partial);
       }
     }
   });
