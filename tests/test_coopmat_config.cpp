@@ -534,6 +534,16 @@ TEST_SUITE("coopmat config") {
       CHECK(shared.pieces.front().turn_b->grid == std::array<uint32_t, 3>{64, 64, 1});
       CHECK(shared.workspace_bytes == 4096ull * 4096);
       CHECK(shared.pieces.front().main.push.stride_b == 0);
+      // The size check counts the turned B and names it.
+      GemmDesc big;
+      big.type = DataType::i8, big.c_type = DataType::i32;
+      big.m = big.n = big.k = 4096, big.lda = big.ldb = big.ldc = 4096;
+      DeviceInfo small = d;
+      small.device_local_memory = 7 * 4096ull * 4096 - 1;  // A and B (i8), C (i32), W, less a byte
+      expect_error([&] { detail::check_fits(big, {.kernel = kernel}, small, &table); },
+                   "the turned B's workspace 16777216 bytes");
+      small.device_local_memory += 1;
+      CHECK_NOTHROW(detail::check_fits(big, {.kernel = kernel}, small, &table));
       // Not turned: M under 512, op(B) transposed, 16-bit inputs.
       for (const auto& plain : {schedule(DataType::i8, kernel, 511, 300, 100, Op::n, 1, 0),
                                 schedule(DataType::i8, kernel, 4096, 4096, 4096, Op::t, 1, 0),

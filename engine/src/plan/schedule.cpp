@@ -242,7 +242,9 @@ void check_fits(const GemmDesc& desc, const GemmOptions& options, const DeviceIn
   check_needs(desc, needs, device);  // the operands first: a product past them is not even planned
   if (!tuning) return;
   const Schedule plan = schedule_product(desc, options, device, *tuning);
-  needs.push_back({"the workspace", static_cast<long double>(plan.workspace_bytes)});
+  const bool turned = !plan.pieces.empty() && plan.pieces.front().turn_b;
+  needs.push_back({turned ? "the turned B's workspace" : "the split-K workspace",
+                   static_cast<long double>(plan.workspace_bytes)});
   check_needs(desc, needs, device);
 }
 
