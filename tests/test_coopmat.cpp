@@ -247,10 +247,23 @@ bool int8_runs_here() {
 // both products (the sums wrap modulo 2^32). Sampled by pipeline, since each (type, transposes, tile) is one
 // to compile, about 4 s on lavapipe: i8 with every op on the small tile, u8 (the unsigned shape and sums)
 // and the large tile with op NN; a column-major call takes the transposes of the row-major call it becomes.
-void run_int8_grid(DataType type, bool every_op, const std::vector<Size>& sizes, bool large_tile,
-                   const std::string& name) {
+// One i8 or u8 product (C i32) of the int8 grids, the `turn`th: aligned (lds padded by 16 bytes) two turns
+// in three, a batch of 2 every `batch_every` turns and a shared B every `shared_every`, integer scalars in
+// turn, the last overflowing int32 in both products (the sums wrap modulo 2^32).
+test::ProductCheck check_int8_call(DataType type, Layout layout, Op op_a, Op op_b, const Size& s, size_t turn,
+                                   size_t batch_every, size_t shared_every, const GemmOptions& options,
+                                   std::mt19937_64& rng) {
   constexpr std::array<std::pair<double, double>, 4> kIntScalars = {
       std::pair{1.0, 0.0}, {1.0, 1.0}, {-3.0, 0.0}, {double(1 << 20), double(3 << 29)}};
+  const bool aligned = turn % 3 != 1;
+  GemmDesc d = make_desc(layout, op_a, op_b, s, aligned ? 16 : 3, turn % batch_every == 0 ? 2 : 1,
+                         turn % shared_every == 0 ? 'B' : ' ', kIntScalars[turn % kIntScalars.size()], DataType::i32);
+  d.type = type;
+  return aligned ? check_aligned_call(d, options, rng) : test::check_gemm_call(d, options, rng);
+}
+
+void run_int8_grid(DataType type, bool every_op, const std::vector<Size>& sizes, bool large_tile,
+                   const std::string& name) {
   auto rng = test::case_rng(name);
   int failures = 0, runs = 0;
   size_t turn = 0;
@@ -262,12 +275,7 @@ void run_int8_grid(DataType type, bool every_op, const std::vector<Size>& sizes,
   for (Layout layout : {Layout::row_major, Layout::col_major})
     for (const auto& [op_a, op_b] : ops)
       for (const Size& s : sizes) {
-        ++turn;
-        const bool aligned = turn % 3 != 1;
-        GemmDesc d = make_desc(layout, op_a, op_b, s, aligned ? 16 : 3, turn % 4 == 0 ? 2 : 1,
-                               turn % 8 == 0 ? 'B' : ' ', kIntScalars[turn % kIntScalars.size()], DataType::i32);
-        d.type = type;
-        const auto r = aligned ? check_aligned_call(d, options, rng) : test::check_gemm_call(d, options, rng);
+        const auto r = check_int8_call(type, layout, op_a, op_b, s, ++turn, 4, 8, options, rng);
         ++runs;
         if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);
         if (r.passed && r.timing.kernel != Kernel::coopmat) FAIL_CHECK("ran ", to_string(r.timing.kernel));
@@ -282,7 +290,6 @@ void run_int8_grid(DataType type, bool every_op, const std::vector<Size>& sizes,
 // same shapes whose B is not turned (op(B) transposed, M short). Each product says in its configuration
 // whether B was turned, which must be what the rule says.
 void run_turned_b(const std::string& name) {
-  constexpr std::array<std::pair<double, double>, 3> kIntScalars = {std::pair{1.0, 0.0}, {-3.0, 2.0}, {1.0, 1.0}};
   auto rng = test::case_rng(name);
   int failures = 0, runs = 0, turned = 0;
   size_t turn = 0;
@@ -291,15 +298,9 @@ void run_turned_b(const std::string& name) {
     for (const Layout layout : {Layout::row_major, Layout::col_major})
       for (const auto& [op_a, op_b] : {std::pair{Op::n, Op::n}, {Op::t, Op::n}, {Op::n, Op::t}})
         for (const Size& s : sizes) {
-          ++turn;
-          const bool aligned = turn % 3 != 1;
-          GemmDesc d = make_desc(layout, op_a, op_b, s, aligned ? 16 : 3, turn % 2 == 0 ? 2 : 1,
-                                 turn % 4 == 0 ? 'B' : ' ', kIntScalars[turn % kIntScalars.size()], DataType::i32);
-          d.type = type;
+          const auto r = check_int8_call(type, layout, op_a, op_b, s, ++turn, 2, 4, {.kernel = Kernel::coopmat}, rng);
           const bool row = layout == Layout::row_major;
           const bool expect = (row ? s.m : s.n) >= 512 && (row ? op_b : op_a) == Op::n;
-          const auto r = aligned ? check_aligned_call(d, {.kernel = Kernel::coopmat}, rng)
-                                 : test::check_gemm_call(d, {.kernel = Kernel::coopmat}, rng);
           ++runs;
           if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);
           const bool says = r.timing.config.find("B turned") != std::string::npos;
