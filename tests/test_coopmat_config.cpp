@@ -544,6 +544,12 @@ TEST_SUITE("coopmat config") {
                    "the turned B's workspace 16777216 bytes");
       small.device_local_memory += 1;
       CHECK_NOTHROW(detail::check_fits(big, {.kernel = kernel}, small, &table));
+      // A product cut into pieces (here K chunks) is not turned: the workspace holds one B whole.
+      GemmOptions chunked{.kernel = kernel};
+      chunked.max_k_per_submission = 1024;
+      const detail::Schedule pieces = detail::schedule_product(big, chunked, d, table);
+      CHECK(pieces.pieces.size() > 1);
+      for (const auto& cut_piece : pieces.pieces) CHECK_FALSE(cut_piece.turn_b);
       // Not turned: M under 512, op(B) transposed, 16-bit inputs.
       for (const auto& plain : {schedule(DataType::i8, kernel, 511, 300, 100, Op::n, 1, 0),
                                 schedule(DataType::i8, kernel, 4096, 4096, 4096, Op::t, 1, 0),
