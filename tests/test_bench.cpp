@@ -369,6 +369,16 @@ TEST_SUITE("bench") {
     REQUIRE(l.timed());
     CHECK(l.wall_us.size() == 4);
     CHECK(l.stats->min > 0.0);
+    CHECK(l.warmup.dispatches == 0);  // a CPU device's default: none
+  }
+
+  TEST_CASE("end-to-end latency: warmed by time after the CPU check, as a throughput case") {
+    Settings s = quick_settings();
+    s.warmup_ms = 5.0;
+    const LatencyResult l = run_latency(test::engine(), 16, DataType::f32, config(Kernel::tiled, 16), s, 9);
+    REQUIRE(l.timed());
+    CHECK(l.warmup.busy_ms >= 5.0);
+    CHECK(l.warmup.dispatches > 0);
   }
 
   TEST_CASE("case seeds differ and repeat") {

@@ -67,6 +67,7 @@ struct LatencyResult {
   std::string reason;
   std::optional<Comparison> check;
   std::vector<double> wall_us;          // one per call
+  WarmUp warmup;                        // the warm-up by time after the CPU check, before the timed calls
   size_t segment = 0;                   // as CaseResult::segment
   std::optional<Stats> stats;           // of wall_us
   // wall_us: Engine::gemm without timestamps (GemmOptions::timestamps false), the product alone.
