@@ -11,19 +11,21 @@
 // K-consecutive bytes to a word.
 #include "gemm_interface.glsl"
 
-layout(local_size_x = 256) in;
+layout(local_size_x = GEMM_TURN_INVOCATIONS) in;
 
-const uint SIDE = 64;
+const uint SIDE = GEMM_TURN_SIDE;
 const uint QUADS = SIDE / 4;  // words along K in a block
+const uint READ_QUADS = GEMM_TURN_INVOCATIONS / SIDE;    // quads of rows read at once: each invocation a column
+const uint WRITE_ROWS = GEMM_TURN_INVOCATIONS / QUADS;   // rows of the turned block written at once
 shared uint block[SIDE][QUADS + 1];  // [n][k / 4]; the extra word spreads consecutive rows over the banks
 
 void main() {
   const uint n0 = gl_WorkGroupID.x * SIDE, k0 = gl_WorkGroupID.y * SIDE, t = gl_LocalInvocationIndex;
   const uint src = p.b_offset + gl_WorkGroupID.z * p.stride_b;
-  // Read: each invocation one column, four words of four rows each; 64 invocations read 64 bytes of a row.
+  // Read: each invocation one column, a word of four rows at a time; SIDE invocations read SIDE bytes of a row.
   const uint n_read = t % SIDE;
-  [[unroll]] for (uint w = 0; w < 4; ++w) {
-    const uint quad = t / SIDE + 4 * w;
+  [[unroll]] for (uint w = 0; w < QUADS / READ_QUADS; ++w) {
+    const uint quad = t / SIDE + READ_QUADS * w;
     uint word = 0;
     [[unroll]] for (uint r = 0; r < 4; ++r) {
       const uint k = k0 + 4 * quad + r, n = n0 + n_read;
@@ -32,10 +34,10 @@ void main() {
     block[n_read][quad] = word;
   }
   barrier();
-  // Write: 16 invocations a row of the block, 64 bytes along K.
+  // Write: QUADS invocations a row of the turned block, SIDE bytes along K.
   const uint quad = t % QUADS;
-  [[unroll]] for (uint w = 0; w < 4; ++w) {
-    const uint n_local = t / QUADS + 16 * w, n = n0 + n_local, k = k0 + 4 * quad;
+  [[unroll]] for (uint w = 0; w < SIDE / WRITE_ROWS; ++w) {
+    const uint n_local = t / QUADS + WRITE_ROWS * w, n = n0 + n_local, k = k0 + 4 * quad;
     if (n < p.N && k < p.ldc) C[(gl_WorkGroupID.z * p.stride_c + n * p.ldc + k) / 4] = C_T(block[n_local][quad]);
   }
 }

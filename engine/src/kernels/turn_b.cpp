@@ -9,13 +9,14 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "gemm_abi.h"
 #include "kernels/registry.hpp"
 
 namespace vkgemm::kernels {
 namespace {
 
-constexpr uint32_t kSide = 64;         // turn_b8.comp's block: 64 x 64 bytes per workgroup
-constexpr uint32_t kRowAlign = 16;     // the workspace's rows: 16-byte aligned for the kernels' 16-byte loads
+constexpr uint32_t kSide = GEMM_TURN_SIDE;          // the shader's block of bytes per workgroup
+constexpr uint32_t kRowAlign = GEMM_TURN_ROW_ALIGN;  // the workspace's rows, for the kernels' 16-byte loads
 constexpr uint32_t kTurnMinRows = 512;
 
 uint32_t turned_ld(uint32_t k) { return (k + kRowAlign - 1) / kRowAlign * kRowAlign; }
@@ -54,7 +55,7 @@ Problem turned_b(const Problem& p) {
 TurnB turn_b_pass(const Problem& p) {
   TurnB out;
   out.shape.shader = "turn_b8_u8";  // bits moved: the u8 variant serves i8
-  out.shape.workgroup_size = {256, 1, 1};
+  out.shape.workgroup_size = {GEMM_TURN_INVOCATIONS, 1, 1};
   out.grid = {blocks(p.n), blocks(turned_ld(p.k)), turned_entries(p)};
   out.workspace_bytes = turned_bytes(p);
   return out;
