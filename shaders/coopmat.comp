@@ -73,7 +73,7 @@ const uint CHUNK = 8;
 #define UNIT_T uvec4
 #define UNIT_OF(v, u) (v)
 #endif
-const uint UNIT = 8;  // elements per unit
+const uint UNIT = GEMM_COOPMAT_UNIT;  // elements per unit
 const uint UNITS = CHUNK / UNIT;  // units per chunk
 const uint SA = A_COLS / UNIT + UNITS;  // row stride in shared memory, in units: the data plus the 16-byte skew
 const uint SB = B_COLS / UNIT + UNITS;

@@ -1,5 +1,5 @@
 // The binary interface between the host and every GEMM kernel, written once for both sides: the push-constant
-// block and its flag bits, and the fixed block of the B turn. (Each kernel's specialization-constant ids are its shader's own: the host sets
+// block and its flag bits, and the constants a kernel and its host code must agree on. (Each kernel's specialization-constant ids are its shader's own: the host sets
 // them by the names the shader declares, kernels/registry.hpp's SpecConstant.) Included by gemm_interface.glsl (and so
 // by every .comp, through GL_GOOGLE_include_directive) and by engine/src/kernels/push_constants.hpp; the
 // preprocessor is the only language the two share, so this file holds nothing but #defines.
@@ -39,6 +39,10 @@
 // bytes each at most), so the block is 80 bytes at most, inside the 128 every device guarantees.
 #define GEMM_PUSH_SCALARS_OFFSET 64
 #define GEMM_PUSH_BYTES 80
+
+// ---- the KHR cooperative-matrix kernel (coopmat.comp, kernels/coopmat_config.cpp) ----
+// Shared memory holds 8-element units, so every fragment side the host takes is a multiple of it.
+#define GEMM_COOPMAT_UNIT 8u
 
 // ---- the turn of an 8-bit B (turn_b8.comp, kernels/turn_b.cpp) ----
 // A workgroup of GEMM_TURN_INVOCATIONS turns a GEMM_TURN_SIDE x GEMM_TURN_SIDE block of bytes; the grid

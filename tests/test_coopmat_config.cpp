@@ -493,6 +493,17 @@ TEST_SUITE("coopmat config") {
   // bf16 has f16's bytes per element, so every tile rule (written in bytes, coopmat_config.cpp) gives it f16's
   // tiles from its own shapes. Mutation (shown once by hand): bf16 counted as one byte an element takes the
   // int8 K step (64) and fails the first checks below.
+  TEST_CASE("fragment sides are multiples of the kernel's shared-memory unit (8 elements)") {
+    if (!VKGEMM_EXPECT_COOPMAT) return;
+    DeviceInfo d = nvidia();
+    d.coopmat_shapes.clear();
+    for (const char* acc : {"f16", "f32"}) d.coopmat_shapes.push_back(shape(12, 12, 12, acc, "subgroup"));
+    const Types f16{DataType::f16, DataType::f32, false};
+    expect_error([&] { kernels::check_matrix_kernel(d, Kernel::coopmat, f16); }, "with sides that are multiples of 8");
+    for (const char* acc : {"f16", "f32"}) d.coopmat_shapes.push_back(shape(8, 8, 8, acc, "subgroup"));
+    CHECK_NOTHROW(kernels::check_matrix_kernel(d, Kernel::coopmat, f16));
+  }
+
   TEST_CASE("i8 and u8: B turned N x K into the workspace first where M is at least 512 and op(B) is B") {
     const DeviceInfo d = nvidia_int8();
     const tuning::Table table;

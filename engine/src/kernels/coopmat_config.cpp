@@ -156,10 +156,11 @@ std::string describe_shapes(const std::vector<CooperativeMatrixShape>& shapes) {
   return out.empty() ? "none" : out;
 }
 
-// The kernel addresses shared memory in 8-element units: every side a multiple of 8.
+// The kernel addresses shared memory in units of GEMM_COOPMAT_UNIT elements: every side a multiple of it.
 bool khr_usable(const CooperativeMatrixShape& s, const Types& t) {
-  return s.scope == "subgroup" && types_match(s, t) && s.m && s.n && s.k && s.m % 8 == 0 && s.n % 8 == 0 &&
-         s.k % 8 == 0 && s.m <= 64 && s.n <= 64 && s.k <= 64;
+  constexpr uint32_t unit = GEMM_COOPMAT_UNIT;
+  return s.scope == "subgroup" && types_match(s, t) && s.m && s.n && s.k && s.m % unit == 0 && s.n % unit == 0 &&
+         s.k % unit == 0 && s.m <= 64 && s.n <= 64 && s.k <= 64;
 }
 
 // The fragment shape: the largest usable one the device lists (16x16x16 before 16x8x16 before 8x8x8), or
@@ -174,11 +175,12 @@ CooperativeMatrixShape khr_shape(const DeviceInfo& d, const Types& t, const KhrE
   if (!best) {
     throw Error(ErrorCode::unsupported_config,
                 fmt::format("the coopmat kernel needs a subgroup-scope cooperative matrix shape {}{} with sides that "
-                            "are multiples of 8 (up to 64); {} lists {}",
+                            "are multiples of {} (up to 64); {} lists {}",
                             shapes_wanted(t), e.tm ? fmt::format(" of {}x{}x{} (VKGEMM_EXPERIMENT_COOPMAT shape=)",
                                                                  e.tm, e.tn, e.tk)
                                                    : "",
-                            d.name, d.coopmat_shapes.empty() ? "none" : describe_shapes(d.coopmat_shapes)));
+                            GEMM_COOPMAT_UNIT, d.name,
+                            d.coopmat_shapes.empty() ? "none" : describe_shapes(d.coopmat_shapes)));
   }
   return *best;
 }
