@@ -2,10 +2,8 @@
 // whose op(B) is B itself (K x N, N contiguous), B is copied N x K into the workspace and the product reads
 // op(B) = W^T, K contiguous: the order an int8 fragment of B is made of. Loading a B fragment from a
 // row-major int8 tile needs a byte transpose per load (the 16-bit types have a transposing load; 8-bit ones
-// do not), which held NVIDIA's int8 products to about two thirds of the transposed layout's rate
-// (docs/design/coopmat2.md). The copy moves 2·K·N bytes against the product's 2·M·N·K operations, so it
-// pays from a few hundred rows of C on: kTurnMinRows, where the copy of a 4096 x 4096 B (about 20 µs on an
-// H200) costs about half of what the transposed layout saves.
+// do not). The copy moves 2·K·N bytes against the product's 2·M·N·K operations, so it pays from a few
+// hundred rows of C on: kTurnMinRows (the measurements behind it: docs/design/coopmat2.md#int8).
 #include <algorithm>
 #include <cstdint>
 

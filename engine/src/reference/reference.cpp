@@ -55,12 +55,12 @@ void accumulate_row(Acc* row, const T* a, const T* b, uint64_t k, uint64_t n) {
   }
 }
 
-// What the bounds gather beside a row (tolerance.hpp's SumStats): per element sum_p |a_p b_p| (`abs`), and
-// over the partial sums s_p (`energy`, `drift`, null when not wanted), which are taken in double here,
-// term by term, as the products are.
+// What the bounds gather beside a row (tolerance.hpp's SumStats), into `row` (Gathered's arrays at this
+// row; abs_product, or energy and drift, null when not wanted): per element sum_p |a_p b_p|, and the sums
+// over the partial sums s_p, which are taken in double here, term by term, as the products are.
 template <typename T>
-void gather_row(const T* a, const T* b, uint64_t k, uint64_t n, double* abs, double* energy, double* drift,
-                std::vector<double>& partial) {
+void gather_row(const T* a, const T* b, uint64_t k, uint64_t n, Gathered row, std::vector<double>& partial) {
+  double *abs = row.abs_product, *energy = row.energy, *drift = row.drift;
   if (abs) std::fill(abs, abs + n, 0.0);
   if (energy) std::fill(energy, energy + n, 0.0), std::fill(drift, drift + n, 0.0);
   partial.assign(energy ? n : 0, 0.0);
@@ -94,11 +94,9 @@ void reference_float(uint32_t m, uint32_t n, uint32_t k, const T* a, const T* b,
       std::fill(crow, crow + n, Acc(0));
       accumulate_row(crow, a + i * k, b, k, n);
       const bool stats = g.energy && g.drift;
-      const auto row_of = [&](double* x) { return x ? x + i * n : nullptr; };
-      if (g.abs_product || stats) {
-        gather_row(a + i * k, b, k, n, row_of(g.abs_product), stats ? row_of(g.energy) : nullptr,
-                   stats ? row_of(g.drift) : nullptr, partial);
-      }
+      const auto at_row = [&](double* x, bool wanted) { return wanted ? x + i * n : nullptr; };
+      const Gathered row{at_row(g.abs_product, g.abs_product), at_row(g.energy, stats), at_row(g.drift, stats)};
+      if (row.abs_product || stats) gather_row(a + i * k, b, k, n, row, partial);
     }
   });
 }

@@ -288,8 +288,7 @@ LatencyResult run_latency(Engine& engine, uint32_t n, DataType type, const Bench
     once.repeat = 1;
     once.warmup = 0;
     // The device sat idle through the CPU check: warmed by time as a throughput case is, else the first
-    // timed calls ran at a clock still rising (f64 2048^3 on an H100 and an H200: 3.1 ms of GPU time a
-    // timed call against 1.0 ms for the untimed calls after them).
+    // timed calls run at a clock still rising (docs/bench.md).
     r.warmup = warm_up_case(engine, o, once, settings.warmup_ms);
     for (uint32_t i = 0; i < kLatencyWarmupCalls; ++i) engine.gemm(o.ra, o.rb, o.rc, once);
     time_gemm_calls(engine, o, once, settings.latency_calls, r);
