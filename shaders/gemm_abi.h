@@ -46,8 +46,9 @@
 
 // ---- the turn of an 8-bit B (turn_b8.comp, kernels/turn_b.cpp) ----
 // A workgroup of GEMM_TURN_INVOCATIONS turns a GEMM_TURN_SIDE x GEMM_TURN_SIDE block of bytes; the grid
-// covers N and the workspace's row stride (K rounded up to GEMM_TURN_ROW_ALIGN bytes) in such blocks.
-#define GEMM_TURN_SIDE 64u
+// covers N and the workspace's row stride (K rounded up to GEMM_TURN_ROW_ALIGN bytes) in such blocks. Each
+// invocation reads four rows of 16 bytes: (SIDE / 4) x (SIDE / 16) invocations cover a block.
+#define GEMM_TURN_SIDE 128u
 #define GEMM_TURN_INVOCATIONS 256u
 #define GEMM_TURN_ROW_ALIGN 16u
 

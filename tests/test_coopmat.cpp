@@ -285,15 +285,15 @@ void run_int8_grid(DataType type, bool every_op, const std::vector<Size>& sizes,
 
 // i8 and u8 products whose B the engine turns N x K into the workspace first (kernels/turn_b.cpp: the kernel's
 // op(B) is B itself and its M at least 512): both layouts (a column-major call turns when its N is the
-// kernel's M) and every op of A, ragged K and N across the turn's 64 x 64 blocks and the 16-byte row
-// rounding, padded and odd leading dimensions, batches with their own B and with B shared; beside them the
+// kernel's M) and every op of A, ragged K and N across the turn's 128 x 128 blocks, its 16-byte pieces
+// and the 16-byte row rounding, padded leading dimensions (16-byte loads) and odd ones (byte loads), batches with their own B and with B shared; beside them the
 // same shapes whose B is not turned (op(B) transposed, M short). Each product says in its configuration
 // whether B was turned, which must be what the rule says.
 void run_turned_b(const std::string& name) {
   auto rng = test::case_rng(name);
   int failures = 0, runs = 0, turned = 0;
   size_t turn = 0;
-  const std::vector<Size> sizes = {{512, 33, 45}, {600, 70, 131}, {40, 530, 64}, {511, 20, 16}};
+  const std::vector<Size> sizes = {{512, 33, 45}, {600, 150, 131}, {40, 530, 64}, {511, 20, 16}};
   for (const DataType type : {DataType::i8, DataType::u8})
     for (const Layout layout : {Layout::row_major, Layout::col_major})
       for (const auto& [op_a, op_b] : {std::pair{Op::n, Op::n}, {Op::t, Op::n}, {Op::n, Op::t}})

@@ -520,13 +520,13 @@ TEST_SUITE("coopmat config") {
       if (!(kernel == Kernel::coopmat ? VKGEMM_EXPECT_COOPMAT : VKGEMM_EXPECT_COOPMAT2)) continue;
       CAPTURE(to_string(kernel));
       // 512 x 300 x 100 in a batch of 3: the workspace holds 3 entries of 300 rows of 112 bytes (100 rounded
-      // up to 16); the turn covers 5 x 2 blocks of 64 x 64 per entry; the product reads it as op(B) = W^T.
+      // up to 16); the turn covers 3 x 1 blocks of 128 x 128 per entry; the product reads it as op(B) = W^T.
       const detail::Schedule s = schedule(DataType::u8, kernel, 512, 300, 100, Op::n, 3, 100 * 300);
       REQUIRE(s.pieces.size() == 1);
       const detail::PiecePasses& piece = s.pieces.front();
       REQUIRE(piece.turn_b);
       CHECK(piece.turn_b->shape.shader == "turn_b8_u8");
-      CHECK(piece.turn_b->grid == std::array<uint32_t, 3>{5, 2, 3});
+      CHECK(piece.turn_b->grid == std::array<uint32_t, 3>{3, 1, 3});
       CHECK(piece.turn_b->push.ldb == 300);
       CHECK(piece.turn_b->push.stride_b == 30000);
       CHECK(piece.turn_b->push.ldc == 112);
@@ -542,7 +542,7 @@ TEST_SUITE("coopmat config") {
       // B shared by the batch: one entry turned, read by every entry.
       const detail::Schedule shared = schedule(DataType::i8, kernel, 4096, 4096, 4096, Op::n, 2, 0);
       REQUIRE(shared.pieces.front().turn_b);
-      CHECK(shared.pieces.front().turn_b->grid == std::array<uint32_t, 3>{64, 64, 1});
+      CHECK(shared.pieces.front().turn_b->grid == std::array<uint32_t, 3>{32, 32, 1});
       CHECK(shared.workspace_bytes == 4096ull * 4096);
       CHECK(shared.pieces.front().main.push.stride_b == 0);
       // The size check counts the turned B and names it.
