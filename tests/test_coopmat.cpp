@@ -284,7 +284,7 @@ void run_int8_grid(DataType type, bool every_op, const std::vector<Size>& sizes,
 }
 
 // i8 and u8 products whose B the engine turns N x K into the workspace first (kernels/turn_b.cpp: the kernel's
-// op(B) is B itself and its M at least 512): both layouts (a column-major call turns when its N is the
+// op(B) is B itself and its M at least 256): both layouts (a column-major call turns when its N is the
 // kernel's M) and every op of A, ragged K and N across the turn's 128 x 128 blocks, its 16-byte pieces
 // and the 16-byte row rounding, padded leading dimensions (16-byte loads) and odd ones (byte loads), batches with their own B and with B shared; beside them the
 // same shapes whose B is not turned (op(B) transposed, M short). Each product says in its configuration
@@ -293,14 +293,14 @@ void run_turned_b(const std::string& name) {
   auto rng = test::case_rng(name);
   int failures = 0, runs = 0, turned = 0;
   size_t turn = 0;
-  const std::vector<Size> sizes = {{512, 33, 45}, {600, 150, 131}, {40, 530, 64}, {511, 20, 16}};
+  const std::vector<Size> sizes = {{256, 33, 45}, {600, 150, 131}, {40, 530, 64}, {255, 20, 16}};
   for (const DataType type : {DataType::i8, DataType::u8})
     for (const Layout layout : {Layout::row_major, Layout::col_major})
       for (const auto& [op_a, op_b] : {std::pair{Op::n, Op::n}, {Op::t, Op::n}, {Op::n, Op::t}})
         for (const Size& s : sizes) {
           const auto r = check_int8_call(type, layout, op_a, op_b, s, ++turn, 2, 4, {.kernel = Kernel::coopmat}, rng);
           const bool row = layout == Layout::row_major;
-          const bool expect = (row ? s.m : s.n) >= 512 && (row ? op_b : op_a) == Op::n;
+          const bool expect = (row ? s.m : s.n) >= 256 && (row ? op_b : op_a) == Op::n;
           ++runs;
           if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);
           const bool says = r.timing.config.find("B turned") != std::string::npos;

@@ -430,6 +430,17 @@ TEST_SUITE("coopmat config") {
       CHECK(spec_constant(large, "BK") == 64);
       CHECK(large.shared_bytes <= d.max_shared_memory);
       if (nv2) {
+        // coopmat2: f16's tiles with twice the K step (the same bytes a step), at every tile.
+        const Types f16{DataType::f16, DataType::f32, false};
+        for (const uint32_t tile : {32u, 64u, 96u, 128u, 192u, 256u}) {
+          CAPTURE(tile);
+          const GemmOptions o{.kernel = Kernel::coopmat2, .tile = tile};
+          const auto int8 = kernels::coopmat2_launch(d, t, o, 4096, 4096), half = kernels::coopmat2_launch(d, f16, o, 4096, 4096);
+          CHECK(int8.tile == half.tile);
+          CHECK(spec_constant(int8, "BK") == 2 * spec_constant(half, "BK"));
+          CHECK(spec_constant(int8, "UNROLL") == spec_constant(half, "UNROLL"));
+        }
+        CHECK(spec_constant(kernels::coopmat2_launch(d, t, {.kernel = Kernel::coopmat2}, 4096, 4096), "BK") == 128);
         check_coopmat2_one_slice([&](uint32_t m, uint32_t n, uint32_t k) { return planned(d, type, Kernel::coopmat2, m, n, k); },
                                  fmt::format("coopmat2_{}", to_string(type)));
       }
@@ -504,7 +515,7 @@ TEST_SUITE("coopmat config") {
     CHECK_NOTHROW(kernels::check_matrix_kernel(d, Kernel::coopmat, f16));
   }
 
-  TEST_CASE("i8 and u8: B turned N x K into the workspace first where M is at least 512 and op(B) is B") {
+  TEST_CASE("i8 and u8: B turned N x K into the workspace first where M is at least 256 and op(B) is B") {
     const DeviceInfo d = nvidia_int8();
     const tuning::Table table;
     const auto schedule = [&](DataType type, Kernel kernel, int64_t m, int64_t n, int64_t k, Op op_b, int64_t batch,
@@ -519,9 +530,9 @@ TEST_SUITE("coopmat config") {
     for (const Kernel kernel : {Kernel::coopmat, Kernel::coopmat2}) {
       if (!(kernel == Kernel::coopmat ? VKGEMM_EXPECT_COOPMAT : VKGEMM_EXPECT_COOPMAT2)) continue;
       CAPTURE(to_string(kernel));
-      // 512 x 300 x 100 in a batch of 3: the workspace holds 3 entries of 300 rows of 112 bytes (100 rounded
+      // 256 x 300 x 100 in a batch of 3: the workspace holds 3 entries of 300 rows of 112 bytes (100 rounded
       // up to 16); the turn covers 3 x 1 blocks of 128 x 128 per entry; the product reads it as op(B) = W^T.
-      const detail::Schedule s = schedule(DataType::u8, kernel, 512, 300, 100, Op::n, 3, 100 * 300);
+      const detail::Schedule s = schedule(DataType::u8, kernel, 256, 300, 100, Op::n, 3, 100 * 300);
       REQUIRE(s.pieces.size() == 1);
       const detail::PiecePasses& piece = s.pieces.front();
       REQUIRE(piece.turn_b);
@@ -561,8 +572,8 @@ TEST_SUITE("coopmat config") {
       const detail::Schedule pieces = detail::schedule_product(big, chunked, d, table);
       CHECK(pieces.pieces.size() > 1);
       for (const auto& cut_piece : pieces.pieces) CHECK_FALSE(cut_piece.turn_b);
-      // Not turned: M under 512, op(B) transposed, 16-bit inputs.
-      for (const auto& plain : {schedule(DataType::i8, kernel, 511, 300, 100, Op::n, 1, 0),
+      // Not turned: M under 256, op(B) transposed, 16-bit inputs.
+      for (const auto& plain : {schedule(DataType::i8, kernel, 255, 300, 100, Op::n, 1, 0),
                                 schedule(DataType::i8, kernel, 4096, 4096, 4096, Op::t, 1, 0),
                                 schedule(DataType::f16, kernel, 4096, 4096, 4096, Op::n, 1, 0)}) {
         CHECK_FALSE(plain.pieces.front().turn_b);

@@ -588,20 +588,28 @@ LaunchShape nv2_launch(Nv2Tile tile) {
   return shape;  // shared memory is the driver's (cooperativeMatrixWorkgroupScopeReservedSharedMemory)
 }
 
+// The tile for the element type: 8-bit A and B take twice the K step, the same bytes a step as the 16-bit
+// types' (an int8 fragment is 32 deep, an f16 one 16; docs/design/coopmat2.md#int8 has the measurements).
+Nv2Tile for_elements(Nv2Tile tile, const Types& t) {
+  if (t.input == DataType::i8 || t.input == DataType::u8) tile.bk *= 2;
+  return tile;
+}
+
 }  // namespace
 
 LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptions& options, uint32_t m, uint32_t n,
                             uint32_t k, uint32_t batch) {
   const Nv2Tile& large = large_tile(t);
-  return nv2_launch(options.tile == 16 ? chosen_tile(d, t, m, n, k, batch, large)
-                                       : named_tile(d, t, options.tile, large));
+  return nv2_launch(for_elements(
+      options.tile == 16 ? chosen_tile(d, t, m, n, k, batch, large) : named_tile(d, t, options.tile, large), t));
 }
 
 LaunchShape coopmat2_largest_launch(const DeviceInfo& d, const Types& t, const GemmOptions& options) {
   const Nv2Tile& large = large_tile(t);
-  if (options.tile != 16) return nv2_launch(named_tile(d, t, options.tile, large));
+  if (options.tile != 16) return nv2_launch(for_elements(named_tile(d, t, options.tile, large), t));
   // chosen_tile's largest: the large tile where the device lists a shape for it, else 128x128, else 64x64.
-  return nv2_launch(nv2_shape(d, t, large) ? large : nv2_shape(d, t, kNv2Medium) ? kNv2Medium : kNv2Small);
+  return nv2_launch(
+      for_elements(nv2_shape(d, t, large) ? large : nv2_shape(d, t, kNv2Medium) ? kNv2Medium : kNv2Small, t));
 }
 
 }  // namespace vkgemm::kernels

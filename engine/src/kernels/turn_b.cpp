@@ -15,7 +15,7 @@ namespace {
 
 constexpr uint32_t kSide = GEMM_TURN_SIDE;          // the shader's block of bytes per workgroup
 constexpr uint32_t kRowAlign = GEMM_TURN_ROW_ALIGN;  // the workspace's rows, for the kernels' 16-byte loads
-constexpr uint32_t kTurnMinRows = 512;
+constexpr uint32_t kTurnMinRows = 256;
 static_assert(kSide / 4 * (kSide / 16) == GEMM_TURN_INVOCATIONS, "an invocation turns 4 x 16 bytes of a block");
 static_assert(kSide % kRowAlign == 0, "a block's rows are whole 16-byte units of the workspace's rows");
 
