@@ -430,14 +430,14 @@ TEST_SUITE("coopmat config") {
       CHECK(spec_constant(large, "BK") == 64);
       CHECK(large.shared_bytes <= d.max_shared_memory);
       if (nv2) {
-        // coopmat2: f16's tiles with twice the K step (the same bytes a step), at every tile.
+        // coopmat2: f16's tiles with twice the K step (the same bytes a step), but 96x192's (measured slower).
         const Types f16{DataType::f16, DataType::f32, false};
         for (const uint32_t tile : {32u, 64u, 96u, 128u, 192u, 256u}) {
           CAPTURE(tile);
           const GemmOptions o{.kernel = Kernel::coopmat2, .tile = tile};
           const auto int8 = kernels::coopmat2_launch(d, t, o, 4096, 4096), half = kernels::coopmat2_launch(d, f16, o, 4096, 4096);
           CHECK(int8.tile == half.tile);
-          CHECK(spec_constant(int8, "BK") == 2 * spec_constant(half, "BK"));
+          CHECK(spec_constant(int8, "BK") == (tile == 96 ? 1 : 2) * spec_constant(half, "BK"));
           CHECK(spec_constant(int8, "UNROLL") == spec_constant(half, "UNROLL"));
         }
         CHECK(spec_constant(kernels::coopmat2_launch(d, t, {.kernel = Kernel::coopmat2}, 4096, 4096), "BK") == 128);

@@ -32,6 +32,9 @@ struct Nv2Tile {
   // K steps per iteration of the fast loop (shaders/coopmat2.comp UNROLL): a straight run of steps is what
   // lets the driver overlap loads with the tensor-core work (docs/design/coopmat2.md).
   uint32_t unroll = 8;
+  // The K step with 8-bit A and B: twice bk (the same bytes a step as the 16-bit types'; an int8 fragment is
+  // 32 deep) on every tile where that measured faster (docs/design/coopmat2.md#int8).
+  uint32_t bk8 = 2 * bk;
 };
 // 16 steps at fp32 sums, a few percent faster than 8.
 constexpr Nv2Tile kNv2Large{.invocations = 256, .bm = 128, .bn = 256, .bk = 64, .measured_tflops = 286.8,
@@ -46,7 +49,7 @@ constexpr Nv2Tile kNv2Tall{.invocations = 256, .bm = 192, .bn = 128, .bk = 64, .
 // 96 rows x 192 columns: 128 tiles at 1536^3, where 192x128 gives 96: one fuller wave on a device of about
 // 128 compute units (docs/design/coopmat2.md).
 constexpr Nv2Tile kNv2Wide{.invocations = 256, .bm = 96, .bn = 192, .bk = 64, .measured_tflops = 249.2,
-                           .k_overhead = 511, .unroll = 16};
+                           .k_overhead = 511, .unroll = 16, .bk8 = 64};
 constexpr Nv2Tile kNv2Medium{.invocations = 256, .bm = 128, .bn = 128, .bk = 64, .measured_tflops = 256.8,
                              .k_overhead = 227};
 // Not modelled: where the model had it level with 128x128 it ran slower (docs/design/coopmat2.md); chosen for
@@ -588,10 +591,9 @@ LaunchShape nv2_launch(Nv2Tile tile) {
   return shape;  // shared memory is the driver's (cooperativeMatrixWorkgroupScopeReservedSharedMemory)
 }
 
-// The tile for the element type: 8-bit A and B take twice the K step, the same bytes a step as the 16-bit
-// types' (an int8 fragment is 32 deep, an f16 one 16; docs/design/coopmat2.md#int8 has the measurements).
+// The tile for the element type: 8-bit A and B take the tile's bk8.
 Nv2Tile for_elements(Nv2Tile tile, const Types& t) {
-  if (t.input == DataType::i8 || t.input == DataType::u8) tile.bk *= 2;
+  if (t.input == DataType::i8 || t.input == DataType::u8) tile.bk = tile.bk8;
   return tile;
 }
 
