@@ -4,6 +4,7 @@
 // files, their schema and the report are covered by test_bench_report.py.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -167,16 +168,34 @@ TEST_SUITE("bench") {
     CHECK(alike.seconds_for(4, 1e9, 0) == doctest::Approx(2.0));
   }
 
-  TEST_CASE("warm-up: untimed batches doubling until the device has been busy long enough") {
+  TEST_CASE("warm-up: untimed batches doubling until the device has been busy long enough at a settled speed") {
     std::vector<uint32_t> batches;
     const cli::WarmUp w = cli::warm_up(100.0, [&](uint32_t n) {
       batches.push_back(n);
       return 10.0 * n;  // 10 ms a product
     });
-    CHECK(batches == std::vector<uint32_t>{1, 2, 4, 8});  // 10, 30, 70, then 150 ms: enough
+    CHECK(batches == std::vector<uint32_t>{1, 2, 4, 8});  // 10, 30, 70, then 150 ms: enough, at one speed
     CHECK(w.busy_ms == 150.0);
     CHECK(w.dispatches == 15);
     CHECK(w.last_batch == 8);
+    CHECK(w.settled);
+    // A device still speeding up after the time: on until two batches run at the same speed (within 2 %).
+    // Here product i takes 5 - 0.05 i ms, 1 ms from the 80th on: 100 ms have run within the batch of 16, the
+    // batch of 64 still holds slower products than 128's, and 256 runs at 128's speed.
+    uint32_t done = 0;
+    const cli::WarmUp rising = cli::warm_up(100.0, [&](uint32_t n) {
+      double ms = 0.0;
+      for (uint32_t i = 0; i < n; ++i, ++done) ms += std::max(1.0, 5.0 - 0.05 * done);
+      return ms;
+    });
+    CHECK(rising.last_batch == 256);
+    CHECK(rising.settled);
+    // One that never settles stops at 10 times the warm-up time, and says so.
+    double per = 10.0;
+    const cli::WarmUp never = cli::warm_up(100.0, [&](uint32_t n) { return n * (per *= 0.9); });
+    CHECK_FALSE(never.settled);
+    CHECK(never.busy_ms >= 10 * 100.0);
+    CHECK(never.busy_ms < 10 * 100.0 + 10.0 * 4096);
     CHECK(cli::warm_up(0.0, [](uint32_t) { return 1.0; }).dispatches == 0);  // none asked: nothing runs
     CHECK(cli::warm_up(100.0, [](uint32_t) { return -1.0; }).dispatches == 0);  // no timestamps: it stops
     DeviceInfo gpu, cpu;

@@ -29,12 +29,19 @@ double default_warmup_ms(const DeviceInfo& device, double requested) {
 
 WarmUp warm_up(double warmup_ms, const std::function<double(uint32_t)>& run_batch) {
   WarmUp out;
-  for (uint32_t n = 1; out.busy_ms < warmup_ms && n <= kMaxWarmupBatch; n *= 2) {
+  if (warmup_ms <= 0.0) return out;
+  double before = 0.0, last = 0.0;  // device time a product in the batch before the last, and in the last
+  for (uint32_t n = 1; n <= kMaxWarmupBatch; n *= 2) {
     const double ms = run_batch(n);
     if (ms < 0.0) break;
     out.busy_ms += ms;
     out.dispatches += n;
     out.last_batch = n;
+    before = last;
+    last = ms / n;
+    if (out.busy_ms < warmup_ms) continue;
+    out.settled = before > 0.0 && last >= before * (1.0 - kSettledPct / 100.0);
+    if (out.settled || out.busy_ms >= kMaxWarmupFactor * warmup_ms) break;
   }
   return out;
 }

@@ -25,6 +25,11 @@ namespace vkgemm::cli {
 
 // The default warm-up on a GPU, in ms of device time.
 constexpr double kGpuWarmupMs = 200.0;
+// After the warm-up time, batches go on while the device still speeds up: while a batch's time a product is
+// more than kSettledPct below the batch before's (a clock, or a memory clock, still rising), up to
+// kMaxWarmupFactor times the warm-up time: the time alone left some products slow (docs/bench.md).
+constexpr double kSettledPct = 2.0;
+constexpr double kMaxWarmupFactor = 10.0;
 // Measurements whose neighbouring checks read the calibration product more than this much slower than the
 // series' fastest check are unsteady.
 constexpr double kSteadyTolerancePct = 10.0;
@@ -40,11 +45,14 @@ struct WarmUp {
   double busy_ms = 0.0;
   uint32_t last_batch = 0;
   uint32_t dispatches = 0;  // untimed products in all
+  bool settled = false;     // the last two batches ran at the same speed (kSettledPct); false: none ran, or
+                            // the device still sped up when kMaxWarmupFactor times the warm-up had run
 };
 
 // Untimed products, doubling in number (1, 2, 4, ... at most 65536 in one batch), until `warmup_ms` of device
-// time has run. run_batch(n) runs n products in one submission and returns their device time in ms
-// (negative: the device has no timestamps, and the warm-up stops).
+// time has run and the speed has settled (kSettledPct, kMaxWarmupFactor). run_batch(n) runs n products in
+// one submission and returns their device time in ms (negative: the device has no timestamps, and the
+// warm-up stops).
 WarmUp warm_up(double warmup_ms, const std::function<double(uint32_t)>& run_batch);
 
 // One reading of the calibration product.

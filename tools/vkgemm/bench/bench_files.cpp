@@ -53,7 +53,7 @@ std::string csv_number(bool present, double v) { return present && std::isfinite
 // The warm-up a timed case had (nothing when it was not timed).
 json warmup_json(const CaseResult& c) {
   if (!c.timed()) return nullptr;
-  return {{"busy_ms", c.warmup.busy_ms}, {"dispatches", c.warmup.dispatches}};
+  return {{"busy_ms", c.warmup.busy_ms}, {"dispatches", c.warmup.dispatches}, {"settled", c.warmup.settled}};
 }
 
 // The calibration product, each check's reading, and the run's verdict.

@@ -23,6 +23,13 @@ void apply_steadiness(Run& run) {
   for (LatencyResult& l : run.latency) judge(l, verdicts);
 }
 
+size_t unsettled_count(const Run& run) {
+  size_t n = 0;
+  for (const CaseResult& c : run.cases) n += c.timed() && c.warmup.dispatches > 0 && !c.warmup.settled;
+  for (const LatencyResult& l : run.latency) n += l.timed() && l.warmup.dispatches > 0 && !l.warmup.settled;
+  return n;
+}
+
 size_t unsteady_count(const Run& run) {
   size_t n = 0;
   for (const CaseResult& c : run.cases) n += c.status == Status::unsteady;

@@ -11,5 +11,7 @@ void apply_steadiness(Run& run);
 
 // How many cases and latency cases are unsteady.
 size_t unsteady_count(const Run& run);
+// How many timed cases and latency cases had a warm-up that ended with the device still speeding up.
+size_t unsettled_count(const Run& run);
 
 }  // namespace vkgemm::cli::bench

@@ -110,12 +110,16 @@ std::string latency_row(const LatencyResult& l) {
 std::string steadiness_line(const Run& run) {
   const auto& checks = run.steadiness.checks;
   if (checks.empty()) return "";
-  const size_t unsteady = unsteady_count(run);
-  return fmt::format("steadiness: {}: {}\n",
+  const size_t unsteady = unsteady_count(run), unsettled = unsettled_count(run);
+  const std::string warm_note =
+      unsettled ? fmt::format("; {} cases still sped up at the end of their warm-up (a longer --warmup-ms)", unsettled)
+                : std::string();
+  return fmt::format("steadiness: {}: {}{}\n",
                      describe_checks(run.steadiness.product, checks, run.settings.steady_tolerance_pct),
                      unsteady ? fmt::format("{} cases UNSTEADY (the device's speed drifted; each one's reason says "
                                             "where; a longer --warmup-ms, or a quieter device)", unsteady)
-                              : std::string("steady"));
+                              : std::string("steady"),
+                     warm_note);
 }
 
 // Per type, the fastest timed case of each shape, in the order the shapes ran.
