@@ -51,6 +51,10 @@ layout(constant_id = 11) const uint TRANS_B = 0;
 layout(constant_id = 12) const uint UNROLL = 2;   // K steps per iteration of the fast loop
 layout(constant_id = 13) const uint BUFFERS = 2;  // shared-memory buffers per operand: 1 or 2
 layout(constant_id = 14) const uint GROUP_M = 1;  // block rows walked together (grouped_workgroup)
+// 1: the host saw that every workgroup tile lies inside C, every K step is whole, A and B are 16-byte aligned
+// (rows, offsets, batch strides) and C is stored directly (beta 0, 8-element aligned): the pipeline holds the
+// fast path alone, without the checked loads and stores that every other product needs.
+layout(constant_id = 15) const uint WHOLE = 0;
 
 const uint SUBGROUPS_N = BN / WN;
 const uint FM = WM / TM;
@@ -162,7 +166,7 @@ void fetch(uint k0, bool whole) {
     if (A_CHUNKS % WG == 0 || c < A_CHUNKS) {
       const uint r = ar0 + c / (A_COLS / CHUNK), col = ac0 + (c % (A_COLS / CHUNK)) * CHUNK;
       const uint at = a_base + r * p.lda + col;
-      ra[i] = whole ? A4[at / CHUNK] : chunk_a(at, r, col, arows, acols);
+      ra[i] = WHOLE != 0 || whole ? A4[at / CHUNK] : chunk_a(at, r, col, arows, acols);
     }
   }
   const uint br0 = TRANS_B != 0 ? col0 : k0, bc0 = TRANS_B != 0 ? k0 : col0;
@@ -172,7 +176,7 @@ void fetch(uint k0, bool whole) {
     if (B_CHUNKS % WG == 0 || c < B_CHUNKS) {
       const uint r = br0 + c / (B_COLS / CHUNK), col = bc0 + (c % (B_COLS / CHUNK)) * CHUNK;
       const uint at = b_base + r * p.ldb + col;
-      rb[i] = whole ? B4[at / CHUNK] : chunk_b(at, r, col, brows, bcols);
+      rb[i] = WHOLE != 0 || whole ? B4[at / CHUNK] : chunk_b(at, r, col, brows, bcols);
     }
   }
 }
@@ -278,7 +282,7 @@ void main() {
   const uint sg_col = (sg % SUBGROUPS_N) * WN;
   vec_a = a_base % CHUNK == 0 && p.lda % CHUNK == 0;
   vec_b = b_base % CHUNK == 0 && p.ldb % CHUNK == 0;
-  const bool fast = vec_a && vec_b && row0 + BM <= p.M && col0 + BN <= p.N;
+  const bool fast = WHOLE != 0 || (vec_a && vec_b && row0 + BM <= p.M && col0 + BN <= p.N);
   const uint steps = (p.K + BK - 1) / BK, whole_steps = p.K / BK;
 
   [[unroll]] for (uint i = 0; i < FM * FN; ++i) acc[i] = MAT_ACC(ACC_T(0));
@@ -314,8 +318,8 @@ void main() {
   // beta != 0 stages too: reading C's fragment with coopMatLoad and adding beta * C to the accumulator gave
   // wrong results on the H200 (driver 580.159.04; the fast-path grid, C f32, every op) while the staged
   // path's element-wise store_c was right; C is read once per element either way.
-  const bool direct = DIRECT_C && (p.flags & GEMM_BETA_ZERO) != 0u && c_base % 8 == 0 && p.ldc % 8 == 0 &&
-                      row0 + BM <= p.M && col0 + BN <= p.N;
+  const bool direct = DIRECT_C && (WHOLE != 0 || ((p.flags & GEMM_BETA_ZERO) != 0u && c_base % 8 == 0 &&
+                                                    p.ldc % 8 == 0 && row0 + BM <= p.M && col0 + BN <= p.N));
   [[unroll]] for (uint i = 0; i < FM; ++i) {
     [[unroll]] for (uint j = 0; j < FN; ++j) {
       const uint r = row0 + sg_row + i * TM, c = col0 + sg_col + j * TN;

@@ -315,6 +315,41 @@ void run_turned_b(const std::string& name) {
   report_grid(name, runs, failures);
 }
 
+// The fast path alone (the WHOLE constant, kernels/coopmat.cpp): a product of whole tiles and K steps, A and
+// B 16-byte aligned, C stored directly, alone and in a batch; then the same with one of those off (K, M, N,
+// A's, B's or C's rows, beta, a batch stride), which must take the checked pipeline. tests/test_coopmat_config.cpp
+// checks which pipeline each gets; here each must be right.
+void run_whole_products(const std::string& name) {
+  auto rng = test::case_rng(name);
+  int failures = 0, runs = 0;
+  GemmDesc whole;
+  whole.type = DataType::f16, whole.c_type = DataType::f32;
+  whole.m = 64, whole.n = 128, whole.k = 64, whole.lda = 64, whole.ldb = 128, whole.ldc = 128;
+  GemmDesc batched = whole;
+  batched.batch = 2, batched.stride_a = 64 * 64, batched.stride_b = 64 * 128, batched.stride_c = 64 * 128;
+  std::vector<GemmDesc> descs = {whole, batched};
+  const auto with = [&](auto change) {
+    GemmDesc x = whole;
+    change(x);
+    descs.push_back(x);
+  };
+  with([](GemmDesc& x) { x.k = 60; });
+  with([](GemmDesc& x) { x.m = 56, x.ldc = 136; });
+  with([](GemmDesc& x) { x.n = 120; });
+  with([](GemmDesc& x) { x.lda = 68; });
+  with([](GemmDesc& x) { x.ldb = 132; });
+  with([](GemmDesc& x) { x.ldc = 132; });
+  with([](GemmDesc& x) { x.beta = 1.0; });
+  with([&](GemmDesc& x) { x = batched, x.stride_a = 64 * 64 + 4; });
+  with([&](GemmDesc& x) { x = batched, x.stride_c = 64 * 128 + 4; });
+  for (const GemmDesc& d : descs) {
+    const auto r = check_aligned_call(d, {.kernel = Kernel::coopmat}, rng);
+    ++runs;
+    if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);
+  }
+  report_grid(name, runs, failures);
+}
+
 // Whether this device runs bf16 on the kernel (C f32 and bf16); the case's skip when it does not: bf16
 // matrices need VK_KHR_shader_bfloat16 and a bf16 shape, which neither lavapipe has (where they must run,
 // the support suite's bf16= expectation asserts it).
@@ -371,6 +406,10 @@ TEST_SUITE("coopmat") {
     const uint32_t tile = device_tiles(DataType::f32, false)[1];
     // The large tile's rows are twice its warp rows, its columns four warp columns: these cross both.
     run_grid({{tile, tile, 160}, {tile + 8, 2 * tile - 8, 200}, {33, 70, 40}}, true, "coopmat fast large");
+  }
+  TEST_CASE("the fast path alone where the whole product allows it, the checked pipeline beside it") {
+    if (!runs_here()) return;
+    run_whole_products("coopmat whole products");
   }
   TEST_CASE("grid i8 and u8: ops, layouts, tiles, across chunks, fragments and the fast loop (sampled)") {
     if (!runs_here() || !int8_runs_here()) return;

@@ -581,6 +581,44 @@ TEST_SUITE("coopmat config") {
       }
     }
   }
+  TEST_CASE("coopmat: the fast path alone (WHOLE) exactly where every tile, K step, operand and C allows it") {
+    if (!VKGEMM_EXPECT_COOPMAT) return;
+    const DeviceInfo d = nvidia();
+    const tuning::Table table;
+    // 256 x 512 x 256 f16 -> f32, row-major NN, beta 0: whole tiles of every size the kernel takes, K steps of 32.
+    GemmDesc whole;
+    whole.type = DataType::f16, whole.c_type = DataType::f32;
+    whole.m = 256, whole.n = 512, whole.k = 256, whole.lda = 256, whole.ldb = 512, whole.ldc = 512;
+    const auto whole_constant = [&](const GemmDesc& desc) {
+      const detail::Schedule s = detail::schedule_product(desc, {.kernel = Kernel::coopmat}, d, table);
+      REQUIRE(s.pieces.size() == 1);
+      return spec_constant(s.pieces.front().main.shape, "WHOLE");
+    };
+    CHECK(whole_constant(whole) == 1);
+    GemmDesc batched = whole;
+    batched.batch = 2, batched.stride_a = 256 * 256, batched.stride_b = 0, batched.stride_c = 256 * 512;
+    CHECK(whole_constant(batched) == 1);
+    // One condition off at a time: the checked pipeline.
+    std::vector<std::pair<const char*, GemmDesc>> off;
+    const auto with = [&](const char* what, auto change) {
+      GemmDesc x = whole;
+      change(x);
+      off.emplace_back(what, x);
+    };
+    with("K not whole steps", [](GemmDesc& x) { x.k = 248; });
+    with("M not whole tiles", [](GemmDesc& x) { x.m = 248; });
+    with("N not whole tiles", [](GemmDesc& x) { x.n = 504; });
+    with("A rows off 16 bytes", [](GemmDesc& x) { x.lda = 260; });
+    with("B rows off 16 bytes", [](GemmDesc& x) { x.ldb = 516; });
+    with("C rows off 8 elements", [](GemmDesc& x) { x.ldc = 516; });
+    with("beta not 0", [](GemmDesc& x) { x.beta = 1.0; });
+    with("A's batch stride off 16 bytes", [&](GemmDesc& x) { x = batched, x.stride_a = 256 * 256 + 4; });
+    with("C's batch stride off 8 elements", [&](GemmDesc& x) { x = batched, x.stride_c = 256 * 512 + 4; });
+    for (const auto& [what, desc] : off) {
+      CAPTURE(what);
+      CHECK(whole_constant(desc) == 0);
+    }
+  }
   TEST_CASE("bf16: its own shapes, f16's tiles, coopmat2 C f32 in one slice, auto ranks coopmat2, coopmat, tiled") {
     // What the H100 lists for bf16: 16x16x16 bf16*bf16+f32 at subgroup scope; workgroup-scope flexible
     // bf16 shapes for coopmat2 are described here as the f16 ones are (whether the driver has them is the GPU's

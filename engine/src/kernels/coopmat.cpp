@@ -27,10 +27,27 @@ void check(const LaunchContext& ctx) {
   check_matrix(ctx, s);
 }
 
+// Whether the shader's fast path covers the whole product (its WHOLE constant): every workgroup tile inside C,
+// every K step whole, A and B in 16-byte units (rows, offsets and batch strides), C stored straight from the
+// accumulators (beta 0, rows, offset and batch stride in 8 elements).
+bool whole_product(const LaunchShape& s, const Problem& p) {
+  uint32_t bk = 0;
+  for (const SpecConstant& c : s.constants) bk = c.name == "BK" ? c.value : bk;
+  const auto unit = static_cast<uint32_t>(16 / element_size(p.types.input));  // elements in 16 bytes
+  const bool batched = p.batch > 1;
+  const auto in_units = [&](uint32_t ld, uint32_t offset, uint32_t stride, uint32_t u) {
+    return ld % u == 0 && offset % u == 0 && (!batched || stride % u == 0);
+  };
+  return p.beta_zero && p.k > 0 && bk > 0 && p.k % bk == 0 && p.m % s.tile[1] == 0 && p.n % s.tile[0] == 0 &&
+         in_units(p.lda, p.a_offset, p.stride_a, unit) && in_units(p.ldb, p.b_offset, p.stride_b, unit) &&
+         in_units(p.ldc, p.c_offset, p.stride_c, 8);
+}
+
 KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   LaunchShape main = shape(ctx, p.m, p.n);
   main.constants.push_back({"TRANS_A", p.trans_a ? 1u : 0u});
   main.constants.push_back({"TRANS_B", p.trans_b ? 1u : 0u});
+  main.constants.push_back({"WHOLE", whole_product(main, p) ? 1u : 0u});
   return matrix_plan(ctx, p, main);
 }
 

@@ -136,12 +136,14 @@ PiecePasses schedule_piece(const Piece& piece, const kernels::Problem& whole, co
   kernels::Problem p = whole;
   p.m = piece.m, p.n = piece.n, p.k = piece.k, p.batch = piece.batch;
   p.a_offset = piece.a.element_offset, p.b_offset = piece.b.element_offset, p.c_offset = piece.c.element_offset;
+  // A K chunk after the first adds to what the earlier ones wrote: beta = 1, and C is read.
+  const double beta = piece.first_k ? desc.beta : 1.0;
+  p.beta_zero = beta == 0.0;
   PiecePasses out;
   out.piece = piece;
   if (turn_b) p = add_turn(out, p);
   const kernels::KernelLaunch plan = kernels::plan_piece(device, tuning, pinning, p);
-  // A K chunk after the first adds to what the earlier ones wrote: beta = 1, and C is read.
-  out.main = {plan.main, plan.grid, push_constants(p, plan, desc.alpha, piece.first_k ? desc.beta : 1.0)};
+  out.main = {plan.main, plan.grid, push_constants(p, plan, desc.alpha, beta)};
   if (plan.splits > 1) add_split(out, p, plan);
   return out;
 }
