@@ -52,8 +52,8 @@ layout(constant_id = 12) const uint UNROLL = 2;   // K steps per iteration of th
 layout(constant_id = 13) const uint BUFFERS = 2;  // shared-memory buffers per operand: 1 or 2
 layout(constant_id = 14) const uint GROUP_M = 1;  // block rows walked together (grouped_workgroup)
 // 1: the host saw that every workgroup tile lies inside C, every K step is whole, A and B are 16-byte aligned
-// (rows, offsets, batch strides) and C is stored directly (beta 0, 8-element aligned): the pipeline holds the
-// fast path alone, without the checked loads and stores that every other product needs.
+// (rows, offsets, batch strides) and C is stored directly (beta 0, 8-element aligned, not bf16): the pipeline
+// holds the fast path alone, without the checked loads and stores that every other product needs.
 layout(constant_id = 15) const uint WHOLE = 0;
 
 const uint SUBGROUPS_N = BN / WN;

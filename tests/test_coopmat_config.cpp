@@ -583,7 +583,11 @@ TEST_SUITE("coopmat config") {
   }
   TEST_CASE("coopmat: the fast path alone (WHOLE) exactly where every tile, K step, operand and C allows it") {
     if (!VKGEMM_EXPECT_COOPMAT) return;
-    const DeviceInfo d = nvidia();
+    DeviceInfo d = nvidia();  // with the H100's bf16 shape
+    d.bfloat16 = d.bfloat16_coopmat = true;
+    CooperativeMatrixShape bf16 = shape(16, 16, 16, "f32", "subgroup");
+    bf16.a_type = bf16.b_type = "bf16";
+    d.coopmat_shapes.push_back(bf16);
     const tuning::Table table;
     // 256 x 512 x 256 f16 -> f32, row-major NN, beta 0: whole tiles of every size the kernel takes, K steps of 32.
     GemmDesc whole;
@@ -598,6 +602,9 @@ TEST_SUITE("coopmat config") {
     GemmDesc batched = whole;
     batched.batch = 2, batched.stride_a = 256 * 256, batched.stride_b = 0, batched.stride_c = 256 * 512;
     CHECK(whole_constant(batched) == 1);
+    GemmDesc bf16_f32 = whole;
+    bf16_f32.type = DataType::bf16;
+    CHECK(whole_constant(bf16_f32) == 1);
     // One condition off at a time: the checked pipeline.
     std::vector<std::pair<const char*, GemmDesc>> off;
     const auto with = [&](const char* what, auto change) {
@@ -612,6 +619,7 @@ TEST_SUITE("coopmat config") {
     with("B rows off 16 bytes", [](GemmDesc& x) { x.ldb = 516; });
     with("C rows off 8 elements", [](GemmDesc& x) { x.ldc = 516; });
     with("beta not 0", [](GemmDesc& x) { x.beta = 1.0; });
+    with("C bf16 (always staged)", [](GemmDesc& x) { x.type = DataType::bf16, x.c_type = DataType::bf16; });
     with("A's batch stride off 16 bytes", [&](GemmDesc& x) { x = batched, x.stride_a = 256 * 256 + 4; });
     with("C's batch stride off 8 elements", [&](GemmDesc& x) { x = batched, x.stride_c = 256 * 512 + 4; });
     for (const auto& [what, desc] : off) {

@@ -29,8 +29,10 @@ void check(const LaunchContext& ctx) {
 
 // Whether the shader's fast path covers the whole product (its WHOLE constant): every workgroup tile inside C,
 // every K step whole, A and B in 16-byte units (rows, offsets and batch strides), C stored straight from the
-// accumulators (beta 0, rows, offset and batch stride in 8 elements).
+// accumulators (beta 0, rows, offset and batch stride in 8 elements; never a bf16 C, which is always staged:
+// there the pipeline without the checks measured slower, docs/design/coopmat.md).
 bool whole_product(const LaunchShape& s, const Problem& p) {
+  if (p.types.output == DataType::bf16) return false;
   uint32_t bk = 0;
   for (const SpecConstant& c : s.constants) bk = c.name == "BK" ? c.value : bk;
   const auto unit = static_cast<uint32_t>(16 / element_size(p.types.input));  // elements in 16 bytes
