@@ -15,6 +15,7 @@
 #include "bench/bench_files.hpp"
 #include "bench/bench_progress.hpp"
 #include "bench/bench_steady.hpp"
+#include "bench/bench_table.hpp"
 #include "parallel_compare.hpp"
 #include "support.hpp"
 #include "vkgemm/half.hpp"
@@ -267,6 +268,25 @@ TEST_SUITE("bench") {
     CHECK(run.cases[5].status == Status::skipped);
     CHECK(run.latency[0].status == Status::unsteady);
     CHECK(unsteady_count(run) == 3);
+  }
+
+  TEST_CASE("steadiness: the summary counts the timed cases whose warm-up ended still speeding up") {
+    Run run;
+    run.settings.steady_tolerance_pct = 10.0;
+    run.steadiness.checks = {{0.0, 1.0, 200.0}};
+    const auto timed = [](uint32_t dispatches, bool settled) {
+      CaseResult c;
+      c.status = Status::passed;
+      c.stats = Stats{};
+      c.warmup.dispatches = dispatches, c.warmup.settled = settled;
+      return c;
+    };
+    run.cases = {timed(63, true), timed(0, false), CaseResult{}};  // settled; no warm-up (a CPU device); not timed
+    CHECK(unsettled_count(run) == 0);
+    CHECK_FALSE(contains(run_summary(run), "still sped up"));
+    run.cases.push_back(timed(255, false));
+    CHECK(unsettled_count(run) == 1);
+    CHECK(contains(run_summary(run), "1 cases still sped up at the end of their warm-up"));
   }
 
   TEST_CASE("parallel_compare says what compare_with_reference says") {

@@ -341,7 +341,8 @@ Command add_bench_command(CLI::App& cmd, CommonOptions& common) {
                                         "[default: 2 on a GPU, 1 on a CPU device]");
   cmd.add_option("--warmup-ms", o->warmup_ms,
                  fmt::format("Before each case's timed dispatches, untimed products until the device has been busy "
-                             "this long and runs them at a settled speed (an idle GPU clocks down); 0: none [default: {:g} on a GPU, 0 on a CPU device]",
+                             "this long and runs them at a settled speed (an idle GPU clocks down); 0: none "
+                             "[default: {:g} on a GPU, 0 on a CPU device]",
                              kGpuWarmupMs));
   cmd.add_option("--steady-tolerance", o->steady_tolerance,
                  "Cases are unsteady when a steadiness check beside them read the calibration product more than "

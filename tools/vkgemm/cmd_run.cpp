@@ -555,8 +555,9 @@ Command add_run_command(CLI::App& cmd, CommonOptions& common) {
   cmd.add_option("--warmup", o->warmup, "Untimed dispatches first")->capture_default_str();
   cmd.add_option("--warmup-ms", o->warmup_ms,
                  fmt::format("Before the timed submission, untimed products until the device has been busy this "
-                             "long and runs them at a settled speed (an idle GPU clocks down); 0: none. Only with --repeat > 1 [default: {:g} on a "
-                             "GPU, 0 on a CPU device]", kGpuWarmupMs))
+                             "long and runs them at a settled speed (an idle GPU clocks down); 0: none. Only with "
+                             "--repeat > 1 [default: {:g} on a GPU, 0 on a CPU device]",
+                             kGpuWarmupMs))
       ->check(number_between(0.0, 10000.0));
   cmd.add_flag("--verify", o->verify,
                "Check against the CPU reference; exit 1 when it fails. C not read (beta 0) starts as NaN "

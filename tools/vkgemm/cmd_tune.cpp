@@ -501,7 +501,8 @@ Command add_tune_command(CLI::App& cmd, CommonOptions& common) {
   cmd.add_option("--repeat", o->repeat, "Timed runs of each finalist (the median counts)")->capture_default_str();
   cmd.add_option("--warmup-ms", o->warmup_ms,
                  fmt::format("Before each timing, untimed products until the device has been busy this long and "
-                             "runs them at a settled speed (an idle GPU clocks down); 0: none [default: {:g} on a GPU, 0 on a CPU device]",
+                             "runs them at a settled speed (an idle GPU clocks down); 0: none [default: {:g} on a "
+                             "GPU, 0 on a CPU device]",
                              kGpuWarmupMs))
       ->check(number_between(0.0, 10000.0));
   cmd.add_flag("--quick", o->quick, "A quarter of the candidates and 3 finalists: for slow devices");
