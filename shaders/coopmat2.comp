@@ -5,9 +5,10 @@
 #extension GL_KHR_cooperative_matrix : enable
 #extension GL_NV_cooperative_matrix2 : enable
 // f16, bf16 and int8 GEMM on workgroup-scope cooperative matrices (VK_NV_cooperative_matrix2). Built with
-// VKGEMM_F16, VKGEMM_BF16_MMA (A_T bfloat16_t, fp32 sums, C_T float, or bfloat16_t with VKGEMM_BF16_C:
-// stored through shared memory, store_bf16) or VKGEMM_INT8_MMA (A_T int8_t or uint8_t; the sums and C int,
-// or uint for u8); bf16 and int8 are never split along K: the host plans one slice.
+// VKGEMM_F16, VKGEMM_BF16_MMA (A_T bfloat16_t, fp32 sums, C_T float: C is an accumulator matrix, and devices
+// list bf16 only as A and B) or VKGEMM_INT8_MMA (A_T
+// int8_t or uint8_t; the sums and C int, or uint for u8); bf16 and int8 are never split along K: the host
+// plans one slice.
 //
 // The whole workgroup owns one BM x BN accumulator, and A and B go straight from the buffers into BM x BK
 // and BK x BN matrices through tensor layouts (the driver stages them through shared memory and schedules
@@ -111,74 +112,12 @@ void store_clamped(MAT_ACC acc, uint c_base, uint row0, uint col0, bool partial)
   coopMatStoreTensorNV(c, C, c_base, sliceTensorLayoutNV(lc, row0, BM, col0, BN));
 }
 
-#ifdef VKGEMM_BF16_C
-// A bf16 C goes out through shared memory: devices list bf16 only as A and B, not as an accumulator matrix,
-// so the fp32 tile is stored BAND rows at a time into sh_band (a tensor store clipped to the band), and each
-// invocation then takes 8 neighbouring elements, applies alpha and beta, rounds them to bf16 (nearest even,
-// store_c's rounding) and writes them as 16 bytes where C's rows and offset allow and all 8 lie inside C,
-// one by one otherwise. bf16 never splits along K (the host's rule), so there is no partial slice here.
-layout(std430, set = 0, binding = 2) buffer MatrixC4 { uvec4 C4[]; };
-const uint BAND = GEMM_NV2_BAND_ROWS(BN);  // rows a pass
-const uint BAND_CHUNKS = BAND * BN / 8;                    // 8-element chunks a band
-shared float sh_band[BAND * BN];
-
-// alpha * v + beta * (the bf16 `old`), as bf16 bits.
-uint bf16_result(float v, uint old) {
-  float r = p.alpha * v;
-  if ((p.flags & GEMM_BETA_ZERO) == 0u) r += p.beta * uintBitsToFloat(old << 16);
-  return bf16_bits(r);
-}
-
-// The band's chunk `chunk` (8 elements from sh_band) into C at the tile (row0, col0) plus `band` rows.
-void store_bf16_chunk(uint chunk, uint c_base, uint row0, uint col0, uint band) {
-  const uint e = chunk * 8, r = row0 + band + e / BN, c = col0 + e % BN;
-  if (r >= p.M) return;
-  const uint at = c_base + r * p.ldc + c;
-  if (c_base % 8 == 0 && p.ldc % 8 == 0 && c + 8 <= p.N) {
-    const uvec4 old = (p.flags & GEMM_BETA_ZERO) == 0u ? C4[at / 8] : uvec4(0);
-    uvec4 w;
-    [[unroll]] for (uint j = 0; j < 4; ++j) {
-      w[j] = bf16_result(sh_band[e + 2 * j], old[j] & 0xffffu) | (bf16_result(sh_band[e + 2 * j + 1], old[j] >> 16) << 16);
-    }
-    C4[at / 8] = w;
-    return;
-  }
-  [[unroll]] for (uint j = 0; j < 8; ++j) {
-    if (c + j < p.N) {
-      float v = p.alpha * sh_band[e + j];
-      if ((p.flags & GEMM_BETA_ZERO) == 0u) v += p.beta * C_LOAD(C[at + j]);
-      C[at + j] = C_STORE(v);
-    }
-  }
-}
-
-void store_bf16(MAT_ACC acc, uint c_base, uint row0, uint col0) {
-  tensorLayoutNV<2> ls = createTensorLayoutNV(2);
-  ls = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(ls, BAND, BN), BN, 1);
-  for (uint band = 0; band < BM && row0 + band < p.M; band += BAND) {
-    tensorViewNV<2, false> clip = createTensorViewNV(2, false);
-    clip = setTensorViewClipNV(clip, band, BAND, 0, BN);  // the band's rows, re-based to row 0
-    coopMatStoreTensorNV(acc, sh_band, 0, sliceTensorLayoutNV(ls, 0, BAND, 0, BN), clip);
-    barrier();
-    [[unroll]] for (uint i = 0; i < (BAND_CHUNKS + WG - 1) / WG; ++i) {
-      const uint chunk = gl_LocalInvocationIndex + i * WG;
-      if (BAND_CHUNKS % WG == 0 || chunk < BAND_CHUNKS) store_bf16_chunk(chunk, c_base, row0, col0, band);
-    }
-    barrier();  // the next band overwrites sh_band
-  }
-}
-#endif
-
 // C = alpha * acc + beta * C, or a split-K slice's raw sums to the workspace (partial).
 void store_result(MAT_ACC acc, uint c_base, uint row0, uint col0, bool partial, bool inside) {
-#ifdef VKGEMM_BF16_C
-  store_bf16(acc, c_base, row0, col0);
-#else
   if (inside && c_base % 8 == 0 && p.ldc % 8 == 0)
     store_inside(acc, c_base, row0, col0, partial);
   else
     store_clamped(acc, c_base, row0, col0, partial);
-#endif
 }
 
 // A tile's first row or column: an edge tile on a side that is a multiple of 8 and at least a tile long

@@ -44,10 +44,6 @@
 // Shared memory holds 8-element units, so every fragment side the host takes is a multiple of it.
 #define GEMM_COOPMAT_UNIT 8u
 
-// ---- the NV cooperative-matrix-2 kernel (coopmat2.comp, kernels/coopmat_config.cpp) ----
-// A bf16 C goes out through shared memory GEMM_NV2_BAND_ROWS(BN) rows of fp32 at a time: at most 16 KiB.
-#define GEMM_NV2_BAND_ROWS(bn) ((bn) <= 64u ? 64u : (bn) <= 128u ? 32u : 16u)
-
 // ---- the turn of an 8-bit B (turn_b8.comp, kernels/turn_b.cpp) ----
 // A workgroup of GEMM_TURN_INVOCATIONS turns a GEMM_TURN_SIDE x GEMM_TURN_SIDE block of bytes; the grid
 // covers N and the workspace's row stride (K rounded up to GEMM_TURN_ROW_ALIGN bytes) in such blocks. Each

@@ -77,7 +77,6 @@ json device_full_json(const DeviceInfo& d) {
               {"coopmat2",
                {{"supported", d.coopmat2},
                 {"max_workgroup_invocations", d.coopmat2_max_workgroup_invocations},
-                {"reserved_shared_memory", d.coopmat2_reserved_shared_memory},
                 {"shapes", shapes_json(d.coopmat2_shapes)}}}});
   return out;
 }

@@ -69,9 +69,6 @@ struct DeviceInfo {
   bool coopmat2 = false;
   bool coopmat_nv = false;
   uint32_t coopmat2_max_workgroup_invocations = 0;  // maxCooperativeMatrixWorkgroupSize... of the NV extension
-  // cooperativeMatrixWorkgroupScopeReservedSharedMemory: bytes of a workgroup's shared memory the driver keeps
-  // for workgroup-scope matrices, which a coopmat2 pipeline's own shared memory must leave it.
-  uint32_t coopmat2_reserved_shared_memory = 0;
   std::vector<CooperativeMatrixShape> coopmat_shapes;
   std::vector<CooperativeMatrixShape> coopmat2_shapes;
   // VK_KHR_pipeline_executable_properties with pipelineExecutableInfo: the driver's statistics of each

@@ -89,7 +89,6 @@ void query_cooperative_matrices([[maybe_unused]] VkInstance instance, [[maybe_un
     VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &p2, {}};
     vkGetPhysicalDeviceProperties2(pd, &props2);
     info.coopmat2_max_workgroup_invocations = p2.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
-    info.coopmat2_reserved_shared_memory = p2.cooperativeMatrixWorkgroupScopeReservedSharedMemory;
     const auto get = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV>(
         vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV"));
     // What the coopmat2 kernel uses: workgroup-scope matrices of flexible size, tensor-layout loads and stores,

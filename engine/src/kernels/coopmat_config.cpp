@@ -421,6 +421,13 @@ void check_matrix_kernel(const DeviceInfo& d, Kernel kernel, const Types& t) {
                             d.name));
   }
   check_common(d, "coopmat2", t);
+  // C is stored as an accumulator matrix of its type, and bf16 is listed only as A and B (shaders/coopmat2.comp).
+  if (t.input == DataType::bf16 && t.output != DataType::f32) {
+    throw Error(ErrorCode::unsupported_config,
+                fmt::format("the coopmat2 kernel gives bf16 inputs C f32 only: it stores C as an accumulator matrix, "
+                            "and {} lists no bf16 accumulator; the coopmat kernel runs C {} (auto takes it)",
+                            d.name, to_string(t.output)));
+  }
   if (!nv2_shape(d, t, kNv2Small) && !nv2_shape(d, t, kNv2Medium)) {
     throw Error(ErrorCode::unsupported_config,
                 fmt::format("the coopmat2 kernel needs a workgroup-scope flexible shape {} for 128 or 256 "
@@ -581,16 +588,7 @@ LaunchShape nv2_launch(Nv2Tile tile) {
   shape.constants = {{"WG", tile.invocations}, {"BM", tile.bm},      {"BN", tile.bn},
                      {"BK", tile.bk},          {"PREFETCH", tile.prefetch},
                      {"GROUP_M", e.group ? e.group : 1}, {"UNROLL", tile.unroll}};
-  return shape;
-}
-
-// The workgroup's shared memory: the driver's reserve for workgroup-scope matrices, and a bf16 C's band
-// (shaders/coopmat2.comp store_bf16: GEMM_NV2_BAND_ROWS rows of fp32).
-LaunchShape with_shared(LaunchShape shape, const DeviceInfo& d, const Types& t) {
-  const uint32_t bn = shape.tile[0];
-  const uint32_t band = t.output == DataType::bf16 ? GEMM_NV2_BAND_ROWS(bn) * bn * 4u : 0u;
-  shape.shared_bytes = d.coopmat2_reserved_shared_memory + band;
-  return shape;
+  return shape;  // shared memory is the driver's (cooperativeMatrixWorkgroupScopeReservedSharedMemory)
 }
 
 // The tile for the element type: 8-bit A and B take the tile's bk8.
@@ -604,19 +602,16 @@ Nv2Tile for_elements(Nv2Tile tile, const Types& t) {
 LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptions& options, uint32_t m, uint32_t n,
                             uint32_t k, uint32_t batch) {
   const Nv2Tile& large = large_tile(t);
-  return with_shared(nv2_launch(for_elements(options.tile == 16 ? chosen_tile(d, t, m, n, k, batch, large)
-                                                                : named_tile(d, t, options.tile, large),
-                                             t)),
-                     d, t);
+  return nv2_launch(for_elements(
+      options.tile == 16 ? chosen_tile(d, t, m, n, k, batch, large) : named_tile(d, t, options.tile, large), t));
 }
 
 LaunchShape coopmat2_largest_launch(const DeviceInfo& d, const Types& t, const GemmOptions& options) {
   const Nv2Tile& large = large_tile(t);
-  if (options.tile != 16) return with_shared(nv2_launch(for_elements(named_tile(d, t, options.tile, large), t)), d, t);
+  if (options.tile != 16) return nv2_launch(for_elements(named_tile(d, t, options.tile, large), t));
   // chosen_tile's largest: the large tile where the device lists a shape for it, else 128x128, else 64x64.
-  return with_shared(nv2_launch(for_elements(
-                         nv2_shape(d, t, large) ? large : nv2_shape(d, t, kNv2Medium) ? kNv2Medium : kNv2Small, t)),
-                     d, t);
+  return nv2_launch(
+      for_elements(nv2_shape(d, t, large) ? large : nv2_shape(d, t, kNv2Medium) ? kNv2Medium : kNv2Small, t));
 }
 
 }  // namespace vkgemm::kernels
