@@ -116,8 +116,8 @@ std::vector<std::byte> contents(const GemmDesc& d, char which, bool all_poison, 
   return out;
 }
 
-test::ProductCheck check_aligned_call(const GemmDesc& desc, const GemmOptions& options, std::mt19937_64& rng) {
-  Engine& e = test::engine();
+test::ProductCheck check_aligned_call(Engine& e, const GemmDesc& desc, const GemmOptions& options,
+                                      std::mt19937_64& rng) {
   const bool reads_ab = desc.alpha != 0.0 && desc.k != 0;
   const auto a = contents(desc, 'A', !reads_ab, rng), b = contents(desc, 'B', !reads_ab, rng);
   const auto c0 = contents(desc, 'C', desc.beta == 0.0, rng);
@@ -140,6 +140,10 @@ test::ProductCheck check_aligned_call(const GemmDesc& desc, const GemmOptions& o
   out.detail = fmt::format("aligned {} tile {} ({} {}): {}", test::describe(desc), options.tile,
                            to_string(out.timing.kernel), out.timing.config, out.passed ? "ok" : problems);
   return out;
+}
+
+test::ProductCheck check_aligned_call(const GemmDesc& desc, const GemmOptions& options, std::mt19937_64& rng) {
+  return check_aligned_call(test::engine(), desc, options, rng);
 }
 
 // ---- The grid ----
@@ -319,14 +323,14 @@ void run_turned_b(const std::string& name) {
 // B 16-byte aligned, C stored directly, alone and in a batch; then the same with one of those off (K, M, N,
 // A's, B's or C's rows, beta, a batch stride), which must take the checked pipeline. tests/test_coopmat_config.cpp
 // checks which pipeline each gets; here each must be right.
-void run_whole_products(const std::string& name) {
-  auto rng = test::case_rng(name);
-  int failures = 0, runs = 0;
+// The products of run_whole_products on an m x n grid of whole tiles (m, n multiples of 8): whole ones,
+// alone and batched, then each with one condition of the fast path alone broken.
+std::vector<GemmDesc> whole_products(int64_t m, int64_t n) {
   GemmDesc whole;
   whole.type = DataType::f16, whole.c_type = DataType::f32;
-  whole.m = 64, whole.n = 128, whole.k = 64, whole.lda = 64, whole.ldb = 128, whole.ldc = 128;
+  whole.m = m, whole.n = n, whole.k = 64, whole.lda = 64, whole.ldb = n, whole.ldc = n;
   GemmDesc batched = whole;
-  batched.batch = 2, batched.stride_a = 64 * 64, batched.stride_b = 64 * 128, batched.stride_c = 64 * 128;
+  batched.batch = 2, batched.stride_a = m * 64, batched.stride_b = 64 * n, batched.stride_c = m * n;
   std::vector<GemmDesc> descs = {whole, batched};
   const auto with = [&](auto change) {
     GemmDesc x = whole;
@@ -334,18 +338,65 @@ void run_whole_products(const std::string& name) {
     descs.push_back(x);
   };
   with([](GemmDesc& x) { x.k = 60; });
-  with([](GemmDesc& x) { x.m = 56, x.ldc = 136; });
-  with([](GemmDesc& x) { x.n = 120; });
+  with([](GemmDesc& x) { x.m -= 8, x.ldc += 8; });
+  with([](GemmDesc& x) { x.n -= 8; });
   with([](GemmDesc& x) { x.lda = 68; });
-  with([](GemmDesc& x) { x.ldb = 132; });
-  with([](GemmDesc& x) { x.ldc = 132; });
+  with([](GemmDesc& x) { x.ldb += 4; });
+  with([](GemmDesc& x) { x.ldc += 4; });
   with([](GemmDesc& x) { x.beta = 1.0; });
-  with([&](GemmDesc& x) { x = batched, x.stride_a = 64 * 64 + 4; });
-  with([&](GemmDesc& x) { x = batched, x.stride_c = 64 * 128 + 4; });
-  for (const GemmDesc& d : descs) {
-    const auto r = check_aligned_call(d, {.kernel = Kernel::coopmat}, rng);
-    ++runs;
-    if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);
+  with([&](GemmDesc& x) { x = batched, x.stride_a = m * 64 + 4; });
+  with([&](GemmDesc& x) { x = batched, x.stride_c = m * n + 4; });
+  with([](GemmDesc& x) { x.k = 256, x.lda = 256; });  // several K steps
+  return descs;
+}
+
+// Each of whole_products(m, n) on `e` with `tile` (16: chosen by shape), fp32 and fp16 sums; returns the
+// products checked.
+int run_whole_products_on(Engine& e, int64_t m, int64_t n, uint32_t tile, std::mt19937_64& rng, int& failures) {
+  int runs = 0;
+  for (const bool f16_acc : {false, true}) {
+    for (GemmDesc d : whole_products(m, n)) {
+      if (f16_acc) d.c_type = DataType::f16;
+      const auto r = check_aligned_call(e, d, {.kernel = Kernel::coopmat, .tile = tile, .f16_accumulate = f16_acc}, rng);
+      ++runs;
+      if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);
+    }
+  }
+  return runs;
+}
+
+// The KHR kernel's launch with `tile` for an f16 product on `device` (fp32 or fp16 sums), and its BUFFERS.
+kernels::LaunchShape whole_launch(const DeviceInfo& device, bool f16_acc, uint32_t tile) {
+  const kernels::Types t{DataType::f16, f16_acc ? DataType::f16 : DataType::f32, f16_acc};
+  return kernels::coopmat_launch(device, t, {.kernel = Kernel::coopmat, .tile = tile, .f16_accumulate = f16_acc},
+                                 4 * tile, 4 * tile);
+}
+uint32_t buffers_of(const kernels::LaunchShape& s) {
+  uint32_t buffers = 0;
+  for (const auto& c : s.constants) buffers = c.name == "BUFFERS" ? c.value : buffers;
+  return buffers;
+}
+
+// The pipeline that holds the fast path alone (WHOLE), on a 64 x 128 grid of the device's tiles; then on
+// an engine whose shared memory is lowered until the largest tile takes one buffer, on a grid of that tile:
+// there, untransposed 16-bit products take the straight form (shaders/coopmat.comp STRAIGHT), which
+// double-buffered tiles never run.
+void run_whole_products(const std::string& name) {
+  auto rng = test::case_rng(name);
+  int failures = 0;
+  int runs = run_whole_products_on(test::engine(), 64, 128, 16, rng, failures);
+  const DeviceInfo& device = test::engine().device();
+  const kernels::Types sums32{DataType::f16, DataType::f32, false}, sums16{DataType::f16, DataType::f16, true};
+  const auto largest = kernels::coopmat_largest_launch(device, sums32, {.kernel = Kernel::coopmat});
+  const auto largest16 = kernels::coopmat_largest_launch(device, sums16, {.kernel = Kernel::coopmat, .f16_accumulate = true});
+  const uint32_t tile = largest.tile[0], m = 2 * largest.tile[1], n = 2 * largest.tile[0];
+  const uint32_t limit = std::min(largest.shared_bytes, largest16.shared_bytes) - 1;
+  if (buffers_of(whole_launch(device, false, tile)) == 2) {
+    setenv("VKGEMM_TEST_MAX_SHARED_MEMORY", std::to_string(limit).c_str(), 1);
+    auto one = test::make_engine();
+    unsetenv("VKGEMM_TEST_MAX_SHARED_MEMORY");
+    for (const bool f16_acc : {false, true}) REQUIRE(buffers_of(whole_launch(one->device(), f16_acc, tile)) == 1);
+    runs += run_whole_products_on(*one, m, n, tile, rng, failures);
   }
   report_grid(name, runs, failures);
 }

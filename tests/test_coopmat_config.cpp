@@ -110,7 +110,7 @@ TEST_SUITE("coopmat config") {
       const Types t{DataType::f16, acc16 ? DataType::f16 : DataType::f32, acc16};
       CHECK_NOTHROW(kernels::check_matrix_kernel(d, Kernel::coopmat, t));
       // The wide tile where it still gives 256 workgroups (fp32 sums: 128x256, UNROLL 2; fp16 sums: 256x256,
-      // subgroups of 64x128, single-buffered, UNROLL 4); 128x128 where that gives 128; else 64x64; each also
+      // subgroups of 128x64 standing 2 high, single-buffered, UNROLL 4); 128x128 where that gives 128; else 64x64; each also
       // by name.
       const uint32_t wide_bm = acc16 ? 256 : 128;
       for (const std::array<uint32_t, 5>& row :
@@ -129,8 +129,8 @@ TEST_SUITE("coopmat config") {
         CHECK(s.tile[1] == bm);
         CHECK(spec_constant(s, "UNROLL") == (bn == 256 && !acc16 ? 2u : 4u));
         if (acc16 && bm == 256) {
-          CHECK(spec_constant(s, "WM") == 64);
-          CHECK(spec_constant(s, "WN") == 128);
+          CHECK(spec_constant(s, "WM") == 128);
+          CHECK(spec_constant(s, "WN") == 64);
           CHECK(spec_constant(s, "BUFFERS") == 1);
         }
         CHECK(spec_constant(s, "TM") == 16);

@@ -55,6 +55,9 @@ void apply_test_limits(DeviceInfo& info) {
   if (const auto v = read("VKGEMM_TEST_MAX_STORAGE_RANGE", ~0ull)) {
     info.max_storage_buffer_range = std::min(info.max_storage_buffer_range, *v);
   }
+  if (const auto v = read("VKGEMM_TEST_MAX_SHARED_MEMORY", 0xffffffffull)) {
+    info.max_shared_memory = std::min<uint32_t>(info.max_shared_memory, static_cast<uint32_t>(*v));
+  }
   // The descriptor-set ring on a device with push descriptors, so that one machine tests both ways of
   // recording a plan.
   if (const char* env = variable("VKGEMM_TEST_NO_PUSH_DESCRIPTOR")) {

@@ -307,16 +307,18 @@ DeviceInfo khr_nominal(const DeviceInfo& d, const Types& t) {
 // the workgroups, so it is taken only where it still gives twice kEnoughWorkgroups.
 // Not where the experiment knob sets the tile, on CPU devices (compile time) or on 64-wide subgroups, whose
 // large tile already holds that many accumulators per lane.
-// With fp16 sums an accumulator takes half the registers: the wide tile is 256x256, each subgroup 64x128
-// (256 accumulator elements per lane, the registers fp32 sums' 128 take), the 8 subgroups 4 high, single-
-// buffered where two buffers do not fit, the fast loop unrolled as the large tile's.
+// With fp16 sums an accumulator takes half the registers: the wide tile is 256x256, each subgroup 128x64
+// (256 accumulator elements per lane, the registers fp32 sums' 128 take), the 8 subgroups 2 high and 4 wide
+// as NVIDIA's sample stands them (faster than 4 high on an H200, docs/design/coopmat.md), single-buffered
+// where two buffers do not fit, the fast loop unrolled as the large tile's.
 std::optional<KhrConfig> khr_wide(const DeviceInfo& d, const Types& t, KhrConfig c) {
   const KhrExperiment& e = khr_experiment();
   if (d.type == DeviceType::cpu || c.sg != 32 || e.bm || e.bn || e.wm || e.wn || e.unroll || e.buffers) return {};
   if (t.f16_accumulate && c.subgroups() == 8) {
-    c.wn *= 4;
-    c.bm = c.wm * 4;
-    c.bn = c.wn * 2;
+    c.wm *= 2;
+    c.wn *= 2;
+    c.bm = c.wm * 2;
+    c.bn = c.wn * 4;
   } else {
     c.wn *= 2;
     c.bn *= 2;
