@@ -357,7 +357,8 @@ int run_whole_products_on(Engine& e, int64_t m, int64_t n, uint32_t tile, std::m
   for (const bool f16_acc : {false, true}) {
     for (GemmDesc d : whole_products(m, n)) {
       if (f16_acc) d.c_type = DataType::f16;
-      const auto r = check_aligned_call(e, d, {.kernel = Kernel::coopmat, .tile = tile, .f16_accumulate = f16_acc}, rng);
+      const GemmOptions options{.kernel = Kernel::coopmat, .tile = tile, .f16_accumulate = f16_acc};
+      const auto r = check_aligned_call(e, d, options, rng);
       ++runs;
       if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);
     }
@@ -388,7 +389,8 @@ void run_whole_products(const std::string& name) {
   const DeviceInfo& device = test::engine().device();
   const kernels::Types sums32{DataType::f16, DataType::f32, false}, sums16{DataType::f16, DataType::f16, true};
   const auto largest = kernels::coopmat_largest_launch(device, sums32, {.kernel = Kernel::coopmat});
-  const auto largest16 = kernels::coopmat_largest_launch(device, sums16, {.kernel = Kernel::coopmat, .f16_accumulate = true});
+  const auto largest16 =
+      kernels::coopmat_largest_launch(device, sums16, {.kernel = Kernel::coopmat, .f16_accumulate = true});
   const uint32_t tile = largest.tile[0], m = 2 * largest.tile[1], n = 2 * largest.tile[0];
   const uint32_t limit = std::min(largest.shared_bytes, largest16.shared_bytes) - 1;
   if (buffers_of(whole_launch(device, false, tile)) == 2) {
