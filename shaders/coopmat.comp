@@ -271,7 +271,7 @@ void stepped_product(uint sg_row, uint sg_col, bool fast) {
 // one buffer): NVIDIA's sample's loop as it writes it -- each invocation's load and staging positions worked
 // out once, the next step's loads into arrays local to this function, barrier, stage, barrier, load the
 // next step, multiply -- which the driver compiles into fewer registers and a faster loop than the general
-// helpers above compute the same steps with (docs/design/coopmat.md: 13 % at 4096^3 with fp16 sums).
+// helpers above compute the same steps with (docs/design/coopmat.md).
 const bool STRAIGHT = WHOLE != 0 && BUFFERS == 1 && TRANS_A == 0 && TRANS_B == 0 && CHUNK == 8;
 const uint A_PER_ROW = BK / CHUNK, B_PER_ROW = BN / CHUNK;  // invocations along a row of each tile
 const uint A_STEP = WG / A_PER_ROW, B_STEP = WG / B_PER_ROW;  // rows a pass of the workgroup covers
