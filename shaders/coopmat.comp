@@ -26,9 +26,10 @@
 // 16-byte aligned and the chunk lies inside the matrix, else element by element with zeros outside. The fast path -- a tile wholly
 // inside C with both operands aligned -- runs its whole K steps UNROLL at a time without any bounds check;
 // every other tile, and the partial last K step, takes the checked loop. C: with beta 0, fragments inside C
-// with 16-byte aligned rows are stored straight from the accumulator (alpha applied to the fragment); edge
-// fragments, and every fragment when beta is not 0, go through a per-subgroup staging area in shared memory and the interface's store_c, element by
-// element, nothing written outside C.
+// with 8-element aligned rows are stored straight from the accumulator (alpha applied to the fragment; a bf16
+// C through a per-subgroup staging area in shared memory, 16 bytes an invocation); edge fragments, and every
+// fragment when beta is not 0, go through that staging area and the interface's store_c, element by element,
+// nothing written outside C.
 #include "gemm_interface.glsl"
 
 // 16-byte views of A and B; the same bindings as the interface's scalar arrays.
@@ -52,7 +53,7 @@ layout(constant_id = 12) const uint UNROLL = 2;   // K steps per iteration of th
 layout(constant_id = 13) const uint BUFFERS = 2;  // shared-memory buffers per operand: 1 or 2
 layout(constant_id = 14) const uint GROUP_M = 1;  // block rows walked together (grouped_workgroup)
 // 1: the host saw that every workgroup tile lies inside C, every K step is whole, A and B are 16-byte aligned
-// (rows, offsets, batch strides) and C is stored directly (beta 0, 8-element aligned, not bf16): the pipeline
+// (rows, offsets, batch strides) and C is stored directly (beta 0, 8-element aligned): the pipeline
 // holds the fast path alone, without the checked loads and stores that every other product needs.
 layout(constant_id = 15) const uint WHOLE = 0;
 
@@ -322,16 +323,26 @@ void straight_product(uint sg_row, uint sg_col) {
   }
 }
 
-// The fragment at (r, c) of C: C = alpha * frag + beta * C. `direct` (inside C, 16-byte aligned rows, beta 0):
-// straight from the accumulator; else through this subgroup's staging area, element by element, inside C only.
-// A bf16 C is always staged (DIRECT_C false, and no bf16 accumulator type in the module): devices list bf16
-// only as A and B, so a bf16 accumulator matrix is not a type the device offers (the validation layer says
-// so), and NVIDIA's driver 580 converted fp32 fragments to bf16 an ulp off; store_c rounds to nearest even.
 #ifdef VKGEMM_BF16_C
-const bool DIRECT_C = false;
-#else
-const bool DIRECT_C = true;
+// A 16-byte view of C, the interface's binding: a bf16 C inside the tile is written 8 elements at a time.
+layout(std430, set = 0, binding = 2) buffer MatrixC4 { uvec4 C4[]; };
+
+// Elements e .. e+7 of this subgroup's staged fragment, times alpha, rounded to bf16 and packed in order.
+uvec4 packed_bf16(uint at) {
+  uvec4 w;
+  [[unroll]] for (uint q = 0; q < 4; ++q) {
+    w[q] = bf16_bits(p.alpha * sh_c[at + 2 * q]) | (bf16_bits(p.alpha * sh_c[at + 2 * q + 1]) << 16);
+  }
+  return w;
+}
 #endif
+
+// The fragment at (r, c) of C: C = alpha * frag + beta * C. `direct` (inside C, 8-element aligned rows, beta
+// 0): straight from the accumulator, or for a bf16 C through this subgroup's staging area, 8 elements an
+// invocation rounded and stored 16 bytes at a time; else through the staging area element by element, inside
+// C only. A bf16 C is always staged (no bf16 accumulator type in the module): devices list bf16 only as A and
+// B, so a bf16 accumulator matrix is not a type the device offers (the validation layer says so), and
+// NVIDIA's driver 580 converted fp32 fragments to bf16 an ulp off; bf16_bits rounds to nearest even.
 void store_fragment(MAT_ACC frag, uint batch, uint r, uint c, uint c_base, bool direct, uint sg) {
 #ifndef VKGEMM_BF16_C
   if (direct) {
@@ -344,9 +355,18 @@ void store_fragment(MAT_ACC frag, uint batch, uint r, uint c, uint c_base, bool 
   coopMatStore(frag, sh_c, base, TN, gl_CooperativeMatrixLayoutRowMajor);
   subgroupMemoryBarrierShared();
   subgroupBarrier();
-  for (uint e = gl_SubgroupInvocationID; e < TM * TN; e += SG) {
-    const uint rr = r + e / TN, cc = c + e % TN;
-    if (rr < p.M && cc < p.N) store_c(batch, rr, cc, sh_c[base + e]);
+#ifdef VKGEMM_BF16_C
+  if (direct) {
+    for (uint e = gl_SubgroupInvocationID * 8; e < TM * TN; e += SG * 8) {
+      C4[(c_base + (r + e / TN) * p.ldc + c + e % TN) / 8] = packed_bf16(base + e);
+    }
+  } else
+#endif
+  {
+    for (uint e = gl_SubgroupInvocationID; e < TM * TN; e += SG) {
+      const uint rr = r + e / TN, cc = c + e % TN;
+      if (rr < p.M && cc < p.N) store_c(batch, rr, cc, sh_c[base + e]);
+    }
   }
   subgroupMemoryBarrierShared();
   subgroupBarrier();  // the next fragment overwrites the staging area
@@ -382,8 +402,8 @@ void main() {
   // beta != 0 stages too: reading C's fragment with coopMatLoad and adding beta * C to the accumulator gave
   // wrong results on the H200 (driver 580.159.04; the fast-path grid, C f32, every op) while the staged
   // path's element-wise store_c was right; C is read once per element either way.
-  const bool direct = DIRECT_C && (WHOLE != 0 || ((p.flags & GEMM_BETA_ZERO) != 0u && c_base % 8 == 0 &&
-                                                    p.ldc % 8 == 0 && row0 + BM <= p.M && col0 + BN <= p.N));
+  const bool direct = WHOLE != 0 || ((p.flags & GEMM_BETA_ZERO) != 0u && c_base % 8 == 0 && p.ldc % 8 == 0 &&
+                                     row0 + BM <= p.M && col0 + BN <= p.N);
   [[unroll]] for (uint i = 0; i < FM; ++i) {
     [[unroll]] for (uint j = 0; j < FN; ++j) {
       const uint r = row0 + sg_row + i * TM, c = col0 + sg_col + j * TN;

@@ -350,14 +350,34 @@ std::vector<GemmDesc> whole_products(int64_t m, int64_t n) {
   return descs;
 }
 
-// Each of whole_products(m, n) on `e` with `tile` (16: chosen by shape), fp32 and fp16 sums; returns the
+// Whether `e` runs bf16 on the kernel with C f32 and C bf16 (no skip reported: for grids that run it beside
+// f16 where the device has it).
+bool bf16_listed(Engine& e) {
+  try {
+    for (const DataType c : {DataType::f32, DataType::bf16}) {
+      e.check_supported(DataType::bf16, c, {.kernel = Kernel::coopmat});
+    }
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+// Each of whole_products(m, n) on `e` with `tile` (16: chosen by shape): f16 with fp32 and fp16 sums, and
+// bf16 to bf16 (C through the staging area, 16 bytes at a time) where the device has it; returns the
 // products checked.
 int run_whole_products_on(Engine& e, int64_t m, int64_t n, uint32_t tile, std::mt19937_64& rng, int& failures) {
+  struct Variant {
+    DataType a, c;
+    bool f16_acc;
+  };
+  std::vector<Variant> variants = {{DataType::f16, DataType::f32, false}, {DataType::f16, DataType::f16, true}};
+  if (bf16_listed(e)) variants.push_back({DataType::bf16, DataType::bf16, false});
   int runs = 0;
-  for (const bool f16_acc : {false, true}) {
+  for (const Variant& v : variants) {
     for (GemmDesc d : whole_products(m, n)) {
-      if (f16_acc) d.c_type = DataType::f16;
-      const GemmOptions options{.kernel = Kernel::coopmat, .tile = tile, .f16_accumulate = f16_acc};
+      d.type = v.a, d.c_type = v.c;
+      const GemmOptions options{.kernel = Kernel::coopmat, .tile = tile, .f16_accumulate = v.f16_acc};
       const auto r = check_aligned_call(e, d, options, rng);
       ++runs;
       if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);

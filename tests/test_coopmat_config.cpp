@@ -605,6 +605,9 @@ TEST_SUITE("coopmat config") {
     GemmDesc bf16_f32 = whole;
     bf16_f32.type = DataType::bf16;
     CHECK(whole_constant(bf16_f32) == 1);
+    GemmDesc bf16_bf16 = bf16_f32;  // C bf16: through the staging area, 16 bytes at a time
+    bf16_bf16.c_type = DataType::bf16;
+    CHECK(whole_constant(bf16_bf16) == 1);
     // One condition off at a time: the checked pipeline.
     std::vector<std::pair<const char*, GemmDesc>> off;
     const auto with = [&](const char* what, auto change) {
@@ -619,7 +622,8 @@ TEST_SUITE("coopmat config") {
     with("B rows off 16 bytes", [](GemmDesc& x) { x.ldb = 516; });
     with("C rows off 8 elements", [](GemmDesc& x) { x.ldc = 516; });
     with("beta not 0", [](GemmDesc& x) { x.beta = 1.0; });
-    with("C bf16 (always staged)", [](GemmDesc& x) { x.type = DataType::bf16, x.c_type = DataType::bf16; });
+    with("C bf16, rows off 8 elements",
+         [](GemmDesc& x) { x.type = DataType::bf16, x.c_type = DataType::bf16, x.ldc = 516; });
     with("A's batch stride off 16 bytes", [&](GemmDesc& x) { x = batched, x.stride_a = 256 * 256 + 4; });
     with("C's batch stride off 8 elements", [&](GemmDesc& x) { x = batched, x.stride_c = 256 * 512 + 4; });
     for (const auto& condition : off) {

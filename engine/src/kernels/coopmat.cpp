@@ -3,6 +3,7 @@
 // workgroup choice are coopmat_config.cpp's (check_matrix_kernel, coopmat_launch); this is its entry in the
 // kernel table.
 #include "gemm_abi.h"
+#include "kernels/experiments.hpp"
 #include "kernels/kernel_spec.hpp"
 
 namespace vkgemm::kernels {
@@ -29,10 +30,10 @@ void check(const LaunchContext& ctx) {
 
 // Whether the shader's fast path covers the whole product (its WHOLE constant): every workgroup tile inside C,
 // every K step whole, A and B in 16-byte units (rows, offsets and batch strides), C stored straight from the
-// accumulators (beta 0, rows, offset and batch stride in 8 elements; never a bf16 C, which is always staged:
-// there the pipeline without the checks measured slower, docs/design/coopmat.md).
+// accumulators (beta 0, rows, offset and batch stride in 8 elements; a bf16 C through the staging area 16
+// bytes at a time). The experiment knob's whole=0 turns it off.
 bool whole_product(const LaunchShape& s, const Problem& p) {
-  if (p.types.output == DataType::bf16) return false;
+  if (khr_experiment().whole == 0) return false;
   uint32_t bk = 0;
   for (const SpecConstant& c : s.constants) bk = c.name == "BK" ? c.value : bk;
   const auto unit = static_cast<uint32_t>(16 / element_size(p.types.input));  // elements in 16 bytes

@@ -34,6 +34,7 @@ KhrExperiment read_khr_experiment() {
   const auto value = [&](std::string_view key) { return value_of(env, key).value_or(0); };
   e.bm = value("bm="), e.bn = value("bn="), e.bk = value("bk="), e.wm = value("wm="), e.wn = value("wn=");
   e.unroll = value("unroll="), e.buffers = value("buffers="), e.sg = value("sg="), e.group = value("group=");
+  e.whole = value_of(env, "whole=");
   const char* rest = nullptr;
   if (const auto m = value_of(env, "shape=", &rest)) {
     e.tm = *m;

@@ -12,13 +12,15 @@ namespace vkgemm::kernels {
 
 // VKGEMM_EXPERIMENT_COOPMAT = "bm=128,bn=128,bk=32,wm=64,wn=32,unroll=4,buffers=2,sg=32,shape=16x16x16,group=8"
 // overrides the KHR kernel's workgroup tile, warp tile, K step, fast-loop unrolling, shared-memory buffers,
-// subgroup size, fragment shape and grouped block order; each key is optional (0: derived). The KHR
+// subgroup size, fragment shape and grouped block order; each key is optional (0: derived); whole=0 keeps
+// every product off the pipeline with the fast path alone. The KHR
 // configuration checks the result (a tile that does not divide, a shape the device does not list, a subgroup
 // size it cannot give, shared memory or invocations past its limits are refused with the key named).
 struct KhrExperiment {
   uint32_t bm = 0, bn = 0, bk = 0, wm = 0, wn = 0;
   uint32_t unroll = 0, buffers = 0, sg = 0, group = 0;
   uint32_t tm = 0, tn = 0, tk = 0;
+  std::optional<uint32_t> whole;  // 0: never the pipeline with the fast path alone (WHOLE)
 };
 
 // VKGEMM_EXPERIMENT_COOPMAT2 = "bm=128,bn=256,bk=32,inv=256,prefetch=1,unroll=8,splits=2,group=8" overrides
