@@ -17,7 +17,8 @@ product C^T = op(B)^T op(A)^T on the same bytes, and a batch is torch.bmm over t
 --type f16 compares fp16 products (A and B float16, fp32 accumulation) with cuBLAS HGEMM through
 torch.matmul on float16 tensors; vkgemm's C is float16 too unless --out-type f32. --type bf16 likewise with
 bfloat16 tensors (vkgemm's C bf16 unless --out-type f32). --type i8 sets vkgemm's i8 product (C i32) against
-torch._int_mm (int8 in, int32 out; row-major NN products without a batch only, as _int_mm takes them): a
+torch._int_mm (int8 in, int32 out; row-major NN products without a batch only, as _int_mm takes them, in
+--shapes and in the set alike): a
 PyTorch path, not necessarily cuBLAS's fastest int8 kernel, so quote it for what it is.
 Each case runs --rounds times (separate vkgemm processes, the first verified, each followed by a cuBLAS
 series), and the median of the rounds' medians is reported: a lone series sometimes reads at a low clock.
@@ -82,8 +83,14 @@ def load_cases(args):
     if not listed:
         raise SystemExit(f"bench-vs-cublas: {args.set} has no cases for {args.type}")
     groups = args.groups.split(",") if args.groups else None
-    return [make_case(c["shape"], c.get("ops", "nn"), c.get("layout", "row"), c.get("batch", 1), c["group"])
-            for c in listed if groups is None or c["group"] in groups]
+    cases = [make_case(c["shape"], c.get("ops", "nn"), c.get("layout", "row"), c.get("batch", 1), c["group"])
+             for c in listed if groups is None or c["group"] in groups]
+    for c in cases:
+        if args.type == "i8" and (c["op_a"], c["op_b"], c["layout"], c["batch"]) != ("n", "n", "row", 1):
+            raise SystemExit(f"bench-vs-cublas: {args.set}'s i8 case {label(c)} ({c['op_a']}{c['op_b']}, "
+                             f"{c['layout']}, batch {c['batch']}) is not a row-major NN product without a batch, "
+                             "the only kind torch._int_mm computes")
+    return cases
 
 
 def label(case):
@@ -438,8 +445,8 @@ def parse_args():
     if args.out_type and args.out_type not in ("f32", args.type):
         raise SystemExit(f"bench-vs-cublas: --out-type {args.out_type} with --type {args.type}: "
                          f"f16 and bf16 inputs take --out-type f32 or their own type")
-    if args.type == "i8" and (not args.shapes or args.ops != "nn" or args.layout != "row" or args.batch != 1):
-        raise SystemExit("bench-vs-cublas: --type i8 takes --shapes with --ops nn, --layout row and no --batch "
+    if args.type == "i8" and (args.ops != "nn" or args.layout != "row" or args.batch != 1):
+        raise SystemExit("bench-vs-cublas: --type i8 takes --ops nn, --layout row and no --batch "
                          "(the products torch._int_mm computes)")
     return args
 
