@@ -272,10 +272,13 @@ void stepped_product(uint sg_row, uint sg_col, bool fast) {
 // one buffer): NVIDIA's sample's loop as it writes it -- each invocation's load and staging positions worked
 // out once, the next step's loads into arrays local to this function, barrier, stage, barrier, load the
 // next step, multiply -- which the driver compiles into fewer registers and a faster loop than the general
-// helpers above compute the same steps with (docs/design/coopmat.md).
-const bool STRAIGHT = WHOLE != 0 && BUFFERS == 1 && TRANS_A == 0 && TRANS_B == 0 && CHUNK == 8;
+// helpers above compute the same steps with (docs/design/coopmat.md). Each pass of the workgroup loads whole
+// rows of both tiles, so the workgroup must be a multiple of a row's chunks (a 192-wide tile at 256
+// invocations is not: it takes the stepped helpers).
 const uint A_PER_ROW = BK / CHUNK, B_PER_ROW = BN / CHUNK;  // invocations along a row of each tile
 const uint A_STEP = WG / A_PER_ROW, B_STEP = WG / B_PER_ROW;  // rows a pass of the workgroup covers
+const bool STRAIGHT = WHOLE != 0 && BUFFERS == 1 && TRANS_A == 0 && TRANS_B == 0 && CHUNK == 8 &&
+                      WG % A_PER_ROW == 0 && WG % B_PER_ROW == 0;
 void straight_product(uint sg_row, uint sg_col) {
   const uint ai = gl_LocalInvocationIndex / A_PER_ROW, ak = CHUNK * (gl_LocalInvocationIndex % A_PER_ROW);
   const uint bk = gl_LocalInvocationIndex / B_PER_ROW, bj = CHUNK * (gl_LocalInvocationIndex % B_PER_ROW);
