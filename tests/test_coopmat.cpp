@@ -62,8 +62,8 @@ bool type_runs_here(const CTypes& ct) {
 std::array<uint32_t, 2> device_tiles(DataType c_type, bool f16_acc, DataType input = DataType::f16) {
   const DeviceInfo& d = test::engine().device();
   const kernels::Types t{input, c_type, f16_acc};
-  const auto small = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, 1, 1);
-  const auto large = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, 1u << 14, 1u << 14);
+  const auto small = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, 1, 1, 1, 1);
+  const auto large = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, 1u << 14, 1u << 14, 4096, 1);
   return {small.tile[0], large.tile[0]};
 }
 
@@ -390,7 +390,7 @@ int run_whole_products_on(Engine& e, int64_t m, int64_t n, uint32_t tile, std::m
 kernels::LaunchShape whole_launch(const DeviceInfo& device, bool f16_acc, uint32_t tile) {
   const kernels::Types t{DataType::f16, f16_acc ? DataType::f16 : DataType::f32, f16_acc};
   return kernels::coopmat_launch(device, t, {.kernel = Kernel::coopmat, .tile = tile, .f16_accumulate = f16_acc},
-                                 4 * tile, 4 * tile);
+                                 4 * tile, 4 * tile, 64, 1);
 }
 uint32_t buffers_of(const kernels::LaunchShape& s) {
   uint32_t buffers = 0;

@@ -109,18 +109,32 @@ TEST_SUITE("coopmat config") {
     for (bool acc16 : {false, true}) {
       const Types t{DataType::f16, acc16 ? DataType::f16 : DataType::f32, acc16};
       CHECK_NOTHROW(kernels::check_matrix_kernel(d, Kernel::coopmat, t));
-      // The wide tile where it still gives 256 workgroups (fp32 sums: 128x256, UNROLL 2; fp16 sums: 256x256,
-      // subgroups of 128x64 standing 2 high, single-buffered, UNROLL 4); 128x128 where that gives 128; else 64x64; each also
-      // by name.
-      const uint32_t wide_bm = acc16 ? 256 : 128;
-      for (const std::array<uint32_t, 5>& row :
-           {std::array<uint32_t, 5>{4096, 4096, 16, wide_bm, 256}, {2048, 2048, 16, 128, 128}, {4096, 512, 16, 128, 128},
-            {256, 256, 16, 64, 64}, {4096, 4096, 64, 64, 64}, {100, 100, 128, 128, 128}, {100, 100, 256, wide_bm, 256}}) {
-        const auto [m, n, tile, bm, bn] = row;
-        CAPTURE(row[0]);  // m, n and the tile option: CAPTURE captures, not a binding (clang 14)
+      // fp32 sums: the wide tile (128x256, UNROLL 2) where the wave model expects it first (on the H200's 132
+      // SMs: 2048^3, one wave of 128 tiles against two of 128x128; 1536^3; 8 x 1024^3; not 4096 x 512 x 14336,
+      // 64 wide tiles against 128 large); fp16 sums: the wide tile (256x256, subgroups of 128x64 standing 2 high,
+      // single-buffered, UNROLL 4) where it still gives 256 workgroups; 128x128 where that gives 128 (batch
+      // entries counted); else 64x64; each also by name. Columns: m, n, k, batch, tile, then the tile's rows
+      // and columns with fp32 sums, and with fp16 sums. Mutations (shown once by hand): the batch left out of the
+      // count, the wide tile everywhere, or the wide tile modelled with the large one's figures, each fail a row.
+      for (const std::array<uint32_t, 9>& row :
+           {std::array<uint32_t, 9>{4096, 4096, 4096, 1, 16, 128, 256, 256, 256},
+            {2048, 2048, 2048, 1, 16, 128, 256, 128, 128},
+            {1536, 1536, 1536, 1, 16, 128, 256, 128, 128},
+            {4096, 512, 14336, 1, 16, 128, 128, 128, 128},
+            {1024, 1024, 1024, 8, 16, 128, 256, 128, 128},
+            {1024, 1024, 1024, 1, 16, 64, 64, 64, 64},
+            {256, 256, 256, 1, 16, 64, 64, 64, 64},
+            {4096, 4096, 4096, 1, 64, 64, 64, 64, 64},
+            {100, 100, 100, 1, 128, 128, 128, 128, 128},
+            {100, 100, 100, 1, 256, 128, 256, 256, 256}}) {
+        const auto [m, n, k, batch, tile, bm32, bn32, bm16, bn16] = row;
+        const uint32_t bm = acc16 ? bm16 : bm32, bn = acc16 ? bn16 : bn32;
+        CAPTURE(row[0]);  // m, n, k, batch and the tile option: CAPTURE captures, not a binding (clang 14)
         CAPTURE(row[1]);
         CAPTURE(row[2]);
-        const auto s = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat, .tile = tile}, m, n);
+        CAPTURE(row[3]);
+        CAPTURE(row[4]);
+        const auto s = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat, .tile = tile}, m, n, k, batch);
         const uint32_t wg = spec_constant(s, "WG"), bk = spec_constant(s, "BK");
         const uint32_t wm = spec_constant(s, "WM"), wn = spec_constant(s, "WN");
         CHECK(spec_constant(s, "BM") == bm);
@@ -176,8 +190,8 @@ TEST_SUITE("coopmat config") {
       for (bool acc16 : {false, true}) {
         const Types t{DataType::f16, acc16 ? DataType::f16 : DataType::f32, acc16};
         CHECK_NOTHROW(kernels::check_matrix_kernel(d, Kernel::coopmat, t));
-        const auto large = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, 1u << 14, 1u << 14);
-        const auto small = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, 64, 64);
+        const auto large = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, 1u << 14, 1u << 14, 4096, 1);
+        const auto small = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, 64, 64, 64, 1);
         CHECK(large.required_subgroup_size == c.sg);
         CHECK(spec_constant(large, "SG") == c.sg);
         CHECK(spec_constant(large, "TM") == c.tm);
@@ -193,7 +207,7 @@ TEST_SUITE("coopmat config") {
         CHECK(spec_constant(large, "BUFFERS") == (acc16 ? 2u : c.buffers));
         CHECK(large.shared_bytes <= d.max_shared_memory);
         // The tile is named by its columns: each name gives its tile back (the engine pins it so).
-        CHECK(kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat, .tile = c.small_bn}, 1u << 14, 1u << 14)
+        CHECK(kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat, .tile = c.small_bn}, 1u << 14, 1u << 14, 4096, 1)
                   .tile[0] == c.small_bn);
       }
     }
@@ -216,7 +230,7 @@ TEST_SUITE("coopmat config") {
     d = nvidia();
     d.max_shared_memory = 32 * 1024;
     const auto s = kernels::coopmat_launch(d, {DataType::f16, DataType::f32, false}, {.kernel = Kernel::coopmat},
-                                           1u << 14, 1u << 14);
+                                           1u << 14, 1u << 14, 4096, 1);
     CHECK(spec_constant(s, "BUFFERS") == 1);
     CHECK(s.shared_bytes <= 32u * 1024u);
   }
@@ -346,14 +360,14 @@ TEST_SUITE("coopmat config") {
     expect_error([&] { kernels::check_matrix_kernel(d, Kernel::coopmat, t); }, "VK_KHR_cooperative_matrix");
     expect_error([&] { kernels::check_matrix_kernel(d, Kernel::coopmat2, t); }, "VK_NV_cooperative_matrix2");
     d = nvidia();
-    expect_error([&] { kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat, .tile = 512}, 64, 64); },
+    expect_error([&] { kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat, .tile = 512}, 64, 64, 64, 1); },
                  "64, 128 or 256");
     expect_error([&] { kernels::coopmat2_launch(d, t, {.kernel = Kernel::coopmat2, .tile = 48}, 64, 64); },
                  "32, 64, 96, 128, 192 or 256");
     // Only 16x8 fragments (no 16x16): still a valid configuration, with 16x8 fragments.
     d.coopmat_shapes.erase(d.coopmat_shapes.begin() + 2);
     d.coopmat_shapes.erase(d.coopmat_shapes.begin() + 4);
-    const auto s = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, 4096, 4096);
+    const auto s = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, 4096, 4096, 4096, 1);
     CHECK(spec_constant(s, "TM") == 16);
     CHECK(spec_constant(s, "TN") == 8);
     CHECK(spec_constant(s, "TK") == 16);
@@ -423,7 +437,7 @@ TEST_SUITE("coopmat config") {
       CHECK_NOTHROW(kernels::check_matrix_kernel(d, Kernel::coopmat, t));
       CHECK_NOTHROW(kernels::check_matrix_kernel(d, Kernel::coopmat2, t));
       // KHR: the largest int8 fragment, a K step of 64 (64 bytes a row, as f16's 32), within 48 KiB.
-      const auto large = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, 1u << 14, 1u << 14);
+      const auto large = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, 1u << 14, 1u << 14, 4096, 1);
       CHECK(spec_constant(large, "TM") == 16);
       CHECK(spec_constant(large, "TN") == 16);
       CHECK(spec_constant(large, "TK") == 32);
@@ -492,8 +506,8 @@ TEST_SUITE("coopmat config") {
       lvp.coopmat_shapes.push_back(s);
     }
     const Types t8{DataType::i8, DataType::i32, false};
-    const auto lvp_large = kernels::coopmat_launch(lvp, t8, {.kernel = Kernel::coopmat}, 1u << 14, 1u << 14);
-    const auto lvp_small = kernels::coopmat_launch(lvp, t8, {.kernel = Kernel::coopmat}, 16, 16);
+    const auto lvp_large = kernels::coopmat_launch(lvp, t8, {.kernel = Kernel::coopmat}, 1u << 14, 1u << 14, 4096, 1);
+    const auto lvp_small = kernels::coopmat_launch(lvp, t8, {.kernel = Kernel::coopmat}, 16, 16, 16, 1);
     CHECK(spec_constant(lvp_large, "BK") == 16);
     CHECK(spec_constant(lvp_large, "BM") == 32);
     CHECK(spec_constant(lvp_large, "BN") == 64);
@@ -671,8 +685,8 @@ TEST_SUITE("coopmat config") {
       }
       // KHR: the bf16 fragment, f16's K step (32: 64 bytes a row), f16's tiles and shared memory.
       for (const uint32_t side : {64u, 1u << 14}) {
-        const auto b = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, side, side);
-        const auto h = kernels::coopmat_launch(d, f16, {.kernel = Kernel::coopmat}, side, side);
+        const auto b = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, side, side, side, 1);
+        const auto h = kernels::coopmat_launch(d, f16, {.kernel = Kernel::coopmat}, side, side, side, 1);
         CHECK(spec_constant(b, "TK") == 16);
         CHECK(spec_constant(b, "BK") == 32);
         for (const char* name : {"BM", "BN", "BK", "WM", "WN", "TM", "TN", "UNROLL", "BUFFERS"}) {

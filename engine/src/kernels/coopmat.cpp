@@ -11,8 +11,8 @@ namespace {
 
 constexpr DataType kInputs[] = {DataType::f16, DataType::bf16, DataType::i8, DataType::u8};
 
-LaunchShape shape(const LaunchContext& ctx, uint32_t m, uint32_t n) {
-  LaunchShape s = coopmat_launch(ctx.device, ctx.types, ctx.options, m, n);
+LaunchShape shape(const LaunchContext& ctx, const Problem& p) {
+  LaunchShape s = coopmat_launch(ctx.device, ctx.types, ctx.options, p.m, p.n, p.k, p.batch);
   s.shader = shader_name(Kernel::coopmat, ctx.types);
   return s;
 }
@@ -47,7 +47,7 @@ bool whole_product(const LaunchShape& s, const Problem& p) {
 }
 
 KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
-  LaunchShape main = shape(ctx, p.m, p.n);
+  LaunchShape main = shape(ctx, p);
   main.constants.push_back({"TRANS_A", p.trans_a ? 1u : 0u});
   main.constants.push_back({"TRANS_B", p.trans_b ? 1u : 0u});
   main.constants.push_back({"WHOLE", whole_product(main, p) ? 1u : 0u});

@@ -358,10 +358,42 @@ std::optional<KhrConfig> khr_named(const KhrTiles& k, uint32_t tile) {
                           k.device, tile));
 }
 
-KhrConfig khr_config(const DeviceInfo& device, const Types& t, uint32_t m, uint32_t n, uint32_t tile = 16) {
+// The wave model's figures for the KHR kernel's large and wide tiles with fp32 sums (tuning/wave_model.hpp; as
+// Nv2Tile's): TFLOP/s at 4096^3 and the fixed cost in K steps that gives the time at 4096^2 x 512, both
+// measured in one run on an H200 (docs/design/coopmat.md). Only their ratio matters on other devices.
+struct KhrModel {
+  double measured_tflops;
+  uint32_t k_overhead;
+};
+constexpr KhrModel kKhrLargeModel{215.7, 359}, kKhrWideModel{284.5, 517};
+
+// Whether the wave model expects the wide tile to finish an m x n x k product (batch entries) before the
+// large one: it halves the workgroups, so it wins where the large tile's last wave is the costlier (2048^3:
+// one wave of 128 wide tiles against two of 256 large ones) and loses where it leaves units idle that the
+// large tile fills (4096 x 512 x 14336: 64 wide tiles against 128).
+bool khr_wide_wins(const DeviceInfo& d, const KhrConfig& large, const KhrConfig& wide, const tuning::Work& work) {
+  const tuning::Machine machine = tuning::machine_of(d);
+  const tuning::Work at{4096, 4096, 4096, 1};
+  const auto seconds = [&](const KhrConfig& c, const KhrModel& figures) {
+    tuning::TileModel model{c.bm, c.bn, tuning::saturating_workgroups(d, c.subgroups() * c.sg), figures.k_overhead, 1.0};
+    model.unit_gflops = tuning::calibrate_unit_gflops(machine, model, at, 1, figures.measured_tflops * 1e3);
+    return tuning::main_seconds(machine, model, work, 1);
+  };
+  return seconds(wide, kKhrWideModel) < seconds(large, kKhrLargeModel);
+}
+
+// By shape: the small tile where the large one gives fewer than kEnoughWorkgroups (batch entries counted),
+// else the wide one where the wave model expects it first (with fp16 sums, whose 256 x 256 tile is not
+// modelled: where it still gives twice kEnoughWorkgroups), else the large one.
+KhrConfig khr_config(const DeviceInfo& device, const Types& t, const tuning::Work& work, uint32_t tile = 16) {
   const KhrTiles k = khr_tiles(device, t);
-  KhrConfig c = tiles(m, n, k.large.bm, k.large.bn) >= kEnoughWorkgroups ? k.large : k.small;
-  if (k.wide && tiles(m, n, k.wide->bm, k.wide->bn) >= 2 * kEnoughWorkgroups) c = *k.wide;
+  const auto m = static_cast<uint32_t>(work.m), n = static_cast<uint32_t>(work.n);
+  KhrConfig c = tiles(m, n, k.large.bm, k.large.bn) * work.batch >= kEnoughWorkgroups ? k.large : k.small;
+  if (k.wide && c.bm == k.large.bm && c.bn == k.large.bn) {
+    const bool wins = t.f16_accumulate ? tiles(m, n, k.wide->bm, k.wide->bn) * work.batch >= 2 * kEnoughWorkgroups
+                                       : khr_wide_wins(device, k.large, *k.wide, work);
+    if (wins) c = *k.wide;
+  }
   c = khr_named(k, tile).value_or(c);
   khr_check(c, t);
   return c;
@@ -438,8 +470,9 @@ void check_matrix_kernel(const DeviceInfo& d, Kernel kernel, const Types& t) {
   }
 }
 
-LaunchShape coopmat_launch(const DeviceInfo& d, const Types& t, const GemmOptions& options, uint32_t m, uint32_t n) {
-  return khr_launch(d, t, khr_config(d, t, m, n, options.tile));
+LaunchShape coopmat_launch(const DeviceInfo& d, const Types& t, const GemmOptions& options, uint32_t m, uint32_t n,
+                           uint32_t k, uint32_t batch) {
+  return khr_launch(d, t, khr_config(d, t, {m, n, std::max(k, 1u), std::max(batch, 1u)}, options.tile));
 }
 
 LaunchShape coopmat_largest_launch(const DeviceInfo& d, const Types& t, const GemmOptions& options) {

@@ -133,8 +133,10 @@ std::array<uint32_t, 3> dispatch_grid(const DeviceInfo& device, const LaunchShap
 
 // The cooperative-matrix kernels' choices (coopmat_config.cpp); the shapes they return name no shader.
 bool is_matrix_kernel(Kernel kernel) noexcept;
+// The KHR kernel's tile: options.tile, or (16) by shape: the small tile where the large one gives too few
+// workgroups (batch entries count), else the wide one where the wave model expects it first, else the large.
 LaunchShape coopmat_launch(const DeviceInfo& device, const Types& types, const GemmOptions& options, uint32_t m,
-                           uint32_t n);
+                           uint32_t n, uint32_t k, uint32_t batch);
 // coopmat2's tile: options.tile, or (16) by shape: 32 x 64 for at most 32 rows, 64 x 64 for fewer than 128
 // rows or columns, else the wave model's among the modelled tiles where one fills the device unsplit, else
 // the largest that fills it split along K where k (the product's K) allows; batch entries count as
