@@ -375,7 +375,8 @@ bool khr_wide_wins(const DeviceInfo& d, const KhrConfig& large, const KhrConfig&
   const tuning::Machine machine = tuning::machine_of(d);
   const tuning::Work at{4096, 4096, 4096, 1};
   const auto seconds = [&](const KhrConfig& c, const KhrModel& figures) {
-    tuning::TileModel model{c.bm, c.bn, tuning::saturating_workgroups(d, c.subgroups() * c.sg), figures.k_overhead, 1.0};
+    const uint32_t saturating = tuning::saturating_workgroups(d, c.subgroups() * c.sg);
+    tuning::TileModel model{c.bm, c.bn, saturating, figures.k_overhead, 1.0};
     model.unit_gflops = tuning::calibrate_unit_gflops(machine, model, at, 1, figures.measured_tflops * 1e3);
     return tuning::main_seconds(machine, model, work, 1);
   };
