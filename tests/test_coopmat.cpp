@@ -350,16 +350,15 @@ std::vector<GemmDesc> whole_products(int64_t m, int64_t n) {
   return descs;
 }
 
-// Whether `e` runs bf16 on the kernel with C f32 and C bf16 (no skip reported: for grids that run it beside
-// f16 where the device has it).
-bool bf16_listed(Engine& e) {
+// Why `e` cannot run bf16 on the kernel with C f32 and C bf16, or nothing where it can.
+std::optional<std::string> bf16_missing(Engine& e) {
   try {
     for (const DataType c : {DataType::f32, DataType::bf16}) {
       e.check_supported(DataType::bf16, c, {.kernel = Kernel::coopmat});
     }
-    return true;
-  } catch (const Error&) {
-    return false;
+    return std::nullopt;
+  } catch (const Error& err) {
+    return std::string(err.what());
   }
 }
 
@@ -372,7 +371,7 @@ int run_whole_products_on(Engine& e, int64_t m, int64_t n, uint32_t tile, std::m
     bool f16_acc;
   };
   std::vector<Variant> variants = {{DataType::f16, DataType::f32, false}, {DataType::f16, DataType::f16, true}};
-  if (bf16_listed(e)) variants.push_back({DataType::bf16, DataType::bf16, false});
+  if (!bf16_missing(e)) variants.push_back({DataType::bf16, DataType::bf16, false});
   int runs = 0;
   for (const Variant& v : variants) {
     for (GemmDesc d : whole_products(m, n)) {
@@ -427,15 +426,9 @@ void run_whole_products(const std::string& name) {
 // matrices need VK_KHR_shader_bfloat16 and a bf16 shape, which neither lavapipe has (where they must run,
 // the support suite's bf16= expectation asserts it).
 bool bf16_runs_here() {
-  try {
-    for (const DataType c : {DataType::f32, DataType::bf16}) {
-      test::engine().check_supported(DataType::bf16, c, {.kernel = Kernel::coopmat});
-    }
-    return true;
-  } catch (const Error& err) {
-    test::skip(fmt::format("the bf16 grid: {}", err.what()));
-    return false;
-  }
+  const std::optional<std::string> missing = bf16_missing(test::engine());
+  if (missing) test::skip(fmt::format("the bf16 grid: {}", *missing));
+  return !missing;
 }
 
 // bf16 (C f32 and C bf16, fp32 sums) over `sizes` at the small or large tile: every op and layout, aligned
