@@ -46,8 +46,10 @@ uint bf16_bits(float r) {
 #define C_STORE(r) bfloat16_t(uintBitsToFloat(bf16_bits(r) << 16))
 #endif
 #else
+#ifndef A_T  // the split's reduce pass reads an fp32 workspace as A
 #define A_T uint16_t
 #define B_T uint16_t
+#endif
 #define WIDEN(x) uintBitsToFloat(uint(x) << 16)  // bf16 is the upper half of an fp32
 #ifdef VKGEMM_BF16_C
 #define C_LOAD(x) WIDEN(x)

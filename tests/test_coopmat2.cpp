@@ -5,7 +5,8 @@
 // runs (zero, one and two whole runs of UNROLL steps, each with every rest), with and without a partial
 // last step, for each tile, on products with tiles inside C and edge tiles, split along K where the grid
 // is short and K long, every op combination taking turns, C f32 and f16, alpha and beta; and the same for i8
-// and u8 (C i32, integer scalars that overflow int32, one slice however long K) and bf16 (C f32, one slice). The sides are
+// and u8 (C i32, integer scalars that overflow int32, one slice however long K) and bf16 (C f32 and bf16, split as
+// f16 is; a bf16 C through the fp32 workspace even in one slice). The sides are
 // multiples of 8, so with beta 0 or split along K the edge tiles start a tile back and overlap their
 // neighbours (shaders/coopmat2.comp tile_start); with beta they stay edge tiles; two more products move
 // them on one side only. Each product is checked against the CPU reference with poisoned gaps and guards.
@@ -74,7 +75,7 @@ GemmDesc make_desc(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_
 int run_tile(uint32_t tile, bool f16_acc, std::mt19937_64& rng, int& failures, DataType input = DataType::f16) {
   const Engine& e = test::engine();
   const bool int8 = input == DataType::i8 || input == DataType::u8, bf16 = input == DataType::bf16;
-  const DataType narrow_c = bf16 ? DataType::f32 : DataType::f16;  // the 16-bit C of f16 inputs; bf16 gives C f32 only
+  const DataType narrow_c = bf16 ? DataType::bf16 : DataType::f16;  // the inputs' own type as C
   const GemmOptions options{.kernel = Kernel::coopmat2, .tile = tile, .f16_accumulate = f16_acc};
   const kernels::Types types{input, int8 ? DataType::i32 : f16_acc ? DataType::f16 : DataType::f32, f16_acc};
   const kernels::LaunchShape shape = kernels::coopmat2_launch(e.device(), types, options, 1, 1);
@@ -84,7 +85,7 @@ int run_tile(uint32_t tile, bool f16_acc, std::mt19937_64& rng, int& failures, D
   const int64_t m = bm + bm / 2 + 8, n = bn + bn / 4 + 8;  // whole tiles and edge tiles (multiples of 8)
   std::vector<int64_t> ks;
   for (uint32_t s : step_counts(unroll)) ks.push_back(int64_t{s} * bk + (s % 3 == 0 ? 8 : 0));  // some: a partial step
-  // A short grid with K >= 4096 splits (coopmat2_splits) where the types split (f16): slices of multiples of
+  // A short grid with K >= 4096 splits (coopmat2_splits) where the types split (f16, bf16): slices of multiples of
   // 256 with rests of their own; the others run it as one slice.
   ks.push_back(4096 + 13 * bk + 8);
   ks.push_back(8192 + 5 * bk + 8);
@@ -147,8 +148,8 @@ TEST_SUITE("coopmat2") {
   }
 
   // Its own case too (--test-case="*bf16*"): a skip where the device lacks bf16 matrices (the refusal names
-  // what is missing). C f32 only: coopmat2 refuses C bf16 (coopmat_config.cpp).
-  TEST_CASE("fast path for bf16: C f32, every K step count, inside and edge tiles, one slice") {
+  // what is missing). C f32 and bf16 (through the fp32 workspace and the bf16 reduce pass), split K.
+  TEST_CASE("fast path for bf16: C f32 and bf16, every K step count, inside and edge tiles, split K") {
     if (!runs_here(DataType::f32, false, DataType::bf16)) return;
     auto rng = test::case_rng("coopmat2 fast path bf16");
     int failures = 0, runs = 0;

@@ -83,7 +83,7 @@ PipelineReport EngineImpl::pipeline_statistics(const GemmDesc& desc, const GemmO
   report.kernel = plan.kernel;
   report.config = plan.description;
   report.statistics = pipelines->statistics(plan.main, "main");
-  if (plan.splits > 1) {
+  if (plan.through_workspace()) {
     auto reduce = pipelines->statistics(plan.reduce, "reduce");
     report.statistics.insert(report.statistics.end(), reduce.begin(), reduce.end());
   }

@@ -1,33 +1,52 @@
 // The NV cooperative-matrix-2 kernel (shaders/coopmat2.comp): f16, bf16, i8 and u8 inputs on workgroup-scope
-// matrices (VK_NV_cooperative_matrix2), transposed operands through tensor views, and, for f16, split-K
-// through an fp32 workspace for short grids with a long K (i8 and u8 run one slice: their sums are exact
-// integers, and a split would need an integer workspace and reduce pass of its own; bf16 too, whose reduce
-// pass would need bf16 variants). The tile choice and split count are coopmat_config.cpp's (coopmat2_launch,
-// coopmat2_splits, coopmat2_splittable); auto's first choice for f16, bf16, i8 and u8 where the device has it.
+// matrices (VK_NV_cooperative_matrix2), transposed operands through tensor views, and, for f16 and bf16,
+// split-K through an fp32 workspace for short grids with a long K (i8 and u8 run one slice: their sums are
+// exact integers, and a split would need an integer workspace and reduce pass of its own). A bf16 C always
+// goes through that workspace, one slice or more: the kernel stores C as an accumulator of C's type, which no
+// device lists for bf16, so the reduce pass rounds the fp32 sums into C. The tile choice and split count are
+// coopmat_config.cpp's (coopmat2_launch, coopmat2_splits, coopmat2_splittable); auto's first choice for f16,
+// bf16 (with C bf16 where coopmat2_first_for_bf16_c says so), i8 and u8 where the device has it.
 #include <fmt/format.h>
 
 #include "gemm_abi.h"
 #include "kernels/kernel_spec.hpp"
+#include "vkgemm/error.hpp"
 
 namespace vkgemm::kernels {
 namespace {
 
 constexpr DataType kInputs[] = {DataType::f16, DataType::bf16, DataType::i8, DataType::u8};
 
+// The main pass's shader: the variant with C f32 where the sums go through the workspace (a bf16 C always).
+std::string main_shader(const Types& t) {
+  return shader_name(Kernel::coopmat2, t.output == DataType::bf16 ? Types{t.input, DataType::f32, false} : t);
+}
+
 LaunchShape shape(const LaunchContext& ctx, uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
   LaunchShape s = coopmat2_launch(ctx.device, ctx.types, ctx.options, m, n, k, batch);
-  s.shader = shader_name(Kernel::coopmat2, ctx.types);
+  s.shader = main_shader(ctx.types);
   return s;
 }
 
+KernelLaunch launch(const LaunchContext& ctx, const Problem& p);
+
 std::vector<GemmOptions> candidates(const LaunchContext& ctx, const Problem& p) {
-  return matrix_candidates(ctx, p, Kernel::coopmat2);
+  std::vector<GemmOptions> out = matrix_candidates(ctx, p, Kernel::coopmat2);
+  if (ctx.types.output == DataType::bf16 && !out.empty()) {
+    try {
+      const KernelLaunch l = launch({ctx.device, ctx.table, out.front(), ctx.types}, p);
+      if (!coopmat2_first_for_bf16_c(l.main, l.splits)) return {};
+    } catch (const Error&) {
+      return {};  // a device without coopmat2's shapes: check() refuses it, naming what is missing
+    }
+  }
+  return out;
 }
 
 // The largest tile the options allow fits wherever a smaller one does.
 void check(const LaunchContext& ctx) {
   LaunchShape s = coopmat2_largest_launch(ctx.device, ctx.types, ctx.options);
-  s.shader = shader_name(Kernel::coopmat2, ctx.types);
+  s.shader = main_shader(ctx.types);
   check_matrix(ctx, s);
 }
 
@@ -49,11 +68,15 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
     out.k_split = ((rounds + wanted - 1) / wanted) * kSliceAlign;
     out.splits = (p.k + out.k_split - 1) / out.k_split;
   }
-  if (out.splits > 1) {
-    out.main.shader = shader_name(Kernel::coopmat2, {DataType::f16, DataType::f32, ctx.types.f16_accumulate});
+  const bool bf16_c = ctx.types.output == DataType::bf16;
+  if (out.splits > 1 || bf16_c) {
+    out.main.shader = shader_name(Kernel::coopmat2, {ctx.types.input, DataType::f32, ctx.types.f16_accumulate});
     out.grid[2] = p.batch * out.splits;
-    add_reduce(out, fmt::format("splitk_reduce_f16_{}", to_string(ctx.types.output)), p.m, p.n, p.batch);
-    out.description += fmt::format(" split {}", out.splits);
+    const std::string reduce =
+        bf16_c ? "splitk_reduce_bf16_bf16" : fmt::format("splitk_reduce_f16_{}", to_string(ctx.types.output));
+    add_reduce(out, reduce, p.m, p.n, p.batch);
+    if (out.splits > 1) out.description += fmt::format(" split {}", out.splits);
+    if (bf16_c) out.description += ", C through fp32";
   }
   return out;
 }

@@ -456,13 +456,6 @@ void check_matrix_kernel(const DeviceInfo& d, Kernel kernel, const Types& t) {
                             d.name));
   }
   check_common(d, "coopmat2", t);
-  // C is stored as an accumulator matrix of its type, and bf16 is listed only as A and B (shaders/coopmat2.comp).
-  if (t.input == DataType::bf16 && t.output != DataType::f32) {
-    throw Error(ErrorCode::unsupported_config,
-                fmt::format("the coopmat2 kernel gives bf16 inputs C f32 only: it stores C as an accumulator matrix, "
-                            "and {} lists no bf16 accumulator; the coopmat kernel runs C {} (auto takes it)",
-                            d.name, to_string(t.output)));
-  }
   if (!nv2_shape(d, t, kNv2Small) && !nv2_shape(d, t, kNv2Medium)) {
     throw Error(ErrorCode::unsupported_config,
                 fmt::format("the coopmat2 kernel needs a workgroup-scope flexible shape {} for 128 or 256 "
@@ -515,7 +508,18 @@ Nv2Tile modelled_tile(const DeviceInfo& d, uint32_t m, uint32_t n, uint32_t k, u
 
 }  // namespace
 
-bool coopmat2_splittable(const Types& types) noexcept { return types.input == DataType::f16; }
+bool coopmat2_splittable(const Types& types) noexcept {
+  return types.input == DataType::f16 || types.input == DataType::bf16;
+}
+
+// bf16 to bf16 on coopmat2, through the fp32 workspace and the reduce pass, rather than on the KHR kernel,
+// which rounds C in its own store: where coopmat2 splits K (a short grid), or where the wave model took its
+// 192x128 or 96x192 tile for the waves (3072^3); on its other tiles the KHR kernel runs as fast without the
+// extra pass (docs/design/coopmat2.md).
+bool coopmat2_first_for_bf16_c(const LaunchShape& main, uint32_t splits) {
+  const auto is = [&](const Nv2Tile& t) { return main.tile[1] == t.bm && main.tile[0] == t.bn; };
+  return splits > 1 || is(kNv2Tall) || is(kNv2Wide);
+}
 
 uint32_t coopmat2_splits(const LaunchShape& shape, uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
   uint32_t bk = 64;

@@ -80,12 +80,14 @@ struct KernelLaunch {
   uint32_t splits = 1;                // > 1: main writes partial sums to a workspace (slice-major per
                                       // batch entry, m x n each), `reduce` adds them into C
   uint32_t k_split = 0;               // the K range of one slice
-  LaunchShape reduce;
+  LaunchShape reduce;                 // with a shader where the sums go through the workspace: splits > 1,
+                                      // or a C the main pass cannot store (coopmat2's bf16 C, one slice too)
   std::array<uint32_t, 3> reduce_grid{};
   std::string description;            // "tile 16", "128x128x8 8x8 lanes 8 split 1", "128x128"
   uint32_t flags = 0;                 // GEMM_VEC_* for the main pass
   BlockedConfig blocked;              // blocked: the configuration chosen (split_k as asked), so that the
                                       // pieces of a partitioned product can be planned with the same one
+  bool through_workspace() const { return !reduce.shader.empty(); }
 };
 
 // The shader variant of a kernel for these types (as shaders/CMakeLists.txt names it): "<kernel>_<type>"
@@ -150,9 +152,11 @@ LaunchShape coopmat2_largest_launch(const DeviceInfo& device, const Types& types
 // Split-K slices for a coopmat2 launch (1: none): short grids with a long K are cut along K, the partial
 // sums (of either accumulator type) going through an fp32 workspace and splitk_reduce.
 uint32_t coopmat2_splits(const LaunchShape& shape, uint32_t m, uint32_t n, uint32_t k, uint32_t batch);
-// Whether coopmat2 may split these types along K: f16 only (the workspace and its reduce pass are f16's:
-// splitk_reduce_f16_*). i8, u8 and bf16 run one slice.
+// Whether coopmat2 may split these types along K: f16 and bf16 (an fp32 workspace and splitk_reduce_f16_* or
+// splitk_reduce_bf16_bf16). i8 and u8 run one slice.
 bool coopmat2_splittable(const Types& types) noexcept;
+// Whether auto takes coopmat2 for bf16 inputs with C bf16 (main: its launch for the product, with `splits`).
+bool coopmat2_first_for_bf16_c(const LaunchShape& main, uint32_t splits);
 // The GemmOptions::tile that names coopmat2's bm x bn tile (32 for 32 x 64, 64, 96 for 96 x 192, 128, 192 for
 // 192 x 128, 256 for 128 x 256 or, with fp16 sums, 256 x 256); a tile only the experiment knob makes, by its
 // longer side.

@@ -144,7 +144,7 @@ PiecePasses schedule_piece(const Piece& piece, const kernels::Problem& whole, co
   if (turn_b) p = add_turn(out, p);
   const kernels::KernelLaunch plan = kernels::plan_piece(device, tuning, pinning, p);
   out.main = {plan.main, plan.grid, push_constants(p, plan, desc.alpha, beta)};
-  if (plan.splits > 1) add_split(out, p, plan);
+  if (plan.through_workspace()) add_split(out, p, plan);
   return out;
 }
 
