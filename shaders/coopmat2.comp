@@ -19,8 +19,9 @@
 // accumulator (beta * C loaded through the store's layout, only when beta is not 0); each batch entry reads
 // and writes its matrices batch * stride along.
 // Split-K (as blocked.comp): z = batch * slices + slice; slice s sums the K range [s * k_split, ...) and,
-// when there are several, writes its raw partial block to the workspace bound as C (C_T is then float),
-// C + z * split_stride with row stride ldc; splitk_reduce.comp adds them into C with alpha and beta.
+// where the host sets split_stride (several slices, or a bf16 C in one), writes its raw partial block to the
+// workspace bound as C (C_T is then float), C + z * split_stride with row stride ldc; splitk_reduce.comp
+// adds them into C with alpha and beta.
 // A transposed operand (TRANS_A: A stored K x M; TRANS_B: B stored N x K) is sliced in its stored order and
 // loaded through a transposing tensor view.
 // The fast path -- a tile wholly inside the matrices, 16-byte aligned rows and offsets, a K start that is a
@@ -137,7 +138,9 @@ uint tile_start(uint block, uint tile, uint side, bool shift) {
 void tile_product(const uint row0, const uint col0, const uint slices, const uint batch, const uint slice) {
   // k_split is a multiple of 256 (the host's rule): the mask changes nothing but shows k_begin % 8 == 0.
   const uint k_begin = (slice * p.k_split) & ~7u, k_end = min(p.K, k_begin + p.k_split);
-  const bool partial = slices > 1;
+  // Raw sums to the workspace wherever the host set a slice stride: a split, or a C the kernel cannot store
+  // itself (bf16), one slice too (engine/src/plan/schedule.cpp add_split).
+  const bool partial = p.split_stride != 0u;
   const uint a_base = p.a_offset + batch * p.stride_a;
   const uint b_base = p.b_offset + batch * p.stride_b;
   const uint c_base = partial ? p.c_offset + gl_WorkGroupID.z * p.split_stride : p.c_offset + batch * p.stride_c;
@@ -238,7 +241,7 @@ void main() {
   if (block.y * BM + BM <= p.M && block.x * BN + BN <= p.N) {
     tile_product(block.y * BM, block.x * BN, slices, batch, slice);
   } else {
-    const bool shift = slices > 1 || (p.flags & GEMM_BETA_ZERO) != 0u;
+    const bool shift = p.split_stride != 0u || (p.flags & GEMM_BETA_ZERO) != 0u;
     tile_product(tile_start(block.y, BM, p.M, shift), tile_start(block.x, BN, p.N, shift), slices, batch, slice);
   }
 }

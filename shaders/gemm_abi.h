@@ -34,7 +34,7 @@
   FIELD(batch)        /* batch entries (the grid's z dimension) */                                                 \
   FIELD(flags)        /* GEMM_TRANS_A | GEMM_TRANS_B | GEMM_BETA_ZERO | GEMM_VEC_* */                               \
   FIELD(k_split)      /* split-K: the K range of one slice (K, at least 1, when not split) */                      \
-  FIELD(split_stride) /* split-K: elements between the partial results of consecutive slices */
+  FIELD(split_stride) /* split-K (or a C through the workspace): elements between consecutive slices' sums; 0: none */
 // After the 16 fields (64 bytes): alpha then beta, each in the shader's SCALAR_T (float, int or double; 8
 // bytes each at most), so the block is 80 bytes at most, inside the 128 every device guarantees.
 #define GEMM_PUSH_SCALARS_OFFSET 64
