@@ -543,7 +543,7 @@ Command add_run_command(CLI::App& cmd, CommonOptions& common) {
   cmd.add_flag("--f16-accumulate", o->f16_accumulate,
                "f16 inputs: accumulate in fp16, C f16 (faster on some GPUs; overflows past 65504, less accurate)");
   add_enum_option(cmd, "--kernel", o->kernel, kernel_table(),
-                  fmt::format("Kernel: {}; blocked takes f32 and f64, coopmat f16, bf16, i8 and u8, coopmat2 the same (bf16 with C f32); auto: the best for "
+                  fmt::format("Kernel: {}; blocked takes f32 and f64, coopmat f16, bf16, i8 and u8, coopmat2 the same; auto: the best for "
                               "the shape, type and device", joined_names(kernel_table())))
       ->default_str(std::string(to_string(o->kernel)));
   cmd.add_option("--tile", o->tile,
