@@ -6,9 +6,9 @@
 #extension GL_NV_cooperative_matrix2 : enable
 // f16, bf16 and int8 GEMM on workgroup-scope cooperative matrices (VK_NV_cooperative_matrix2). Built with
 // VKGEMM_F16, VKGEMM_BF16_MMA (A_T bfloat16_t, fp32 sums, C_T float: C is an accumulator matrix, and devices
-// list bf16 only as A and B) or VKGEMM_INT8_MMA (A_T
-// int8_t or uint8_t; the sums and C int, or uint for u8); bf16 and int8 are never split along K: the host
-// plans one slice.
+// list bf16 only as A and B, so a bf16 C is the reduce pass's to write, from the workspace) or
+// VKGEMM_INT8_MMA (A_T int8_t or uint8_t; the sums and C int, or uint for u8); int8 is never split along K:
+// the host plans one slice.
 //
 // The whole workgroup owns one BM x BN accumulator, and A and B go straight from the buffers into BM x BK
 // and BK x BN matrices through tensor layouts (the driver stages them through shared memory and schedules

@@ -590,7 +590,7 @@ Nv2Tile chosen_tile(const DeviceInfo& d, const Types& t, uint32_t m, uint32_t n,
   // large tile that needs a split to fill the device keeps it (the split-K path).
   // Then 128x128, by itself or split along K (where the large tile would need slices shorter than 2048;
   // docs/design/coopmat2.md); else 64x64.
-  // i8, u8 and bf16 run one slice (coopmat2.cpp): a tile fills the device by itself or not at all.
+  // i8 and u8 run one slice (coopmat2.cpp): a tile fills the device by itself or not at all.
   const auto slices = [&](const Nv2Tile& tile) {
     const uint64_t groups = tiles(m, n, tile.bm, tile.bn) * batch;
     return coopmat2_splittable(t) ? splits_to_fill(groups, k) : static_cast<uint32_t>(groups >= kEnoughWorkgroups);
