@@ -53,7 +53,8 @@ size_t check_partition(const WholeProduct& w, const Blocking& bl, const Partitio
     if (bl.reduce_rows) {
       CHECK(ceil_div(p.n, bl.reduce_cols) <= lim.max_groups[0]);
       CHECK(ceil_div(p.m, bl.reduce_rows) <= lim.max_groups[1]);
-      CHECK(uint64_t{p.m} * p.n * bl.z_per_entry * p.batch * es <= lim.max_range);
+      const uint64_t ws_es = std::max<uint64_t>(es, bl.workspace_element_size);
+      CHECK(uint64_t{p.m} * p.n * bl.z_per_entry * p.batch * ws_es <= lim.max_range);
     }
     // Bindings: aligned, within the range, starting at the piece's first element and holding its last.
     const auto check_binding = [&](const detail::PieceBinding& bind, uint64_t start, uint64_t first, uint64_t last,
@@ -165,6 +166,7 @@ TEST_SUITE("partition") {
       Blocking bl;
       bl.rows = small(rng), bl.cols = small(rng), bl.k_step = small(rng);
       if (coin(rng)) bl.z_per_entry = 2, bl.reduce_rows = 4, bl.reduce_cols = 8;
+      if (bl.reduce_rows && coin(rng)) bl.workspace_element_size = 8;  // wider than C's (as fp32 sums of f16)
       PartitionLimits lim;
       lim.max_groups = {small(rng), small(rng), 2 + small(rng)};
       lim.offset_alignment = coin(rng) ? 16 : 64;

@@ -268,7 +268,10 @@ Pinning matrix_pin(const KernelLaunch& whole, const DeviceInfo&, const GemmOptio
   b.cols = whole.main.tile[0], b.rows = whole.main.tile[1];
   b.k_step = 64;
   b.z_per_entry = whole.splits;
-  if (whole.through_workspace()) b.reduce_cols = whole.reduce.workgroup_size[0], b.reduce_rows = whole.reduce.workgroup_size[1];
+  if (whole.through_workspace()) {
+    b.reduce_cols = whole.reduce.workgroup_size[0], b.reduce_rows = whole.reduce.workgroup_size[1];
+    b.workspace_element_size = 4;  // fp32 sums (plan/schedule.cpp add_split)
+  }
   return out;
 }
 

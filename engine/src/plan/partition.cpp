@@ -48,7 +48,9 @@ std::array<Shape, 3> shapes(const WholeProduct& w, const Blocking& bl, Sizes& s)
 }
 
 // The largest piece within the grid, the watchdog bound and `fit` elements per binding.
-Sizes choose_sizes(const WholeProduct& w, const Blocking& bl, const PartitionLimits& lim, uint64_t fit) {
+// ws_fit: the workspace's elements one binding holds.
+Sizes choose_sizes(const WholeProduct& w, const Blocking& bl, const PartitionLimits& lim, uint64_t fit,
+                   uint64_t ws_fit) {
   Sizes s{w.batch, w.m, w.n, w.k};
   // Grid: each axis's workgroups cover at most max_groups blocks, in the main pass and the reduce pass.
   const auto cap = [](uint32_t& size, uint64_t groups, uint32_t block) {
@@ -87,9 +89,9 @@ Sizes choose_sizes(const WholeProduct& w, const Blocking& bl, const PartitionLim
   if (bl.reduce_rows) {
     const uint64_t z = bl.z_per_entry;
     const auto ws = [&] { return uint64_t{s.mc} * s.nc * z * s.bc; };
-    if (ws() > fit) s.bc = static_cast<uint32_t>(std::max<uint64_t>(1, fit / (uint64_t{s.mc} * s.nc * z)));
-    if (ws() > fit) s.mc = static_cast<uint32_t>(std::max<uint64_t>(1, fit / (uint64_t{s.nc} * z)));
-    if (ws() > fit) s.nc = static_cast<uint32_t>(std::max<uint64_t>(1, fit / z));
+    if (ws() > ws_fit) s.bc = static_cast<uint32_t>(std::max<uint64_t>(1, ws_fit / (uint64_t{s.mc} * s.nc * z)));
+    if (ws() > ws_fit) s.mc = static_cast<uint32_t>(std::max<uint64_t>(1, ws_fit / (uint64_t{s.nc} * z)));
+    if (ws() > ws_fit) s.nc = static_cast<uint32_t>(std::max<uint64_t>(1, ws_fit / z));
   }
   return s;
 }
@@ -128,7 +130,10 @@ std::vector<Piece> partition(const WholeProduct& w, const Blocking& bl, const Pa
   const uint64_t fit = std::min<uint64_t>((lim.max_range - slack) / es, 0xffffffffu);
   std::vector<Piece> out;
   if (w.m == 0 || w.n == 0 || w.batch == 0) return out;
-  const Sizes s = choose_sizes(w, bl, lim, fit);
+  // The workspace is bound from its start: no slack.
+  const uint64_t ws_es = std::max<uint64_t>(es_c, bl.workspace_element_size);
+  const uint64_t ws_fit = std::min<uint64_t>(lim.max_range / ws_es, 0xffffffffu);
+  const Sizes s = choose_sizes(w, bl, lim, fit, ws_fit);
   const uint64_t k_chunks = w.k == 0 ? 1 : ceil_div(w.k, s.kc);
   const uint64_t count = ceil_div(w.batch, s.bc) * ceil_div(w.m, s.mc) * ceil_div(w.n, s.nc) * k_chunks;
   if (count > kMaxPieces) {

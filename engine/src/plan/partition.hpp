@@ -30,6 +30,8 @@ struct Blocking {
   uint32_t rows = 1, cols = 1;             // the C block one main-pass workgroup computes
   uint32_t z_per_entry = 1;                // main-pass z workgroups per batch entry (the split-K slices)
   uint32_t reduce_rows = 0, reduce_cols = 0;  // the split-K reduce pass's block; 0 when there is none
+  uint32_t workspace_element_size = 0;     // bytes of a workspace element where wider than C's (the matrix
+                                           // kernels' fp32 sums of 16-bit C); 0: C's
   uint32_t k_step = 1;                     // K chunks are cut at multiples of this (the kernel's K step)
 };
 
@@ -37,7 +39,7 @@ struct Blocking {
 // operand's start in bytes from the start of its buffer.
 struct WholeProduct {
   uint64_t element_size = 4;    // of A and B
-  uint64_t c_element_size = 0;  // of C (and the split-K workspace); 0: element_size
+  uint64_t c_element_size = 0;  // of C (and the split-K workspace, unless Blocking says wider); 0: element_size
   uint32_t m = 0, n = 0, k = 0, batch = 1;  // k = 0: C = beta C, A and B are not read
   uint64_t lda = 0, ldb = 0, ldc = 0;
   uint64_t stride_a = 0, stride_b = 0, stride_c = 0;
