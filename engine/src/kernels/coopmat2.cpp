@@ -17,9 +17,12 @@ namespace {
 
 constexpr DataType kInputs[] = {DataType::f16, DataType::bf16, DataType::i8, DataType::u8};
 
-// The main pass's shader: the variant with C f32 where the sums go through the workspace (a bf16 C always).
+// The variant that writes fp32 sums: a split's main pass, and a bf16 C's always (through the workspace).
+std::string fp32_sums_shader(const Types& t) {
+  return shader_name(Kernel::coopmat2, {t.input, DataType::f32, t.f16_accumulate});
+}
 std::string main_shader(const Types& t) {
-  return shader_name(Kernel::coopmat2, t.output == DataType::bf16 ? Types{t.input, DataType::f32, false} : t);
+  return t.output == DataType::bf16 ? fp32_sums_shader(t) : shader_name(Kernel::coopmat2, t);
 }
 
 LaunchShape shape(const LaunchContext& ctx, uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
@@ -70,7 +73,7 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   }
   const bool bf16_c = ctx.types.output == DataType::bf16;
   if (out.splits > 1 || bf16_c) {
-    out.main.shader = shader_name(Kernel::coopmat2, {ctx.types.input, DataType::f32, ctx.types.f16_accumulate});
+    out.main.shader = fp32_sums_shader(ctx.types);
     out.grid[2] = p.batch * out.splits;
     const std::string reduce =
         bf16_c ? "splitk_reduce_bf16_bf16" : fmt::format("splitk_reduce_f16_{}", to_string(ctx.types.output));
