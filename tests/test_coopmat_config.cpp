@@ -713,13 +713,14 @@ TEST_SUITE("coopmat config") {
       CHECK(planned(d, c, Kernel::automatic, 4096, 4096, 4096).kernel ==
             (nv2 && c == DataType::f32 ? Kernel::coopmat2 : khr ? Kernel::coopmat : Kernel::tiled));
       if (nv2 && c == DataType::bf16) {
-        for (const auto& [m, n, k] : {std::array<uint32_t, 3>{3072, 3072, 3072}, {64, 4096, 4096}, {4096, 512, 14336}}) {
-          CAPTURE(m);
-          CHECK(planned(d, c, Kernel::automatic, m, n, k).kernel == Kernel::coopmat2);
+        // m, n, k (not a structured binding: clang 14's CAPTURE cannot take one)
+        for (const auto& s : {std::array<uint32_t, 3>{3072, 3072, 3072}, {64, 4096, 4096}, {4096, 512, 14336}}) {
+          CAPTURE(s[0]);
+          CHECK(planned(d, c, Kernel::automatic, s[0], s[1], s[2]).kernel == Kernel::coopmat2);
         }
-        for (const auto& [m, n, k] : {std::array<uint32_t, 3>{2048, 2048, 2048}, {8192, 8192, 8192}, {1024, 1024, 1024}}) {
-          CAPTURE(m);
-          CHECK(planned(d, c, Kernel::automatic, m, n, k).kernel == (khr ? Kernel::coopmat : Kernel::coopmat2));
+        for (const auto& s : {std::array<uint32_t, 3>{2048, 2048, 2048}, {8192, 8192, 8192}, {1024, 1024, 1024}}) {
+          CAPTURE(s[0]);
+          CHECK(planned(d, c, Kernel::automatic, s[0], s[1], s[2]).kernel == (khr ? Kernel::coopmat : Kernel::coopmat2));
         }
       }
       DeviceInfo no2 = d;
