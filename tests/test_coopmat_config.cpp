@@ -115,6 +115,7 @@ void check_coopmat2_bf16(const DeviceInfo& d, DataType c, const Planned& planned
   CHECK(thin.splits == 2);
   const std::string reduce = c == DataType::bf16 ? "splitk_reduce_bf16_bf16" : "splitk_reduce_f16_f32";
   CHECK(thin.reduce.shader == reduce);
+  CHECK(thin.workspace_element_size == 4);  // fp32 sums, twice a bf16 C's bytes
   CHECK(big.reduce.shader == (c == DataType::bf16 ? reduce : std::string()));
 }
 

@@ -123,7 +123,10 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   out.main.shared_bytes = blocked_shared_bytes(c, type, pad);
   out.grid = {(p.n + c.bn - 1) / c.bn, (p.m + c.bm - 1) / c.bm, out.splits * p.batch};
   out.description = describe(c, out.splits);
-  if (out.splits > 1) add_reduce(out, fmt::format("splitk_reduce_{}", to_string(type)), p.m, p.n, p.batch);
+  if (out.splits > 1) {  // partial sums in C's own type
+    add_reduce(out, fmt::format("splitk_reduce_{}", to_string(type)), p.m, p.n, p.batch,
+               static_cast<uint32_t>(element_size(type)));
+  }
   return out;
 }
 
@@ -137,6 +140,7 @@ Pinning pin(const KernelLaunch& whole, const DeviceInfo& device, const GemmOptio
   b.z_per_entry = out.options.blocked.split_k;
   if (b.z_per_entry > 1) {  // the reduce pass: one invocation per element of C
     b.reduce_cols = whole.reduce.workgroup_size[0], b.reduce_rows = whole.reduce.workgroup_size[1];
+    b.workspace_element_size = whole.workspace_element_size;
   }
   return out;
 }

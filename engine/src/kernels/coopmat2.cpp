@@ -77,7 +77,7 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
     out.grid[2] = p.batch * out.splits;
     const std::string reduce =
         bf16_c ? "splitk_reduce_bf16_bf16" : fmt::format("splitk_reduce_f16_{}", to_string(ctx.types.output));
-    add_reduce(out, reduce, p.m, p.n, p.batch);
+    add_reduce(out, reduce, p.m, p.n, p.batch, 4);  // fp32 sums, whatever C's type
     if (out.splits > 1) out.description += fmt::format(" split {}", out.splits);
     if (bf16_c) out.description += ", C through fp32";
   }

@@ -98,7 +98,9 @@ void check_matrix(const LaunchContext& ctx, const LaunchShape& shape);
 // Their single-pass plan with `main`: a grid over its tile, one K slice.
 KernelLaunch matrix_plan(const LaunchContext& ctx, const Problem& problem, LaunchShape main);
 Pinning matrix_pin(const KernelLaunch& whole, const DeviceInfo& device, const GemmOptions& options);
-// The split-K reduce pass (shaders/splitk_reduce.comp) for `shader`, over an m x n C of `batch` entries.
-void add_reduce(KernelLaunch& plan, std::string shader, uint32_t m, uint32_t n, uint32_t batch);
+// The split-K reduce pass (shaders/splitk_reduce.comp) for `shader`, over an m x n C of `batch` entries, whose
+// workspace holds sums of workspace_element_size bytes.
+void add_reduce(KernelLaunch& plan, std::string shader, uint32_t m, uint32_t n, uint32_t batch,
+                uint32_t workspace_element_size);
 
 }  // namespace vkgemm::kernels

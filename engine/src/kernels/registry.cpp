@@ -270,13 +270,15 @@ Pinning matrix_pin(const KernelLaunch& whole, const DeviceInfo&, const GemmOptio
   b.z_per_entry = whole.splits;
   if (whole.through_workspace()) {
     b.reduce_cols = whole.reduce.workgroup_size[0], b.reduce_rows = whole.reduce.workgroup_size[1];
-    b.workspace_element_size = 4;  // fp32 sums (plan/schedule.cpp add_split)
+    b.workspace_element_size = whole.workspace_element_size;
   }
   return out;
 }
 
-void add_reduce(KernelLaunch& plan, std::string shader, uint32_t m, uint32_t n, uint32_t batch) {
+void add_reduce(KernelLaunch& plan, std::string shader, uint32_t m, uint32_t n, uint32_t batch,
+                uint32_t workspace_element_size) {
   plan.reduce.shader = std::move(shader);
+  plan.workspace_element_size = workspace_element_size;
   plan.reduce.workgroup_size = {64, 4, 1};
   plan.reduce_grid = {(n + 63) / 64, (m + 3) / 4, batch};
 }

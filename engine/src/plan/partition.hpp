@@ -30,8 +30,7 @@ struct Blocking {
   uint32_t rows = 1, cols = 1;             // the C block one main-pass workgroup computes
   uint32_t z_per_entry = 1;                // main-pass z workgroups per batch entry (the split-K slices)
   uint32_t reduce_rows = 0, reduce_cols = 0;  // the split-K reduce pass's block; 0 when there is none
-  uint32_t workspace_element_size = 0;     // bytes of a workspace element where wider than C's (the matrix
-                                           // kernels' fp32 sums of 16-bit C); 0: C's
+  uint32_t workspace_element_size = 0;     // bytes of a workspace sum (KernelLaunch's); 0: C's
   uint32_t k_step = 1;                     // K chunks are cut at multiples of this (the kernel's K step)
 };
 

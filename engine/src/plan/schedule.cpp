@@ -101,9 +101,7 @@ kernels::GemmPushConstants push_constants(const kernels::Problem& p, const kerne
 // each, row stride n); the reduce pass adds them into C with alpha and beta.
 void add_split(PiecePasses& out, const kernels::Problem& p, const kernels::KernelLaunch& plan) {
   const uint64_t slice = uint64_t{p.m} * p.n;
-  // fp32 partial sums for 16-bit float inputs (coopmat2's split), else C's own type (blocked: f32, f64).
-  const uint64_t workspace_es = is_half_width_float(p.types.input) ? 4 : element_size(p.types.output);
-  out.workspace_bytes = slice * plan.splits * p.batch * workspace_es;
+  out.workspace_bytes = slice * plan.splits * p.batch * plan.workspace_element_size;
   Pass reduce{plan.reduce, plan.reduce_grid, out.main.push};
   out.main.push.ldc = p.n, out.main.push.c_offset = 0, out.main.push.split_stride = static_cast<uint32_t>(slice);
   reduce.push.K = plan.splits;
