@@ -96,7 +96,8 @@ int run_tile(uint32_t tile, bool f16_acc, std::mt19937_64& rng, int& failures, D
   const auto& scalars = int8 ? int_scalars : float_scalars;
   int runs = 0;
   for (size_t i = 0; i < ks.size(); ++i) {
-    const DataType c_type = int8 ? DataType::i32 : f16_acc || i % 2 == 1 ? narrow_c : DataType::f32;
+    // The inputs' type as C on two products of three: it meets every pair of scalars (beta 0 and not).
+    const DataType c_type = int8 ? DataType::i32 : f16_acc || i % 3 != 0 ? narrow_c : DataType::f32;
     const Layout layout = i % 5 == 4 ? Layout::col_major : Layout::row_major;
     const auto [alpha, beta] = scalars[i % 4];
     const GemmDesc d = make_desc(layout, ops[i % 4][0], ops[i % 4][1], m, n, ks[i], c_type, alpha, beta, input);
@@ -108,10 +109,11 @@ int run_tile(uint32_t tile, bool f16_acc, std::mt19937_64& rng, int& failures, D
     }
     if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);
   }
-  // Edge tiles on one side only moved inside (the other side not a multiple of 8), beta 0.
+  // Edge tiles on one side only moved inside (the other side not a multiple of 8), beta 0; C of the sums'
+  // type, then of the inputs'.
   for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{m, n - 3}, {m - 5, n}}) {
-    const GemmDesc d = make_desc(Layout::row_major, Op::n, Op::t, rows, cols, 3 * bk + 8,
-                                 types.output, 1.0, 0.0, input);
+    const DataType c_type = int8 || rows == m ? types.output : narrow_c;
+    const GemmDesc d = make_desc(Layout::row_major, Op::n, Op::t, rows, cols, 3 * bk + 8, c_type, 1.0, 0.0, input);
     const auto r = test::check_gemm_call(d, options, rng, 0);
     ++runs;
     if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);
