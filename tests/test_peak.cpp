@@ -194,14 +194,21 @@ TEST_SUITE("peak") {
     s.ceilings.push_back({"coopmat2 128x256x64 f16*f16+f32 (workgroup)", 900.0});
     CHECK(name(DataType::f16, Kernel::coopmat2, false) == "coopmat 16x8x16 f16*f16+f32");
     CHECK(name(DataType::i32, Kernel::tiled, false) == "none");
-    // i8 and u8 on the matrix kernels: their own int8 shapes, the fastest; the SIMT kernels: none.
+    // i8 and u8 on the matrix kernels: their own int8 shapes, the fastest; on tiled the packed dot products
+    // (none where the device has none); naive: none.
     CHECK(name(DataType::i8, Kernel::coopmat2, false) == "none");
+    CHECK(name(DataType::i8, Kernel::tiled, false) == "none");
     s.ceilings.push_back({"coopmat 16x16x32 i8*i8+i32", 4000.0});
     s.ceilings.push_back({"coopmat 16x8x32 i8*i8+i32", 2500.0});
     s.ceilings.push_back({"coopmat 16x16x32 u8*u8+u32", 3900.0});
     CHECK(name(DataType::i8, Kernel::coopmat2, false) == "coopmat 16x16x32 i8*i8+i32");
     CHECK(name(DataType::u8, Kernel::coopmat, false) == "coopmat 16x16x32 u8*u8+u32");
-    CHECK(name(DataType::u8, Kernel::tiled, false) == "none");
+    CHECK(name(DataType::u8, Kernel::naive, false) == "none");
+    s.ceilings.push_back({"int8 dot product (packed)", 700.0});
+    CHECK(name(DataType::u8, Kernel::tiled, false) == "int8 dot product (packed)");
+    CHECK(name(DataType::i8, Kernel::tiled, false) == "int8 dot product (packed)");
+    CHECK(name(DataType::i8, Kernel::naive, false) == "none");
+    CHECK(name(DataType::i8, Kernel::coopmat, false) == "coopmat 16x16x32 i8*i8+i32");
     // bf16 (fp32 sums): its own shapes on the matrix kernels, none where none was measured; f32 FMA elsewhere.
     CHECK(name(DataType::bf16, Kernel::coopmat, false) == "none");
     CHECK(name(DataType::bf16, Kernel::tiled, false) == "f32 FMA");

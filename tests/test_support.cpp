@@ -5,10 +5,12 @@
 //   VKGEMM_TEST_EXPECT="kernels=naive,tiled,blocked types=f32,i32,f64,f16 spirv=coopmat,coopmat2"
 // kernels: each runs here (f16 for the matrix kernels, else f32); types: each element type runs through
 // auto; f16acc: each kernel sums in fp16 (C f16); int8: each kernel runs i8 and u8 (C i32); bf16: each
-// kernel runs bf16 (C f32 and C bf16); spirv: each kernel's f16, i8, u8
+// kernel runs bf16 (C f32 and C bf16); dot8: each kernel sums i8 and u8 through packed dot products
+// (the tiled kernel's form for devices with shaderIntegerDotProduct); spirv: each kernel's f16, i8, u8
 // and bf16 variants are in the binary.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -40,7 +42,7 @@ std::map<std::string, std::vector<std::string>> parse_expectation(const std::str
   for (const auto& entry : out) {  // no structured binding: CHECK_MESSAGE captures it, which clang 14 cannot
     const std::string& key = entry.first;
     CHECK_MESSAGE((key == "kernels" || key == "types" || key == "spirv" || key == "f16acc" || key == "int8" ||
-                   key == "bf16"),
+                   key == "bf16" || key == "dot8"),
                   "VKGEMM_TEST_EXPECT: unknown key ", key);
   }
   return out;
@@ -96,6 +98,21 @@ TEST_SUITE("support") {
       CAPTURE(name);
       CHECK_NOTHROW(e.check_supported(DataType::bf16, DataType::f32, {.kernel = *kernel}));
       CHECK_NOTHROW(e.check_supported(DataType::bf16, DataType::bf16, {.kernel = *kernel}));
+    }
+    for (const std::string& name : expected.count("dot8") ? expected.at("dot8") : std::vector<std::string>{}) {
+      const auto kernel = parse_kernel(name);
+      REQUIRE_MESSAGE(kernel.has_value(), "VKGEMM_TEST_EXPECT: no kernel is named ", name);
+      CAPTURE(name);
+      CHECK_MESSAGE(e.device().integer_dot, "no shaderIntegerDotProduct (VK_KHR_shader_integer_dot_product)");
+      for (const DataType t : {DataType::i8, DataType::u8}) {
+        CAPTURE(to_string(t));
+        const std::vector<uint8_t> a(4 * 8, 1), b(8 * 4, 1);
+        std::vector<int32_t> c(4 * 4);
+        const GemmTiming timing = e.gemm(t, DataType::i32, 4, 4, 8, a.data(), b.data(), c.data(), {.kernel = *kernel});
+        CHECK_MESSAGE(timing.config.find("packed dot products") != std::string::npos, "ran ", timing.config,
+                      " (without GL_EXT_integer_dot_product, glslangValidator built no packed-dot variant)");
+        CHECK(c[0] == 8);
+      }
     }
     std::set<std::string> embedded;
     for (const auto& blob : kernels::spirv_table()) embedded.insert(blob.name);

@@ -32,7 +32,7 @@ timed() {  # timed NAME COMMAND...: runs it, records its wall time
   echo "run-tests: $name took $((end - start)) s"
 }
 
-export VKGEMM_TEST_EXPECT="${VKGEMM_TEST_EXPECT-kernels=naive,tiled,blocked types=f32,i32,f64,f16 spirv=coopmat,coopmat2}"
+export VKGEMM_TEST_EXPECT="${VKGEMM_TEST_EXPECT-kernels=naive,tiled,blocked types=f32,i32,f64,f16 dot8=tiled spirv=coopmat,coopmat2}"
 export VKGEMM_TEST_SKIP_LOG="$PWD/build/test-skips.log"
 mkdir -p build && : >"$VKGEMM_TEST_SKIP_LOG"
 

@@ -97,16 +97,17 @@ PY
   rm -rf "$dir"
 }
 # What a GPU with every cooperative-matrix path must run (tests/test_support.cpp).
-gpu_expect="kernels=naive,tiled,blocked,coopmat,coopmat2 types=f32,i32,f64,f16 f16acc=coopmat,coopmat2 bf16=coopmat,coopmat2 int8=coopmat,coopmat2 spirv=coopmat,coopmat2"
+gpu_expect="kernels=naive,tiled,blocked,coopmat,coopmat2 types=f32,i32,f64,f16 f16acc=coopmat,coopmat2 bf16=coopmat,coopmat2 int8=coopmat,coopmat2 dot8=tiled spirv=coopmat,coopmat2"
 for p in "${phases[@]}"; do
   case $p in
     tests)
       # The f16 grid and suites. (The grid's K are at most 67 and its operands unaligned: coopmat2's fast
       # path, its unrolled runs and split-K are the coopmat2 suite's; check-fp16.sh forces split counts.)
       # Also the determinism and statistics suites (same bits run to run; the driver's pipeline statistics)
-      # and the cooperative-matrix kernels' exact small-integer products (K 2048 through the fast path).
+      # and the cooperative-matrix kernels' exact small-integer products (K 2048 through the fast path); the
+      # narrow suite: bf16 and int8 on the SIMT kernels, and bf16 C rounded bit for bit by every kernel's store.
       # The support suite asserts that this GPU runs every kernel, type and fp16-sum path (VKGEMM_TEST_EXPECT).
-      phase tests validation env VKGEMM_TEST_EXPECT="$gpu_expect" bash -c "$tests --test-suite=blas '--test-case=grid f16*' && $tests '--test-suite=support,f16,coopmat,coopmat2,coopmat config,bounds' && $tests '--test-suite=determinism,statistics'" ;;
+      phase tests validation env VKGEMM_TEST_EXPECT="$gpu_expect" bash -c "$tests --test-suite=blas '--test-case=grid f16*' && $tests '--test-suite=support,f16,narrow,coopmat,coopmat2,coopmat config,bounds' && $tests '--test-suite=determinism,statistics'" ;;
     peak) phase peak "$bin" peak --json "$out/peak.json" ;;
     coopmat)
       # The portable KHR kernel beside cuBLAS: every op combination at 4096^3, and 4096x512x14336.

@@ -85,7 +85,11 @@ void check_types_for(const DeviceInfo& device, const KernelSpec& spec, const Typ
 void check_workgroup(const DeviceInfo& device, const std::string& what, const std::array<uint32_t, 3>& wg,
                      uint32_t shared_bytes, DataType type);
 // The naive and tiled kernels: a square workgroup of t x t, one invocation per element of C.
-LaunchShape square_shape(Kernel kernel, const Types& types, uint32_t t);
+LaunchShape square_shape(const DeviceInfo& device, Kernel kernel, const Types& types, uint32_t t);
+// The tiled kernel's i8 and u8 through packed dot products (shaders/tiled.comp TILED_DOT8; its variants are
+// named with this suffix): where the device has shaderIntegerDotProduct and this build the variant.
+inline constexpr const char* kDot8Suffix = "_dot";
+bool tiled_dot8(const DeviceInfo& device, Kernel kernel, const Types& types);
 void check_square(const LaunchContext& ctx);
 KernelLaunch square_launch(const LaunchContext& ctx, const Problem& problem);
 Pinning square_pin(const KernelLaunch& whole, const DeviceInfo& device, const GemmOptions& options);

@@ -11,6 +11,7 @@
 #include "gemm_abi.h"
 #include "kernels/check_count.hpp"
 #include "kernels/kernel_spec.hpp"
+#include "kernels/spirv_table.hpp"
 #include "kernels/square_choice.hpp"
 #include "vkgemm/error.hpp"
 
@@ -184,19 +185,29 @@ void check_workgroup(const DeviceInfo& device, const std::string& what, const st
   }
 }
 
-LaunchShape square_shape(Kernel kernel, const Types& types, uint32_t t) {
+bool tiled_dot8(const DeviceInfo& device, Kernel kernel, const Types& types) {
+  if (kernel != Kernel::tiled || (types.input != DataType::i8 && types.input != DataType::u8) || !device.integer_dot) {
+    return false;
+  }
+  const std::string name = shader_name(kernel, types) + std::string(kDot8Suffix);
+  const auto table = spirv_table();
+  return std::any_of(table.begin(), table.end(), [&](const SpirvBlob& b) { return name == b.name; });
+}
+
+LaunchShape square_shape(const DeviceInfo& device, Kernel kernel, const Types& types, uint32_t t) {
   if (t == 0 || t > kMaxTile) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("tile size {} (GemmOptions::tile) is out of range (1 to {})", t, kMaxTile));
   }
   LaunchShape shape;
-  shape.shader = shader_name(kernel, types);
+  shape.shader = shader_name(kernel, types) + (tiled_dot8(device, kernel, types) ? kDot8Suffix : "");
   shape.workgroup_size = {t, t, 1};
   if (kernel == Kernel::naive) {
     shape.constants = {{"WG_X", t}, {"WG_Y", t}};
   } else {
     shape.constants = {{"TILE", t}};
-    // The tiles hold elements as loaded: bf16 widened to float, i8 and u8 to int (gemm_interface.glsl).
+    // The tiles hold elements as loaded: bf16 widened to float, i8 and u8 to int (gemm_interface.glsl), or
+    // four i8 or u8 to a 32-bit word (the packed dot products' form).
     const bool widened = types.input == DataType::bf16 || types.input == DataType::i8 || types.input == DataType::u8;
     shape.shared_bytes = 2u * t * t * (widened ? 4u : static_cast<uint32_t>(element_size(types.input)));
   }
@@ -205,7 +216,7 @@ LaunchShape square_shape(Kernel kernel, const Types& types, uint32_t t) {
 
 void check_square(const LaunchContext& ctx) {
   const Kernel kernel = ctx.options.kernel;
-  const LaunchShape s = square_shape(kernel, ctx.types, ctx.options.tile);
+  const LaunchShape s = square_shape(ctx.device, kernel, ctx.types, ctx.options.tile);
   check_workgroup(ctx.device, fmt::format("{} tile {}", to_string(kernel), ctx.options.tile), s.workgroup_size,
                   s.shared_bytes, ctx.types.input);
 }
@@ -214,10 +225,10 @@ KernelLaunch square_launch(const LaunchContext& ctx, const Problem& p) {
   const uint32_t t = ctx.options.tile;
   KernelLaunch out;
   out.kernel = ctx.options.kernel;
-  out.main = square_shape(out.kernel, ctx.types, t);
+  out.main = square_shape(ctx.device, out.kernel, ctx.types, t);
   out.grid = {(p.n + t - 1) / t, (p.m + t - 1) / t, p.batch};
   out.k_split = std::max(p.k, 1u);
-  out.description = fmt::format("tile {}", t);
+  out.description = fmt::format("tile {}{}", t, out.main.shader.ends_with(kDot8Suffix) ? ", packed dot products" : "");
   return out;
 }
 
@@ -226,6 +237,7 @@ Pinning square_pin(const KernelLaunch& whole, const DeviceInfo&, const GemmOptio
   out.options.kernel = whole.kernel;
   out.options.tile = whole.main.workgroup_size[0];
   out.blocking.rows = out.blocking.cols = out.blocking.k_step = out.options.tile;
+  if (whole.main.shader.ends_with(kDot8Suffix)) out.blocking.k_step *= 4;  // four K elements a shared word
   return out;
 }
 

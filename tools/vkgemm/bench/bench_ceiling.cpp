@@ -44,8 +44,11 @@ std::optional<Ceiling> ceiling_for(const Settings& settings, DataType type, Kern
   }
   if (type == DataType::f64) return named(settings, "f64 FMA");
   const bool matrix = kernel == Kernel::coopmat || kernel == Kernel::coopmat2;
-  // i8 and u8 on the matrix kernels: the shapes they run on (u8 sums in u32).
+  // i8 and u8 on the matrix kernels: the shapes they run on (u8 sums in u32). On the tiled kernel: packed dot
+  // products, which it runs exactly where vkgemm peak measures them (the device's shaderIntegerDotProduct,
+  // the build's GL_EXT_integer_dot_product); naive's plain integer arithmetic has no measured ceiling.
   if (type == DataType::i8 || type == DataType::u8) {
+    if (kernel == Kernel::tiled) return named(settings, "int8 dot product (packed)");
     return matrix ? best_mma(settings, type == DataType::i8 ? "i8*i8+i32" : "u8*u8+u32") : std::nullopt;
   }
   // bf16 (fp32 sums): on the matrix kernels the bf16 shapes; on the others, whose sums are f32 FMAs, f32 FMA.
