@@ -3,7 +3,8 @@
 
 Cases: by default the published shape set (tools/shape-sets/published.json, --set): per type, squares that
 are not powers of two, every op combination, both layouts, tall and skinny, K-heavy and K-light, batched
-small products. --shapes N or MxNxK (with --ops, --layout, --batch) compares other shapes instead.
+small products (--cases-of another type: that type's cases, e.g. f16 on the bf16 shapes). --shapes N or MxNxK
+(with --ops, --layout, --batch) compares other shapes instead.
 
 For each case: `vkgemm run` (fresh random inputs, verified against the CPU reference first, then the median
 of --repeat timestamped dispatches with a barrier between them, after --warmup-ms of untimed products) and
@@ -78,10 +79,11 @@ def load_cases(args):
     """The cases to compare: --shapes (crossed with --ops) or the type's list in the shape-set file."""
     if args.shapes:
         return [make_case(s, ops, args.layout, args.batch) for s in args.shapes for ops in args.ops.split(",")]
+    listed_type = args.cases_of or args.type
     with open(args.set) as f:
-        listed = json.load(f).get(args.type)
+        listed = json.load(f).get(listed_type)
     if not listed:
-        raise SystemExit(f"bench-vs-cublas: {args.set} has no cases for {args.type}")
+        raise SystemExit(f"bench-vs-cublas: {args.set} has no cases for {listed_type}")
     groups = args.groups.split(",") if args.groups else None
     cases = [make_case(c["shape"], c.get("ops", "nn"), c.get("layout", "row"), c.get("batch", 1), c["group"])
              for c in listed if groups is None or c["group"] in groups]
@@ -302,6 +304,14 @@ def write_json(args, result):
             json.dump(result, f, indent=1)
 
 
+def measured_result(args, rows, summary, complete):
+    """The result of a measuring run (complete: every case done), naming the set's cases it ran (--cases-of)."""
+    result = {"type": args.type, "summary": summary, "complete": complete, "rows": rows}
+    if args.cases_of:
+        result["cases_of"] = args.cases_of
+    return result
+
+
 def run_shapes(torch, args, meta):
     """Every case, the JSON rewritten after each (a run cut short keeps what it measured)."""
     rows = []
@@ -309,7 +319,7 @@ def run_shapes(torch, args, meta):
           flush=True)
     for case in load_cases(args):
         rows.append(dict(compare_case(torch, case, args), **meta))
-        write_json(args, {"type": args.type, "summary": summarize(rows), "complete": False, "rows": rows})
+        write_json(args, measured_result(args, rows, summarize(rows), complete=False))
     summary = summarize(rows)
     print(f"TFLOP/s; vkgemm from Vulkan timestamps (median of {args.repeat}), cuBLAS (torch.matmul, TF32 off, "
           f"fp16 reductions in fp32) from CUDA events around bursts of >= {args.burst_ms} ms (median of "
@@ -399,6 +409,9 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--vkgemm", default="build/release/vkgemm", help="the vkgemm program")
     p.add_argument("--set", default=DEFAULT_SET, help="the shape-set file (default: the published set)")
+    p.add_argument("--cases-of", choices=["f32", "f64", "f16", "bf16", "i8"],
+                   help="the set's cases of this type instead of --type's (--type f16 --cases-of bf16: vkgemm's "
+                        "and cuBLAS's f16 on the bf16 shapes, for the ratio of the two types)")
     p.add_argument("--groups", help="only these groups of the set, comma-separated (square, ops, layout, skinny, "
                    "k-heavy, k-light, batched)")
     p.add_argument("--shapes", nargs="+", help="N (square) or MxNxK: these instead of the set")
@@ -445,6 +458,8 @@ def parse_args():
     if args.out_type and args.out_type not in ("f32", args.type):
         raise SystemExit(f"bench-vs-cublas: --out-type {args.out_type} with --type {args.type}: "
                          f"f16 and bf16 inputs take --out-type f32 or their own type")
+    if args.cases_of and args.shapes:
+        raise SystemExit("bench-vs-cublas: --cases-of picks cases from the set; --shapes names its own")
     if args.type == "i8" and (args.ops != "nn" or args.layout != "row" or args.batch != 1):
         raise SystemExit("bench-vs-cublas: --type i8 takes --ops nn, --layout row and no --batch "
                          "(the products torch._int_mm computes)")
@@ -478,7 +493,7 @@ def main():
     else:
         rows, summary = run_shapes(torch, args, meta)
         failures = summary["failed"]
-        result = {"type": args.type, "summary": summary, "complete": True, "rows": rows}
+        result = measured_result(args, rows, summary, complete=True)
     write_json(args, result)
     return 1 if failures else 0
 

@@ -6,7 +6,9 @@
 # Usage: tools/gpu/check-and-bench.sh [phase...]
 #   phases: tests bounds fp16 bench-f16 bench-f16-acc16 bench-f32 stats, and coopmat (the KHR kernel against
 #   cuBLAS, every op), peak (vkgemm peak --json), report (vkgemm bench for the report and its picture), f64
-#   (the blocked kernel's f64 configurations against the f64 FMA ceiling, tune, and auto verified).
+#   (the blocked kernel's f64 configurations against the f64 FMA ceiling, tune, and auto verified), and the
+#   other types beside cuBLAS on the published set: types-bf16, types-f16-on-bf16 (vkgemm's and cuBLAS's f16
+#   on the bf16 cases, for bf16 / f16), types-i8 (against torch._int_mm), types-f64 (4096^3).
 # Exit status: 1 when any phase failed (each phase still runs).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -157,6 +159,12 @@ for p in "${phases[@]}"; do
       phase f64-auto "$bin" run --type f64 --m "$f64n" --n "$f64n" --k "$f64n" --repeat 10 --verify
       phase f64-auto-tuned env VKGEMM_TUNING_FILE="$out/tuning-f64.json" \
         "$bin" run --type f64 --m "$f64n" --n "$f64n" --k "$f64n" --repeat 10 --verify ;;
+    types-bf16) phase types-bf16 python3 tools/bench-vs-cublas.py --type bf16 --rounds 1 --json "$out/published-bf16.json" ;;
+    types-f16-on-bf16) phase types-f16-on-bf16 python3 tools/bench-vs-cublas.py --type f16 --cases-of bf16 --rounds 1 \
+                         --json "$out/f16-on-bf16-cases.json" ;;
+    types-i8) phase types-i8 python3 tools/bench-vs-cublas.py --type i8 --rounds 1 --json "$out/published-i8.json" ;;
+    types-f64) phase types-f64 python3 tools/bench-vs-cublas.py --type f64 --shapes 4096 --rounds 1 \
+                 --json "$out/f64.json" ;;
     *) echo "check-and-bench: unknown phase $p"; failures=$((failures + 1)) ;;
   esac
 done
