@@ -45,6 +45,9 @@ void print_coopmat(const DeviceInfo& d) {
                d.coopmat_shapes.size());
     print_shapes(d.coopmat_shapes);
   }
+  fmt::print("    int8 dot          {}\n",
+             d.integer_dot ? "yes (shaderIntegerDotProduct): tiled sums i8 and u8 four at a time"
+                           : "no shaderIntegerDotProduct (Vulkan 1.3): tiled sums i8 and u8 one at a time");
   // bf16 shapes are listed with the others; the matrix kernels need this feature to run them.
   fmt::print("    bf16 matrices     {}\n", d.bfloat16_coopmat ? "yes (VK_KHR_shader_bfloat16, shaderBFloat16CooperativeMatrix)"
                                                             : "no shaderBFloat16CooperativeMatrix (VK_KHR_shader_bfloat16)");

@@ -62,6 +62,7 @@ json device_full_json(const DeviceInfo& d) {
               {"max_allocation_size", d.max_allocation_size},
               {"storage16", d.storage16},
               {"storage8", d.storage8},
+              {"integer_dot", d.integer_dot},
               {"types", type_names(d)},
               {"vulkan_memory_model", d.vulkan_memory_model},
               {"vulkan13", d.vulkan13},
