@@ -133,15 +133,19 @@ void run_grid(Engine& e, const char* label, uint64_t& total_pieces, uint32_t& ca
       }
     }
   }
-  // i32 (naive and tiled only): integer sums, compared exactly.
+  // i32 and i8 (naive and tiled only; tiled sums i8 through packed dot products, 4 x tile of K a step, where the
+  // device has them): integer sums, compared exactly.
   for (const Kernel kernel : {Kernel::naive, Kernel::tiled}) {
-    GemmDesc d{.type = DataType::i32, .layout = Layout::col_major, .op_a = Op::t, .m = 45, .n = 38, .k = 51,
-               .alpha = 2, .beta = 3, .batch = 4};
-    const auto r = test::check_gemm_call(e, d, {.kernel = kernel, .tile = 4, .max_k_per_submission = max_k}, rng);
-    INFO(label, ": ", r.detail);
-    CHECK(r.passed);
-    total_pieces += pieces_of(r.timing);
-    ++calls;
+    for (const DataType type : {DataType::i32, DataType::i8}) {
+      if (type == DataType::i8 && !e.device().storage8) continue;
+      GemmDesc d{.type = type, .layout = Layout::col_major, .op_a = Op::t, .m = 45, .n = 38, .k = 51,
+                 .alpha = 2, .beta = 3, .batch = 4};
+      const auto r = test::check_gemm_call(e, d, {.kernel = kernel, .tile = 4, .max_k_per_submission = max_k}, rng);
+      INFO(label, ": ", r.detail);
+      CHECK(r.passed);
+      total_pieces += pieces_of(r.timing);
+      ++calls;
+    }
   }
 }
 
@@ -236,8 +240,9 @@ TEST_SUITE("partition") {
     for (const GemmOptions& options : {GemmOptions{.kernel = Kernel::tiled, .tile = 16, .max_k_per_submission = 64},
                                        GemmOptions{.kernel = Kernel::blocked, .max_k_per_submission = 50},
                                        GemmOptions{.max_k_per_submission = 7}}) {
-      for (const DataType type : {DataType::f32, DataType::i32}) {
-        if (type == DataType::i32 && options.kernel != Kernel::tiled) continue;
+      for (const DataType type : {DataType::f32, DataType::i32, DataType::i8}) {
+        if (type != DataType::f32 && options.kernel != Kernel::tiled) continue;
+        if (type == DataType::i8 && !e.device().storage8) continue;
         GemmDesc d{.type = type, .m = 33, .n = 20, .k = 300, .alpha = 2, .beta = -3, .batch = 2};
         const auto r = test::check_gemm_call(e, d, options, rng);
         INFO(r.detail);
@@ -274,6 +279,34 @@ TEST_SUITE("partition") {
     }
     CHECK(bounded == plain);
     const Comparison cmp = compare_with_reference(d, a.data(), b.data(), c0.data(), bounded.data());
+    INFO(cmp.summary());
+    CHECK(cmp.passed);
+  }
+
+  // One command buffer cuts K at multiples of the kernel's K step where the bound holds one: tiled 16 steps 16
+  // deep, or 64 through packed dot products (i8 where the device has them), so a bound of 40 cuts K 300 into
+  // 10 chunks of up to 32, or 8 of up to 40.
+  TEST_CASE("a K bound in one command buffer: chunks at the kernel's K step, packed dot products too") {
+    Engine& e = test::engine();
+    if (!e.device().storage8) {
+      test::skip(e.device().name + " has no storageBuffer8BitAccess (i8)");
+      return;
+    }
+    const GemmDesc d{.type = DataType::i8, .m = 33, .n = 20, .k = 300, .alpha = 2, .beta = 0};
+    std::vector<int8_t> a(33 * 300), b(300 * 20);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<int8_t>(i * 37 % 255);
+    for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<int8_t>(i * 11 % 253);
+    Buffer ba = e.create_buffer(a.size()), bb = e.create_buffer(b.size()), bc = e.create_buffer(33 * 20 * 4);
+    e.write(ba, 0, a.data(), a.size());
+    e.write(bb, 0, b.data(), b.size());
+    const GemmTiming t = submit_gemm(e, d, vulkan_range(ba), vulkan_range(bb), vulkan_range(bc),
+                                     {.kernel = Kernel::tiled, .tile = 16, .max_k_per_submission = 40});
+    const bool dot = contains(t.config, "packed dot products");
+    CHECK(dot == (e.device().integer_dot && VKGEMM_EXPECT_INTEGER_DOT));
+    CHECK(pieces_of(t) == (dot ? 8u : 10u));
+    std::vector<int32_t> c(33 * 20);
+    e.read(bc, 0, c.data(), c.size() * 4);
+    const Comparison cmp = compare_with_reference(d, a.data(), b.data(), nullptr, c.data());
     INFO(cmp.summary());
     CHECK(cmp.passed);
   }
