@@ -115,10 +115,13 @@ class BenchAndReport(unittest.TestCase):
                 self.assertLessEqual(t["median"], t["max"])
                 self.assertAlmostEqual(c["gflops"], 2 * c["m"] * c["n"] * c["k"] / t["median"] * 1e-6, delta=1e-9 * c["gflops"])
                 # No --peak-gflops: f32, f16, f64 and bf16 cases against the ceilings measured before the sweep
-                # (f64 against f64 FMA; bf16 on the SIMT kernels, which sum in fp32, against f32 FMA); the
-                # integer cases have none.
+                # (f64 against f64 FMA; bf16 on the SIMT kernels, which sum in fp32, against f32 FMA); i8 and u8
+                # on tiled through packed dot products against the int8 dot row; the other integer cases have none.
                 ceilings = doc["settings"]["ceilings"]
-                if c["type"] in ("f32", "f16", "f64", "bf16"):
+                packed_dot = c["type"] in ("i8", "u8") and "packed dot products" in c["ran"]
+                if packed_dot:
+                    self.assertEqual(c["efficiency_ceiling"], "int8 dot product (packed)")
+                if c["type"] in ("f32", "f16", "f64", "bf16") or packed_dot:
                     self.assertIn(c["efficiency_ceiling"], ceilings)
                     self.assertAlmostEqual(c["efficiency"], c["gflops"] / ceilings[c["efficiency_ceiling"]],
                                            delta=1e-9 * c["efficiency"])
