@@ -5,8 +5,8 @@
 #extension GL_KHR_cooperative_matrix : enable
 #extension GL_NV_cooperative_matrix2 : enable
 // f16, bf16 and int8 GEMM on workgroup-scope cooperative matrices (VK_NV_cooperative_matrix2). Built with
-// VKGEMM_F16, VKGEMM_BF16_MMA (A_T bfloat16_t, fp32 sums, C_T float: C is an accumulator matrix, and devices
-// list bf16 only as A and B, so a bf16 C is the reduce pass's to write, from the workspace) or
+// VKGEMM_F16, VKGEMM_BF16_MMA (A_T bfloat16_t, fp32 sums; C_T float, or bfloat16_t with VKGEMM_BF16_C: see
+// MAT_C) or
 // VKGEMM_INT8_MMA (A_T int8_t or uint8_t; the sums and C int, or uint for u8); int8 is never split along K:
 // the host plans one slice.
 //
@@ -19,7 +19,7 @@
 // accumulator (beta * C loaded through the store's layout, only when beta is not 0); each batch entry reads
 // and writes its matrices batch * stride along.
 // Split-K (as blocked.comp): z = batch * slices + slice; slice s sums the K range [s * k_split, ...) and,
-// where the host sets split_stride (several slices, or a bf16 C in one), writes its raw partial block to the
+// where the host sets split_stride (several slices, or a bf16 C read for beta), writes its raw partial block to the
 // workspace bound as C (C_T is then float), C + z * split_stride with row stride ldc; splitk_reduce.comp
 // adds them into C with alpha and beta.
 // A transposed operand (TRANS_A: A stored K x M; TRANS_B: B stored N x K) is sliced in its stored order and
@@ -59,7 +59,14 @@ const uint ALIGN = 16;
 const uint ALIGN = 8;
 #endif
 #define MAT_ACC coopmat<ACC_T, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>
+#ifdef VKGEMM_BF16_C
+// A bf16 C: devices list bf16 only as A and B, so the fp32 sums go out converted into an A matrix of C's
+// size (cooperativeMatrixConversions). The host runs this variant with beta 0 and one slice only; with beta
+// or a split, a bf16 C goes through the fp32 workspace and the reduce pass.
+#define MAT_C coopmat<C_T, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseA>
+#else
 #define MAT_C coopmat<C_T, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>
+#endif
 
 // Step k0's tiles of A and B through layouts la and lb (dimensioned in stored order by the setters below).
 #define LOAD_A(mat, base, la, k0)                                                        \
@@ -81,15 +88,37 @@ const uint ALIGN = 8;
 // The epilogue: C = alpha * acc + beta * C, with beta * C read through the layout lc at the tile (row0,
 // col0) (not at all when beta is 0); a split-K slice (partial) keeps its raw sums for the workspace. A
 // macro: the two stores below use layouts of different types.
+#ifdef VKGEMM_BF16_C
+#define ADD_BETA_C(acc, lc, c_base, row0, col0)
+#else
+#define ADD_BETA_C(acc, lc, c_base, row0, col0)                                        \
+  if ((p.flags & GEMM_BETA_ZERO) == 0u) {                                              \
+    MAT_C c0;                                                                          \
+    coopMatLoadTensorNV(c0, C, c_base, sliceTensorLayoutNV(lc, row0, BM, col0, BN));   \
+    acc = acc + MAT_ACC(c0) * ACC_T(p.beta);                                           \
+  }
+#endif
 #define APPLY_ALPHA_BETA(acc, lc, c_base, row0, col0, partial)                         \
   if (!(partial)) {                                                                    \
     if (p.alpha != SCALAR_T(1)) acc = acc * ACC_T(p.alpha);                            \
-    if ((p.flags & GEMM_BETA_ZERO) == 0u) {                                            \
-      MAT_C c0;                                                                        \
-      coopMatLoadTensorNV(c0, C, c_base, sliceTensorLayoutNV(lc, row0, BM, col0, BN)); \
-      acc = acc + MAT_ACC(c0) * ACC_T(p.beta);                                         \
-    }                                                                                  \
+    ADD_BETA_C(acc, lc, c_base, row0, col0)                                            \
   }
+
+#ifdef VKGEMM_BF16_C
+// The sums rounded to bf16's precision first (bf16_bits: nearest, ties to even, overflow to infinity, NaN
+// kept), so that the conversion into C's type is exact whatever rounding it does: NVIDIA's driver truncates.
+float round_to_bf16(const in uint row, const in uint col, const in float x) {
+  return uintBitsToFloat(bf16_bits(x) << 16);
+}
+MAT_C to_c(MAT_ACC acc) {
+  MAT_ACC rounded;
+  coopMatPerElementNV(rounded, acc, round_to_bf16);
+  return MAT_C(rounded);
+}
+#define TO_C(acc) to_c(acc)
+#else
+#define TO_C(acc) MAT_C(acc)
+#endif
 
 // A tile wholly inside C with 16-byte aligned rows and offset: a plain layout, its stride and offset rounded
 // down to multiples of 8 (which changes nothing but shows the compiler that wide stores are safe), as the
@@ -100,7 +129,7 @@ void store_inside(MAT_ACC acc, uint c_base, uint row0, uint col0, bool partial) 
   tensorLayoutNV<2> lc = createTensorLayoutNV(2);
   lc = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lc, p.M, p.N), p.ldc & ~7u, 1);
   APPLY_ALPHA_BETA(acc, lc, c_off, row0, col0, partial)
-  MAT_C c = MAT_C(acc);
+  MAT_C c = TO_C(acc);
   coopMatStoreTensorNV(c, C, c_off, sliceTensorLayoutNV(lc, row0, BM, col0, BN));
 }
 
@@ -109,7 +138,7 @@ void store_clamped(MAT_ACC acc, uint c_base, uint row0, uint col0, bool partial)
   tensorLayoutNV<2, CLAMP> lc = createTensorLayoutNV(2, CLAMP);
   lc = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lc, p.M, p.N), p.ldc, 1);
   APPLY_ALPHA_BETA(acc, lc, c_base, row0, col0, partial)
-  MAT_C c = MAT_C(acc);
+  MAT_C c = TO_C(acc);
   coopMatStoreTensorNV(c, C, c_base, sliceTensorLayoutNV(lc, row0, BM, col0, BN));
 }
 

@@ -101,22 +101,59 @@ void check_coopmat2_one_slice(const Plan& plan, const std::string& shader) {
   CHECK(thin.reduce.shader.empty());
 }
 
-// coopmat2 for bf16 (`planned(device, c, kernel, m, n, k)` plans it): the bf16 main pass with fp32 sums, split
-// along K as f16 is (128 x 8192 x 4096 in 2); a C bf16 goes through the fp32 workspace and the bf16 reduce pass
-// even in one slice, a C f32 only when split.
+// coopmat2 for bf16 (`planned(device, c, kernel, m, n, k, beta_zero)` plans it): the bf16 main pass with fp32
+// sums, split along K as f16 is (128 x 8192 x 4096 in 2); a C bf16 with beta 0 in one slice stored by the main
+// pass itself, else (read for beta, or split) through the fp32 workspace and the bf16 reduce pass; a C f32
+// through the workspace only when split.
 template <typename Planned>
 void check_coopmat2_bf16(const DeviceInfo& d, DataType c, const Planned& planned) {
-  const auto big = planned(d, c, Kernel::coopmat2, 4096, 4096, 4096);
-  CHECK(big.main.shader == "coopmat2_bf16_f32");
+  const bool bf16_c = c == DataType::bf16;
+  const auto big = planned(d, c, Kernel::coopmat2, 4096, 4096, 4096, true);
+  CHECK(big.main.shader == (bf16_c ? "coopmat2_bf16_bf16" : "coopmat2_bf16_f32"));
   CHECK(big.main.tile == std::array<uint32_t, 2>{256, 128});
   CHECK(big.splits == 1);
-  const auto thin = planned(d, c, Kernel::coopmat2, 128, 8192, 4096);
-  CHECK(thin.main.shader == "coopmat2_bf16_f32");
-  CHECK(thin.splits == 2);
-  const std::string reduce = c == DataType::bf16 ? "splitk_reduce_bf16_bf16" : "splitk_reduce_f16_f32";
-  CHECK(thin.reduce.shader == reduce);
-  CHECK(thin.workspace_element_size == 4);  // fp32 sums, twice a bf16 C's bytes
-  CHECK(big.reduce.shader == (c == DataType::bf16 ? reduce : std::string()));
+  CHECK(big.reduce.shader.empty());
+  const std::string reduce = bf16_c ? "splitk_reduce_bf16_bf16" : "splitk_reduce_f16_f32";
+  const auto with_beta = planned(d, c, Kernel::coopmat2, 4096, 4096, 4096, false);
+  CHECK(with_beta.main.shader == "coopmat2_bf16_f32");
+  CHECK(with_beta.reduce.shader == (bf16_c ? reduce : std::string()));
+  for (const bool beta_zero : {true, false}) {
+    const auto thin = planned(d, c, Kernel::coopmat2, 128, 8192, 4096, beta_zero);
+    CHECK(thin.main.shader == "coopmat2_bf16_f32");
+    CHECK(thin.splits == 2);
+    CHECK(thin.reduce.shader == reduce);
+    CHECK(thin.workspace_element_size == 4);  // fp32 sums, twice a bf16 C's bytes
+  }
+}
+
+// The engine's schedule of a bf16 -> bf16 product on coopmat2: with beta 0 the main pass stores C itself and
+// auto takes coopmat2, as for f16; with beta, C goes through the workspace. Under a K bound the later chunks
+// add to what the first wrote (beta 1): the first stores C, the others go through the workspace. Mutation
+// (shown once by hand): the whole product planned with beta_zero unset (schedule.cpp's turn) fails the kernel
+// and the stored main pass.
+void check_coopmat2_bf16_schedule(const DeviceInfo& d, const tuning::Table& table) {
+  GemmDesc desc;
+  desc.type = DataType::bf16, desc.c_type = DataType::bf16;
+  desc.m = desc.n = desc.k = 1024, desc.lda = desc.ldb = desc.ldc = 1024;
+  const detail::Schedule stored = detail::schedule_product(desc, {}, d, table);
+  CHECK(stored.kernel == Kernel::coopmat2);
+  CHECK(stored.config.find("C through fp32") == std::string::npos);
+  REQUIRE(stored.pieces.size() == 1);
+  CHECK(stored.pieces.front().main.shape.shader == "coopmat2_bf16_bf16");
+  desc.beta = 0.5;
+  const detail::Schedule read = detail::schedule_product(desc, {.kernel = Kernel::coopmat2}, d, table);
+  CHECK(read.config.find("C through fp32") != std::string::npos);
+  REQUIRE(read.pieces.size() == 1);
+  CHECK(read.pieces.front().main.shape.shader == "coopmat2_bf16_f32");
+  REQUIRE(read.pieces.front().reduce);
+  CHECK(read.pieces.front().reduce->shape.shader == "splitk_reduce_bf16_bf16");
+  desc.beta = 0.0;
+  GemmOptions bounded{.kernel = Kernel::coopmat2};
+  bounded.max_k_per_submission = 256;
+  const detail::Schedule chunks = detail::schedule_product(desc, bounded, d, table);
+  REQUIRE(chunks.pieces.size() == 4);
+  CHECK(chunks.pieces.front().main.shape.shader == "coopmat2_bf16_bf16");
+  for (size_t i = 1; i < chunks.pieces.size(); ++i) CHECK(chunks.pieces[i].main.shape.shader == "coopmat2_bf16_f32");
 }
 
 }  // namespace
@@ -664,7 +701,7 @@ TEST_SUITE("coopmat config") {
       CHECK(whole_constant(condition.second) == 0);
     }
   }
-  TEST_CASE("bf16: its own shapes, f16's tiles, coopmat2's C through fp32, auto ranks coopmat2, coopmat, tiled") {
+  TEST_CASE("bf16: its own shapes, f16's tiles, coopmat2's C stored or through fp32, auto ranks coopmat2, coopmat, tiled") {
     // What the H100 lists for bf16: 16x16x16 bf16*bf16+f32 at subgroup scope; workgroup-scope flexible
     // bf16 shapes for coopmat2 are described here as the f16 ones are (whether the driver has them is the GPU's
     // to tell: its coopmat2 suite).
@@ -679,11 +716,13 @@ TEST_SUITE("coopmat config") {
       d.coopmat2_shapes.push_back(s);
     }
     const tuning::Table table;
-    const auto planned = [&](const DeviceInfo& dev, DataType c, Kernel kernel, uint32_t m, uint32_t n, uint32_t k) {
+    const auto planned = [&](const DeviceInfo& dev, DataType c, Kernel kernel, uint32_t m, uint32_t n, uint32_t k,
+                             bool beta_zero = true) {
       kernels::Problem p;
       p.types = {DataType::bf16, c, false};
       p.m = m, p.n = n, p.k = k;
       p.lda = k, p.ldb = p.ldc = n;
+      p.beta_zero = beta_zero;
       return kernels::plan(dev, table, {.kernel = kernel}, p);
     };
     const bool khr = VKGEMM_EXPECT_COOPMAT && VKGEMM_EXPECT_BF16_MATRICES;
@@ -709,20 +748,33 @@ TEST_SUITE("coopmat config") {
       }
       if (khr) CHECK(planned(d, c, Kernel::coopmat, 256, 256, 256).main.shader == fmt::format("coopmat_bf16_{}", to_string(c)));
       if (nv2) check_coopmat2_bf16(d, c, planned);
-      // auto: coopmat2 for C f32; for C bf16 coopmat2 where it splits or its waves took 192x128 or 96x192,
-      // else coopmat; else tiled. Mutation (shown once by hand): coopmat2 first for every bf16 C fails 4096^3.
+      // auto: coopmat2 for C f32. For C bf16 stored by the main pass (beta 0, one slice), coopmat2 but on its
+      // 128x256 tile with B untransposed, where coopmat takes it; for a C bf16 read for beta, coopmat2 where it
+      // splits or its waves took 192x128 or 96x192, else coopmat; else tiled. Mutations (shown once by hand):
+      // coopmat2 first for every bf16 C with beta fails 4096^3; for every stored one, 2048^3, 4096^3 and
+      // 8192^3; the rule blind to B's op, the NT product.
+      const Kernel second = khr ? Kernel::coopmat : Kernel::coopmat2;
       CHECK(planned(d, c, Kernel::automatic, 4096, 4096, 4096).kernel ==
-            (nv2 && c == DataType::f32 ? Kernel::coopmat2 : khr ? Kernel::coopmat : Kernel::tiled));
+            (nv2 ? (c == DataType::f32 ? Kernel::coopmat2 : second) : khr ? Kernel::coopmat : Kernel::tiled));
       if (nv2 && c == DataType::bf16) {
         // m, n, k (not a structured binding: clang 14's CAPTURE cannot take one)
         for (const auto& s : {std::array<uint32_t, 3>{3072, 3072, 3072}, {64, 4096, 4096}, {4096, 512, 14336}}) {
           CAPTURE(s[0]);
-          CHECK(planned(d, c, Kernel::automatic, s[0], s[1], s[2]).kernel == Kernel::coopmat2);
+          CHECK(planned(d, c, Kernel::automatic, s[0], s[1], s[2], false).kernel == Kernel::coopmat2);
+          CHECK(planned(d, c, Kernel::automatic, s[0], s[1], s[2], true).kernel == Kernel::coopmat2);
         }
         for (const auto& s : {std::array<uint32_t, 3>{2048, 2048, 2048}, {8192, 8192, 8192}, {1024, 1024, 1024}}) {
           CAPTURE(s[0]);
-          CHECK(planned(d, c, Kernel::automatic, s[0], s[1], s[2]).kernel == (khr ? Kernel::coopmat : Kernel::coopmat2));
+          CHECK(planned(d, c, Kernel::automatic, s[0], s[1], s[2], false).kernel == second);
+          CHECK(planned(d, c, Kernel::automatic, s[0], s[1], s[2], true).kernel ==
+                (s[0] == 1024 ? Kernel::coopmat2 : second));
         }
+        kernels::Problem nt;
+        nt.types = {DataType::bf16, DataType::bf16, false};
+        nt.m = nt.n = nt.k = nt.lda = nt.ldb = nt.ldc = 4096;
+        nt.trans_b = nt.beta_zero = true;
+        CHECK(kernels::plan(d, table, {}, nt).kernel == Kernel::coopmat2);
+        check_coopmat2_bf16_schedule(d, table);
       }
       DeviceInfo no2 = d;
       no2.coopmat2 = false;

@@ -92,9 +92,10 @@ void query_cooperative_matrices([[maybe_unused]] VkInstance instance, [[maybe_un
     const auto get = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV>(
         vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV"));
     // What the coopmat2 kernel uses: workgroup-scope matrices of flexible size, tensor-layout loads and stores,
-    // and conversion of the accumulator to the output type.
+    // conversion of the accumulator to the output type, and per-element operations (a bf16 C rounded first).
     const bool features_ok = f.cooperativeMatrixWorkgroupScope && f.cooperativeMatrixFlexibleDimensions &&
-                             f.cooperativeMatrixTensorAddressing && f.cooperativeMatrixConversions;
+                             f.cooperativeMatrixTensorAddressing && f.cooperativeMatrixConversions &&
+                             f.cooperativeMatrixPerElementOperations;
     if (features_ok && get) {
       uint32_t count = 0;
       if (get(pd, &count, nullptr) == VK_SUCCESS) {

@@ -101,7 +101,8 @@ bool read_extension_features(const VkBaseInStructure* s, Chain& c) {
     case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV: {
       const auto* f = reinterpret_cast<const VkPhysicalDeviceCooperativeMatrix2FeaturesNV*>(s);
       c.nv2_feature |= f->cooperativeMatrixWorkgroupScope && f->cooperativeMatrixFlexibleDimensions &&
-                     f->cooperativeMatrixTensorAddressing && f->cooperativeMatrixConversions;
+                     f->cooperativeMatrixTensorAddressing && f->cooperativeMatrixConversions &&
+                     f->cooperativeMatrixPerElementOperations;
       break;
     }
 #endif

@@ -1,11 +1,14 @@
 // The NV cooperative-matrix-2 kernel (shaders/coopmat2.comp): f16, bf16, i8 and u8 inputs on workgroup-scope
 // matrices (VK_NV_cooperative_matrix2), transposed operands through tensor views, and, for f16 and bf16,
 // split-K through an fp32 workspace for short grids with a long K (i8 and u8 run one slice: their sums are
-// exact integers, and a split would need an integer workspace and reduce pass of its own). A bf16 C always
-// goes through that workspace, one slice or more: the kernel stores C as an accumulator of C's type, which no
-// device lists for bf16, so the reduce pass rounds the fp32 sums into C. The tile choice and split count are
-// coopmat_config.cpp's (coopmat2_launch, coopmat2_splits, coopmat2_splittable); auto's first choice for f16,
-// bf16 (with C bf16 where coopmat2_first_for_bf16_c says so), i8 and u8 where the device has it.
+// exact integers, and a split would need an integer workspace and reduce pass of its own). A bf16 C with
+// beta 0 in one slice is stored by the kernel itself (the sums rounded per element, then converted into an A
+// matrix of C's size, since devices list bf16 only as A and B, and that matrix cannot be read back for
+// beta); with beta it goes through the workspace, one slice or more, and the reduce pass rounds the fp32
+// sums into C. The tile choice and split count are coopmat_config.cpp's (coopmat2_launch, coopmat2_splits,
+// coopmat2_splittable);
+// auto's first choice for f16, bf16 (with C bf16 where coopmat2_first_for_bf16_c says so), i8 and u8 where
+// the device has it.
 #include <fmt/format.h>
 
 #include "gemm_abi.h"
@@ -17,13 +20,11 @@ namespace {
 
 constexpr DataType kInputs[] = {DataType::f16, DataType::bf16, DataType::i8, DataType::u8};
 
-// The variant that writes fp32 sums: a split's main pass, and a bf16 C's always (through the workspace).
+// The variant that writes fp32 sums: a split's main pass, and a bf16 C's with beta (through the workspace).
 std::string fp32_sums_shader(const Types& t) {
   return shader_name(Kernel::coopmat2, {t.input, DataType::f32, t.f16_accumulate});
 }
-std::string main_shader(const Types& t) {
-  return t.output == DataType::bf16 ? fp32_sums_shader(t) : shader_name(Kernel::coopmat2, t);
-}
+std::string main_shader(const Types& t) { return shader_name(Kernel::coopmat2, t); }
 
 LaunchShape shape(const LaunchContext& ctx, uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
   LaunchShape s = coopmat2_launch(ctx.device, ctx.types, ctx.options, m, n, k, batch);
@@ -38,7 +39,7 @@ std::vector<GemmOptions> candidates(const LaunchContext& ctx, const Problem& p) 
   if (ctx.types.output == DataType::bf16 && !out.empty()) {
     try {
       const KernelLaunch l = launch({ctx.device, ctx.table, out.front(), ctx.types}, p);
-      if (!coopmat2_first_for_bf16_c(l.main, l.splits)) return {};
+      if (!coopmat2_first_for_bf16_c(l.main, l.splits, l.through_workspace(), p.trans_b)) return {};
     } catch (const Error&) {
       return {};  // a device without coopmat2's shapes: check() refuses it, naming what is missing
     }
@@ -71,15 +72,17 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
     out.k_split = ((rounds + wanted - 1) / wanted) * kSliceAlign;
     out.splits = (p.k + out.k_split - 1) / out.k_split;
   }
-  const bool bf16_c = ctx.types.output == DataType::bf16;
+  // A bf16 C read for beta goes through the workspace: the kernel's own bf16 store cannot read C (coopmat2.comp).
+  const bool bf16_c = ctx.types.output == DataType::bf16 && !p.beta_zero;
   if (out.splits > 1 || bf16_c) {
     out.main.shader = fp32_sums_shader(ctx.types);
     out.grid[2] = p.batch * out.splits;
-    const std::string reduce =
-        bf16_c ? "splitk_reduce_bf16_bf16" : fmt::format("splitk_reduce_f16_{}", to_string(ctx.types.output));
+    const std::string reduce = ctx.types.output == DataType::bf16
+                                   ? "splitk_reduce_bf16_bf16"
+                                   : fmt::format("splitk_reduce_f16_{}", to_string(ctx.types.output));
     add_reduce(out, reduce, p.m, p.n, p.batch, 4);  // fp32 sums, whatever C's type
     if (out.splits > 1) out.description += fmt::format(" split {}", out.splits);
-    if (bf16_c) out.description += ", C through fp32";
+    if (ctx.types.output == DataType::bf16) out.description += ", C through fp32";
   }
   return out;
 }

@@ -512,12 +512,14 @@ bool coopmat2_splittable(const Types& types) noexcept {
   return types.input == DataType::f16 || types.input == DataType::bf16;
 }
 
-// bf16 to bf16 on coopmat2, through the fp32 workspace and the reduce pass, rather than on the KHR kernel,
-// which rounds C in its own store: where coopmat2 splits K (a short grid), or where the wave model took its
-// 192x128 or 96x192 tile for the waves (3072^3); on its other tiles the KHR kernel runs as fast without the
-// extra pass (docs/design/coopmat2.md).
-bool coopmat2_first_for_bf16_c(const LaunchShape& main, uint32_t splits) {
+// bf16 to bf16 on coopmat2 rather than on the KHR kernel, which rounds C in its own store
+// (docs/design/coopmat2.md). C stored by the main pass (beta 0, one slice): everywhere but the 128x256 tile
+// with B untransposed, where the KHR kernel measured faster (the rounding per element costs that tile's
+// epilogue most). C through the fp32 workspace and the reduce pass: where coopmat2 splits K (a short grid),
+// or where the wave model took its 192x128 or 96x192 tile for the waves (3072^3).
+bool coopmat2_first_for_bf16_c(const LaunchShape& main, uint32_t splits, bool through_workspace, bool trans_b) {
   const auto is = [&](const Nv2Tile& t) { return main.tile[1] == t.bm && main.tile[0] == t.bn; };
+  if (!through_workspace) return trans_b || !is(kNv2Large);
   return splits > 1 || is(kNv2Tall) || is(kNv2Wide);
 }
 

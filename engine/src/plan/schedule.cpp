@@ -49,6 +49,7 @@ Turned turn(const GemmDesc& desc, const kernels::Types& types, const Placement& 
   p.stride_a = static_cast<uint32_t>(extent[0].stride), p.stride_b = static_cast<uint32_t>(extent[1].stride);
   p.stride_c = static_cast<uint32_t>(extent[2].stride);
   p.batch = static_cast<uint32_t>(desc.batch);
+  p.beta_zero = desc.beta == 0.0;  // the whole product's plan is its first K chunk's
   std::copy(std::begin(start), std::end(start), std::begin(t.start));
   return t;
 }

@@ -32,6 +32,7 @@ class EnabledFeatures {
       coop2.cooperativeMatrixFlexibleDimensions = VK_TRUE;
       coop2.cooperativeMatrixTensorAddressing = VK_TRUE;
       coop2.cooperativeMatrixConversions = VK_TRUE;
+      coop2.cooperativeMatrixPerElementOperations = VK_TRUE;
       append(coop2, VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
     }
 #endif
