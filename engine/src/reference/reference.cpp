@@ -31,52 +31,63 @@ struct Gathered {
   double* drift = nullptr;
 };
 
-// The sums of one row of C, row(j) += sum_p a_p B(p, j), k outer and j inner so that B and the accumulators
-// stream. long double (f64's) is x87 arithmetic, which does not vectorize and loads and stores each 10-byte
-// accumulator once per term: four terms go in per load and store (the sum of those four first, then the
-// accumulator: still far inside long double's precision for a double result).
+// The columns [j0, j0 + width) of one row of C: `row`, `b` and Gathered's arrays start at column j0, and
+// n is the row stride of `b`. Each element's terms are added in order of p whatever the block, so the sums do not
+// depend on it.
+struct Columns {
+  uint64_t k, n, width;
+};
+
+// row(j) += sum_p a_p B(p, j), k outer and j inner so that B and the accumulators stream. long double (f64's)
+// is x87 arithmetic, which does not vectorize and loads and stores each 10-byte accumulator once per term:
+// four terms go in per load and store (the sum of those four first, then the accumulator: still far inside
+// long double's precision for a double result).
 template <typename T, typename Acc>
-void accumulate_row(Acc* row, const T* a, const T* b, uint64_t k, uint64_t n) {
+void accumulate_row(Acc* row, const T* a, const T* b, Columns c) {
+  std::fill(row, row + c.width, Acc(0));
   uint64_t p = 0;
   if constexpr (std::is_same_v<Acc, long double>) {
-    for (; p + 4 <= k; p += 4) {
+    for (; p + 4 <= c.k; p += 4) {
       const Acc a0 = a[p], a1 = a[p + 1], a2 = a[p + 2], a3 = a[p + 3];
-      const T *b0 = b + p * n, *b1 = b0 + n, *b2 = b1 + n, *b3 = b2 + n;
-      for (uint64_t j = 0; j < n; ++j) {
+      const T *b0 = b + p * c.n, *b1 = b0 + c.n, *b2 = b1 + c.n, *b3 = b2 + c.n;
+      for (uint64_t j = 0; j < c.width; ++j) {
         row[j] += (a0 * static_cast<Acc>(b0[j]) + a1 * static_cast<Acc>(b1[j])) +
                   (a2 * static_cast<Acc>(b2[j]) + a3 * static_cast<Acc>(b3[j]));
       }
     }
   }
-  for (; p < k; ++p) {
+  for (; p < c.k; ++p) {
     const Acc ap = static_cast<Acc>(a[p]);
-    const T* brow = b + p * n;
-    for (uint64_t j = 0; j < n; ++j) row[j] += ap * static_cast<Acc>(brow[j]);
+    const T* brow = b + p * c.n;
+    for (uint64_t j = 0; j < c.width; ++j) row[j] += ap * static_cast<Acc>(brow[j]);
   }
 }
 
 // What the bounds gather beside a row (tolerance.hpp's SumStats), into `row` (Gathered's arrays at this
-// row; abs_product, or energy and drift, null when not wanted): per element sum_p |a_p b_p|, and the sums
-// over the partial sums s_p, which are taken in double here, term by term, as the products are.
+// row's columns; abs_product, or energy and drift, null when not wanted): per element sum_p |a_p b_p|, and
+// the sums over the partial sums s_p, which are taken in double, term by term, as the products are. With
+// `sums` (double sums: the row's own, accumulate_row's for double) the partial sums are kept there, so one
+// pass gives both where the model's sums are wanted; otherwise in `partial`.
 template <typename T>
-void gather_row(const T* a, const T* b, uint64_t k, uint64_t n, Gathered row, std::vector<double>& partial) {
+void gather_row(const T* a, const T* b, Columns c, Gathered row, double* sums, std::vector<double>& partial) {
   double *abs = row.abs_product, *energy = row.energy, *drift = row.drift;
-  if (abs) std::fill(abs, abs + n, 0.0);
-  if (energy) std::fill(energy, energy + n, 0.0), std::fill(drift, drift + n, 0.0);
-  partial.assign(energy ? n : 0, 0.0);
-  for (uint64_t p = 0; p < k; ++p) {
+  if (abs) std::fill(abs, abs + c.width, 0.0);
+  if (energy) std::fill(energy, energy + c.width, 0.0), std::fill(drift, drift + c.width, 0.0);
+  if (energy && !sums) partial.assign(c.width, 0.0), sums = partial.data();
+  if (energy) std::fill(sums, sums + c.width, 0.0);
+  for (uint64_t p = 0; p < c.k; ++p) {
     const auto ap = static_cast<double>(a[p]);
-    const T* brow = b + p * n;
+    const T* brow = b + p * c.n;
     if (abs) {
       const double abs_a = std::fabs(ap);
-      for (uint64_t j = 0; j < n; ++j) abs[j] += abs_a * std::fabs(static_cast<double>(brow[j]));
+      for (uint64_t j = 0; j < c.width; ++j) abs[j] += abs_a * std::fabs(static_cast<double>(brow[j]));
     }
     if (energy) {
-      for (uint64_t j = 0; j < n; ++j) {
+      for (uint64_t j = 0; j < c.width; ++j) {
         const double product = ap * static_cast<double>(brow[j]);
-        partial[j] += product;
+        sums[j] += product;
         detail::SumStats st{0.0, energy[j], drift[j]};
-        st.add(product, partial[j]);
+        st.add(product, sums[j]);
         energy[j] = st.energy;
         drift[j] = st.drift;
       }
@@ -84,19 +95,36 @@ void gather_row(const T* a, const T* b, uint64_t k, uint64_t n, Gathered row, st
   }
 }
 
-// Row by row over every core. Acc is double, or long double for f64.
+// Row by row over every core, in blocks of columns narrow enough that a block of B (k x width) stays in a
+// core's cache while every row of the core's range reads it: B comes from memory once a core, not once a
+// row. Acc is double, or long double for f64.
 template <typename T, typename Acc>
 void reference_float(uint32_t m, uint32_t n, uint32_t k, const T* a, const T* b, Acc* c, Gathered g) {
+  constexpr uint64_t kBlockBytes = 1024 * 1024;
+  const uint64_t fit = kBlockBytes / (std::max<uint64_t>(k, 1) * sizeof(T));
+  const uint64_t block = std::clamp<uint64_t>(fit / 64 * 64, 64, std::max<uint32_t>(n, 1));
+  const bool stats = g.energy && g.drift;
   parallel_rows(m, uint64_t{m} * n * k, [&](uint32_t begin, uint32_t end) {
     std::vector<double> partial;
-    for (uint64_t i = begin; i < end; ++i) {
-      Acc* crow = c + i * n;
-      std::fill(crow, crow + n, Acc(0));
-      accumulate_row(crow, a + i * k, b, k, n);
-      const bool stats = g.energy && g.drift;
-      const auto at_row = [&](double* x, bool wanted) { return wanted ? x + i * n : nullptr; };
-      const Gathered row{at_row(g.abs_product, g.abs_product), at_row(g.energy, stats), at_row(g.drift, stats)};
-      if (row.abs_product || stats) gather_row(a + i * k, b, k, n, row, partial);
+    std::vector<T> packed;  // the block of B, contiguous: strided, its rows would contend for cache sets
+    for (uint64_t j0 = 0; j0 < n; j0 += block) {
+      const Columns cols{k, std::min<uint64_t>(block, n - j0), std::min<uint64_t>(block, n - j0)};
+      packed.resize(k * cols.width);
+      for (uint64_t p = 0; p < k; ++p) std::copy_n(b + p * n + j0, cols.width, packed.data() + p * cols.width);
+      for (uint64_t i = begin; i < end; ++i) {
+        Acc* crow = c + i * n + j0;
+        const auto at = [&](double* x, bool wanted) { return wanted ? x + i * n + j0 : nullptr; };
+        const Gathered row{at(g.abs_product, g.abs_product), at(g.energy, stats), at(g.drift, stats)};
+        const bool gather = row.abs_product || stats;
+        if constexpr (std::is_same_v<Acc, double>) {
+          if (stats) {
+            gather_row(a + i * k, packed.data(), cols, row, crow, partial);
+            continue;
+          }
+        }
+        accumulate_row(crow, a + i * k, packed.data(), cols);
+        if (gather) gather_row(a + i * k, packed.data(), cols, row, nullptr, partial);
+      }
     }
   });
 }
