@@ -76,6 +76,21 @@ std::vector<double> along_k(const GemmDesc& d, const double* x, char which) {
 // x^2 where x counts in the inputs' norm (finite), else 0.
 double finite_square(double x) { return detail::counts_in_norm(x) ? x * x : 0.0; }
 
+// The sums of W neighbouring elements of a row (columns col_b, col_b + k, ...: op(B) gathered by columns),
+// each over p in order, so each is what it would be alone; W independent chains where one would wait on its
+// previous term.
+template <typename A, int W>
+void sum_columns(const double* row_a, const double* col_b, int64_t k, A* sum, detail::SumStats* st) {
+  for (int64_t p = 0; p < k; ++p) {
+    const A x = static_cast<A>(row_a[p]);
+    for (int w = 0; w < W; ++w) {
+      const A y = static_cast<A>(col_b[w * k + p]);
+      sum[w] += x * y;
+      st[w].add(static_cast<double>(x * y), static_cast<double>(sum[w]));
+    }
+  }
+}
+
 template <typename A>
 void compute(const GemmDesc& d, const double* a, const double* b, const double* c0, FloatCells<A>& r) {
   const Indexer ia = indexer(d, 'A'), ib = indexer(d, 'B'), ic = indexer(d, 'C');
@@ -98,28 +113,33 @@ void compute(const GemmDesc& d, const double* a, const double* b, const double* 
   const auto rows = static_cast<uint32_t>(d.batch * d.m);
   std::vector<double> row_c2(rows, 0.0);
   detail::parallel_rows(rows, count * uint64_t(std::max<int64_t>(d.k, 1)), [&](uint32_t begin, uint32_t end) {
+    constexpr int kColumns = 4;
     for (uint32_t row = begin; row < end; ++row) {
       const int64_t t = row / d.m, i = row % d.m;
-      for (int64_t j = 0; j < d.n; ++j) {
-        A sum = 0;
-        detail::SumStats st;
+      for (int64_t j0 = 0; j0 < d.n; j0 += kColumns) {
+        const int width = static_cast<int>(std::min<int64_t>(kColumns, d.n - j0));
+        A sum[kColumns] = {};
+        detail::SumStats st[kColumns];
         if (reads_ab) {
           const double* row_a = &rows_a[uint64_t(t * d.m + i) * uint64_t(d.k)];
-          const double* col_b = &cols_b[uint64_t(t * d.n + j) * uint64_t(d.k)];
-          for (int64_t p = 0; p < d.k; ++p) {
-            const A x = static_cast<A>(row_a[p]), y = static_cast<A>(col_b[p]);
-            sum += x * y;
-            st.add(static_cast<double>(x * y), static_cast<double>(sum));
+          const double* col_b = &cols_b[uint64_t(t * d.n + j0) * uint64_t(d.k)];
+          if (width == kColumns) {
+            sum_columns<A, kColumns>(row_a, col_b, d.k, sum, st);
+          } else {
+            for (int w = 0; w < width; ++w) sum_columns<A, 1>(row_a, col_b + w * d.k, d.k, sum + w, st + w);
           }
         }
-        const uint64_t at = ic(t, i, j), e = uint64_t(row) * uint64_t(d.n) + uint64_t(j);
-        A v = static_cast<A>(d.alpha) * sum;
-        const double c = d.beta != 0.0 ? c0[at] : 0.0;
-        if (d.beta != 0.0) {
-          v += static_cast<A>(d.beta) * static_cast<A>(c);
-          if (detail::counts_in_norm(c)) row_c2[row] += c * c;
+        for (int w = 0; w < width; ++w) {
+          const int64_t j = j0 + w;
+          const uint64_t at = ic(t, i, j), e = uint64_t(row) * uint64_t(d.n) + uint64_t(j);
+          A v = static_cast<A>(d.alpha) * sum[w];
+          const double c = d.beta != 0.0 ? c0[at] : 0.0;
+          if (d.beta != 0.0) {
+            v += static_cast<A>(d.beta) * static_cast<A>(c);
+            if (detail::counts_in_norm(c)) row_c2[row] += c * c;
+          }
+          r.cells[e] = at, r.ref[e] = v, r.sum[e] = static_cast<double>(sum[w]), r.c0[e] = c, r.stats[e] = st[w];
         }
-        r.cells[e] = at, r.ref[e] = v, r.sum[e] = static_cast<double>(sum), r.c0[e] = c, r.stats[e] = st;
       }
     }
   });
