@@ -31,11 +31,11 @@ struct Gathered {
   double* drift = nullptr;
 };
 
-// The columns [j0, j0 + width) of one row of C: `row`, `b` and Gathered's arrays start at column j0, and
-// n is the row stride of `b`. Each element's terms are added in order of p whatever the block, so the sums do not
-// depend on it.
+// A block of columns [j0, j0 + width) of C: `row` and Gathered's arrays start at column j0, `b` is that block
+// of B packed (row stride width). Each element's terms are added in order of p whatever the block, so the
+// sums do not depend on it.
 struct Columns {
-  uint64_t k, n, width;
+  uint64_t k, width;
 };
 
 // row(j) += sum_p a_p B(p, j), k outer and j inner so that B and the accumulators stream. long double (f64's)
@@ -49,7 +49,7 @@ void accumulate_row(Acc* row, const T* a, const T* b, Columns c) {
   if constexpr (std::is_same_v<Acc, long double>) {
     for (; p + 4 <= c.k; p += 4) {
       const Acc a0 = a[p], a1 = a[p + 1], a2 = a[p + 2], a3 = a[p + 3];
-      const T *b0 = b + p * c.n, *b1 = b0 + c.n, *b2 = b1 + c.n, *b3 = b2 + c.n;
+      const T *b0 = b + p * c.width, *b1 = b0 + c.width, *b2 = b1 + c.width, *b3 = b2 + c.width;
       for (uint64_t j = 0; j < c.width; ++j) {
         row[j] += (a0 * static_cast<Acc>(b0[j]) + a1 * static_cast<Acc>(b1[j])) +
                   (a2 * static_cast<Acc>(b2[j]) + a3 * static_cast<Acc>(b3[j]));
@@ -58,7 +58,7 @@ void accumulate_row(Acc* row, const T* a, const T* b, Columns c) {
   }
   for (; p < c.k; ++p) {
     const Acc ap = static_cast<Acc>(a[p]);
-    const T* brow = b + p * c.n;
+    const T* brow = b + p * c.width;
     for (uint64_t j = 0; j < c.width; ++j) row[j] += ap * static_cast<Acc>(brow[j]);
   }
 }
@@ -77,7 +77,7 @@ void gather_row(const T* a, const T* b, Columns c, Gathered row, double* sums, s
   if (energy) std::fill(sums, sums + c.width, 0.0);
   for (uint64_t p = 0; p < c.k; ++p) {
     const auto ap = static_cast<double>(a[p]);
-    const T* brow = b + p * c.n;
+    const T* brow = b + p * c.width;
     if (abs) {
       const double abs_a = std::fabs(ap);
       for (uint64_t j = 0; j < c.width; ++j) abs[j] += abs_a * std::fabs(static_cast<double>(brow[j]));
@@ -108,7 +108,7 @@ void reference_float(uint32_t m, uint32_t n, uint32_t k, const T* a, const T* b,
     std::vector<double> partial;
     std::vector<T> packed;  // the block of B, contiguous: strided, its rows would contend for cache sets
     for (uint64_t j0 = 0; j0 < n; j0 += block) {
-      const Columns cols{k, std::min<uint64_t>(block, n - j0), std::min<uint64_t>(block, n - j0)};
+      const Columns cols{k, std::min<uint64_t>(block, n - j0)};
       packed.resize(k * cols.width);
       for (uint64_t p = 0; p < k; ++p) std::copy_n(b + p * n + j0, cols.width, packed.data() + p * cols.width);
       for (uint64_t i = begin; i < end; ++i) {
