@@ -113,6 +113,10 @@ void check_coopmat2_bf16(const DeviceInfo& d, DataType c, const Planned& planned
   CHECK(big.main.tile == std::array<uint32_t, 2>{256, 128});
   CHECK(big.splits == 1);
   CHECK(big.reduce.shader.empty());
+  // A K bound's later chunks of a stored bf16 C go through the workspace: the pieces are cut with room for it.
+  // Mutation (shown once by hand): coopmat2's pin without it fails here.
+  const kernels::Pinning pinned = kernels::find_spec(Kernel::coopmat2)->pin(big, d, {.kernel = Kernel::coopmat2});
+  CHECK(pinned.blocking.workspace_element_size == (bf16_c ? 4u : 0u));
   const std::string reduce = bf16_c ? "splitk_reduce_bf16_bf16" : "splitk_reduce_f16_f32";
   const auto with_beta = planned(d, c, Kernel::coopmat2, 4096, 4096, 4096, false);
   CHECK(with_beta.main.shader == "coopmat2_bf16_f32");

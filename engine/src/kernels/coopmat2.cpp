@@ -88,9 +88,14 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
 }
 
 // Pinned as matrix_pin pins, the tile named as coopmat2_launch names it (coopmat2_tile_option), not by its
-// columns: 192 x 128 would come back 128 x 128, 32 x 64 as 64 x 64.
+// columns: 192 x 128 would come back 128 x 128, 32 x 64 as 64 x 64. A bf16 C the main pass stores (beta 0)
+// still goes through the workspace in a K bound's later chunks (beta 1): the pieces are cut with room for it.
 Pinning pin(const KernelLaunch& whole, const DeviceInfo& device, const GemmOptions& options) {
-  Pinning out = matrix_pin(whole, device, options);
+  const bool stores_bf16 = !whole.through_workspace() &&
+                           whole.main.shader == shader_name(Kernel::coopmat2, {DataType::bf16, DataType::bf16, false});
+  KernelLaunch cut = whole;
+  if (stores_bf16) add_reduce(cut, "splitk_reduce_bf16_bf16", 0, 0, 1, 4);
+  Pinning out = matrix_pin(cut, device, options);
   out.options.tile = coopmat2_tile_option(whole.main.tile[1], whole.main.tile[0]);
   return out;
 }

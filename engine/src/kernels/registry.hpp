@@ -81,7 +81,7 @@ struct KernelLaunch {
                                       // batch entry, m x n each), `reduce` adds them into C
   uint32_t k_split = 0;               // the K range of one slice
   LaunchShape reduce;                 // with a shader where the sums go through the workspace: splits > 1,
-                                      // or a C the main pass cannot store (coopmat2's bf16 C, one slice too)
+                                      // or a C the main pass cannot store (coopmat2's bf16 C read for beta)
   uint32_t workspace_element_size = 0;  // bytes of one workspace sum (add_reduce)
   std::array<uint32_t, 3> reduce_grid{};
   std::string description;            // "tile 16", "128x128x8 8x8 lanes 8 split 1", "128x128"
