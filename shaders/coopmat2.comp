@@ -6,9 +6,8 @@
 #extension GL_NV_cooperative_matrix2 : enable
 // f16, bf16 and int8 GEMM on workgroup-scope cooperative matrices (VK_NV_cooperative_matrix2). Built with
 // VKGEMM_F16, VKGEMM_BF16_MMA (A_T bfloat16_t, fp32 sums; C_T float, or bfloat16_t with VKGEMM_BF16_C: see
-// MAT_C) or
-// VKGEMM_INT8_MMA (A_T int8_t or uint8_t; the sums and C int, or uint for u8); int8 is never split along K:
-// the host plans one slice.
+// MAT_C) or VKGEMM_INT8_MMA (A_T int8_t or uint8_t; the sums and C int, or uint for u8); int8 is never split
+// along K: the host plans one slice.
 //
 // The whole workgroup owns one BM x BN accumulator, and A and B go straight from the buffers into BM x BK
 // and BK x BN matrices through tensor layouts (the driver stages them through shared memory and schedules
@@ -19,9 +18,9 @@
 // accumulator (beta * C loaded through the store's layout, only when beta is not 0); each batch entry reads
 // and writes its matrices batch * stride along.
 // Split-K (as blocked.comp): z = batch * slices + slice; slice s sums the K range [s * k_split, ...) and,
-// where the host sets split_stride (several slices, or a bf16 C read for beta), writes its raw partial block to the
-// workspace bound as C (C_T is then float), C + z * split_stride with row stride ldc; splitk_reduce.comp
-// adds them into C with alpha and beta.
+// where the host sets split_stride (several slices, or a bf16 C read for beta), writes its raw partial
+// block to the workspace bound as C (C_T is then float), C + z * split_stride with row stride ldc;
+// splitk_reduce.comp adds them into C with alpha and beta.
 // A transposed operand (TRANS_A: A stored K x M; TRANS_B: B stored N x K) is sliced in its stored order and
 // loaded through a transposing tensor view.
 // The fast path -- a tile wholly inside the matrices, 16-byte aligned rows and offsets, a K start that is a

@@ -6,9 +6,8 @@
 // matrix of C's size, since devices list bf16 only as A and B, and that matrix cannot be read back for
 // beta); with beta it goes through the workspace, one slice or more, and the reduce pass rounds the fp32
 // sums into C. The tile choice and split count are coopmat_config.cpp's (coopmat2_launch, coopmat2_splits,
-// coopmat2_splittable);
-// auto's first choice for f16, bf16 (with C bf16 where coopmat2_first_for_bf16_c says so), i8 and u8 where
-// the device has it.
+// coopmat2_splittable); auto's first choice for f16, bf16 (with C bf16 where coopmat2_first_for_bf16_c says
+// so), i8 and u8 where the device has it.
 #include <fmt/format.h>
 
 #include "gemm_abi.h"
@@ -25,6 +24,13 @@ std::string fp32_sums_shader(const Types& t) {
   return shader_name(Kernel::coopmat2, {t.input, DataType::f32, t.f16_accumulate});
 }
 std::string main_shader(const Types& t) { return shader_name(Kernel::coopmat2, t); }
+// The pass that adds the workspace's fp32 sums into C, and the bytes of one sum.
+std::string reduce_shader(const Types& t) {
+  if (t.output == DataType::bf16) return "splitk_reduce_bf16_bf16";
+  return fmt::format("splitk_reduce_f16_{}", to_string(t.output));
+}
+constexpr uint32_t kSumBytes = 4;
+const Types kBf16C{DataType::bf16, DataType::bf16, false};
 
 LaunchShape shape(const LaunchContext& ctx, uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
   LaunchShape s = coopmat2_launch(ctx.device, ctx.types, ctx.options, m, n, k, batch);
@@ -77,10 +83,7 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   if (out.splits > 1 || bf16_c) {
     out.main.shader = fp32_sums_shader(ctx.types);
     out.grid[2] = p.batch * out.splits;
-    const std::string reduce = ctx.types.output == DataType::bf16
-                                   ? "splitk_reduce_bf16_bf16"
-                                   : fmt::format("splitk_reduce_f16_{}", to_string(ctx.types.output));
-    add_reduce(out, reduce, p.m, p.n, p.batch, 4);  // fp32 sums, whatever C's type
+    add_reduce(out, reduce_shader(ctx.types), p.m, p.n, p.batch, kSumBytes);  // fp32 sums, whatever C's type
     if (out.splits > 1) out.description += fmt::format(" split {}", out.splits);
     if (ctx.types.output == DataType::bf16) out.description += ", C through fp32";
   }
@@ -91,10 +94,10 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
 // columns: 192 x 128 would come back 128 x 128, 32 x 64 as 64 x 64. A bf16 C the main pass stores (beta 0)
 // still goes through the workspace in a K bound's later chunks (beta 1): the pieces are cut with room for it.
 Pinning pin(const KernelLaunch& whole, const DeviceInfo& device, const GemmOptions& options) {
-  const bool stores_bf16 = !whole.through_workspace() &&
-                           whole.main.shader == shader_name(Kernel::coopmat2, {DataType::bf16, DataType::bf16, false});
   KernelLaunch cut = whole;
-  if (stores_bf16) add_reduce(cut, "splitk_reduce_bf16_bf16", 0, 0, 1, 4);
+  if (!whole.through_workspace() && whole.main.shader == main_shader(kBf16C)) {
+    add_reduce(cut, reduce_shader(kBf16C), 0, 0, 1, kSumBytes);
+  }
   Pinning out = matrix_pin(cut, device, options);
   out.options.tile = coopmat2_tile_option(whole.main.tile[1], whole.main.tile[0]);
   return out;
