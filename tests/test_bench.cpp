@@ -368,20 +368,38 @@ TEST_SUITE("bench") {
       const LatencyResult l = run_latency(test::engine(), 16, type, config(Kernel::tiled, 8), quick_settings(), 3, corrupt);
       CHECK(l.status == Status::failed);
       CHECK_FALSE(l.timed());
+      Settings sampled = quick_settings();  // the same wrong element, by the sampled check
+      sampled.verify_max = 0.0;
+      const CaseResult s = run_case(test::engine(), {31, 17, 23}, type, config(Kernel::naive, 8), sampled, 11, corrupt);
+      CHECK(s.status == Status::failed);
+      CHECK_FALSE(s.timed());
+      REQUIRE(s.check.has_value());
+      CHECK(s.check->sampled.has_value());
     }
-    CHECK(calls == 2 * static_cast<int>(std::size(all_data_types)));
+    CHECK(calls == 3 * static_cast<int>(std::size(all_data_types)));
   }
 
-  TEST_CASE("above --verify-max a case is timed and says unverified; efficiency needs a peak") {
+  TEST_CASE("above --verify-max a case gets the sampled check; --no-check times it unverified; efficiency needs a peak") {
     Settings s = quick_settings();
     s.verify_max = 40.0 * 40 * 40 - 1;
     s.peak_gflops = 1000.0;
+    const CaseResult sampled = run_case(test::engine(), {40, 40, 40}, DataType::f32, config(Kernel::tiled, 16), s, 5);
+    CHECK(sampled.status == Status::passed);
+    REQUIRE(sampled.check.has_value());
+    REQUIRE(sampled.check->sampled.has_value());
+    CHECK(sampled.check->sampled->witnesses > 0);
+    CHECK(sampled.check->sampled->seed == case_seed(5, 1));
+    const CaseResult full = run_case(test::engine(), {39, 40, 40}, DataType::f32, config(Kernel::tiled, 16), s, 5);
+    REQUIRE(full.check.has_value());
+    CHECK_FALSE(full.check->sampled.has_value());
+    s.check = false;
     const CaseResult r = run_case(test::engine(), {40, 40, 40}, DataType::f32, config(Kernel::tiled, 16), s, 5);
     CHECK(r.status == Status::unverified);
     CHECK_FALSE(r.check.has_value());
     REQUIRE(r.timed());
     REQUIRE(r.efficiency.has_value());
     CHECK(*r.efficiency == doctest::Approx(r.gflops / 1000.0));
+    s.check = true;
     const CaseResult i = run_case(test::engine(), {8, 8, 8}, DataType::i32, config(Kernel::tiled, 16), s, 5);
     CHECK(i.status == Status::passed);
     CHECK_FALSE(i.efficiency.has_value());  // the peak is FP32's

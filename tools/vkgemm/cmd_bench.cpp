@@ -40,6 +40,7 @@ struct BenchOptions {
   double steady_tolerance = kSteadyTolerancePct;
   bool fail_unsteady = false;
   double verify_max = 2048.0 * 2048.0 * 2048.0;
+  bool no_check = false;
   std::optional<double> peak_gflops;
   std::string json_path, csv_path;
   bool no_progress = false;
@@ -74,6 +75,7 @@ Settings settings_of(const BenchOptions& o, const SweepDefaults& d) {
     throw Error(ErrorCode::invalid_argument, fmt::format("--verify-max must be 0 or more (got {})", o.verify_max));
   }
   settings.verify_max = o.verify_max;
+  settings.check = !o.no_check;
   if (o.peak_gflops && !(*o.peak_gflops > 0.0)) {
     throw Error(ErrorCode::invalid_argument, fmt::format("--peak-gflops must be positive (got {})", *o.peak_gflops));
   }
@@ -163,6 +165,15 @@ struct Job {
   Work work;
 };
 
+// The host's multiply-adds for a case's check, for the progress estimate: the full reference's m*n*k; the
+// sampled check's passes over A, B and C (each with its vectors) and its witnesses' sums (at most its budget).
+double host_check_work(CheckHow how, const Shape& s) {
+  if (how == CheckHow::none) return 0.0;
+  if (how == CheckHow::full) return s.products();
+  const double passes = 3.0 * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
+  return passes + std::min(s.products(), double(SampleOptions{}.budget));
+}
+
 // The whole sweep up front, so the progress bar knows how much is left; pairs that never apply left out.
 std::vector<Job> make_jobs(const SweepSpec& spec, const Settings& settings, const std::vector<NotApplicable>& never) {
   std::vector<Job> jobs;
@@ -171,7 +182,7 @@ std::vector<Job> make_jobs(const SweepSpec& spec, const Settings& settings, cons
       for (Kernel k : spec.kernels)
         for (BenchConfig& c : configurations(k, spec.space)) {
           if (!applies(never, k, t)) continue;
-          const double checked = s.products() <= settings.verify_max ? s.products() : 0.0;
+          const double checked = host_check_work(check_how(settings, s), s);
           jobs.push_back({s, t, std::move(c), false, {s.products() * (settings.repeat + settings.warmup + 1), checked}});
         }
   for (uint32_t n : spec.latency_sizes)
@@ -227,7 +238,8 @@ void sweep(Engine& engine, const BenchOptions& o, const std::vector<Job>& jobs, 
   Work total;
   for (const Job& job : jobs) total.device += job.work.device, total.host += job.work.host;
   Progress progress(jobs.size(), total.device, total.host, !o.no_progress);
-  auto last_write = std::chrono::steady_clock::now();
+  const auto start = std::chrono::steady_clock::now();
+  auto last_write = start;
   try {
     for (size_t i = 0; i < jobs.size(); ++i) {
       const Job& job = jobs[i];
@@ -245,6 +257,7 @@ void sweep(Engine& engine, const BenchOptions& o, const std::vector<Job>& jobs, 
       progress.finish(planned, job.work.host, done, ran.checked ? s.products() : 0.0, ran.check_seconds,
                       ran.device_seconds);
       if (i + 1 == jobs.size() || steady.due()) check();
+      run.sweep_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (std::chrono::duration<double>(std::chrono::steady_clock::now() - last_write).count() > kCheckpointSeconds) {
         write_results(o, run);
         last_write = std::chrono::steady_clock::now();
@@ -350,8 +363,10 @@ Command add_bench_command(CLI::App& cmd, CommonOptions& common) {
       ->capture_default_str();
   cmd.add_flag("--fail-unsteady", o->fail_unsteady, "Exit with 4 when a case is unsteady");
   cmd.add_option("--verify-max", o->verify_max,
-                 "Check a case against the CPU reference (double accumulation) only when m*n*k is at most this; "
-                 "larger cases are timed and reported as unverified; 0 checks none [default: 2048^3 = 8589934592]");
+                 "Check a case against the full CPU reference (double accumulation) when m*n*k is at most this, "
+                 "and larger cases by the sampled check (witnesses in every tile and Freivalds's row sums, "
+                 "docs/correctness.md); 0 samples every case [default: 2048^3 = 8589934592]");
+  cmd.add_flag("--no-check", o->no_check, "Time every case without checking its result (status unverified)");
   cmd.add_option("--peak-gflops", o->peak_gflops,
                  "The device's FP32 peak in GFLOP/s, for the f32 cases' efficiency. Without it, the device's "
                  "ceilings are measured first (as vkgemm peak does) and each f32, f64 and f16 case is set against "

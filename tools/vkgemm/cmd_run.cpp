@@ -36,6 +36,7 @@ struct RunOptions {
   int64_t warmup = 2;
   double warmup_ms = -1.0;  // < 0: the device's default (steady.hpp)
   bool verify = false;
+  double verify_max = 2048.0 * 2048.0 * 2048.0;  // --verify: the full reference up to this m*n*k (per entry)
   bool stats = false;
   std::optional<int64_t> max_k;  // --max-k-per-submission
   bool trans_a = false, trans_b = false;
@@ -439,12 +440,21 @@ std::string non_finite_inputs(const Problem& p, const Inputs& in) {
   return out;
 }
 
-// --verify: C against the CPU reference; true when it passed. Random inputs are judged by the
-// random-rounding model too (reference.hpp); files may have structure.
-bool verify(const Problem& p, const Inputs& in, const Measured& r, bool f16_accumulate, nlohmann::json& record) {
-  const Comparison cmp = compare_with_reference(p.d, in.a.data(), in.b.data(), in.c0.data(), r.c.data(),
-                                                {.f16_accumulate = f16_accumulate, .random_inputs = !p.from_files});
-  fmt::print("verify:   {} ({})\n", cmp.passed ? "passed" : "FAILED", cmp.summary());
+// --verify: C against the full CPU reference up to --verify-max multiply-adds, by the sampled check
+// (reference.hpp, check_sampled; its seed drawn from the inputs') above; true when it passed. Random inputs
+// are judged by the random-rounding model too (reference.hpp); files may have structure.
+bool verify(const Problem& p, const Inputs& in, const Measured& r, const RunOptions& o, bool f16_accumulate,
+            nlohmann::json& record) {
+  const CompareOptions options{.f16_accumulate = f16_accumulate, .random_inputs = !p.from_files};
+  const double products = double(p.d.batch) * double(p.d.m) * double(p.d.n) * double(p.d.k);
+  const bool full = products <= o.verify_max;
+  SampleOptions sample;
+  sample.seed = p.seed ^ 0x9E3779B97F4A7C15ull;
+  const Comparison cmp = full ? compare_with_reference(p.d, in.a.data(), in.b.data(), in.c0.data(), r.c.data(), options)
+                              : check_sampled(p.d, in.a.data(), in.b.data(), in.c0.data(), r.c.data(), options, sample);
+  fmt::print("verify:   {} ({}{})\n", cmp.passed ? "passed" : "FAILED", full ? "" : "sampled check: ", cmp.summary());
+  record["check"] = full ? "full" : "sampled";
+  if (!full) record["check_seed"] = sample.seed;
   // Non-finite inputs make non-finite elements of C; each must be the reference's (NaN for NaN, an Inf of
   // the same sign), and the normwise error is of the finite ones.
   if (const std::string inputs = non_finite_inputs(p, in); !inputs.empty()) {
@@ -520,7 +530,7 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
     print_statistics(report);
     record["pipeline_statistics"] = statistics_json(report);
   }
-  const bool passed = !o.verify || verify(p, in, r, options.f16_accumulate, record);
+  const bool passed = !o.verify || verify(p, in, r, o, options.f16_accumulate, record);
   if (!o.json_path.empty()) write_json(o.json_path, record);
   if (!o.out_path.empty()) write_c(o.out_path, p, r);
   return finish(engine, passed ? 0 : 1);
@@ -562,6 +572,10 @@ Command add_run_command(CLI::App& cmd, CommonOptions& common) {
   cmd.add_flag("--verify", o->verify,
                "Check against the CPU reference; exit 1 when it fails. C not read (beta 0) starts as NaN "
                "(i32: INT32_MIN), so an element the kernel does not write fails");
+  cmd.add_option("--verify-max", o->verify_max,
+                 "--verify: the full CPU reference when batch*m*n*k is at most this, the sampled check above it "
+                 "(witnesses in every tile and Freivalds's row sums, docs/correctness.md) [default: 2048^3]")
+      ->check(number_between(0.0, 1e30));
   cmd.add_option("--max-k-per-submission", o->max_k,
                  "Cut K into chunks of at most this many, each its own submission (display-driver watchdogs)");
   cmd.add_flag("--stats", o->stats,

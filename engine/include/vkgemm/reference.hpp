@@ -46,6 +46,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,23 @@ struct Comparison {
                                       // random inputs; at most 1 passes); 0 when not used
   uint64_t bad_elements = 0;     // elements outside their bound (or different, for int32), NaN included
   uint64_t first_bad = 0;        // index of the first of them
+  // What the sampled check (check_sampled, below) judged; empty for a full comparison.
+  struct Sampled {
+    uint64_t seed = 0;              // the witnesses and the row sums' vectors were drawn from it
+    uint64_t witnesses = 0;         // elements judged one by one, as the full comparison judges each
+    uint64_t elements = 0;          // C's described elements
+    uint32_t tile_m = 0, tile_n = 0;  // every block of C this size, wherever it is placed, in every batch entry,
+                                      // holds a witness
+    uint32_t vectors = 0;           // random vectors each row of C was summed against
+    double row_sum_ratio = 0.0;     // the worst row sum's difference over its bound (at most 1 passes)
+    double row_sum_catch = 0.0;     // any one element off by more than this fails its row's sum (float types;
+                                    // 0 for integers, whose sums are exact modulo 2^32)
+    uint64_t bad_rows = 0;          // rows whose sums fail, and the first as an index of C's span
+    uint64_t first_bad_row = 0;
+    uint64_t rows_unjudged = 0;     // rows whose sums say nothing: their inputs hold NaN or Inf, or the
+                                    // reference may pass C's range there (their witnesses still count)
+  };
+  std::optional<Sampled> sampled;
   std::string summary() const;   // one line for people
 };
 
@@ -138,5 +156,32 @@ void reference_gemm(const GemmDesc& desc, const void* a, const void* b, const vo
 // the same absolute allowance per element for fp16 subnormals. options.random_inputs adds the model bounds.
 Comparison compare_with_reference(const GemmDesc& desc, const void* a, const void* b, const void* c_in,
                                   const void* c_gpu, const CompareOptions& options = {});
+
+// The sampled check of a full call: a verdict in O(batch (mk + kn + mn)) work and the witnesses' sums,
+// for products too large for the full comparison's O(batch m n k). Two parts (docs/correctness.md, "The
+// sampled check"):
+//  - witnesses: in every batch entry, one row of C in every tile_m / 2 rows and one column in every
+//    tile_n / 2 columns (the first and last of each too, and more at random while `budget` multiply-adds
+//    allow), and every element where a witness row meets a witness column, each judged exactly as
+//    compare_with_reference judges it (and normwise over them). Any tile of tile_m x tile_n, however the
+//    kernel's grid is placed, holds one; a lost K chunk or split-K slice, a wrong batch stride, alpha or
+//    beta wrong or an operand read with the wrong op show in every witness.
+//  - row sums (Freivalds): for `vectors` random vectors x of signs, each row's C x against
+//    alpha op(A) (op(B) x) + beta C0 x. Float types: a correct row's difference is a sum of its elements'
+//    errors with random signs, held to lambda sqrt(sum_j allowed_ij^2) (Hoeffding's inequality over the
+//    signs; lambda sets the chance of failing a right result anywhere under 1e-12) plus the sums' own
+//    rounding (double; long double for f64), with sum_j allowed_ij^2 bounded from the rows' norms. An
+//    element off by more than Sampled::row_sum_catch fails its row for certain, wherever it is; smaller
+//    errors are caught where a witness stands. Integer types: exact modulo 2^32, with odd random x: any
+//    one wrong element fails its row.
+// The gaps of C's span are checked bit for bit, all of them. Throws what compare_with_reference throws.
+struct SampleOptions {
+  uint64_t seed = 0;
+  uint32_t tile_m = 64, tile_n = 64;    // the tile of C the product ran with (the plan's), or smaller
+  uint64_t budget = uint64_t{1} << 29;  // multiply-adds for the witnesses; past it the covered tile grows
+  uint32_t vectors = 2;
+};
+Comparison check_sampled(const GemmDesc& desc, const void* a, const void* b, const void* c_in, const void* c_gpu,
+                         const CompareOptions& options, const SampleOptions& sample);
 
 }  // namespace vkgemm

@@ -378,15 +378,40 @@ Comparison compare_with_reference(DataType input, DataType output, uint32_t m, u
   return ReferenceProduct(input, output, m, n, k, a, b, options).compare(c_gpu);
 }
 
-std::string Comparison::summary() const {
-  if (bound == 0.0) {  // int32
-    return passed ? "exact match" : fmt::format("{} elements differ, the first at index {}", bad_elements, first_bad);
+namespace {
+
+// The sampled check's account (reference.hpp, check_sampled), after the comparison's own words.
+std::string sampled_summary(const Comparison::Sampled& s) {
+  auto out = fmt::format("; sampled (seed {}): {} witnesses of {} elements, one in every {}x{} tile of C; "
+                         "row sums against {} random vectors",
+                         s.seed, s.witnesses, s.elements, s.tile_m, s.tile_n, s.vectors);
+  out += s.row_sum_catch > 0.0 ? fmt::format(" at {:.3g} of their bound (one element off by more than {:.3g} fails "
+                                             "its row)", s.row_sum_ratio, s.row_sum_catch)
+                               : std::string(s.bad_rows ? "" : ", exact");
+  if (s.bad_rows) out += fmt::format("; {} rows' sums fail, the first at index {}", s.bad_rows, s.first_bad_row);
+  if (s.rows_unjudged) out += fmt::format("; {} rows with NaN or Inf left to the witnesses", s.rows_unjudged);
+  return out;
+}
+
+std::string full_summary(const Comparison& c) {
+  if (c.bound == 0.0) {  // int32
+    return c.bad_elements == 0 ? "exact match"
+                               : fmt::format("{} elements differ, the first at index {}", c.bad_elements, c.first_bad);
   }
+  const double normwise_error = c.normwise_error, bound = c.bound, worst_element_ratio = c.worst_element_ratio;
+  const double normwise_model_ratio = c.normwise_model_ratio;
+  const uint64_t bad_elements = c.bad_elements, first_bad = c.first_bad;
   auto s = fmt::format("normwise error {:.3g} (bound {:.3g}), worst element at {:.3g} of its bound", normwise_error,
                        bound, worst_element_ratio);
   if (normwise_model_ratio > 0.0) s += fmt::format(", normwise at {:.3g} of the random-rounding model", normwise_model_ratio);
   if (bad_elements) s += fmt::format("; {} elements outside, the first at index {}", bad_elements, first_bad);
   return s;
+}
+
+}  // namespace
+
+std::string Comparison::summary() const {
+  return full_summary(*this) + (sampled ? sampled_summary(*sampled) : std::string{});
 }
 
 }  // namespace vkgemm

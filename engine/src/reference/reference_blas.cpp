@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 
 #include "element_access.hpp"
+#include "reference/indexer.hpp"
+#include "reference/pick.hpp"
 #include "reference/parallel.hpp"
 #include "reference/tolerance.hpp"
 #include "vkgemm/error.hpp"
@@ -18,67 +20,60 @@
 namespace vkgemm {
 namespace {
 
-// Where element (i, j) of op(X) (or of C) lives, for batch entry `batch`.
-struct Indexer {
-  OperandExtent e;
-  bool row_major = true;
-  bool transposed = false;
-  uint64_t operator()(int64_t batch, int64_t i, int64_t j) const {
-    const int64_t r = transposed ? j : i, c = transposed ? i : j;  // (r, c) of the matrix as stored
-    const int64_t outer = row_major ? r : c, inner = row_major ? c : r;
-    return uint64_t(batch * e.stride + outer * e.ld + inner);
-  }
-};
-
-Indexer indexer(const GemmDesc& d, char which) {
-  Indexer x;
-  x.e = operand_extent(d, which);
-  x.row_major = d.layout == Layout::row_major;
-  x.transposed = (which == 'A' && d.op_a == Op::t) || (which == 'B' && d.op_b == Op::t);
-  return x;
-}
-
+using detail::indexer;
+using detail::Indexer;
+using detail::Pick;
 using detail::load_element;
 using detail::store_element;
 
-std::vector<double> widen(DataType type, const void* p, uint64_t count) {
-  std::vector<double> out(p ? count : 0);
-  for (uint64_t i = 0; i < out.size(); ++i) out[i] = load_element(type, p, i);
-  return out;
-}
-
-// The float reference of every described element of C, from widened operands: ref accumulated in double
-// (long double for f64, as the plain reference), with what the bounds need beside it (tolerance.hpp).
+// The float reference of the picked elements of C (pick.hpp), accumulated in double (long double for f64,
+// as the plain reference), with what the bounds need beside it (tolerance.hpp).
 template <typename A>
 struct FloatCells {
-  std::vector<uint64_t> cells;         // where each described element lives in C's span
+  std::vector<uint64_t> cells;         // where each picked element lives in C's span
   std::vector<A> ref;                  // alpha * s + beta * c0
   std::vector<double> sum, c0;         // s = sum_p op(A)_ip op(B)_pj, and C0 there (0 when beta = 0)
   std::vector<detail::SumStats> stats;
-  double norm_ab2 = 0.0, norm_c2 = 0.0;
+  double norm_ab2 = 0.0, norm_c2 = 0.0;  // sum over entries of ||A_t||^2 ||B_t||^2; ||C0||^2 over the picked
 };
 
-// op(A) by rows (element (t, i, p) at (t * m + i) * k + p) or op(B) by columns ((t, p, j) at (t * n + j) * k + p):
-// each sum then reads both operands along p, in order. Read through the Indexer in the sum's loop, op(B)
-// went down its stored columns (and a transposed A across its stored rows): a 1536^3 check with alpha 1.5
-// took 6.9 s that way against 3.6 s gathered (medians of 3, 2-core host). The values and order are the same.
-std::vector<double> along_k(const GemmDesc& d, const double* x, char which) {
+// The picked rows of op(A) (row r of the pick at r * k + p) or columns of op(B) (column c at c * k + p),
+// each along p, read from the caller's memory: each sum then reads both operands in order. Read through
+// the Indexer in the sum's loop, op(B) went down its stored columns (and a transposed A across its stored
+// rows): a 1536^3 check with alpha 1.5 took 6.9 s that way against 3.6 s gathered (medians of 3, 2-core
+// host). The values and order are the same.
+std::vector<double> along_k(const GemmDesc& d, const void* x, char which, const Pick& pick) {
   const Indexer ix = indexer(d, which);
-  const int64_t lines = which == 'A' ? d.m : d.n;
-  std::vector<double> out(uint64_t(d.batch) * uint64_t(lines) * uint64_t(d.k));
+  const auto& lines = which == 'A' ? pick.rows : pick.cols;
+  std::vector<double> out(uint64_t(which == 'A' ? pick.row_count() : pick.col_count()) * uint64_t(d.k));
   uint64_t at = 0;
   for (int64_t t = 0; t < d.batch; ++t)
-    for (int64_t l = 0; l < lines; ++l)
-      for (int64_t p = 0; p < d.k; ++p) out[at++] = x[which == 'A' ? ix(t, l, p) : ix(t, p, l)];
+    for (const int64_t l : lines[size_t(t)])
+      for (int64_t p = 0; p < d.k; ++p) out[at++] = load_element(d.type, x, which == 'A' ? ix(t, l, p) : ix(t, p, l));
   return out;
 }
 
 // x^2 where x counts in the inputs' norm (finite), else 0.
 double finite_square(double x) { return detail::counts_in_norm(x) ? x * x : 0.0; }
 
-// The sums of W neighbouring elements of a row (columns col_b, col_b + k, ...: op(B) gathered by columns),
-// each over p in order, so each is what it would be alone; W independent chains where one would wait on its
-// previous term.
+// sum over entries of ||A_t||_F^2 ||B_t||_F^2, the finite elements of each.
+double entry_norms(const GemmDesc& d, const void* a, const void* b) {
+  const Indexer ia = indexer(d, 'A'), ib = indexer(d, 'B');
+  double total = 0.0;
+  for (int64_t t = 0; t < d.batch; ++t) {
+    double na = 0.0, nb = 0.0;
+    for (int64_t i = 0; i < d.m; ++i)
+      for (int64_t p = 0; p < d.k; ++p) na += finite_square(load_element(d.type, a, ia(t, i, p)));
+    for (int64_t p = 0; p < d.k; ++p)
+      for (int64_t j = 0; j < d.n; ++j) nb += finite_square(load_element(d.type, b, ib(t, p, j)));
+    total += na * nb;
+  }
+  return total;
+}
+
+// The sums of W neighbouring picked elements of a row (columns col_b, col_b + k, ...: op(B) gathered by
+// columns), each over p in order, so each is what it would be alone; W independent chains where one would
+// wait on its previous term.
 template <typename A, int W>
 void sum_columns(const double* row_a, const double* col_b, int64_t k, A* sum, detail::SumStats* st) {
   for (int64_t p = 0; p < k; ++p) {
@@ -92,37 +87,31 @@ void sum_columns(const double* row_a, const double* col_b, int64_t k, A* sum, de
 }
 
 template <typename A>
-void compute(const GemmDesc& d, const double* a, const double* b, const double* c0, FloatCells<A>& r) {
-  const Indexer ia = indexer(d, 'A'), ib = indexer(d, 'B'), ic = indexer(d, 'C');
+void compute(const GemmDesc& d, const void* a, const void* b, const void* c_in, const Pick& pick, FloatCells<A>& r) {
+  const Indexer ic = indexer(d, 'C');
+  const DataType out_type = output_type(d);
   const bool reads_ab = d.alpha != 0.0 && d.k != 0;
-  const std::vector<double> rows_a = reads_ab ? along_k(d, a, 'A') : std::vector<double>{};
-  const std::vector<double> cols_b = reads_ab ? along_k(d, b, 'B') : std::vector<double>{};
-  for (int64_t t = 0; t < d.batch; ++t) {
-    double na = 0.0, nb = 0.0;
-    if (reads_ab) {
-      for (int64_t i = 0; i < d.m; ++i)
-        for (int64_t p = 0; p < d.k; ++p) na += finite_square(a[ia(t, i, p)]);
-      for (int64_t p = 0; p < d.k; ++p)
-        for (int64_t j = 0; j < d.n; ++j) nb += finite_square(b[ib(t, p, j)]);
-    }
-    r.norm_ab2 += na * nb;
-  }
-  // Element (t, i, j) at index (t * m + i) * n + j; rows of (t, i) spread over the cores.
-  const uint64_t count = uint64_t(d.batch) * uint64_t(d.m) * uint64_t(d.n);
+  const std::vector<double> rows_a = reads_ab ? along_k(d, a, 'A', pick) : std::vector<double>{};
+  const std::vector<double> cols_b = reads_ab ? along_k(d, b, 'B', pick) : std::vector<double>{};
+  if (reads_ab) r.norm_ab2 = entry_norms(d, a, b);
+  const Pick::Rows flat = pick.flat_rows();
+  const uint64_t count = pick.element_count();
   r.cells.resize(count), r.ref.resize(count), r.sum.resize(count), r.c0.resize(count), r.stats.resize(count);
-  const auto rows = static_cast<uint32_t>(d.batch * d.m);
+  const auto rows = static_cast<uint32_t>(flat.size());
   std::vector<double> row_c2(rows, 0.0);
   detail::parallel_rows(rows, count * uint64_t(std::max<int64_t>(d.k, 1)), [&](uint32_t begin, uint32_t end) {
     constexpr int kColumns = 4;
     for (uint32_t row = begin; row < end; ++row) {
-      const int64_t t = row / d.m, i = row % d.m;
-      for (int64_t j0 = 0; j0 < d.n; j0 += kColumns) {
-        const int width = static_cast<int>(std::min<int64_t>(kColumns, d.n - j0));
+      const auto [t, i, first_cell, first_col] = flat[row];
+      const std::vector<int64_t>& cols = pick.cols[size_t(t)];
+      const auto n = static_cast<int64_t>(cols.size());
+      for (int64_t j0 = 0; j0 < n; j0 += kColumns) {
+        const int width = static_cast<int>(std::min<int64_t>(kColumns, n - j0));
         A sum[kColumns] = {};
         detail::SumStats st[kColumns];
         if (reads_ab) {
-          const double* row_a = &rows_a[uint64_t(t * d.m + i) * uint64_t(d.k)];
-          const double* col_b = &cols_b[uint64_t(t * d.n + j0) * uint64_t(d.k)];
+          const double* row_a = &rows_a[uint64_t(row) * uint64_t(d.k)];
+          const double* col_b = &cols_b[(first_col + uint64_t(j0)) * uint64_t(d.k)];
           if (width == kColumns) {
             sum_columns<A, kColumns>(row_a, col_b, d.k, sum, st);
           } else {
@@ -130,10 +119,9 @@ void compute(const GemmDesc& d, const double* a, const double* b, const double* 
           }
         }
         for (int w = 0; w < width; ++w) {
-          const int64_t j = j0 + w;
-          const uint64_t at = ic(t, i, j), e = uint64_t(row) * uint64_t(d.n) + uint64_t(j);
+          const uint64_t at = ic(t, i, cols[size_t(j0 + w)]), e = first_cell + uint64_t(j0 + w);
           A v = static_cast<A>(d.alpha) * sum[w];
-          const double c = d.beta != 0.0 ? c0[at] : 0.0;
+          const double c = d.beta != 0.0 ? load_element(out_type, c_in, at) : 0.0;
           if (d.beta != 0.0) {
             v += static_cast<A>(d.beta) * static_cast<A>(c);
             if (detail::counts_in_norm(c)) row_c2[row] += c * c;
@@ -146,16 +134,16 @@ void compute(const GemmDesc& d, const double* a, const double* b, const double* 
   for (const double x : row_c2) r.norm_c2 += x;
 }
 
-// i32, i8 and u8 inputs (widened to int32 as the shaders do), C int32.
-void compute_int(const GemmDesc& d, const void* a, const void* b, const int32_t* c0, std::vector<uint64_t>& cells,
-                 std::vector<int32_t>& ref) {
+// i32, i8 and u8 inputs (widened to int32 as the shaders do), C int32: the picked elements.
+void compute_int(const GemmDesc& d, const void* a, const void* b, const int32_t* c0, const Pick& pick,
+                 std::vector<uint64_t>& cells, std::vector<int32_t>& ref) {
   const Indexer ia = indexer(d, 'A'), ib = indexer(d, 'B'), ic = indexer(d, 'C');
   const bool reads_ab = d.alpha != 0.0 && d.k != 0;
   const auto alpha = static_cast<uint32_t>(static_cast<int32_t>(d.alpha));
   const auto beta = static_cast<uint32_t>(static_cast<int32_t>(d.beta));
   for (int64_t t = 0; t < d.batch; ++t)
-    for (int64_t i = 0; i < d.m; ++i)
-      for (int64_t j = 0; j < d.n; ++j) {
+    for (const int64_t i : pick.rows[size_t(t)])
+      for (const int64_t j : pick.cols[size_t(t)]) {
         uint32_t sum = 0;  // wraps like the GPU
         if (reads_ab)
           for (int64_t p = 0; p < d.k; ++p)
@@ -169,26 +157,14 @@ void compute_int(const GemmDesc& d, const void* a, const void* b, const int32_t*
       }
 }
 
-template <typename A>
-FloatCells<A> float_reference(const GemmDesc& d, const void* a, const void* b, const void* c_in) {
-  const bool reads_ab = d.alpha != 0.0 && d.k != 0;
-  const auto wa = widen(d.type, reads_ab ? a : nullptr, operand_extent(d, 'A').elements);
-  const auto wb = widen(d.type, reads_ab ? b : nullptr, operand_extent(d, 'B').elements);
-  const auto wc = widen(output_type(d), d.beta != 0.0 ? c_in : nullptr, operand_extent(d, 'C').elements);
-  FloatCells<A> r;
-  compute(d, wa.data(), wb.data(), wc.data(), r);
-  return r;
-}
-
 Comparison compare_int(const GemmDesc& d, const void* a, const void* b, const void* c_in, const void* c_gpu,
-                       std::vector<char>& described) {
+                       const Pick& pick) {
   Comparison out;
   std::vector<uint64_t> cells;
   std::vector<int32_t> ref;
-  compute_int(d, a, b, static_cast<const int32_t*>(c_in), cells, ref);
+  compute_int(d, a, b, static_cast<const int32_t*>(c_in), pick, cells, ref);
   const auto* got = static_cast<const int32_t*>(c_gpu);
   for (size_t i = 0; i < cells.size(); ++i) {
-    described[cells[i]] = 1;
     if (got[cells[i]] != ref[i]) {
       if (out.bad_elements == 0 || cells[i] < out.first_bad) out.first_bad = cells[i];
       ++out.bad_elements;
@@ -200,16 +176,16 @@ Comparison compare_int(const GemmDesc& d, const void* a, const void* b, const vo
 
 template <typename A>
 Comparison compare_float(const GemmDesc& d, const void* a, const void* b, const void* c_in, const void* c_gpu,
-                         const CompareOptions& options, std::vector<char>& described) {
+                         const CompareOptions& options, const Pick& pick) {
   const DataType out_type = output_type(d);
   Comparison out;
-  const FloatCells<A> r = float_reference<A>(d, a, b, c_in);
+  FloatCells<A> r;
+  compute(d, a, b, c_in, pick, r);
   const detail::Tolerance tolerance(d.type, out_type, static_cast<uint64_t>(d.k), 2, options);
   out.bound = tolerance.gamma();
   detail::ModelSums model;
   double diff2 = 0.0;
   for (size_t i = 0; i < r.cells.size(); ++i) {
-    described[r.cells[i]] = 1;
     const double g = load_element(out_type, c_gpu, r.cells[i]);
     const auto ref = static_cast<double>(r.ref[i]);
     if (const auto nf = detail::judge_non_finite(out_type, ref, g); nf != detail::NonFinite::finite) {
@@ -237,6 +213,9 @@ Comparison compare_float(const GemmDesc& d, const void* a, const void* b, const 
     out.worst_element_ratio = std::max(out.worst_element_ratio, ratio);
     diff2 += std::isfinite(diff) ? diff * diff : std::numeric_limits<double>::infinity();
   }
+  // Over the picked elements alone both sides shrink together: |C - C_ref| <= gamma (|alpha| |A||B| +
+  // |beta| |C0|) element by element gives ||(C - C_ref)_picked|| <= gamma (|alpha| ||A|| ||B|| + |beta|
+  // ||C0_picked||), so the test holds for a subset as it does for the whole.
   const double slack = tolerance.absolute() * std::sqrt(static_cast<double>(r.cells.size()));
   const double norm = std::max(0.0, std::sqrt(diff2) - slack);
   const double norm_scale = std::fabs(d.alpha) * std::sqrt(r.norm_ab2) + std::fabs(d.beta) * std::sqrt(r.norm_c2);
@@ -244,6 +223,45 @@ Comparison compare_float(const GemmDesc& d, const void* a, const void* b, const 
   out.normwise_model_ratio = tolerance.normwise_model_ratio(model, std::sqrt(diff2));
   return out;
 }
+
+}  // namespace
+
+namespace detail {
+
+Comparison judge_picked(const GemmDesc& d, const void* a, const void* b, const void* c_in, const void* c_gpu,
+                        const CompareOptions& options, const Pick& pick) {
+  if (is_integer(d.type)) return compare_int(d, a, b, c_in, c_gpu, pick);
+  return d.type == DataType::f64 ? compare_float<long double>(d, a, b, c_in, c_gpu, options, pick)
+                                 : compare_float<double>(d, a, b, c_in, c_gpu, options, pick);
+}
+
+void judge_gaps(const GemmDesc& d, const void* c_in, const void* c_gpu, Comparison& out) {
+  // Gaps between rows and between batch entries: untouched, bit for bit. Element idx of C's span lies in
+  // entry idx / stride, stored line (idx % stride) / ld, place (idx % stride) % ld; it is described when
+  // all three are inside the matrix.
+  const OperandExtent e = operand_extent(d, 'C');
+  const uint64_t es = element_size(output_type(d));
+  const auto* got = static_cast<const unsigned char*>(c_gpu);
+  const auto* before = static_cast<const unsigned char*>(c_in);
+  const auto ld = uint64_t(std::max<int64_t>(e.ld, 1)), stride = uint64_t(std::max<int64_t>(e.stride, 1));
+  for (uint64_t i = 0; i < e.elements; ++i) {
+    const uint64_t entry = i / stride, in_entry = i % stride;
+    const bool described = entry < uint64_t(d.batch) && in_entry / ld < uint64_t(e.outer) && in_entry % ld < uint64_t(e.inner);
+    if (!described && std::memcmp(got + i * es, before + i * es, es) != 0) {
+      if (out.bad_elements == 0 || i < out.first_bad) out.first_bad = i;
+      ++out.bad_elements;
+    }
+  }
+}
+
+void decide(const GemmDesc& d, Comparison& out) {
+  out.passed = out.bad_elements == 0 && (!out.sampled || out.sampled->bad_rows == 0) &&
+               (is_integer(d.type) || (out.normwise_error <= out.bound && out.normwise_model_ratio <= 1.0));
+}
+
+}  // namespace detail
+
+namespace {
 
 // Whether an operand is stored tightly (ld = its stored rows' length: no gaps).
 bool tight(const GemmDesc& d, char which) {
@@ -271,19 +289,25 @@ void reference_gemm(const GemmDesc& desc, const void* a, const void* b, const vo
   const DataType out_type = output_type(desc);
   const uint64_t span = operand_extent(desc, 'C').elements;
   if (span) std::memcpy(c_out, c_in, span * element_size(out_type));
+  const Pick all = Pick::every(desc);
   if (is_integer(desc.type)) {
     std::vector<uint64_t> cells;
     std::vector<int32_t> ref;
-    compute_int(desc, a, b, static_cast<const int32_t*>(c_in), cells, ref);
+    compute_int(desc, a, b, static_cast<const int32_t*>(c_in), all, cells, ref);
     for (size_t i = 0; i < cells.size(); ++i) static_cast<int32_t*>(c_out)[cells[i]] = ref[i];
     return;
   }
+  const auto store = [&](const auto& r) {
+    for (size_t i = 0; i < r.cells.size(); ++i) store_element(out_type, c_out, r.cells[i], r.ref[i]);
+  };
   if (desc.type == DataType::f64) {
-    const auto r = float_reference<long double>(desc, a, b, c_in);
-    for (size_t i = 0; i < r.cells.size(); ++i) store_element(out_type, c_out, r.cells[i], r.ref[i]);
+    FloatCells<long double> r;
+    compute(desc, a, b, c_in, all, r);
+    store(r);
   } else {
-    const auto r = float_reference<double>(desc, a, b, c_in);
-    for (size_t i = 0; i < r.cells.size(); ++i) store_element(out_type, c_out, r.cells[i], r.ref[i]);
+    FloatCells<double> r;
+    compute(desc, a, b, c_in, all, r);
+    store(r);
   }
 }
 
@@ -313,23 +337,9 @@ Comparison compare_with_reference(const GemmDesc& desc, const void* a, const voi
     }
     return out;
   }
-  const uint64_t span = operand_extent(desc, 'C').elements;
-  const uint64_t es = element_size(out_type);
-  std::vector<char> described(span, 0);
-  Comparison out = is_integer(desc.type)        ? compare_int(desc, a, b, c_in, c_gpu, described)
-                   : desc.type == DataType::f64 ? compare_float<long double>(desc, a, b, c_in, c_gpu, options, described)
-                                                : compare_float<double>(desc, a, b, c_in, c_gpu, options, described);
-  // Gaps between rows and between batch entries: untouched, bit for bit.
-  const auto* got = static_cast<const unsigned char*>(c_gpu);
-  const auto* before = static_cast<const unsigned char*>(c_in);
-  for (uint64_t i = 0; i < span; ++i) {
-    if (!described[i] && std::memcmp(got + i * es, before + i * es, es) != 0) {
-      if (out.bad_elements == 0 || i < out.first_bad) out.first_bad = i;
-      ++out.bad_elements;
-    }
-  }
-  out.passed = out.bad_elements == 0 &&
-               (is_integer(desc.type) || (out.normwise_error <= out.bound && out.normwise_model_ratio <= 1.0));
+  Comparison out = detail::judge_picked(desc, a, b, c_in, c_gpu, options, Pick::every(desc));
+  detail::judge_gaps(desc, c_in, c_gpu, out);
+  detail::decide(desc, out);
   return out;
 }
 

@@ -105,10 +105,24 @@ Operands upload(Engine& engine, const Shape& s, DataType type, const GemmOptions
   return o;
 }
 
-// One product on poisoned C, read back and (when `compare`) checked. Returns the comparison, if made,
-// adds the host time the reference took to `seconds`, and says in `ran` which kernel and configuration ran.
+// The sampled check of a bench product (reference.hpp, check_sampled): C of the inputs' default type,
+// beta 0 (so C before the call is not read, and a tight C has no gaps), random inputs (the model's bounds
+// apply), the witnesses' draw from the case's seed.
+Comparison sampled_check(const Operands& o, const Shape& s, DataType type, const GemmOptions& config, uint64_t seed) {
+  GemmDesc d;
+  d.type = type, d.c_type = o.rc.type;
+  d.m = s.m, d.n = s.n, d.k = s.k;
+  SampleOptions sample;
+  sample.seed = case_seed(seed, 1);
+  const CompareOptions options{.f16_accumulate = config.f16_accumulate && o.rc.type == DataType::f16,
+                               .random_inputs = true};
+  return check_sampled(d, o.a.data(), o.b.data(), o.c.data(), o.c.data(), options, sample);
+}
+
+// One product on poisoned C, read back and checked as `how` says. Returns the comparison, if made, adds
+// the host time the check took to `seconds`, and says in `ran` which kernel and configuration ran.
 std::optional<Comparison> check_once(Engine& engine, Operands& o, const Shape& s, DataType type,
-                                     const GemmOptions& config, bool compare, const ResultHook& hook,
+                                     const GemmOptions& config, CheckHow how, uint64_t seed, const ResultHook& hook,
                                      double& seconds, std::string& ran) {
   const auto bad = poison(o.rc.type, uint64_t{s.m} * s.n);  // C's type: f32 for f16 inputs
   engine.write(o.C, 0, bad.data(), bad.size());
@@ -117,11 +131,12 @@ std::optional<Comparison> check_once(Engine& engine, Operands& o, const Shape& s
   once.warmup = 0;
   const GemmTiming t = engine.gemm(o.ra, o.rb, o.rc, once);
   ran = fmt::format("{} {}", to_string(t.kernel), t.config);
-  if (!compare) return std::nullopt;
+  if (how == CheckHow::none) return std::nullopt;
   engine.read(o.C, 0, o.c.data(), o.c.size());
   if (hook) hook(o.rc.type, o.c.data(), uint64_t{s.m} * s.n);
   const auto start = std::chrono::steady_clock::now();
-  Comparison c = parallel_compare(type, s.m, s.n, s.k, o.a.data(), o.b.data(), o.c.data());
+  Comparison c = how == CheckHow::full ? parallel_compare(type, s.m, s.n, s.k, o.a.data(), o.b.data(), o.c.data())
+                                       : sampled_check(o, s, type, config, seed);
   seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return c;
 }
@@ -138,6 +153,11 @@ WarmUp warm_up_case(Engine& engine, Operands& o, GemmOptions options, double war
 }
 
 }  // namespace
+
+CheckHow check_how(const Settings& settings, const Shape& shape) {
+  if (!settings.check) return CheckHow::none;
+  return shape.products() <= settings.verify_max ? CheckHow::full : CheckHow::sampled;
+}
 
 uint64_t case_seed(uint64_t run_seed, uint64_t index) {
   uint64_t z = run_seed + (index + 1) * 0x9E3779B97F4A7C15ull;
@@ -156,8 +176,8 @@ CaseResult run_case(Engine& engine, const Shape& shape, DataType type, const Ben
   try {
     engine.check_supported(type, config.options);
     Operands o = upload(engine, shape, type, config.options, seed);
-    const bool verify = shape.products() <= settings.verify_max;
-    r.check = check_once(engine, o, shape, type, config.options, verify, hook, r.check_seconds, r.ran);
+    r.check = check_once(engine, o, shape, type, config.options, check_how(settings, shape), seed, hook,
+                         r.check_seconds, r.ran);
     if (r.check && !r.check->passed) {
       r.status = Status::failed;
       r.reason = r.check->summary();
@@ -183,7 +203,7 @@ CaseResult run_case(Engine& engine, const Shape& shape, DataType type, const Ben
       r.efficiency = r.gflops / ceiling->gflops;
       r.efficiency_ceiling = ceiling->name;
     }
-    r.status = verify ? Status::passed : Status::unverified;
+    r.status = r.check ? Status::passed : Status::unverified;
   } catch (const Error& e) {
     if (!is_refusal(e)) throw;
     r.status = Status::skipped;
@@ -278,7 +298,7 @@ LatencyResult run_latency(Engine& engine, uint32_t n, DataType type, const Bench
     engine.check_supported(type, config.options);
     Operands o = upload(engine, shape, type, config.options, seed);
     // Small: always checked.
-    r.check = check_once(engine, o, shape, type, config.options, true, hook, r.check_seconds, r.ran);
+    r.check = check_once(engine, o, shape, type, config.options, CheckHow::full, seed, hook, r.check_seconds, r.ran);
     if (!r.check->passed) {
       r.status = Status::failed;
       r.reason = r.check->summary();

@@ -1,6 +1,7 @@
 // vkgemm bench: one case, the careful way. Inputs are written to device buffers once (uploads are never
-// timed); C is poisoned and one product is checked against the CPU reference before any timing; a case
-// that fails the check is reported and not timed; then the timed dispatches (timestamps) or calls (latency).
+// timed); C is poisoned and one product is checked before any timing (against the full CPU reference up
+// to --verify-max, by the sampled check above it); a case that fails the check is reported and not timed;
+// then the timed dispatches (timestamps) or calls (latency).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,11 @@ namespace vkgemm::cli::bench {
 // make a product wrong and see it reported as failed and never timed. Empty in the program.
 // `type` is C's: default_output_type of the inputs (f32 for f16 inputs).
 using ResultHook = std::function<void(DataType type, void* c, uint64_t elements)>;
+
+// How a case's product is checked: the full reference (m*n*k up to settings.verify_max), the sampled check
+// (reference.hpp, check_sampled) above it, or not at all (--no-check).
+enum class CheckHow { full, sampled, none };
+CheckHow check_how(const Settings& settings, const Shape& shape);
 
 // The seed of case `index` of a run seeded with `run_seed` (SplitMix64, so neighbours differ widely).
 uint64_t case_seed(uint64_t run_seed, uint64_t index);

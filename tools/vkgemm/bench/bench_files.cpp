@@ -20,13 +20,29 @@ json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 json options_json(const GemmOptions& o) { return {{"kernel", std::string(to_string(o.kernel))}, {"tile", o.tile}}; }
 
-json check_json(const std::optional<Comparison>& c) {
+json sampled_json(const Comparison::Sampled& s) {
+  return {{"seed", s.seed},
+          {"witnesses", s.witnesses},
+          {"elements", s.elements},
+          {"tile", {s.tile_m, s.tile_n}},
+          {"vectors", s.vectors},
+          {"row_sum_ratio", number(s.row_sum_ratio)},
+          {"row_sum_catch", s.row_sum_catch},
+          {"bad_rows", s.bad_rows},
+          {"rows_unjudged", s.rows_unjudged}};
+}
+
+json check_json(const std::optional<Comparison>& c, double seconds) {
   if (!c) return nullptr;
-  return {{"passed", c->passed},
-          {"normwise_error", number(c->normwise_error)},
-          {"bound", c->bound},
-          {"worst_element_ratio", number(c->worst_element_ratio)},
-          {"bad_elements", c->bad_elements}};
+  json out = {{"passed", c->passed},
+              {"method", c->sampled ? "sampled" : "full"},
+              {"seconds", seconds},
+              {"normwise_error", number(c->normwise_error)},
+              {"bound", c->bound},
+              {"worst_element_ratio", number(c->worst_element_ratio)},
+              {"bad_elements", c->bad_elements}};
+  if (c->sampled) out["sampled"] = sampled_json(*c->sampled);
+  return out;
 }
 
 json stats_json(const std::optional<Stats>& s, const std::vector<double>& samples, const char* unit) {
@@ -106,7 +122,7 @@ std::string to_json(const Run& run) {
                      {"seed", std::to_string(c.seed)},
                      {"status", std::string(to_string(c.status))},
                      {"reason", c.reason},
-                     {"verification", check_json(c.check)},
+                     {"verification", check_json(c.check, c.check_seconds)},
                      {"warmup", warmup_json(c)},
                      {"segment", c.segment},
                      {"gpu_time", stats_json(c.stats, c.gpu_ms, "ms")},
@@ -126,7 +142,7 @@ std::string to_json(const Run& run) {
                        {"seed", std::to_string(l.seed)},
                        {"status", std::string(to_string(l.status))},
                        {"reason", l.reason},
-                       {"verification", check_json(l.check)},
+                       {"verification", check_json(l.check, l.check_seconds)},
                        {"segment", l.segment},
                        {"wall_time", stats_json(l.stats, l.wall_us, "us")},
                        {"record_us", optional_number(l.timed(), l.record_us)},
@@ -157,6 +173,7 @@ std::string to_json(const Run& run) {
         {"warmup_ms", s.warmup_ms},
         {"steady_tolerance_pct", s.steady_tolerance_pct},
         {"verify_max", s.verify_max},
+        {"check", s.check},
         {"peak_gflops", s.peak_gflops ? json(*s.peak_gflops) : json(nullptr)},
         {"ceilings", ceilings_json(s.ceilings)},
         {"latency_calls", s.latency_calls},

@@ -25,8 +25,8 @@ struct Stats {
 Stats summarize(std::vector<double> samples);
 
 enum class Status {
-  passed,      // verified against the CPU reference, then timed
-  unverified,  // timed; the CPU reference was skipped because m*n*k is above --verify-max
+  passed,      // checked (the full CPU reference, or the sampled check above --verify-max), then timed
+  unverified,  // timed without a check (--no-check)
   failed,      // the result did not match the reference: reported, never timed
   skipped,     // the device cannot run it (a type or configuration it lacks, a matrix too large): never run
   unsteady,    // passed or unverified, but timed while the device's speed drifted (steady.hpp): the reason says
@@ -96,7 +96,9 @@ struct Settings {
   uint32_t warmup = 2;                  // untimed dispatches before them, besides the warm-up by time
   double warmup_ms = 0.0;               // the warm-up by device time before each case (steady.hpp)
   double steady_tolerance_pct = kSteadyTolerancePct;  // of the steadiness checks
-  double verify_max = 0.0;              // largest m*n*k checked against the CPU reference
+  double verify_max = 0.0;              // largest m*n*k checked against the full CPU reference; larger products
+                                        // get the sampled check (reference.hpp, check_sampled)
+  bool check = true;                    // false (--no-check): cases are timed unchecked
   std::optional<double> peak_gflops;    // --peak-gflops, for the efficiency column of f32 cases
   std::vector<Ceiling> ceilings;        // measured (vkgemm peak) when --peak-gflops is not given
   uint32_t latency_calls = 100;         // timed Engine::gemm calls per latency case
@@ -132,6 +134,7 @@ struct Run {
   Steadiness steadiness;
   std::vector<NotApplicable> not_applicable;  // named once in the header and the files
   bool complete = false;                // false while the sweep runs (the files are rewritten as it goes)
+  double sweep_seconds = 0.0;           // host wall time of the sweep so far (the checks' share is reported)
 };
 
 }  // namespace vkgemm::cli::bench

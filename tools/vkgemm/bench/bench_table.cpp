@@ -13,9 +13,10 @@ std::string shape_text(const Shape& s) { return fmt::format("{}x{}x{}", s.m, s.n
 
 // What the check said, in a few characters: the normwise error, "exact" for integers, or why there was none.
 std::string check_text(const std::optional<Comparison>& c, DataType type, Status status) {
-  if (!c) return status == Status::unverified ? "unverified (m*n*k > --verify-max)" : "";
+  if (!c) return status == Status::unverified ? "unverified (--no-check)" : "";
   if (!c->passed) return "FAILED";
-  return is_integer(type) ? "exact" : fmt::format("{:.2e}", c->normwise_error);
+  const std::string how = c->sampled ? " sampled" : "";
+  return (is_integer(type) ? "exact" : fmt::format("{:.2e}", c->normwise_error)) + how;
 }
 
 // The configuration that ran, where the label does not already say it (auto, "default").
@@ -51,9 +52,12 @@ std::string run_header(const Run& run) {
   out += fmt::format("driver:   {} {} ({}), Vulkan {}\n", d.driver_name, d.driver_version, d.driver_info,
                      d.api_version);
   out += fmt::format("vkgemm:   {} (commit {}), {}\n", run.vkgemm_version, run.vkgemm_commit, run.date);
-  out += fmt::format("settings: {} timed dispatches per case after {:g} ms of warm-up and {} more; CPU reference up to "
-                     "m*n*k = {:.0f}; {} latency calls; seed {}\n",
-                     s.repeat, s.warmup_ms, s.warmup, s.verify_max, s.latency_calls, s.seed);
+  const std::string checks = s.check ? fmt::format("the full CPU reference up to m*n*k = {:.0f}, the sampled check "
+                                                   "above", s.verify_max)
+                                     : std::string("no checks (--no-check)");
+  out += fmt::format("settings: {} timed dispatches per case after {:g} ms of warm-up and {} more; {}; {} latency "
+                     "calls; seed {}\n",
+                     s.repeat, s.warmup_ms, s.warmup, checks, s.latency_calls, s.seed);
   out += not_applicable_text(run.not_applicable);
   if (s.peak_gflops) out += fmt::format("peak:     {:.1f} GFLOP/s FP32, as given by --peak-gflops\n", *s.peak_gflops);
   if (!s.ceilings.empty()) {
@@ -168,13 +172,30 @@ std::string noisy_line(const Run& run) {
                      kNoisySpreadPct, names, noisy.size() > 10 ? ", ..." : "");
 }
 
+// How the cases were checked and what the checks cost: the host's seconds in them against the sweep's.
+std::string checks_line(const Run& run) {
+  size_t full = 0, sampled = 0;
+  double seconds = 0.0;
+  const auto count = [&](const std::optional<Comparison>& c, double s) {
+    if (!c) return;
+    ++(c->sampled ? sampled : full);
+    seconds += s;
+  };
+  for (const auto& c : run.cases) count(c.check, c.check_seconds);
+  for (const auto& l : run.latency) count(l.check, l.check_seconds);
+  const double share = run.sweep_seconds > 0.0 ? 100.0 * seconds / run.sweep_seconds : 0.0;
+  return fmt::format("checks: {} by the full reference, {} sampled; {:.1f} s of host time, {:.1f}% of the sweep's "
+                     "{:.1f} s\n",
+                     full, sampled, seconds, share, run.sweep_seconds);
+}
+
 std::string run_summary(const Run& run) {
   size_t counts[5] = {};
   for (const auto& c : run.cases) ++counts[static_cast<int>(c.status)];
   for (const auto& l : run.latency) ++counts[static_cast<int>(l.status)];
-  return fmt::format("{}\n{} cases: {} passed, {} unverified, {} unsteady, {} failed, {} skipped\n{}{}", best_table(run),
-                     run.cases.size() + run.latency.size(), counts[0], counts[1], counts[4], counts[2], counts[3],
-                     steadiness_line(run), noisy_line(run));
+  return fmt::format("{}\n{} cases: {} passed, {} unverified, {} unsteady, {} failed, {} skipped\n{}{}{}",
+                     best_table(run), run.cases.size() + run.latency.size(), counts[0], counts[1], counts[4], counts[2],
+                     counts[3], checks_line(run), steadiness_line(run), noisy_line(run));
 }
 
 }  // namespace vkgemm::cli::bench

@@ -1,0 +1,16 @@
+// The sampled check's row sums (Freivalds's check; reference.hpp, check_sampled, says what they judge).
+#pragma once
+
+#include <random>
+
+#include "vkgemm/blas.hpp"
+#include "vkgemm/reference.hpp"
+
+namespace vkgemm::detail {
+
+// Judges C x against alpha op(A) (op(B) x) + beta C0 x for account.vectors random vectors x per batch
+// entry, row by row, and fills the account's row-sum fields.
+void judge_row_sums(const GemmDesc& d, const void* a, const void* b, const void* c_in, const void* c_gpu,
+                    const CompareOptions& options, std::mt19937_64& rng, Comparison::Sampled& account);
+
+}  // namespace vkgemm::detail
