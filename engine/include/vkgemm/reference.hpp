@@ -178,7 +178,7 @@ Comparison compare_with_reference(const GemmDesc& desc, const void* a, const voi
 struct SampleOptions {
   uint64_t seed = 0;
   uint32_t tile_m = 64, tile_n = 64;    // the tile of C the product ran with (the plan's), or smaller
-  uint64_t budget = uint64_t{1} << 29;  // multiply-adds for the witnesses; past it the covered tile grows
+  uint64_t budget = uint64_t{1} << 28;  // multiply-adds for the witnesses; past it the covered tile grows
   uint32_t vectors = 2;
 };
 Comparison check_sampled(const GemmDesc& desc, const void* a, const void* b, const void* c_in, const void* c_gpu,

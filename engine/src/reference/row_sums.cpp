@@ -14,6 +14,7 @@
 #include "reference/indexer.hpp"
 #include "reference/parallel.hpp"
 #include "reference/tolerance.hpp"
+#include "reference/typed_load.hpp"
 
 namespace vkgemm::detail {
 namespace {
@@ -49,49 +50,57 @@ struct RowProducts {
   }
 };
 
-// Element (r, c) into the row's tallies. Integers: the products alone, wrapping modulo 2^32.
+// Element e of row r, at column c, into the row's tallies. Integers: the products alone, wrapping modulo
+// 2^32. Non-finite elements flag their row and stay out of its norm.
 template <typename Acc>
-inline void add(RowProducts<Acc>& out, const Operand& m, int64_t r, int64_t c, const std::vector<std::vector<Acc>>& x,
+inline void add(RowProducts<Acc>& out, size_t r, size_t c, double e, const std::vector<std::vector<Acc>>& x,
                 const std::vector<std::vector<double>>& w) {
-  const uint64_t at = m.ix(m.t, r, c);
   if constexpr (std::is_floating_point_v<Acc>) {
-    const double e = load_element(m.type, m.data, at);
-    if (!std::isfinite(e)) out.bad[size_t(r)] = 1;
+    if (!std::isfinite(e)) out.bad[r] = 1;
     const double ae = std::fabs(e);
-    for (size_t v = 0; v < x.size(); ++v) out.prod[v][size_t(r)] += static_cast<Acc>(e) * x[v][size_t(c)];
-    for (size_t k = 0; k < w.size(); ++k) out.absw[k][size_t(r)] += ae * w[k][size_t(c)];
-    out.sq[size_t(r)] += e * e;
-    out.max[size_t(r)] = std::max(out.max[size_t(r)], ae);
+    for (size_t v = 0; v < x.size(); ++v) out.prod[v][r] += static_cast<Acc>(e) * x[v][c];
+    for (size_t k = 0; k < w.size(); ++k) out.absw[k][r] += ae * w[k][c];
+    if (std::isfinite(e)) out.sq[r] += e * e;
+    out.max[r] = std::max(out.max[r], ae);
   } else {
-    const auto e = static_cast<uint32_t>(load_int(m.type, m.data, at));
-    for (size_t v = 0; v < x.size(); ++v) out.prod[v][size_t(r)] += e * x[v][size_t(c)];
+    const auto u = static_cast<uint32_t>(static_cast<int32_t>(e));
+    for (size_t v = 0; v < x.size(); ++v) out.prod[v][r] += u * x[v][c];
   }
 }
 
 // The pass over M in storage order on every core: by rows where its rows lie along memory, else by
 // columns, each part with its own tallies, merged in order (so the sums do not depend on the cores).
+// Either way the inner loop reads memory contiguously.
 template <typename Acc>
 RowProducts<Acc> multiply(const Operand& m, const std::vector<std::vector<Acc>>& x,
                           const std::vector<std::vector<double>>& w) {
   const auto rows = size_t(m.rows);
   const uint64_t work = uint64_t(m.rows) * uint64_t(m.cols) * (x.size() + w.size() + 1);
+  RowProducts<Acc> out(rows, x.size(), w.size());
+  if (m.rows == 0 || m.cols == 0) return out;
   if (m.ix.rows_contiguous()) {
-    RowProducts<Acc> out(rows, x.size(), w.size());
-    parallel_rows(static_cast<uint32_t>(m.rows), work, [&](uint32_t begin, uint32_t end) {
-      for (int64_t r = begin; r < end; ++r)
-        for (int64_t c = 0; c < m.cols; ++c) add(out, m, r, c, x, w);
+    with_elements(m.type, m.data, [&](const auto& load) {
+      parallel_rows(static_cast<uint32_t>(m.rows), work, [&](uint32_t begin, uint32_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const uint64_t base = m.ix(m.t, r, 0);
+          for (int64_t c = 0; c < m.cols; ++c) add(out, size_t(r), size_t(c), load(base + uint64_t(c)), x, w);
+        }
+      });
     });
     return out;
   }
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const auto per = static_cast<uint32_t>(std::max<int64_t>(1, (m.cols + cores - 1) / cores));
   std::vector<RowProducts<Acc>> parts((size_t(m.cols) + per - 1) / per, RowProducts<Acc>(rows, x.size(), w.size()));
-  parallel_rows(static_cast<uint32_t>(m.cols), work, [&](uint32_t begin, uint32_t end) {
-    RowProducts<Acc>& part = parts[begin / per];
-    for (int64_t c = begin; c < end; ++c)
-      for (int64_t r = 0; r < m.rows; ++r) add(part, m, r, c, x, w);
-  }, per);
-  RowProducts<Acc> out(rows, x.size(), w.size());
+  with_elements(m.type, m.data, [&](const auto& load) {
+    parallel_rows(static_cast<uint32_t>(m.cols), work, [&](uint32_t begin, uint32_t end) {
+      RowProducts<Acc>& part = parts[begin / per];
+      for (int64_t c = begin; c < end; ++c) {
+        const uint64_t base = m.ix(m.t, 0, c);
+        for (int64_t r = 0; r < m.rows; ++r) add(part, size_t(r), size_t(c), load(base + uint64_t(r)), x, w);
+      }
+    }, per);
+  });
   for (const auto& p : parts) out.merge(p);
   return out;
 }
@@ -205,17 +214,25 @@ void judge_float_rows(const GemmDesc& d, const FloatPasses<Acc>& p, int64_t t, c
 }
 
 template <typename Acc>
-void judge_float(const GemmDesc& d, const void* a, const void* b, const void* c_in, const void* c_gpu,
-                 const CompareOptions& options, std::mt19937_64& rng, Comparison::Sampled& account) {
+double judge_float(const GemmDesc& d, const void* a, const void* b, const void* c_in, const void* c_gpu,
+                   const CompareOptions& options, std::mt19937_64& rng, Comparison::Sampled& account) {
   // The worst-case allowance alone: a right result meets it whatever its inputs (the model's is smaller,
   // and only for random inputs).
   const Tolerance tol(d.type, output_type(d), uint64_t(d.k), 2, {.f16_accumulate = options.f16_accumulate});
   const double sums = double(d.batch) * double(d.m) * account.vectors;
   const double lambda = std::sqrt(2.0 * std::log(2.0 * std::max(sums, 1.0) / kFailRightResult));
+  double norm_ab2 = 0.0;
   for (int64_t t = 0; t < d.batch; ++t) {
     const auto x = draw<Acc>(account.vectors, d.n, rng);
-    judge_float_rows(d, float_passes(d, a, b, c_in, c_gpu, t, x), t, tol, lambda, account);
+    const FloatPasses<Acc> p = float_passes(d, a, b, c_in, c_gpu, t, x);
+    if (p.a) {
+      double na2 = 0.0;
+      for (const double r : p.a->sq) na2 += r;
+      norm_ab2 += na2 * p.b_norm * p.b_norm;
+    }
+    judge_float_rows(d, p, t, tol, lambda, account);
   }
+  return norm_ab2;
 }
 
 // Integers: C x = alpha op(A) (op(B) x) + beta C0 x exactly, modulo 2^32 as the GPU wraps. With x odd, one
@@ -245,12 +262,15 @@ void judge_int(const GemmDesc& d, const void* a, const void* b, const void* c_in
 
 }  // namespace
 
-void judge_row_sums(const GemmDesc& d, const void* a, const void* b, const void* c_in, const void* c_gpu,
-                    const CompareOptions& options, std::mt19937_64& rng, Comparison::Sampled& account) {
-  if (d.m == 0 || d.n == 0 || d.batch == 0) return;
-  if (is_integer(d.type)) return judge_int(d, a, b, c_in, c_gpu, rng, account);
+double judge_row_sums(const GemmDesc& d, const void* a, const void* b, const void* c_in, const void* c_gpu,
+                      const CompareOptions& options, std::mt19937_64& rng, Comparison::Sampled& account) {
+  if (d.m == 0 || d.n == 0 || d.batch == 0) return 0.0;
+  if (is_integer(d.type)) {
+    judge_int(d, a, b, c_in, c_gpu, rng, account);
+    return 0.0;
+  }
   if (d.type == DataType::f64) return judge_float<long double>(d, a, b, c_in, c_gpu, options, rng, account);
-  judge_float<double>(d, a, b, c_in, c_gpu, options, rng, account);
+  return judge_float<double>(d, a, b, c_in, c_gpu, options, rng, account);
 }
 
 }  // namespace vkgemm::detail

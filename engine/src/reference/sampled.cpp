@@ -105,9 +105,9 @@ Comparison check_sampled(const GemmDesc& desc, const void* a, const void* b, con
   account.elements = uint64_t(desc.batch) * uint64_t(desc.m) * uint64_t(desc.n);
   const Pick witnesses = choose_witnesses(desc, sample, rng, account);
   account.witnesses = witnesses.element_count();
-  Comparison out = detail::judge_picked(desc, a, b, c_in, c_gpu, options, witnesses);
+  const double norm_ab2 = detail::judge_row_sums(desc, a, b, c_in, c_gpu, options, rng, account);
+  Comparison out = detail::judge_picked(desc, a, b, c_in, c_gpu, options, witnesses, norm_ab2);
   detail::judge_gaps(desc, c_in, c_gpu, out);
-  detail::judge_row_sums(desc, a, b, c_in, c_gpu, options, rng, account);
   out.sampled = account;
   detail::decide(desc, out);
   return out;
