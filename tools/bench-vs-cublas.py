@@ -217,6 +217,8 @@ def compare_case(torch, case, args):
     vk_tflops = statistics.median(vk_rounds)
     ratio = vk_tflops / cublas_tflops
     check = {True: "verified", False: "FAILED", None: "unverified"}[record["verified"]]
+    if record.get("check") == "sampled":
+        check += " (sampled)"
     kernel = f"{record['kernel']} {record['config']}"
     spread = "/".join(f"{x:.1f}" for x in vk_rounds)
     print(f"{where} {kernel[:44]:<44} {vk_tflops:8.2f} {cublas_tflops:8.2f} {ratio:6.3f}  {check}  ({spread})",
@@ -225,7 +227,7 @@ def compare_case(torch, case, args):
                 out_type=record.get("out_type", args.type), kernel=record["kernel"], config=record["config"],
                 vkgemm_tflops=round(vk_tflops, 3), ratio=round(ratio, 4), vkgemm_median_ms=flop / vk_tflops * 1e-9,
                 cublas_median_ms=cublas_ms, repeat=args.repeat, warmup_ms=args.warmup_ms, bursts=args.bursts,
-                burst_ms=args.burst_ms, verified=record["verified"], rounds=len(records),
+                burst_ms=args.burst_ms, verified=record["verified"], check=record.get("check"), rounds=len(records),
                 vkgemm_round_tflops=[round(x, 3) for x in vk_rounds],
                 cublas_round_tflops=[round(flop / x * 1e-9, 3) for x in cublas_rounds],
                 f16_accumulate=args.f16_accumulate, normwise_error=record.get("normwise_error"), commit=commit)

@@ -8,7 +8,8 @@
 #   cuBLAS, every op), peak (vkgemm peak --json), report (vkgemm bench for the report and its picture), f64
 #   (the blocked kernel's f64 configurations against the f64 FMA ceiling, tune, and auto verified), and the
 #   other types beside cuBLAS on the published set: types-bf16, types-f16-on-bf16 (vkgemm's and cuBLAS's f16
-#   on the bf16 cases, for bf16 / f16), types-i8 (against torch._int_mm), types-f64 (4096^3).
+#   on the bf16 cases, for bf16 / f16), types-i8 (against torch._int_mm), types-f64 (4096^3); checked-bench
+#   (vkgemm bench of f32, f16, bf16 and i8 at 2048, 4096 and 8192, every case checked, the checks' cost).
 # Exit status: 1 when any phase failed (each phase still runs).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -159,6 +160,12 @@ for p in "${phases[@]}"; do
       phase f64-auto "$bin" run --type f64 --m "$f64n" --n "$f64n" --k "$f64n" --repeat 10 --verify
       phase f64-auto-tuned env VKGEMM_TUNING_FILE="$out/tuning-f64.json" \
         "$bin" run --type f64 --m "$f64n" --n "$f64n" --k "$f64n" --repeat 10 --verify ;;
+    checked-bench)
+      # Every case checked (the full reference up to 2048^3, the sampled check above) at the sizes whose rows
+      # were "unverified" before the sampled check; the summary's checks line gives their share of the wall
+      # time. auto alone: naive and tiled at 8192^3 would take the call's time.
+      phase checked-bench "$bin" bench --types f32,f16,bf16,i8 --sizes 2048,4096,8192 --kernels auto \
+        --latency-sizes none --json "$out/checked-bench.json" --no-progress ;;
     types-bf16) phase types-bf16 python3 tools/bench-vs-cublas.py --type bf16 --rounds 1 --json "$out/published-bf16.json" ;;
     types-f16-on-bf16) phase types-f16-on-bf16 python3 tools/bench-vs-cublas.py --type f16 --cases-of bf16 --rounds 1 \
                          --json "$out/f16-on-bf16-cases.json" ;;
