@@ -9,7 +9,8 @@
 #   (the blocked kernel's f64 configurations against the f64 FMA ceiling, tune, and auto verified), and the
 #   other types beside cuBLAS on the published set: types-bf16, types-f16-on-bf16 (vkgemm's and cuBLAS's f16
 #   on the bf16 cases, for bf16 / f16), types-i8 (against torch._int_mm), types-f64 (4096^3); checked-bench
-#   (vkgemm bench of f32, f16, bf16 and i8 at 2048, 4096 and 8192, every case checked, the checks' cost).
+#   (vkgemm bench of f32, f16, bf16 and i8 at 2048, 4096 and 8192, every case checked, the checks' cost),
+#   bf16-grid (coopmat2's bf16 grid without the validation layer and under it, each timed).
 # Exit status: 1 when any phase failed (each phase still runs).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -166,6 +167,12 @@ for p in "${phases[@]}"; do
       # time. auto alone: naive and tiled at 8192^3 would take the call's time.
       phase checked-bench "$bin" bench --types f32,f16,bf16,i8 --sizes 2048,4096,8192 --kernels auto \
         --latency-sizes none --json "$out/checked-bench.json" --no-progress ;;
+    bf16-grid)
+      # coopmat2's bf16 grid, without the validation layer and then under it (each bounded), each timed: where
+      # its time goes when it runs past a call's limit under the layer.
+      phase bf16-grid-plain timeout 150 env VKGEMM_TEST_VALIDATION=0 "$tests" --test-suite=coopmat2 \
+        "--test-case=fast path for bf16*" -d
+      phase bf16-grid-validated timeout 240 "$tests" --test-suite=coopmat2 "--test-case=fast path for bf16*" -d ;;
     types-bf16) phase types-bf16 python3 tools/bench-vs-cublas.py --type bf16 --rounds 1 --json "$out/published-bf16.json" ;;
     types-f16-on-bf16) phase types-f16-on-bf16 python3 tools/bench-vs-cublas.py --type f16 --cases-of bf16 --rounds 1 \
                          --json "$out/f16-on-bf16-cases.json" ;;
