@@ -20,6 +20,8 @@ set(CPACK_PACKAGE_CHECKSUM SHA256)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# libvkgemm_c and libvkgemm_blas: a shlibs file and the ldconfig trigger, as Debian packages of libraries have.
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libvulkan1")
 # The drop-in BLAS forwards what the device does not take to a CPU BLAS (libblas3 or another libblas.so.3);
 # the Python module needs NumPy.

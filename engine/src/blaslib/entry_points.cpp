@@ -58,8 +58,12 @@ bool quick_return(I m, I n, I k, T alpha, T beta) {
 }
 
 void call_xerbla(const char* routine, int info) {
-  // RTLD_DEFAULT: the program's own xerbla_ first, else its BLAS's. This library defines none.
-  if (auto xerbla = reinterpret_cast<Xerbla>(dlsym(RTLD_DEFAULT, "xerbla_"))) {
+  // The program's own xerbla_ first (RTLD_DEFAULT: the global scope, the executable first), else the CPU
+  // BLAS's (loaded privately, as a Python extension's BLAS is, it is not in the global scope). This library
+  // defines none.
+  auto xerbla = reinterpret_cast<Xerbla>(dlsym(RTLD_DEFAULT, "xerbla_"));
+  if (!xerbla) xerbla = reinterpret_cast<Xerbla>(cpu_symbol("xerbla_"));
+  if (xerbla) {
     xerbla(routine, &info, 6);
     return;
   }
