@@ -60,7 +60,8 @@ struct Counts {
   std::atomic<uint64_t> device{0}, cpu{0}, fell_back{0};
   std::string device_name;
   ~Counts() {
-    if (settings().verbose < 1) return;
+    // Only where a GEMM was called: a preloaded library is in every process a command starts.
+    if (settings().verbose < 1 || device + cpu + fell_back == 0) return;
     std::fprintf(stderr, "vkgemm-blas: %llu GEMMs on the device%s, %llu on the CPU BLAS, %llu fell back to it\n",
                  static_cast<unsigned long long>(device.load()),
                  device_name.empty() ? "" : (" (" + device_name + ")").c_str(),
