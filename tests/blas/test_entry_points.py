@@ -8,6 +8,8 @@
 - device failures fall back to the CPU with one warning and the right result: no device (VKGEMM_DEVICE naming
   none), and a policy the engine refuses (VKGEMM_BLAS_PRECISION);
 - threads: four threads calling at once, on the device;
+- MKL's strided batches and the 16-bit float routines (cblas_gemm_bf16bf16f32, cblas_sbgemm,
+  cblas_gemm_f16f16f32), on the device and off it (the CPU BLAS's single GEMM, the library's loops);
 - illegal arguments: sgemm_ calls the process's xerbla_ with the reference's parameter number; the quick
   returns leave C alone.
 Under the validation layer (any message fails). Each result is checked against float64 products within (k + 2) u |A||B| + |beta| u |C|; C's elements outside
@@ -41,20 +43,41 @@ def check(c, c0, a_op, b_op, alpha, beta, dtype, ldc_gap):
     assert (np.abs(c - ref) <= bound).all(), f"{np.abs(c - ref).max()} past the bound"
     assert ldc_gap(), "the gaps of ldc were written"
 
+HALF = {"cblas_gemm_bf16bf16f32": "bf16", "cblas_sbgemm": "bf16", "cblas_gemm_f16f16f32": "f16"}
+
+def half_bits(x, kind):  # (bit patterns, their values) of 16-bit floats near x
+    if kind == "f16":
+        h = x.astype(np.float16)
+        return h.view(np.uint16), h.astype(np.float64)
+    bits = (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)  # truncated: exact values
+    return bits, (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+def stored(rows, cols, order, dtype, kind=None):
+    # A matrix as stored, its leading dimension 3 above the minimum: (the buffer, the view of the values the
+    # product reads, ld).
+    x = np.asarray(rng.uniform(-1, 1, (rows + 3, cols + 3)), order=order)
+    if kind:
+        bits, vals = half_bits(x, kind)
+        big, vals = np.asarray(bits, order=order), np.asarray(vals, order=order)
+    else:
+        big = np.asarray(x, dtype=dtype, order=order)
+        vals = big
+    ld = big.shape[0] if order == "F" else big.shape[1]
+    return big, vals[:rows, :cols], ld
+
 def one(name, layout, ta, tb, m, n, k):
+    if "batch_strided" in name:
+        return one_batch(name, layout, ta, tb, m, n, k)
+    kind = HALF.get(name)
     dtype = np.float64 if "dgemm" in name else np.float32
     scalar = ctypes.c_double if dtype == np.float64 else ctypes.c_float
     alpha, beta = 0.75, -1.25
     # Operands as stored: column-major (Fortran) or row-major, leading dimensions 3 above the minimum.
     order = "F" if layout == "col" else "C"
-    def stored(rows, cols):
-        big = np.asarray(rng.uniform(-1, 1, (rows + 3, cols + 3)), dtype=dtype, order=order)
-        view = big[:rows, :cols]
-        ld = (big.shape[0] if order == "F" else big.shape[1])
-        return big, view, ld
-    a_big, a, lda = stored(*(k, m) if ta else (m, k))
-    b_big, b, ldb = stored(*(n, k) if tb else (k, n))
-    c_big, c, ldc = stored(m, n)
+    a_big, a, lda = stored(*((k, m) if ta else (m, k)), order, dtype, kind)
+    b_big, b, ldb = stored(*((n, k) if tb else (k, n)), order, dtype, kind)
+    c_big, _, ldc = stored(m, n, order, dtype)
+    c = c_big[:m, :n]
     c_big_before = c_big.copy()
     c0 = c.copy()
     a_op, b_op = (a.T if ta else a), (b.T if tb else b)
@@ -71,10 +94,47 @@ def one(name, layout, ta, tb, m, n, k):
           ctypes.byref(scalar(beta)), ptr(c_big), iv(ldc), ctypes.c_size_t(1), ctypes.c_size_t(1))
     else:
         it = I64 if "64_" in name else I32
+        if kind:
+            scalar = ctypes.c_float
         f(ctypes.c_int(101 if layout == "row" else 102), ctypes.c_int(112 if ta else 111), ctypes.c_int(113 if tb else 111),
           it(m), it(n), it(k), scalar(alpha), ptr(a_big), it(lda), ptr(b_big), it(ldb), scalar(beta), ptr(c_big), it(ldc))
     check(c, c0, a_op, b_op, alpha, beta, dtype, gap)
     return 1
+
+def one_batch(name, layout, ta, tb, m, n, k, batch=3):
+    # MKL's strided batch: entries stride elements apart (a gap of 5 after each), B broadcast (stride 0)
+    # when ta and tb differ.
+    dtype = np.float64 if "dgemm" in name else np.float32
+    scalar = ctypes.c_double if dtype == np.float64 else ctypes.c_float
+    alpha, beta = -0.5, 0.25
+    col = layout == "col"
+    def entries(rows, cols, broadcast=False):
+        ld, other = (rows + 3, cols) if col else (cols + 3, rows)
+        stride = 0 if broadcast else ld * other + 5
+        flat = rng.uniform(-1, 1, (batch - 1) * stride + ld * other).astype(dtype)
+        index = np.arange(flat.size)
+        def view(x, e):
+            seg = x[e * stride:e * stride + ld * other].reshape(other, ld)
+            return seg.T[:rows, :cols] if col else seg[:rows, :cols]
+        return flat, [view(flat, e) for e in range(batch)], [view(index, e) for e in range(batch)], ld, stride
+    a_flat, a, _, lda, sa = entries(*((k, m) if ta else (m, k)))
+    b_flat, b, _, ldb, sb = entries(*((n, k) if tb else (k, n)), broadcast=ta != tb)
+    c_flat, c, c_index, ldc, sc = entries(m, n)
+    c0 = [x.copy() for x in c]
+    before = c_flat.copy()
+    outside = np.ones(c_flat.size, bool)
+    for idx in c_index:
+        outside[idx.ravel()] = False
+    it = ctypes.c_int
+    f = getattr(lib, name)
+    f.restype = None
+    f(it(101 if layout == "row" else 102), it(112 if ta else 111), it(112 if tb else 111), it(m), it(n), it(k),
+      scalar(alpha), ptr(a_flat), it(lda), it(sa), ptr(b_flat), it(ldb), it(sb), scalar(beta), ptr(c_flat), it(ldc),
+      it(sc), it(batch))
+    for e in range(batch):
+        check(c[e], c0[e], a[e].T if ta else a[e], b[e].T if tb else b[e], alpha, beta, dtype,
+              lambda: np.array_equal(c_flat[outside], before[outside]))
+    return batch
 
 def work(results, i):
     try:
@@ -104,8 +164,8 @@ import numpy as np
 lib = ctypes.CDLL(sys.argv[1])
 calls = []
 XERBLA = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int), ctypes.c_size_t)
-# No program-defined xerbla_ here: the process's BLAS (Debian's reference, loaded by NumPy) has the one found;
-# its message names the routine and the parameter number, then it stops the process (the reference's XERBLA).
+# No xerbla_ in the global scope here: the first loaded object's is found (NumPy's own, which raises ValueError
+# naming the routine and the parameter number; ctypes then fails the call, so the next line is not reached).
 one = ctypes.byref(ctypes.c_int(1)); zero = ctypes.byref(ctypes.c_int(0)); two = ctypes.byref(ctypes.c_int(2))
 x = np.zeros(16, np.float32)
 p = x.ctypes.data_as(ctypes.c_void_p)
@@ -144,12 +204,15 @@ def main():
     print(f"entry-points: seed {seed}")
     lp64 = "sgemm_,dgemm_,cblas_sgemm,cblas_dgemm"
     ilp64 = "cblas_sgemm64_,cblas_dgemm64_,scipy_cblas_sgemm64_,scipy_cblas_dgemm64_"
+    extra = "cblas_sgemm_batch_strided,cblas_dgemm_batch_strided,cblas_gemm_bf16bf16f32,cblas_sbgemm,cblas_gemm_f16f16f32"
     # Importing NumPy loads Debian's libblas.so.3: the CPU BLAS the library finds among the loaded objects.
     pre = "import numpy\n"
     on = {"VKGEMM_BLAS_THRESHOLD": "0", "VKGEMM_BLAS_VERBOSE": "1", "VK_INSTANCE_LAYERS": "VK_LAYER_KHRONOS_validation"}
 
-    n = expect(child(pre + CHILD, [lib, f"{lp64},{ilp64}", "1", seed], on), "every entry point on the device")
-    assert summary(child(pre + CHILD, [lib, f"{lp64},{ilp64}", "1", seed], on).stderr) == (n, 0, 0)
+    p = child(pre + CHILD, [lib, f"{lp64},{ilp64},{extra}", "1", seed], on)
+    n = expect(p, "every entry point on the device")
+    batched = 2 * 8 * 2  # each strided batch (3 entries) checked as 3 calls, counted once
+    assert summary(p.stderr) == (n - batched, 0, 0), summary(p.stderr)
 
     off = dict(on, VKGEMM_BLAS_THRESHOLD="never")
     p = child(pre + CHILD, [lib, lp64, "1", seed], off)
@@ -158,6 +221,9 @@ def main():
     p = child(pre + CHILD, [lib, ilp64, "1", seed], off)
     n = expect(p, "ILP64 with no CPU BLAS: the library's loops")
     assert summary(p.stderr) == (0, n, 0) and p.stderr.count("no CPU BLAS has") == 4, p.stderr
+    p = child(pre + CHILD, [lib, extra, "1", seed], off)
+    n = expect(p, "batches and 16-bit floats off the device: the CPU BLAS's single GEMM, the library's loops")
+    assert summary(p.stderr) == (0, n - batched, 0) and p.stderr.count("no CPU BLAS has") == 3, p.stderr
 
     # Device failures: one warning (VERBOSE 0), right results.
     quiet = {"VKGEMM_BLAS_THRESHOLD": "0"}
@@ -171,9 +237,9 @@ def main():
         fell = summary(p.stderr)
         assert fell and fell[0] == 0 and fell[1] > 0, fell
 
-    p = child(pre + CHILD, [lib, f"{lp64},{ilp64}", "4", seed], on)
+    p = child(pre + CHILD, [lib, f"{lp64},{ilp64},{extra}", "4", seed], on)
     n = expect(p, "four threads on the device")
-    assert summary(p.stderr) == (n, 0, 0), summary(p.stderr)
+    assert summary(p.stderr) == (n - 4 * batched, 0, 0), summary(p.stderr)
 
     p = child(pre + XERBLA, [lib], {"VKGEMM_BLAS_THRESHOLD": "0"})
     print(f"--- xerbla\n{p.stdout}{p.stderr}")

@@ -26,8 +26,10 @@ namespace {
 template <class T, class I>
 using FortranGemm = void (*)(const char*, const char*, const I*, const I*, const I*, const T*, const T*, const I*,
                              const T*, const I*, const T*, T*, const I*, size_t, size_t);
+template <class T, class I, class In = T>
+using CblasGemm = void (*)(int, int, int, I, I, I, T, const In*, I, const In*, I, T, T*, I);
 template <class T, class I>
-using CblasGemm = void (*)(int, int, int, I, I, I, T, const T*, I, const T*, I, T, T*, I);
+using CblasBatchStrided = void (*)(int, int, int, I, I, I, T, const T*, I, I, const T*, I, I, T, T*, I, I, I);
 using Xerbla = void (*)(const char*, const int*, size_t);
 
 enum { kRowMajor = 101, kColMajor = 102, kNoTrans = 111, kTrans = 112, kConjTrans = 113 };
@@ -96,18 +98,30 @@ bool trans_of(int trans, bool& t) {
   return true;
 }
 
-template <class T, class I>
-void cblas_gemm(const char* name, int layout, int trans_a, int trans_b, I m, I n, I k, T alpha, const T* a, I lda,
-                const T* b, I ldb, T beta, T* c, I ldc) {
-  auto cpu = reinterpret_cast<CblasGemm<T, I>>(cpu_symbol(name));
+// The column-major product a CBLAS call describes: row-major C = op(A) op(B) is column-major C^T = op(B)^T
+// op(A)^T, the reference CBLAS's own swap. False when the layout or a transpose is no CBLAS value.
+template <class T, class In, class I>
+bool column_major(int layout, int trans_a, int trans_b, I m, I n, I k, T alpha, const In* a, I lda, const In* b, I ldb,
+                  T beta, T* c, I ldc, ColumnMajorGemm<T, In>& g) {
   bool ta = false, tb = false;
-  const bool legal = (layout == kRowMajor || layout == kColMajor) && trans_of(trans_a, ta) && trans_of(trans_b, tb);
-  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: the reference CBLAS's own swap.
-  const ColumnMajorGemm<T> g = layout == kRowMajor
-                                   ? ColumnMajorGemm<T>{tb, ta, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc}
-                                   : ColumnMajorGemm<T>{ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc};
-  if (!legal || reference_info<I>(g.trans_a ? 'T' : 'N', g.trans_b ? 'T' : 'N', I(g.m), I(g.n), I(g.k), I(g.lda),
-                                  I(g.ldb), I(g.ldc)) != 0) {
+  if ((layout != kRowMajor && layout != kColMajor) || !trans_of(trans_a, ta) || !trans_of(trans_b, tb)) return false;
+  g = layout == kRowMajor ? ColumnMajorGemm<T, In>{tb, ta, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc}
+                          : ColumnMajorGemm<T, In>{ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc};
+  return true;
+}
+
+template <class T, class In>
+int reference_info_of(const ColumnMajorGemm<T, In>& g) {
+  return reference_info<int64_t>(g.trans_a ? 'T' : 'N', g.trans_b ? 'T' : 'N', g.m, g.n, g.k, g.lda, g.ldb, g.ldc);
+}
+
+template <class T, class I, class In = T>
+void cblas_gemm(const char* name, int layout, int trans_a, int trans_b, I m, I n, I k, T alpha, const In* a, I lda,
+                const In* b, I ldb, T beta, T* c, I ldc) {
+  auto cpu = reinterpret_cast<CblasGemm<T, I, In>>(cpu_symbol(name));
+  ColumnMajorGemm<T, In> g;
+  const bool legal = column_major(layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, g);
+  if (!legal || reference_info_of(g) != 0) {
     if (cpu) {
       cpu(layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     } else {
@@ -127,11 +141,53 @@ void cblas_gemm(const char* name, int layout, int trans_a, int trans_b, I m, I n
   loop_gemm(g);
 }
 
+// MKL's strided batch: C_i = alpha op(A_i) op(B_i) + beta C_i, X_i stride_x elements after X_{i-1}. Without a
+// CPU BLAS that has it, the entries go one by one to the CPU BLAS's single GEMM (never to this library's,
+// which would offer each to the device again), else to the loops.
+template <class T, class I>
+void cblas_gemm_batch_strided(const char* name, const char* single, int layout, int trans_a, int trans_b, I m, I n,
+                              I k, T alpha, const T* a, I lda, I stride_a, const T* b, I ldb, I stride_b, T beta, T* c,
+                              I ldc, I stride_c, I batch) {
+  auto cpu = reinterpret_cast<CblasBatchStrided<T, I>>(cpu_symbol(name));
+  const auto all_on_cpu = [&] {
+    cpu(layout, trans_a, trans_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c, batch);
+  };
+  ColumnMajorGemm<T> g;
+  const bool legal = column_major(layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, g) &&
+                     batch >= 0 && stride_a >= 0 && stride_b >= 0 && stride_c >= 0;
+  g.batch = batch;
+  g.stride_a = layout == kRowMajor ? stride_b : stride_a;
+  g.stride_b = layout == kRowMajor ? stride_a : stride_b;
+  g.stride_c = stride_c;
+  if (!legal || reference_info_of(g) != 0) {
+    if (cpu) {
+      all_on_cpu();
+    } else {
+      std::fprintf(stderr, "vkgemm-blas: %s was called with an illegal argument\n", name);
+    }
+    return;
+  }
+  if (batch == 0 || quick_return(m, n, k, alpha, beta)) return;
+  if (run_on_device(g, name)) return;
+  count_cpu_call(name);
+  if (cpu) return all_on_cpu();
+  if (auto one = reinterpret_cast<CblasGemm<T, I>>(cpu_symbol(single))) {
+    for (I e = 0; e < batch; ++e)
+      one(layout, trans_a, trans_b, m, n, k, alpha, a + e * stride_a, lda, b + e * stride_b, ldb, beta, c + e * stride_c, ldc);
+    return;
+  }
+  report_missing_cpu(name);
+  loop_gemm(g);
+}
+
 }  // namespace
 }  // namespace vkgemm::blaslib
 
+using vkgemm::blaslib::BFloat16;
 using vkgemm::blaslib::cblas_gemm;
+using vkgemm::blaslib::cblas_gemm_batch_strided;
 using vkgemm::blaslib::fortran_gemm;
+using vkgemm::blaslib::Half;
 
 VKGEMM_BLAS_EXPORT void sgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k,
                                const float* alpha, const float* a, const int* lda, const float* b, const int* ldb,
@@ -158,3 +214,29 @@ VKGEMM_CBLAS_GEMM(cblas_dgemm64_, double, int64_t)
 VKGEMM_CBLAS_GEMM(scipy_cblas_sgemm64_, float, int64_t)
 VKGEMM_CBLAS_GEMM(scipy_cblas_dgemm64_, double, int64_t)
 #undef VKGEMM_CBLAS_GEMM
+
+// MKL's strided batches (LP64).
+#define VKGEMM_CBLAS_BATCH_STRIDED(symbol, single, T)                                                              \
+  VKGEMM_BLAS_EXPORT void symbol(int layout, int ta, int tb, int m, int n, int k, T alpha, const T* a, int lda,    \
+                                 int stride_a, const T* b, int ldb, int stride_b, T beta, T* c, int ldc,          \
+                                 int stride_c, int batch) {                                                       \
+    cblas_gemm_batch_strided<T, int>(#symbol, #single, layout, ta, tb, m, n, k, alpha, a, lda, stride_a, b, ldb, \
+                                     stride_b, beta, c, ldc, stride_c, batch);                                    \
+  }
+VKGEMM_CBLAS_BATCH_STRIDED(cblas_sgemm_batch_strided, cblas_sgemm, float)
+VKGEMM_CBLAS_BATCH_STRIDED(cblas_dgemm_batch_strided, cblas_dgemm, double)
+#undef VKGEMM_CBLAS_BATCH_STRIDED
+
+// 16-bit float inputs with C in f32 (bit patterns, as the libraries declare them: MKL_BF16, MKL_F16 and
+// OpenBLAS's bfloat16 are 16-bit integers): MKL's cblas_gemm_bf16bf16f32 and cblas_gemm_f16f16f32, OpenBLAS's
+// cblas_sbgemm.
+#define VKGEMM_CBLAS_HALF_GEMM(symbol, In)                                                                         \
+  VKGEMM_BLAS_EXPORT void symbol(int layout, int ta, int tb, int m, int n, int k, float alpha, const uint16_t* a, \
+                                 int lda, const uint16_t* b, int ldb, float beta, float* c, int ldc) {            \
+    cblas_gemm<float, int, In>(#symbol, layout, ta, tb, m, n, k, alpha, reinterpret_cast<const In*>(a), lda,      \
+                               reinterpret_cast<const In*>(b), ldb, beta, c, ldc);                               \
+  }
+VKGEMM_CBLAS_HALF_GEMM(cblas_gemm_bf16bf16f32, BFloat16)
+VKGEMM_CBLAS_HALF_GEMM(cblas_sbgemm, BFloat16)
+VKGEMM_CBLAS_HALF_GEMM(cblas_gemm_f16f16f32, Half)
+#undef VKGEMM_CBLAS_HALF_GEMM

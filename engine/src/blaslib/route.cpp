@@ -72,7 +72,8 @@ Counts counts;
 
 std::once_flag engine_once;
 vkgemm_engine* engine = nullptr;  // never destroyed: the process's exit outlives any call
-std::atomic<bool> device_off{false}, f32_off{false}, f64_off{false};
+std::atomic<bool> device_off{false};
+std::atomic<bool> types_off[7];  // by vkgemm_type: the device refused the type (unsupported_type)
 std::atomic<bool> warned{false};
 
 void warn_once(const std::string& message) {
@@ -102,42 +103,62 @@ bool disables(std::string_view status, bool& whole_device) {
   return whole_device || status == "unsupported_type";
 }
 
-template <class T>
-bool run(const ColumnMajorGemm<T>& g, const char* routine) {
+template <class In>
+constexpr int32_t type_of() {
+  if constexpr (std::is_same_v<In, float>) return VKGEMM_F32;
+  if constexpr (std::is_same_v<In, double>) return VKGEMM_F64;
+  if constexpr (std::is_same_v<In, Half>) return VKGEMM_F16;
+  return VKGEMM_BF16;
+}
+
+template <class T, class In>
+vkgemm_gemm_desc describe(const ColumnMajorGemm<T, In>& g) {
+  vkgemm_gemm_desc d{};
+  d.struct_size = sizeof d;
+  d.type = type_of<In>();
+  d.c_type = std::is_same_v<T, In> ? -1 : VKGEMM_F32;
+  d.column_major = 1;
+  d.trans_a = g.trans_a, d.trans_b = g.trans_b;
+  d.m = g.m, d.n = g.n, d.k = g.k, d.lda = g.lda, d.ldb = g.ldb, d.ldc = g.ldc;
+  d.alpha = double(g.alpha), d.beta = double(g.beta);
+  d.batch = g.batch;
+  if (g.batch == 1) {
+    d.stride_a = d.stride_b = d.stride_c = -1;
+  } else {
+    d.stride_a = g.stride_a, d.stride_b = g.stride_b, d.stride_c = g.stride_c;
+  }
+  return d;
+}
+
+template <class T, class In>
+bool run(const ColumnMajorGemm<T, In>& g, const char* routine) {
   const Settings& s = settings();
-  constexpr bool f32 = std::is_same_v<T, float>;
-  std::atomic<bool>& type_off = f32 ? f32_off : f64_off;
-  // m·n·k in double: exact enough for a threshold, and no wrap for ILP64 sizes.
-  const bool big = double(g.m) * double(g.n) * double(g.k) >= double(s.threshold);
+  std::atomic<bool>& type_off = types_off[type_of<In>()];
+  // m·n·k·batch in double: exact enough for a threshold, and no wrap for ILP64 sizes.
+  const bool big = double(g.m) * double(g.n) * double(g.k) * double(g.batch) >= double(s.threshold);
   if (s.threshold == kNever || !big || device_off || type_off) return false;
+  // The host's floating-point state (its exception flags, x86's denormal flag included) stays as the
+  // caller's arithmetic left it: the driver's host code (lavapipe's LLVM, the engine's checks) raises flags
+  // of its own that the reference BLAS would not, and gfortran reports raised flags at STOP.
   std::fenv_t fp_state{};
   std::fegetenv(&fp_state);
   const bool have_engine = the_engine() != nullptr;  // created here at the first routed call
   std::fesetenv(&fp_state);
   if (!have_engine) return false;
-  vkgemm_gemm_desc d{};
-  d.struct_size = sizeof d;
-  d.type = f32 ? VKGEMM_F32 : VKGEMM_F64;
-  d.c_type = -1;
-  d.column_major = 1;
-  d.trans_a = g.trans_a, d.trans_b = g.trans_b;
-  d.m = g.m, d.n = g.n, d.k = g.k, d.lda = g.lda, d.ldb = g.ldb, d.ldc = g.ldc;
-  d.alpha = g.alpha, d.beta = g.beta;
-  d.batch = 1;
-  d.stride_a = d.stride_b = d.stride_c = -1;
+  const vkgemm_gemm_desc d = describe(g);
   vkgemm_gemm_options o{};
   o.struct_size = sizeof o;
   o.precision = s.precision.c_str();
-  // The host's floating-point state (its exception flags, x86's denormal flag included) stays as the
-  // caller's arithmetic left it: the driver's host code (lavapipe's LLVM, the engine's checks) raises flags
-  // of its own that the reference BLAS would not, and gfortran reports raised flags at STOP.
   std::fegetenv(&fp_state);
   const vkgemm_status status = vkgemm_gemm(engine, &d, g.a, g.b, g.c, &o, nullptr);
   std::fesetenv(&fp_state);
   if (status == VKGEMM_OK) {
     ++counts.device;
-    if (s.verbose >= 2) std::fprintf(stderr, "vkgemm-blas: %s %lld x %lld x %lld on the device\n", routine,
-                                     static_cast<long long>(g.m), static_cast<long long>(g.n), static_cast<long long>(g.k));
+    if (s.verbose >= 2) {
+      std::fprintf(stderr, "vkgemm-blas: %s %lld x %lld x %lld (batch %lld) on the device\n", routine,
+                   static_cast<long long>(g.m), static_cast<long long>(g.n), static_cast<long long>(g.k),
+                   static_cast<long long>(g.batch));
+    }
     return true;
   }
   ++counts.fell_back;
@@ -153,6 +174,8 @@ bool run(const ColumnMajorGemm<T>& g, const char* routine) {
 
 bool run_on_device(const ColumnMajorGemm<float>& g, const char* routine) { return run(g, routine); }
 bool run_on_device(const ColumnMajorGemm<double>& g, const char* routine) { return run(g, routine); }
+bool run_on_device(const ColumnMajorGemm<float, Half>& g, const char* routine) { return run(g, routine); }
+bool run_on_device(const ColumnMajorGemm<float, BFloat16>& g, const char* routine) { return run(g, routine); }
 
 void count_cpu_call(const char* routine) {
   ++counts.cpu;
