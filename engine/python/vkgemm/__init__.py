@@ -144,8 +144,8 @@ def _out_dtype(in_type, in_dtype, out_type):
     if out_type is None:
         return {F16: np.dtype(np.float32), BF16: np.dtype(np.float32), I8: np.dtype(np.int32),
                 U8: np.dtype(np.int32)}.get(in_type, in_dtype)
-    if isinstance(out_type, str) and out_type == "bf16":
-        return _BFLOAT16 or np.dtype(np.uint16)
+    if isinstance(out_type, str) and out_type == "bf16":  # the inputs' own dtype: uint16 bits or ml_dtypes'
+        return in_dtype if in_type == BF16 else (_BFLOAT16 or np.dtype(np.uint16))
     return np.dtype(_OUT_NAMES.get(out_type, out_type) if isinstance(out_type, str) else out_type)
 
 
