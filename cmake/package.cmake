@@ -27,6 +27,16 @@ set(CPACK_DEBIAN_PACKAGE_DEPENDS "libvulkan1")
 # the Python module needs NumPy.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
     "python3, python3-numpy, libblas3 | libblas.so.3, python3-matplotlib, python3-jsonschema, libvulkan-dev, mesa-vulkan-drivers | vulkan-icd")
+# postinst and prerm: the libblas.so.3 alternative registered and removed (docs/blas.md).
+if(TARGET vkgemm_blas_alternative AND CMAKE_LIBRARY_ARCHITECTURE)
+  set(VKGEMM_TRIPLET ${CMAKE_LIBRARY_ARCHITECTURE})
+  set(VKGEMM_ALTERNATIVE ${CMAKE_INSTALL_LIBDIR}/vkgemm/libblas.so.3)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/debian/postinst.in ${PROJECT_BINARY_DIR}/debian/postinst @ONLY
+                 FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/debian/prerm.in ${PROJECT_BINARY_DIR}/debian/prerm @ONLY
+                 FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+  set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA "${PROJECT_BINARY_DIR}/debian/postinst;${PROJECT_BINARY_DIR}/debian/prerm")
+endif()
 # The prefixes are the generators' own: /usr in the .deb, none (bin/, lib/, ...) in the .tar.gz.
 
 include(CPack)

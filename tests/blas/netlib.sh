@@ -6,10 +6,14 @@
 # no validation message, and the library's exit summary counts GEMMs on the device and none on the CPU
 # BLAS (a GEMM that went to the CPU would pass the tester without testing vkgemm).
 # A tester run without the library first must fail the same checks' device count (the check can fail).
-# Usage: netlib.sh <libvkgemm_blas.so> <work dir>
+# Then the library as the libblas.so.3 alternative (LD_LIBRARY_PATH naming its folder, as the alternatives'
+# link would): all 24 of netlib's testers (Level 1, 2 and 3, Fortran and CBLAS, the four types) must pass
+# as many tests as with the reference library, every routine but GEMM through the forwarding trampolines.
+# Usage: netlib.sh <libvkgemm_blas.so> <work dir> [<folder holding the alternative's libblas.so.3>]
 set -euo pipefail
 lib=$(realpath "$1")
 work=$2
+alternative=${3:+$(realpath "$3")}
 testers=/usr/lib/x86_64-linux-gnu/blas
 if [[ ! -x $testers/xblat3s ]]; then
   echo "netlib: $testers/xblat3s is missing (install libblas-test: tools/install-deps.sh)"
@@ -63,4 +67,38 @@ if check_routed xblat3s >/dev/null; then echo "netlib: the routing check passed 
 run xblat3s sblat3.in sblat3.out SGEMM 2 LD_PRELOAD="$lib" VKGEMM_BLAS_THRESHOLD=1000 VKGEMM_BLAS_VERBOSE=1 >/dev/null
 if check_routed xblat3s >/dev/null; then echo "netlib: the routing check passed with the CPU BLAS"; exit 1; fi
 grep -E ' 0 GEMMs on the device.* [1-9][0-9]* on the CPU BLAS' "$work/xblat3s.stderr"
+
+# every_tester <tag> [env...]: runs the 24 testers, writing "<tester> <PASSED lines> <failure lines>" to
+# $work/<tag>.counts.
+every_tester() {
+  local tag=$1 t input summary
+  shift
+  : > "$work/$tag.counts"
+  for t in 1s 1d 1c 1z 2s 2d 2c 2z 3s 3d 3c 3z scblat1 dcblat1 ccblat1 zcblat1 scblat2 dcblat2 ccblat2 zcblat2 \
+           scblat3 dcblat3 ccblat3 zcblat3; do
+    case $t in
+      1?|*cblat1) input=/dev/null summary=$work/$tag.$t.out ;;
+      [23]?) input=$testers/${t:1}blat${t:0:1}.in summary=$work/${t:1}blat${t:0:1}.out ;;
+      *) input=$testers/${t:0:1}in${t: -1} summary=$work/$tag.$t.out ;;
+    esac
+    local program=xblat$t
+    [[ $t == *cblat* ]] && program=x$t
+    env "$@" "$testers/$program" < "$input" > "$work/$tag.$t.out" 2> "$work/$tag.$t.err" || {
+      echo "netlib: $program ($tag) exited with $?"; cat "$work/$tag.$t.err"; return 1; }
+    echo "$program $(grep -c PASS "$summary" || true) $(grep -ciE 'fail|fatal' "$summary" || true)" >> "$work/$tag.counts"
+  done
+}
+if [[ -n $alternative ]]; then
+  every_tester reference
+  every_tester alternative LD_LIBRARY_PATH="$alternative" VKGEMM_BLAS_THRESHOLD=0
+  paste "$work/reference.counts" "$work/alternative.counts"
+  cmp -s "$work/reference.counts" "$work/alternative.counts" || {
+    echo "netlib: the alternative's testers differ from the reference's (above: tester, PASSED lines, failures)"; exit 1; }
+  awk '$3 != 0 {bad = 1} END {exit bad}' "$work/reference.counts" || { echo "netlib: the reference failed"; exit 1; }
+  # The GEMMs of the alternative's Level-3 runs went to the device.
+  run xblat3d dblat3.in dblat3.out DGEMM 2 LD_LIBRARY_PATH="$alternative" VKGEMM_BLAS_THRESHOLD=0 VKGEMM_BLAS_VERBOSE=1 \
+    && check_routed xblat3d
+  run xscblat3 sin3 - cblas_sgemm 3 LD_LIBRARY_PATH="$alternative" VKGEMM_BLAS_THRESHOLD=0 VKGEMM_BLAS_VERBOSE=1 \
+    && check_routed xscblat3
+fi
 echo "netlib: passed"

@@ -48,7 +48,7 @@ for part in bin/vkgemm bin/vkgemm-report include/vkgemm/vkgemm.hpp include/vkgem
             lib/libvkgemm.a lib/cmake/vkgemm/vkgemmConfig.cmake lib/pkgconfig/vkgemm.pc share/vkgemm/bench.schema.json \
             share/vkgemm/vs-cublas.schema.json share/vkgemm/devices.schema.json include/vkgemm/vkgemm.h \
             lib/libvkgemm_c.so.0 lib/libvkgemm_blas.so.0 lib/python3/dist-packages/vkgemm/__init__.py \
-            lib/python3/dist-packages/vkgemm/_capi.py; do
+            lib/python3/dist-packages/vkgemm/_capi.py lib/vkgemm/libblas.so.3; do
   grep -q "/$part$" <<<"$listing" || { echo "package test: $tgz lacks $part"; exit 1; }
 done
 dpkg-deb --field "$deb" Depends | grep -q libvulkan1
@@ -77,4 +77,10 @@ LD_PRELOAD=$root/usr/lib/libvkgemm_blas.so.0 VKGEMM_BLAS_THRESHOLD=0 VKGEMM_BLAS
 import numpy as np; a = np.arange(12, dtype=np.float64).reshape(3, 4); b = a.T.copy(); assert (a @ b == [[14, 38, 62], [38, 126, 214], [62, 214, 366]]).all()' \
   2> "$work/preload.log"
 grep -q ' 1 GEMMs on the device' "$work/preload.log" || { cat "$work/preload.log"; echo "package test: the .deb's BLAS did not route"; exit 1; }
+# ... and its libblas.so.3 alternative, as the alternatives' link would load it (postinst registers it).
+dpkg-deb --ctrl-tarfile "$deb" | tar -tf - | grep -q postinst
+LD_LIBRARY_PATH=$root/usr/lib/vkgemm VKGEMM_BLAS_THRESHOLD=0 VKGEMM_BLAS_VERBOSE=1 /usr/bin/python3 -c '
+import numpy as np; a = np.arange(12, dtype=np.float32).reshape(3, 4); b = a.T.copy(); assert (a @ b == [[14, 38, 62], [38, 126, 214], [62, 214, 366]]).all()
+assert abs(np.linalg.norm(a) - 22.4944) < 1e-3  # a routine the alternative forwards' 2> "$work/alternative.log"
+grep -q ' 1 GEMMs on the device' "$work/alternative.log" || { cat "$work/alternative.log"; echo "package test: the .deb's alternative did not route"; exit 1; }
 echo "package test: passed"
