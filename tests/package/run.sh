@@ -23,6 +23,11 @@ export PKG_CONFIG_PATH=$(dirname "$(find "$prefix" -name vkgemm.pc)")
 c++ -std=c++20 -o "$work/pc-consumer" "$src/tests/package/consumer/main.cpp" $(pkg-config --cflags --libs vkgemm) -lvulkan
 "$work/pc-consumer"
 
+# The C ABI from C (vkgemm/vkgemm.h, libvkgemm_c), as C99 with warnings as errors.
+cc -std=c99 -Wall -Wextra -Wpedantic -Werror -o "$work/c-consumer" "$src/tests/package/c_consumer.c" \
+   -I"$prefix/include" -L"$prefix/lib" -lvkgemm_c -Wl,-rpath,"$prefix/lib"
+"$work/c-consumer"
+
 # docs/library.md's plan example, as written (the block after the line naming this test), in a main().
 awk '/The `package` test compiles this block/ {found = 1} found && /^```cpp/ {inside = 1; next}
      inside && /^```/ {exit} inside' "$src/docs/library.md" > "$work/docs-example.body"
