@@ -32,7 +32,7 @@ import numpy as np
 
 lib, out = sys.argv[1], sys.argv[2]
 results = {"numpy": np.__version__, "python": sys.version.split()[0]}
-umath = np.core._multiarray_umath.__file__ if hasattr(np, "core") else np._core._multiarray_umath.__file__
+umath = (getattr(np, "_core", None) or np.core)._multiarray_umath.__file__  # NumPy 2 renamed core to _core
 names = sorted(set(re.findall(rb"[a-z_]*cblas_[sd]gemm[a-z0-9_]*", open(umath, "rb").read())))
 results["numpy_gemm_symbols"] = [n.decode() for n in names]
 print("NumPy", np.__version__, "imports", results["numpy_gemm_symbols"])
