@@ -1,11 +1,12 @@
 // The drop-in BLAS's exported GEMMs: the Fortran interface (sgemm_, dgemm_), CBLAS (cblas_sgemm,
-// cblas_dgemm) and the ILP64 CBLAS names NumPy's wheels call in their bundled OpenBLAS (cblas_sgemm64_,
-// scipy_cblas_sgemm64_, and the d ones). Each checks its arguments as the reference BLAS does, returns where
-// the reference returns at once, offers the product to the device (route.hpp), and otherwise calls the same
-// routine of the CPU BLAS (cpu_blas.hpp).
+// cblas_dgemm), the ILP64 CBLAS names NumPy's wheels call in their bundled OpenBLAS (cblas_sgemm64_,
+// scipy_cblas_sgemm64_, and the d ones), MKL's strided batches and the 16-bit float routines with C in f32
+// (MKL's, OpenBLAS's). Each checks its arguments as the reference BLAS does, returns where the reference
+// returns at once, offers the product to the device (route.hpp), and otherwise calls the same routine of the
+// CPU BLAS (cpu_blas.hpp), or the library's loops where no CPU BLAS has it.
 // Illegal arguments: the Fortran entry points call xerbla_ with the reference's routine name and parameter
-// number (sgemm.f's checks, in its order), the program's xerbla_ where it has one (the netlib testers do),
-// found at run time; the CBLAS entry points hand the whole call to the CPU BLAS's CBLAS, which reports it its
+// number (sgemm.f's checks, in its order), found at run time (the program's own where it has one, as the
+// netlib testers do); the CBLAS entry points hand the whole call to the CPU BLAS's CBLAS, which reports it its
 // own way (cblas_xerbla, with the row-major renumbering the reference's CBLAS does).
 #include <dlfcn.h>
 
