@@ -20,14 +20,13 @@ set(CPACK_PACKAGE_CHECKSUM SHA256)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-# libvkgemm_c and libvkgemm_blas: a shlibs file and the ldconfig trigger, as Debian packages of libraries have.
-set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libvulkan1")
 # The drop-in BLAS forwards what the device does not take to a CPU BLAS (libblas3 or another libblas.so.3);
 # the Python module needs NumPy.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
     "python3, python3-numpy, libblas3 | libblas.so.3, python3-matplotlib, python3-jsonschema, libvulkan-dev, mesa-vulkan-drivers | vulkan-icd")
-# postinst and prerm: the libblas.so.3 alternative registered and removed (docs/blas.md).
+# postinst, prerm, postrm: ldconfig for libvkgemm_c and libvkgemm_blas, and the libblas.so.3 alternative
+# registered and removed (docs/blas.md). No shlibs file: it would claim libblas.so.3 for this package.
 if(TARGET vkgemm_blas_alternative AND CMAKE_LIBRARY_ARCHITECTURE)
   set(VKGEMM_TRIPLET ${CMAKE_LIBRARY_ARCHITECTURE})
   set(VKGEMM_ALTERNATIVE ${CMAKE_INSTALL_LIBDIR}/vkgemm/libblas.so.3)
@@ -35,7 +34,10 @@ if(TARGET vkgemm_blas_alternative AND CMAKE_LIBRARY_ARCHITECTURE)
                  FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
   configure_file(${PROJECT_SOURCE_DIR}/cmake/debian/prerm.in ${PROJECT_BINARY_DIR}/debian/prerm @ONLY
                  FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
-  set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA "${PROJECT_BINARY_DIR}/debian/postinst;${PROJECT_BINARY_DIR}/debian/prerm")
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/debian/postrm.in ${PROJECT_BINARY_DIR}/debian/postrm @ONLY
+                 FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+  set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
+      "${PROJECT_BINARY_DIR}/debian/postinst;${PROJECT_BINARY_DIR}/debian/prerm;${PROJECT_BINARY_DIR}/debian/postrm")
 endif()
 # The prefixes are the generators' own: /usr in the .deb, none (bin/, lib/, ...) in the .tar.gz.
 
