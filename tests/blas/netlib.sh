@@ -2,9 +2,10 @@
 # The reference BLAS's own Level-3 testers (Debian's libblas-test: netlib's xblat3s, xblat3d and the CBLAS
 # xscblat3, xdcblat3) with every GEMM routed to vkgemm: the drop-in library preloaded with the threshold at 0,
 # error exits included (their own xerbla_/cblas_xerbla check the routine name and parameter number), under
-# the validation layer. Passes when each tester's summary says every routine passed, with no failure line,
-# no validation message, and the library's exit summary counts GEMMs on the device and none on the CPU
-# BLAS (a GEMM that went to the CPU would pass the tester without testing vkgemm).
+# the validation layer (VKGEMM_BLAS_VALIDATION=1: the engine counts its messages; the summary must say 0).
+# Passes when each tester's summary says every GEMM test passed, with no failure line, and the library's exit
+# summary counts GEMMs on the device and none on the CPU BLAS (a GEMM that went to the CPU would pass the
+# tester without testing vkgemm).
 # A tester run without the library first must fail the same checks' device count (the check can fail).
 # Then the library as the libblas.so.3 alternative (LD_LIBRARY_PATH naming its folder, as the alternatives'
 # link would): all 24 of netlib's testers (Level 1, 2 and 3, Fortran and CBLAS, the four types) must pass
@@ -52,9 +53,10 @@ check_routed() {
     echo "netlib: $1: no summary from the library"; return 1; }
   (( BASH_REMATCH[1] > 0 && BASH_REMATCH[2] == 0 && BASH_REMATCH[3] == 0 )) || {
     echo "netlib: $1: not every GEMM ran on the device: $line"; return 1; }
+  [[ $line == *", 0 validation messages" ]] || { echo "netlib: $1: validation messages: $line"; return 1; }
 }
 
-routed=(LD_PRELOAD="$lib" VKGEMM_BLAS_THRESHOLD=0 VKGEMM_BLAS_VERBOSE=1 VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation)
+routed=(LD_PRELOAD="$lib" VKGEMM_BLAS_THRESHOLD=0 VKGEMM_BLAS_VERBOSE=1 VKGEMM_BLAS_VALIDATION=1)
 run xblat3s sblat3.in sblat3.out SGEMM 2 "${routed[@]}" && check_routed xblat3s
 run xblat3d dblat3.in dblat3.out DGEMM 2 "${routed[@]}" && check_routed xblat3d
 run xscblat3 sin3 - cblas_sgemm 3 "${routed[@]}" && check_routed xscblat3
@@ -97,8 +99,10 @@ if [[ -n $alternative ]]; then
   awk '$3 != 0 {bad = 1} END {exit bad}' "$work/reference.counts" || { echo "netlib: the reference failed"; exit 1; }
   # The GEMMs of the alternative's Level-3 runs went to the device.
   run xblat3d dblat3.in dblat3.out DGEMM 2 LD_LIBRARY_PATH="$alternative" VKGEMM_BLAS_THRESHOLD=0 VKGEMM_BLAS_VERBOSE=1 \
+    VKGEMM_BLAS_VALIDATION=1 \
     && check_routed xblat3d
   run xscblat3 sin3 - cblas_sgemm 3 LD_LIBRARY_PATH="$alternative" VKGEMM_BLAS_THRESHOLD=0 VKGEMM_BLAS_VERBOSE=1 \
+    VKGEMM_BLAS_VALIDATION=1 \
     && check_routed xscblat3
 fi
 echo "netlib: passed"

@@ -194,7 +194,7 @@ def summary(stderr):
 def expect(p, what):
     print(f"--- {what}\n{p.stdout}{p.stderr}")
     assert p.returncode == 0, f"{what}: exit {p.returncode}"
-    assert not re.search(r"Validation (Error|Warning)|VUID-", p.stdout + p.stderr), f"{what}: validation messages"
+    assert not re.search(r", [1-9][0-9]* validation messages", p.stderr), f"{what}: validation messages"
     return int(re.search(r"(\d+) calls checked", p.stdout).group(1))
 
 
@@ -207,7 +207,7 @@ def main():
     extra = "cblas_sgemm_batch_strided,cblas_dgemm_batch_strided,cblas_gemm_bf16bf16f32,cblas_sbgemm,cblas_gemm_f16f16f32"
     # Importing NumPy loads Debian's libblas.so.3: the CPU BLAS the library finds among the loaded objects.
     pre = "import numpy\n"
-    on = {"VKGEMM_BLAS_THRESHOLD": "0", "VKGEMM_BLAS_VERBOSE": "1", "VK_INSTANCE_LAYERS": "VK_LAYER_KHRONOS_validation"}
+    on = {"VKGEMM_BLAS_THRESHOLD": "0", "VKGEMM_BLAS_VERBOSE": "1", "VKGEMM_BLAS_VALIDATION": "1"}
 
     p = child(pre + CHILD, [lib, f"{lp64},{ilp64},{extra}", "1", seed], on)
     n = expect(p, "every entry point on the device")

@@ -70,10 +70,10 @@ def main():
     seed = int(os.environ.get("VKGEMM_TEST_SEED", "20261127"))
     print(f"numpy-preload: seed {seed}")
     routed = run({"LD_PRELOAD": lib, "VKGEMM_BLAS_THRESHOLD": "0", "VKGEMM_BLAS_VERBOSE": "1",
-                  "VK_INSTANCE_LAYERS": "VK_LAYER_KHRONOS_validation"}, seed)
+                  "VKGEMM_BLAS_VALIDATION": "1"}, seed)
     print(routed.stdout + routed.stderr)
     assert routed.returncode == 0, "the child failed"
-    assert not re.search(r"Validation (Error|Warning)|VUID-", routed.stdout + routed.stderr), "validation messages"
+    assert re.search(r", 0 validation messages", routed.stderr), "validation messages (or no count of them)"
     checked = int(re.search(r"(\d+) products checked", routed.stdout).group(1))
     counts = device_count(routed.stderr)
     # One GEMM per product checked, each on the device.

@@ -17,10 +17,15 @@ SEED = int(os.environ.get("VKGEMM_TEST_SEED", "1127"))
 print(f"vkgemm python tests: seed {SEED}")
 
 
+VALIDATION = os.environ.get("VKGEMM_TEST_VALIDATION", "1") != "0"
+
+
 @pytest.fixture(scope="module")
 def engine():
-    with vkgemm.Engine() as e:
+    # Under the validation layer, as the C++ suites run: any message fails the suite.
+    with vkgemm.Engine(validation=VALIDATION) as e:
         yield e
+        assert e.validation_messages == 0, f"{e.validation_messages} validation messages"
 
 
 def rng(*salt):

@@ -3,7 +3,7 @@
  * device list, and the full BLAS GEMM on host memory (vkgemm/blas.hpp's GemmDesc). libvkgemm_c.so.0 holds
  * the engine and exports these functions alone.
  *
- * Errors: every function but the last three returns a vkgemm_status: VKGEMM_OK (0), or 1 + the C++
+ * Errors: every function that can fail returns a vkgemm_status: VKGEMM_OK (0), or 1 + the C++
  * vkgemm::ErrorCode (the same order; vkgemm_status_name names it). The sentence that explains the failure
  * (the C++ Error's message: the argument, the limit, the device) is kept per thread until the thread's
  * next failing call: vkgemm_last_error(). Nothing throws across the ABI.
@@ -107,6 +107,15 @@ VKGEMM_C_API vkgemm_status vkgemm_devices(vkgemm_device_info* out, size_t capaci
 /* An engine on `device` (an index "1" or a substring of the name; null or "": VKGEMM_DEVICE, else the
  * best device). *out is null after a failure. */
 VKGEMM_C_API vkgemm_status vkgemm_engine_create(const char* device, vkgemm_engine** out);
+
+typedef struct vkgemm_engine_options {
+  uint32_t struct_size;       /* sizeof(vkgemm_engine_options) */
+  const char* device;         /* as vkgemm_engine_create's */
+  uint32_t validation;        /* 1: VK_LAYER_KHRONOS_validation on, each message to stderr and counted */
+} vkgemm_engine_options;
+VKGEMM_C_API vkgemm_status vkgemm_engine_create_with(const vkgemm_engine_options* options, vkgemm_engine** out);
+/* The validation messages the engine has had (0 without validation). */
+VKGEMM_C_API uint64_t vkgemm_engine_validation_messages(const vkgemm_engine* engine);
 VKGEMM_C_API void vkgemm_engine_destroy(vkgemm_engine* engine);
 VKGEMM_C_API vkgemm_status vkgemm_engine_device(const vkgemm_engine* engine, vkgemm_device_info* out);
 

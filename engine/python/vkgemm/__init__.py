@@ -161,10 +161,15 @@ def _out_type_code(dt, in_type):
 class Engine:
     """One Vulkan device and its buffers; matmul runs products on it. Thread-safe (calls run one at a time)."""
 
-    def __init__(self, device=None):
+    def __init__(self, device=None, *, validation=False):
+        """device: an index or part of a device's name (None: VKGEMM_DEVICE, else the best device).
+        validation: VK_LAYER_KHRONOS_validation on, each message to stderr and counted (validation_messages)."""
         lib = _capi.library()
+        options = _capi.sized(_capi.EngineOptions)
+        options.device = None if device is None else str(device).encode()
+        options.validation = 1 if validation else 0
         handle = ctypes.c_void_p()
-        _check(lib.vkgemm_engine_create(None if device is None else str(device).encode(), ctypes.byref(handle)))
+        _check(lib.vkgemm_engine_create_with(ctypes.byref(options), ctypes.byref(handle)))
         self._handle = handle
 
     def close(self):
@@ -190,6 +195,11 @@ class Engine:
         info = _capi.sized(_capi.DeviceInfo)
         _check(_capi.library().vkgemm_engine_device(self._live(), ctypes.byref(info)))
         return _device(info)
+
+    @property
+    def validation_messages(self):
+        """The validation layer's messages so far (0 without validation)."""
+        return int(_capi.library().vkgemm_engine_validation_messages(self._live()))
 
     def _live(self):
         if not self._handle:

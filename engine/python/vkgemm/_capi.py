@@ -35,6 +35,14 @@ class DeviceInfo(ctypes.Structure):
     ]
 
 
+class EngineOptions(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("device", ctypes.c_char_p),
+        ("validation", ctypes.c_uint32),
+    ]
+
+
 class GemmDesc(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_uint32),
@@ -116,6 +124,8 @@ def _declare(lib):
         "vkgemm_version": (c.c_char_p, []),
         "vkgemm_devices": (c.c_int32, [p(DeviceInfo), c.c_size_t, p(c.c_size_t)]),
         "vkgemm_engine_create": (c.c_int32, [c.c_char_p, p(c.c_void_p)]),
+        "vkgemm_engine_create_with": (c.c_int32, [p(EngineOptions), p(c.c_void_p)]),
+        "vkgemm_engine_validation_messages": (c.c_uint64, [c.c_void_p]),
         "vkgemm_engine_destroy": (None, [c.c_void_p]),
         "vkgemm_engine_device": (c.c_int32, [c.c_void_p, p(DeviceInfo)]),
         "vkgemm_gemm": (c.c_int32, [c.c_void_p, p(GemmDesc), c.c_void_p, c.c_void_p, c.c_void_p,

@@ -26,6 +26,7 @@ constexpr uint64_t kNever = ~uint64_t(0);
 struct Settings {
   uint64_t threshold = kDefaultThreshold;  // route when m·n·k >= threshold
   int verbose = 0;                         // 1: a summary at exit; 2: also a line per call
+  bool validation = false;                 // the engine under VK_LAYER_KHRONOS_validation (the tests)
   std::string precision = "native";        // the engine's precision policy (vkgemm.h)
 };
 
@@ -50,28 +51,35 @@ const Settings& settings() {
     Settings out;
     out.threshold = parse_threshold(std::getenv("VKGEMM_BLAS_THRESHOLD"));
     if (const char* v = std::getenv("VKGEMM_BLAS_VERBOSE")) out.verbose = std::atoi(v);
+    if (const char* v = std::getenv("VKGEMM_BLAS_VALIDATION")) out.validation = std::string_view(v) == "1";
     if (const char* p = std::getenv("VKGEMM_BLAS_PRECISION"); p && *p) out.precision = p;
     return out;
   }();
   return s;
 }
 
+std::once_flag engine_once;
+vkgemm_engine* engine = nullptr;  // never destroyed: the process's exit outlives any call
+
 struct Counts {
   std::atomic<uint64_t> device{0}, cpu{0}, fell_back{0};
   std::string device_name;
+  std::string validation;  // ", N validation messages" under VKGEMM_BLAS_VALIDATION=1
   ~Counts() {
     // Only where a GEMM was called: a preloaded library is in every process a command starts.
     if (settings().verbose < 1 || device + cpu + fell_back == 0) return;
-    std::fprintf(stderr, "vkgemm-blas: %llu GEMMs on the device%s, %llu on the CPU BLAS, %llu fell back to it\n",
+    if (settings().validation && engine) {
+      validation = ", " + std::to_string(vkgemm_engine_validation_messages(engine)) + " validation messages";
+    }
+    std::fprintf(stderr, "vkgemm-blas: %llu GEMMs on the device%s, %llu on the CPU BLAS, %llu fell back to it%s\n",
                  static_cast<unsigned long long>(device.load()),
                  device_name.empty() ? "" : (" (" + device_name + ")").c_str(),
-                 static_cast<unsigned long long>(cpu.load()), static_cast<unsigned long long>(fell_back.load()));
+                 static_cast<unsigned long long>(cpu.load()), static_cast<unsigned long long>(fell_back.load()),
+                 validation.c_str());
   }
 };
 Counts counts;
 
-std::once_flag engine_once;
-vkgemm_engine* engine = nullptr;  // never destroyed: the process's exit outlives any call
 std::atomic<bool> device_off{false};
 std::atomic<bool> types_off[7];  // by vkgemm_type: the device refused the type (unsupported_type)
 std::atomic<bool> warned{false};
@@ -83,7 +91,10 @@ void warn_once(const std::string& message) {
 vkgemm_engine* the_engine() {
   std::call_once(engine_once, [] {
     vkgemm_engine* e = nullptr;
-    if (vkgemm_engine_create(nullptr, &e) != VKGEMM_OK) {
+    vkgemm_engine_options options{};
+    options.struct_size = sizeof options;
+    options.validation = settings().validation;
+    if (vkgemm_engine_create_with(&options, &e) != VKGEMM_OK) {
       warn_once(std::string("no device (") + vkgemm_last_error() + "); every GEMM runs on the CPU BLAS");
       device_off = true;
       return;

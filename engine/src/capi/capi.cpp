@@ -171,13 +171,26 @@ vkgemm_status vkgemm_devices(vkgemm_device_info* out, size_t capacity, size_t* c
 }
 
 vkgemm_status vkgemm_engine_create(const char* device, vkgemm_engine** out) {
+  vkgemm_engine_options options{};
+  options.struct_size = sizeof options;
+  options.device = device;
+  return vkgemm_engine_create_with(&options, out);
+}
+
+vkgemm_status vkgemm_engine_create_with(const vkgemm_engine_options* options, vkgemm_engine** out) {
   if (out) *out = nullptr;
   return guarded([&] {
     if (!out) refuse("vkgemm_engine_create: out is null");
-    vkgemm::EngineOptions options;
-    if (device) options.device = device;
-    *out = new vkgemm_engine{vkgemm::Engine(options)};
+    check_struct(options, options ? options->struct_size : 0, sizeof(vkgemm_engine_options), "vkgemm_engine_options");
+    vkgemm::EngineOptions o;
+    if (options->device) o.device = options->device;
+    o.validation = options->validation != 0;
+    *out = new vkgemm_engine{vkgemm::Engine(o)};
   });
+}
+
+uint64_t vkgemm_engine_validation_messages(const vkgemm_engine* engine) {
+  return engine ? engine->engine.validation_message_count() : 0;
 }
 
 void vkgemm_engine_destroy(vkgemm_engine* engine) { delete engine; }
