@@ -288,3 +288,31 @@ def test_the_check_can_fail(engine):
     got[1, 1] = np.float16(float(got[1, 1]) * (1 + 2.0**-9) + 2.0**-9)
     with pytest.raises(AssertionError):
         check(got, a16, b16)
+
+
+def test_gil_released(engine):
+    """Another Python thread runs while the device works: this thread's clock readings fall inside the call's
+    span. A foreign call holding the GIL leaves none there (shown with ctypes.PyDLL, which holds it)."""
+    a = random((512, 512), np.float32, rng(7))  # about a second on lavapipe
+    span, result = [], []
+    done = threading.Event()
+
+    def work():
+        begin = time.perf_counter()
+        result.append(engine.matmul(a, a))
+        span.extend([begin, time.perf_counter()])
+        done.set()
+
+    readings = []
+    t = threading.Thread(target=work)
+    t.start()
+    while not done.is_set():
+        readings.append(time.perf_counter())
+        for _ in range(1000):
+            pass
+    t.join()
+    check(result[0], a, a)
+    begin, end = span[0] + 0.01, span[1] - 0.01  # a switch interval's slack at each end
+    inside = sum(begin < r < end for r in readings)
+    print(f"gil: {inside} readings inside the {span[1] - span[0]:.3f} s call")
+    assert end - begin < 0.05 or inside >= 10, f"{inside} readings inside the call: the GIL was held"
