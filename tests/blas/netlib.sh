@@ -105,4 +105,14 @@ if [[ -n $alternative ]]; then
     VKGEMM_BLAS_VALIDATION=1 \
     && check_routed xscblat3
 fi
+# No device work at load time: a process that loads the library (preloaded, and as the alternative) but calls
+# no GEMM never starts the Vulkan loader; one GEMM does (the check can fail).
+loader_lines() { env VK_LOADER_DEBUG=all "$@" 2>&1 | grep -c 'Vulkan Loader Version' || true; }
+(( $(loader_lines LD_PRELOAD="$lib" "$testers/xblat1d") == 0 )) || { echo "netlib: the library started Vulkan at load"; exit 1; }
+(( $(loader_lines LD_PRELOAD="$lib" VKGEMM_BLAS_THRESHOLD=0 "$testers/xblat3d" < "$testers/dblat3.in") > 0 )) || {
+  echo "netlib: the loader check saw no Vulkan where a GEMM ran"; exit 1; }
+if [[ -n $alternative ]]; then
+  (( $(loader_lines LD_LIBRARY_PATH="$alternative" "$testers/xblat1d") == 0 )) || {
+    echo "netlib: the alternative started Vulkan at load"; exit 1; }
+fi
 echo "netlib: passed"
