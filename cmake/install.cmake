@@ -25,3 +25,16 @@ install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/vkgemm-report DESTINATION ${CMAKE_I
 install(FILES ${PROJECT_SOURCE_DIR}/docs/bench.schema.json ${PROJECT_SOURCE_DIR}/docs/vs-cublas.schema.json
               ${PROJECT_SOURCE_DIR}/docs/devices.schema.json
         DESTINATION ${CMAKE_INSTALL_DATADIR}/vkgemm)
+
+# The C ABI (libvkgemm_c.so.0, with vkgemm/vkgemm.h above), the drop-in BLAS beside it (libvkgemm_blas.so.0,
+# which finds libvkgemm_c through its $ORIGIN run path; docs/blas.md), and the Python module, which finds
+# libvkgemm_c three folders up from itself (lib/python3/dist-packages/vkgemm -> lib/) or by the loader's search.
+install(TARGETS vkgemm_c LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS vkgemm_blas LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_SKIP)
+install(FILES ${PROJECT_SOURCE_DIR}/engine/python/vkgemm/__init__.py ${PROJECT_SOURCE_DIR}/engine/python/vkgemm/_capi.py
+        DESTINATION lib/python3/dist-packages/vkgemm)
+# The libblas.so.3 alternative (lib/vkgemm/libblas.so.3, finding libvkgemm_c one folder up), which the .deb
+# registers with update-alternatives (cmake/debian/postinst.in).
+if(TARGET vkgemm_blas_alternative)
+  install(TARGETS vkgemm_blas_alternative LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/vkgemm)
+endif()

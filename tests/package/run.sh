@@ -23,6 +23,11 @@ export PKG_CONFIG_PATH=$(dirname "$(find "$prefix" -name vkgemm.pc)")
 c++ -std=c++20 -o "$work/pc-consumer" "$src/tests/package/consumer/main.cpp" $(pkg-config --cflags --libs vkgemm) -lvulkan
 "$work/pc-consumer"
 
+# The C ABI from C (vkgemm/vkgemm.h, libvkgemm_c), as C99 with warnings as errors.
+cc -std=c99 -Wall -Wextra -Wpedantic -Werror -o "$work/c-consumer" "$src/tests/package/c_consumer.c" \
+   -I"$prefix/include" -L"$prefix/lib" -lvkgemm_c -Wl,-rpath,"$prefix/lib"
+"$work/c-consumer"
+
 # docs/library.md's plan example, as written (the block after the line naming this test), in a main().
 awk '/The `package` test compiles this block/ {found = 1} found && /^```cpp/ {inside = 1; next}
      inside && /^```/ {exit} inside' "$src/docs/library.md" > "$work/docs-example.body"
@@ -46,7 +51,9 @@ tgz=$(ls "$work"/cpack/vkgemm-*.tar.gz)
 listing=$(tar -tzf "$tgz")
 for part in bin/vkgemm bin/vkgemm-report include/vkgemm/vkgemm.hpp include/vkgemm/plan.hpp include/vkgemm/version.hpp \
             lib/libvkgemm.a lib/cmake/vkgemm/vkgemmConfig.cmake lib/pkgconfig/vkgemm.pc share/vkgemm/bench.schema.json \
-            share/vkgemm/vs-cublas.schema.json share/vkgemm/devices.schema.json; do
+            share/vkgemm/vs-cublas.schema.json share/vkgemm/devices.schema.json include/vkgemm/vkgemm.h \
+            lib/libvkgemm_c.so.0 lib/libvkgemm_blas.so.0 lib/python3/dist-packages/vkgemm/__init__.py \
+            lib/python3/dist-packages/vkgemm/_capi.py lib/vkgemm/libblas.so.3; do
   grep -q "/$part$" <<<"$listing" || { echo "package test: $tgz lacks $part"; exit 1; }
 done
 dpkg-deb --field "$deb" Depends | grep -q libvulkan1
@@ -65,4 +72,20 @@ d = json.load(open(sys.argv[1])); d["device"]["name"] = "Another device"; json.d
 (cd "$work" && "$root/usr/bin/vkgemm-report" result.json another.json --out report)
 grep -q "Another device" "$work/report/report.md"
 test -s "$work/report/compare.png"
+# The .deb's Python module (finding its libvkgemm_c three folders up) and its drop-in BLAS under Debian's
+# NumPy (threshold 0: the product must be counted on the device).
+PYTHONPATH=$root/usr/lib/python3/dist-packages /usr/bin/python3 -c 'import numpy as np, vkgemm, sys
+assert vkgemm.__file__.startswith(sys.argv[1]), vkgemm.__file__
+a = np.arange(12, dtype=np.float32).reshape(3, 4)
+assert (vkgemm.matmul(a, a.T) == a @ a.T).all()' "$root"
+LD_PRELOAD=$root/usr/lib/libvkgemm_blas.so.0 VKGEMM_BLAS_THRESHOLD=0 VKGEMM_BLAS_VERBOSE=1 /usr/bin/python3 -c '
+import numpy as np; a = np.arange(12, dtype=np.float64).reshape(3, 4); b = a.T.copy(); assert (a @ b == [[14, 38, 62], [38, 126, 214], [62, 214, 366]]).all()' \
+  2> "$work/preload.log"
+grep -q ' 1 GEMMs on the device' "$work/preload.log" || { cat "$work/preload.log"; echo "package test: the .deb's BLAS did not route"; exit 1; }
+# ... and its libblas.so.3 alternative, as the alternatives' link would load it (postinst registers it).
+dpkg-deb --ctrl-tarfile "$deb" | tar -tf - | grep -q postinst
+LD_LIBRARY_PATH=$root/usr/lib/vkgemm VKGEMM_BLAS_THRESHOLD=0 VKGEMM_BLAS_VERBOSE=1 /usr/bin/python3 -c '
+import numpy as np; a = np.arange(12, dtype=np.float32).reshape(3, 4); b = a.T.copy(); assert (a @ b == [[14, 38, 62], [38, 126, 214], [62, 214, 366]]).all()
+assert abs(np.linalg.norm(a) - 22.4944) < 1e-3  # a routine the alternative forwards' 2> "$work/alternative.log"
+grep -q ' 1 GEMMs on the device' "$work/alternative.log" || { cat "$work/alternative.log"; echo "package test: the .deb's alternative did not route"; exit 1; }
 echo "package test: passed"

@@ -1,0 +1,139 @@
+/* vkgemm's C ABI: the engine for every language that is not C++ (the drop-in BLAS library, the Python
+ * module through ctypes, ...). A thin layer over the C++ API (vkgemm.hpp): one opaque engine handle, the
+ * device list, and the full BLAS GEMM on host memory (vkgemm/blas.hpp's GemmDesc). libvkgemm_c.so.0 holds
+ * the engine and exports these functions alone.
+ *
+ * Errors: every function that can fail returns a vkgemm_status: VKGEMM_OK (0), or 1 + the C++
+ * vkgemm::ErrorCode (the same order; vkgemm_status_name names it). The sentence that explains the failure
+ * (the C++ Error's message: the argument, the limit, the device) is kept per thread until the thread's
+ * next failing call: vkgemm_last_error(). Nothing throws across the ABI.
+ * Threads: an engine may be shared by several threads (its calls run one at a time, as the C++ Engine's).
+ * Structures grow only at their end; each starts with its size, which the caller sets (sizeof), so a
+ * library newer than the header reads only what the caller has. */
+#ifndef VKGEMM_VKGEMM_H
+#define VKGEMM_VKGEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VKGEMM_C_ABI_VERSION 1
+#if defined(VKGEMM_C_BUILDING)
+#define VKGEMM_C_API __attribute__((visibility("default")))
+#else
+#define VKGEMM_C_API
+#endif
+
+typedef int32_t vkgemm_status;
+enum {
+  VKGEMM_OK = 0,
+  VKGEMM_STATUS_INTERNAL = 1000, /* a failure that is no vkgemm::Error (std::bad_alloc, ...) */
+};
+
+/* Element types, numbered as vkgemm::DataType. */
+typedef enum vkgemm_type {
+  VKGEMM_F32 = 0,
+  VKGEMM_I32 = 1,
+  VKGEMM_F64 = 2,
+  VKGEMM_F16 = 3,
+  VKGEMM_BF16 = 4,
+  VKGEMM_I8 = 5,
+  VKGEMM_U8 = 6,
+} vkgemm_type;
+
+typedef struct vkgemm_engine vkgemm_engine;
+
+typedef struct vkgemm_device_info {
+  uint32_t struct_size;       /* sizeof(vkgemm_device_info), set by the caller */
+  uint32_t index;             /* as EngineOptions::device and VKGEMM_DEVICE take it */
+  char name[256];
+  char vendor[64];
+  char type[32];              /* "discrete GPU", "integrated GPU", "virtual GPU", "CPU", "other" */
+  char driver[256];           /* driver name and info */
+  char api_version[32];
+  uint64_t device_local_memory;
+  uint64_t max_allocation_size;
+  /* shaderFloat64, shaderFloat16, storageBuffer16BitAccess, storageBuffer8BitAccess, bf16 cooperative
+   * matrices, VK_KHR_cooperative_matrix, VK_NV_cooperative_matrix2, timestamps on the compute queue */
+  uint32_t float64, float16, storage16, storage8, bfloat16, coopmat, coopmat2, timestamps;
+} vkgemm_device_info;
+
+/* One product C_i = alpha op(A_i) op(B_i) + beta C_i, i < batch (vkgemm/blas.hpp, docs/library.md). */
+typedef struct vkgemm_gemm_desc {
+  uint32_t struct_size;       /* sizeof(vkgemm_gemm_desc) */
+  int32_t type;               /* vkgemm_type of A and B (and C, but for f16, bf16, i8, u8) */
+  int32_t c_type;             /* -1: the default output type (f32 for f16/bf16, i32 for i8/u8) */
+  int32_t column_major;       /* 0: row-major, 1: column-major */
+  int32_t trans_a, trans_b;   /* 0: op(X) = X, 1: X^T */
+  int64_t m, n, k;
+  int64_t lda, ldb, ldc;      /* 0: tight */
+  double alpha, beta;
+  int64_t batch;              /* 1 for a single product */
+  int64_t stride_a, stride_b, stride_c;  /* -1: packed back to back; 0 broadcasts A or B */
+} vkgemm_gemm_desc;
+
+/* How it runs; a null pointer means all the defaults. */
+typedef struct vkgemm_gemm_options {
+  uint32_t struct_size;       /* sizeof(vkgemm_gemm_options) */
+  const char* kernel;         /* "auto" (or null), "naive", "tiled", "blocked", "coopmat", "coopmat2" */
+  uint32_t tile;              /* 0: the default (16) */
+  uint32_t timestamps;        /* 1: time the product on the GPU (vkgemm_timing.gpu_ms) */
+  /* The precision policy: null or "native" (each type's own arithmetic, the only policy this build has).
+   * Any other name is refused with VKGEMM status invalid_argument naming the policies there are. */
+  const char* precision;
+} vkgemm_gemm_options;
+
+typedef struct vkgemm_timing {
+  uint32_t struct_size;       /* sizeof(vkgemm_timing) */
+  uint32_t gpu_timestamps;    /* 0: no GPU time (not asked for, or the device has no timestamps) */
+  double gpu_ms;              /* the product's GPU time, when gpu_timestamps */
+  double upload_ms, download_ms, submit_wait_ms;
+  char kernel[32];            /* the kernel that ran ("auto" resolved) */
+  char config[160];           /* its configuration, e.g. "tile 16" */
+} vkgemm_timing;
+
+/* VKGEMM_C_ABI_VERSION of the library (a caller compares it with the header's). */
+VKGEMM_C_API int32_t vkgemm_abi_version(void);
+/* The library's version, "0.1.0". */
+VKGEMM_C_API const char* vkgemm_version(void);
+
+/* Every device the Vulkan loader reports: up to `capacity` written to `out` (each with struct_size set by
+ * the caller), their number to *count (which may exceed capacity: call again with room). */
+VKGEMM_C_API vkgemm_status vkgemm_devices(vkgemm_device_info* out, size_t capacity, size_t* count);
+
+/* An engine on `device` (an index "1" or a substring of the name; null or "": VKGEMM_DEVICE, else the
+ * best device). *out is null after a failure. */
+VKGEMM_C_API vkgemm_status vkgemm_engine_create(const char* device, vkgemm_engine** out);
+
+typedef struct vkgemm_engine_options {
+  uint32_t struct_size;       /* sizeof(vkgemm_engine_options) */
+  const char* device;         /* as vkgemm_engine_create's */
+  uint32_t validation;        /* 1: VK_LAYER_KHRONOS_validation on, each message to stderr and counted */
+} vkgemm_engine_options;
+VKGEMM_C_API vkgemm_status vkgemm_engine_create_with(const vkgemm_engine_options* options, vkgemm_engine** out);
+/* The validation messages the engine has had (0 without validation). */
+VKGEMM_C_API uint64_t vkgemm_engine_validation_messages(const vkgemm_engine* engine);
+VKGEMM_C_API void vkgemm_engine_destroy(vkgemm_engine* engine);
+VKGEMM_C_API vkgemm_status vkgemm_engine_device(const vkgemm_engine* engine, vkgemm_device_info* out);
+
+/* The product `desc` describes on host memory laid out as it says (leading dimensions, strides, batch);
+ * every argument checked as the reference BLAS checks them before anything runs. timing may be null. */
+VKGEMM_C_API vkgemm_status vkgemm_gemm(vkgemm_engine* engine, const vkgemm_gemm_desc* desc, const void* a,
+                                       const void* b, void* c, const vkgemm_gemm_options* options,
+                                       vkgemm_timing* timing);
+
+/* The last failure's sentence on this thread ("" before any). Valid until this thread's next call. */
+VKGEMM_C_API const char* vkgemm_last_error(void);
+/* "ok", "invalid_argument", ..., as vkgemm::to_string(ErrorCode); "internal"; "unknown" for other values. */
+VKGEMM_C_API const char* vkgemm_status_name(vkgemm_status status);
+/* Bytes per element of a type (0 for a value that is no type). */
+VKGEMM_C_API size_t vkgemm_type_size(int32_t type);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VKGEMM_VKGEMM_H */

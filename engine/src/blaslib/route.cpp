@@ -1,0 +1,206 @@
+// The drop-in BLAS's settings, its engine (created at the first routed call, never at load time), the
+// device call through the C ABI, and the counts VKGEMM_BLAS_VERBOSE reports.
+#include "blaslib/route.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <cfenv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "vkgemm/vkgemm.h"
+
+namespace vkgemm::blaslib {
+namespace {
+
+// 512^3: below it the copies to and from the device cost more than a CPU BLAS spends on the product (a
+// guess to be replaced by the GPU measurement, docs/blas.md).
+constexpr uint64_t kDefaultThreshold = uint64_t(1) << 27;
+constexpr uint64_t kNever = ~uint64_t(0);
+
+struct Settings {
+  uint64_t threshold = kDefaultThreshold;  // route when m·n·k >= threshold
+  int verbose = 0;                         // 1: a summary at exit; 2: also a line per call
+  bool validation = false;                 // the engine under VK_LAYER_KHRONOS_validation (the tests)
+  std::string precision = "native";        // the engine's precision policy (vkgemm.h)
+};
+
+void warn(const std::string& message) { std::fprintf(stderr, "vkgemm-blas: %s\n", message.c_str()); }
+
+uint64_t parse_threshold(const char* text) {
+  if (!text || !*text) return kDefaultThreshold;
+  if (std::string_view(text) == "never") return kNever;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  if (errno != 0 || *end != '\0' || text[0] == '-') {
+    warn(std::string("VKGEMM_BLAS_THRESHOLD=") + text + " is neither a count (m*n*k) nor \"never\"; using " +
+         std::to_string(kDefaultThreshold));
+    return kDefaultThreshold;
+  }
+  return v;
+}
+
+const Settings& settings() {
+  static const Settings s = [] {
+    Settings out;
+    out.threshold = parse_threshold(std::getenv("VKGEMM_BLAS_THRESHOLD"));
+    if (const char* v = std::getenv("VKGEMM_BLAS_VERBOSE")) out.verbose = std::atoi(v);
+    if (const char* v = std::getenv("VKGEMM_BLAS_VALIDATION")) out.validation = std::string_view(v) == "1";
+    if (const char* p = std::getenv("VKGEMM_BLAS_PRECISION"); p && *p) out.precision = p;
+    return out;
+  }();
+  return s;
+}
+
+std::once_flag engine_once;
+vkgemm_engine* engine = nullptr;  // never destroyed: the process's exit outlives any call
+
+struct Counts {
+  std::atomic<uint64_t> device{0}, cpu{0}, fell_back{0};
+  std::string device_name;
+  std::string validation;  // ", N validation messages" under VKGEMM_BLAS_VALIDATION=1
+  ~Counts() {
+    // Only where a GEMM was called: a preloaded library is in every process a command starts.
+    if (settings().verbose < 1 || device + cpu + fell_back == 0) return;
+    if (settings().validation && engine) {
+      validation = ", " + std::to_string(vkgemm_engine_validation_messages(engine)) + " validation messages";
+    }
+    std::fprintf(stderr, "vkgemm-blas: %llu GEMMs on the device%s, %llu on the CPU BLAS, %llu fell back to it%s\n",
+                 static_cast<unsigned long long>(device.load()),
+                 device_name.empty() ? "" : (" (" + device_name + ")").c_str(),
+                 static_cast<unsigned long long>(cpu.load()), static_cast<unsigned long long>(fell_back.load()),
+                 validation.c_str());
+  }
+};
+Counts counts;
+
+std::atomic<bool> device_off{false};
+std::atomic<bool> types_off[7];  // by vkgemm_type: the device refused the type (unsupported_type)
+std::atomic<bool> warned{false};
+
+void warn_once(const std::string& message) {
+  if (!warned.exchange(true) || settings().verbose >= 1) warn(message);
+}
+
+vkgemm_engine* the_engine() {
+  std::call_once(engine_once, [] {
+    vkgemm_engine* e = nullptr;
+    vkgemm_engine_options options{};
+    options.struct_size = sizeof options;
+    options.validation = settings().validation;
+    if (vkgemm_engine_create_with(&options, &e) != VKGEMM_OK) {
+      warn_once(std::string("no device (") + vkgemm_last_error() + "); every GEMM runs on the CPU BLAS");
+      device_off = true;
+      return;
+    }
+    vkgemm_device_info info{};
+    info.struct_size = sizeof info;
+    if (vkgemm_engine_device(e, &info) == VKGEMM_OK) counts.device_name = info.name;
+    engine = e;
+  });
+  return engine;
+}
+
+// A failure that says the device (or this type on it) cannot run products at all, rather than this one.
+bool disables(std::string_view status, bool& whole_device) {
+  whole_device = status == "no_loader" || status == "no_device" || status == "device_not_found" ||
+                 status == "device_lost" || status == "vulkan_error";
+  return whole_device || status == "unsupported_type";
+}
+
+template <class In>
+constexpr int32_t type_of() {
+  if constexpr (std::is_same_v<In, float>) return VKGEMM_F32;
+  if constexpr (std::is_same_v<In, double>) return VKGEMM_F64;
+  if constexpr (std::is_same_v<In, Half>) return VKGEMM_F16;
+  return VKGEMM_BF16;
+}
+
+template <class T, class In>
+vkgemm_gemm_desc describe(const ColumnMajorGemm<T, In>& g) {
+  vkgemm_gemm_desc d{};
+  d.struct_size = sizeof d;
+  d.type = type_of<In>();
+  d.c_type = std::is_same_v<T, In> ? -1 : VKGEMM_F32;
+  d.column_major = 1;
+  d.trans_a = g.trans_a, d.trans_b = g.trans_b;
+  d.m = g.m, d.n = g.n, d.k = g.k, d.lda = g.lda, d.ldb = g.ldb, d.ldc = g.ldc;
+  d.alpha = double(g.alpha), d.beta = double(g.beta);
+  d.batch = g.batch;
+  if (g.batch == 1) {
+    d.stride_a = d.stride_b = d.stride_c = -1;
+  } else {
+    d.stride_a = g.stride_a, d.stride_b = g.stride_b, d.stride_c = g.stride_c;
+  }
+  return d;
+}
+
+template <class T, class In>
+bool run(const ColumnMajorGemm<T, In>& g, const char* routine) {
+  const Settings& s = settings();
+  std::atomic<bool>& type_off = types_off[type_of<In>()];
+  // m·n·k·batch in double: exact enough for a threshold, and no wrap for ILP64 sizes.
+  const bool big = double(g.m) * double(g.n) * double(g.k) * double(g.batch) >= double(s.threshold);
+  if (s.threshold == kNever || !big || device_off || type_off) return false;
+  // The host's floating-point state (its exception flags, x86's denormal flag included) stays as the
+  // caller's arithmetic left it: the driver's host code (lavapipe's LLVM, the engine's checks) raises flags
+  // of its own that the reference BLAS would not, and gfortran reports raised flags at STOP.
+  std::fenv_t fp_state{};
+  std::fegetenv(&fp_state);
+  const bool have_engine = the_engine() != nullptr;  // created here at the first routed call
+  std::fesetenv(&fp_state);
+  if (!have_engine) return false;
+  const vkgemm_gemm_desc d = describe(g);
+  vkgemm_gemm_options o{};
+  o.struct_size = sizeof o;
+  o.precision = s.precision.c_str();
+  std::fegetenv(&fp_state);
+  const vkgemm_status status = vkgemm_gemm(engine, &d, g.a, g.b, g.c, &o, nullptr);
+  std::fesetenv(&fp_state);
+  if (status == VKGEMM_OK) {
+    ++counts.device;
+    if (s.verbose >= 2) {
+      std::fprintf(stderr, "vkgemm-blas: %s %lld x %lld x %lld (batch %lld) on the device\n", routine,
+                   static_cast<long long>(g.m), static_cast<long long>(g.n), static_cast<long long>(g.k),
+                   static_cast<long long>(g.batch));
+    }
+    return true;
+  }
+  ++counts.fell_back;
+  const std::string_view name = vkgemm_status_name(status);
+  bool whole_device = false;
+  if (disables(name, whole_device)) (whole_device ? device_off : type_off) = true;
+  warn_once(std::string(routine) + " fell back to the CPU BLAS: " + vkgemm_last_error() + " (" + std::string(name) +
+            ")" + (whole_device ? "; the device is not tried again" : ""));
+  return false;
+}
+
+}  // namespace
+
+bool run_on_device(const ColumnMajorGemm<float>& g, const char* routine) { return run(g, routine); }
+bool run_on_device(const ColumnMajorGemm<double>& g, const char* routine) { return run(g, routine); }
+bool run_on_device(const ColumnMajorGemm<float, Half>& g, const char* routine) { return run(g, routine); }
+bool run_on_device(const ColumnMajorGemm<float, BFloat16>& g, const char* routine) { return run(g, routine); }
+
+void count_cpu_call(const char* routine) {
+  ++counts.cpu;
+  if (settings().verbose >= 2) std::fprintf(stderr, "vkgemm-blas: %s on the CPU BLAS\n", routine);
+}
+
+void report_missing_cpu(const char* name) {
+  static std::mutex mutex;
+  std::lock_guard lock(mutex);
+  static std::string reported;
+  if (reported.find(std::string(name) + ";") != std::string::npos) return;
+  reported += std::string(name) + ";";
+  warn(std::string("no CPU BLAS has ") + name +
+       " (set VKGEMM_BLAS_CPU to a BLAS library's path); this library's own loops run it, slowly");
+}
+
+}  // namespace vkgemm::blaslib

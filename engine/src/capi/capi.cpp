@@ -1,0 +1,218 @@
+// The C ABI (vkgemm/vkgemm.h) over the C++ Engine: argument translation, and every exception turned into a
+// status with its sentence kept per thread. Nothing else lives here: the checks are the engine's own.
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "vkgemm/engine.hpp"
+#include "vkgemm/error.hpp"
+#include "vkgemm/version.hpp"
+#include "vkgemm/vkgemm.h"
+
+struct vkgemm_engine {
+  vkgemm::Engine engine;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+// Runs `body`, returning VKGEMM_OK, or the failure's status with its sentence kept for vkgemm_last_error.
+template <class Body>
+vkgemm_status guarded(Body&& body) noexcept {
+  try {
+    body();
+    return VKGEMM_OK;
+  } catch (const vkgemm::Error& e) {
+    last_error = e.what();
+    return 1 + static_cast<vkgemm_status>(e.code());
+  } catch (const std::exception& e) {
+    last_error = fmt::format("vkgemm: internal error: {}", e.what());
+  } catch (...) {
+    last_error = "vkgemm: internal error (an exception that is no std::exception)";
+  }
+  return VKGEMM_STATUS_INTERNAL;
+}
+
+[[noreturn]] void refuse(std::string_view message) {
+  throw vkgemm::Error(vkgemm::ErrorCode::invalid_argument, std::string(message));
+}
+
+void check_struct(const void* p, uint32_t given, size_t needed, const char* name) {
+  if (!p) refuse(fmt::format("vkgemm: the {} pointer is null", name));
+  if (given < needed) {
+    refuse(fmt::format("vkgemm: {}.struct_size = {} is smaller than {}, the size this library reads (set it to "
+                       "sizeof({}))",
+                       name, given, needed, name));
+  }
+}
+
+template <size_t N>
+void copy_text(char (&to)[N], std::string_view from) {
+  const size_t n = std::min(from.size(), N - 1);
+  std::memcpy(to, from.data(), n);
+  to[n] = '\0';
+}
+
+vkgemm::DataType to_type(int32_t value, const char* field) {
+  if (value < 0 || value > static_cast<int32_t>(vkgemm::DataType::u8)) {
+    refuse(fmt::format("vkgemm: {} = {} is no element type (0 f32, 1 i32, 2 f64, 3 f16, 4 bf16, 5 i8, 6 u8)", field,
+                       value));
+  }
+  return static_cast<vkgemm::DataType>(value);
+}
+
+vkgemm::Op to_op(int32_t value, const char* field) {
+  if (value != 0 && value != 1) refuse(fmt::format("vkgemm: {} = {} is neither 0 (N) nor 1 (T)", field, value));
+  return value ? vkgemm::Op::t : vkgemm::Op::n;
+}
+
+std::optional<int64_t> to_stride(int64_t value) {
+  if (value == -1) return std::nullopt;
+  return value;  // another negative value: the engine's invalid_stride
+}
+
+vkgemm::GemmDesc to_desc(const vkgemm_gemm_desc& d) {
+  vkgemm::GemmDesc desc;
+  desc.type = to_type(d.type, "type");
+  if (d.c_type != -1) desc.c_type = to_type(d.c_type, "c_type");
+  if (d.column_major != 0 && d.column_major != 1) {
+    refuse(fmt::format("vkgemm: column_major = {} is neither 0 (row-major) nor 1 (column-major)", d.column_major));
+  }
+  desc.layout = d.column_major ? vkgemm::Layout::col_major : vkgemm::Layout::row_major;
+  desc.op_a = to_op(d.trans_a, "trans_a");
+  desc.op_b = to_op(d.trans_b, "trans_b");
+  desc.m = d.m, desc.n = d.n, desc.k = d.k;
+  desc.lda = d.lda, desc.ldb = d.ldb, desc.ldc = d.ldc;
+  desc.alpha = d.alpha, desc.beta = d.beta;
+  desc.batch = d.batch;
+  desc.stride_a = to_stride(d.stride_a), desc.stride_b = to_stride(d.stride_b), desc.stride_c = to_stride(d.stride_c);
+  return desc;
+}
+
+vkgemm::GemmOptions to_options(const vkgemm_gemm_options* o) {
+  vkgemm::GemmOptions options;
+  options.timestamps = false;
+  if (!o) return options;
+  check_struct(o, o->struct_size, sizeof(vkgemm_gemm_options), "vkgemm_gemm_options");
+  if (o->kernel && *o->kernel) {
+    const auto kernel = vkgemm::parse_kernel(o->kernel);
+    if (!kernel) refuse(fmt::format("vkgemm: kernel \"{}\" is none of auto, naive, tiled, blocked, coopmat, coopmat2", o->kernel));
+    options.kernel = *kernel;
+  }
+  if (o->tile) options.tile = o->tile;
+  options.timestamps = o->timestamps != 0;
+  // The precision policy's one place: today every type runs in its own arithmetic ("native").
+  if (o->precision && *o->precision && std::string_view(o->precision) != "native") {
+    refuse(fmt::format("vkgemm: precision \"{}\" is not a policy this build has (native)", o->precision));
+  }
+  return options;
+}
+
+void fill_device(const vkgemm::DeviceInfo& d, vkgemm_device_info* to) {
+  check_struct(to, to ? to->struct_size : 0, sizeof(vkgemm_device_info), "vkgemm_device_info");
+  vkgemm_device_info& out = *to;
+  const uint32_t size = out.struct_size;
+  std::memset(&out, 0, sizeof(vkgemm_device_info));
+  out.struct_size = size;
+  out.index = d.index;
+  copy_text(out.name, d.name);
+  copy_text(out.vendor, d.vendor);
+  copy_text(out.type, vkgemm::to_string(d.type));
+  copy_text(out.driver, d.driver_info.empty() ? d.driver_name : d.driver_name + " " + d.driver_info);
+  copy_text(out.api_version, d.api_version);
+  out.device_local_memory = d.device_local_memory;
+  out.max_allocation_size = d.max_allocation_size;
+  out.float64 = d.float64, out.float16 = d.float16, out.storage16 = d.storage16, out.storage8 = d.storage8;
+  out.bfloat16 = d.bfloat16_coopmat, out.coopmat = d.coopmat_khr, out.coopmat2 = d.coopmat2;
+  out.timestamps = d.timestamps;
+}
+
+void fill_timing(const vkgemm::GemmTiming& t, vkgemm_timing& out) {
+  out.gpu_timestamps = !t.gpu_ms.empty();
+  out.gpu_ms = t.gpu_ms.empty() ? 0.0 : t.median_gpu_ms();
+  out.upload_ms = t.upload_ms, out.download_ms = t.download_ms, out.submit_wait_ms = t.submit_wait_ms;
+  copy_text(out.kernel, vkgemm::to_string(t.kernel));
+  copy_text(out.config, t.config);
+}
+
+}  // namespace
+
+extern "C" {
+
+int32_t vkgemm_abi_version(void) { return VKGEMM_C_ABI_VERSION; }
+const char* vkgemm_version(void) { return VKGEMM_VERSION; }
+const char* vkgemm_last_error(void) { return last_error.c_str(); }
+
+const char* vkgemm_status_name(vkgemm_status status) {
+  if (status == VKGEMM_OK) return "ok";
+  if (status == VKGEMM_STATUS_INTERNAL) return "internal";
+  if (status < 1 || status > 1 + static_cast<int32_t>(vkgemm::ErrorCode::unsupported_feature)) return "unknown";
+  return vkgemm::to_string(static_cast<vkgemm::ErrorCode>(status - 1));
+}
+
+size_t vkgemm_type_size(int32_t type) {
+  if (type < 0 || type > static_cast<int32_t>(vkgemm::DataType::u8)) return 0;
+  return vkgemm::element_size(static_cast<vkgemm::DataType>(type));
+}
+
+vkgemm_status vkgemm_devices(vkgemm_device_info* out, size_t capacity, size_t* count) {
+  return guarded([&] {
+    if (!count) refuse("vkgemm_devices: count is null");
+    if (capacity > 0 && !out) refuse("vkgemm_devices: out is null but capacity is not 0");
+    const std::vector<vkgemm::DeviceInfo> devices = vkgemm::Engine::devices();
+    *count = devices.size();
+    for (size_t i = 0; i < devices.size() && i < capacity; ++i) fill_device(devices[i], &out[i]);
+  });
+}
+
+vkgemm_status vkgemm_engine_create(const char* device, vkgemm_engine** out) {
+  vkgemm_engine_options options{};
+  options.struct_size = sizeof options;
+  options.device = device;
+  return vkgemm_engine_create_with(&options, out);
+}
+
+vkgemm_status vkgemm_engine_create_with(const vkgemm_engine_options* options, vkgemm_engine** out) {
+  if (out) *out = nullptr;
+  return guarded([&] {
+    if (!out) refuse("vkgemm_engine_create: out is null");
+    check_struct(options, options ? options->struct_size : 0, sizeof(vkgemm_engine_options), "vkgemm_engine_options");
+    vkgemm::EngineOptions o;
+    if (options->device) o.device = options->device;
+    o.validation = options->validation != 0;
+    *out = new vkgemm_engine{vkgemm::Engine(o)};
+  });
+}
+
+uint64_t vkgemm_engine_validation_messages(const vkgemm_engine* engine) {
+  return engine ? engine->engine.validation_message_count() : 0;
+}
+
+void vkgemm_engine_destroy(vkgemm_engine* engine) { delete engine; }
+
+vkgemm_status vkgemm_engine_device(const vkgemm_engine* engine, vkgemm_device_info* out) {
+  return guarded([&] {
+    if (!engine) refuse("vkgemm_engine_device: engine is null");
+    fill_device(engine->engine.device(), out);
+  });
+}
+
+vkgemm_status vkgemm_gemm(vkgemm_engine* engine, const vkgemm_gemm_desc* desc, const void* a, const void* b, void* c,
+                          const vkgemm_gemm_options* options, vkgemm_timing* timing) {
+  return guarded([&] {
+    if (!engine) refuse("vkgemm_gemm: engine is null");
+    check_struct(desc, desc ? desc->struct_size : 0, sizeof(vkgemm_gemm_desc), "vkgemm_gemm_desc");
+    const vkgemm::GemmDesc d = to_desc(*desc);
+    const vkgemm::GemmOptions o = to_options(options);
+    if (timing) check_struct(timing, timing->struct_size, sizeof(vkgemm_timing), "vkgemm_timing");
+    const vkgemm::GemmTiming t = engine->engine.gemm(d, a, b, c, o);
+    if (timing) fill_timing(t, *timing);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,50 @@
+/* A C program against the installed C ABI (vkgemm/vkgemm.h, -lvkgemm_c), built by tests/package/run.sh as
+ * C99 with warnings as errors: the header is C, and the library answers. A 2x3 by 3x2 product with alpha,
+ * beta and B transposed, checked exactly (small integers), then a refusal with its status name and sentence. */
+#include <stdio.h>
+#include <string.h>
+
+#include <vkgemm/vkgemm.h>
+
+int main(void) {
+  if (vkgemm_abi_version() != VKGEMM_C_ABI_VERSION) return 1;
+  vkgemm_engine* engine = NULL;
+  vkgemm_status status = vkgemm_engine_create(NULL, &engine);
+  if (status != VKGEMM_OK) {
+    fprintf(stderr, "c consumer: %s: %s\n", vkgemm_status_name(status), vkgemm_last_error());
+    return 1;
+  }
+  const float a[6] = {1, 2, 3, 4, 5, 6};     /* 2x3, row-major */
+  const float bt[6] = {1, 0, 2, 0, 1, 1};    /* B^T: 2x3, row-major, so B is 3x2 */
+  float c[4] = {1, 1, 1, 1};
+  vkgemm_gemm_desc d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.type = VKGEMM_F32;
+  d.c_type = -1;
+  d.trans_b = 1;
+  d.m = 2, d.n = 2, d.k = 3;
+  d.alpha = 2, d.beta = 10;
+  d.batch = 1;
+  d.stride_a = d.stride_b = d.stride_c = -1;
+  vkgemm_timing t;
+  memset(&t, 0, sizeof t);
+  t.struct_size = sizeof t;
+  status = vkgemm_gemm(engine, &d, a, bt, c, NULL, &t);
+  /* A B = [[7, 5], [16, 11]]; 2 A B + 10 = [[24, 20], [42, 32]] */
+  const float want[4] = {24, 20, 42, 32};
+  if (status != VKGEMM_OK || memcmp(c, want, sizeof want) != 0) {
+    fprintf(stderr, "c consumer: %s %s: %g %g %g %g\n", vkgemm_status_name(status), vkgemm_last_error(), c[0], c[1],
+            c[2], c[3]);
+    return 1;
+  }
+  d.lda = 2; /* smaller than the 3 columns of the row-major A */
+  status = vkgemm_gemm(engine, &d, a, bt, c, NULL, NULL);
+  if (strcmp(vkgemm_status_name(status), "invalid_leading_dimension") != 0 || !strstr(vkgemm_last_error(), "lda")) {
+    fprintf(stderr, "c consumer: lda = 2 gave %s: %s\n", vkgemm_status_name(status), vkgemm_last_error());
+    return 1;
+  }
+  printf("c consumer: passed (%s, then \"%s\")\n", t.kernel, vkgemm_last_error());
+  vkgemm_engine_destroy(engine);
+  return 0;
+}

@@ -1,0 +1,318 @@
+"""The Python module (engine/python/vkgemm) on the default device (lavapipe here): every type, batches,
+strides, out=, bad input, 0-size arrays, NaN; each result against a reference in float64 (exact int64 for the
+integer types, wrapped modulo 2^32), outputs poisoned first. The seed is printed; VKGEMM_TEST_SEED sets it.
+Run: PYTHONPATH=build/release/python python3 -m pytest tests/python (CTest: python.module, label e2e).
+"""
+
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import vkgemm
+
+SEED = int(os.environ.get("VKGEMM_TEST_SEED", "1127"))
+print(f"vkgemm python tests: seed {SEED}")
+
+
+VALIDATION = os.environ.get("VKGEMM_TEST_VALIDATION", "1") != "0"
+
+
+@pytest.fixture(scope="module")
+def engine():
+    # Under the validation layer, as the C++ suites run: any message fails the suite.
+    with vkgemm.Engine(validation=VALIDATION) as e:
+        yield e
+        assert e.validation_messages == 0, f"{e.validation_messages} validation messages"
+
+
+def rng(*salt):
+    return np.random.default_rng([SEED, *salt])
+
+
+def bf16_bits(x):
+    """float32 -> bfloat16 bit patterns (uint16), rounded to nearest even."""
+    u = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def bf16_value(bits):
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def values(x):
+    """What the device multiplies: bf16 bit patterns decoded, everything else as it is, in float64."""
+    return bf16_value(x).astype(np.float64) if x.dtype == np.uint16 else x.astype(np.float64)
+
+
+def is_integer(x):
+    return x.dtype in (np.int8, np.uint8, np.int32)  # uint16 holds bf16 bit patterns
+
+
+def op(x, t):
+    return np.swapaxes(x, -1, -2) if t else x
+
+
+def reference(a, b, c, alpha, beta, ta, tb):
+    if is_integer(a):  # exact: int64 sums, then wrapped modulo 2^32 as the device's int32 arithmetic
+        p = np.matmul(op(a, ta).astype(np.int64), op(b, tb).astype(np.int64)) * int(alpha)
+        if beta:
+            p = p + int(beta) * c.astype(np.int64)
+        return ((p + 2**31) % 2**32 - 2**31).astype(np.int64), np.zeros(p.shape)
+    pa, pb = op(values(a), ta), op(values(b), tb)
+    ref = alpha * np.matmul(pa, pb)
+    mag = abs(alpha) * np.matmul(np.abs(pa), np.abs(pb))
+    if beta:
+        ref = ref + beta * values(c)
+        mag = mag + abs(beta) * np.abs(values(c))
+    return ref, mag
+
+
+def unit_roundoff(in_dtype, out_dtype):
+    """(the sums' unit roundoff, the output rounding's) for a product of this type."""
+    sums = 2.0**-53 if in_dtype == np.float64 else 2.0**-24
+    out = {np.dtype(np.float16): 2.0**-11, np.dtype(np.uint16): 2.0**-8}.get(np.dtype(out_dtype), 0.0)
+    return sums, out
+
+
+def check(got, a, b, c=None, alpha=1, beta=0, ta=False, tb=False):
+    """Raises AssertionError when `got` is not alpha op(a) op(b) + beta c within the error bound."""
+    ref, mag = reference(a, b, c, alpha, beta, ta, tb)
+    if is_integer(a):
+        assert np.array_equal(got.astype(np.int64), ref), f"seed {SEED}: integer result differs"
+        return
+    k = op(a, ta).shape[-1]
+    u, u_out = unit_roundoff(a.dtype, got.dtype)
+    bound = (k + 2) * u * mag + u_out * np.abs(ref) + 1e-30
+    err = np.abs(values(got) - ref)
+    bad = ~(err <= bound)
+    assert not bad.any(), f"seed {SEED}: {bad.sum()} elements off, first at {np.argwhere(bad)[0]}"
+
+
+def random(shape, dtype, g):
+    if dtype == np.uint16:
+        return bf16_bits(g.uniform(-1, 1, shape))
+    if np.dtype(dtype).kind == "i":
+        lo, hi = (-128, 128) if dtype == np.int8 else (-1000, 1000)
+        return g.integers(lo, hi, shape).astype(dtype)
+    if np.dtype(dtype).kind == "u":
+        return g.integers(0, 256, shape).astype(dtype)
+    return g.uniform(-1, 1, shape).astype(dtype)
+
+
+TYPES = [(np.float32, None), (np.float64, None), (np.float16, None), (np.float16, "f16"), (np.uint16, None),
+         (np.uint16, "bf16"), (np.int8, None), (np.uint8, None), (np.int32, None)]
+
+
+def test_devices():
+    ds = vkgemm.devices()
+    assert ds and all(d.name for d in ds)
+    assert vkgemm.version().count(".") == 2
+
+
+@pytest.mark.parametrize("dtype,out_type", TYPES)
+def test_every_type(engine, dtype, out_type):
+    g = rng(1, TYPES.index((dtype, out_type)))
+    a, b = random((19, 23), dtype, g), random((23, 17), dtype, g)
+    got = engine.matmul(a, b, out_type=out_type)
+    check(got, a, b)
+    c = np.array(got)  # beta reads C (of C's type)
+    alpha, beta = (3, -2) if is_integer(a) else (0.5, 1.5)
+    got2 = engine.matmul(a, b, c=c, alpha=alpha, beta=beta, out_type=out_type)
+    check(got2, a, b, c, alpha, beta)
+
+
+@pytest.mark.parametrize("ta", [False, True])
+@pytest.mark.parametrize("tb", [False, True])
+def test_every_op(engine, ta, tb):
+    g = rng(2, ta, tb)
+    a = random((13, 21) if not ta else (21, 13), np.float32, g)
+    b = random((21, 8) if not tb else (8, 21), np.float32, g)
+    out = np.full((13, 8), np.nan, np.float32)  # poisoned
+    got = engine.matmul(a, b, trans_a=ta, trans_b=tb, out=out)
+    assert got is out
+    check(got, a, b, ta=ta, tb=tb)
+
+
+def test_batched_and_broadcast(engine):
+    g = rng(3)
+    a, b = random((4, 9, 12), np.float32, g), random((4, 12, 7), np.float32, g)
+    check(engine.matmul(a, b), a, b)
+    b2 = random((12, 7), np.float32, g)  # one B for every entry
+    got = engine.matmul(a, b2)
+    assert got.shape == (4, 9, 7)
+    check(got, a, np.broadcast_to(b2, (4, 12, 7)))
+    a2 = random((9, 12), np.float64, g)
+    b3 = random((3, 12, 5), np.float64, g)
+    check(engine.matmul(a2, b3), np.broadcast_to(a2, (3, 9, 12)), b3)
+
+
+def test_strides_and_orders(engine):
+    g = rng(4)
+    big = random((40, 50), np.float32, g)
+    cases = [
+        (np.asfortranarray(big[:10, :12]), big[:12, :9]),     # Fortran-ordered A
+        (big[:10, :12], np.asfortranarray(big[:12, :9])),     # Fortran-ordered B
+        (big[::2, 1:13], big[3:15, ::3]),                     # strided views (ld, step)
+        (big[:12, :10].T, big[:9, :12].T),                    # transposed views
+        (big[::-1, :12][:10], big[:12, ::-1][:, :9]),         # negative strides: copied
+    ]
+    for a, b in cases:
+        check(engine.matmul(a, b), a, b)
+    # Fortran-ordered out (a column-major call) and a strided out (copied and written back).
+    a, b = big[:10, :12], big[:12, :9]
+    out = np.asfortranarray(np.full((10, 9), np.nan, np.float32))
+    check(engine.matmul(a, b, out=out), a, b)
+    holder = np.full((20, 18), np.nan, np.float32)
+    got = engine.matmul(a, b, out=holder[::2, ::2])
+    check(got, a, b)
+    assert np.isnan(holder[1::2]).all(), "elements outside out= were written"
+    # A batch of strided views, and out = c in place.
+    stack = random((6, 20, 20), np.float32, g)
+    a, b = stack[::2, :8, :5], stack[1::2, 2:7, ::3]
+    check(engine.matmul(a, b), a, b)
+    c = random((3, 8, 7), np.float32, g)
+    c0 = c.copy()
+    assert engine.matmul(a, b, c=c, out=c, beta=1) is c
+    check(c, a, b, c0, 1, 1)
+
+
+def test_bad_input(engine):
+    f32 = np.ones((4, 4), np.float32)
+    with pytest.raises(vkgemm.Error) as e:
+        engine.matmul(f32, np.ones((4, 4), np.float64))
+    assert e.value.code == "unsupported_type"
+    for dtype in (np.int64, np.complex64, np.bool_):
+        with pytest.raises(vkgemm.Error, match="not a vkgemm type"):
+            engine.matmul(np.ones((2, 2), dtype), np.ones((2, 2), dtype))
+    with pytest.raises(vkgemm.Error) as e:
+        engine.matmul(f32, np.ones((5, 3), np.float32))
+    assert e.value.code == "dimension_mismatch" and "4 != 5" in e.value.message
+    with pytest.raises(vkgemm.Error, match="dimensions"):
+        engine.matmul(np.ones(4, np.float32), f32)
+    with pytest.raises(vkgemm.Error, match="batch"):
+        engine.matmul(np.ones((2, 4, 4), np.float32), np.ones((3, 4, 4), np.float32))
+    with pytest.raises(vkgemm.Error, match="reads C"):
+        engine.matmul(f32, f32, beta=1)
+    with pytest.raises(vkgemm.Error, match="out must be"):
+        engine.matmul(f32, f32, out=np.ones((4, 5), np.float32))
+    with pytest.raises(vkgemm.Error, match="not a NumPy array"):
+        engine.matmul([[1.0]], f32)
+    # Refusals of the engine itself carry its code and sentence through the C ABI.
+    with pytest.raises(vkgemm.Error) as e:
+        engine.matmul(f32, f32, kernel="fastest")
+    assert e.value.code == "invalid_argument" and "fastest" in e.value.message
+    with pytest.raises(vkgemm.Error) as e:
+        engine.matmul(f32, f32, precision="emulated-f64")
+    assert e.value.code == "invalid_argument" and "native" in e.value.message
+    with pytest.raises(vkgemm.Error) as e:
+        engine.matmul(np.ones((4, 4), np.int32), np.ones((4, 4), np.int32), alpha=0.5)
+    assert e.value.code == "invalid_argument" and "alpha" in e.value.message
+    with pytest.raises(vkgemm.Error) as e:
+        vkgemm.Engine(device="no such device anywhere")
+    assert e.value.code == "device_not_found"
+
+
+def test_zero_size(engine):
+    z = engine.matmul(np.ones((0, 3), np.float32), np.ones((3, 4), np.float32))
+    assert z.shape == (0, 4)
+    z = engine.matmul(np.ones((2, 3), np.float32), np.ones((3, 0), np.float32))
+    assert z.shape == (2, 0)
+    # k = 0: an empty sum, so C = beta C (and zeros with beta 0, whatever out held).
+    out = np.full((2, 5), np.nan, np.float32)
+    got = engine.matmul(np.ones((2, 0), np.float32), np.ones((0, 5), np.float32), out=out)
+    assert (got == 0).all()
+    c = np.full((2, 5), 3.0, np.float32)
+    got = engine.matmul(np.ones((2, 0), np.float32), np.ones((0, 5), np.float32), c=c, beta=2)
+    assert (got == 6).all()
+    assert engine.matmul(np.ones((0, 2, 2), np.float32), np.ones((0, 2, 2), np.float32)).shape == (0, 2, 2)
+
+
+def test_nan(engine):
+    a, b = np.ones((3, 4), np.float32), np.ones((4, 2), np.float32)
+    c = np.full((3, 2), np.nan, np.float32)
+    assert (engine.matmul(a, b, c=c, beta=0) == 4).all()  # beta 0 never reads C
+    a[1, 2] = np.nan
+    got = engine.matmul(a, b)
+    assert np.isnan(got[1]).all() and (got[[0, 2]] == 4).all()
+
+
+def test_timing(engine):
+    a = np.ones((64, 64), np.float32)
+    got, t = engine.matmul(a, a, timing=True)
+    assert (got == 64).all()
+    assert t.kernel and t.kernel != "auto"
+    assert t.gpu_ms is None or t.gpu_ms >= 0
+    if engine.device.timestamps:
+        assert t.gpu_ms is not None
+
+
+def test_module_matmul_and_threads(engine):
+    # The default engine, from several threads at once; the GIL is released while each runs.
+    a = random((160, 160), np.float32, rng(5))
+    results, ticks = [None] * 3, [0]
+
+    def work(i):
+        results[i] = vkgemm.matmul(a, a)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    while any(t.is_alive() for t in threads):
+        ticks[0] += 1
+        time.sleep(0)
+    for t in threads:
+        t.join()
+    assert ticks[0] > 0  # this thread ran while the products did
+    for r in results:
+        check(r, a, a)
+
+
+def test_the_check_can_fail(engine):
+    """Each bound rejects a wrong result: one element moved past it, for a float and an integer type."""
+    g = rng(6)
+    a, b = random((8, 30), np.float32, g), random((30, 6), np.float32, g)
+    got = engine.matmul(a, b)
+    got[2, 3] += 64 * 2.0**-24 * np.abs(a[2]) @ np.abs(b[:, 3])
+    with pytest.raises(AssertionError):
+        check(got, a, b)
+    a, b = random((5, 7), np.int8, g), random((7, 4), np.int8, g)
+    got = engine.matmul(a, b)
+    got[0, 0] += 1
+    with pytest.raises(AssertionError):
+        check(got, a, b)
+    a16, b16 = random((5, 9), np.float16, g), random((9, 4), np.float16, g)
+    got = engine.matmul(a16, b16, out_type="f16")
+    got[1, 1] = np.float16(float(got[1, 1]) * (1 + 2.0**-9) + 2.0**-9)
+    with pytest.raises(AssertionError):
+        check(got, a16, b16)
+
+
+def test_gil_released(engine):
+    """Another Python thread runs while the device works: this thread's clock readings fall inside the call's
+    span. A foreign call holding the GIL leaves none there (shown with ctypes.PyDLL, which holds it)."""
+    a = random((512, 512), np.float32, rng(7))  # about a second on lavapipe
+    span, result = [], []
+    done = threading.Event()
+
+    def work():
+        begin = time.perf_counter()
+        result.append(engine.matmul(a, a))
+        span.extend([begin, time.perf_counter()])
+        done.set()
+
+    readings = []
+    t = threading.Thread(target=work)
+    t.start()
+    while not done.is_set():
+        readings.append(time.perf_counter())
+        for _ in range(1000):
+            pass
+    t.join()
+    check(result[0], a, a)
+    begin, end = span[0] + 0.01, span[1] - 0.01  # a switch interval's slack at each end
+    inside = sum(begin < r < end for r in readings)
+    print(f"gil: {inside} readings inside the {span[1] - span[0]:.3f} s call")
+    assert end - begin < 0.05 or inside >= 10, f"{inside} readings inside the call: the GIL was held"
