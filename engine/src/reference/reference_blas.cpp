@@ -135,27 +135,51 @@ void compute(const GemmDesc& d, const void* a, const void* b, const void* c_in, 
   for (const double x : row_c2) r.norm_c2 += x;
 }
 
-// i32, i8 and u8 inputs (widened to int32 as the shaders do), C int32: the picked elements.
+// The picked rows of op(A) or columns of op(B) along p, as the int32 the shaders widen i8 and u8 to.
+std::vector<uint32_t> along_k_int(const GemmDesc& d, const void* x, char which, const Pick& pick) {
+  const Indexer ix = indexer(d, which);
+  const auto& lines = which == 'A' ? pick.rows : pick.cols;
+  std::vector<uint32_t> out(uint64_t(which == 'A' ? pick.row_count() : pick.col_count()) * uint64_t(d.k));
+  uint64_t at = 0;
+  for (int64_t t = 0; t < d.batch; ++t)
+    for (const int64_t l : lines[size_t(t)])
+      for (int64_t p = 0; p < d.k; ++p)
+        out[at++] = static_cast<uint32_t>(detail::load_int(d.type, x, which == 'A' ? ix(t, l, p) : ix(t, p, l)));
+  return out;
+}
+
+// i32, i8 and u8 inputs (widened to int32 as the shaders do), C int32: the picked elements, rows of (t, i)
+// spread over the cores, each sum wrapping modulo 2^32 as the GPU's does.
 void compute_int(const GemmDesc& d, const void* a, const void* b, const int32_t* c0, const Pick& pick,
                  std::vector<uint64_t>& cells, std::vector<int32_t>& ref) {
-  const Indexer ia = indexer(d, 'A'), ib = indexer(d, 'B'), ic = indexer(d, 'C');
+  const Indexer ic = indexer(d, 'C');
   const bool reads_ab = d.alpha != 0.0 && d.k != 0;
   const auto alpha = static_cast<uint32_t>(static_cast<int32_t>(d.alpha));
   const auto beta = static_cast<uint32_t>(static_cast<int32_t>(d.beta));
-  for (int64_t t = 0; t < d.batch; ++t)
-    for (const int64_t i : pick.rows[size_t(t)])
-      for (const int64_t j : pick.cols[size_t(t)]) {
-        uint32_t sum = 0;  // wraps like the GPU
-        if (reads_ab)
-          for (int64_t p = 0; p < d.k; ++p)
-            sum += static_cast<uint32_t>(detail::load_int(d.type, a, ia(t, i, p))) *
-                   static_cast<uint32_t>(detail::load_int(d.type, b, ib(t, p, j)));
-        const uint64_t at = ic(t, i, j);
+  const std::vector<uint32_t> rows_a = reads_ab ? along_k_int(d, a, 'A', pick) : std::vector<uint32_t>{};
+  const std::vector<uint32_t> cols_b = reads_ab ? along_k_int(d, b, 'B', pick) : std::vector<uint32_t>{};
+  const Pick::Rows flat = pick.flat_rows();
+  const uint64_t count = pick.element_count();
+  cells.resize(count), ref.resize(count);
+  const auto k = uint64_t(d.k);
+  detail::parallel_rows(static_cast<uint32_t>(flat.size()), count * std::max<uint64_t>(k, 1), [&](uint32_t begin, uint32_t end) {
+    for (uint32_t row = begin; row < end; ++row) {
+      const auto [t, i, first_cell, first_col] = flat[row];
+      const std::vector<int64_t>& cols = pick.cols[size_t(t)];
+      for (size_t w = 0; w < cols.size(); ++w) {
+        uint32_t sum = 0;
+        if (reads_ab) {
+          const uint32_t* x = &rows_a[uint64_t(row) * k];
+          const uint32_t* y = &cols_b[(first_col + w) * k];
+          for (uint64_t p = 0; p < k; ++p) sum += x[p] * y[p];
+        }
+        const uint64_t at = ic(t, i, cols[w]);
         uint32_t r = alpha * sum;
         if (d.beta != 0.0) r += beta * static_cast<uint32_t>(c0[at]);
-        cells.push_back(at);
-        ref.push_back(static_cast<int32_t>(r));
+        cells[first_cell + w] = at, ref[first_cell + w] = static_cast<int32_t>(r);
       }
+    }
+  });
 }
 
 Comparison compare_int(const GemmDesc& d, const void* a, const void* b, const void* c_in, const void* c_gpu,
