@@ -18,9 +18,10 @@
 namespace vkgemm::blaslib {
 namespace {
 
-// 512^3: below it the copies to and from the device cost more than a CPU BLAS spends on the product (a
-// guess to be replaced by the GPU measurement, docs/blas.md).
-constexpr uint64_t kDefaultThreshold = uint64_t(1) << 27;
+// 1024^3: below it the copies to and from the device cost more than a multithreaded CPU BLAS spends on the
+// product (measured on an H200's host against its 16-core OpenBLAS, docs/design/bindings.md: 512^2 f32 took
+// 0.58 ms routed against 0.34 on the CPU, 1024^2 2.1 against 2.1, 2048^2 13.3 against 16.1).
+constexpr uint64_t kDefaultThreshold = uint64_t(1) << 30;
 constexpr uint64_t kNever = ~uint64_t(0);
 
 struct Settings {
