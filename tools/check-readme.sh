@@ -3,8 +3,8 @@
 # Usage: tools/check-readme.sh BUILD_DIR [SOURCE_DIR]   (BUILD_DIR: a Release build, e.g. build/release)
 # Every ```sh block's commands run in order, in one shell, from a scratch folder laid out like the
 # repository's root (tools/, docs/, ... linked to SOURCE_DIR; build/release linked to BUILD_DIR; HOME the
-# scratch folder, so `~/.local` stays inside it); a ```cpp block whose first line is `// NAME: ...` is
-# written there as NAME first. The commands that install packages, build, or run the whole suite are
+# scratch folder, so `~/.local` stays inside it); a ```cpp block whose first line is `// NAME: ...`, or a
+# ```python block whose first line is `# NAME: ...`, is written there as NAME first. The commands that install packages, build, or run the whole suite are
 # skipped, each named with the reason; every other command runs, and the first that fails fails the script.
 set -euo pipefail
 build=$(cd "${1:?usage: tools/check-readme.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
@@ -27,16 +27,17 @@ skip_reason() {
   esac
 }
 
-# The README's blocks, one command a line (continuations joined), and its C++ files.
+# The README's blocks, one command a line (continuations joined), and its C++ and Python files.
 script=$work/readme-commands.sh
 echo 'set -euo pipefail' > "$script"
 ran=0 skipped=0
-in_block="" cpp_file="" pending=""
+in_block="" block_file="" pending=""
 while IFS= read -r line; do
   if [[ -z $in_block ]]; then
     case $line in
       '```sh') in_block=sh ;;
-      '```cpp') in_block=cpp; cpp_file="" ;;
+      '```cpp') in_block=cpp; block_file="" ;;
+      '```python') in_block=python; block_file="" ;;
     esac
     continue
   fi
@@ -44,13 +45,13 @@ while IFS= read -r line; do
     in_block=""
     continue
   fi
-  if [[ $in_block == cpp ]]; then
-    if [[ -z $cpp_file ]]; then
-      [[ $line =~ ^//\ ([A-Za-z0-9_.-]+): ]] || { echo "check-readme: a cpp block must start with '// NAME: ...'" >&2; exit 1; }
-      cpp_file=${BASH_REMATCH[1]}
-      : > "$work/$cpp_file"
+  if [[ $in_block == cpp || $in_block == python ]]; then
+    if [[ -z $block_file ]]; then
+      [[ $line =~ ^(//|#)\ ([A-Za-z0-9_.-]+): ]] || { echo "check-readme: a $in_block block must start with a comment '// NAME: ...' or '# NAME: ...'" >&2; exit 1; }
+      block_file=${BASH_REMATCH[2]}
+      : > "$work/$block_file"
     fi
-    printf '%s\n' "$line" >> "$work/$cpp_file"
+    printf '%s\n' "$line" >> "$work/$block_file"
     continue
   fi
   pending+=$line
