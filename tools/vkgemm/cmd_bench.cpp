@@ -89,6 +89,7 @@ struct SweepSpec {
   std::vector<Kernel> kernels;
   std::vector<uint32_t> latency_sizes;
   ConfigSpace space;
+  double baseline_max = 0.0;  // naive and tiled only up to this m*n*k (0: every size)
 };
 
 // What to sweep: --sizes and --shapes govern every phase (the latency phase follows --sizes unless
@@ -104,7 +105,7 @@ SweepSpec make_sweep(const BenchOptions& o, const SweepDefaults& d) {
     p.shapes.insert(p.shapes.end(), more.begin(), more.end());
   }
   const bool told = !p.shapes.empty() || no_sizes;
-  if (!told) p.shapes = parse_sizes(d.sizes);
+  if (!told) p.shapes = parse_sizes(d.sizes), p.baseline_max = d.baseline_max;
   p.types = parse_types(o.types);
   p.kernels = parse_kernels(o.kernels);
   p.space.tiles = parse_uint_list(o.tiles, "--tiles", kMaxTile);  // the device's own limits: a named skip
@@ -182,6 +183,8 @@ std::vector<Job> make_jobs(const SweepSpec& spec, const Settings& settings, cons
       for (Kernel k : spec.kernels)
         for (BenchConfig& c : configurations(k, spec.space)) {
           if (!applies(never, k, t)) continue;
+          const bool baseline = k == Kernel::naive || k == Kernel::tiled;
+          if (baseline && spec.baseline_max > 0.0 && s.products() > spec.baseline_max) continue;
           const double checked = host_check_work(check_how(settings, s), s);
           jobs.push_back({s, t, std::move(c), false, {s.products() * (settings.repeat + settings.warmup + 1), checked}});
         }
@@ -285,6 +288,7 @@ int run_bench(const BenchOptions& o, const CommonOptions& common) {
   run.settings.seed = common.seed.value_or(fresh_seed());
   run.settings.warmup_ms = default_warmup_ms(device, run.settings.warmup_ms);
   const SweepSpec spec = make_sweep(o, defaults);
+  run.settings.baseline_max = spec.baseline_max;
   run.not_applicable = not_applicable(engine, spec);
   if (!device.timestamps) {
     throw Error(ErrorCode::unsupported_config,

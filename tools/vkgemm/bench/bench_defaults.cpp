@@ -20,6 +20,7 @@ SweepDefaults sweep_defaults(const DeviceInfo& device) {
   const uint64_t three_f64 = 3 * kLargest * kLargest * sizeof(double);
   d.sizes = device.device_local_memory >= 2 * three_f64 ? "64:8192:x2" : "64:4096:x2";
   d.latency_sizes = "16,64,256";
+  d.baseline_max = 1024.0 * 1024.0 * 1024.0;
   return d;
 }
 

@@ -20,11 +20,14 @@ struct SweepDefaults {
   uint32_t repeat = 10, warmup = 2, latency_calls = 100;
   double peak_target_ms = 0.0;  // the ceilings' measurement (PeakOptions::target_ms; 0: its own default)
   uint32_t peak_repeat = 3;
+  double baseline_max = 0.0;  // the default sweep times naive and tiled up to this m*n*k (0: every size)
 };
 
 // On a GPU: sizes 64 to 4096 doubling (and 8192 where device memory holds three f64 matrices of it twice
 // over), 10 timed dispatches, latency at 16, 64, 256 with 100 calls. On a CPU device: 32 to 128, 3 timed
-// dispatches, latency at 16 and 32 with 10 calls, the ceilings timed once over 2 ms dispatches.
+// dispatches, latency at 16 and 32 with 10 calls, the ceilings timed once over 2 ms dispatches. On a GPU the
+// default sweep times the baselines (naive, tiled) up to 1024^3: past it each of their cases takes seconds
+// and the sweep would not end in minutes; --sizes or --shapes times them at every size asked for.
 SweepDefaults sweep_defaults(const DeviceInfo& device);
 
 // The latency phase's sizes when --latency-sizes is not given but --sizes is: its square sizes up to

@@ -174,6 +174,7 @@ std::string to_json(const Run& run) {
         {"steady_tolerance_pct", s.steady_tolerance_pct},
         {"verify_max", s.verify_max},
         {"check", s.check},
+        {"baseline_max", s.baseline_max},
         {"peak_gflops", s.peak_gflops ? json(*s.peak_gflops) : json(nullptr)},
         {"ceilings", ceilings_json(s.ceilings)},
         {"latency_calls", s.latency_calls},

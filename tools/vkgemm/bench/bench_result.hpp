@@ -99,6 +99,8 @@ struct Settings {
   double verify_max = 0.0;              // largest m*n*k checked against the full CPU reference; larger products
                                         // get the sampled check (reference.hpp, check_sampled)
   bool check = true;                    // false (--no-check): cases are timed unchecked
+  double baseline_max = 0.0;            // naive and tiled timed only up to this m*n*k (the default sweep on a
+                                        // GPU, bench_defaults.hpp); 0: at every size
   std::optional<double> peak_gflops;    // --peak-gflops, for the efficiency column of f32 cases
   std::vector<Ceiling> ceilings;        // measured (vkgemm peak) when --peak-gflops is not given
   uint32_t latency_calls = 100;         // timed Engine::gemm calls per latency case

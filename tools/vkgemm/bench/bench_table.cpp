@@ -58,6 +58,10 @@ std::string run_header(const Run& run) {
   out += fmt::format("settings: {} timed dispatches per case after {:g} ms of warm-up and {} more; {}; {} latency "
                      "calls; seed {}\n",
                      s.repeat, s.warmup_ms, s.warmup, checks, s.latency_calls, s.seed);
+  if (s.baseline_max > 0.0) {
+    out += fmt::format("          naive and tiled up to m*n*k = {:.0f} (the default sweep; --sizes times them at "
+                       "every size)\n", s.baseline_max);
+  }
   out += not_applicable_text(run.not_applicable);
   if (s.peak_gflops) out += fmt::format("peak:     {:.1f} GFLOP/s FP32, as given by --peak-gflops\n", *s.peak_gflops);
   if (!s.ceilings.empty()) {
