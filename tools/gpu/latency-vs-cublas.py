@@ -103,7 +103,8 @@ def main():
                     continue  # skipped (the kernel does not run the type here): its reason is in the JSON
                 med, p10, p90 = cublas[(row["type"], row["n"])]
                 ratio = lambda us: round(us / med, 3) if us else None
-                rows.append({"type": row["type"], "n": row["n"], "kernel": kernel, "wait": wait,
+                rows.append({"type": row["type"], "n": row["n"], "kernel": kernel, "config": row.get("config"),
+                             "wait": wait,
                              "sync_us": row["sync_us"], "timed_sync_us": row.get("timed_sync_us"),
                              "plan_sync_us": row.get("plan_sync_us"), "gpu_us": row.get("gpu_us"),
                              "cublas_us": round(med, 2), "cublas_p10_us": round(p10, 2),

@@ -1,6 +1,7 @@
 #include "engine/plan_cache.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace vkgemm::detail {
 
@@ -9,6 +10,11 @@ uint64_t CallKey::hash() const noexcept {
   for (size_t i = 0; i < size_; ++i) h = (h ^ bytes_[i]) * 1099511628211ull;
   return h;
 }
+
+#if UINTPTR_MAX == 0xffffffffffffffffu
+// A field added to GemmDesc or GemmOptions changes its size here: add it to call_key, then these numbers.
+static_assert(sizeof(GemmDesc) == 144 && sizeof(GemmOptions) == 60, "a new GemmDesc or GemmOptions field: key it");
+#endif
 
 CallKey call_key(const GemmDesc& desc, const GemmOptions& options, const uint64_t (&offsets)[3], uint64_t granularity) {
   // Field by field (no padding bytes), optionals as presence and value: a change to any field the door or
