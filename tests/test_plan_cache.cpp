@@ -46,7 +46,7 @@ TEST_SUITE("plan cache") {
     const uint64_t granularity = 64;
     const auto key = [&](const GemmDesc& d, const GemmOptions& o, uint64_t a_offset = 0) {
       const uint64_t offsets[3] = {a_offset, 0, 0};
-      return detail::call_key(d, o, offsets, granularity);
+      return detail::call_key(detail::Door::buffers, d, o, offsets, granularity);
     };
     const GemmDesc d0{.m = 8, .n = 8, .k = 8};
     const GemmOptions o0;
@@ -55,6 +55,8 @@ TEST_SUITE("plan cache") {
     CHECK(key(d0, o0) == base);
     CHECK(key(d0, o0, 3 * granularity) == base);  // moved by whole granules
     CHECK_FALSE(key(d0, o0, 16) == base);
+    const uint64_t zero[3] = {0, 0, 0};
+    CHECK_FALSE(detail::call_key(detail::Door::host, d0, o0, zero, granularity) == base);
     using Change = void (*)(GemmDesc&, GemmOptions&);
     const Change changes[] = {
         [](GemmDesc& d, GemmOptions&) { d.type = DataType::f64; },
@@ -178,13 +180,20 @@ TEST_SUITE("plan cache") {
     chunk.ldc = operand_extent(whole, 'C').ld;
     chunk.stride_a = operand_extent(whole, 'A').stride, chunk.stride_b = operand_extent(whole, 'B').stride;
     chunk.stride_c = operand_extent(whole, 'C').stride;
+    // On engine buffers at offset 0, as the chunks were planned (their door: buffers, whatever the call's).
+    Buffer ba = e.create_buffer(8 * 32 * 4), bb = e.create_buffer(32 * 8 * 4), bc = e.create_buffer(8 * 8 * 4);
+    e.write(ba, 0, a.data(), 8 * 32 * 4);
+    e.write(bb, 0, b.data(), 32 * 8 * 4);
     for (const bool first : {true, false}) {
       CAPTURE(first);
+      e.fill(bc, 0, 8 * 8 * 4, 0x7fc00000u);  // NaN: C must be written
       const PlanCacheStats before = stats(e);
       detail::check_counts() = {};
-      e.gemm(chunk, a.data(), b.data(), c.data(), o);  // A's first 16 columns of each row of 32: a sum of 16
+      e.gemm(chunk, BufferOffset{&ba}, BufferOffset{&bb}, BufferOffset{&bc}, o);
       const PlanCacheStats after = stats(e);
-      CHECK(c[0] == 16.0f);
+      e.read(bc, 0, c.data(), 8 * 8 * 4);
+      CHECK(c[0] == 16.0f);  // A's first 16 columns of each row of 32 times B's first 16 rows: a sum of 16
+      CHECK(c[63] == 16.0f);
       CHECK(after.hits == before.hits + 1);  // the chunk's plan
       CHECK(after.admitted_hits == before.admitted_hits + (first ? 0 : 1));
       CHECK(counted(Checked::support) == (first ? 1 : 0));

@@ -158,12 +158,13 @@ struct EngineImpl {
   std::shared_ptr<GemmPlanState> make_plan(const GemmDesc& desc, const GemmPlanOptions& options);
   // An admitted call's Schedule and what its recordings use; checks nothing.
   std::shared_ptr<GemmPlanState> build_plan(const GemmDesc& desc, const GemmPlanOptions& options);
-  // The plan cache (plan_cache.hpp) and the door's memo. plan_key: the call's key (its operands' offsets
-  // modulo the binding granularity). find_plan: the cache's entry for it, counted once per call as a hit or a
+  // The plan cache (plan_cache.hpp) and the door's memo. plan_key: the call's key (the door it came through,
+  // its operands' offsets modulo the binding granularity). find_plan: the cache's entry for it, counted once per call as a hit or a
   // miss; where the entry's call passed the door (Found::admitted) the door counts admitted_before and runs
   // none of admit()'s checks. keep_plan: `found`'s plan, else one built and cached under `key`; `admitted`:
   // this call passed the door itself (the K chunks of a call that did are not admitted on their own).
-  CallKey plan_key(const GemmDesc& desc, const GemmOptions& options, const VulkanBufferRange (&ops)[3]) const;
+  CallKey plan_key(Door door, const GemmDesc& desc, const GemmOptions& options,
+                   const VulkanBufferRange (&ops)[3]) const;
   PlanCache::Found find_plan(const CallKey& key);
   std::shared_ptr<GemmPlanState> keep_plan(const CallKey& key, const PlanCache::Found& found, const GemmDesc& desc,
                                            const GemmOptions& options, const VulkanBufferRange (&ops)[3],

@@ -30,7 +30,7 @@ namespace detail {
 
 GemmTiming EngineImpl::submit(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options,
                               const SubmitSync* sync) {
-  const CallKey key = plan_key(desc, options, ops);
+  const CallKey key = plan_key(Door::buffers, desc, options, ops);
   const PlanCache::Found found = find_plan(key);
   if (!found.admitted) admit(desc, options);
   check_buffers(desc, ops, kernels::types_of(desc, options));
@@ -151,7 +151,7 @@ GemmTiming EngineImpl::gemm(const GemmDesc& desc, const BufferOffset (&ops)[3], 
   // the options, the device's support and the buffers only for a product that runs. A call with the key of
   // one that passed (the door's memo, plan_cache.hpp; never an empty or a chunked one: neither is cached
   // under its own key) has its buffers checked alone.
-  const CallKey key = plan_key(desc, options, ranges);
+  const CallKey key = plan_key(Door::buffers, desc, options, ranges);
   const PlanCache::Found found = find_plan(key);
   if (!found.admitted) {
     check_gemm(desc);
@@ -198,7 +198,7 @@ GemmTiming EngineImpl::gemm_host(const GemmDesc& desc, const void* a, const void
   // The door, before anything is copied; the host buffers are the engine's, sized below, at offset 0. A call
   // with the key of one that passed (plan_cache.hpp) passed these checks, which read nothing else.
   const VulkanBufferRange at_zero[3] = {};
-  const CallKey key = plan_key(desc, options, at_zero);
+  const CallKey key = plan_key(Door::host, desc, options, at_zero);
   const PlanCache::Found found = find_plan(key);
   if (!found.admitted) {
     admit(desc, options);

@@ -142,10 +142,10 @@ std::shared_ptr<GemmPlanState> EngineImpl::build_plan(const GemmDesc& desc, cons
   return p;
 }
 
-CallKey EngineImpl::plan_key(const GemmDesc& desc, const GemmOptions& options,
+CallKey EngineImpl::plan_key(Door door, const GemmDesc& desc, const GemmOptions& options,
                              const VulkanBufferRange (&ops)[3]) const {
   const uint64_t offsets[3] = {ops[0].offset, ops[1].offset, ops[2].offset};
-  return call_key(desc, options, offsets, std::max<uint64_t>(physical.storage_offset_alignment, 64));
+  return call_key(door, desc, options, offsets, std::max<uint64_t>(physical.storage_offset_alignment, 64));
 }
 
 PlanCache::Found EngineImpl::find_plan(const CallKey& key) {
@@ -176,7 +176,7 @@ std::shared_ptr<GemmPlanState> EngineImpl::keep_plan(const CallKey& key, const P
 
 std::shared_ptr<GemmPlanState> EngineImpl::cached_plan(const GemmDesc& desc, const GemmOptions& options,
                                                        const VulkanBufferRange (&ops)[3], bool admitted) {
-  const CallKey key = plan_key(desc, options, ops);
+  const CallKey key = plan_key(Door::buffers, desc, options, ops);
   return keep_plan(key, plan_cache.find(key, tuning.generation()), desc, options, ops, admitted);
 }
 

@@ -16,10 +16,12 @@ uint64_t CallKey::hash() const noexcept {
 static_assert(sizeof(GemmDesc) == 144 && sizeof(GemmOptions) == 60, "a new GemmDesc or GemmOptions field: key it");
 #endif
 
-CallKey call_key(const GemmDesc& desc, const GemmOptions& options, const uint64_t (&offsets)[3], uint64_t granularity) {
+CallKey call_key(Door door, const GemmDesc& desc, const GemmOptions& options, const uint64_t (&offsets)[3],
+                 uint64_t granularity) {
   // Field by field (no padding bytes), optionals as presence and value: a change to any field the door or
   // planning reads makes another key. A field added to GemmDesc or GemmOptions must be added here.
   CallKey key;
+  key.put(door);
   key.put(desc.type), key.put(desc.c_type.has_value()), key.put(desc.c_type.value_or(desc.type));
   key.put(desc.layout), key.put(desc.op_a), key.put(desc.op_b);
   key.put(desc.m), key.put(desc.n), key.put(desc.k), key.put(desc.lda), key.put(desc.ldb), key.put(desc.ldc);

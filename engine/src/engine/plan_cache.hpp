@@ -55,8 +55,14 @@ class CallKey {
   bool overflow_ = false;
 };
 
-// The key of a call: `desc`, `options` and the operands' byte offsets modulo `granularity`.
-CallKey call_key(const GemmDesc& desc, const GemmOptions& options, const uint64_t (&offsets)[3], uint64_t granularity);
+// Which door a call came through: the caller's buffers (Engine::gemm on engine buffers, record_gemm,
+// submit_gemm: admit and check_buffers) or host memory (admit and check_fits, the operands against the
+// device before they are copied). A memo stands only for the checks its own door made.
+enum class Door : uint8_t { buffers, host };
+
+// The key of a call: its door, `desc`, `options` and the operands' byte offsets modulo `granularity`.
+CallKey call_key(Door door, const GemmDesc& desc, const GemmOptions& options, const uint64_t (&offsets)[3],
+                 uint64_t granularity);
 
 // What the cache did since the engine was made (the tests' view, and docs/library.md's numbers).
 struct PlanCacheStats {

@@ -71,7 +71,7 @@ void GemmPlanState::record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3
 
 std::unique_ptr<RecordingImpl> EngineImpl::record(VkCommandBuffer cmd, const GemmDesc& desc,
                                                   const VulkanBufferRange (&ops)[3], const GemmOptions& options) {
-  const CallKey key = plan_key(desc, options, ops);
+  const CallKey key = plan_key(Door::buffers, desc, options, ops);
   const PlanCache::Found found = find_plan(key);
   if (!found.admitted) admit(desc, options);  // else the door's memo (plan_cache.hpp)
   check_buffers(desc, ops, kernels::types_of(desc, options));
