@@ -125,6 +125,7 @@ def main():
     with os.fdopen(fd, "w") as f:
         json.dump({"rows": rows, "cublas_method": "host wall time of torch.matmul + torch.cuda.synchronize, "
                    f"median of {args.calls} after {args.warmup_ms} ms of the same loop"}, f, indent=1)
+    os.chmod(part, 0o644)
     os.replace(part, path)
     print(f"wrote {path}")
 
