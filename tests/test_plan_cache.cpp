@@ -309,6 +309,12 @@ TEST_SUITE("wait") {
     std::vector<float> out(n * n);
     e.read(c, 0, out.data(), n * n * 4);
     CHECK(out[0] == float(n));  // ones times ones
+    // A driver may run the work inside vkQueueSubmit (lavapipe under GPU-assisted validation does): then the
+    // wait finds it complete and neither polls nor sleeps, and there is nothing to judge.
+    if (after.slept + after.woke_polling == before.slept + before.woke_polling) {
+      test::skip("the driver completed the product inside its submission: no wait to judge");
+      return;
+    }
     // One poll past the bound, on a loaded machine: a product shorter than that cannot show the bound held.
     const auto slack = std::chrono::milliseconds(10);
     if (took < bound + 2 * slack) {
