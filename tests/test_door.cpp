@@ -1,7 +1,8 @@
 // The door (engine/src/engine/door.cpp): a call is checked once where it enters the engine (its
 // description, its run options, the device's support, its buffers), and the layers inside trust it. The
 // engine counts its checks per thread (kernels/check_count.hpp); these cases hold each count to one for a
-// product planned afresh, and to the door's own checks alone for one planned before.
+// product planned afresh, and for a call with the key of one that passed (the plan cache's memo) to the
+// memo's one count and the buffers' check.
 #include <doctest/doctest.h>
 
 #include <cstddef>
@@ -35,15 +36,28 @@ void once_each(const CheckCounts& c, bool buffers, bool planned) {
   CHECK(times(c, Checked::desc) == 1);
   CHECK(times(c, Checked::run) == 1);
   CHECK(times(c, Checked::support) == 1);
+  CHECK(times(c, Checked::admitted_before) == 0);
   CHECK(times(c, Checked::buffers) == (buffers ? 1 : 0));
   CHECK(times(c, Checked::blocked_choice) == (planned ? 1 : 0));
   CHECK(times(c, Checked::blocked_config) <= 1);
 }
 
+// A call with the key of one that passed: the memo once in place of desc, run and support, nothing chosen
+// or checked again but the buffers (`buffers`).
+void admitted_before(const CheckCounts& c, bool buffers) {
+  CHECK(times(c, Checked::admitted_before) == 1);
+  CHECK(times(c, Checked::desc) == 0);
+  CHECK(times(c, Checked::run) == 0);
+  CHECK(times(c, Checked::support) == 0);
+  CHECK(times(c, Checked::buffers) == (buffers ? 1 : 0));
+  CHECK(times(c, Checked::blocked_choice) == 0);
+  CHECK(times(c, Checked::blocked_config) == 0);
+}
+
 }  // namespace
 
 TEST_SUITE("door") {
-  TEST_CASE("the first f32 product from host memory checks each thing once, and a second only at the door") {
+  TEST_CASE("the first f32 product from host memory checks each thing once, and a second only the memo") {
     // Shapes no other case runs: the engine's plan cache misses, and the product is planned.
     Engine& e = test::engine();
     const GemmDesc d{.m = 37, .n = 29, .k = 41};
@@ -51,7 +65,8 @@ TEST_SUITE("door") {
     const GemmOptions blocked{.kernel = Kernel::blocked};
     once_each(counted([&] { e.gemm(d, a.data(), b.data(), c.data(), blocked); }), false, true);
     CHECK(c[0] == 82.0f);
-    once_each(counted([&] { e.gemm(d, a.data(), b.data(), c.data(), blocked); }), false, false);
+    admitted_before(counted([&] { e.gemm(d, a.data(), b.data(), c.data(), blocked); }), false);
+    CHECK(c[0] == 82.0f);
     // auto: the blocked kernel's configuration (where auto takes it) is chosen once too.
     const GemmDesc other{.m = 39, .n = 31, .k = 43};
     const CheckCounts automatic = counted([&] { e.gemm(other, a.data(), b.data(), c.data()); });
@@ -71,6 +86,12 @@ TEST_SUITE("door") {
     const CheckCounts first = counted([&] { e.gemm(d, BufferOffset{&a}, BufferOffset{&b}, BufferOffset{&c}, options); });
     once_each(first, true, true);
     CHECK(times(first, Checked::blocked_config) == 1);  // the caller's, at the door
+    admitted_before(counted([&] { e.gemm(d, BufferOffset{&a}, BufferOffset{&b}, BufferOffset{&c}, options); }), true);
+    // Another offset class: another key, so the door's checks again (A and B are read from 16 bytes in).
+    Buffer a2 = e.create_buffer(35 * 45 * 4 + 16), b2 = e.create_buffer(45 * 27 * 4 + 16);
+    const CheckCounts moved =
+        counted([&] { e.gemm(d, BufferOffset{&a2, 16}, BufferOffset{&b2, 16}, BufferOffset{&c}, options); });
+    once_each(moved, true, true);
   }
 
   TEST_CASE("Engine::plan checks the call once; running the plan checks its operands, not the call") {

@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# Usage: tools/run-tests.sh [ctest options...]
-# Installs what is missing, builds, and runs everything CI runs, timing each part:
+# Usage: tools/run-tests.sh [--quick] [ctest options...]
+# --quick: the quick tier, for a change's first look (minutes, not CI's run): the Release build and every
+#   suite once, in the core validation pass only, the BLAS grids sampled (VKGEMM_TEST_GRID_SAMPLE, default 8:
+#   one product in 8, another slice each run by the seed); no synchronization or GPU-assisted validation, no
+#   end-to-end tests, no Mesa 26 pass, no sanitizer build, no fuzzing. What it leaves out, CI's full run
+#   (below, the default) still runs.
+# Without it: installs what is missing, builds, and runs everything CI runs, timing each part:
 #   1-3. the whole suite (Release, build/release) in three validation passes, each a CTest label:
 #        core (VK_LAYER_KHRONOS_validation as is), sync (synchronization validation), gpuav (GPU-assisted);
 #   4.   the end-to-end tests (label e2e, Release): vkgemm bench with vkgemm-report, the README's
@@ -19,6 +24,11 @@
 # VKGEMM_DEVICE to choose). Extra arguments go to every ctest run (e.g. -R shapes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+quick=0
+if [ "${1-}" = "--quick" ]; then
+  quick=1
+  shift
+fi
 tools/install-deps.sh
 jobs="$(nproc)"
 timings=()
@@ -45,6 +55,22 @@ if [ -n "$orphans" ]; then
   echo "$orphans" >&2
   exit 1
 fi
+report() {  # the timings and the skips, at the end of either tier
+  printf 'run-tests: %s\n' "${timings[@]}"
+  if [ -s "$VKGEMM_TEST_SKIP_LOG" ]; then
+    echo "run-tests: skipped, and why (each counted by CTest as a skip, not a pass):"
+    sort "$VKGEMM_TEST_SKIP_LOG" | uniq -c | sed 's/^/  /'
+  else
+    echo "run-tests: nothing was skipped"
+  fi
+}
+if ((quick)); then
+  export VKGEMM_TEST_GRID_SAMPLE="${VKGEMM_TEST_GRID_SAMPLE:-8}"
+  timed "pass core (quick: grids 1 in $VKGEMM_TEST_GRID_SAMPLE)" ctest --preset release -j "$jobs" -L '^core$' "$@"
+  report
+  echo "run-tests: the quick tier; CI runs the full one (tools/run-tests.sh without --quick)"
+  exit 0
+fi
 for pass in core sync gpuav e2e; do
   timed "pass $pass" ctest --preset release -j "$jobs" -L "^$pass\$" "$@"
 done
@@ -68,10 +94,4 @@ unset VKGEMM_KEEP_LOADED ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS VKGEMM_TEST_GRI
 
 timed "fuzzing" tools/run-fuzz.sh
 
-printf 'run-tests: %s\n' "${timings[@]}"
-if [ -s "$VKGEMM_TEST_SKIP_LOG" ]; then
-  echo "run-tests: skipped, and why (each counted by CTest as a skip, not a pass):"
-  sort "$VKGEMM_TEST_SKIP_LOG" | uniq -c | sed 's/^/  /'
-else
-  echo "run-tests: nothing was skipped"
-fi
+report

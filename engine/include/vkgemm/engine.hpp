@@ -54,6 +54,7 @@ struct EngineOptions {
 // The environment variables vkgemm reads, all of them, each when an Engine is created (or adopts a device):
 //   VKGEMM_DEVICE, VKGEMM_TUNING_FILE (else XDG_CONFIG_HOME, else HOME): EngineOptions' defaults, as
 //     with_environment below fills them in;
+//   VKGEMM_WAIT=auto|spin|sleep: the engine's default for GemmOptions::wait's automatic (options.hpp);
 //   VKGEMM_TEST_MAX_GROUP_COUNT=N, VKGEMM_TEST_MAX_STORAGE_RANGE=BYTES: testing knobs that lower the
 //     maxComputeWorkGroupCount (every axis) and maxStorageBufferRange the engine honours, so that small
 //     products exercise the cutting of large ones into pieces (device() reports the lowered values). Never

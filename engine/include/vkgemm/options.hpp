@@ -34,6 +34,23 @@ BlockedConfig parse_blocked_config(std::string_view text);
 // The largest GemmOptions::tile any kernel takes (1 to this; what a device runs may be less: check_supported).
 inline constexpr uint32_t kMaxTile = 1024;
 
+// How a call that waits for its own submission (Engine::gemm, submit_gemm, Engine::run) waits for the
+// device. A blocking wait (vkWaitSemaphores, vkWaitForFences) sleeps in the kernel and wakes tens of
+// microseconds after the device is done; polling the timeline semaphore's value (or the fence's status) wakes
+// as soon as it is, at the cost of one CPU core busy while it polls. Every poll is bounded by
+// kWaitSpinMicroseconds, after which the call sleeps as it would have.
+enum class WaitMode : uint8_t {
+  // The engine's default: VKGEMM_WAIT (auto, spin or sleep) where set; else, on a GPU, poll where the plan's
+  // previous submission completed within the bound (or this is its first), sleep at once where it did not
+  // (a long product gains nothing from polling); on a CPU device (lavapipe) sleep, as polling takes a core
+  // from the driver's own threads.
+  automatic,
+  spin,   // poll for up to kWaitSpinMicroseconds, then sleep; on any device
+  sleep,  // sleep at once
+};
+inline constexpr uint32_t kWaitSpinMicroseconds = 200;
+std::string_view to_string(WaitMode mode) noexcept;  // "auto", "spin", "sleep"
+
 struct GemmOptions {
   Kernel kernel = Kernel::automatic;
   uint32_t tile = 16;     // tiled: the side of the shared-memory tile; naive: the side of the workgroup
@@ -57,6 +74,9 @@ struct GemmOptions {
   // of one command buffer. 0: no bound. The cut matches the caller's bound, not a measured time: pick it
   // from a benchmark on the slowest device (a chunk costs about 2·m·n·bound flops).
   uint32_t max_k_per_submission = 0;
+  // How the call waits for the device (WaitMode above); Engine::gemm and submit_gemm only, and Engine::run
+  // through its plan's options.
+  WaitMode wait = WaitMode::automatic;
 };
 
 }  // namespace vkgemm

@@ -197,7 +197,9 @@ EngineImpl::EngineImpl(const VulkanDevice& d) {
   const bool timeline = on.timeline && d.api_version >= VK_API_VERSION_1_2;
   device = std::make_unique<vk::Device>(d.physical_device, d.device, d.queue, d.queue_family_index, timeline);
   memory = std::make_unique<vk::MemoryAllocator>(*instance, *device, physical.info);
-  submitter = std::make_unique<vk::Submitter>(*device, timeline, vk::wait_spin(physical.info.type));
+  default_wait = environment_wait_mode();
+  submitter = std::make_unique<vk::Submitter>(*device, timeline,
+                                              vk::wait_spin(WaitMode::automatic, default_wait, physical.info.type));
   pipelines = std::make_unique<kernels::Pipelines>(*instance, *device, false, info.push_descriptor);
 }
 

@@ -2,7 +2,10 @@
 // options, the device's support for them, its operands' buffers); the layers inside (the plan cache,
 // planning, the kernels' launches, the pieces of a partitioned product) trust what passed and check
 // nothing again. Each public entry calls admit() (and check_buffers where the caller brings buffers)
-// exactly once; kernels/check_count.hpp counts the checks so that a test holds the rule.
+// exactly once; kernels/check_count.hpp counts the checks so that a test holds the rule. A call with the
+// key of one that passed (its description and options byte for byte, the same tuning table) finds the
+// plan cache's entry instead (plan_cache.hpp, EngineImpl::find_plan): the checks admit() makes read nothing
+// else, so they would pass again, and the call counts admitted_before; its buffers are still checked.
 #include <fmt/format.h>
 
 #include "engine/engine_impl.hpp"
@@ -32,6 +35,11 @@ void EngineImpl::check_run(const GemmDesc& desc, const GemmOptions& options) con
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("gemm: repeat must be 1 to {} and warmup 0 to {} (got {} and {})", kMaxRepeat, kMaxRepeat,
                             options.repeat, options.warmup));
+  }
+  if (to_string(options.wait) == "unknown") {  // an integer cast to the enum
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("gemm: GemmOptions::wait {} is not one vkgemm knows (auto, spin, sleep)",
+                            static_cast<int>(options.wait)));
   }
   if (desc.beta != 0.0 && options.repeat + options.warmup > 1) {
     throw Error(ErrorCode::invalid_argument,

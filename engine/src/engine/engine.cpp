@@ -39,7 +39,9 @@ EngineImpl::EngineImpl(const EngineOptions& asked) {
   apply_test_limits(physical.info);
   device = std::make_unique<vk::Device>(physical);
   memory = std::make_unique<vk::MemoryAllocator>(*instance, *device, physical.info);
-  submitter = std::make_unique<vk::Submitter>(*device, device->timeline(), vk::wait_spin(physical.info.type));
+  default_wait = environment_wait_mode();
+  submitter = std::make_unique<vk::Submitter>(*device, device->timeline(),
+                                              vk::wait_spin(WaitMode::automatic, default_wait, physical.info.type));
   pipelines = std::make_unique<kernels::Pipelines>(*instance, *device, physical.info.pipeline_statistics,
                                                    physical.info.push_descriptor);
 }

@@ -2,6 +2,7 @@
 // application's device), record.cpp (recording a GEMM) and gemm.cpp (the submit-and-wait conveniences).
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "device/device_query.hpp"
+#include "engine/plan_cache.hpp"
 #include "kernels/registry.hpp"
 #include "kernels/pipelines.hpp"
 #include "plan/schedule.hpp"
@@ -101,6 +103,9 @@ struct GemmPlanState {
   // Push descriptors (the engine's Pipelines have a push layout): no pool, no sets, no slots; every field
   // of the ring below stays empty.
   bool push = false;
+  // The latest submission's time from submission to completion as the waiting host saw it (negative: none
+  // yet): how long the next one will take, for the automatic wait (GemmOptions::wait).
+  std::chrono::microseconds last_completion{-1};
   // Made by EngineImpl::cached_plan for the engine's own calls: only those that wait for their submission
   // submit it (record_gemm brings its own queries), so its queries are idle between them and may be reset on
   // the host. A GemmPlan never is: the application may have recordings of it pending.
@@ -153,10 +158,20 @@ struct EngineImpl {
   std::shared_ptr<GemmPlanState> make_plan(const GemmDesc& desc, const GemmPlanOptions& options);
   // An admitted call's Schedule and what its recordings use; checks nothing.
   std::shared_ptr<GemmPlanState> build_plan(const GemmDesc& desc, const GemmPlanOptions& options);
-  // The plan of an admitted call, from the cache keyed by the description, the options and the operands'
-  // offset classes (built and cached when missing). Timestamps on where the device has them.
+  // The plan cache (plan_cache.hpp) and the door's memo. plan_key: the call's key (the door it came through,
+  // its operands' offsets modulo the binding granularity). find_plan: the cache's entry for it, counted once per call as a hit or a
+  // miss; where the entry's call passed the door (Found::admitted) the door counts admitted_before and runs
+  // none of admit()'s checks. keep_plan: `found`'s plan, else one built and cached under `key`; `admitted`:
+  // this call passed the door itself (the K chunks of a call that did are not admitted on their own).
+  CallKey plan_key(Door door, const GemmDesc& desc, const GemmOptions& options,
+                   const VulkanBufferRange (&ops)[3]) const;
+  PlanCache::Found find_plan(const CallKey& key);
+  std::shared_ptr<GemmPlanState> keep_plan(const CallKey& key, const PlanCache::Found& found, const GemmDesc& desc,
+                                           const GemmOptions& options, const VulkanBufferRange (&ops)[3],
+                                           bool admitted);
+  // find_plan (uncounted by the door) then keep_plan: the K chunks' plans (admitted false).
   std::shared_ptr<GemmPlanState> cached_plan(const GemmDesc& desc, const GemmOptions& options,
-                                        const VulkanBufferRange (&ops)[3]);
+                                             const VulkanBufferRange (&ops)[3], bool admitted);
   // Engine::prepare (prepare.cpp): the pipelines of desc under each options, built `threads` at a time.
   size_t prepare(const GemmDesc& desc, const std::vector<GemmOptions>& options, unsigned threads);
   // record_gemm (vulkan.hpp): the cached plan, checked against the operands, recorded with the recording's
@@ -201,8 +216,10 @@ struct EngineImpl {
   std::unique_ptr<vk::Submitter> submitter;
   std::unique_ptr<kernels::Pipelines> pipelines;
   std::shared_ptr<PlanRegistry> plans = std::make_shared<PlanRegistry>();
-  // The plans of the calls that take no GemmPlan (gemm, record_gemm, submit_gemm), most recent last.
-  std::vector<std::pair<std::vector<unsigned char>, std::shared_ptr<GemmPlanState>>> plan_cache;
+  // The plans of the calls that take no GemmPlan (gemm, record_gemm, submit_gemm), and the door's memo.
+  PlanCache plan_cache;
+  // GemmOptions::wait's automatic: VKGEMM_WAIT, read when the engine is made.
+  WaitMode default_wait = WaitMode::automatic;
   std::optional<vk::AllocatedBuffer> staging;
   Buffer host_a, host_b, host_c;  // reused by the host-memory gemm, grown on demand
 };

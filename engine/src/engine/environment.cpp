@@ -36,6 +36,15 @@ std::string environment_tuning_file() {
   return {};
 }
 
+WaitMode environment_wait_mode() {
+  const char* env = variable("VKGEMM_WAIT");
+  if (!env) return WaitMode::automatic;
+  for (const WaitMode mode : {WaitMode::automatic, WaitMode::spin, WaitMode::sleep}) {
+    if (to_string(mode) == env) return mode;
+  }
+  throw Error(ErrorCode::invalid_argument, fmt::format("VKGEMM_WAIT={} is not auto, spin or sleep", env));
+}
+
 void apply_test_limits(DeviceInfo& info) {
   // Only lowers: a knob for exercising the partition (partition.hpp), never a way past the device.
   const auto read = [](const char* name, uint64_t max) -> std::optional<uint64_t> {

@@ -15,6 +15,10 @@ namespace vkgemm::detail {
 // $XDG_CONFIG_HOME/vkgemm/tuning.json, else ~/.config/vkgemm/tuning.json; empty when none is set.
 std::string environment_tuning_file();
 
+// VKGEMM_WAIT: the engine's default for GemmOptions::wait's automatic (auto, spin or sleep; unset: auto).
+// Throws on another value.
+WaitMode environment_wait_mode();
+
 // Lowers `info`'s maxComputeWorkGroupCount and maxStorageBufferRange to VKGEMM_TEST_MAX_GROUP_COUNT and
 // VKGEMM_TEST_MAX_STORAGE_RANGE where those are set, and turns push_descriptor off under
 // VKGEMM_TEST_NO_PUSH_DESCRIPTOR=1 (testing knobs, engine.hpp); throws on a bad value.

@@ -30,9 +30,11 @@ namespace detail {
 
 GemmTiming EngineImpl::submit(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options,
                               const SubmitSync* sync) {
-  admit(desc, options);
+  const CallKey key = plan_key(Door::buffers, desc, options, ops);
+  const PlanCache::Found found = find_plan(key);
+  if (!found.admitted) admit(desc, options);
   check_buffers(desc, ops, kernels::types_of(desc, options));
-  return submit_plan(*cached_plan(desc, options, ops), ops, sync);
+  return submit_plan(*keep_plan(key, found, desc, options, ops, true), ops, sync);
 }
 
 uint64_t EngineImpl::submit_plan_async(GemmPlanState& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync) {
@@ -72,11 +74,15 @@ uint64_t EngineImpl::submit_plan_async(GemmPlanState& plan, const VulkanBufferRa
 GemmTiming EngineImpl::submit_plan(GemmPlanState& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync) {
   // From before vkQueueSubmit: a driver may run the work inside the submission (lavapipe under GPU-assisted
   // validation did), and the window must hold every dispatch's time.
-  const auto submitted = std::chrono::steady_clock::now();
+  using clock = std::chrono::steady_clock;
+  const auto submitted = clock::now();
   const uint64_t serial = submit_plan_async(plan, ops, sync);
-  submitter->wait(serial);
+  submitter->wait(serial, vk::wait_spin(plan.options.gemm.wait, default_wait, physical.info.type,
+                                        plan.last_completion));
+  const clock::duration waited = clock::now() - submitted;
+  plan.last_completion = std::chrono::duration_cast<std::chrono::microseconds>(waited);
   GemmTiming timing = plan.timing(plan.queries.get());
-  timing.submit_wait_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - submitted).count();
+  timing.submit_wait_ms = std::chrono::duration<double, std::milli>(waited).count();
   return timing;
 }
 
@@ -113,7 +119,7 @@ GemmTiming EngineImpl::submit_k_chunks(const GemmDesc& desc, const VulkanBufferR
         const uint64_t delta = k0 * step * es;  // inside the range: the call's extent covers it
         moved[i].offset += delta, moved[i].size -= delta;
       }
-      const GemmTiming t = submit_plan(*cached_plan(chunk, once, moved), moved, nullptr);
+      const GemmTiming t = submit_plan(*cached_plan(chunk, once, moved, false), moved, nullptr);
       total.submit_wait_ms += t.submit_wait_ms;
       for (double ms : t.gpu_ms) gpu_ms += ms;
       total.gpu_timestamps = t.gpu_timestamps, total.kernel = t.kernel;
@@ -142,17 +148,23 @@ GemmTiming EngineImpl::gemm(const GemmDesc& desc, const BufferOffset (&ops)[3], 
     ranges[i] = range_of(owned(*ops[i].buffer, names[i]), ops[i].offset);
   }
   // The door in two steps: argument errors before an empty product's early return, as the reference BLAS;
-  // the options, the device's support and the buffers only for a product that runs.
-  check_gemm(desc);
-  if (desc.m == 0 || desc.n == 0 || desc.batch == 0) {
-    GemmTiming timing;
-    timing.gpu_timestamps = physical.info.timestamps;
-    return timing;
+  // the options, the device's support and the buffers only for a product that runs. A call with the key of
+  // one that passed (the door's memo, plan_cache.hpp; never an empty or a chunked one: neither is cached
+  // under its own key) has its buffers checked alone.
+  const CallKey key = plan_key(Door::buffers, desc, options, ranges);
+  const PlanCache::Found found = find_plan(key);
+  if (!found.admitted) {
+    check_gemm(desc);
+    if (desc.m == 0 || desc.n == 0 || desc.batch == 0) {
+      GemmTiming timing;
+      timing.gpu_timestamps = physical.info.timestamps;
+      return timing;
+    }
+    admit_options(desc, options);
   }
-  admit_options(desc, options);
   check_buffers(desc, ranges, kernels::types_of(desc, options));
   if (chunked(desc, options)) return submit_k_chunks(desc, ranges, options);
-  return submit_plan(*cached_plan(desc, options, ranges), ranges, nullptr);
+  return submit_plan(*keep_plan(key, found, desc, options, ranges, true), ranges, nullptr);
 }
 
 bool EngineImpl::chunked(const GemmDesc& desc, const GemmOptions& options) {
@@ -183,10 +195,16 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
 
 GemmTiming EngineImpl::gemm_host(const GemmDesc& desc, const void* a, const void* b, void* c,
                                  const GemmOptions& options) {
-  // The door, before anything is copied; the host buffers are the engine's, sized below, at offset 0.
-  admit(desc, options);
+  // The door, before anything is copied; the host buffers are the engine's, sized below, at offset 0. A call
+  // with the key of one that passed (plan_cache.hpp) passed these checks, which read nothing else.
+  const VulkanBufferRange at_zero[3] = {};
+  const CallKey key = plan_key(Door::host, desc, options, at_zero);
+  const PlanCache::Found found = find_plan(key);
+  if (!found.admitted) {
+    admit(desc, options);
+    check_fits(desc, options, physical.info, nullptr);  // the operands against the device, before allocating
+  }
   const kernels::Types types = kernels::types_of(desc, options);
-  check_fits(desc, options, physical.info, nullptr);  // the operands against the device, before allocating
   const uint64_t es = element_size(types.input);
   const uint64_t bytes[3] = {operand_extent(desc, 'A').elements * es, operand_extent(desc, 'B').elements * es,
                              operand_extent(desc, 'C').elements * element_size(types.output)};
@@ -217,7 +235,7 @@ GemmTiming EngineImpl::gemm_host(const GemmDesc& desc, const void* a, const void
   write(host_c, 0, c, bytes[2]);  // also when beta = 0: the gaps between rows come back as they were
   const double upload = std::chrono::duration<double, std::milli>(clock::now() - start).count();
   timing = chunked(desc, options) ? submit_k_chunks(desc, ranges, options)
-                                  : submit_plan(*cached_plan(desc, options, ranges), ranges, nullptr);
+                                  : submit_plan(*keep_plan(key, found, desc, options, ranges, true), ranges, nullptr);
   start = clock::now();
   read(host_c, 0, c, bytes[2]);
   timing.download_ms = std::chrono::duration<double, std::milli>(clock::now() - start).count();

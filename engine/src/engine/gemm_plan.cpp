@@ -1,7 +1,7 @@
 // Plans (vkgemm/plan.hpp): a call admitted (door.cpp) and planned once (EngineImpl::make_plan), its
 // descriptor-set ring (none where the engine pushes descriptors), workspace and queries made once;
 // recording then writes or pushes descriptors and records commands, allocating nothing. The engine's own
-// calls go through the same plans, cached by description (EngineImpl::cached_plan).
+// calls go through the same plans, cached by call shape (plan_cache.hpp, EngineImpl::keep_plan).
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "engine/engine_impl.hpp"
+#include "kernels/check_count.hpp"
 #include "vk/check.hpp"
 #include "vkgemm/error.hpp"
 
@@ -17,7 +18,6 @@ namespace detail {
 namespace {
 
 constexpr uint32_t kMaxPending = 64;
-constexpr size_t kPlanCacheSize = 64;  // plans the engine's own calls keep (the oldest goes first)
 constexpr const char* kNames[3] = {"A", "B", "C"};
 
 // The dispatches of one product and the bindings of one slot's sets (with push descriptors: of the dispatches).
@@ -142,8 +142,25 @@ std::shared_ptr<GemmPlanState> EngineImpl::build_plan(const GemmDesc& desc, cons
   return p;
 }
 
-std::shared_ptr<GemmPlanState> EngineImpl::cached_plan(const GemmDesc& desc, const GemmOptions& options,
-                                                  const VulkanBufferRange (&ops)[3]) {
+CallKey EngineImpl::plan_key(Door door, const GemmDesc& desc, const GemmOptions& options,
+                             const VulkanBufferRange (&ops)[3]) const {
+  const uint64_t offsets[3] = {ops[0].offset, ops[1].offset, ops[2].offset};
+  return call_key(door, desc, options, offsets, std::max<uint64_t>(physical.storage_offset_alignment, 64));
+}
+
+PlanCache::Found EngineImpl::find_plan(const CallKey& key) {
+  PlanCache::Found found = plan_cache.find(key, tuning.generation());
+  if (found.admitted) count_check(Checked::admitted_before);
+  return found;
+}
+
+std::shared_ptr<GemmPlanState> EngineImpl::keep_plan(const CallKey& key, const PlanCache::Found& found,
+                                                     const GemmDesc& desc, const GemmOptions& options,
+                                                     const VulkanBufferRange (&ops)[3], bool admitted) {
+  if (found.plan) {
+    if (admitted && !found.admitted) plan_cache.admit(key);
+    return found.plan;
+  }
   const uint64_t granularity = std::max<uint64_t>(physical.storage_offset_alignment, 64);
   GemmPlanOptions po;
   po.gemm = options;
@@ -151,30 +168,16 @@ std::shared_ptr<GemmPlanState> EngineImpl::cached_plan(const GemmDesc& desc, con
   po.c_offset = ops[2].offset % granularity;
   po.timestamps = options.timestamps;
   po.max_pending = 1;  // the engine's calls wait for each submission (record_gemm brings its own sets)
-  // The key: every field that planning reads, as bytes.
-  std::vector<unsigned char> key;
-  const auto put = [&](const auto& v) {
-    const auto* at = reinterpret_cast<const unsigned char*>(&v);
-    key.insert(key.end(), at, at + sizeof(v));
-  };
-  put(desc.type), put(desc.c_type.value_or(default_output_type(desc.type))), put(desc.layout), put(desc.op_a);
-  put(desc.op_b), put(desc.m), put(desc.n), put(desc.k), put(desc.lda), put(desc.ldb), put(desc.ldc);
-  put(desc.alpha), put(desc.beta), put(desc.batch);
-  for (const auto& s : {desc.stride_a, desc.stride_b, desc.stride_c}) put(s.has_value()), put(s.value_or(0));
-  put(options.kernel), put(options.tile), put(options.blocked), put(options.repeat), put(options.warmup);
-  put(options.f16_accumulate), put(options.max_k_per_submission), put(options.timestamps);
-  put(po.a_offset), put(po.b_offset), put(po.c_offset);
-  for (auto it = plan_cache.begin(); it != plan_cache.end(); ++it) {
-    if (it->first == key) {
-      std::rotate(it, it + 1, plan_cache.end());  // the most recent last
-      return plan_cache.back().second;
-    }
-  }
   std::shared_ptr<GemmPlanState> plan = build_plan(desc, po);  // the call was admitted at its door
   plan->engine_only = true;
-  if (plan_cache.size() >= kPlanCacheSize) plan_cache.erase(plan_cache.begin());
-  plan_cache.emplace_back(std::move(key), plan);
+  plan_cache.insert(key, plan, admitted);
   return plan;
+}
+
+std::shared_ptr<GemmPlanState> EngineImpl::cached_plan(const GemmDesc& desc, const GemmOptions& options,
+                                                       const VulkanBufferRange (&ops)[3], bool admitted) {
+  const CallKey key = plan_key(Door::buffers, desc, options, ops);
+  return keep_plan(key, plan_cache.find(key, tuning.generation()), desc, options, ops, admitted);
 }
 
 EngineImpl::~EngineImpl() {

@@ -71,10 +71,12 @@ void GemmPlanState::record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3
 
 std::unique_ptr<RecordingImpl> EngineImpl::record(VkCommandBuffer cmd, const GemmDesc& desc,
                                                   const VulkanBufferRange (&ops)[3], const GemmOptions& options) {
-  admit(desc, options);
+  const CallKey key = plan_key(Door::buffers, desc, options, ops);
+  const PlanCache::Found found = find_plan(key);
+  if (!found.admitted) admit(desc, options);  // else the door's memo (plan_cache.hpp)
   check_buffers(desc, ops, kernels::types_of(desc, options));
   auto rec = std::make_unique<RecordingImpl>();
-  rec->plan = cached_plan(desc, options, ops);
+  rec->plan = keep_plan(key, found, desc, options, ops, true);
   GemmPlanState& plan = *rec->plan;
   if (!cmd) throw Error(ErrorCode::invalid_argument, "gemm: the command buffer is VK_NULL_HANDLE");
   if (plan.product.pieces.empty()) return rec;  // nothing to do, as the reference BLAS

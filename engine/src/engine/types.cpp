@@ -1,4 +1,4 @@
-// Names of element types, kernels, device types and error codes.
+// Names of element types, kernels, device types, wait modes and error codes.
 #include <algorithm>
 #include <charconv>
 #include <sstream>
@@ -108,6 +108,15 @@ std::string_view to_string(DeviceType type) noexcept {
     case DeviceType::other: return "other";
   }
   return "other";
+}
+
+std::string_view to_string(WaitMode mode) noexcept {
+  switch (mode) {
+    case WaitMode::automatic: return "auto";
+    case WaitMode::spin: return "spin";
+    case WaitMode::sleep: return "sleep";
+  }
+  return "unknown";
 }
 
 const char* to_string(ErrorCode code) noexcept {

@@ -188,8 +188,12 @@ void check_blocked_rules(const DeviceInfo& device, DataType type, const BlockedC
   if (c.split_k > kMaxBlockedSplits) bad(fmt::format("split_k must be at most {}", kMaxBlockedSplits));
   if (c.group_m == 0 || c.group_m > 64) bad("group_m must be between 1 and 64");
   check_types_for(device, blocked_spec, Types(type));
-  check_workgroup(device, fmt::format("blocked {}", describe(c, c.split_k)), {threads, 1, 1},
-                  blocked_shared_bytes(c, type, Padding{}), type);
+  // The message's name formatted only for a refusal: the tuning table's entries are filtered through here.
+  const uint32_t shared = blocked_shared_bytes(c, type, Padding{});
+  if (threads > device.max_workgroup_invocations || threads > device.max_workgroup_size[0] ||
+      device.max_workgroup_size[1] < 1 || device.max_workgroup_size[2] < 1 || shared > device.max_shared_memory) {
+    check_workgroup(device, fmt::format("blocked {}", describe(c, c.split_k)), {threads, 1, 1}, shared, type);
+  }
 }
 
 const KernelSpec blocked_spec{

@@ -55,18 +55,27 @@ bool busy_half_the_units(const tuning::Machine& machine, const tuning::TileModel
   return 2 * tiles >= machine.units;
 }
 
+// Calls `take(entry, model)` for each measured blocked entry of the device's tier that fits the device and
+// kept half its units busy (`model` uncalibrated), in the table's order, until `take` returns false.
+template <typename Take>
+void for_each_measured(const DeviceInfo& device, const tuning::Table& table, DataType type, Take&& take) {
+  const tuning::DeviceTable* t = table.find(device, type).first;
+  if (!t) return;
+  const tuning::Machine machine = tuning::machine_of(device);
+  for (const tuning::Entry& e : t->entries) {
+    if (e.type != type || e.kernel != Kernel::blocked || e.gflops <= 0.0 || !fits(device, type, e.config)) continue;
+    const tuning::TileModel model = tile_model(device, e.config);
+    if (busy_half_the_units(machine, model, e) && !take(e, model)) return;
+  }
+}
+
 // The measured blocked configurations of the device's tier, each with the best unit rate its entries that
 // kept half the units busy calibrate (wave_model.hpp), in the table's order.
 std::vector<Candidate> measured_candidates(const DeviceInfo& device, const tuning::Table& table, DataType type) {
   std::vector<Candidate> out;
-  const tuning::DeviceTable* t = table.find(device, type).first;
-  if (!t) return out;
   const tuning::Machine machine = tuning::machine_of(device);
-  for (const tuning::Entry& e : t->entries) {
-    if (e.type != type || e.kernel != Kernel::blocked || e.gflops <= 0.0 || !fits(device, type, e.config)) continue;
+  for_each_measured(device, table, type, [&](const tuning::Entry& e, tuning::TileModel model) {
     const tuning::Work at{e.m, e.n, e.k, 1};
-    tuning::TileModel model = tile_model(device, e.config);
-    if (!busy_half_the_units(machine, model, e)) continue;
     model.unit_gflops = tuning::calibrate_unit_gflops(machine, model, at, std::max(1u, e.config.split_k), e.gflops);
     const auto same = std::find_if(out.begin(), out.end(),
                                    [&](const Candidate& c) { return same_kernel_config(c.config, e.config); });
@@ -75,7 +84,8 @@ std::vector<Candidate> measured_candidates(const DeviceInfo& device, const tunin
     } else {
       same->model.unit_gflops = std::max(same->model.unit_gflops, model.unit_gflops);
     }
-  }
+    return true;
+  });
   return out;
 }
 
@@ -108,7 +118,10 @@ std::optional<tuning::Entry> exact_entry(const DeviceInfo& device, const tuning:
 }  // namespace
 
 bool has_measured_blocked(const DeviceInfo& device, const tuning::Table& table, DataType type) {
-  return !measured_candidates(device, table, type).empty();
+  // The door asks this of every blocked call planned afresh: the first such entry answers, uncalibrated.
+  bool any = false;
+  for_each_measured(device, table, type, [&](const tuning::Entry&, const tuning::TileModel&) { return !(any = true); });
+  return any;
 }
 
 BlockedChoice choose_blocked(const DeviceInfo& device, const tuning::Table& table, const GemmOptions& options,

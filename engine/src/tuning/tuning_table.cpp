@@ -96,6 +96,7 @@ bool same_table(const DeviceTable& a, const DeviceTable& b) {
 }  // namespace
 
 void Table::add_json(std::string_view text, const std::string& origin) {
+  ++generation_;  // before any change: one that throws half way counts too
   try {
     const json root = json::parse(text);
     if (root.at("format").get<std::string>() != kFormat) {
@@ -117,6 +118,7 @@ void Table::add_json(std::string_view text, const std::string& origin) {
 }
 
 void Table::add_layer_json(std::string_view text, const std::string& origin) {
+  ++generation_;  // before any change: one that throws half way counts too
   Table layer;
   layer.add_json(text, origin);
   for (DeviceTable& t : layer.devices_) {
@@ -214,6 +216,7 @@ std::optional<Entry> Table::exact(const DeviceInfo& device, DataType type, Kerne
 }
 
 void Table::update(const DeviceInfo& device, const std::vector<Entry>& entries) {
+  ++generation_;  // before any change: one that throws half way counts too
   DeviceTable* table = nullptr;
   for (auto& t : devices_) {
     if (t.vendor_id == device.vendor_id && t.device == device.name && t.driver == device.driver_version) table = &t;

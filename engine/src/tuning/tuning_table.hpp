@@ -76,9 +76,13 @@ class Table {
   void update(const DeviceInfo& device, const std::vector<Entry>& entries);
   std::string to_json() const;
   const std::vector<DeviceTable>& devices() const noexcept { return devices_; }
+  // Counts the changes (add_json, add_layer_json, update): what was decided from the table before holds
+  // while this stays the same (the engine's plan cache, engine/plan_cache.hpp).
+  uint64_t generation() const noexcept { return generation_; }
 
  private:
   std::vector<DeviceTable> devices_;
+  uint64_t generation_ = 0;
 };
 
 // The built-in tables (engine/tuning/*.json), embedded at build time: (file name, JSON text).

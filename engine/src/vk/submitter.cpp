@@ -45,16 +45,39 @@ Submitter::Submitter(const Device& device, bool timeline, std::chrono::microseco
   }
 }
 
-void Submitter::wait(uint64_t serial) {
+std::chrono::microseconds wait_spin(WaitMode mode, WaitMode fallback, DeviceType type,
+                                    std::chrono::microseconds last) noexcept {
+  constexpr std::chrono::microseconds bound{kWaitSpinMicroseconds}, none{0};
+  switch (mode == WaitMode::automatic ? fallback : mode) {
+    case WaitMode::spin: return bound;
+    case WaitMode::sleep: return none;
+    case WaitMode::automatic: break;
+  }
+  return type == DeviceType::cpu || last > bound ? none : bound;
+}
+
+void Submitter::wait(uint64_t serial, std::chrono::microseconds spin) {
+  using clock = std::chrono::steady_clock;
   const auto& t = device_.table();
+  const Slot& slot = slots_[serial % kSlots];
+  if (!timeline_ && slot.serial != serial) return;  // the slot moved on: that submission completed before its reuse
+  const VkSemaphore semaphore = timeline_.get();
+  const VkFence fence = slot.fence.get();
+  if (done(serial)) return;  // complete already (a slot's reuse, mostly): neither polled nor slept
+  // Polls until done or past the bound, which is checked before each poll: the polling ends at most one
+  // poll's time after it.
+  const auto start = clock::now();
+  const auto until = start + spin;
+  bool complete = false;
+  while (spin.count() > 0 && !complete && clock::now() < until) complete = done(serial);
+  last_poll_ns_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start).count(),
+                      std::memory_order_relaxed);
+  if (complete) {
+    woke_polling_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  slept_.fetch_add(1, std::memory_order_relaxed);
   if (timeline_) {
-    const VkSemaphore semaphore = timeline_.get();
-    const auto until = std::chrono::steady_clock::now() + spin_;
-    uint64_t value = 0;
-    while (spin_.count() > 0 && std::chrono::steady_clock::now() < until) {
-      check(t.vkGetSemaphoreCounterValue(device_.get(), semaphore, &value), "vkGetSemaphoreCounterValue");
-      if (value >= serial) return;
-    }
     VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
     info.semaphoreCount = 1;
     info.pSemaphores = &semaphore;
@@ -62,10 +85,12 @@ void Submitter::wait(uint64_t serial) {
     check(t.vkWaitSemaphores(device_.get(), &info, UINT64_MAX), "vkWaitSemaphores");
     return;
   }
-  const Slot& slot = slots_[serial % kSlots];
-  if (slot.serial != serial) return;  // the slot moved on: that submission completed before its reuse
-  const VkFence fence = slot.fence.get();
   check(t.vkWaitForFences(device_.get(), 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+}
+
+WaitStats Submitter::wait_stats() const noexcept {
+  return {woke_polling_.load(std::memory_order_relaxed), slept_.load(std::memory_order_relaxed),
+          std::chrono::nanoseconds{last_poll_ns_.load(std::memory_order_relaxed)}};
 }
 
 void Submitter::wait_all() {

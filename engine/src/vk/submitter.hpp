@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -14,23 +15,35 @@
 #include "vk/device.hpp"
 #include "vk/handle.hpp"
 #include "vkgemm/device_info.hpp"
+#include "vkgemm/options.hpp"
 #include "vkgemm/vulkan.hpp"
 
 namespace vkgemm::vk {
 
-// How long a wait polls before it blocks (Submitter's spin): 200 us on a GPU, none on a CPU device.
-inline std::chrono::microseconds wait_spin(DeviceType type) {
-  return std::chrono::microseconds{type == DeviceType::cpu ? 0 : 200};
-}
+// How long a wait polls before it sleeps (GemmOptions::wait, options.hpp): `mode`, where automatic the
+// engine's `fallback` (VKGEMM_WAIT, else automatic), for a product whose previous submission took `last`
+// from submission to completion (negative: none yet). spin: kWaitSpinMicroseconds; sleep: none; automatic:
+// none on a CPU device or where `last` exceeded the bound, else the bound.
+std::chrono::microseconds wait_spin(WaitMode mode, WaitMode fallback, DeviceType type,
+                                    std::chrono::microseconds last = std::chrono::microseconds{-1}) noexcept;
+
+// What the waits did, since the submitter was made: how often polling saw the submission complete, how often
+// a wait slept (after polling to its bound, or at once), and how long the latest wait polled. A wait for a
+// submission complete before it began counts neither.
+struct WaitStats {
+  uint64_t woke_polling = 0;
+  uint64_t slept = 0;
+  std::chrono::nanoseconds last_poll{0};
+};
 
 class Submitter {
  public:
   static constexpr size_t kSlots = 8;
 
   // timeline: the device has timelineSemaphore on (Vulkan 1.2 core, or VK_KHR_timeline_semaphore).
-  // spin: with a timeline, how long wait() polls the semaphore's value before it blocks in
-  // vkWaitSemaphores (a blocking wait's wake-up costs tens of microseconds on a GPU; a small product is done
-  // sooner). Zero on a CPU device, whose threads the polling would take from the driver.
+  // spin: how long wait() polls (the timeline semaphore's value, else the slot's fence) before it blocks in
+  // vkWaitSemaphores or vkWaitForFences, where the caller names no bound (wait_spin above: a blocking wait's
+  // wake-up costs tens of microseconds on a GPU; a small product is done sooner).
   Submitter(const Device& device, bool timeline, std::chrono::microseconds spin = std::chrono::microseconds{0});
 
   // Records with `record` into the next slot's command buffer (first waiting for the submission that used
@@ -39,8 +52,11 @@ class Submitter {
   uint64_t submit(const std::function<void(VkCommandBuffer)>& record, const SubmitSync* sync = nullptr);
   // The host waits until submission `serial` completed; done() asks without waiting. With a timeline both
   // are safe beside submit() on another thread; with fences the caller serializes them with submit().
-  void wait(uint64_t serial);
+  void wait(uint64_t serial) { wait(serial, spin_); }
+  // The same, polling for up to `spin` first (0: sleep at once).
+  void wait(uint64_t serial, std::chrono::microseconds spin);
   bool done(uint64_t serial);
+  WaitStats wait_stats() const noexcept;
   // Waits for every submission still in flight (before what they use is destroyed).
   void wait_all();
   // submit, then wait. Returns the host wall time in ms from submission until completion.
@@ -61,6 +77,9 @@ class Submitter {
   std::array<Slot, kSlots> slots_;
   uint64_t next_serial_ = 1;
   std::chrono::steady_clock::time_point submitted_;  // of the latest submission, for run()'s time
+  // wait_stats()'s counts: atomic, as waits on a timeline may run on several threads at once.
+  std::atomic<uint64_t> woke_polling_{0}, slept_{0};
+  std::atomic<int64_t> last_poll_ns_{0};
 };
 
 }  // namespace vkgemm::vk
