@@ -180,16 +180,22 @@ double reconstruct(const std::array<uint32_t, kMaxModuli>& residues, const Modul
     digit[j] = balanced(static_cast<uint32_t>((difference * static_cast<int32_t>(moduli.inverse[j])) % p),
                         moduli.p[j]);
   }
-  // Compensated Horner (Graillat, Langlois and Louvet): s carries the rounded value, c the rounding errors
-  // (exact by TwoProduct through fma and Fast2Sum, since |s p| >= |digit| whenever s != 0).
+  // Compensated Horner (Graillat, Langlois and Louvet): s carries the rounded value, c the rounding errors.
+  // s p is split exactly without fma (Vulkan does not require fma to be fused, and lavapipe's is not):
+  // Veltkamp's split makes s = hi + lo with hi of 26 bits and lo of 27, so hi p and lo p (p < 2^9) are exact;
+  // Fast2Sum then adds them, and the digit, each error exact (|hi p| >= |lo p|; |s p| >= |digit| when s != 0).
   double s = digit[moduli.count - 1], c = 0.0;
   for (uint32_t j = moduli.count - 1; j-- > 0;) {
     const double p = moduli.p[j];
-    const double product = s * p;
-    const double product_error = std::fma(s, p, -product);
+    const double gamma = s * 134217729.0;  // 2^27 + 1
+    const double hi = gamma - (gamma - s);
+    const double lo = s - hi;
+    const double high = hi * p, low = lo * p;
+    const double product = high + low;
+    const double product_error = low - (product - high);
     const double sum = product + digit[j];
     const double sum_error = digit[j] - (sum - product);
-    c = std::fma(c, p, product_error + sum_error);
+    c = c * p + (product_error + sum_error);
     s = sum;
   }
   return s + c;
