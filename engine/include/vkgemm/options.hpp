@@ -34,6 +34,12 @@ BlockedConfig parse_blocked_config(std::string_view text);
 // The largest GemmOptions::tile any kernel takes (1 to this; what a device runs may be less: check_supported).
 inline constexpr uint32_t kMaxTile = 1024;
 
+// Whether f64 and f32 products may be emulated through exact int8 products (Kernel::ozaki, Ozaki scheme II:
+// docs/design/ozaki.md). native: never, auto takes the device's own f64/f32 kernels. emulated: auto may
+// take the emulation for f64 and f32 where the device has int8 matrix units. Naming Kernel::ozaki asks for
+// the emulation whatever the policy.
+enum class Precision { native, emulated };
+
 struct GemmOptions {
   Kernel kernel = Kernel::automatic;
   uint32_t tile = 16;     // tiled: the side of the shared-memory tile; naive: the side of the workgroup
@@ -57,6 +63,11 @@ struct GemmOptions {
   // of one command buffer. 0: no bound. The cut matches the caller's bound, not a measured time: pick it
   // from a benchmark on the slowest device (a chunk costs about 2·m·n·bound flops).
   uint32_t max_k_per_submission = 0;
+  // f64 and f32: whether auto may emulate them (Precision above; Kernel::ozaki asks for it whatever this says).
+  Precision precision = Precision::native;
+  // Kernel::ozaki: the number of moduli, 2 to 20 (0: the type's default, 14 for f64 and 7 for f32, which meet
+  // the native kernel's bound; fewer are faster and coarser: docs/correctness.md, "Emulated products").
+  uint32_t emulation_moduli = 0;
 };
 
 }  // namespace vkgemm
