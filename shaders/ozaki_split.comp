@@ -16,6 +16,9 @@ layout(local_size_x = OZAKI_SPLIT_INVOCATIONS) in;
 layout(constant_id = 0) const uint MODULI = 14;
 
 layout(std430, set = 0, binding = 0) readonly buffer Source { ELEM_T X[]; };
+// The same binding as bits: NaN, infinities and subnormals are told from the stored bits, which no flushing
+// of subnormals (a device's float controls) can change.
+layout(std430, set = 0, binding = 0) readonly buffer SourceBits { uint X_bits[]; };
 layout(std430, set = 0, binding = 1) buffer Words { int words[]; };        // exponents, the coverage flag
 layout(std430, set = 0, binding = 2) writeonly buffer Planes { uint planes[]; };  // 4 residue bytes a word
 
@@ -31,12 +34,26 @@ const uint kModuli[OZAKI_MAX_MODULI] = uint[](OZAKI_MODULI);
 shared double largest[OZAKI_SPLIT_INVOCATIONS];
 shared uint flags[OZAKI_SPLIT_INVOCATIONS];  // OZAKI_UNCOVERED_* bits, and bit 31: a subnormal seen
 
-// Element t of this line of entry `entry`, as a double (exact).
-double element(uint entry, uint line, uint t) {
+// The index of element t of this line of entry `entry` in X.
+uint element_index(uint entry, uint line, uint t) {
   const bool columns = (p.flags & OZAKI_SPLIT_COLUMNS) != 0u;
   const uint r = columns ? t : line, c = columns ? line : t;  // (r, c) of op(A), or of op(B) with columns
   const uint at = (p.flags & GEMM_TRANS_A) != 0u ? c * p.lda + r : r * p.lda + c;
-  return double(X[p.a_offset + entry * p.stride_a + at]);
+  return p.a_offset + entry * p.stride_a + at;
+}
+
+// Element t of this line of entry `entry`, as a double (exact).
+double element(uint entry, uint line, uint t) { return double(X[element_index(entry, line, t)]); }
+
+// The stored element's exponent field (in the low bits) and whether its significand is nonzero (bit 31).
+uint stored_class(uint index) {
+#if defined(OZAKI_F32)
+  const uint u = X_bits[index];
+  return ((u >> 23) & 0xffu) | ((u & 0x7fffffu) != 0u ? 0x80000000u : 0u);
+#else
+  const uint lo = X_bits[2u * index], hi = X_bits[2u * index + 1u];
+  return ((hi >> 20) & 0x7ffu) | (((hi & 0xfffffu) | lo) != 0u ? 0x80000000u : 0u);
+#endif
 }
 
 // The exponent field of v as ELEM_T stores it: 0 for zeros and subnormals, all ones for NaN and infinities.
@@ -87,11 +104,12 @@ void main() {
   double most = 0.0;
   uint flag = 0u;
   for (uint t = me; t < p.K; t += OZAKI_SPLIT_INVOCATIONS) {
-    const double v = element(entry, line, t);
-    const uint bits = exponent_bits(v);
-    if (bits == kExponentAllOnes) flag |= OZAKI_UNCOVERED_NONFINITE;
-    if (bits == 0u && v != 0.0) flag |= kSubnormalSeen;
-    most = max(most, abs(v));
+    const uint index = element_index(entry, line, t);
+    const uint stored = stored_class(index);
+    const uint field = stored & 0x7fffffffu;
+    if (field == kExponentAllOnes) flag |= OZAKI_UNCOVERED_NONFINITE;
+    if (field == 0u && (stored & 0x80000000u) != 0u) flag |= kSubnormalSeen;
+    most = max(most, abs(double(X[index])));
   }
   largest[me] = most;
   flags[me] = flag;
@@ -108,7 +126,11 @@ void main() {
   const int x = int(exponent_bits(largest[0])) - kExponentBias;
   const int e = largest[0] == 0.0 ? 0 : int(p.k_split) - x;
   uint uncovered = flags[0] & ~kSubnormalSeen;
-  if ((flags[0] & kSubnormalSeen) != 0u && e >= kSubnormalMatters) uncovered |= OZAKI_UNCOVERED_SUBNORMAL;
+  // A subnormal matters where the scaling would make an integer of it (e >= kSubnormalMatters), and where
+  // the device flushed it before the maximum saw it: a line of subnormals alone then reads as all zeros.
+  if ((flags[0] & kSubnormalSeen) != 0u && (e >= kSubnormalMatters || largest[0] == 0.0)) {
+    uncovered |= OZAKI_UNCOVERED_SUBNORMAL;
+  }
   if (me == 0u) {
     words[p.b_offset + entry * p.M + line] = e;
     // Every workgroup that finds an uncovered input stores its nonzero bits: any of them serves.

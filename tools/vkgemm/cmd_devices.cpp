@@ -1,6 +1,5 @@
 // vkgemm devices: every Vulkan device with what vkgemm cares about, as text or (--json) as one JSON
 // document that follows docs/devices.schema.json.
-#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -32,15 +31,6 @@ std::string shape_text(const CooperativeMatrixShape& s) {
 
 void print_shapes(const std::vector<CooperativeMatrixShape>& shapes) {
   for (const auto& s : shapes) fmt::print("                      {}\n", shape_text(s));
-}
-
-// Whether the device lists int8 matrices (i8 * i8 + i32) for either cooperative-matrix kernel: where the
-// ozaki kernel's products run on matrix units, and auto may take it (--precision emulated).
-bool int8_matrices(const DeviceInfo& d) {
-  const auto int8 = [](const std::vector<CooperativeMatrixShape>& shapes) {
-    return std::any_of(shapes.begin(), shapes.end(), [](const auto& s) { return s.a_type == "i8"; });
-  };
-  return d.int8 && ((d.coopmat_khr && int8(d.coopmat_shapes)) || (d.coopmat2 && int8(d.coopmat2_shapes)));
 }
 
 void print_emulation(const DeviceInfo& d) {
