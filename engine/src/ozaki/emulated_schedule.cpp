@@ -58,6 +58,13 @@ void check_ranges(const GemmDesc& desc, const Layout& l, const DeviceInfo& devic
   const std::pair<const char*, uint64_t> regions[] = {
       {"op(A)'s int8 planes", l.a_bytes}, {"op(B)'s int8 planes", l.b_bytes},
       {"the int32 planes", l.sums_bytes}, {"the exponents", l.words_bytes}};
+  if (device.max_allocation_size && l.total > device.max_allocation_size) {
+    throw Error(ErrorCode::too_large,
+                fmt::format("the ozaki kernel's workspace for a {}x{}x{} product in a batch of {} takes {} bytes; {} "
+                            "allocates at most {} at once (maxMemoryAllocationSize): use fewer moduli "
+                            "(GemmOptions::emulation_moduli), a smaller product, or the native kernel",
+                            desc.m, desc.n, desc.k, desc.batch, l.total, device.name, device.max_allocation_size));
+  }
   for (const auto& [name, bytes] : regions) {
     if (bytes > range) {
       throw Error(ErrorCode::too_large,

@@ -178,13 +178,20 @@ Schedule schedule_product(const GemmDesc& desc, const GemmOptions& options, cons
     pinning = kernels::find_spec(out.whole.kernel)->pin(out.whole, device, options);
     pieces = partition(whole_product(turned), pinning.blocking, limits);
   };
-  // The emulated product (ozaki/emulated_schedule.hpp) is a sequence of passes around the native plan.
-  if (options.kernel == Kernel::ozaki ||
-      (options.precision == Precision::emulated &&
-       kernels::plan_supported(unbounded, tuning, options, turned.problem).kernel == Kernel::ozaki)) {
-    GemmOptions emulated = options;
+  // The emulated product (ozaki/emulated_schedule.hpp) is a sequence of passes around the native plan. Asked
+  // for, a product it cannot take is refused with the limit named; chosen by auto, it is the native plan.
+  if (options.kernel == Kernel::ozaki) return schedule_emulated(desc, options, device, tuning, placement);
+  if (options.precision == Precision::emulated &&
+      kernels::plan_supported(unbounded, tuning, options, turned.problem).kernel == Kernel::ozaki) {
+    GemmOptions emulated = options, native = options;
     emulated.kernel = Kernel::ozaki;
-    return schedule_emulated(desc, emulated, device, tuning, placement);
+    native.precision = Precision::native;
+    try {
+      return schedule_emulated(desc, emulated, device, tuning, placement);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::too_large && e.code() != ErrorCode::unsupported_config) throw;
+    }
+    return schedule_product(desc, native, device, tuning, placement);
   }
   plan_whole(turned.problem);
   bool turn_b = kernels::turns_b(out.whole, turned.problem, device);
