@@ -123,6 +123,19 @@ TEST_SUITE("ozaki") {
       }
   }
 
+  TEST_CASE("K past the int32 exactness limit: two K chunks, summed in the merge, bit for bit the model") {
+    std::mt19937_64 rng = test::case_rng("ozaki K chunks");
+    const GemmDesc d = make_desc(DataType::f64, Layout::row_major, Op::n, Op::t, 2, 3, 140000, 0, false, 1.0, 0.0);
+    const auto a = uniform(DataType::f64, operand_extent(d, 'A').elements, rng);
+    const auto b = uniform(DataType::f64, operand_extent(d, 'B').elements, rng);
+    std::vector<std::byte> c0(6 * 8), device = c0, model = c0;
+    const GemmTiming t = test::engine().gemm(d, a.data(), b.data(), device.data(), emulated());
+    CHECK(t.config.find("2 K chunks") != std::string::npos);
+    CHECK(ozaki::model_gemm(d, a.data(), b.data(), c0.data(), model.data()));
+    CHECK(device == model);
+    CHECK(compare_with_reference(d, a.data(), b.data(), c0.data(), device.data()).passed);
+  }
+
   TEST_CASE("inputs the moduli cannot cover are computed by the native kernel, and the plan says so") {
     std::mt19937_64 rng = test::case_rng("ozaki fallback");
     for (DataType type : {DataType::f64, DataType::f32}) {
