@@ -86,6 +86,8 @@ TEST_SUITE("plan cache") {
         [](GemmDesc&, GemmOptions& o) { o.f16_accumulate = true; },
         [](GemmDesc&, GemmOptions& o) { o.max_k_per_submission = 4; },
         [](GemmDesc&, GemmOptions& o) { o.wait = WaitMode::sleep; },
+        [](GemmDesc&, GemmOptions& o) { o.precision = Precision::emulated; },
+        [](GemmDesc&, GemmOptions& o) { o.emulation_moduli = 9; },
     };
     for (size_t i = 0; i < std::size(changes); ++i) {
       CAPTURE(i);

@@ -82,11 +82,12 @@ grep -qE 'coopmat +VK_KHR_cooperative_matrix, [0-9]+ shapes' <<<"$devices" || fa
 
 # The support suite asserts this lavapipe runs the coopmat kernel, with fp32 and fp16 sums and on i8 and u8
 # (VKGEMM_TEST_EXPECT, tests/test_support.cpp); a skip (exit 77) is a failure here; the output is checked
-# too, so that a suite that skipped or ran no case cannot pass.
+# too, so that a suite that skipped or ran no case cannot pass. The ozaki suite runs here too: its int8
+# products go through the KHR kernel on this lavapipe (on Mesa 22, through tiled).
 log=$(mktemp)
 set +e
 VKGEMM_TEST_EXPECT="kernels=coopmat f16acc=coopmat int8=coopmat" in_root "$bin/tests/vkgemm_tests" --no-version \
-  --test-suite=support,coopmat 2>&1 | tee "$log"
+  --test-suite=support,coopmat,ozaki 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 set -e
 summary=$(grep -E '^\[doctest\] test cases:' "$log" || true)

@@ -33,6 +33,16 @@ void print_shapes(const std::vector<CooperativeMatrixShape>& shapes) {
   for (const auto& s : shapes) fmt::print("                      {}\n", shape_text(s));
 }
 
+void print_emulation(const DeviceInfo& d) {
+  if (!d.float64 || !d.storage8) {
+    fmt::print("    emulated f64/f32  no: the ozaki kernel needs shaderFloat64 and storageBuffer8BitAccess\n");
+  } else {
+    fmt::print("    emulated f64/f32  yes (--kernel ozaki){}\n",
+               int8_matrices(d) ? ", int8 products on matrix units: auto takes it with --precision emulated"
+                                : ", int8 products by tiled: auto keeps the native kernels");
+  }
+}
+
 void print_coopmat(const DeviceInfo& d) {
   fmt::print("    16-bit            storage {}, memory model {}, subgroup sizes {} to {} (size control {})\n",
              d.storage16 ? "yes" : "no", d.vulkan_memory_model ? "yes" : "no", d.min_subgroup_size,
@@ -59,6 +69,7 @@ void print_coopmat(const DeviceInfo& d) {
                "(granularity M x N x K):\n", d.coopmat2_max_workgroup_invocations);
     print_shapes(d.coopmat2_shapes);
   }
+  print_emulation(d);
 }
 
 // The document docs/devices.schema.json describes: which vkgemm looked, and every device it found (an

@@ -30,6 +30,8 @@ struct RunOptions {
   std::optional<DataType> out_type;  // absent: f32 for f16 inputs (f16 with --f16-accumulate), else the input type
   bool f16_accumulate = false;
   Kernel kernel = Kernel::automatic;
+  Precision precision = Precision::native;
+  std::optional<int64_t> moduli;  // --moduli: the ozaki kernel's
   std::optional<int64_t> tile;
   std::string config;
   int64_t repeat = 10;
@@ -106,6 +108,8 @@ GemmOptions kernel_options(const RunOptions& o) {
     options.tile = count("--tile", *o.tile, 1, kMaxTile);
   }
   options.f16_accumulate = o.f16_accumulate;
+  options.precision = o.precision;
+  if (o.moduli) options.emulation_moduli = count("--moduli", *o.moduli, 2, 20);
   if (o.max_k) options.max_k_per_submission = count("--max-k-per-submission", *o.max_k, 1, 0xffffffffLL);
   count("--repeat", o.repeat, 1, 100000);
   count("--warmup", o.warmup, 0, 100000);
@@ -556,6 +560,13 @@ Command add_run_command(CLI::App& cmd, CommonOptions& common) {
                   fmt::format("Kernel: {}; blocked takes f32 and f64, coopmat f16, bf16, i8 and u8, coopmat2 the same; auto: the best for "
                               "the shape, type and device", joined_names(kernel_table())))
       ->default_str(std::string(to_string(o->kernel)));
+  add_enum_option(cmd, "--precision", o->precision, precision_table(),
+                  "f64 and f32: native (the device's own units) or emulated (auto may take the ozaki kernel's exact "
+                  "int8 products where the device has int8 matrix units)")
+      ->default_str("native");
+  cmd.add_option("--moduli", o->moduli,
+                 "The ozaki kernel's moduli, 2 to 20 (default 14 for f64, 7 for f32: the native kernel's accuracy; "
+                 "fewer are faster and coarser)");
   cmd.add_option("--tile", o->tile,
                  "Tile side (tiled) or workgroup side (naive), default 16; coopmat: 64 or 128, coopmat2: 32 (32x64), "
                  "64, 96 (96x192), 128, 192 (192x128) or 256 (128x256) (default: chosen by shape)");

@@ -1,5 +1,6 @@
 #include "device_json.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "vkgemm/types.hpp"
@@ -78,8 +79,16 @@ json device_full_json(const DeviceInfo& d) {
               {"coopmat2",
                {{"supported", d.coopmat2},
                 {"max_workgroup_invocations", d.coopmat2_max_workgroup_invocations},
-                {"shapes", shapes_json(d.coopmat2_shapes)}}}});
+                {"shapes", shapes_json(d.coopmat2_shapes)}}},
+              {"emulation", {{"supported", d.float64 && d.storage8}, {"int8_matrix_units", int8_matrices(d)}}}});
   return out;
+}
+
+bool int8_matrices(const DeviceInfo& d) {
+  const auto int8 = [](const std::vector<CooperativeMatrixShape>& shapes) {
+    return std::any_of(shapes.begin(), shapes.end(), [](const auto& s) { return s.a_type == "i8"; });
+  };
+  return d.int8 && ((d.coopmat_khr && int8(d.coopmat_shapes)) || (d.coopmat2 && int8(d.coopmat2_shapes)));
 }
 
 }  // namespace vkgemm::cli

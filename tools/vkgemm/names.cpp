@@ -19,4 +19,6 @@ NameTable<DataType> type_table() {
 
 NameTable<Layout> layout_table() { return {{"row", Layout::row_major}, {"col", Layout::col_major}}; }
 
+NameTable<Precision> precision_table() { return {{"native", Precision::native}, {"emulated", Precision::emulated}}; }
+
 }  // namespace vkgemm::cli

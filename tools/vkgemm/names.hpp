@@ -12,6 +12,7 @@
 
 #include "vkgemm/blas.hpp"
 #include "vkgemm/error.hpp"
+#include "vkgemm/options.hpp"
 #include "vkgemm/types.hpp"
 
 namespace vkgemm::cli {
@@ -23,6 +24,8 @@ using NameTable = std::vector<std::pair<std::string, E>>;
 NameTable<Kernel> kernel_table();
 NameTable<DataType> type_table();
 NameTable<Layout> layout_table();
+// GemmOptions::precision: native, emulated.
+NameTable<Precision> precision_table();
 
 template <class E>
 std::string joined_names(const NameTable<E>& table) {

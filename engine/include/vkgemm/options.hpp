@@ -51,6 +51,12 @@ enum class WaitMode : uint8_t {
 inline constexpr uint32_t kWaitSpinMicroseconds = 200;
 std::string_view to_string(WaitMode mode) noexcept;  // "auto", "spin", "sleep"
 
+// Whether f64 and f32 products may be emulated through exact int8 products (Kernel::ozaki, Ozaki scheme II:
+// docs/design/ozaki.md). native: never, auto takes the device's own f64/f32 kernels. emulated: auto may
+// take the emulation for f64 and f32 where the device has int8 matrix units. Naming Kernel::ozaki asks for
+// the emulation whatever the policy.
+enum class Precision { native, emulated };
+
 struct GemmOptions {
   Kernel kernel = Kernel::automatic;
   uint32_t tile = 16;     // tiled: the side of the shared-memory tile; naive: the side of the workgroup
@@ -77,6 +83,11 @@ struct GemmOptions {
   // How the call waits for the device (WaitMode above); Engine::gemm and submit_gemm only, and Engine::run
   // through its plan's options.
   WaitMode wait = WaitMode::automatic;
+  // f64 and f32: whether auto may emulate them (Precision above; Kernel::ozaki asks for it whatever this says).
+  Precision precision = Precision::native;
+  // Kernel::ozaki: the number of moduli, 2 to 20 (0: the type's default, 14 for f64 and 7 for f32, which meet
+  // the native kernel's bound; fewer are faster and coarser: docs/correctness.md, "Emulated products").
+  uint32_t emulation_moduli = 0;
 };
 
 }  // namespace vkgemm

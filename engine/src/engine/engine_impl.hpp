@@ -47,6 +47,7 @@ struct Dispatch {
   VkPipeline pipeline = VK_NULL_HANDLE;
   const Pass* pass = nullptr;
   uint32_t set = 0;
+  std::optional<uint64_t> indirect;  // the grid is in the workspace, this many bytes in (SequencePass)
 };
 
 // Where one descriptor of a recording points: a caller's operand (0 A, 1 B, 2 C) moved by its offset's

@@ -23,7 +23,12 @@ constexpr const char* kNames[3] = {"A", "B", "C"};
 // The dispatches of one product and the bindings of one slot's sets (with push descriptors: of the dispatches).
 void lay_out(GemmPlanState& p, kernels::Pipelines& pipelines) {
   const Schedule& plan = p.product;
+  for (const SequencePass& pass : plan.sequence) {  // the emulated product: its passes bind as they say
+    p.dispatches.push_back({pipelines.get(pass.pass.shape), &pass.pass, p.sets_per_record++, pass.indirect});
+    for (const SequenceBinding& b : pass.bindings) p.bindings.push_back({b.source, b.offset, b.size});
+  }
   for (const PiecePasses& piece : plan.pieces) {
+    if (!plan.sequence.empty()) break;  // the pieces are the emulated product's fallback, in its sequence
     const PieceBinding* own[3] = {&piece.piece.a, &piece.piece.b, &piece.piece.c};
     BindingSource operand[3];
     for (uint32_t b = 0; b < 3; ++b) operand[b] = {plan.source[b], own[b]->offset, own[b]->size};

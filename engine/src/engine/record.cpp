@@ -14,10 +14,14 @@ namespace vkgemm::detail {
 namespace {
 
 // Each dispatch writes C (and reads it when beta != 0), or the workspace the next pass reads: the next
-// one waits for it, which also keeps the timestamps of consecutive products apart.
-void between_dispatches(const VolkDeviceTable& t, VkCommandBuffer cmd) {
+// one waits for it, which also keeps the timestamps of consecutive products apart. An indirect dispatch
+// (the emulated product's fallback) also waits for the command an earlier pass wrote.
+void between_dispatches(const VolkDeviceTable& t, VkCommandBuffer cmd, bool indirect = false) {
+  const VkPipelineStageFlags indirect_stage = indirect ? VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT : 0;
+  const VkAccessFlags indirect_access = indirect ? VK_ACCESS_INDIRECT_COMMAND_READ_BIT : 0;
   memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
-                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | indirect_stage,
+                 VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | indirect_access);
 }
 
 }  // namespace
@@ -30,7 +34,7 @@ void GemmPlanState::record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3
   for (size_t i = 0; i < bindings.size(); ++i) {
     const BindingSource& b = bindings[i];
     // The operand moved by whole granules from where it was planned: the binding moves as much.
-    infos[i] = b.source == 3 ? VkDescriptorBufferInfo{space, 0, b.size}
+    infos[i] = b.source == 3 ? VkDescriptorBufferInfo{space, b.offset, b.size}
                              : VkDescriptorBufferInfo{ops[b.source].buffer,
                                                       b.offset + ops[b.source].offset - planned[b.source], b.size};
   }
@@ -48,11 +52,15 @@ void GemmPlanState::record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3
   const auto one_product = [&] {
     for (size_t i = 0; i < dispatches.size(); ++i) {
       const Dispatch& d = dispatches[i];
-      if (i > 0) between_dispatches(t, cmd);
+      if (i > 0) between_dispatches(t, cmd, d.indirect.has_value());
       t.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline);
       pipelines.bind(cmd, slot_sets ? slot_sets[d.set] : VK_NULL_HANDLE, &writes[size_t{d.set} * kGemmBindings]);
       t.vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(d.pass->push), &d.pass->push);
-      t.vkCmdDispatch(cmd, d.pass->grid[0], d.pass->grid[1], d.pass->grid[2]);
+      if (d.indirect) {
+        t.vkCmdDispatchIndirect(cmd, space, *d.indirect);
+      } else {
+        t.vkCmdDispatch(cmd, d.pass->grid[0], d.pass->grid[1], d.pass->grid[2]);
+      }
     }
   };
   const GemmOptions& run = options.gemm;

@@ -103,6 +103,13 @@ GemmOptions choose_automatic(const LaunchContext& ctx, const Problem& p) {
       return false;
     }
   };
+  // Emulation allowed (GemmOptions::precision) is the caller's choice over the table's native kernels.
+  if (ctx.options.precision == Precision::emulated) {
+    const KernelSpec& emulated = *find_spec(Kernel::ozaki);
+    for (const GemmOptions& o : emulated.auto_candidates(ctx, p)) {
+      if (runs(emulated, o, nullptr)) return o;
+    }
+  }
   if (tuning::tuned_type(ctx.types.input)) {  // the table has no f16, bf16, i8 or u8 entries
     const auto& t = ctx.table;
     if (const auto entry = t.lookup(ctx.device, ctx.types.input, p.m, p.n, p.k, p.trans_a, p.trans_b, p.batch)) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "kernels/kernel_spec.hpp"
+#include "ozaki/emulated_schedule.hpp"
 #include "vkgemm/error.hpp"
 
 namespace vkgemm::detail {
@@ -177,6 +178,21 @@ Schedule schedule_product(const GemmDesc& desc, const GemmOptions& options, cons
     pinning = kernels::find_spec(out.whole.kernel)->pin(out.whole, device, options);
     pieces = partition(whole_product(turned), pinning.blocking, limits);
   };
+  // The emulated product (ozaki/emulated_schedule.hpp) is a sequence of passes around the native plan. Asked
+  // for, a product it cannot take is refused with the limit named; chosen by auto, it is the native plan.
+  if (options.kernel == Kernel::ozaki) return schedule_emulated(desc, options, device, tuning, placement);
+  if (options.precision == Precision::emulated &&
+      kernels::plan_supported(unbounded, tuning, options, turned.problem).kernel == Kernel::ozaki) {
+    GemmOptions emulated = options, native = options;
+    emulated.kernel = Kernel::ozaki;
+    native.precision = Precision::native;
+    try {
+      return schedule_emulated(desc, emulated, device, tuning, placement);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::too_large && e.code() != ErrorCode::unsupported_config) throw;
+    }
+    return schedule_product(desc, native, device, tuning, placement);
+  }
   plan_whole(turned.problem);
   bool turn_b = kernels::turns_b(out.whole, turned.problem, device);
   if (turn_b) {
@@ -244,7 +260,9 @@ void check_fits(const GemmDesc& desc, const GemmOptions& options, const DeviceIn
   if (!tuning) return;
   const Schedule plan = schedule_product(desc, options, device, *tuning);
   const bool turned = !plan.pieces.empty() && plan.pieces.front().turn_b;
-  needs.push_back({turned ? "the turned B's workspace" : "the split-K workspace",
+  needs.push_back({!plan.sequence.empty() ? "the emulated product's workspace"
+                   : turned             ? "the turned B's workspace"
+                                        : "the split-K workspace",
                    static_cast<long double>(plan.workspace_bytes)});
   check_needs(desc, needs, device);
 }

@@ -51,6 +51,20 @@ struct PiecePasses {
   uint64_t workspace_bytes = 0;  // what this piece's split or turn needs of the shared workspace
 };
 
+// One pass of a product recorded as a sequence rather than as pieces (the emulated product:
+// ozaki/emulated_schedule.hpp). Each binding names its source itself — the caller's operand (0 A, 1 B, 2 C,
+// after the column-major turn's swap) or the workspace (3) — and its range in bytes; an indirect pass takes
+// its grid from the workspace, `indirect` bytes in (a VkDispatchIndirectCommand an earlier pass wrote).
+struct SequenceBinding {
+  uint32_t source = 3;
+  uint64_t offset = 0, size = 0;
+};
+struct SequencePass {
+  Pass pass;
+  std::array<SequenceBinding, 3> bindings{};
+  std::optional<uint64_t> indirect;
+};
+
 struct Schedule {
   kernels::Types types;
   // Which of the caller's operands (0 A, 1 B, 2 C) each binding reads: {1, 0, 2} after the column-major
@@ -60,6 +74,10 @@ struct Schedule {
   std::vector<PiecePasses> pieces;    // empty: nothing to do (m, n or batch 0)
   uint64_t workspace_bytes = 0;     // split-K or the turn of B: the largest any piece needs (the pieces run
                                     // in turn)
+  // The emulated product (Kernel::ozaki): its passes in order, recorded instead of the pieces' (which are
+  // then the native kernel's plan of the same product, its fallback, whose dispatches are in the sequence
+  // too); empty for every other kernel.
+  std::vector<SequencePass> sequence;
   Kernel kernel = Kernel::automatic;  // what runs (auto resolved)
   std::string config;               // its configuration, and the count of pieces when there are several
 };

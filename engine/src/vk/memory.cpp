@@ -53,7 +53,8 @@ AllocatedBuffer MemoryAllocator::create(uint64_t bytes, MemoryUse use, const cha
   VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   info.size = bytes;
   info.usage = VkBufferUsageFlags{VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT};
-  if (use == MemoryUse::storage) info.usage |= VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+  // Storage buffers may hold an indirect dispatch's command too (the emulated product's workspace).
+  if (use == MemoryUse::storage) info.usage |= VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT;
   info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   VkBuffer buffer = VK_NULL_HANDLE;
   check(t.vkCreateBuffer(dev, &info, nullptr, &buffer), "vkCreateBuffer");

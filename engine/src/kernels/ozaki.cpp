@@ -1,0 +1,96 @@
+// The emulated f64 and f32 product (Ozaki scheme II: docs/design/ozaki.md): its spec. The product itself is
+// not one kernel's launch but a sequence — the split of each operand into int8 residue planes, the engine's
+// own int8 product of every plane, the merge into C, and the native kernel's dispatches armed for inputs the
+// moduli cannot cover — which the schedule builds (ozaki/emulated_schedule.cpp). Here: what it computes,
+// what the device must have, and when auto takes it (GemmOptions::precision emulated, int8 matrix units).
+#include <fmt/format.h>
+
+#include "kernels/kernel_spec.hpp"
+#include "ozaki/moduli.hpp"
+#include "vkgemm/error.hpp"
+
+namespace vkgemm::kernels {
+namespace {
+
+constexpr DataType kInputs[] = {DataType::f64, DataType::f32};
+
+// Whether the device multiplies int8 matrices in its matrix units (coopmat2 or coopmat, i8 -> i32).
+bool int8_matrix_units(const DeviceInfo& device) {
+  for (const Kernel kernel : {Kernel::coopmat2, Kernel::coopmat}) {
+    try {
+      check_matrix_kernel(device, kernel, Types(DataType::i8));
+      return true;
+    } catch (const Error&) {
+    }
+  }
+  return false;
+}
+
+void check(const LaunchContext& ctx) {
+  const uint32_t moduli = ctx.options.emulation_moduli;
+  if (moduli != 0 && (moduli < ozaki::kMinModuli || moduli > ozaki::kMaxModuli)) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("the ozaki kernel takes {} to {} moduli (GemmOptions::emulation_moduli), not {}",
+                            ozaki::kMinModuli, ozaki::kMaxModuli, moduli));
+  }
+  if (!ctx.device.float64) {
+    throw Error(ErrorCode::unsupported_type,
+                fmt::format("the ozaki kernel rebuilds its products in f64 (shaderFloat64), which {} does not have; "
+                            "the blocked or tiled kernel computes {} there",
+                            ctx.device.name, to_string(ctx.types.input)));
+  }
+  if (!missing_feature(ctx.device, DataType::i8).empty()) {
+    throw Error(ErrorCode::unsupported_type,
+                fmt::format("the ozaki kernel's int8 planes need {} ({}), which {} does not have",
+                            missing_feature(ctx.device, DataType::i8), "8-bit storage", ctx.device.name));
+  }
+}
+
+// auto takes the emulation where allowed, where the int8 products run on matrix units, and where the product
+// is large enough for its fixed passes (two splits, a merge) to be small beside them: at least 512^3
+// multiply-adds (a first guess, to be set from measurements: docs/design/ozaki.md).
+constexpr uint64_t kAutoMinVolume = uint64_t{512} * 512 * 512;
+
+std::vector<GemmOptions> candidates(const LaunchContext& ctx, const Problem& problem) {
+  if (ctx.options.precision != Precision::emulated || problem.k == 0 || !ctx.device.float64 ||
+      uint64_t{problem.m} * problem.n * problem.k * problem.batch < kAutoMinVolume || !int8_matrix_units(ctx.device)) {
+    return {};
+  }
+  GemmOptions o = ctx.options;
+  o.kernel = Kernel::ozaki;
+  return {o};
+}
+
+KernelLaunch launch(const LaunchContext& ctx, const Problem&) {
+  KernelLaunch out;
+  out.kernel = Kernel::ozaki;
+  const uint32_t moduli = ctx.options.emulation_moduli ? ctx.options.emulation_moduli
+                                                       : ozaki::default_moduli(ctx.types.input);
+  out.description = fmt::format("{} moduli", moduli);
+  return out;
+}
+
+Pinning pin(const KernelLaunch&, const DeviceInfo&, const GemmOptions& options) {
+  Pinning p;
+  p.options = options;
+  p.options.kernel = Kernel::ozaki;
+  return p;
+}
+
+}  // namespace
+
+const KernelSpec ozaki_spec{
+    .kernel = Kernel::ozaki,
+    .name = "ozaki",
+    .inputs = kInputs,
+    .computes = "computes f64 and f32 (emulated through exact int8 products)",
+    .reads_transposed = true,
+    .auto_fallback = false,
+    .from_tuning = nullptr,
+    .auto_candidates = candidates,
+    .check = check,
+    .launch = launch,
+    .pin = pin,
+};
+
+}  // namespace vkgemm::kernels

@@ -1,0 +1,259 @@
+#include "ozaki/emulated_schedule.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "ozaki/moduli.hpp"
+#include "ozaki_abi.h"
+#include "vkgemm/error.hpp"
+
+namespace vkgemm::detail {
+namespace {
+
+constexpr uint64_t kRegionAlign = 256;  // every region starts where any device binds a storage buffer
+constexpr uint32_t kPlaneRowAlign = 16;  // a plane's rows: whole 16-byte units (the int8 kernels' loads)
+constexpr uint32_t kFlagWord = 0;
+constexpr uint32_t kFirstIndirectWord = 4;  // each native dispatch's command: 4 words (3 used)
+
+uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+// The product as the split and merge see it (after the column-major turn), from the native plan's pass.
+struct Shape {
+  uint32_t m = 0, n = 0, k = 0, batch = 1;
+  kernels::GemmPushConstants a_side;  // the main pass's: A's and B's fields
+  kernels::GemmPushConstants c_side;  // the pass that writes C: its C fields
+  uint32_t moduli = 0, chunks = 0, ldk = 0;
+};
+
+// Where each region of the workspace starts, in bytes.
+struct Layout {
+  uint32_t dispatches = 0;  // the native plan's
+  uint32_t exp_a = 0, exp_b = 0;  // word indices
+  uint64_t words = 0, planes_a = 0, planes_b = 0, sums = 0, native = 0, total = 0;
+  uint64_t words_bytes = 0, a_bytes = 0, b_bytes = 0, sums_bytes = 0, chunk_bytes = 0;
+};
+
+Layout lay_out_workspace(const Shape& s, uint32_t dispatches, uint64_t native_bytes) {
+  Layout l;
+  l.dispatches = dispatches;
+  l.exp_a = kFirstIndirectWord + 4 * dispatches;
+  l.exp_b = l.exp_a + s.batch * s.m;
+  l.words_bytes = (uint64_t{l.exp_b} + uint64_t{s.batch} * s.n) * 4;
+  l.a_bytes = uint64_t{s.moduli} * s.batch * s.m * s.ldk;
+  l.b_bytes = uint64_t{s.moduli} * s.batch * s.n * s.ldk;
+  l.chunk_bytes = uint64_t{s.moduli} * s.batch * s.m * s.n * 4;
+  l.sums_bytes = l.chunk_bytes * s.chunks;
+  l.planes_a = align_up(l.words_bytes, kRegionAlign);
+  l.planes_b = align_up(l.planes_a + l.a_bytes, kRegionAlign);
+  l.sums = align_up(l.planes_b + l.b_bytes, kRegionAlign);
+  l.native = align_up(l.sums + l.sums_bytes, kRegionAlign);
+  l.total = l.native + native_bytes;
+  return l;
+}
+
+void check_ranges(const GemmDesc& desc, const Layout& l, const DeviceInfo& device) {
+  const uint64_t range = std::min<uint64_t>(device.max_storage_buffer_range, UINT32_MAX);
+  const std::pair<const char*, uint64_t> regions[] = {
+      {"op(A)'s int8 planes", l.a_bytes}, {"op(B)'s int8 planes", l.b_bytes},
+      {"the int32 planes", l.sums_bytes}, {"the exponents", l.words_bytes}};
+  if (device.max_allocation_size && l.total > device.max_allocation_size) {
+    throw Error(ErrorCode::too_large,
+                fmt::format("the ozaki kernel's workspace for a {}x{}x{} product in a batch of {} takes {} bytes; {} "
+                            "allocates at most {} at once (maxMemoryAllocationSize): use fewer moduli "
+                            "(GemmOptions::emulation_moduli), a smaller product, or the native kernel",
+                            desc.m, desc.n, desc.k, desc.batch, l.total, device.name, device.max_allocation_size));
+  }
+  for (const auto& [name, bytes] : regions) {
+    if (bytes > range) {
+      throw Error(ErrorCode::too_large,
+                  fmt::format("the ozaki kernel's {} for a {}x{}x{} product in a batch of {} take {} bytes in one "
+                              "binding; {} binds at most {} (maxStorageBufferRange): use fewer moduli "
+                              "(GemmOptions::emulation_moduli), a smaller product, or the native kernel",
+                              name, desc.m, desc.n, desc.k, desc.batch, bytes, device.name, range));
+    }
+  }
+}
+
+kernels::LaunchShape shape_of(std::string shader, uint32_t moduli, std::array<uint32_t, 3> workgroup) {
+  kernels::LaunchShape shape;
+  shape.shader = std::move(shader);
+  if (moduli) shape.constants = {{"MODULI", moduli}};
+  shape.workgroup_size = workgroup;
+  return shape;
+}
+
+SequenceBinding words(const Layout& l) { return {3, 0, l.words_bytes}; }
+
+// The arm pass: clear the flag, or arm native dispatch `index` with `grid`.
+SequencePass arm(const Layout& l, std::optional<std::pair<uint32_t, std::array<uint32_t, 3>>> dispatch) {
+  SequencePass s;
+  s.pass.shape = shape_of("ozaki_arm_i32", 0, {1, 1, 1});
+  s.pass.grid = {1, 1, 1};
+  s.pass.push.split_stride = kFlagWord;
+  if (!dispatch) {
+    s.pass.push.flags = OZAKI_ARM_CLEAR;
+  } else {
+    s.pass.push.a_offset = kFirstIndirectWord + 4 * dispatch->first;
+    s.pass.push.M = dispatch->second[0], s.pass.push.N = dispatch->second[1], s.pass.push.K = dispatch->second[2];
+  }
+  s.bindings = {words(l), words(l), words(l)};
+  return s;
+}
+
+std::array<uint32_t, 3> line_grid(const DeviceInfo& device, uint32_t lines, uint32_t batch) {
+  const uint32_t gx = std::min(lines, device.max_workgroup_count[0]);
+  const uint32_t gy = (lines + gx - 1) / gx;
+  if (gy > device.max_workgroup_count[1] || batch > device.max_workgroup_count[2]) {
+    throw Error(ErrorCode::too_large,
+                fmt::format("the ozaki kernel's split needs {} x {} x {} workgroups; {} allows {} x {} x {} "
+                            "(maxComputeWorkGroupCount)", gx, gy, batch, device.name, device.max_workgroup_count[0],
+                            device.max_workgroup_count[1], device.max_workgroup_count[2]));
+  }
+  return {gx, gy, batch};
+}
+
+// The split of op(A) (columns = false) or op(B): `operand` binds the caller's operand.
+SequencePass split(const Shape& s, const Layout& l, const DeviceInfo& device, DataType type, bool columns,
+                   const SequenceBinding& operand, int bits) {
+  SequencePass out;
+  out.pass.shape = shape_of(fmt::format("ozaki_split_{}", to_string(type)), s.moduli, {OZAKI_SPLIT_INVOCATIONS, 1, 1});
+  const uint32_t lines = columns ? s.n : s.m;
+  out.pass.grid = line_grid(device, lines, s.batch);
+  kernels::GemmPushConstants& p = out.pass.push;
+  const kernels::GemmPushConstants& a = s.a_side;
+  p.M = lines, p.K = s.k, p.batch = s.batch, p.N = s.moduli;
+  p.lda = columns ? a.ldb : a.lda;
+  p.a_offset = columns ? a.b_offset : a.a_offset;
+  p.stride_a = columns ? a.stride_b : a.stride_a;
+  const bool transposed = (a.flags & (columns ? kernels::kTransB : kernels::kTransA)) != 0;
+  p.flags = (transposed ? kernels::kTransA : 0u) | (columns ? OZAKI_SPLIT_COLUMNS : 0u);
+  p.k_split = static_cast<uint32_t>(bits);
+  p.c_offset = 0, p.ldc = s.ldk, p.stride_c = lines * s.ldk;
+  p.b_offset = columns ? l.exp_b : l.exp_a;
+  p.split_stride = kFlagWord;
+  out.bindings = {operand, words(l), {3, columns ? l.planes_b : l.planes_a, columns ? l.b_bytes : l.a_bytes}};
+  return out;
+}
+
+SequencePass merge(const Shape& s, const Layout& l, DataType type, const SequenceBinding& c, const GemmDesc& desc) {
+  SequencePass out;
+  out.pass.shape = shape_of(fmt::format("ozaki_merge_{}", to_string(type)), s.moduli, {OZAKI_MERGE_X, OZAKI_MERGE_Y, 1});
+  out.pass.grid = {(s.n + OZAKI_MERGE_X - 1) / OZAKI_MERGE_X, (s.m + OZAKI_MERGE_Y - 1) / OZAKI_MERGE_Y, s.batch};
+  kernels::GemmPushConstants& p = out.pass.push;
+  p.M = s.m, p.N = s.n, p.batch = s.batch;
+  p.ldc = s.c_side.ldc, p.c_offset = s.c_side.c_offset, p.stride_c = s.c_side.stride_c;
+  p.flags = desc.beta == 0.0 ? kernels::kBetaZero : 0u;
+  p.K = s.chunks, p.lda = s.n, p.a_offset = 0, p.stride_a = s.m * s.n, p.ldb = s.moduli;
+  p.b_offset = l.exp_a, p.stride_b = l.exp_b, p.split_stride = kFlagWord;
+  std::memcpy(p.scalars, &desc.alpha, 8);
+  std::memcpy(p.scalars + 8, &desc.beta, 8);
+  out.bindings = {SequenceBinding{3, l.sums, l.sums_bytes}, words(l), c};
+  return out;
+}
+
+// The int8 products of K chunk `chunk`: one strided batch of moduli x batch entries, planned by the engine.
+// Returns the products' kernel and configuration, for the plan's description.
+std::string add_products(std::vector<SequencePass>& out, const Shape& s, const Layout& l, uint32_t chunk,
+                         const DeviceInfo& device, const tuning::Table& tuning) {
+  const uint32_t k0 = chunk * ozaki::kChunkK, k = std::min(s.k - k0, ozaki::kChunkK);
+  GemmDesc d;
+  d.type = DataType::i8;
+  d.op_b = Op::t;  // B's planes are stored N x K
+  d.m = s.m, d.n = s.n, d.k = k;
+  d.lda = s.ldk, d.ldb = s.ldk, d.ldc = s.n;
+  d.batch = int64_t{s.moduli} * s.batch;
+  d.stride_a = int64_t{s.m} * s.ldk, d.stride_b = int64_t{s.n} * s.ldk, d.stride_c = int64_t{s.m} * s.n;
+  const Placement at{l.planes_a + k0, l.planes_b + k0, l.sums + chunk * l.chunk_bytes, kRegionAlign};
+  const Schedule product = schedule_product(d, GemmOptions{}, device, tuning, at);
+  if (product.workspace_bytes != 0) {
+    throw Error(ErrorCode::unsupported_config,
+                fmt::format("the ozaki kernel's int8 products on {} ({}) would need a workspace of their own",
+                            device.name, product.config));
+  }
+  for (const PiecePasses& piece : product.pieces) {
+    SequencePass pass;
+    pass.pass = piece.main;
+    pass.bindings = {SequenceBinding{3, piece.piece.a.offset, piece.piece.a.size},
+                     SequenceBinding{3, piece.piece.b.offset, piece.piece.b.size},
+                     SequenceBinding{3, piece.piece.c.offset, piece.piece.c.size}};
+    out.push_back(std::move(pass));
+  }
+  return fmt::format("{} ({})", to_string(product.kernel), product.config);
+}
+
+// The native plan's dispatches, as lay_out (engine/gemm_plan.cpp) binds them, each made indirect.
+std::vector<SequencePass> native_passes(const Schedule& native, const Layout& l) {
+  std::vector<SequencePass> out;
+  const PiecePasses& piece = native.pieces.front();
+  const PieceBinding* own[3] = {&piece.piece.a, &piece.piece.b, &piece.piece.c};
+  SequenceBinding operand[3];
+  for (uint32_t b = 0; b < 3; ++b) operand[b] = {native.source[b], own[b]->offset, own[b]->size};
+  const SequenceBinding space{3, l.native, piece.workspace_bytes};
+  out.push_back({piece.main, {operand[0], operand[1], piece.reduce ? space : operand[2]}, std::nullopt});
+  if (piece.reduce) out.push_back({*piece.reduce, {space, space, operand[2]}, std::nullopt});
+  for (size_t i = 0; i < out.size(); ++i) out[i].indirect = uint64_t{kFirstIndirectWord + 4 * static_cast<uint32_t>(i)} * 4;
+  return out;
+}
+
+Shape shape_of_call(const Schedule& native, const GemmOptions& options, DataType type) {
+  const PiecePasses& piece = native.pieces.front();
+  Shape s;
+  s.a_side = piece.main.push;
+  s.c_side = piece.reduce ? piece.reduce->push : piece.main.push;
+  s.m = s.a_side.M, s.n = s.a_side.N, s.k = s.a_side.K, s.batch = s.a_side.batch;
+  s.moduli = options.emulation_moduli ? options.emulation_moduli : ozaki::default_moduli(type);
+  s.chunks = (s.k + ozaki::kChunkK - 1) / ozaki::kChunkK;
+  s.ldk = static_cast<uint32_t>(align_up(s.k, kPlaneRowAlign));
+  return s;
+}
+
+}  // namespace
+
+Schedule schedule_emulated(const GemmDesc& desc, const GemmOptions& options, const DeviceInfo& device,
+                           const tuning::Table& tuning, const Placement& placement) {
+  GemmOptions native_options = options;
+  native_options.kernel = Kernel::automatic;
+  native_options.precision = Precision::native;
+  Schedule out = schedule_product(desc, native_options, device, tuning, placement);
+  if (!reads_ab(desc) || out.pieces.empty()) return out;  // C = beta C: nothing to emulate
+  if (out.pieces.size() != 1 || out.pieces.front().turn_b) {
+    throw Error(ErrorCode::too_large,
+                fmt::format("the ozaki kernel takes a product its fallback plans in one piece; {} cuts this {}x{}x{} "
+                            "product in a batch of {} into {} ({}): use the native kernel",
+                            device.name, desc.m, desc.n, desc.k, desc.batch, out.pieces.size(), out.config));
+  }
+  const Shape s = shape_of_call(out, options, desc.type);
+  std::vector<SequencePass> fallback;
+  const uint32_t dispatches = out.pieces.front().reduce ? 2 : 1;
+  const Layout l = lay_out_workspace(s, dispatches, out.workspace_bytes);
+  check_ranges(desc, l, device);
+  const ozaki::ScaleBits bits = ozaki::scale_bits(ozaki::make_moduli(s.moduli), s.k);
+  const PiecePasses& piece = out.pieces.front();
+  const SequenceBinding a{out.source[0], piece.piece.a.offset, piece.piece.a.size};
+  const SequenceBinding b{out.source[1], piece.piece.b.offset, piece.piece.b.size};
+  const SequenceBinding c{out.source[2], piece.piece.c.offset, piece.piece.c.size};
+  std::vector<SequencePass>& seq = out.sequence;
+  seq.push_back(arm(l, std::nullopt));
+  seq.push_back(split(s, l, device, desc.type, false, a, bits.a));
+  seq.push_back(split(s, l, device, desc.type, true, b, bits.b));
+  fallback = native_passes(out, l);
+  for (uint32_t i = 0; i < fallback.size(); ++i) seq.push_back(arm(l, std::make_pair(i, fallback[i].pass.grid)));
+  std::string products;
+  for (uint32_t chunk = 0; chunk < s.chunks; ++chunk) {
+    const std::string planned = add_products(seq, s, l, chunk, device, tuning);
+    if (chunk == 0) products = planned;
+  }
+  seq.push_back(merge(s, l, desc.type, c, desc));
+  seq.insert(seq.end(), fallback.begin(), fallback.end());
+  out.config = fmt::format("{} moduli, scale bits {}+{}, {} K chunk{}, {} int8 products by {}; falls back to {} ({}) "
+                           "if an input is NaN, infinite or a subnormal that matters",
+                           s.moduli, bits.a, bits.b, s.chunks, s.chunks == 1 ? "" : "s", s.moduli * s.batch * s.chunks,
+                           products, to_string(out.kernel), out.config);
+  out.kernel = Kernel::ozaki;
+  out.workspace_bytes = l.total;
+  return out;
+}
+
+}  // namespace vkgemm::detail

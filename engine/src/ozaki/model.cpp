@@ -1,0 +1,336 @@
+#include "ozaki/model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "vkgemm/error.hpp"
+#include "vkgemm/reference.hpp"
+
+namespace vkgemm::ozaki {
+namespace {
+
+// The exponent x of |v| = f 2^x, f in [0.5, 1); 0 for v = 0.
+int exponent_of(double v) {
+  int x = 0;
+  (void)std::frexp(v, &x);
+  return x;
+}
+
+// A subnormal of `type` (f32 values held as doubles: below f32's smallest normal).
+bool subnormal(double v, DataType type) {
+  const double smallest = type == DataType::f32 ? static_cast<double>(std::numeric_limits<float>::min())
+                                                : std::numeric_limits<double>::min();
+  return v != 0.0 && std::fabs(v) < smallest;
+}
+
+// A subnormal matters when the scaling could round it to a nonzero integer: |v| 2^e >= 1/2 needs
+// e >= 1022 (f64; 126 for f32), since |v| < 2^-1022. Below that it rounds to 0 whether a device flushes it or not.
+int subnormal_matters_from(DataType type) { return type == DataType::f32 ? 126 : 1022; }
+
+uint32_t reduce(int32_t v, uint32_t p) {
+  const int64_t r = static_cast<int64_t>(v) % static_cast<int64_t>(p);
+  return static_cast<uint32_t>(r < 0 ? r + p : r);
+}
+
+int32_t balanced(uint32_t r, uint32_t p) {
+  return r >= (p + 1) / 2 ? static_cast<int32_t>(r) - static_cast<int32_t>(p) : static_cast<int32_t>(r);
+}
+
+// Element (r, c) of op(X) for batch entry `entry`, where X is the caller's operand as desc describes it.
+struct OperandView {
+  const std::byte* base;
+  DataType type;
+  Layout layout;
+  bool transposed;
+  int64_t ld, stride;
+
+  double at(int64_t entry, int64_t r, int64_t c) const {
+    if (transposed) std::swap(r, c);
+    const int64_t index = entry * stride + (layout == Layout::row_major ? r * ld + c : c * ld + r);
+    if (type == DataType::f32) {
+      float v;
+      std::memcpy(&v, base + index * 4, 4);
+      return static_cast<double>(v);
+    }
+    double v;
+    std::memcpy(&v, base + index * 8, 8);
+    return v;
+  }
+};
+
+OperandView view(const GemmDesc& desc, const void* data, char which) {
+  const OperandExtent e = operand_extent(desc, which);
+  const bool t = which == 'A' ? desc.op_a == Op::t : which == 'B' ? desc.op_b == Op::t : false;
+  return {static_cast<const std::byte*>(data), desc.type, desc.layout, t, e.ld, e.stride};
+}
+
+// op(X) of one entry gathered into a dense rows x cols row-major matrix of doubles.
+std::vector<double> gather(const OperandView& v, int64_t entry, uint32_t rows, uint32_t cols) {
+  std::vector<double> out(static_cast<size_t>(rows) * cols);
+  for (uint32_t r = 0; r < rows; ++r)
+    for (uint32_t c = 0; c < cols; ++c) out[static_cast<size_t>(r) * cols + c] = v.at(entry, r, c);
+  return out;
+}
+
+void store(std::byte* base, DataType type, int64_t index, double v) {
+  if (type == DataType::f32) {
+    const auto f = static_cast<float>(v);
+    std::memcpy(base + index * 4, &f, 4);
+  } else {
+    std::memcpy(base + index * 8, &v, 8);
+  }
+}
+
+bool reads_ab_for(const GemmDesc& desc) { return desc.alpha != 0.0 && desc.k != 0; }
+
+// The exponent the split gives each row of a dense rows x cols matrix (by_rows) or each column.
+std::vector<int32_t> line_exponents(const std::vector<double>& x, uint32_t rows, uint32_t cols, bool by_rows,
+                                    int bits) {
+  std::vector<double> largest(by_rows ? rows : cols, 0.0);
+  for (uint32_t r = 0; r < rows; ++r)
+    for (uint32_t c = 0; c < cols; ++c) {
+      auto& l = largest[by_rows ? r : c];
+      l = std::max(l, std::fabs(x[static_cast<size_t>(r) * cols + c]));
+    }
+  std::vector<int32_t> e(largest.size());
+  for (size_t i = 0; i < e.size(); ++i) e[i] = largest[i] == 0.0 ? 0 : bits - exponent_of(largest[i]);
+  return e;
+}
+
+uint32_t moduli_count(const ModelOptions& options, DataType type) {
+  return options.moduli != 0 ? options.moduli : default_moduli(type);
+}
+
+}  // namespace
+
+int32_t balanced_residue(double v, uint32_t p) {
+  const double magnitude = std::fabs(v);
+  const double hi = std::floor(std::ldexp(magnitude, -32));  // exact: a power-of-two scaling and a floor
+  const double lo = magnitude - std::ldexp(hi, 32);           // exact: the low 32 bits of the integer
+  const uint32_t two32 = static_cast<uint32_t>((uint64_t{1} << 32) % p);
+  const uint32_t r = (static_cast<uint32_t>(hi) % p * two32 + static_cast<uint32_t>(lo) % p) % p;
+  return balanced(v < 0 && r != 0 ? p - r : r, p);
+}
+
+SplitSide split(std::span<const double> x, uint32_t rows, uint32_t cols, bool by_rows, int bits,
+                const Moduli& moduli, DataType type) {
+  const uint32_t lines = by_rows ? rows : cols, length = by_rows ? cols : rows;
+  const auto index = [&](uint32_t line, uint32_t t) {
+    return by_rows ? static_cast<size_t>(line) * cols + t : static_cast<size_t>(t) * cols + line;
+  };
+  const size_t plane = static_cast<size_t>(rows) * cols;
+  SplitSide s;
+  s.exponent.assign(lines, 0);
+  s.planes.assign(plane * moduli.count, 0);
+  for (uint32_t line = 0; line < lines; ++line) {
+    double largest = 0.0;
+    bool has_subnormal = false;
+    for (uint32_t t = 0; t < length; ++t) {
+      const double v = x[index(line, t)];
+      if (!std::isfinite(v)) s.covered = false;
+      has_subnormal = has_subnormal || subnormal(v, type);
+      largest = std::max(largest, std::fabs(v));
+    }
+    const int32_t e = largest == 0.0 || !std::isfinite(largest) ? 0 : bits - exponent_of(largest);
+    s.exponent[line] = e;
+    if (has_subnormal && e >= subnormal_matters_from(type)) s.covered = false;
+    if (!s.covered) continue;
+    for (uint32_t t = 0; t < length; ++t) {
+      const double scaled = std::nearbyint(scale_back(x[index(line, t)], e));
+      for (uint32_t l = 0; l < moduli.count; ++l) {
+        s.planes[l * plane + index(line, t)] = static_cast<int8_t>(balanced_residue(scaled, moduli.p[l]));
+      }
+    }
+  }
+  return s;
+}
+
+std::vector<int32_t> plane_products(const SplitSide& a, const SplitSide& b, uint32_t m, uint32_t n, uint32_t k,
+                                    uint32_t count, uint32_t chunk_k) {
+  const uint32_t chunks = k == 0 ? 1 : (k + chunk_k - 1) / chunk_k;
+  const size_t mn = static_cast<size_t>(m) * n;
+  std::vector<int32_t> out(mn * count * chunks, 0);
+  for (uint32_t chunk = 0; chunk < chunks; ++chunk) {
+    const uint32_t k0 = chunk * chunk_k, k1 = std::min(k, k0 + chunk_k);
+    for (uint32_t l = 0; l < count; ++l) {
+      const int8_t* pa = a.planes.data() + static_cast<size_t>(l) * m * k;
+      const int8_t* pb = b.planes.data() + static_cast<size_t>(l) * k * n;
+      int32_t* pc = out.data() + (static_cast<size_t>(chunk) * count + l) * mn;
+      for (uint32_t i = 0; i < m; ++i)
+        for (uint32_t j = 0; j < n; ++j) {
+          uint32_t sum = 0;  // int32 wrapping, as the device's i8 product
+          for (uint32_t p = k0; p < k1; ++p)
+            sum += static_cast<uint32_t>(pa[static_cast<size_t>(i) * k + p] * pb[static_cast<size_t>(p) * n + j]);
+          pc[static_cast<size_t>(i) * n + j] = static_cast<int32_t>(sum);
+        }
+    }
+  }
+  return out;
+}
+
+double reconstruct(const std::array<uint32_t, kMaxModuli>& residues, const Moduli& moduli) {
+  std::array<int32_t, kMaxModuli> digit{};
+  for (uint32_t j = 0; j < moduli.count; ++j) {  // Garner: digit j from the residue and the digits below
+    const int32_t p = static_cast<int32_t>(moduli.p[j]);
+    int32_t below = 0;
+    for (uint32_t i = 0; i < j; ++i) below += digit[i] * static_cast<int32_t>(moduli.weight[j][i]);
+    const int32_t difference = ((static_cast<int32_t>(residues[j]) - below) % p + p) % p;
+    digit[j] = balanced(static_cast<uint32_t>((difference * static_cast<int32_t>(moduli.inverse[j])) % p),
+                        moduli.p[j]);
+  }
+  // Compensated Horner (Graillat, Langlois and Louvet): s carries the rounded value, c the rounding errors.
+  // s p is split exactly without fma (Vulkan does not require fma to be fused, and lavapipe's is not):
+  // Veltkamp's split makes s = hi + lo with hi of 26 bits and lo of 27, so hi p and lo p (p < 2^9) are exact;
+  // Fast2Sum then adds them, and the digit, each error exact (|hi p| >= |lo p|; |s p| >= |digit| when s != 0).
+  double s = digit[moduli.count - 1], c = 0.0;
+  for (uint32_t j = moduli.count - 1; j-- > 0;) {
+    const double p = moduli.p[j];
+    const double gamma = s * 134217729.0;  // 2^27 + 1
+    const double hi = gamma - (gamma - s);
+    const double lo = s - hi;
+    const double high = hi * p, low = lo * p;
+    const double product = high + low;
+    const double product_error = low - (product - high);
+    const double sum = product + digit[j];
+    const double sum_error = digit[j] - (sum - product);
+    c = c * p + (product_error + sum_error);
+    s = sum;
+  }
+  return s + c;
+}
+
+double scale_back(double v, int32_t e) {
+  const int32_t half = e / 2;
+  return std::ldexp(std::ldexp(v, half), e - half);
+}
+
+bool model_product(std::span<const double> a, std::span<const double> b, std::span<double> c, uint32_t m,
+                   uint32_t n, uint32_t k, double alpha, double beta, DataType type, const ModelOptions& options) {
+  Moduli moduli = make_moduli(moduli_count(options, type));
+  const ScaleBits bits = scale_bits(moduli, k);
+  const SplitSide sa = split(a, m, k, true, bits.a, moduli, type);
+  const SplitSide sb = split(b, k, n, false, bits.b, moduli, type);
+  if (!sa.covered || !sb.covered) return false;
+  const std::vector<int32_t> sums = plane_products(sa, sb, m, n, k, moduli.count, options.chunk_k);
+  const uint32_t chunks = static_cast<uint32_t>(sums.size() / (static_cast<size_t>(m) * n * moduli.count));
+  const size_t mn = static_cast<size_t>(m) * n;
+  if (options.mutation == Mutation::wrong_weight) {
+    const uint32_t last = moduli.count - 1;
+    moduli.inverse[last] = (moduli.inverse[last] + 1) % moduli.p[last];
+  }
+  for (uint32_t i = 0; i < m; ++i)
+    for (uint32_t j = 0; j < n; ++j) {
+      std::array<uint32_t, kMaxModuli> residues{};
+      const size_t at = static_cast<size_t>(i) * n + j;
+      for (uint32_t l = 0; l < moduli.count; ++l) {
+        if (options.mutation == Mutation::drop_modulus && l + 1 == moduli.count) continue;
+        uint32_t r = 0;
+        for (uint32_t chunk = 0; chunk < chunks; ++chunk) {
+          if (options.mutation == Mutation::lose_chunk && chunks > 1 && chunk + 1 == chunks) continue;
+          r = (r + reduce(sums[(static_cast<size_t>(chunk) * moduli.count + l) * mn + at], moduli.p[l])) %
+              moduli.p[l];
+        }
+        residues[l] = r;
+      }
+      const int32_t off = options.mutation == Mutation::scale_off_by_one && i == 0 ? 1 : 0;
+      const double product = scale_back(reconstruct(residues, moduli), -(sa.exponent[i] + sb.exponent[j] + off));
+      double v = alpha * product;
+      if (beta != 0.0) v = v + beta * c[at];
+      c[at] = type == DataType::f32 ? static_cast<double>(static_cast<float>(v)) : v;
+    }
+  return true;
+}
+
+bool model_gemm(const GemmDesc& desc, const void* a, const void* b, const void* c_in, void* c_out,
+                const ModelOptions& options) {
+  if (desc.type != DataType::f32 && desc.type != DataType::f64) {
+    throw Error(ErrorCode::unsupported_type, "the emulated product computes f32 and f64");
+  }
+  const OperandExtent ce = operand_extent(desc, 'C');
+  const size_t size = element_size(desc.type);
+  std::memcpy(c_out, c_in, ce.elements * size);
+  const auto m = static_cast<uint32_t>(desc.m), n = static_cast<uint32_t>(desc.n), k = static_cast<uint32_t>(desc.k);
+  const OperandView va = view(desc, a, 'A'), vb = view(desc, b, 'B'), vc = view(desc, c_in, 'C');
+  auto* out = static_cast<std::byte*>(c_out);
+  bool covered = true;
+  for (int64_t entry = 0; entry < desc.batch; ++entry) {
+    std::vector<double> c(static_cast<size_t>(m) * n, 0.0);
+    if (desc.beta != 0.0) c = gather(vc, entry, m, n);
+    bool ok = true;
+    if (reads_ab_for(desc)) {
+      ok = model_product(gather(va, entry, m, k), gather(vb, entry, k, n), c, m, n, k, desc.alpha, desc.beta,
+                         desc.type, options);
+    } else {  // alpha = 0 or k = 0: C = beta C, A and B not read
+      for (auto& v : c) v = desc.beta == 0.0 ? 0.0 : (desc.type == DataType::f32 ? static_cast<double>(static_cast<float>(desc.beta * v)) : desc.beta * v);
+    }
+    covered = covered && ok;
+    if (!ok) continue;
+    for (uint32_t i = 0; i < m; ++i)
+      for (uint32_t j = 0; j < n; ++j) {
+        const int64_t index = entry * vc.stride + (desc.layout == Layout::row_major ? i * vc.ld + j : j * vc.ld + i);
+        store(out, desc.type, index, c[static_cast<size_t>(i) * n + j]);
+      }
+  }
+  return covered;
+}
+
+EmulationCheck check_emulated(const GemmDesc& desc, const void* a, const void* b, const void* c_in,
+                              const void* c_out, const ModelOptions& options) {
+  const OperandExtent ce = operand_extent(desc, 'C');
+  std::vector<std::byte> reference(ce.elements * element_size(desc.type));
+  reference_gemm(desc, a, b, c_in, reference.data());
+  const auto m = static_cast<uint32_t>(desc.m), n = static_cast<uint32_t>(desc.n), k = static_cast<uint32_t>(desc.k);
+  const Moduli moduli = make_moduli(moduli_count(options, desc.type));
+  const ScaleBits bits = scale_bits(moduli, k);
+  const double u_out = unit_roundoff(desc.type);
+  const double g = 4.0 * std::ldexp(1.0, -53) + u_out;
+  // The reference's own error: long double (f64) or double (f32) sums, then its rounding to C's type.
+  const double u_ref = desc.type == DataType::f64 ? std::ldexp(1.0, -63) : std::ldexp(1.0, -52);
+  const double tiny = (desc.type == DataType::f32 ? std::ldexp(1.0, -149) : std::ldexp(1.0, -1074)) *
+                      (std::fabs(desc.alpha) + 2.0);
+  const OperandView va = view(desc, a, 'A'), vb = view(desc, b, 'B'), vc = view(desc, c_in, 'C');
+  const OperandView vr = view(desc, reference.data(), 'C'), vo = view(desc, c_out, 'C');
+  EmulationCheck check;
+  for (int64_t entry = 0; entry < desc.batch; ++entry) {
+    const bool reads = reads_ab_for(desc);
+    const std::vector<double> ga = reads ? gather(va, entry, m, k) : std::vector<double>();
+    const std::vector<double> gb = reads ? gather(vb, entry, k, n) : std::vector<double>();
+    const std::vector<int32_t> ea = reads ? line_exponents(ga, m, k, true, bits.a) : std::vector<int32_t>();
+    const std::vector<int32_t> eb = reads ? line_exponents(gb, k, n, false, bits.b) : std::vector<int32_t>();
+    for (uint32_t i = 0; i < m; ++i)
+      for (uint32_t j = 0; j < n; ++j) {
+        long double abs_ab = 0, row_abs = 0, col_abs = 0;
+        for (uint32_t p = 0; reads && p < k; ++p) {
+          const long double x = std::fabs(ga[static_cast<size_t>(i) * k + p]);
+          const long double y = std::fabs(gb[static_cast<size_t>(p) * n + j]);
+          abs_ab += x * y, row_abs += x, col_abs += y;
+        }
+        double truncation = 0.0;
+        if (reads) {
+          const double q = std::ldexp(1.0, -ea[i]), r = std::ldexp(1.0, -eb[j]);
+          truncation = static_cast<double>(q / 2 * col_abs + r / 2 * row_abs + static_cast<long double>(k) * q * r / 4);
+        }
+        const double c0 = desc.beta == 0.0 ? 0.0 : std::fabs(vc.at(entry, i, j));
+        const double scale = std::fabs(desc.alpha) * static_cast<double>(abs_ab) + std::fabs(desc.beta) * c0;
+        const double ref = vr.at(entry, i, j), got = vo.at(entry, i, j);
+        const double allowance = (std::fabs(desc.alpha) * truncation * (1 + g) + g * scale +
+                                  2.0 * (k + 2) * u_ref * scale + u_out * std::fabs(ref) + tiny) *
+                                 (1 + std::ldexp(1.0, -40));
+        const double error = std::fabs(got - ref);
+        if (abs_ab > 0) check.worst_truncation = std::max(check.worst_truncation, truncation / static_cast<double>(abs_ab));
+        const double ratio = error / allowance;
+        if (!(error <= allowance)) {
+          if (check.bad_elements++ == 0) {
+            check.first_bad = static_cast<uint64_t>(entry * vc.stride + (desc.layout == Layout::row_major ? i * vc.ld + j : j * vc.ld + i));
+          }
+        }
+        check.worst_ratio = std::max(check.worst_ratio, std::isnan(ratio) ? std::numeric_limits<double>::infinity() : ratio);
+      }
+  }
+  check.passed = check.bad_elements == 0;
+  return check;
+}
+
+}  // namespace vkgemm::ozaki

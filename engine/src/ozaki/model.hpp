@@ -1,0 +1,96 @@
+// The CPU model of the emulated f64 and f32 product (Ozaki scheme II, docs/design/ozaki.md): the same
+// integers, residues and reconstruction the device's passes compute, element for element, in host code. The
+// tests hold it to the double-accumulation reference and to the emulation's own bound, and show that bound
+// rejecting each wrong result a mutation makes.
+//
+//   split:    each row i of op(A) is scaled by 2^e_i, e_i = sA - x_i where max_k |a_ik| = f 2^x_i, f in
+//             [0.5, 1) (0 for a zero row), and rounded to the nearest integer (ties to even): |A'_ik| <= 2^sA.
+//             Likewise each column j of op(B) by 2^f_j with sB. Then A' mod p_l, balanced, is plane l (int8).
+//   products: plane l of C is A'_l B'_l in int32 (wrapping), one per K chunk of at most kChunkK.
+//   merge:    y_l = sum over chunks of (C_l mod p_l) mod p_l; Garner's balanced mixed-radix digits v_l
+//             (exact small integers); C' = v_0 + p_0 (v_1 + p_1 (v_2 + ...)) by compensated Horner in double
+//             (within u |C'| of the exact value); C = alpha C' 2^-(e_i + f_j) + beta C0, in double, then
+//             rounded to C's type.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "ozaki/moduli.hpp"
+#include "vkgemm/blas.hpp"
+
+namespace vkgemm::ozaki {
+
+// A wrong result made on purpose at one stage, so the tests can show the bounds reject it.
+enum class Mutation {
+  none,
+  drop_modulus,      // the merge reads the last modulus's plane as all zeros
+  wrong_weight,      // the last modulus's Garner inverse off by one
+  scale_off_by_one,  // row 0 of op(A) scaled back by 2^-(e_0 + 1)
+  lose_chunk,        // the merge skips the last K chunk
+};
+
+struct ModelOptions {
+  uint32_t moduli = 0;         // 0: default_moduli(type)
+  uint32_t chunk_k = kChunkK;  // the K range of one int8 product
+  Mutation mutation = Mutation::none;
+};
+
+// One operand split: the exponent of each row of op(A) (column of op(B)) and its int8 residue planes.
+struct SplitSide {
+  std::vector<int32_t> exponent;
+  std::vector<int8_t> planes;  // plane l at l * rows * cols: op(A) m x k or op(B) k x n, row-major
+  bool covered = true;         // false: a NaN or infinity, or a subnormal the scaling would not round to 0
+};
+
+// Splits the rows (by_rows) or the columns of a dense rows x cols row-major matrix of `type`'s values held
+// as doubles, with `bits` the side's scale bits (ScaleBits).
+SplitSide split(std::span<const double> x, uint32_t rows, uint32_t cols, bool by_rows, int bits,
+                const Moduli& moduli, DataType type);
+
+// The balanced residue of an integer-valued double |v| < 2^62, as the device computes it: v's two 32-bit
+// halves reduced separately.
+int32_t balanced_residue(double v, uint32_t p);
+
+// The int8 products: [chunk][plane][m x n] int32 sums, wrapping modulo 2^32 as the device's do.
+std::vector<int32_t> plane_products(const SplitSide& a, const SplitSide& b, uint32_t m, uint32_t n, uint32_t k,
+                                    uint32_t count, uint32_t chunk_k);
+
+// C' from the residues y_l in [0, p_l): Garner's digits, then compensated Horner (see the top of the file).
+double reconstruct(const std::array<uint32_t, kMaxModuli>& residues, const Moduli& moduli);
+
+// v 2^e, in two steps so that no step's power of two leaves double's range (|e| up to about 2200).
+double scale_back(double v, int32_t e);
+
+// The dense product of one batch entry: c (m x n, row-major) = alpha op(A) op(B) + beta c (c not read when
+// beta = 0), values of `type` held as doubles and rounded to it. Returns false when a side is not covered
+// (c is then left as it was: the device runs the native kernel).
+bool model_product(std::span<const double> a, std::span<const double> b, std::span<double> c, uint32_t m,
+                   uint32_t n, uint32_t k, double alpha, double beta, DataType type, const ModelOptions& options);
+
+// The full BLAS call (f32 or f64) on host memory laid out as desc says, as reference_gemm(desc, ...) takes
+// it: c_out gets C's whole span (c_in copied, the described elements computed). Returns false when some
+// batch entry is not covered (those entries keep c_in's values).
+bool model_gemm(const GemmDesc& desc, const void* a, const void* b, const void* c_in, void* c_out,
+                const ModelOptions& options = {});
+
+// The emulation's own bound, per element of one entry (docs/correctness.md, "Emulated products"):
+//   |C - C_exact|_ij <= |alpha| t_ij (1 + g) + g (|alpha| (|op(A)||op(B)|)_ij + |beta| |C0_ij|) + tiny
+//   t_ij = q_i / 2 sum_k |b_kj| + r_j / 2 sum_k |a_ik| + k q_i r_j / 4,  q_i = 2^-e_i, r_j = 2^-f_j
+// with g = 4 2^-53 + u(C's type) and tiny the subnormal spacing of C's type times (|alpha| + 2).
+struct EmulationCheck {
+  bool passed = false;
+  uint64_t bad_elements = 0;
+  uint64_t first_bad = 0;        // index into C's span
+  double worst_ratio = 0.0;      // max |C - C_ref| / allowance
+  double worst_truncation = 0.0; // max t_ij / (|op(A)||op(B)|)_ij over elements with a nonzero (|A||B|)_ij
+};
+// Judges c_out (the full call's result) against the reference (reference_gemm(desc, ...)) with the bound
+// above, the reference's own rounding added. The exponents are recomputed from the inputs as the split
+// computes them.
+EmulationCheck check_emulated(const GemmDesc& desc, const void* a, const void* b, const void* c_in,
+                              const void* c_out, const ModelOptions& options = {});
+
+}  // namespace vkgemm::ozaki

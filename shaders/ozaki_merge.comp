@@ -1,0 +1,99 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
+// The emulated product's merge (docs/design/ozaki.md; engine/src/ozaki/model.cpp `model_product` and
+// `reconstruct` are the same arithmetic on the host): one invocation per element (i, j) of C of one batch
+// entry reads each int32 plane once (every K chunk of every modulus), reduces it modulo its modulus, turns
+// the residues into Garner's balanced mixed-radix digits (exact small integers), evaluates
+// C' = v_0 + p_0 (v_1 + p_1 (v_2 + ...)) by compensated Horner in double, scales it back by 2^-(e_i + f_j)
+// and writes alpha C' + beta C0 (C0 not read when beta = 0) as C_T. Nothing is written when the coverage
+// flag is set: the native kernel computes that product. ozaki_abi.h says what each push constant means here.
+#include "gemm_abi.h"
+#include "ozaki_abi.h"
+
+layout(local_size_x = OZAKI_MERGE_X, local_size_y = OZAKI_MERGE_Y) in;
+layout(constant_id = 0) const uint MODULI = 14;
+
+layout(std430, set = 0, binding = 0) readonly buffer Sums { int sums[]; };    // the int32 planes
+layout(std430, set = 0, binding = 1) readonly buffer Words { int words[]; };  // exponents, the coverage flag
+layout(std430, set = 0, binding = 2) buffer MatrixC { C_T C[]; };          // read only when beta != 0
+
+#define GEMM_PUSH_UINT_FIELD(name) uint name;
+layout(push_constant) uniform GemmParams {
+  GEMM_PUSH_UINT_FIELDS(GEMM_PUSH_UINT_FIELD)
+  layout(offset = GEMM_PUSH_SCALARS_OFFSET) double alpha;
+  double beta;
+} p;
+
+const uint kModuli[OZAKI_MAX_MODULI] = uint[](OZAKI_MODULI);
+const uint kInverse[OZAKI_MAX_MODULI] = uint[](OZAKI_GARNER_INVERSES);
+
+// v mod m in [0, m), as a mathematical residue of the int32 v (|v| read as uint: INT_MIN is 2^31).
+uint residue(int v, uint m) {
+  const uint r = uint(abs(v)) % m;
+  return v < 0 && r != 0u ? m - r : r;
+}
+
+int balanced(uint r, uint m) { return r >= (m + 1u) / 2u ? int(r) - int(m) : int(r); }
+
+// C' from the residues: Garner's digits, then compensated Horner.
+double reconstruct(uint y[OZAKI_MAX_MODULI]) {
+  int digit[OZAKI_MAX_MODULI];
+  [[unroll]] for (uint j = 0u; j < OZAKI_MAX_MODULI; ++j) {
+    if (j >= MODULI) break;
+    const uint m = kModuli[j];
+    int below = 0;  // digits 0 .. j-1 weighted by W_i mod m, W_i = p_0 ... p_{i-1}
+    uint w = 1u;
+    [[unroll]] for (uint i = 0u; i < OZAKI_MAX_MODULI; ++i) {
+      if (i >= j) break;
+      below += digit[i] * int(w);
+      w = (w * kModuli[i]) % m;
+    }
+    const uint difference = residue(int(y[j]) - below, m);
+    digit[j] = balanced((difference * kInverse[j]) % m, m);
+  }
+  // s p split exactly without fma (Vulkan does not require fma to be fused, and lavapipe's is not):
+  // Veltkamp's split makes s = hi + lo with hi of 26 bits and lo of 27, so hi p and lo p are exact; Fast2Sum
+  // adds them and then the digit, each error exact. `precise`: no contraction, no reassociation.
+  precise double s = double(digit[MODULI - 1u]);
+  precise double c = 0.0;
+  [[unroll]] for (int j = OZAKI_MAX_MODULI - 2; j >= 0; --j) {
+    if (uint(j) + 1u >= MODULI) continue;
+    const double m = double(kModuli[j]);
+    precise double gamma = s * 134217729.0;  // 2^27 + 1
+    precise double hi = gamma - (gamma - s);
+    precise double lo = s - hi;
+    precise double high = hi * m;
+    precise double low = lo * m;
+    precise double product = high + low;
+    precise double product_error = low - (product - high);
+    precise double sum = product + double(digit[j]);
+    precise double sum_error = double(digit[j]) - (sum - product);
+    c = c * m + (product_error + sum_error);
+    s = sum;
+  }
+  precise double result = s + c;
+  return result;
+}
+
+void main() {
+  const uint j = gl_GlobalInvocationID.x, i = gl_GlobalInvocationID.y, entry = gl_WorkGroupID.z;
+  if (i >= p.M || j >= p.N || words[p.split_stride] != 0) return;
+  const uint moduli = p.ldb, plane = entry * p.stride_a + i * p.lda + j;
+  uint y[OZAKI_MAX_MODULI];
+  [[unroll]] for (uint l = 0u; l < OZAKI_MAX_MODULI; ++l) {
+    if (l >= MODULI) break;
+    uint r = 0u;
+    for (uint chunk = 0u; chunk < p.K; ++chunk) {
+      r = (r + residue(sums[p.a_offset + plane + ((chunk * moduli + l) * p.batch) * p.stride_a], kModuli[l])) % kModuli[l];
+    }
+    y[l] = r;
+  }
+  const int e = words[p.b_offset + entry * p.M + i] + words[p.stride_b + entry * p.N + j];
+  const int e_first = -e / 2;
+  precise double product = ldexp(ldexp(reconstruct(y), e_first), -e - e_first);
+  precise double r = p.alpha * product;
+  const uint at = p.c_offset + entry * p.stride_c + i * p.ldc + j;
+  if ((p.flags & GEMM_BETA_ZERO) == 0u) r = r + p.beta * double(C[at]);
+  C[at] = C_T(r);
+}

@@ -1,0 +1,155 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
+// The emulated product's split (docs/design/ozaki.md; engine/src/ozaki/model.cpp `split` is the same
+// arithmetic on the host): one workgroup per line of one batch entry — a row of op(A), or with
+// OZAKI_SPLIT_COLUMNS a column of op(B) — finds the line's largest magnitude, scales the line by 2^e so it
+// lands in [2^(s-1), 2^s) (e = s - x, largest = f 2^x, f in [0.5, 1)), rounds each element to the nearest
+// integer (ties to even) and writes its balanced residue modulo each of the first MODULI moduli as one byte of
+// that modulus's int8 plane. A NaN, an infinity, or a subnormal the scaling would not round to 0 sets the
+// coverage flag instead (the native kernel then computes the product). ozaki_abi.h says what each push
+// constant means here. ELEM_T is the operand's type (double or float); the arithmetic is double.
+#include "gemm_abi.h"
+#include "ozaki_abi.h"
+
+layout(local_size_x = OZAKI_SPLIT_INVOCATIONS) in;
+layout(constant_id = 0) const uint MODULI = 14;
+
+layout(std430, set = 0, binding = 0) readonly buffer Source { ELEM_T X[]; };
+// The same binding as bits: NaN, infinities and subnormals are told from the stored bits, which no flushing
+// of subnormals (a device's float controls) can change.
+layout(std430, set = 0, binding = 0) readonly buffer SourceBits { uint X_bits[]; };
+layout(std430, set = 0, binding = 1) buffer Words { int words[]; };        // exponents, the coverage flag
+layout(std430, set = 0, binding = 2) writeonly buffer Planes { uint planes[]; };  // 4 residue bytes a word
+
+#define GEMM_PUSH_UINT_FIELD(name) uint name;
+layout(push_constant) uniform GemmParams {
+  GEMM_PUSH_UINT_FIELDS(GEMM_PUSH_UINT_FIELD)
+  layout(offset = GEMM_PUSH_SCALARS_OFFSET) double alpha;
+  double beta;
+} p;
+
+const uint kModuli[OZAKI_MAX_MODULI] = uint[](OZAKI_MODULI);
+
+shared double largest[OZAKI_SPLIT_INVOCATIONS];
+shared uint flags[OZAKI_SPLIT_INVOCATIONS];  // OZAKI_UNCOVERED_* bits, and bit 31: a subnormal seen
+
+// The index of element t of this line of entry `entry` in X.
+uint element_index(uint entry, uint line, uint t) {
+  const bool columns = (p.flags & OZAKI_SPLIT_COLUMNS) != 0u;
+  const uint r = columns ? t : line, c = columns ? line : t;  // (r, c) of op(A), or of op(B) with columns
+  const uint at = (p.flags & GEMM_TRANS_A) != 0u ? c * p.lda + r : r * p.lda + c;
+  return p.a_offset + entry * p.stride_a + at;
+}
+
+// Element t of this line of entry `entry`, as a double (exact).
+double element(uint entry, uint line, uint t) { return double(X[element_index(entry, line, t)]); }
+
+// The stored element's exponent field (in the low bits) and whether its significand is nonzero (bit 31).
+uint stored_class(uint index) {
+#if defined(OZAKI_F32)
+  const uint u = X_bits[index];
+  return ((u >> 23) & 0xffu) | ((u & 0x7fffffu) != 0u ? 0x80000000u : 0u);
+#else
+  const uint lo = X_bits[2u * index], hi = X_bits[2u * index + 1u];
+  return ((hi >> 20) & 0x7ffu) | (((hi & 0xfffffu) | lo) != 0u ? 0x80000000u : 0u);
+#endif
+}
+
+// The exponent field of v as ELEM_T stores it: 0 for zeros and subnormals, all ones for NaN and infinities.
+uint exponent_bits(double v) {
+#if defined(OZAKI_F32)
+  return (floatBitsToUint(float(v)) >> 23) & 0xffu;
+#else
+  return (unpackDouble2x32(v).y >> 20) & 0x7ffu;
+#endif
+}
+#if defined(OZAKI_F32)
+const uint kExponentAllOnes = 0xffu;
+const int kSubnormalMatters = 126;  // |v| < 2^-126: |v| 2^e >= 1/2 needs e >= 126
+const int kExponentBias = 126;      // a normal v = f 2^x, f in [0.5, 1): x = the exponent field - 126
+#else
+const uint kExponentAllOnes = 0x7ffu;
+const int kSubnormalMatters = 1022;
+const int kExponentBias = 1022;
+#endif
+const uint kSubnormalSeen = 0x80000000u;
+
+// The balanced residue of the integer-valued double v (|v| < 2^62) modulo m, through its two 32-bit halves.
+int balanced_residue(double v, uint m) {
+  const double magnitude = abs(v);
+  const double hi = floor(ldexp(magnitude, -32));
+  const double lo = magnitude - ldexp(hi, 32);
+  const uint two32 = (0xffffffffu % m + 1u) % m;
+  uint r = ((uint(hi) % m) * two32 + uint(lo) % m) % m;
+  if (v < 0.0 && r != 0u) r = m - r;
+  return r >= (m + 1u) / 2u ? int(r) - int(m) : int(r);
+}
+
+// v rounded to the nearest integer, ties to even, by the addition of 2^52 (whose ulp is 1) and its removal:
+// two correctly rounded additions, which Vulkan requires of f64, where roundEven on lavapipe's doubles does
+// not round to nearest. |v| >= 2^52 is an integer already.
+double nearest_integer(double v) {
+  const double magic = 4503599627370496.0;  // 2^52
+  if (abs(v) >= magic) return v;
+  precise double shifted = abs(v) + magic;
+  precise double rounded = shifted - magic;
+  return v < 0.0 ? -rounded : rounded;
+}
+
+void main() {
+  const uint line = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+  const uint entry = gl_WorkGroupID.z, me = gl_LocalInvocationIndex;
+  if (line >= p.M) return;  // the whole workgroup: no barrier is skipped by some invocations alone
+  double most = 0.0;
+  uint flag = 0u;
+  for (uint t = me; t < p.K; t += OZAKI_SPLIT_INVOCATIONS) {
+    const uint index = element_index(entry, line, t);
+    const uint stored = stored_class(index);
+    const uint field = stored & 0x7fffffffu;
+    if (field == kExponentAllOnes) flag |= OZAKI_UNCOVERED_NONFINITE;
+    if (field == 0u && (stored & 0x80000000u) != 0u) flag |= kSubnormalSeen;
+    most = max(most, abs(double(X[index])));
+  }
+  largest[me] = most;
+  flags[me] = flag;
+  barrier();
+  for (uint half_size = OZAKI_SPLIT_INVOCATIONS / 2u; half_size > 0u; half_size /= 2u) {
+    if (me < half_size) {
+      largest[me] = max(largest[me], largest[me + half_size]);
+      flags[me] |= flags[me + half_size];
+    }
+    barrier();
+  }
+  // The exponent x of the largest magnitude from its bits (frexp's, without trusting a device's frexp or its
+  // subnormals): a subnormal largest (field 0) gets -1022 (-126), at most its own, and is flagged below.
+  const int x = int(exponent_bits(largest[0])) - kExponentBias;
+  const int e = largest[0] == 0.0 ? 0 : int(p.k_split) - x;
+  uint uncovered = flags[0] & ~kSubnormalSeen;
+  // A subnormal matters where the scaling would make an integer of it (e >= kSubnormalMatters), and where
+  // the device flushed it before the maximum saw it: a line of subnormals alone then reads as all zeros.
+  if ((flags[0] & kSubnormalSeen) != 0u && (e >= kSubnormalMatters || largest[0] == 0.0)) {
+    uncovered |= OZAKI_UNCOVERED_SUBNORMAL;
+  }
+  if (me == 0u) {
+    words[p.b_offset + entry * p.M + line] = e;
+    // Every workgroup that finds an uncovered input stores its nonzero bits: any of them serves.
+    if (uncovered != 0u) words[p.split_stride] = int(uncovered);
+  }
+  if (uncovered != 0u) return;  // the native kernel computes this product: the planes are not read
+  // Four consecutive elements a word, every word of the plane's row written: bytes from K to ldc as 0, so
+  // that an int8 kernel's whole-unit loads past K read zeros.
+  const int e_first = e / 2;
+  for (uint t4 = 4u * me; t4 < p.ldc; t4 += 4u * OZAKI_SPLIT_INVOCATIONS) {
+    double scaled[4];
+    [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+      scaled[i] = t4 + i < p.K ? nearest_integer(ldexp(ldexp(element(entry, line, t4 + i), e_first), e - e_first)) : 0.0;
+    }
+    for (uint l = 0u; l < MODULI; ++l) {
+      uint word = 0u;
+      [[unroll]] for (uint i = 0u; i < 4u; ++i) word |= (uint(balanced_residue(scaled[i], kModuli[l])) & 0xffu) << (8u * i);
+      const uint byte_at = p.c_offset + (l * p.batch + entry) * p.stride_c + line * p.ldc + t4;
+      planes[byte_at / 4u] = word;
+    }
+  }
+}

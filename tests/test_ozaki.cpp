@@ -1,0 +1,222 @@
+// The emulated f64 and f32 product on the device (Kernel::ozaki, docs/design/ozaki.md): the BLAS grid held to
+// the native kernel's bound with poisoned gaps and guards (support.hpp's check_gemm_call); bit for bit the
+// CPU model's integers and reconstruction (engine/src/ozaki/model.hpp); inputs the moduli cannot cover
+// computed by the native kernel, with the plan saying so; the precision policy's choice.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "ozaki/model.hpp"
+#include "support.hpp"
+
+using namespace vkgemm;
+
+namespace {
+
+GemmOptions emulated(uint32_t moduli = 0) {
+  GemmOptions o;
+  o.kernel = Kernel::ozaki;
+  o.emulation_moduli = moduli;
+  return o;
+}
+
+// The grid's call: the smallest lds plus `pad`, batch 1 or 3 with B broadcast.
+GemmDesc make_desc(DataType type, Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, int64_t pad,
+                   bool batch, double alpha, double beta) {
+  GemmDesc d;
+  d.type = type, d.layout = layout, d.op_a = op_a, d.op_b = op_b, d.m = m, d.n = n, d.k = k;
+  d.alpha = alpha, d.beta = beta;
+  const bool row = layout == Layout::row_major;
+  const auto inner = [&](int64_t rows, int64_t cols) { return row ? cols : rows; };
+  d.lda = inner(op_a == Op::n ? m : k, op_a == Op::n ? k : m) + pad;
+  d.ldb = inner(op_b == Op::n ? k : n, op_b == Op::n ? n : k) + pad;
+  d.ldc = inner(m, n) + pad;
+  if (batch) d.batch = 3, d.stride_b = 0;
+  return d;
+}
+
+std::vector<std::byte> uniform(DataType type, uint64_t count, std::mt19937_64& rng) {
+  return test::random_elements(type, count, rng);
+}
+
+void put(std::vector<std::byte>& v, DataType type, size_t i, double x) {
+  if (type == DataType::f32) {
+    const auto f = static_cast<float>(x);
+    std::memcpy(v.data() + i * 4, &f, 4);
+  } else {
+    std::memcpy(v.data() + i * 8, &x, 8);
+  }
+}
+
+}  // namespace
+
+TEST_SUITE("ozaki") {
+  TEST_CASE("the BLAS grid within the native kernel's bound") {
+    std::mt19937_64 rng = test::case_rng("ozaki grid");
+    const test::GridSample sample = test::grid_sample("ozaki grid");
+    uint64_t index = 0, checked = 0;
+    for (DataType type : {DataType::f64, DataType::f32})
+      for (Layout layout : {Layout::row_major, Layout::col_major})
+        for (Op op_a : {Op::n, Op::t})
+          for (Op op_b : {Op::n, Op::t})
+            for (auto [m, n, k] : {std::array<int64_t, 3>{1, 1, 1}, {7, 5, 3}, {33, 17, 64}, {67, 64, 129}})
+              for (auto [alpha, beta] : {std::pair{1.0, 0.0}, {3.14, 2.5}, {0.0, 3.0}}) {
+                if (!sample.takes(index++)) continue;
+                const bool batch = (index % 2) == 0;
+                const GemmDesc d = make_desc(type, layout, op_a, op_b, m, n, k, index % 3 == 0 ? 3 : 0, batch,
+                                             alpha, beta);
+                const test::ProductCheck r = test::check_gemm_call(d, emulated(), rng);
+                CAPTURE(test::describe(d));
+                CHECK_MESSAGE(r.passed, r.detail);
+                if (alpha != 0.0) CHECK(r.timing.kernel == Kernel::ozaki);
+                ++checked;
+              }
+    MESSAGE("checked " << checked << " calls");
+  }
+
+  TEST_CASE("bit for bit the CPU model's result, K across chunks and fewer moduli included") {
+    std::mt19937_64 rng = test::case_rng("ozaki model agreement");
+    for (DataType type : {DataType::f64, DataType::f32})
+      for (uint32_t moduli : {0u, 5u, 20u}) {
+        GemmDesc d = make_desc(type, Layout::row_major, Op::n, Op::t, 19, 23, 300, 1, true, -1.5, 0.75);
+        const auto a = uniform(type, operand_extent(d, 'A').elements, rng);
+        const auto b = uniform(type, operand_extent(d, 'B').elements, rng);
+        const auto c0 = uniform(type, operand_extent(d, 'C').elements, rng);
+        std::vector<std::byte> device = c0, model(c0.size());
+        const GemmTiming t = test::engine().gemm(d, a.data(), b.data(), device.data(), emulated(moduli));
+        ozaki::ModelOptions mo;
+        mo.moduli = moduli;
+        CHECK(ozaki::model_gemm(d, a.data(), b.data(), c0.data(), model.data(), mo));
+        CAPTURE(type);
+        CAPTURE(moduli);
+        CHECK(t.kernel == Kernel::ozaki);
+        // Where the device lists int8 matrices (Mesa 26's lavapipe, NVIDIA), the products are the matrix kernels'.
+        const DeviceInfo& info = test::engine().device();
+        const auto lists_i8 = [](const std::vector<CooperativeMatrixShape>& shapes) {
+          return std::any_of(shapes.begin(), shapes.end(), [](const auto& shape) { return shape.a_type == "i8"; });
+        };
+        if (info.int8 && ((info.coopmat_khr && lists_i8(info.coopmat_shapes)) ||
+                          (info.coopmat2 && lists_i8(info.coopmat2_shapes)))) {
+          CHECK_MESSAGE(t.config.find("int8 products by coopmat") != std::string::npos, t.config);
+        }
+        size_t differ = 0, first = 0;
+        const size_t size = element_size(type);
+        for (size_t i = 0; i < device.size() / size; ++i) {
+          if (std::memcmp(device.data() + i * size, model.data() + i * size, size) != 0 && differ++ == 0) first = i;
+        }
+        double got = 0, want = 0;
+        if (differ) {
+          if (type == DataType::f32) {
+            float g, w;
+            std::memcpy(&g, device.data() + first * 4, 4), std::memcpy(&w, model.data() + first * 4, 4);
+            got = g, want = w;
+          } else {
+            std::memcpy(&got, device.data() + first * 8, 8), std::memcpy(&want, model.data() + first * 8, 8);
+          }
+        }
+        CHECK_MESSAGE(differ == 0, differ << " elements differ, the first at " << first << ": " << got << " against "
+                                          << want << ", relative " << (got - want) / want);
+      }
+  }
+
+  TEST_CASE("K past the int32 exactness limit: two K chunks, summed in the merge, bit for bit the model") {
+    std::mt19937_64 rng = test::case_rng("ozaki K chunks");
+    const GemmDesc d = make_desc(DataType::f64, Layout::row_major, Op::n, Op::t, 2, 3, 140000, 0, false, 1.0, 0.0);
+    const auto a = uniform(DataType::f64, operand_extent(d, 'A').elements, rng);
+    const auto b = uniform(DataType::f64, operand_extent(d, 'B').elements, rng);
+    std::vector<std::byte> c0(6 * 8), device = c0, model = c0;
+    const GemmTiming t = test::engine().gemm(d, a.data(), b.data(), device.data(), emulated());
+    CHECK(t.config.find("2 K chunks") != std::string::npos);
+    CHECK(ozaki::model_gemm(d, a.data(), b.data(), c0.data(), model.data()));
+    CHECK(device == model);
+    CHECK(compare_with_reference(d, a.data(), b.data(), c0.data(), device.data()).passed);
+  }
+
+  TEST_CASE("inputs the moduli cannot cover are computed by the native kernel, and the plan says so") {
+    std::mt19937_64 rng = test::case_rng("ozaki fallback");
+    for (DataType type : {DataType::f64, DataType::f32}) {
+      const GemmDesc d = make_desc(type, Layout::row_major, Op::n, Op::n, 9, 7, 12, 0, false, 1.0, 0.0);
+      const double tiny = type == DataType::f32 ? static_cast<double>(std::numeric_limits<float>::denorm_min())
+                                                : std::numeric_limits<double>::denorm_min();
+      for (int which = 0; which < 4; ++which) {
+        auto a = uniform(type, operand_extent(d, 'A').elements, rng);
+        auto b = uniform(type, operand_extent(d, 'B').elements, rng);
+        if (which == 0) put(a, type, 5, std::numeric_limits<double>::quiet_NaN());
+        if (which == 1) put(b, type, 3, std::numeric_limits<double>::infinity());
+        if (which == 2) put(b, type, 4, -std::numeric_limits<double>::infinity());
+        if (which == 3) for (int p = 0; p < 12; ++p) put(a, type, static_cast<size_t>(24 + p), tiny * (p + 1));
+        std::vector<std::byte> emulated_c(operand_extent(d, 'C').elements * element_size(type));
+        std::vector<std::byte> native_c = emulated_c;
+        const GemmTiming t = test::engine().gemm(d, a.data(), b.data(), emulated_c.data(), emulated());
+        test::engine().gemm(d, a.data(), b.data(), native_c.data(), GemmOptions{});
+        CAPTURE(type);
+        CAPTURE(which);
+        CHECK(t.kernel == Kernel::ozaki);
+        CHECK(t.config.find("falls back to") != std::string::npos);
+        // The fallback is the native plan of the same call: the same bits, NaN and infinities included.
+        CHECK(std::memcmp(emulated_c.data(), native_c.data(), native_c.size()) == 0);
+      }
+    }
+  }
+
+  TEST_CASE("hostile inputs the moduli cover: zero rows, +-0, exponents near both ends, 1x1, beta over NaN") {
+    std::mt19937_64 rng = test::case_rng("ozaki hostile");
+    for (DataType type : {DataType::f64, DataType::f32}) {
+      const int top = type == DataType::f32 ? 100 : 1000;
+      GemmDesc d = make_desc(type, Layout::row_major, Op::n, Op::n, 6, 5, 8, 0, false, 1.0, 0.0);
+      auto a = uniform(type, 48, rng), b = uniform(type, 40, rng);
+      for (int p = 0; p < 8; ++p) put(a, type, static_cast<size_t>(8 + p), p % 2 ? 0.0 : -0.0);  // a zero row
+      for (int p = 0; p < 8; ++p) {  // row 0 near the top of the range, row 2 near the bottom
+        double v0, v2;
+        if (type == DataType::f32) {
+          float f0, f2;
+          std::memcpy(&f0, a.data() + p * 4, 4), std::memcpy(&f2, a.data() + (16 + p) * 4, 4);
+          v0 = f0, v2 = f2;
+        } else {
+          std::memcpy(&v0, a.data() + p * 8, 8), std::memcpy(&v2, a.data() + (16 + p) * 8, 8);
+        }
+        put(a, type, static_cast<size_t>(p), std::ldexp(v0, top / 4));
+        put(a, type, static_cast<size_t>(16 + p), std::ldexp(v2, -top / 4));
+      }
+      std::vector<std::byte> c(30 * element_size(type));
+      for (size_t i = 0; i < 30; ++i) put(c, type, i, std::numeric_limits<double>::quiet_NaN());  // beta 0: not read
+      const GemmTiming t = test::engine().gemm(d, a.data(), b.data(), c.data(), emulated());
+      CHECK(t.kernel == Kernel::ozaki);
+      std::vector<std::byte> c0(c.size());
+      for (size_t i = 0; i < 30; ++i) put(c0, type, i, std::numeric_limits<double>::quiet_NaN());
+      CAPTURE(type);
+      CHECK(compare_with_reference(d, a.data(), b.data(), c0.data(), c.data()).passed);
+      const GemmDesc one = make_desc(type, Layout::col_major, Op::t, Op::t, 1, 1, 1, 0, false, 2.0, 0.0);
+      CHECK(test::check_gemm_call(one, emulated(), rng).passed);
+    }
+  }
+
+  TEST_CASE("the precision policy: auto emulates only where allowed and the device has int8 matrix units") {
+    GemmOptions native;
+    GemmOptions allowed;
+    allowed.precision = Precision::emulated;
+    std::vector<double> a(64 * 64, 0.5), b(64 * 64, 0.25), c(64 * 64);
+    const GemmTiming t = test::engine().gemm(DataType::f64, 64, 64, 64, a.data(), b.data(), c.data(), native);
+    CHECK(t.kernel != Kernel::ozaki);
+    const GemmTiming u = test::engine().gemm(DataType::f64, 64, 64, 64, a.data(), b.data(), c.data(), allowed);
+    // lavapipe has no int8 matrix units: auto keeps the native kernel even where emulation is allowed.
+    const bool units = !test::engine().device().coopmat_shapes.empty() || test::engine().device().coopmat2;
+    if (!units) CHECK(u.kernel != Kernel::ozaki);
+    CHECK(c[0] == 64 * 0.125);
+  }
+
+  TEST_CASE("a bad moduli count is refused before any work, naming the option") {
+    std::vector<double> a(4), b(4), c(4);
+    test::expect_error([&] { test::engine().gemm(DataType::f64, 2, 2, 1, a.data(), b.data(), c.data(), emulated(1)); },
+                       ErrorCode::invalid_argument, "emulation_moduli");
+    test::expect_error([&] { test::engine().gemm(DataType::f64, 2, 2, 1, a.data(), b.data(), c.data(), emulated(21)); },
+                       ErrorCode::invalid_argument, "emulation_moduli");
+    std::vector<int32_t> ai(4), bi(4), ci(4);
+    test::expect_error([&] { test::engine().gemm(DataType::i32, 2, 2, 1, ai.data(), bi.data(), ci.data(), emulated()); },
+                       ErrorCode::unsupported_type, "ozaki");
+  }
+}

@@ -1,0 +1,346 @@
+// The CPU model of the emulated f64 and f32 product (engine/src/ozaki/): its integers are right (moduli,
+// residues, the reconstruction, the scaling budget), its products meet the native kernel's bound against the
+// double-accumulation reference with the default moduli, its own bound holds with fewer, and that bound
+// rejects each mutation (a modulus dropped, a wrong CRT weight, a scale off by one, a K chunk lost, an int32
+// product past its exactness limit). Inputs the moduli cannot cover (NaN, infinity, a subnormal that matters)
+// are reported, never computed. Host arithmetic alone.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "ozaki/model.hpp"
+#include "support.hpp"
+#include "vkgemm/reference.hpp"
+
+using namespace vkgemm;
+using namespace vkgemm::ozaki;
+
+namespace {
+
+__extension__ typedef __int128 Int128;  // the reconstruction's integers, up to 2^115
+
+// The operands and C0 of a call as bytes of desc.type, drawn uniform in [-1, 1) and multiplied by 2^r with
+// r uniform in [-spread, spread] per row of op(A) and per column of op(B).
+struct Operands {
+  std::vector<std::byte> a, b, c0;
+};
+
+void put(std::vector<std::byte>& v, DataType type, size_t i, double x) {
+  if (type == DataType::f32) {
+    const auto f = static_cast<float>(x);
+    std::memcpy(v.data() + i * 4, &f, 4);
+  } else {
+    std::memcpy(v.data() + i * 8, &x, 8);
+  }
+}
+
+// Index of element (r, c) of op(X) of entry `entry` in the operand's storage.
+size_t index_of(const GemmDesc& d, char which, int64_t entry, int64_t r, int64_t c) {
+  const OperandExtent e = operand_extent(d, which);
+  if ((which == 'A' && d.op_a == Op::t) || (which == 'B' && d.op_b == Op::t)) std::swap(r, c);
+  return static_cast<size_t>(entry * e.stride + (d.layout == Layout::row_major ? r * e.ld + c : c * e.ld + r));
+}
+
+Operands draw(const GemmDesc& d, std::mt19937_64& rng, int spread = 0) {
+  const size_t size = element_size(d.type);
+  Operands o;
+  o.a.resize(operand_extent(d, 'A').elements * size);
+  o.b.resize(operand_extent(d, 'B').elements * size);
+  o.c0.resize(operand_extent(d, 'C').elements * size);
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  std::uniform_int_distribution<int> exponent(-spread, spread);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (size_t i = 0; i < o.a.size() / size; ++i) put(o.a, d.type, i, nan);  // gaps poisoned
+  for (size_t i = 0; i < o.b.size() / size; ++i) put(o.b, d.type, i, nan);
+  for (size_t i = 0; i < o.c0.size() / size; ++i) put(o.c0, d.type, i, d.beta == 0.0 ? nan : value(rng));
+  const int64_t entries_a = d.stride_a == 0 ? 1 : d.batch, entries_b = d.stride_b == 0 ? 1 : d.batch;
+  for (int64_t t = 0; t < entries_a; ++t)
+    for (int64_t i = 0; i < d.m; ++i) {
+      const double scale = std::ldexp(1.0, exponent(rng));
+      for (int64_t p = 0; p < d.k; ++p) put(o.a, d.type, index_of(d, 'A', t, i, p), value(rng) * scale);
+    }
+  for (int64_t t = 0; t < entries_b; ++t)
+    for (int64_t j = 0; j < d.n; ++j) {
+      const double scale = std::ldexp(1.0, exponent(rng));
+      for (int64_t p = 0; p < d.k; ++p) put(o.b, d.type, index_of(d, 'B', t, p, j), value(rng) * scale);
+    }
+  return o;
+}
+
+struct Outcome {
+  bool covered = false;
+  Comparison native;      // against the native kernel's bound (reference.hpp)
+  EmulationCheck own;     // against the emulation's own bound
+};
+
+Outcome run(const GemmDesc& d, const Operands& o, const ModelOptions& options = {}) {
+  std::vector<std::byte> c(o.c0.size());
+  Outcome out;
+  out.covered = model_gemm(d, o.a.data(), o.b.data(), o.c0.data(), c.data(), options);
+  out.native = compare_with_reference(d, o.a.data(), o.b.data(), o.c0.data(), c.data());
+  out.own = check_emulated(d, o.a.data(), o.b.data(), o.c0.data(), c.data(), options);
+  return out;
+}
+
+GemmDesc square(DataType type, int64_t m, int64_t n, int64_t k) {
+  GemmDesc d;
+  d.type = type;
+  d.m = m, d.n = n, d.k = k;
+  return d;
+}
+
+}  // namespace
+
+TEST_SUITE("ozaki model") {
+  TEST_CASE("the moduli are pairwise coprime and Garner's constants invert their products") {
+    for (uint32_t i = 0; i < kMaxModuli; ++i)
+      for (uint32_t j = i + 1; j < kMaxModuli; ++j) CHECK(std::gcd(kModuliTable[i], kModuliTable[j]) == 1u);
+    const Moduli m = make_moduli(kMaxModuli);
+    for (uint32_t j = 0; j < m.count; ++j) {
+      uint64_t w = 1;  // W_j mod p_j
+      for (uint32_t i = 0; i < j; ++i) {
+        CHECK(m.weight[j][i] == w);
+        w = w * m.p[i] % m.p[j];
+      }
+      CHECK(w * m.inverse[j] % m.p[j] == 1u % m.p[j]);
+      CHECK(m.inverse[j] == kGarnerInverses[j]);  // the shaders' copy (shaders/ozaki_abi.h)
+    }
+    CHECK_THROWS_AS(make_moduli(1), Error);
+    CHECK_THROWS_AS(make_moduli(kMaxModuli + 1), Error);
+  }
+
+  TEST_CASE("the scaling budget keeps k 2^T below P / 2 and is the largest that does") {
+    for (uint32_t count : {2u, 5u, 7u, 14u, 16u, 20u})
+      for (uint64_t k : {1ull, 2ull, 3ull, 1000ull, 4096ull, 131073ull, 1ull << 31}) {
+        const Moduli m = make_moduli(count);
+        const int t = exponent_budget(m, k);
+        const long double log2p = static_cast<long double>(log2_product(m));
+        const long double log2k = std::log2(static_cast<long double>(k));
+        CAPTURE(count);
+        CAPTURE(k);
+        CHECK(log2k + t + 1 < log2p);   // k 2^(T+1) < P
+        CHECK(log2k + t + 2 >= log2p);  // and T + 1 would not be
+        const ScaleBits s = scale_bits(m, k);
+        CHECK(s.a + s.b <= t);
+        CHECK(s.a <= kMaxScaleBits);
+      }
+  }
+
+  TEST_CASE("balanced residues of integers below 2^62 are exact") {
+    std::mt19937_64 rng = test::case_rng("ozaki residues");
+    for (int trial = 0; trial < 20000; ++trial) {
+      const int bits = 1 + static_cast<int>(rng() % 62);
+      const auto magnitude = static_cast<int64_t>(rng() >> (64 - bits));
+      const int64_t x = (rng() & 1) != 0 ? -magnitude : magnitude;
+      const auto v = static_cast<double>(x);
+      if (static_cast<int64_t>(v) != x) continue;  // more bits than a double holds: not a split's integer
+      for (uint32_t p : kModuliTable) {
+        const int32_t r = balanced_residue(v, p);
+        CHECK(((static_cast<Int128>(x) - r) % p) == 0);
+        CHECK(r >= -static_cast<int32_t>(p / 2));
+        CHECK(r <= static_cast<int32_t>((p - 1) / 2));
+      }
+    }
+  }
+
+  TEST_CASE("the reconstruction returns the integer within one rounding, across the balanced range") {
+    std::mt19937_64 rng = test::case_rng("ozaki reconstruction");
+    for (uint32_t count : {2u, 4u, 7u, 10u, 14u}) {  // P < 2^115: the integers fit __int128
+      const Moduli m = make_moduli(count);
+      Int128 p = 1;
+      for (uint32_t j = 0; j < count; ++j) p *= m.p[j];
+      for (int trial = 0; trial < 2000; ++trial) {
+        Int128 x = (static_cast<Int128>(rng()) << 64 | rng()) % p;  // in [0, P)
+        if (x < 0) x += p;
+        x -= p / 2;  // in [-P/2, P/2 - 1]
+        if (trial < 4) x = trial < 2 ? -p / 2 + trial : p / 2 - 1 - (trial - 2);  // the range's ends
+        std::array<uint32_t, kMaxModuli> residues{};
+        for (uint32_t j = 0; j < count; ++j) residues[j] = static_cast<uint32_t>((x % m.p[j] + m.p[j]) % m.p[j]);
+        const long double exact = static_cast<long double>(x);
+        const long double got = reconstruct(residues, m);
+        CAPTURE(count);
+        CHECK(std::fabs(got - exact) <= std::ldexp(1.0L, -53) * std::fabs(exact));
+      }
+    }
+  }
+
+  TEST_CASE("the default moduli meet the native kernel's bound, on every layout, op, ld, batch and scalar") {
+    std::mt19937_64 rng = test::case_rng("ozaki native bound");
+    int checked = 0;
+    for (DataType type : {DataType::f64, DataType::f32})
+      for (int spread : {0, 20})
+        for (Layout layout : {Layout::row_major, Layout::col_major})
+          for (Op op_a : {Op::n, Op::t})
+            for (Op op_b : {Op::n, Op::t})
+              for (auto [m, n, k] : {std::array<int64_t, 3>{1, 1, 1}, {7, 5, 3}, {33, 17, 64}, {16, 9, 300}}) {
+                GemmDesc d = square(type, m, n, k);
+                d.layout = layout, d.op_a = op_a, d.op_b = op_b;
+                const int variant = checked++ % 4;
+                if (variant >= 1) d.lda = (op_a == Op::n) == (layout == Layout::row_major) ? k + 3 : m + 2;
+                if (variant >= 2) d.batch = 3, d.stride_b = 0;
+                if (variant == 1) d.alpha = 3.14, d.beta = 2.5;
+                if (variant == 3) d.alpha = -0.5, d.beta = 1.0;
+                const Operands o = draw(d, rng, spread);
+                const Outcome r = run(d, o);
+                CAPTURE(test::describe(d));
+                CAPTURE(spread);
+                CHECK(r.covered);
+                CHECK_MESSAGE(r.native.passed, r.native.summary());
+                CHECK_MESSAGE(r.own.passed, r.own.worst_ratio);
+              }
+  }
+
+  TEST_CASE("fewer moduli trade accuracy for speed within the emulation's own bound") {
+    std::mt19937_64 rng = test::case_rng("ozaki fewer moduli");
+    for (DataType type : {DataType::f64, DataType::f32})
+      for (uint32_t count : {3u, 5u, 8u, 12u}) {
+        const GemmDesc d = square(type, 24, 20, 100);
+        const Operands o = draw(d, rng, 8);
+        ModelOptions options;
+        options.moduli = count;
+        const Outcome r = run(d, o, options);
+        CAPTURE(count);
+        CHECK(r.own.passed);
+        if (count <= (type == DataType::f64 ? 8u : 3u)) CHECK_FALSE(r.native.passed);  // coarser than native
+      }
+  }
+
+  TEST_CASE("the bounds reject each mutation of the model") {
+    std::mt19937_64 rng = test::case_rng("ozaki mutations");
+    for (DataType type : {DataType::f64, DataType::f32})
+      for (Mutation mutation : {Mutation::drop_modulus, Mutation::wrong_weight, Mutation::scale_off_by_one,
+                                Mutation::lose_chunk}) {
+        const GemmDesc d = square(type, 9, 11, 64);
+        const Operands o = draw(d, rng);
+        ModelOptions options;
+        options.chunk_k = 16;  // four chunks, so one can be lost
+        CHECK(run(d, o, options).own.passed);
+        options.mutation = mutation;
+        const Outcome r = run(d, o, options);
+        CAPTURE(static_cast<int>(mutation));
+        CAPTURE(type);
+        CHECK_FALSE(r.own.passed);
+        CHECK_FALSE(r.native.passed);
+      }
+  }
+
+  TEST_CASE("K past the int32 exactness limit: chunked it is exact, one product past 2^17 wraps and fails") {
+    // Every element of A's row and B's column the same value, whose integer has residue 127 modulo 255:
+    // each term of that modulus's product is 127^2 = 16129, and 140000 of them pass 2^31.
+    const uint32_t k = 140000;
+    const Moduli moduli = make_moduli(default_moduli(DataType::f64));
+    const ScaleBits bits = scale_bits(moduli, k);
+    auto value_with_residue = [](int s) {  // x in [0.5, 1): its integer is x 2^s, near 2^(s-1)
+      int64_t integer = int64_t{1} << (s - 1);
+      while (((integer % 255) + 255) % 255 != 127) ++integer;
+      return std::ldexp(static_cast<double>(integer), -s);
+    };
+    GemmDesc d = square(DataType::f64, 1, 1, k);
+    Operands o;
+    o.a.resize(k * 8), o.b.resize(k * 8), o.c0.resize(8);
+    for (uint32_t p = 0; p < k; ++p) put(o.a, d.type, p, value_with_residue(bits.a));
+    for (uint32_t p = 0; p < k; ++p) put(o.b, d.type, p, value_with_residue(bits.b));
+    const Outcome chunked = run(d, o);
+    CHECK(chunked.native.passed);
+    CHECK(chunked.own.passed);
+    ModelOptions whole;
+    whole.chunk_k = k;
+    const Outcome wrapped = run(d, o, whole);
+    CHECK_FALSE(wrapped.native.passed);
+    CHECK_FALSE(wrapped.own.passed);
+  }
+
+  TEST_CASE("hostile inputs: NaN, infinity and subnormals that matter are not covered; the rest is right") {
+    std::mt19937_64 rng = test::case_rng("ozaki hostile");
+    for (DataType type : {DataType::f64, DataType::f32}) {
+      const GemmDesc d = square(type, 5, 4, 6);
+      const double tiny = type == DataType::f32 ? static_cast<double>(std::numeric_limits<float>::denorm_min())
+                                                : std::numeric_limits<double>::denorm_min();
+      for (double bad : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+                         -std::numeric_limits<double>::infinity()}) {
+        Operands o = draw(d, rng);
+        put(o.b, type, 7, bad);
+        CHECK_FALSE(run(d, o).covered);
+      }
+      Operands sub = draw(d, rng);  // a row of subnormals alone: the scaling would make integers of them
+      for (int p = 0; p < 6; ++p) put(sub.a, type, static_cast<size_t>(6 + p), tiny * (p + 1));
+      CHECK_FALSE(run(d, sub).covered);
+      Operands quiet = draw(d, rng);  // a subnormal beside values near 1 rounds to 0 wherever it is: covered
+      put(quiet.a, type, 3, tiny);
+      put(quiet.a, type, 4, -0.0);
+      const Outcome q = run(d, quiet);
+      CHECK(q.covered);
+      CHECK(q.native.passed);
+      Operands zero = draw(d, rng);  // a zero row and a zero column
+      for (int p = 0; p < 6; ++p) put(zero.a, type, static_cast<size_t>(12 + p), 0.0);
+      for (int p = 0; p < 6; ++p) put(zero.b, type, static_cast<size_t>(4 * p + 1), p % 2 == 0 ? 0.0 : -0.0);
+      const Outcome z = run(d, zero);
+      CHECK(z.covered);
+      CHECK(z.native.passed);
+      CHECK(z.own.passed);
+    }
+  }
+
+  TEST_CASE("exponents near both ends of the range") {
+    std::mt19937_64 rng = test::case_rng("ozaki range ends");
+    for (DataType type : {DataType::f64, DataType::f32}) {
+      for (int top : {type == DataType::f32 ? 40 : 400, type == DataType::f32 ? 110 : 1000})
+      for (int sign : {1, -1}) {
+        GemmDesc d = square(type, 6, 7, 40);
+        d.beta = 0.5;
+        Operands o = draw(d, rng);
+        // Rows of A near 2^(sign top), columns of B near 2^(-sign top): products near 1, stay normal.
+        for (size_t i = 0; i < 6 * 40; ++i) {
+          double v;
+          if (type == DataType::f32) {
+            float f;
+            std::memcpy(&f, o.a.data() + i * 4, 4);
+            v = f;
+          } else {
+            std::memcpy(&v, o.a.data() + i * 8, 8);
+          }
+          put(o.a, type, i, std::ldexp(v, sign * top + static_cast<int>(i / 40) - 3));
+        }
+        for (size_t i = 0; i < 40 * 7; ++i) {
+          double v;
+          if (type == DataType::f32) {
+            float f;
+            std::memcpy(&f, o.b.data() + i * 4, 4);
+            v = f;
+          } else {
+            std::memcpy(&v, o.b.data() + i * 8, 8);
+          }
+          put(o.b, type, i, std::ldexp(v, -sign * top + static_cast<int>(i % 7) - 3));
+        }
+        const Outcome r = run(d, o);
+        CAPTURE(type);
+        CAPTURE(sign);
+        CAPTURE(top);
+        CHECK(r.covered);
+        // The native elementwise bound at every scale; the whole comparison (its normwise part squares the
+        // operands' norms, which leave double's range past 2^±511) where the norms are finite.
+        CHECK_MESSAGE(r.native.bad_elements == 0, r.native.summary());
+        if (top < 500) CHECK_MESSAGE(r.native.passed, r.native.summary());
+        CHECK(r.own.passed);
+      }
+    }
+  }
+
+  TEST_CASE("alpha 0, k 0, and beta 0 over a C of NaN") {
+    std::mt19937_64 rng = test::case_rng("ozaki scalars");
+    for (DataType type : {DataType::f64, DataType::f32}) {
+      GemmDesc d = square(type, 3, 4, 5);
+      d.beta = 0.0;  // C0 all NaN (draw): must not reach C
+      CHECK(run(d, draw(d, rng)).native.passed);
+      d.alpha = 0.0, d.beta = 2.0;
+      CHECK(run(d, draw(d, rng)).native.passed);
+      d.alpha = 1.0, d.k = 0;
+      CHECK(run(d, draw(d, rng)).native.passed);
+    }
+  }
+}

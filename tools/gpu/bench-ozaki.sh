@@ -1,0 +1,74 @@
+#!/bin/bash
+# The emulated f64/f32 product (--kernel ozaki, docs/design/ozaki.md) on an NVIDIA GPU, from the repository
+# root with build/release carried, results under $OUT (default out/gpu/ozaki):
+#   devices   whether the device can (vkgemm devices' "emulated f64/f32" line)
+#   run       f64 and f32 at 4096^3 and 8192^3: ozaki, auto with --precision emulated, and the native auto,
+#             each verified then timed (JSON per run); 5 and 20 moduli at 4096^3 split the time between the
+#             products (which scale with the moduli) and the passes (which barely do)
+#   spread    f64 4096^3 with rows of A and columns of B scaled by 2^U(-20, 20), from .npy files (judged by
+#             the worst-case bound), ozaki and native
+#   cublas    tools/bench-vs-cublas.py at 4096 and 8192: f64 (ozaki and auto) against DGEMM, f32 (ozaki)
+#             against SGEMM
+# Usage: tools/gpu/bench-ozaki.sh [phase...]   (default: every phase; one device call is 10 minutes at most:
+# run `devices run` and `spread cublas` in two calls if one runs long)
+set -u
+OUT=${OUT:-out/gpu/ozaki}
+VKGEMM=${VKGEMM:-build/release/vkgemm}
+mkdir -p "$OUT"
+phases=("$@")
+[ ${#phases[@]} -eq 0 ] && phases=(devices run spread cublas)
+status=0
+
+run() {  # run NAME ARGS...: one vkgemm run, its output and JSON kept
+  local name=$1
+  shift
+  echo "== $name: vkgemm run $*" | tee -a "$OUT/run.txt"
+  "$VKGEMM" run "$@" --json "$OUT/$name.json" 2>&1 | tee -a "$OUT/run.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+}
+
+for phase in "${phases[@]}"; do
+  case $phase in
+    devices)
+      "$VKGEMM" devices | tee "$OUT/devices.txt" | grep -E "^[^ ]|emulated" ;;
+    run)
+      for t in f64 f32; do
+        for s in 4096 8192; do
+          shape=(--type "$t" --m "$s" --n "$s" --k "$s" --repeat 20)
+          check=(--verify)
+          [ "$s" -gt 4096 ] && check=()  # the CPU check of 8192^3 takes minutes: the ozaki run's alone
+          run "$t-$s-ozaki" "${shape[@]}" --kernel ozaki --verify
+          run "$t-$s-auto-emulated" "${shape[@]}" --precision emulated "${check[@]}"
+          run "$t-$s-native" "${shape[@]}" "${check[@]}"
+        done
+        for moduli in 5 20; do
+          run "$t-4096-ozaki-$moduli" --type "$t" --m 4096 --n 4096 --k 4096 --repeat 20 --kernel ozaki --moduli "$moduli"
+        done
+      done ;;
+    spread)
+      python3 - "$OUT" <<'EOF'
+import sys
+import numpy as np
+rng = np.random.default_rng(1)
+n = 4096
+a = rng.uniform(-1, 1, (n, n)) * np.exp2(rng.integers(-20, 21, (n, 1)))
+b = rng.uniform(-1, 1, (n, n)) * np.exp2(rng.integers(-20, 21, (1, n)))
+np.save(f"{sys.argv[1]}/spread-a.npy", a)
+np.save(f"{sys.argv[1]}/spread-b.npy", b)
+EOF
+      run spread-ozaki --a "$OUT/spread-a.npy" --b "$OUT/spread-b.npy" --kernel ozaki --repeat 20 --verify
+      run spread-native --a "$OUT/spread-a.npy" --b "$OUT/spread-b.npy" --repeat 20 --verify
+      rm -f "$OUT"/spread-*.npy ;;
+    cublas)
+      python3 tools/bench-vs-cublas.py --type f64 --shapes 4096 8192 --kernel ozaki --rounds 1 \
+        --json "$OUT/cublas-f64-ozaki.json" || status=1
+      python3 tools/bench-vs-cublas.py --type f64 --shapes 4096 8192 --rounds 1 \
+        --json "$OUT/cublas-f64-native.json" || status=1
+      python3 tools/bench-vs-cublas.py --type f32 --shapes 4096 8192 --kernel ozaki --rounds 1 \
+        --json "$OUT/cublas-f32-ozaki.json" || status=1 ;;
+    *)
+      echo "unknown phase $phase (devices, run, spread, cublas)" >&2
+      exit 2 ;;
+  esac
+done
+exit $status
