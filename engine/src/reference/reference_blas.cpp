@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -42,14 +43,20 @@ struct FloatCells {
 // the Indexer in the sum's loop, op(B) went down its stored columns (and a transposed A across its stored
 // rows): a 1536^3 check with alpha 1.5 took 6.9 s that way against 3.6 s gathered (medians of 3, 2-core
 // host). The values and order are the same.
-std::vector<double> along_k(const GemmDesc& d, const void* x, char which, const Pick& pick) {
+// Elements as doubles (float types) or as the uint32 of the int32 the shaders widen i8 and u8 to.
+template <typename T>
+std::vector<T> along_k(const GemmDesc& d, const void* x, char which, const Pick& pick) {
   const Indexer ix = indexer(d, which);
   const auto& lines = which == 'A' ? pick.rows : pick.cols;
-  std::vector<double> out(uint64_t(which == 'A' ? pick.row_count() : pick.col_count()) * uint64_t(d.k));
+  std::vector<T> out(uint64_t(which == 'A' ? pick.row_count() : pick.col_count()) * uint64_t(d.k));
   uint64_t at = 0;
   for (int64_t t = 0; t < d.batch; ++t)
     for (const int64_t l : lines[size_t(t)])
-      for (int64_t p = 0; p < d.k; ++p) out[at++] = load_element(d.type, x, which == 'A' ? ix(t, l, p) : ix(t, p, l));
+      for (int64_t p = 0; p < d.k; ++p) {
+        const uint64_t i = which == 'A' ? ix(t, l, p) : ix(t, p, l);
+        if constexpr (std::is_same_v<T, double>) out[at++] = load_element(d.type, x, i);
+        else out[at++] = static_cast<T>(detail::load_int(d.type, x, i));
+      }
   return out;
 }
 
@@ -92,8 +99,8 @@ void compute(const GemmDesc& d, const void* a, const void* b, const void* c_in, 
   const Indexer ic = indexer(d, 'C');
   const DataType out_type = output_type(d);
   const bool reads_ab = d.alpha != 0.0 && d.k != 0;
-  const std::vector<double> rows_a = reads_ab ? along_k(d, a, 'A', pick) : std::vector<double>{};
-  const std::vector<double> cols_b = reads_ab ? along_k(d, b, 'B', pick) : std::vector<double>{};
+  const std::vector<double> rows_a = reads_ab ? along_k<double>(d, a, 'A', pick) : std::vector<double>{};
+  const std::vector<double> cols_b = reads_ab ? along_k<double>(d, b, 'B', pick) : std::vector<double>{};
   if (reads_ab) r.norm_ab2 = norm_ab2 ? *norm_ab2 : entry_norms(d, a, b);
   const Pick::Rows flat = pick.flat_rows();
   const uint64_t count = pick.element_count();
@@ -135,19 +142,6 @@ void compute(const GemmDesc& d, const void* a, const void* b, const void* c_in, 
   for (const double x : row_c2) r.norm_c2 += x;
 }
 
-// The picked rows of op(A) or columns of op(B) along p, as the int32 the shaders widen i8 and u8 to.
-std::vector<uint32_t> along_k_int(const GemmDesc& d, const void* x, char which, const Pick& pick) {
-  const Indexer ix = indexer(d, which);
-  const auto& lines = which == 'A' ? pick.rows : pick.cols;
-  std::vector<uint32_t> out(uint64_t(which == 'A' ? pick.row_count() : pick.col_count()) * uint64_t(d.k));
-  uint64_t at = 0;
-  for (int64_t t = 0; t < d.batch; ++t)
-    for (const int64_t l : lines[size_t(t)])
-      for (int64_t p = 0; p < d.k; ++p)
-        out[at++] = static_cast<uint32_t>(detail::load_int(d.type, x, which == 'A' ? ix(t, l, p) : ix(t, p, l)));
-  return out;
-}
-
 // i32, i8 and u8 inputs (widened to int32 as the shaders do), C int32: the picked elements, rows of (t, i)
 // spread over the cores, each sum wrapping modulo 2^32 as the GPU's does.
 void compute_int(const GemmDesc& d, const void* a, const void* b, const int32_t* c0, const Pick& pick,
@@ -156,8 +150,8 @@ void compute_int(const GemmDesc& d, const void* a, const void* b, const int32_t*
   const bool reads_ab = d.alpha != 0.0 && d.k != 0;
   const auto alpha = static_cast<uint32_t>(static_cast<int32_t>(d.alpha));
   const auto beta = static_cast<uint32_t>(static_cast<int32_t>(d.beta));
-  const std::vector<uint32_t> rows_a = reads_ab ? along_k_int(d, a, 'A', pick) : std::vector<uint32_t>{};
-  const std::vector<uint32_t> cols_b = reads_ab ? along_k_int(d, b, 'B', pick) : std::vector<uint32_t>{};
+  const std::vector<uint32_t> rows_a = reads_ab ? along_k<uint32_t>(d, a, 'A', pick) : std::vector<uint32_t>{};
+  const std::vector<uint32_t> cols_b = reads_ab ? along_k<uint32_t>(d, b, 'B', pick) : std::vector<uint32_t>{};
   const Pick::Rows flat = pick.flat_rows();
   const uint64_t count = pick.element_count();
   cells.resize(count), ref.resize(count);
