@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ozaki/model.hpp"
+#include "reference/element_access.hpp"
 #include "support.hpp"
 
 using namespace vkgemm;
@@ -43,14 +44,7 @@ std::vector<std::byte> uniform(DataType type, uint64_t count, std::mt19937_64& r
   return test::random_elements(type, count, rng);
 }
 
-void put(std::vector<std::byte>& v, DataType type, size_t i, double x) {
-  if (type == DataType::f32) {
-    const auto f = static_cast<float>(x);
-    std::memcpy(v.data() + i * 4, &f, 4);
-  } else {
-    std::memcpy(v.data() + i * 8, &x, 8);
-  }
-}
+void put(std::vector<std::byte>& v, DataType type, size_t i, double x) { detail::store_element(type, v.data(), i, x); }
 
 }  // namespace
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ozaki/model.hpp"
+#include "reference/element_access.hpp"
 #include "support.hpp"
 #include "vkgemm/reference.hpp"
 
@@ -30,14 +31,7 @@ struct Operands {
   std::vector<std::byte> a, b, c0;
 };
 
-void put(std::vector<std::byte>& v, DataType type, size_t i, double x) {
-  if (type == DataType::f32) {
-    const auto f = static_cast<float>(x);
-    std::memcpy(v.data() + i * 4, &f, 4);
-  } else {
-    std::memcpy(v.data() + i * 8, &x, 8);
-  }
-}
+void put(std::vector<std::byte>& v, DataType type, size_t i, double x) { detail::store_element(type, v.data(), i, x); }
 
 // Index of element (r, c) of op(X) of entry `entry` in the operand's storage.
 size_t index_of(const GemmDesc& d, char which, int64_t entry, int64_t r, int64_t c) {
