@@ -27,6 +27,7 @@ layout(push_constant) uniform GemmParams {
 
 const uint kModuli[OZAKI_MAX_MODULI] = uint[](OZAKI_MODULI);
 const uint kInverse[OZAKI_MAX_MODULI] = uint[](OZAKI_GARNER_INVERSES);
+const uint kWeight[OZAKI_MAX_MODULI * OZAKI_MAX_MODULI] = uint[](OZAKI_GARNER_WEIGHTS);
 
 // v mod m in [0, m), as a mathematical residue of the int32 v (|v| read as uint: INT_MIN is 2^31).
 uint residue(int v, uint m) {
@@ -42,24 +43,37 @@ double reconstruct(uint y[OZAKI_MAX_MODULI]) {
   [[unroll]] for (uint j = 0u; j < OZAKI_MAX_MODULI; ++j) {
     if (j >= MODULI) break;
     const uint m = kModuli[j];
-    int below = 0;  // digits 0 .. j-1 weighted by W_i mod m, W_i = p_0 ... p_{i-1}
-    uint w = 1u;
+    int below = 0;  // digits 0 .. j-1 weighted by W_i mod m, W_i = p_0 ... p_{i-1}: from the table, no modulo
     [[unroll]] for (uint i = 0u; i < OZAKI_MAX_MODULI; ++i) {
       if (i >= j) break;
-      below += digit[i] * int(w);
-      w = (w * kModuli[i]) % m;
+      below += digit[i] * int(kWeight[j * OZAKI_MAX_MODULI + i]);
     }
-    const uint difference = residue(int(y[j]) - below, m);
+    // |below| < 19 * 128 * 255 < 2^20: a multiple of m past 2^20 (a constant) keeps the difference unsigned.
+    const uint difference = uint(int(y[j]) - below + int(((1u << 20) / m + 1u) * m)) % m;
     digit[j] = balanced((difference * kInverse[j]) % m, m);
   }
-  // s p split exactly without fma (Vulkan does not require fma to be fused, and lavapipe's is not):
-  // Veltkamp's split makes s = hi + lo with hi of 26 bits and lo of 27, so hi p and lo p are exact; Fast2Sum
-  // adds them and then the digit, each error exact. `precise`: no contraction, no reassociation.
-  precise double s = double(digit[MODULI - 1u]);
+  // Three digits at a time make one exact int32 D_g = v_3g + p_3g (v_3g+1 + p_3g+1 v_3g+2), |D_g| <= R_g / 2 with
+  // R_g = p_3g p_3g+1 p_3g+2 < 2^24, so C' = D_0 + R_0 (D_1 + R_1 (D_2 + ...)): a third of the Horner steps.
+  const uint groups = (MODULI + 2u) / 3u;
+  int group_value[(OZAKI_MAX_MODULI + 2) / 3];
+  [[unroll]] for (uint g = 0u; g < (OZAKI_MAX_MODULI + 2u) / 3u; ++g) {
+    if (g >= groups) break;
+    int v = 0;
+    [[unroll]] for (int t = 2; t >= 0; --t) {
+      if (3u * g + uint(t) < MODULI) v = digit[3u * g + uint(t)] + int(kModuli[3u * g + uint(t)]) * v;
+    }
+    group_value[g] = v;
+  }
+  // s R split exactly without fma (Vulkan does not require fma to be fused, and lavapipe's is not):
+  // Veltkamp's split makes s = hi + lo with hi of 26 bits and lo of 27, so hi R and lo R (R < 2^24) are exact;
+  // Fast2Sum adds them and then D_g, each error exact (|s R| >= R >= 2 |D_g| whenever s != 0). `precise`: no
+  // contraction, no reassociation.
+  precise double s = double(group_value[groups - 1u]);
   precise double c = 0.0;
-  [[unroll]] for (int j = OZAKI_MAX_MODULI - 2; j >= 0; --j) {
-    if (uint(j) + 1u >= MODULI) continue;
-    const double m = double(kModuli[j]);
+  [[unroll]] for (int g = (OZAKI_MAX_MODULI + 2) / 3 - 2; g >= 0; --g) {
+    if (uint(g) + 1u >= groups) continue;
+    const double m = double(kModuli[3 * g]) * double(kModuli[3 * g + 1]) * double(kModuli[3 * g + 2]);
+    const double d = double(group_value[g]);
     precise double gamma = s * 134217729.0;  // 2^27 + 1
     precise double hi = gamma - (gamma - s);
     precise double lo = s - hi;
@@ -67,8 +81,8 @@ double reconstruct(uint y[OZAKI_MAX_MODULI]) {
     precise double low = lo * m;
     precise double product = high + low;
     precise double product_error = low - (product - high);
-    precise double sum = product + double(digit[j]);
-    precise double sum_error = double(digit[j]) - (sum - product);
+    precise double sum = product + d;
+    precise double sum_error = d - (sum - product);
     c = c * m + (product_error + sum_error);
     s = sum;
   }
@@ -83,13 +97,13 @@ void main() {
   uint y[OZAKI_MAX_MODULI];
   [[unroll]] for (uint l = 0u; l < OZAKI_MAX_MODULI; ++l) {
     if (l >= MODULI) break;
-    uint r = 0u;
-    for (uint chunk = 0u; chunk < p.K; ++chunk) {
+    uint r = residue(sums[p.a_offset + plane + l * p.batch * p.stride_a], kModuli[l]);
+    for (uint chunk = 1u; chunk < p.K; ++chunk) {  // K past kChunkK: the chunks' residues summed
       r = (r + residue(sums[p.a_offset + plane + ((chunk * moduli + l) * p.batch) * p.stride_a], kModuli[l])) % kModuli[l];
     }
     y[l] = r;
   }
-  const int e = words[p.b_offset + entry * p.M + i] + words[p.stride_b + entry * p.N + j];
+  const int e = words[p.b_offset + entry * p.k_split + i] + words[p.stride_b + entry * p.N + j];
   const int e_first = -e / 2;
   precise double product = ldexp(ldexp(reconstruct(y), e_first), -e - e_first);
   precise double r = p.alpha * product;

@@ -75,14 +75,19 @@ const int kExponentBias = 1022;
 #endif
 const uint kSubnormalSeen = 0x80000000u;
 
-// The balanced residue of the integer-valued double v (|v| < 2^62) modulo m, through its two 32-bit halves.
-int balanced_residue(double v, uint m) {
+// The two 32-bit halves of the integer-valued double |v| < 2^62 (hi < 2^30), taken once an element.
+uvec2 halves(double v) {
   const double magnitude = abs(v);
   const double hi = floor(ldexp(magnitude, -32));
-  const double lo = magnitude - ldexp(hi, 32);
+  return uvec2(uint(hi), uint(magnitude - ldexp(hi, 32)));
+}
+
+// The balanced residue modulo m of the integer whose magnitude has the halves h. m is a constant where the
+// moduli loop unrolls (main), so each % is a multiply and shifts, not a division.
+int balanced_residue(uvec2 h, bool negative, uint m) {
   const uint two32 = (0xffffffffu % m + 1u) % m;
-  uint r = ((uint(hi) % m) * two32 + uint(lo) % m) % m;
-  if (v < 0.0 && r != 0u) r = m - r;
+  uint r = ((h.x % m) * two32 + h.y % m) % m;
+  if (negative && r != 0u) r = m - r;
   return r >= (m + 1u) / 2u ? int(r) - int(m) : int(r);
 }
 
@@ -98,12 +103,18 @@ double nearest_integer(double v) {
 }
 
 void main() {
-  const uint line = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
-  const uint entry = gl_WorkGroupID.z, me = gl_LocalInvocationIndex;
-  if (line >= p.M) return;  // the whole workgroup: no barrier is skipped by some invocations alone
+  // A workgroup walks OZAKI_SPLIT_GROUP adjacent lines at once where they are adjacent in memory (the host's
+  // OZAKI_SPLIT_GROUPED): invocation `me` takes line slot = me % group along lane = me / group, so a subgroup's
+  // reads cover whole 32-byte sectors of neighbouring lines instead of one element of each.
+  const uint group = (p.flags & OZAKI_SPLIT_GROUPED) != 0u ? OZAKI_SPLIT_GROUP : 1u;
+  const uint lanes = OZAKI_SPLIT_INVOCATIONS / group;
+  const uint entry = gl_WorkGroupID.z, me = gl_LocalInvocationIndex, slot = me % group, lane = me / group;
+  const uint first = (gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x) * group, line = first + slot;
+  if (first >= p.M) return;  // the whole workgroup: no barrier is skipped by some invocations alone
+  const bool live = line < p.M;
   double most = 0.0;
   uint flag = 0u;
-  for (uint t = me; t < p.K; t += OZAKI_SPLIT_INVOCATIONS) {
+  for (uint t = lane; live && t < p.K; t += lanes) {
     const uint index = element_index(entry, line, t);
     const uint stored = stored_class(index);
     const uint field = stored & 0x7fffffffu;
@@ -114,24 +125,27 @@ void main() {
   largest[me] = most;
   flags[me] = flag;
   barrier();
-  for (uint half_size = OZAKI_SPLIT_INVOCATIONS / 2u; half_size > 0u; half_size /= 2u) {
+  // Halving down to `group`: me and me + half_size are the same line's (half_size is a multiple of group).
+  for (uint half_size = OZAKI_SPLIT_INVOCATIONS / 2u; half_size >= group; half_size /= 2u) {
     if (me < half_size) {
       largest[me] = max(largest[me], largest[me + half_size]);
       flags[me] |= flags[me + half_size];
     }
     barrier();
   }
+  if (!live) return;
   // The exponent x of the largest magnitude from its bits (frexp's, without trusting a device's frexp or its
   // subnormals): a subnormal largest (field 0) gets -1022 (-126), at most its own, and is flagged below.
-  const int x = int(exponent_bits(largest[0])) - kExponentBias;
-  const int e = largest[0] == 0.0 ? 0 : int(p.k_split) - x;
-  uint uncovered = flags[0] & ~kSubnormalSeen;
+  const double line_largest = largest[slot];
+  const int x = int(exponent_bits(line_largest)) - kExponentBias;
+  const int e = line_largest == 0.0 ? 0 : int(p.k_split) - x;
+  uint uncovered = flags[slot] & ~kSubnormalSeen;
   // A subnormal matters where the scaling would make an integer of it (e >= kSubnormalMatters), and where
   // the device flushed it before the maximum saw it: a line of subnormals alone then reads as all zeros.
-  if ((flags[0] & kSubnormalSeen) != 0u && (e >= kSubnormalMatters || largest[0] == 0.0)) {
+  if ((flags[slot] & kSubnormalSeen) != 0u && (e >= kSubnormalMatters || line_largest == 0.0)) {
     uncovered |= OZAKI_UNCOVERED_SUBNORMAL;
   }
-  if (me == 0u) {
+  if (lane == 0u) {
     words[p.b_offset + entry * p.M + line] = e;
     // Every workgroup that finds an uncovered input stores its nonzero bits: any of them serves.
     if (uncovered != 0u) words[p.split_stride] = int(uncovered);
@@ -140,14 +154,21 @@ void main() {
   // Four consecutive elements a word, every word of the plane's row written: bytes from K to ldc as 0, so
   // that an int8 kernel's whole-unit loads past K read zeros.
   const int e_first = e / 2;
-  for (uint t4 = 4u * me; t4 < p.ldc; t4 += 4u * OZAKI_SPLIT_INVOCATIONS) {
-    double scaled[4];
+  for (uint t4 = 4u * lane; t4 < p.ldc; t4 += 4u * lanes) {
+    uvec2 h[4];
+    bool negative[4];
     [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-      scaled[i] = t4 + i < p.K ? nearest_integer(ldexp(ldexp(element(entry, line, t4 + i), e_first), e - e_first)) : 0.0;
+      const double scaled =
+          t4 + i < p.K ? nearest_integer(ldexp(ldexp(element(entry, line, t4 + i), e_first), e - e_first)) : 0.0;
+      h[i] = halves(scaled);
+      negative[i] = scaled < 0.0;
     }
-    for (uint l = 0u; l < MODULI; ++l) {
+    [[unroll]] for (uint l = 0u; l < OZAKI_MAX_MODULI; ++l) {
+      if (l >= MODULI) break;
       uint word = 0u;
-      [[unroll]] for (uint i = 0u; i < 4u; ++i) word |= (uint(balanced_residue(scaled[i], kModuli[l])) & 0xffu) << (8u * i);
+      [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+        word |= (uint(balanced_residue(h[i], negative[i], kModuli[l])) & 0xffu) << (8u * i);
+      }
       const uint byte_at = p.c_offset + (l * p.batch + entry) * p.stride_c + line * p.ldc + t4;
       planes[byte_at / 4u] = word;
     }

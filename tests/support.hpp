@@ -45,6 +45,10 @@ void release_engine();
 // Another engine with `options` and validation on, its messages failing the running test as engine()'s
 // do: for tests that need an engine of their own (one created under VKGEMM_TEST_* limits).
 std::unique_ptr<Engine> make_engine(EngineOptions options = {});
+// make_engine() on a device whose maxComputeWorkGroupCount and maxStorageBufferRange read as at most
+// `max_groups` and `max_range` (0: the device's own), through VKGEMM_TEST_MAX_GROUP_COUNT and
+// VKGEMM_TEST_MAX_STORAGE_RANGE: the limits' paths on any device.
+std::unique_ptr<Engine> engine_with_limits(uint32_t max_groups, uint64_t max_range);
 // Messages validation has reported in this process so far.
 uint64_t validation_messages();
 

@@ -117,6 +117,36 @@ TEST_SUITE("ozaki") {
       }
   }
 
+  TEST_CASE("int32 planes past one binding: the products and the merge in row blocks, bit for bit the model") {
+    // maxStorageBufferRange read as 48 KiB: A, B, C and each plane region fit one binding, but the int32 planes
+    // of the whole C (14 moduli x batch 2 x 100 x 20 x 4 bytes) do not, so they are made and merged 16 rows
+    // at a time over one region; batch 2 places the second entry's exponents by the entry's full rows.
+    auto limited = test::engine_with_limits(0, 48 << 10);
+    std::mt19937_64 rng = test::case_rng("ozaki row blocks");
+    for (DataType type : {DataType::f64, DataType::f32}) {
+      GemmDesc d = make_desc(type, Layout::row_major, Op::n, Op::t, 100, 20, 8, 0, false, -1.5, 0.75);
+      d.batch = 2;
+      d.stride_a = d.m * d.lda, d.stride_b = d.n * d.ldb, d.stride_c = d.m * d.ldc;
+      // Rows of A scaled by 2^-4 .. 2^4 in turn: each row's exponent its own, so a row read as another's fails.
+      auto a = uniform(type, operand_extent(d, 'A').elements, rng);
+      std::uniform_real_distribution<double> unit(-1.0, 1.0);
+      for (size_t i = 0; i < operand_extent(d, 'A').elements; ++i) {
+        put(a, type, i, std::ldexp(unit(rng), static_cast<int>((i / static_cast<size_t>(d.lda)) % 9) - 4));
+      }
+      const auto b = uniform(type, operand_extent(d, 'B').elements, rng);
+      const auto c0 = uniform(type, operand_extent(d, 'C').elements, rng);
+      std::vector<std::byte> device = c0, model(c0.size());
+      const GemmTiming t = limited->gemm(d, a.data(), b.data(), device.data(), emulated());
+      CAPTURE(type);
+      CHECK(t.kernel == Kernel::ozaki);
+      CHECK_MESSAGE(t.config.find(type == DataType::f64 ? "in 7 blocks of 16 rows" : "in 3 blocks of 40 rows") !=
+                        std::string::npos, t.config);
+      CHECK(ozaki::model_gemm(d, a.data(), b.data(), c0.data(), model.data()));
+      CHECK(device == model);
+      CHECK(compare_with_reference(d, a.data(), b.data(), c0.data(), device.data()).passed);
+    }
+  }
+
   TEST_CASE("K past the int32 exactness limit: two K chunks, summed in the merge, bit for bit the model") {
     std::mt19937_64 rng = test::case_rng("ozaki K chunks");
     const GemmDesc d = make_desc(DataType::f64, Layout::row_major, Op::n, Op::t, 2, 3, 140000, 0, false, 1.0, 0.0);

@@ -82,18 +82,6 @@ size_t check_partition(const WholeProduct& w, const Blocking& bl, const Partitio
 }
 
 // An engine (validation on) whose limits are lowered by the testing knobs; 0 leaves a limit as it is.
-std::unique_ptr<Engine> engine_with_limits(uint32_t max_groups, uint64_t max_range) {
-  const auto set = [](const char* name, uint64_t v) {
-    if (v) setenv(name, std::to_string(v).c_str(), 1);
-  };
-  set("VKGEMM_TEST_MAX_GROUP_COUNT", max_groups);
-  set("VKGEMM_TEST_MAX_STORAGE_RANGE", max_range);
-  auto e = test::make_engine();
-  unsetenv("VKGEMM_TEST_MAX_GROUP_COUNT");
-  unsetenv("VKGEMM_TEST_MAX_STORAGE_RANGE");
-  return e;
-}
-
 bool contains(const std::string& s, const std::string& words) { return s.find(words) != std::string::npos; }
 
 // The pieces a product was cut into, from the configuration GemmTiming reports ("..., 12 pieces").
@@ -199,14 +187,14 @@ TEST_SUITE("partition") {
     test::expect_error([&] { (void)detail::partition(big, {}, {.max_groups = {16, 16, 1}, .max_range = 1ull << 40}); },
                        ErrorCode::too_large, "maxComputeWorkGroupCount = (16, 16, 1)");
     // On an engine: a storage range below one f32 past an unaligned start.
-    auto e = engine_with_limits(0, 4);
+    auto e = test::engine_with_limits(0, 4);
     std::vector<float> a(4, 1.0f), c(4);
     test::expect_error([&] { e->gemm(DataType::f32, 2, 2, 1, a.data(), a.data(), c.data()); }, ErrorCode::too_large,
                        "maxStorageBufferRange = 4 bytes");
   }
 
   TEST_CASE("maxComputeWorkGroupCount lowered to 2: every kernel, layout, op, batch 3 and beta, right") {
-    auto e = engine_with_limits(2, 0);
+    auto e = test::engine_with_limits(2, 0);
     REQUIRE(e->device().max_workgroup_count[2] == 2);
     uint64_t pieces = 0;
     uint32_t calls = 0;
@@ -216,7 +204,7 @@ TEST_SUITE("partition") {
   }
 
   TEST_CASE("maxStorageBufferRange lowered to 4 KiB: every kernel, layout, op, batch 3 and beta, right") {
-    auto e = engine_with_limits(0, 4096);
+    auto e = test::engine_with_limits(0, 4096);
     REQUIRE(e->device().max_storage_buffer_range == 4096);
     uint64_t pieces = 0;
     uint32_t calls = 0;
@@ -226,7 +214,7 @@ TEST_SUITE("partition") {
   }
 
   TEST_CASE("both lowered and a K bound of 16: right") {
-    auto e = engine_with_limits(3, 2048);
+    auto e = test::engine_with_limits(3, 2048);
     uint64_t pieces = 0;
     uint32_t calls = 0;
     run_grid(*e, "groups 3, range 2048, k 16", pieces, calls, 16);

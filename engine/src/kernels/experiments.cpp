@@ -74,6 +74,17 @@ const Coopmat2Experiment& coopmat2_experiment() {
   return e;
 }
 
+bool ozaki_drop_experiment(const std::string& shader) {
+  static const char* drop = knob("VKGEMM_EXPERIMENT_OZAKI_DROP");
+  for (std::string_view rest = drop ? drop : ""; !rest.empty();) {
+    const size_t comma = rest.find(',');
+    const std::string_view prefix = rest.substr(0, comma);
+    if (!prefix.empty() && shader.compare(0, prefix.size(), prefix) == 0) return true;
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+  }
+  return false;
+}
+
 const char* spirv_experiment_folder() {
   static const char* folder = knob("VKGEMM_EXPERIMENT_SPIRV");
   return folder;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace vkgemm::kernels {
 
@@ -39,6 +40,10 @@ struct Coopmat2Experiment {
 // Each read once per process (planning runs on every call).
 const KhrExperiment& khr_experiment();
 const Coopmat2Experiment& coopmat2_experiment();
+// VKGEMM_EXPERIMENT_OZAKI_DROP = "ozaki_split,coopmat2": the emulated product's passes whose shader name starts
+// with one of these are left out of its sequence (its result is then wrong): the time of each pass by
+// subtraction. True when `shader` is to be left out.
+bool ozaki_drop_experiment(const std::string& shader);
 // VKGEMM_EXPERIMENT_SPIRV=<folder>: the pipelines take <folder>/<shader>.spv, where there is one, in place of
 // the embedded variant of that name (kernels/spirv.cpp); nullptr when unset.
 const char* spirv_experiment_folder();

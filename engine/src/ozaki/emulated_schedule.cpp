@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/experiments.hpp"
 #include "ozaki/moduli.hpp"
 #include "ozaki_abi.h"
 #include "vkgemm/error.hpp"
@@ -27,23 +28,30 @@ struct Shape {
   uint32_t moduli = 0, chunks = 0, ldk = 0;
 };
 
-// Where each region of the workspace starts, in bytes.
+// Where each region of the workspace starts, in bytes. The int32 planes hold one block of `rows` rows of C
+// at a time: the products and the merge run block by block over the same region, so that a product whose
+// planes would pass the one allocation or binding a device allows still runs (choose_rows).
 struct Layout {
   uint32_t dispatches = 0;  // the native plan's
   uint32_t exp_a = 0, exp_b = 0;  // word indices
+  uint32_t rows = 0;              // rows of C a block of the int32 planes holds
   uint64_t words = 0, planes_a = 0, planes_b = 0, sums = 0, native = 0, total = 0;
   uint64_t words_bytes = 0, a_bytes = 0, b_bytes = 0, sums_bytes = 0, chunk_bytes = 0;
 };
 
-Layout lay_out_workspace(const Shape& s, uint32_t dispatches, uint64_t native_bytes) {
+// The int32 planes' bytes a row of C takes: every K chunk of every modulus of every batch entry.
+uint64_t sums_row_bytes(const Shape& s) { return uint64_t{s.chunks} * s.moduli * s.batch * s.n * 4; }
+
+Layout lay_out_workspace(const Shape& s, uint32_t dispatches, uint64_t native_bytes, uint32_t rows) {
   Layout l;
   l.dispatches = dispatches;
+  l.rows = rows;
   l.exp_a = kFirstIndirectWord + 4 * dispatches;
   l.exp_b = l.exp_a + s.batch * s.m;
   l.words_bytes = (uint64_t{l.exp_b} + uint64_t{s.batch} * s.n) * 4;
   l.a_bytes = uint64_t{s.moduli} * s.batch * s.m * s.ldk;
   l.b_bytes = uint64_t{s.moduli} * s.batch * s.n * s.ldk;
-  l.chunk_bytes = uint64_t{s.moduli} * s.batch * s.m * s.n * 4;
+  l.chunk_bytes = uint64_t{s.moduli} * s.batch * rows * s.n * 4;
   l.sums_bytes = l.chunk_bytes * s.chunks;
   l.planes_a = align_up(l.words_bytes, kRegionAlign);
   l.planes_b = align_up(l.planes_a + l.a_bytes, kRegionAlign);
@@ -51,6 +59,27 @@ Layout lay_out_workspace(const Shape& s, uint32_t dispatches, uint64_t native_by
   l.native = align_up(l.sums + l.sums_bytes, kRegionAlign);
   l.total = l.native + native_bytes;
   return l;
+}
+
+// The rows of C a block of int32 planes holds: all of C where its planes fit one binding and, with the other
+// regions, one allocation; else as few blocks as fit, of equal rows rounded to a multiple of kBlockRowAlign
+// (whole tiles of the int8 kernels, so that no block's edge adds an edge tile), or of 8 where fewer fit. At
+// least one row: where even that does not fit, check_ranges says why.
+uint32_t choose_rows(const Shape& s, uint32_t dispatches, uint64_t native_bytes, const DeviceInfo& device) {
+  constexpr uint32_t kBlockRowAlign = 256;
+  const uint64_t per_row = sums_row_bytes(s);
+  const uint64_t range = std::min<uint64_t>(device.max_storage_buffer_range, UINT32_MAX);
+  uint64_t rows = std::min<uint64_t>(s.m, range / per_row);
+  if (device.max_allocation_size) {
+    const uint64_t others = lay_out_workspace(s, dispatches, native_bytes, 0).total + 2 * kRegionAlign;
+    rows = std::min(rows, device.max_allocation_size > others ? (device.max_allocation_size - others) / per_row : 0);
+  }
+  if (rows >= s.m) return s.m;
+  const uint64_t align = rows >= kBlockRowAlign ? kBlockRowAlign : rows >= 8 ? 8 : 1;
+  const uint64_t most = std::max<uint64_t>(1, rows / align * align);
+  // Blocks of equal rows where the alignment allows: as few blocks as `most` needs, each as full as the next.
+  const uint64_t blocks = (s.m + most - 1) / most;
+  return static_cast<uint32_t>(std::min(most, align_up((s.m + blocks - 1) / blocks, align)));
 }
 
 void check_ranges(const GemmDesc& desc, const Layout& l, const DeviceInfo& device) {
@@ -120,15 +149,17 @@ SequencePass split(const Shape& s, const Layout& l, const DeviceInfo& device, Da
   SequencePass out;
   out.pass.shape = shape_of(fmt::format("ozaki_split_{}", to_string(type)), s.moduli, {OZAKI_SPLIT_INVOCATIONS, 1, 1});
   const uint32_t lines = columns ? s.n : s.m;
-  out.pass.grid = line_grid(device, lines, s.batch);
-  kernels::GemmPushConstants& p = out.pass.push;
   const kernels::GemmPushConstants& a = s.a_side;
+  const bool transposed = (a.flags & (columns ? kernels::kTransB : kernels::kTransA)) != 0;
+  // Neighbouring lines are neighbours in memory (columns of B untransposed, rows of A transposed): grouped.
+  const bool grouped = columns != transposed;
+  out.pass.grid = line_grid(device, grouped ? (lines + OZAKI_SPLIT_GROUP - 1) / OZAKI_SPLIT_GROUP : lines, s.batch);
+  kernels::GemmPushConstants& p = out.pass.push;
   p.M = lines, p.K = s.k, p.batch = s.batch, p.N = s.moduli;
   p.lda = columns ? a.ldb : a.lda;
   p.a_offset = columns ? a.b_offset : a.a_offset;
   p.stride_a = columns ? a.stride_b : a.stride_a;
-  const bool transposed = (a.flags & (columns ? kernels::kTransB : kernels::kTransA)) != 0;
-  p.flags = (transposed ? kernels::kTransA : 0u) | (columns ? OZAKI_SPLIT_COLUMNS : 0u);
+  p.flags = (transposed ? kernels::kTransA : 0u) | (columns ? OZAKI_SPLIT_COLUMNS : 0u) | (grouped ? OZAKI_SPLIT_GROUPED : 0u);
   p.k_split = static_cast<uint32_t>(bits);
   p.c_offset = 0, p.ldc = s.ldk, p.stride_c = lines * s.ldk;
   p.b_offset = columns ? l.exp_b : l.exp_a;
@@ -137,35 +168,39 @@ SequencePass split(const Shape& s, const Layout& l, const DeviceInfo& device, Da
   return out;
 }
 
-SequencePass merge(const Shape& s, const Layout& l, DataType type, const SequenceBinding& c, const GemmDesc& desc) {
+// The merge of C's rows [row0, row0 + rows) from the int32 planes' block.
+SequencePass merge(const Shape& s, const Layout& l, DataType type, const SequenceBinding& c, const GemmDesc& desc,
+                   uint32_t row0, uint32_t rows) {
   SequencePass out;
   out.pass.shape = shape_of(fmt::format("ozaki_merge_{}", to_string(type)), s.moduli, {OZAKI_MERGE_X, OZAKI_MERGE_Y, 1});
-  out.pass.grid = {(s.n + OZAKI_MERGE_X - 1) / OZAKI_MERGE_X, (s.m + OZAKI_MERGE_Y - 1) / OZAKI_MERGE_Y, s.batch};
+  out.pass.grid = {(s.n + OZAKI_MERGE_X - 1) / OZAKI_MERGE_X, (rows + OZAKI_MERGE_Y - 1) / OZAKI_MERGE_Y, s.batch};
   kernels::GemmPushConstants& p = out.pass.push;
-  p.M = s.m, p.N = s.n, p.batch = s.batch;
-  p.ldc = s.c_side.ldc, p.c_offset = s.c_side.c_offset, p.stride_c = s.c_side.stride_c;
+  p.M = rows, p.N = s.n, p.batch = s.batch;
+  p.ldc = s.c_side.ldc, p.c_offset = s.c_side.c_offset + row0 * s.c_side.ldc, p.stride_c = s.c_side.stride_c;
   p.flags = desc.beta == 0.0 ? kernels::kBetaZero : 0u;
-  p.K = s.chunks, p.lda = s.n, p.a_offset = 0, p.stride_a = s.m * s.n, p.ldb = s.moduli;
-  p.b_offset = l.exp_a, p.stride_b = l.exp_b, p.split_stride = kFlagWord;
+  p.K = s.chunks, p.lda = s.n, p.a_offset = 0, p.stride_a = rows * s.n, p.ldb = s.moduli;
+  p.b_offset = l.exp_a + row0, p.k_split = s.m, p.stride_b = l.exp_b, p.split_stride = kFlagWord;
   std::memcpy(p.scalars, &desc.alpha, 8);
   std::memcpy(p.scalars + 8, &desc.beta, 8);
   out.bindings = {SequenceBinding{3, l.sums, l.sums_bytes}, words(l), c};
   return out;
 }
 
-// The int8 products of K chunk `chunk`: one strided batch of moduli x batch entries, planned by the engine.
-// Returns the products' kernel and configuration, for the plan's description.
+// The int8 products of K chunk `chunk` for C's rows [row0, row0 + rows): one strided batch of moduli x batch
+// entries, planned by the engine. Returns the products' kernel and configuration, for the plan's description.
 std::string add_products(std::vector<SequencePass>& out, const Shape& s, const Layout& l, uint32_t chunk,
-                         const DeviceInfo& device, const tuning::Table& tuning) {
+                         uint32_t row0, uint32_t rows, const DeviceInfo& device, const tuning::Table& tuning) {
   const uint32_t k0 = chunk * ozaki::kChunkK, k = std::min(s.k - k0, ozaki::kChunkK);
   GemmDesc d;
   d.type = DataType::i8;
   d.op_b = Op::t;  // B's planes are stored N x K
-  d.m = s.m, d.n = s.n, d.k = k;
+  d.m = rows, d.n = s.n, d.k = k;
   d.lda = s.ldk, d.ldb = s.ldk, d.ldc = s.n;
   d.batch = int64_t{s.moduli} * s.batch;
-  d.stride_a = int64_t{s.m} * s.ldk, d.stride_b = int64_t{s.n} * s.ldk, d.stride_c = int64_t{s.m} * s.n;
-  const Placement at{l.planes_a + k0, l.planes_b + k0, l.sums + chunk * l.chunk_bytes, kRegionAlign};
+  d.stride_a = int64_t{s.m} * s.ldk, d.stride_b = int64_t{s.n} * s.ldk, d.stride_c = int64_t{rows} * s.n;
+  const uint64_t chunk_bytes = uint64_t{s.moduli} * s.batch * rows * s.n * 4;
+  const Placement at{l.planes_a + uint64_t{row0} * s.ldk + k0, l.planes_b + k0, l.sums + chunk * chunk_bytes,
+                     kRegionAlign};
   const Schedule product = schedule_product(d, GemmOptions{}, device, tuning, at);
   if (product.workspace_bytes != 0) {
     throw Error(ErrorCode::unsupported_config,
@@ -227,7 +262,8 @@ Schedule schedule_emulated(const GemmDesc& desc, const GemmOptions& options, con
   const Shape s = shape_of_call(out, options, desc.type);
   std::vector<SequencePass> fallback;
   const uint32_t dispatches = out.pieces.front().reduce ? 2 : 1;
-  const Layout l = lay_out_workspace(s, dispatches, out.workspace_bytes);
+  const uint32_t rows = choose_rows(s, dispatches, out.workspace_bytes, device);
+  const Layout l = lay_out_workspace(s, dispatches, out.workspace_bytes, rows);
   check_ranges(desc, l, device);
   const ozaki::ScaleBits bits = ozaki::scale_bits(ozaki::make_moduli(s.moduli), s.k);
   const PiecePasses& piece = out.pieces.front();
@@ -241,12 +277,18 @@ Schedule schedule_emulated(const GemmDesc& desc, const GemmOptions& options, con
   fallback = native_passes(out, l);
   for (uint32_t i = 0; i < fallback.size(); ++i) seq.push_back(arm(l, std::make_pair(i, fallback[i].pass.grid)));
   std::string products;
-  for (uint32_t chunk = 0; chunk < s.chunks; ++chunk) {
-    const std::string planned = add_products(seq, s, l, chunk, device, tuning);
-    if (chunk == 0) products = planned;
+  const uint32_t blocks = (s.m + rows - 1) / rows;
+  for (uint32_t row0 = 0; row0 < s.m; row0 += rows) {
+    const uint32_t block_rows = std::min(rows, s.m - row0);
+    for (uint32_t chunk = 0; chunk < s.chunks; ++chunk) {
+      const std::string planned = add_products(seq, s, l, chunk, row0, block_rows, device, tuning);
+      if (row0 == 0 && chunk == 0) products = planned;
+    }
+    seq.push_back(merge(s, l, desc.type, c, desc, row0, block_rows));
   }
-  seq.push_back(merge(s, l, desc.type, c, desc));
   seq.insert(seq.end(), fallback.begin(), fallback.end());
+  std::erase_if(seq, [](const SequencePass& pass) { return kernels::ozaki_drop_experiment(pass.pass.shape.shader); });
+  if (blocks > 1) products += fmt::format(" in {} blocks of {} rows", blocks, rows);
   out.config = fmt::format("{} moduli, scale bits {}+{}, {} K chunk{}, {} int8 products by {}; falls back to {} ({}) "
                            "if an input is NaN, infinite or a subnormal that matters",
                            s.moduli, bits.a, bits.b, s.chunks, s.chunks == 1 ? "" : "s", s.moduli * s.batch * s.chunks,

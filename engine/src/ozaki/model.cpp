@@ -180,21 +180,32 @@ double reconstruct(const std::array<uint32_t, kMaxModuli>& residues, const Modul
     digit[j] = balanced(static_cast<uint32_t>((difference * static_cast<int32_t>(moduli.inverse[j])) % p),
                         moduli.p[j]);
   }
+  // Three digits at a time make one exact int32 D_g = v_3g + p_3g (v_3g+1 + p_3g+1 v_3g+2), |D_g| <= R_g / 2
+  // with R_g = p_3g p_3g+1 p_3g+2 < 2^24: C' = D_0 + R_0 (D_1 + R_1 (D_2 + ...)), a third of the steps.
+  const uint32_t groups = (moduli.count + 2) / 3;
+  std::array<int32_t, (kMaxModuli + 2) / 3> group{};
+  for (uint32_t g = 0; g < groups; ++g) {
+    for (uint32_t t = 3; t-- > 0;) {
+      const uint32_t j = 3 * g + t;
+      if (j < moduli.count) group[g] = digit[j] + static_cast<int32_t>(moduli.p[j]) * group[g];
+    }
+  }
   // Compensated Horner (Graillat, Langlois and Louvet): s carries the rounded value, c the rounding errors.
-  // s p is split exactly without fma (Vulkan does not require fma to be fused, and lavapipe's is not):
-  // Veltkamp's split makes s = hi + lo with hi of 26 bits and lo of 27, so hi p and lo p (p < 2^9) are exact;
-  // Fast2Sum then adds them, and the digit, each error exact (|hi p| >= |lo p|; |s p| >= |digit| when s != 0).
-  double s = digit[moduli.count - 1], c = 0.0;
-  for (uint32_t j = moduli.count - 1; j-- > 0;) {
-    const double p = moduli.p[j];
+  // s R is split exactly without fma (Vulkan does not require fma to be fused, and lavapipe's is not):
+  // Veltkamp's split makes s = hi + lo with hi of 26 bits and lo of 27, so hi R and lo R (R < 2^24) are exact;
+  // Fast2Sum then adds them, and D_g, each error exact (|hi R| >= |lo R|; |s R| >= R >= 2 |D_g| when s != 0).
+  double s = group[groups - 1], c = 0.0;
+  for (uint32_t g = groups - 1; g-- > 0;) {
+    const double p = static_cast<double>(moduli.p[3 * g]) * moduli.p[3 * g + 1] * moduli.p[3 * g + 2];
+    const double d = group[g];
     const double gamma = s * 134217729.0;  // 2^27 + 1
     const double hi = gamma - (gamma - s);
     const double lo = s - hi;
     const double high = hi * p, low = lo * p;
     const double product = high + low;
     const double product_error = low - (product - high);
-    const double sum = product + digit[j];
-    const double sum_error = digit[j] - (sum - product);
+    const double sum = product + d;
+    const double sum_error = d - (sum - product);
     c = c * p + (product_error + sum_error);
     s = sum;
   }

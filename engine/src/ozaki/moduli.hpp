@@ -18,6 +18,8 @@ namespace vkgemm::ozaki {
 inline constexpr std::array<uint32_t, OZAKI_MAX_MODULI> kModuliTable = {OZAKI_MODULI};
 // Garner's inverse[j] of the whole table, as the merge shader takes them (a test recomputes them).
 inline constexpr std::array<uint32_t, OZAKI_MAX_MODULI> kGarnerInverses = {OZAKI_GARNER_INVERSES};
+// Garner's weights of the whole table, row-major (row j: W_i mod p_j for i < j, then 0), as the merge takes them.
+inline constexpr std::array<uint32_t, OZAKI_MAX_MODULI * OZAKI_MAX_MODULI> kGarnerWeights = {OZAKI_GARNER_WEIGHTS};
 inline constexpr uint32_t kMaxModuli = static_cast<uint32_t>(kModuliTable.size());
 inline constexpr uint32_t kMinModuli = 2;
 // One int8 product's K range: every partial sum of an odd modulus's residues (|r| <= 127) stays below 2^31,
