@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <mutex>
 #include <random>
 #include <string>
@@ -271,6 +272,79 @@ TEST_SUITE("replay") {
     CHECK(after.replayed + after.recorded == before.replayed + before.recorded + kThreads * kCalls);
     MESSAGE("of ", kThreads * kCalls, " calls: ", after.replayed - before.replayed, " replayed, ",
             after.recorded - before.recorded, " recorded");
+  }
+
+  TEST_CASE("what a call's stages cost on the host, replayed and recorded (printed: docs/design/latency.md)") {
+    // The submission (recording where it records, vkQueueSubmit) and the wait, each timed alone around the
+    // engine's own steps, for a series on the same buffers (replayed) and one alternating C (recorded), in
+    // blocks taken in turn so that the machine's drift falls on both. Nothing here is judged: a loaded
+    // machine's times are not a bound; the counts are.
+    Engine& e = test::engine();
+    auto rng = test::case_rng(test::current_case_name());
+    const GemmOptions o{.timestamps = false};
+    Operands one = make_operands(e, rng), two = make_operands(e, rng);
+    CHECK(product_right(e, one, o));
+    detail::EngineImpl& ei = impl(e);
+    std::lock_guard guard(ei.lock);
+    const VulkanBufferRange first[3] = {range_of(one.ba), range_of(one.bb), range_of(one.bc)};
+    const VulkanBufferRange second[3] = {range_of(one.ba), range_of(one.bb), range_of(two.bc)};
+    const detail::OperandIds first_ids{detail::Access::impl(one.ba)->id, detail::Access::impl(one.bb)->id,
+                                       detail::Access::impl(one.bc)->id};
+    detail::OperandIds second_ids = first_ids;
+    second_ids[2] = detail::Access::impl(two.bc)->id;
+    const auto plan = ei.plan_cache.find(ei.plan_key(detail::Door::buffers, kDesc, o, first), ei.tuning.generation()).plan;
+    REQUIRE(plan);
+    using clock = std::chrono::steady_clock;
+    const auto us = [](clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); };
+    std::vector<double> submit[2], wait[2];  // [0] replayed, [1] recorded
+    const detail::ReplayStats before = ei.replay_stats;
+    constexpr int kBlocks = 4, kCalls = 50;
+    for (int block = 0; block < kBlocks; ++block) {
+      for (const int recorded : {0, 1}) {
+        for (int i = 0; i < kCalls; ++i) {
+          const bool other = recorded && i % 2;
+          const auto start = clock::now();
+          const uint64_t serial = ei.submit_plan_async(*plan, other ? second : first, nullptr,
+                                                       other ? &second_ids : &first_ids);
+          const auto submitted = clock::now();
+          ei.submitter->wait(serial);
+          submit[recorded].push_back(us(submitted - start));
+          wait[recorded].push_back(us(clock::now() - submitted));
+        }
+      }
+    }
+    // A recorded block's first call follows a replayed one on `first` and replays; its last (odd) is on
+    // `second`, so the next replayed block's first records.
+    CHECK(ei.replay_stats.replayed == before.replayed + kBlocks * kCalls + 1);
+    CHECK(ei.replay_stats.recorded == before.recorded + kBlocks * (kCalls - 1) + (kBlocks - 1));
+    // The recording's own steps, timed apart, into the plan's buffer as submit_replayed records it.
+    std::vector<double> begin_us, record_us, end_us;
+    const auto& t = ei.device->table();
+    const VkCommandBuffer cmd = plan->replay.cmd;
+    bool recorded = true;
+    for (int i = 0; i < kCalls && recorded; ++i) {
+      const auto t0 = clock::now();
+      const VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+      recorded = t.vkBeginCommandBuffer(cmd, &begin) == VK_SUCCESS;
+      const auto t1 = clock::now();
+      ei.record_call(*plan, cmd, first, plan->push ? nullptr : plan->slot_sets(0), VK_NULL_HANDLE,
+                     detail::QueryReset::in_commands);
+      const auto t2 = clock::now();
+      recorded = recorded && t.vkEndCommandBuffer(cmd) == VK_SUCCESS;
+      begin_us.push_back(us(t1 - t0)), record_us.push_back(us(t2 - t1)), end_us.push_back(us(clock::now() - t2));
+      ei.submitter->wait(ei.submitter->submit_recorded(cmd));
+    }
+    CHECK(recorded);
+    plan->replay.recorded = false;  // what it holds is no longer what its bookkeeping says
+    const auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    MESSAGE(fmt::format("16^3 f32 {} ({}): submission {:.2f} us replayed, {:.2f} us recorded; wait {:.1f} us, {:.1f} us "
+                        "(medians of {}); a recording: begin {:.2f}, commands {:.2f}, end {:.2f} us (medians of {})",
+                        to_string(plan->product.kernel), plan->product.config, median(submit[0]), median(submit[1]),
+                        median(wait[0]), median(wait[1]), kBlocks * kCalls, median(begin_us), median(record_us),
+                        median(end_us), kCalls));
   }
 
   TEST_CASE("a replayed call allocates nothing on the host but its timing's configuration text") {
