@@ -340,6 +340,23 @@ TEST_SUITE("blocked choice") {
     CHECK(kernel_for(lavapipe, 64) == Kernel::tiled);
     CHECK(kernel_for(lavapipe, 128) == Kernel::blocked);
   }
+
+  TEST_CASE("the tiniest products are one dispatch: no split-K reduce, no turn of B, no workspace") {
+    // A 16^3 product's GPU time is its one dispatch (docs/design/latency.md): what a repeated call replays.
+    for (const DeviceInfo& d : {nvidia("NVIDIA H200"), nvidia("NVIDIA H100 80GB HBM3"), described_lavapipe(2)}) {
+      for (const DataType type : {DataType::f32, DataType::f64}) {
+        CAPTURE(d.name);
+        CAPTURE(to_string(type));
+        const auto plan = detail::schedule_product({.type = type, .m = 16, .n = 16, .k = 16}, {}, d, builtin());
+        REQUIRE(plan.pieces.size() == 1);
+        CHECK_FALSE(plan.pieces[0].reduce.has_value());
+        CHECK_FALSE(plan.pieces[0].turn_b.has_value());
+        CHECK(plan.workspace_bytes == 0);
+        CHECK(plan.sequence.empty());
+        MESSAGE(d.name, " ", to_string(type), " 16^3: ", to_string(plan.kernel), " ", plan.config);
+      }
+    }
+  }
 }
 
 TEST_SUITE("blocked choice") {

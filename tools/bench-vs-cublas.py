@@ -32,12 +32,9 @@ results): each row carries m n k, op_a, op_b, layout, batch, group, judged, kern
 config, cublas_method and the commit the vkgemm binary reports of itself (its build_commit, "-dirty"
 included; a binary that reports none is an error, not "unknown"). tools/plot-vs-cublas.py draws it.
 
---latency: small-product latency instead: `vkgemm bench --latency-sizes` (plan.record alone, one
-synchronous Engine::gemm end to end without timestamps and with them, one synchronous product through a plan,
-many in flight) beside cuBLAS launch + synchronize of the same f32 product, host-timed (median of
---latency-calls), --rounds times, written to --json as rows of round, n, vkgemm_us (Engine::gemm without
-timestamps: the product alone, as cuBLAS's), timed_us (with them), plan_us, cublas_us, ratio, timed_ratio,
-plan_ratio, commit.
+Small products' latency (one synchronous call beside cuBLAS's launch + synchronize) is
+tools/gpu/latency-vs-cublas.py's.
+
 Needs python3 with torch (CUDA) and a built vkgemm; see docs/gpu.md.
 """
 import argparse
@@ -49,7 +46,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_SET = os.path.join(HERE, "shape-sets", "published.json")
@@ -335,78 +331,6 @@ def run_shapes(torch, args, meta):
     return rows, summary
 
 
-def cublas_latency_us(torch, n, calls):
-    """Host wall time of one f32 n x n x n torch.matmul launched and synchronized (median of `calls`)."""
-    a = torch.rand((n, n), device="cuda") * 2 - 1
-    b = torch.rand((n, n), device="cuda") * 2 - 1
-    c = torch.empty((n, n), device="cuda")
-    for _ in range(50):
-        torch.matmul(a, b, out=c)
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(calls):
-        t0 = time.perf_counter()
-        torch.matmul(a, b, out=c)
-        torch.cuda.synchronize()
-        times.append((time.perf_counter() - t0) * 1e6)
-    return statistics.median(times)
-
-
-def latency_bench(args):
-    """One vkgemm process: bench --latency-sizes; returns its JSON."""
-    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
-        path = f.name
-    cmd = [args.vkgemm, "bench", "--sizes", "none", "--kernels", "auto", "--latency-sizes", args.latency_sizes,
-           "--latency-calls", str(args.latency_calls), "--json", path, "--no-progress"]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    sys.stderr.write(proc.stderr)
-    if proc.returncode != 0:
-        sys.stderr.write(proc.stdout)
-        raise SystemExit(f"bench-vs-cublas: {' '.join(cmd)} failed (exit {proc.returncode})")
-    with open(path) as f:
-        bench = json.load(f)
-    os.unlink(path)
-    if not bench.get("vkgemm", {}).get("commit"):
-        raise SystemExit(f"bench-vs-cublas: {args.vkgemm} wrote no build_commit in its --json; rebuild it")
-    return bench
-
-
-def run_latency(torch, args):
-    """vkgemm bench --latency-sizes beside cuBLAS launch + synchronize, per size, --rounds times in one run
-    (cuBLAS's figure moves by a third between series on one host); rows per round, then the medians.
-    vkgemm_us: Engine::gemm without timestamps (the product alone, as cuBLAS's launch + synchronize);
-    timed_us: with them (the default, giving GPU times); plan_us: Engine::submit + wait of a plan."""
-    rounds, rows = max(1, args.rounds), []
-    nan = float("nan")
-    print(f"{'round':>5} {'n':>6} {'record':>7} {'gemm us':>8} {'gemm+ts':>8} {'gpu us':>7} {'plan sub':>8} "
-          f"{'plan wait':>9} {'plan us':>8} {'plan+ts':>7} {'flight':>7} {'cuBLAS us':>9} {'gemm/cuBLAS':>11} "
-          f"{'+ts/cuBLAS':>10} {'plan/cuBLAS':>11}")
-    for r in range(rounds):
-        bench = latency_bench(args)
-        device = bench["device"].get("name") if isinstance(bench.get("device"), dict) else bench.get("device")
-        for row in bench["latency"]:
-            cublas = cublas_latency_us(torch, row["n"], args.latency_calls)
-            vk, timed, plan = row["sync_us"], row.get("timed_sync_us"), row.get("plan_sync_us")
-            row = {k: v for k, v in row.items() if k != "wall_time"}  # the samples stay in vkgemm's own file
-            ratio = lambda us: round(us / cublas, 3) if us else None
-            rows.append(dict(row, round=r, vkgemm_us=vk, timed_us=timed, plan_us=plan, cublas_us=round(cublas, 2),
-                             ratio=ratio(vk), timed_ratio=ratio(timed), plan_ratio=ratio(plan),
-                             commit=bench["vkgemm"]["commit"], device=device,
-                             cublas_method="host wall time of launch + torch.cuda.synchronize, median"))
-            print(f"{r:>5} {row['n']:>6} {row.get('record_us') or nan:>7.2f} {vk:>8.2f} {timed or nan:>8.2f} "
-                  f"{row.get('gpu_us') or nan:>7.2f} {row.get('plan_submit_us') or nan:>8.2f} "
-                  f"{row.get('plan_wait_us') or nan:>9.2f} {plan or nan:>8.2f} {row.get('timed_plan_us') or nan:>7.2f} "
-                  f"{row.get('inflight_us') or nan:>7.2f} {cublas:>9.2f} {vk / cublas:>11.2f} "
-                  f"{(timed or nan) / cublas:>10.2f} {(plan or nan) / cublas:>11.2f}", flush=True)
-    keys = ("vkgemm_us", "timed_us", "plan_us", "cublas_us", "ratio", "timed_ratio", "plan_ratio")
-    print(f"\nmedians of {rounds} rounds: n, " + ", ".join(keys))
-    for n in dict.fromkeys(row["n"] for row in rows):
-        mine = [row for row in rows if row["n"] == n]
-        med = [statistics.median([row[k] for row in mine if row.get(k) is not None] or [nan]) for k in keys]
-        print(f"{n:>6} " + " ".join(f"{v:>8.2f}" for v in med))
-    return rows
-
-
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--vkgemm", default="build/release/vkgemm", help="the vkgemm program")
@@ -438,9 +362,6 @@ def parse_args():
     p.add_argument("--bursts", type=int, default=7, help="cuBLAS bursts (median; at least 5)")
     p.add_argument("--burst-ms", type=float, default=25, help="the least GPU time of one cuBLAS burst (at least 20)")
     p.add_argument("--no-verify", action="store_true", help="skip vkgemm's CPU check (not for reported numbers)")
-    p.add_argument("--latency", action="store_true", help="small-product latency instead of throughput")
-    p.add_argument("--latency-sizes", default="16,64,256,1024", help="with --latency: n of the n x n x n products")
-    p.add_argument("--latency-calls", type=int, default=2000, help="with --latency: timed calls per size (median)")
     p.add_argument("--json", help="write the results here")
     p.add_argument("--combine", nargs="+", metavar="FILE[:GROUPS]",
                    help="no measuring: combine these results (each with the groups to take from it, "
@@ -453,8 +374,6 @@ def parse_args():
         raise SystemExit("bench-vs-cublas: --repeat must be at least 20")
     if args.bursts < 5 or args.burst_ms < 20:
         raise SystemExit("bench-vs-cublas: at least 5 bursts of at least 20 ms")
-    if args.latency and args.latency_calls < 1000:
-        raise SystemExit("bench-vs-cublas: --latency-calls must be at least 1000")
     if args.f16_accumulate and args.type != "f16":
         raise SystemExit(f"bench-vs-cublas: --f16-accumulate is for --type f16, not {args.type}")
     if args.out_type and args.out_type not in ("f32", args.type):
@@ -489,13 +408,9 @@ def main():
     torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
     meta = {"cuda_device": torch.cuda.get_device_name(0),
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
-    if args.latency:
-        rows, failures = run_latency(torch, args), 0
-        result = {"rows": [dict(r, **meta) for r in rows]}
-    else:
-        rows, summary = run_shapes(torch, args, meta)
-        failures = summary["failed"]
-        result = measured_result(args, rows, summary, complete=True)
+    rows, summary = run_shapes(torch, args, meta)
+    failures = summary["failed"]
+    result = measured_result(args, rows, summary, complete=True)
     write_json(args, result)
     return 1 if failures else 0
 

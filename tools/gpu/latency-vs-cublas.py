@@ -6,16 +6,19 @@ vkgemm: `vkgemm bench --sizes none --latency-sizes SIZES --latency-calls CALLS -
 each K of --kernels (auto, and blocked: the kernel the small products' figures were first taken with), once
 with the default wait (GemmOptions::wait automatic: polling up to 200 us on a GPU) and once with VKGEMM_WAIT=sleep
 (the blocking wait), each writing its JSON under --out. Per row: Engine::gemm without timestamps (sync_us,
-the product alone, as cuBLAS's), with them (timed_sync_us), the plan's submit + wait (plan_sync_us).
+the product alone, as cuBLAS's; on the same buffers each call, so its command buffer is submitted again
+unrecorded), the same on alternating C buffers (rerecord_us: recorded every call), with timestamps
+(timed_sync_us) and their GPU time (gpu_us), the plan's submit + wait (plan_sync_us), and the bench's other
+latency figures (record_us, plan_submit_us, plan_wait_us, timed_plan_us, inflight_us).
 
 cuBLAS: torch.matmul(a, b, out=c) then torch.cuda.synchronize(), host-timed with time.perf_counter, --calls
 times after --warmup-ms of the same loop (warmed by time: the GPU's clock rises over the first milliseconds), on
 random inputs in [-1, 1), TF32 off; the median, and the 10th and 90th percentiles.
 
 Prints a table per type and size (ratios vkgemm / cuBLAS) and writes --out/latency-vs-cublas.json (rows of
-type, n, kernel, wait, sync_us, timed_sync_us, plan_sync_us, gpu_us, cublas_us, cublas_p10_us, cublas_p90_us,
-ratio, plan_ratio, and the commit the vkgemm binary reports of itself). Needs python3 with torch (CUDA) and
-build/release/vkgemm; see docs/gpu.md.
+type, n, kernel, wait, the figures above, cublas_us, cublas_p10_us, cublas_p90_us, ratio, plan_ratio, and the
+commit the vkgemm binary reports of itself). Needs python3 with torch (CUDA) and build/release/vkgemm; see
+docs/gpu.md.
 """
 import argparse
 import json
@@ -25,6 +28,11 @@ import subprocess
 import sys
 import tempfile
 import time
+
+
+# The bench's latency figures each row carries (docs/bench.md, "End-to-end latency").
+LATENCY_FIGURES = ("sync_us", "rerecord_us", "timed_sync_us", "gpu_us", "record_us", "submit_wait_us",
+                   "plan_submit_us", "plan_wait_us", "plan_sync_us", "timed_plan_us", "inflight_us")
 
 
 def cublas_latency(torch, dtype, n, calls, warmup_ms):
@@ -103,20 +111,19 @@ def main():
                     continue  # skipped (the kernel does not run the type here): its reason is in the JSON
                 med, p10, p90 = cublas[(row["type"], row["n"])]
                 ratio = lambda us: round(us / med, 3) if us else None
+                figures = {k: row.get(k) for k in LATENCY_FIGURES}
                 rows.append({"type": row["type"], "n": row["n"], "kernel": kernel, "config": row.get("config"),
-                             "wait": wait,
-                             "sync_us": row["sync_us"], "timed_sync_us": row.get("timed_sync_us"),
-                             "plan_sync_us": row.get("plan_sync_us"), "gpu_us": row.get("gpu_us"),
-                             "cublas_us": round(med, 2), "cublas_p10_us": round(p10, 2),
-                             "cublas_p90_us": round(p90, 2), "ratio": ratio(row["sync_us"]),
+                             "ran": row.get("ran"), "wait": wait, **figures, "cublas_us": round(med, 2),
+                             "cublas_p10_us": round(p10, 2), "cublas_p90_us": round(p90, 2), "ratio": ratio(row["sync_us"]),
                              "plan_ratio": ratio(row.get("plan_sync_us")), "commit": bench["vkgemm"]["commit"],
                              "device": bench.get("device", {}).get("name") if isinstance(bench.get("device"), dict)
                              else bench.get("device")})
     nan = float("nan")
-    print(f"{'type':>4} {'n':>5} {'kernel':>7} {'wait':>5} {'gemm us':>8} {'gemm+ts':>8} {'gpu us':>7} "
-          f"{'plan us':>8} {'cuBLAS us':>9} {'p10':>6} {'p90':>6} {'gemm/cuBLAS':>11} {'plan/cuBLAS':>11}")
+    print(f"{'type':>4} {'n':>5} {'kernel':>7} {'wait':>5} {'gemm us':>8} {'rerec us':>8} {'gemm+ts':>8} "
+          f"{'gpu us':>7} {'plan us':>8} {'cuBLAS us':>9} {'p10':>6} {'p90':>6} {'gemm/cuBLAS':>11} {'plan/cuBLAS':>11}")
     for r in rows:
         print(f"{r['type']:>4} {r['n']:>5} {r['kernel']:>7} {r['wait']:>5} {r['sync_us']:>8.2f} "
+              f"{r['rerecord_us'] or nan:>8.2f} "
               f"{r['timed_sync_us'] or nan:>8.2f} {r['gpu_us'] or nan:>7.2f} {r['plan_sync_us'] or nan:>8.2f} "
               f"{r['cublas_us']:>9.2f} {r['cublas_p10_us']:>6.1f} {r['cublas_p90_us']:>6.1f} "
               f"{r['ratio'] or nan:>11.3f} {r['plan_ratio'] or nan:>11.3f}")

@@ -51,6 +51,7 @@ Buffer EngineImpl::create_buffer(uint64_t bytes, std::string_view name) {
   const std::string label = name.empty() ? std::string("vkgemm buffer") : std::string(name);
   impl->alloc = memory->create(bytes, vk::MemoryUse::storage, label.c_str());
   impl->owner = this;
+  impl->id = next_buffer_id.fetch_add(1, std::memory_order_relaxed);
   return Buffer(std::move(impl));
 }
 

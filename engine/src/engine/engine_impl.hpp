@@ -2,6 +2,8 @@
 // application's device), record.cpp (recording a GEMM) and gemm.cpp (the submit-and-wait conveniences).
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -29,6 +31,33 @@ namespace vkgemm::detail {
 struct BufferImpl {
   vk::AllocatedBuffer alloc;
   const EngineImpl* owner = nullptr;
+  // Unique among the engine's buffers and never reused, unlike a VkBuffer handle, which a driver may hand
+  // out again once the buffer is destroyed: what a replayed recording (Replay) knows its operands by.
+  uint64_t id = 0;
+};
+
+// The engine buffers a call's operands are in (BufferImpl::id, A B C), where the call has them: a call on
+// the application's VkBuffers (submit_gemm) has none, and its plan's recording is never replayed.
+using OperandIds = std::array<uint64_t, 3>;
+
+// The command buffer of an engine plan (GemmPlanState::engine_only), recorded for one set of operands and
+// submitted again, as it is, while the calls repeat them (replay.cpp): a repeated call skips its recording.
+// Valid only while nothing it binds changed: its operands are known by their buffers' ids (an id is never
+// reused), the workspace and pipelines are the plan's, and its descriptor sets (without push descriptors,
+// the plan's one slot) are written only when it is recorded.
+struct Replay {
+  vk::DeviceHandle<VkCommandPool> pool;  // its own, made at the plan's first submission; frees `cmd`
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  bool recorded = false;  // holds the commands for `ops` in the buffers `ids`
+  VulkanBufferRange ops[3] = {};
+  OperandIds ids{};
+  uint64_t serial = 0;  // its latest submission (0: none)
+};
+
+// How the engine plans' submissions went since the engine was made (the tests' and the bench's view).
+struct ReplayStats {
+  uint64_t replayed = 0;  // submitted as recorded by an earlier call on the same operands
+  uint64_t recorded = 0;  // recorded first (a plan's first call, other operands, or none known)
 };
 
 struct GemmPlanState;
@@ -111,6 +140,7 @@ struct GemmPlanState {
   // submit it (record_gemm brings its own queries), so its queries are idle between them and may be reset on
   // the host. A GemmPlan never is: the application may have recordings of it pending.
   bool engine_only = false;
+  Replay replay;  // engine_only plans: their own command buffer
   uint32_t next_slot = 0;
   Buffer workspace;  // split-K partial sums (the pieces share it, one after another)
   vk::DeviceHandle<VkDescriptorPool> pool;
@@ -182,18 +212,30 @@ struct EngineImpl {
   // submit_gemm (vulkan.hpp): the cached plan, then submit_plan.
   GemmTiming submit(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options,
                     const SubmitSync* sync);
-  // The plan recorded into the engine's next command buffer between full barriers and submitted with
-  // `sync`; returns its serial. The call and its operands were checked at the door.
-  uint64_t submit_plan_async(GemmPlanState& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync);
+  // The plan recorded between full barriers and submitted with `sync`; returns its serial. The call and its
+  // operands were checked at the door. A GemmPlan records into the engine's next command buffer; an engine
+  // plan (engine_only) submits its own (submit_replayed), recorded again only where `ids` (the operands'
+  // engine buffers; null: not engine buffers) and `ops` differ from its last recording's.
+  uint64_t submit_plan_async(GemmPlanState& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync,
+                             const OperandIds* ids = nullptr);
   // The same, waited for, with its timing.
-  GemmTiming submit_plan(GemmPlanState& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync);
+  GemmTiming submit_plan(GemmPlanState& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync,
+                         const OperandIds* ids = nullptr);
+  // An engine plan's submission through its Replay (replay.cpp).
+  uint64_t submit_replayed(GemmPlanState& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync,
+                           const OperandIds* ids);
+  // What one submission of the plan holds: a barrier after earlier work, the product (with `sets`, `queries`
+  // reset as `reset` says), a barrier before later work.
+  void record_call(GemmPlanState& plan, VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3],
+                   const VkDescriptorSet* sets, VkQueryPool queries, QueryReset reset);
   // Engine buffers at offsets as ranges (each to its buffer's end); throws naming a missing or foreign one.
   void ranges_of(const BufferOffset (&ops)[3], VulkanBufferRange (&ranges)[3], const char* what) const;
   // Whether options.max_k_per_submission cuts this call into K chunks submitted one by one.
   static bool chunked(const GemmDesc& desc, const GemmOptions& options);
   // One submission per K chunk, each planned and waited for; the whole call was admitted, its chunks are not
   // checked again.
-  GemmTiming submit_k_chunks(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options);
+  GemmTiming submit_k_chunks(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options,
+                             const OperandIds* ids);
   GemmTiming gemm(const GemmDesc& desc, const BufferOffset (&ops)[3], const GemmOptions& options);
   GemmTiming gemm(const MatrixRef& a, const MatrixRef& b, const MatrixRef& c, const GemmOptions& options);
   GemmTiming gemm_host(const GemmDesc& desc, const void* a, const void* b, void* c, const GemmOptions& options);
@@ -221,6 +263,12 @@ struct EngineImpl {
   PlanCache plan_cache;
   // GemmOptions::wait's automatic: VKGEMM_WAIT, read when the engine is made.
   WaitMode default_wait = WaitMode::automatic;
+  // BufferImpl::id's source.
+  std::atomic<uint64_t> next_buffer_id{1};
+  ReplayStats replay_stats;  // under the engine's lock
+  // Testing only (a mutation): replay an engine plan's recording whatever the operands, as a replay that
+  // checked nothing would. The tests show a product on other buffers then fails its check.
+  bool test_replay_any_operands = false;
   std::optional<vk::AllocatedBuffer> staging;
   Buffer host_a, host_b, host_c;  // reused by the host-memory gemm, grown on demand
 };

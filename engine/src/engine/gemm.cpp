@@ -37,46 +37,48 @@ GemmTiming EngineImpl::submit(const GemmDesc& desc, const VulkanBufferRange (&op
   return submit_plan(*keep_plan(key, found, desc, options, ops, true), ops, sync);
 }
 
-uint64_t EngineImpl::submit_plan_async(GemmPlanState& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync) {
+void EngineImpl::record_call(GemmPlanState& plan, VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3],
+                             const VkDescriptorSet* sets, VkQueryPool queries, QueryReset reset) {
   const auto& t = device->table();
+  // What record() asks of its caller: uploads, host writes and earlier products are done first...
+  memory_barrier(t, cmd,
+                 VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                 VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                     VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_HOST_WRITE_BIT,
+                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  if (!plan.product.pieces.empty()) plan.record(cmd, ops, sets, queries, reset);
+  // ...and the result is ready for copies, the host and later kernels.
+  memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                 VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                 VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT);
+}
+
+uint64_t EngineImpl::submit_plan_async(GemmPlanState& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync,
+                                       const OperandIds* ids) {
   const bool work = !plan.product.pieces.empty();
+  if (plan.engine_only && work) return submit_replayed(plan, ops, sync, ids);
   const bool ring = work && !plan.push;  // pushed descriptors wait for nothing
   const uint32_t slot = ring ? plan.take_slot() : 0;
   // The slot's sets may still be in use by an earlier submission of this plan.
   if (ring && plan.slot_serial[slot]) submitter->wait(plan.slot_serial[slot]);
-  // The engine's own plans' queries are idle here (their earlier submissions were waited for): reset on the
-  // host, which spares the GPU a command before a small product's first timestamp.
+  // A GemmPlan's queries are reset by a command: the application may have recordings of it pending.
   const VkQueryPool queries = work ? plan.queries.get() : VK_NULL_HANDLE;
-  const bool host_reset = queries && plan.engine_only && physical.info.host_query_reset;
-  if (host_reset) t.vkResetQueryPool(device->get(), queries, 0, 2 * plan.options.gemm.repeat);
   const uint64_t serial = submitter->submit(
       [&](VkCommandBuffer cmd) {
-        // What record() asks of its caller: uploads, host writes and earlier products are done first...
-        memory_barrier(t, cmd,
-                       VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
-                       VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
-                           VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_HOST_WRITE_BIT,
-                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-        if (work) {
-          plan.record(cmd, ops, ring ? plan.slot_sets(slot) : nullptr, queries,
-                      host_reset ? QueryReset::on_host : QueryReset::in_commands);
-        }
-        // ...and the result is ready for copies, the host and later kernels.
-        memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-                       VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                       VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT);
+        record_call(plan, cmd, ops, ring ? plan.slot_sets(slot) : nullptr, queries, QueryReset::in_commands);
       },
       sync);
   if (ring) plan.slot_serial[slot] = serial;
   return serial;
 }
 
-GemmTiming EngineImpl::submit_plan(GemmPlanState& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync) {
+GemmTiming EngineImpl::submit_plan(GemmPlanState& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync,
+                                   const OperandIds* ids) {
   // From before vkQueueSubmit: a driver may run the work inside the submission (lavapipe under GPU-assisted
   // validation did), and the window must hold every dispatch's time.
   using clock = std::chrono::steady_clock;
   const auto submitted = clock::now();
-  const uint64_t serial = submit_plan_async(plan, ops, sync);
+  const uint64_t serial = submit_plan_async(plan, ops, sync, ids);
   submitter->wait(serial, vk::wait_spin(plan.options.gemm.wait, default_wait, physical.info.type,
                                         plan.last_completion));
   const clock::duration waited = clock::now() - submitted;
@@ -87,7 +89,7 @@ GemmTiming EngineImpl::submit_plan(GemmPlanState& plan, const VulkanBufferRange 
 }
 
 GemmTiming EngineImpl::submit_k_chunks(const GemmDesc& desc, const VulkanBufferRange (&ops)[3],
-                                       const GemmOptions& options) {
+                                       const GemmOptions& options, const OperandIds* ids) {
   // The door checked all of the call before the first chunk runs (a later chunk's refusal would leave C
   // half done); the chunks' plans are built unchecked.
   const uint64_t es = element_size(desc.type);
@@ -119,7 +121,7 @@ GemmTiming EngineImpl::submit_k_chunks(const GemmDesc& desc, const VulkanBufferR
         const uint64_t delta = k0 * step * es;  // inside the range: the call's extent covers it
         moved[i].offset += delta, moved[i].size -= delta;
       }
-      const GemmTiming t = submit_plan(*cached_plan(chunk, once, moved, false), moved, nullptr);
+      const GemmTiming t = submit_plan(*cached_plan(chunk, once, moved, false), moved, nullptr, ids);
       total.submit_wait_ms += t.submit_wait_ms;
       for (double ms : t.gpu_ms) gpu_ms += ms;
       total.gpu_timestamps = t.gpu_timestamps, total.kernel = t.kernel;
@@ -143,9 +145,12 @@ VulkanBufferRange range_of(const BufferImpl& b, uint64_t offset) {
 GemmTiming EngineImpl::gemm(const GemmDesc& desc, const BufferOffset (&ops)[3], const GemmOptions& options) {
   const char* names[3] = {"A", "B", "C"};
   VulkanBufferRange ranges[3];
+  OperandIds ids{};
   for (int i = 0; i < 3; ++i) {
     if (!ops[i].buffer) throw Error(ErrorCode::invalid_argument, fmt::format("gemm: {} has no buffer", names[i]));
-    ranges[i] = range_of(owned(*ops[i].buffer, names[i]), ops[i].offset);
+    const BufferImpl& b = owned(*ops[i].buffer, names[i]);
+    ranges[i] = range_of(b, ops[i].offset);
+    ids[size_t(i)] = b.id;
   }
   // The door in two steps: argument errors before an empty product's early return, as the reference BLAS;
   // the options, the device's support and the buffers only for a product that runs. A call with the key of
@@ -163,8 +168,8 @@ GemmTiming EngineImpl::gemm(const GemmDesc& desc, const BufferOffset (&ops)[3], 
     admit_options(desc, options);
   }
   check_buffers(desc, ranges, kernels::types_of(desc, options));
-  if (chunked(desc, options)) return submit_k_chunks(desc, ranges, options);
-  return submit_plan(*keep_plan(key, found, desc, options, ranges, true), ranges, nullptr);
+  if (chunked(desc, options)) return submit_k_chunks(desc, ranges, options, &ids);
+  return submit_plan(*keep_plan(key, found, desc, options, ranges, true), ranges, nullptr, &ids);
 }
 
 bool EngineImpl::chunked(const GemmDesc& desc, const GemmOptions& options) {
@@ -217,6 +222,7 @@ GemmTiming EngineImpl::gemm_host(const GemmDesc& desc, const void* a, const void
   Buffer* buffers[3] = {&host_a, &host_b, &host_c};
   const char* names[3] = {"vkgemm host A", "vkgemm host B", "vkgemm host C"};
   VulkanBufferRange ranges[3];
+  OperandIds ids{};
   for (int i = 0; i < 3; ++i) {
     const uint64_t n = std::max<uint64_t>(bytes[i], 16);  // an operand not read still gets a (tiny) buffer to bind
     if (buffers[i]->size() < n) {
@@ -224,6 +230,7 @@ GemmTiming EngineImpl::gemm_host(const GemmDesc& desc, const void* a, const void
       *buffers[i] = create_buffer(n, names[i]);
     }
     ranges[i] = range_of(*Access::impl(*buffers[i]), 0);
+    ids[size_t(i)] = Access::impl(*buffers[i])->id;
   }
 
   using clock = std::chrono::steady_clock;
@@ -234,8 +241,9 @@ GemmTiming EngineImpl::gemm_host(const GemmDesc& desc, const void* a, const void
   }
   write(host_c, 0, c, bytes[2]);  // also when beta = 0: the gaps between rows come back as they were
   const double upload = std::chrono::duration<double, std::milli>(clock::now() - start).count();
-  timing = chunked(desc, options) ? submit_k_chunks(desc, ranges, options)
-                                  : submit_plan(*keep_plan(key, found, desc, options, ranges, true), ranges, nullptr);
+  timing = chunked(desc, options)
+               ? submit_k_chunks(desc, ranges, options, &ids)
+               : submit_plan(*keep_plan(key, found, desc, options, ranges, true), ranges, nullptr, &ids);
   start = clock::now();
   read(host_c, 0, c, bytes[2]);
   timing.download_ms = std::chrono::duration<double, std::milli>(clock::now() - start).count();

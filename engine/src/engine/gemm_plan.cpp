@@ -207,6 +207,11 @@ GemmPlanState::~GemmPlanState() {
 }
 
 void GemmPlanState::release() noexcept {
+  // Its command buffer is idle: every submission of an engine plan was waited for (replay.cpp), and the
+  // engine waits for all of them before it releases its plans.
+  replay.pool.reset();
+  replay.cmd = VK_NULL_HANDLE;
+  replay.recorded = false;
   workspace = Buffer();
   sets.clear();
   pool.reset();

@@ -102,8 +102,14 @@ void Submitter::wait_all() {
 bool Submitter::done(uint64_t serial) {
   const auto& t = device_.table();
   if (timeline_) {
+    // A value seen once stays reached (the timeline only grows): a second ask for the same serial, as a
+    // slot's reuse or an engine plan's guard makes after the call's own wait, costs no driver call.
+    uint64_t seen = completed_.load(std::memory_order_relaxed);
+    if (serial <= seen) return true;
     uint64_t value = 0;
     check(t.vkGetSemaphoreCounterValue(device_.get(), timeline_.get(), &value), "vkGetSemaphoreCounterValue");
+    while (value > seen && !completed_.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
+    }
     return value >= serial;
   }
   const Slot& slot = slots_[serial % kSlots];
@@ -114,39 +120,44 @@ bool Submitter::done(uint64_t serial) {
   return true;
 }
 
-uint64_t Submitter::submit(const std::function<void(VkCommandBuffer)>& record, const SubmitSync* sync) {
-  const auto& t = device_.table();
-  if (sync && sync->wait_stages.size() != sync->wait_semaphores.size()) {
+void Submitter::check_sync(const SubmitSync* sync) {
+  if (!sync) return;
+  if (sync->wait_stages.size() != sync->wait_semaphores.size()) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("submit: {} wait semaphores but {} wait stages; give one stage mask per semaphore",
                             sync->wait_semaphores.size(), sync->wait_stages.size()));
   }
-  const uint64_t serial = next_serial_;
-  Slot& slot = slots_[serial % kSlots];
+  if (sync->signal_semaphores.size() > kMaxSignals) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("submit: at most {} signal semaphores (got {})", kMaxSignals,
+                                                         sync->signal_semaphores.size()));
+  }
+}
+
+Submitter::Slot& Submitter::next_slot() {
+  Slot& slot = slots_[next_serial_ % kSlots];
   if (slot.serial) wait(slot.serial);
-  const VkCommandBuffer cmd = slot.cmd;
+  return slot;
+}
+
+void Submitter::begin(VkCommandBuffer cmd) {
+  const auto& t = device_.table();
   check(t.vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer");
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   check(t.vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
-  try {
-    record(cmd);
-  } catch (...) {
-    t.vkEndCommandBuffer(cmd);
-    throw;
-  }
-  check(t.vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
+}
 
-  // The application's signal semaphores (binary: their values are ignored), then the timeline.
-  constexpr size_t kMaxSignals = 16;
+void Submitter::end(VkCommandBuffer cmd) { check(device_.table().vkEndCommandBuffer(cmd), "vkEndCommandBuffer"); }
+
+uint64_t Submitter::queue_submit(Slot& slot, VkCommandBuffer cmd, const SubmitSync* sync) {
+  const auto& t = device_.table();
+  const uint64_t serial = next_serial_;
+  // The application's signal semaphores (binary: their values are ignored), then the timeline. On the
+  // stack: one submission allocates nothing.
   VkSemaphore signals[kMaxSignals + 1];
   uint64_t values[kMaxSignals + 1] = {};
   uint32_t signal_count = 0;
   if (sync) {
-    if (sync->signal_semaphores.size() > kMaxSignals) {
-      throw Error(ErrorCode::invalid_argument, fmt::format("submit: at most {} signal semaphores (got {})",
-                                                           kMaxSignals, sync->signal_semaphores.size()));
-    }
     for (VkSemaphore s : sync->signal_semaphores) signals[signal_count++] = s;
   }
   if (timeline_) values[signal_count] = serial, signals[signal_count++] = timeline_.get();
@@ -175,11 +186,6 @@ uint64_t Submitter::submit(const std::function<void(VkCommandBuffer)>& record, c
     check(t.vkQueueSubmit(device_.queue(), 0, nullptr, sync->fence), "vkQueueSubmit (the application's fence)");
   }
   return serial;
-}
-
-double Submitter::run(const std::function<void(VkCommandBuffer)>& record, const SubmitSync* sync) {
-  wait(submit(record, sync));
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - submitted_).count();
 }
 
 }  // namespace vkgemm::vk

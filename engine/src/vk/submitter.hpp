@@ -8,7 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <functional>
+#include <utility>
 
 #include <volk.h>
 
@@ -39,6 +39,7 @@ struct WaitStats {
 class Submitter {
  public:
   static constexpr size_t kSlots = 8;
+  static constexpr size_t kMaxSignals = 16;  // the application's signal semaphores a submission takes
 
   // timeline: the device has timelineSemaphore on (Vulkan 1.2 core, or VK_KHR_timeline_semaphore).
   // spin: how long wait() polls (the timeline semaphore's value, else the slot's fence) before it blocks in
@@ -46,10 +47,30 @@ class Submitter {
   // wake-up costs tens of microseconds on a GPU; a small product is done sooner).
   Submitter(const Device& device, bool timeline, std::chrono::microseconds spin = std::chrono::microseconds{0});
 
-  // Records with `record` into the next slot's command buffer (first waiting for the submission that used
-  // it last) and submits it to the device's queue, waiting on and signalling what `sync` names when given.
-  // Returns its serial.
-  uint64_t submit(const std::function<void(VkCommandBuffer)>& record, const SubmitSync* sync = nullptr);
+  // Records with `record` (called with the command buffer) into the next slot's command buffer (first
+  // waiting for the submission that used it last) and submits it to the device's queue, waiting on and
+  // signalling what `sync` names when given. Returns its serial. A template, not a std::function: a
+  // capturing lambda would be copied to the heap every call.
+  template <typename Record>
+  uint64_t submit(Record&& record, const SubmitSync* sync = nullptr) {
+    check_sync(sync);
+    Slot& slot = next_slot();
+    begin(slot.cmd);
+    try {
+      record(slot.cmd);
+    } catch (...) {
+      device_.table().vkEndCommandBuffer(slot.cmd);
+      throw;
+    }
+    end(slot.cmd);
+    return queue_submit(slot, slot.cmd, sync);
+  }
+  // Submits `cmd`, recorded by the caller (and not pending: the caller knows its last submission completed),
+  // as submit() submits its own, with the next slot's serial (and, without a timeline, its fence).
+  uint64_t submit_recorded(VkCommandBuffer cmd, const SubmitSync* sync = nullptr) {
+    check_sync(sync);
+    return queue_submit(next_slot(), cmd, sync);
+  }
   // The host waits until submission `serial` completed; done() asks without waiting. With a timeline both
   // are safe beside submit() on another thread; with fences the caller serializes them with submit().
   void wait(uint64_t serial) { wait(serial, spin_); }
@@ -60,7 +81,11 @@ class Submitter {
   // Waits for every submission still in flight (before what they use is destroyed).
   void wait_all();
   // submit, then wait. Returns the host wall time in ms from submission until completion.
-  double run(const std::function<void(VkCommandBuffer)>& record, const SubmitSync* sync = nullptr);
+  template <typename Record>
+  double run(Record&& record, const SubmitSync* sync = nullptr) {
+    wait(submit(std::forward<Record>(record), sync));
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - submitted_).count();
+  }
   // The timeline semaphore (VK_NULL_HANDLE without one): value `serial` means that submission completed.
   VkSemaphore timeline() const noexcept { return timeline_.get(); }
 
@@ -70,6 +95,15 @@ class Submitter {
     DeviceHandle<VkFence> fence;           // without a timeline
     uint64_t serial = 0;                   // the last submission that used it; 0: none
   };
+  // Throws unless `sync` (may be null) names one stage mask per wait semaphore and few enough signals.
+  static void check_sync(const SubmitSync* sync);
+  // The slot of the next serial, once the submission that used it last completed.
+  Slot& next_slot();
+  void begin(VkCommandBuffer cmd);  // reset and begun for one submission
+  void end(VkCommandBuffer cmd);
+  // vkQueueSubmit of `cmd` with `slot`'s serial and fence; the application's fence after it where `sync` has one.
+  uint64_t queue_submit(Slot& slot, VkCommandBuffer cmd, const SubmitSync* sync);
+
   const Device& device_;
   std::chrono::microseconds spin_;
   DeviceHandle<VkCommandPool> pool_;
@@ -80,6 +114,7 @@ class Submitter {
   // wait_stats()'s counts: atomic, as waits on a timeline may run on several threads at once.
   std::atomic<uint64_t> woke_polling_{0}, slept_{0};
   std::atomic<int64_t> last_poll_ns_{0};
+  std::atomic<uint64_t> completed_{0};  // the highest timeline value done() has seen
 };
 
 }  // namespace vkgemm::vk

@@ -260,7 +260,9 @@ static std::vector<double> host_us(uint32_t calls, Call&& call) {
 }
 
 // Engine::gemm `calls` times with timestamps (its GPU time, submit-to-completion window and wall time), then
-// `calls` times without (the product alone: wall_us).
+// `calls` times without (the product alone: wall_us), then `calls` times without with C alternating between
+// its buffer and another (rerecord_us: each call records its command buffer, which a call on the buffers of
+// the one before submits again unrecorded).
 static void time_gemm_calls(Engine& engine, Operands& o, GemmOptions once, uint32_t calls, LatencyResult& r) {
   std::vector<double> gpu_us, wait_us;
   once.timestamps = true;
@@ -274,6 +276,11 @@ static void time_gemm_calls(Engine& engine, Operands& o, GemmOptions once, uint3
   once.timestamps = false;
   engine.gemm(o.ra, o.rb, o.rc, once);  // its plan made before the series
   r.wall_us = host_us(calls, [&] { engine.gemm(o.ra, o.rb, o.rc, once); });
+  Buffer other = engine.create_buffer(o.c.size(), "bench C (another)");
+  MatrixRef rc[2] = {o.rc, o.rc};
+  rc[1].buffer = &other;
+  uint32_t i = 0;
+  r.rerecord_us = summarize(host_us(calls, [&] { engine.gemm(o.ra, o.rb, rc[++i % 2], once); })).median;
 }
 
 // Engine::run of the latency plan's twin with timestamps, one at a time: their cost beside the plan without.

@@ -156,6 +156,7 @@ std::string to_json(const Run& run) {
                        {"plan_wait_us", optional_number(l.timed(), l.plan_wait_us)},
                        {"plan_sync_us", optional_number(l.timed(), l.plan_sync_us)},
                        {"timed_plan_us", optional_number(l.timed(), l.timed_plan_us)},
+                       {"rerecord_us", optional_number(l.timed(), l.rerecord_us)},
                        {"calls", l.calls}});
   }
   const Settings& s = run.settings;

@@ -76,7 +76,10 @@ struct LatencyResult {
   // product with `calls` products submitted back to back (Engine::submit) before the last is waited for;
   // and one plan submission at a time (a plan without timestamps): Engine::submit's host time, the wait for
   // it, and the two together (a synchronous product through a plan); and Engine::run of a plan with
-  // timestamps, which resets them by a command (Engine::gemm resets its own on the host where it can).
+  // timestamps, which resets them by a command (Engine::gemm resets its own on the host where it can); and
+  // Engine::gemm without timestamps on alternating C buffers, which records every call (rerecord_us: what
+  // wall_us's calls, replaying the recording of the call before, save).
+  double rerecord_us = 0.0;
   double record_us = 0.0, gpu_us = -1.0, submit_wait_us = 0.0, inflight_us = 0.0;
   double plan_submit_us = 0.0, plan_wait_us = 0.0, plan_sync_us = 0.0, timed_plan_us = 0.0, timed_sync_us = 0.0;
   uint32_t record_calls = 0, calls = 0;

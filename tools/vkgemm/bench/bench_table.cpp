@@ -94,12 +94,14 @@ std::string case_row(const CaseResult& c) {
 
 std::string latency_table_header() {
   return fmt::format("\nend-to-end latency: host wall time of one Engine::gemm on device buffers without timestamps "
-                     "(record, submit, wait); with them (gemm+ts) and their GPU time; GemmPlan::record alone; a plan's "
-                     "Engine::submit and its wait, one at a time; Engine::run of it with timestamps (plan+ts); per "
-                     "product with many in flight\n"
-                     "{:<12} {:<4} {:<7} {:<9} {:<8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  {}\n",
-                     "n x n x n", "type", "kernel", "config", "status", "median us", "min us", "max us", "gemm+ts",
-                     "gpu us", "record us", "submit us", "wait us", "plan+ts", "flight us", "check");
+                     "(the same buffers each call: its recording submitted again); on alternating C buffers (rerec, "
+                     "recorded each call); with timestamps (gemm+ts) and their GPU time; GemmPlan::record alone; a "
+                     "plan's Engine::submit and its wait, one at a time; Engine::run of it with timestamps (plan+ts); "
+                     "per product with many in flight\n"
+                     "{:<12} {:<4} {:<7} {:<9} {:<8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  "
+                     "{}\n",
+                     "n x n x n", "type", "kernel", "config", "status", "median us", "min us", "max us", "rerec us",
+                     "gemm+ts", "gpu us", "record us", "submit us", "wait us", "plan+ts", "flight us", "check");
 }
 
 std::string latency_row(const LatencyResult& l) {
@@ -108,10 +110,10 @@ std::string latency_row(const LatencyResult& l) {
                                        to_string(l.status));
   if (!l.timed()) return fmt::format("{} {}{}\n", head, l.status == Status::failed ? "FAILED, not timed: " : "", l.reason);
   const Stats& s = *l.stats;
-  return fmt::format("{} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.2f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f}  {}{}\n",
-                     head, s.median, s.min, s.max, l.timed_sync_us, l.gpu_us, l.record_us, l.plan_submit_us,
-                     l.plan_wait_us, l.timed_plan_us, l.inflight_us, check_text(l.check, l.type, l.status),
-                     ran_text(l.config, l.ran));
+  return fmt::format(
+      "{} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.2f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f}  {}{}\n", head,
+      s.median, s.min, s.max, l.rerecord_us, l.timed_sync_us, l.gpu_us, l.record_us, l.plan_submit_us, l.plan_wait_us,
+      l.timed_plan_us, l.inflight_us, check_text(l.check, l.type, l.status), ran_text(l.config, l.ran));
 }
 
 // The steadiness checks in a line: how many, the calibration product's fastest and slowest reading, the verdict.
