@@ -8,6 +8,8 @@
 #            sampled check's witnesses), alternating, 3 rounds of 50 timed products each (JSON per run)
 #   network  the example's network (64 -> 64 relu -> 64 relu -> 4 sigmoid, f16, fp32 sums) at 1920x1080:
 #            the fused chain against plain products plus separate elementwise passes, 20 frames each
+#   plain    f32 and f16 4096^3 on auto without an epilogue, to hold beside docs/results/<device>/result.json:
+#            the epilogue's code in every kernel's store must cost the plain product nothing
 #   torch    the same network in PyTorch (fp16, fp32 sums: reduced-precision reductions off), bursts of at
 #            least 20 ms timed with CUDA events, the median of 7: matmul + bias + activation as separate
 #            kernels, and addmm (bias in cuBLAS's epilogue) + activation
@@ -23,7 +25,7 @@ example=build/release/tools/vkgemm_network_example
 python=${PYTHON:-/opt/torch/.venv/bin/python3}
 mkdir -p "$OUT"
 phases=("$@")
-((${#phases[@]})) || phases=(tests gelu network torch)
+((${#phases[@]})) || phases=(tests gelu network plain torch)
 failures=0
 
 phase() {  # phase NAME COMMAND...: runs it, logs to $OUT/NAME.txt, says how long it took
@@ -77,6 +79,14 @@ json.dump({"plain_ms": plain, "fused_ms": f, "overhead_pct": 100 * (q / p - 1), 
           open(f"{out}/gelu-summary.json", "w"))
 sys.exit(0 if ok else 1)
 EOF
+}
+
+plain() {  # the plain products, no epilogue: beside the committed results of the device
+  local t
+  for t in f32 f16; do
+    "$bin" run --type "$t" --m 4096 --n 4096 --k 4096 --repeat 20 --json "$OUT/plain-$t.json" |
+      grep -E '^(product|kernel|gpu time)' || return 1
+  done
 }
 
 torch_network() {
@@ -137,8 +147,9 @@ for p in "${phases[@]}"; do
       phase example-validated validated_example --size 320x180 --frames 2 ;;
     gelu) phase gelu gelu ;;
     network) phase network "$example" --size "${EPILOGUE_FRAME:-1920x1080}" --frames "${EPILOGUE_FRAMES:-20}" --compare ;;
+    plain) phase plain plain ;;
     torch) phase torch torch_network ;;
-    *) echo "epilogue.sh: unknown phase $p (tests gelu network torch)" >&2; exit 2 ;;
+    *) echo "epilogue.sh: unknown phase $p (tests gelu network plain torch)" >&2; exit 2 ;;
   esac
 done
 echo "epilogue.sh: $failures phase(s) failed; results in $OUT"
