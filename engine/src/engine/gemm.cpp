@@ -53,7 +53,7 @@ void EngineImpl::record_call(GemmPlanState& plan, VkCommandBuffer cmd, const Vul
                  VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT);
 }
 
-uint64_t EngineImpl::submit_plan_async(GemmPlanState& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync,
+uint64_t EngineImpl::submit_plan_async(GemmPlanState& plan, const VulkanBufferRange (&ops)[kOperands], const SubmitSync* sync,
                                        const OperandIds* ids) {
   const bool work = !plan.product.pieces.empty();
   if (plan.engine_only && work) return submit_replayed(plan, ops, sync, ids);
