@@ -33,16 +33,23 @@ function(vkgemm_shader_variant kernel type env)
   list(GET VKGEMM_TYPE_${type} 2 ctype)
   list(GET VKGEMM_TYPE_${type} 3 vec)
   set(name ${kernel}_${type})
+  # The fused epilogue's type (shaders/epilogue.glsl): double for f64 sums, none for integer sums.
+  set(epilogue "")
+  if(acc STREQUAL "double")
+    set(epilogue -DVKGEMM_EPILOGUE_DOUBLE)
+  elseif(acc STREQUAL "int" OR acc STREQUAL "uint")
+    set(epilogue -DVKGEMM_NO_EPILOGUE)
+  endif()
   set(header ${CMAKE_CURRENT_BINARY_DIR}/spirv/${name}.h)
   file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/spirv)
   add_custom_command(
     OUTPUT ${header}
     COMMAND ${GLSLANG_VALIDATOR} -V --target-env ${env} -I${PROJECT_SOURCE_DIR}/shaders -DELEM_T=${elem}
-            -DACC_T=${acc} -DC_T=${ctype} -DVEC_T=${vec} ${ARGN}
+            -DACC_T=${acc} -DC_T=${ctype} -DVEC_T=${vec} ${epilogue} ${ARGN}
             --vn spv_${name} --depfile ${header}.d -o ${header} ${CMAKE_CURRENT_SOURCE_DIR}/${kernel}.comp
     DEPFILE ${header}.d
     DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${kernel}.comp ${PROJECT_SOURCE_DIR}/shaders/gemm_interface.glsl
-            ${PROJECT_SOURCE_DIR}/shaders/gemm_abi.h
+            ${PROJECT_SOURCE_DIR}/shaders/gemm_abi.h ${PROJECT_SOURCE_DIR}/shaders/epilogue.glsl
     COMMENT "glslang ${kernel}.comp (${type})"
     VERBATIM)
   set(VKGEMM_SHADER_HEADERS ${VKGEMM_SHADER_HEADERS} ${header} PARENT_SCOPE)

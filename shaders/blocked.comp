@@ -75,6 +75,14 @@ shared VEC_T tile_b[2][BK][B_PITCH];
 // the arrays (Function or Private) makes no difference to either; the helpers' shape does. The arrays
 // cannot be passed to the helpers instead (inout): array parameters sized by specialization constants give
 // SPIR-V that is invalid once specialized. Both forms compute the same sums in the same order.
+// The fused epilogue (epilogue.glsl) on elements col .. col + 3 of a row, where `epi` (not a split's raw sums).
+VEC_T epilogue4(VEC_T r, uint row, uint col, bool epi) {
+  if (epi) {
+    [[unroll]] for (uint j = 0; j < 4; ++j) r[j] = ACC_T(gemm_epilogue(EPI_T(r[j]), row, col + j));
+  }
+  return r;
+}
+
 #ifdef BLOCKED_VECTOR_HELPERS
 const uint ACC_N = TN / 4;  // accumulator vec4s per row of an invocation's sub-block
 
@@ -148,20 +156,21 @@ void stage_b(uint buf, uint i, VEC_T v) {
 }
 
 // Epilogue for one accumulator vec4 (row, col .. col + 3 of C; nothing outside the matrix). Split: the raw
-// partial sums to the workspace (alpha 1, C not read). Otherwise C = alpha * acc + beta * C (C read only
-// when read_c), by vec4 where C allows it.
-void store_vec(uint row, uint col, VEC_T v, uint c_base, bool read_c, ACC_T alpha) {
+// partial sums to the workspace (alpha 1, C not read, no fused epilogue: the reduce pass applies it).
+// Otherwise C = epilogue(alpha * acc + beta * C) (C read only when read_c), by vec4 where C allows it.
+void store_vec(uint row, uint col, VEC_T v, uint c_base, bool read_c, ACC_T alpha, bool epi) {
   if (row >= p.M) return;
   const uint index = c_base + row * p.ldc + col;
   if ((p.flags & GEMM_VEC_C) != 0 && col + 4 <= p.N) {
     VEC_T r = VEC_T(alpha) * v;
     if (read_c) r += VEC_T(p.beta) * C4[index / 4];
-    C4[index / 4] = r;
+    C4[index / 4] = epilogue4(r, row, col, epi);
   } else {
     [[unroll]] for (uint j = 0; j < 4; ++j) {
       if (col + j < p.N) {
         ACC_T r = alpha * v[j];
         if (read_c) r += p.beta * ACC_T(C[index + j]);
+        if (epi) r = ACC_T(gemm_epilogue(EPI_T(r), row, col + j));
         C[index + j] = C_T(r);
       }
     }
@@ -227,11 +236,12 @@ void main() {
   const uint c_base = partial ? gl_WorkGroupID.z * p.split_stride : p.c_offset + batch * p.stride_c;
   const bool read_c = !partial && (p.flags & GEMM_BETA_ZERO) == 0;
   const ACC_T alpha = partial ? ACC_T(1) : p.alpha;
+  const bool epi = !partial && p.epilogue != 0u;
   [[unroll]] for (uint s = 0; s < TM / 4; ++s) {
     [[unroll]] for (uint i = 0; i < 4; ++i) {
       [[unroll]] for (uint t = 0; t < ACC_N; ++t) {
         const uint r = (s * 4 + i) * ACC_N + t;
-        store_vec(m0 + s * SEG_M + ty * 4 + i, n0 + t * SEG_N + tx * 4, acc[r], c_base, read_c, alpha);
+        store_vec(m0 + s * SEG_M + ty * 4 + i, n0 + t * SEG_N + tx * 4, acc[r], c_base, read_c, alpha, epi);
       }
     }
   }
@@ -385,12 +395,13 @@ void main() {
     barrier();
   }
 
-  // Epilogue. Split: the raw partial sums to the workspace. Otherwise C = alpha * acc + beta * C (C read
-  // only when beta != 0), by vec4 where C allows it.
+  // Epilogue. Split: the raw partial sums to the workspace. Otherwise C = epilogue(alpha * acc + beta * C)
+  // (C read only when beta != 0; the fused epilogue only where the host set one), by vec4 where C allows it.
   const bool partial = slices > 1;
   const uint c_base = partial ? gl_WorkGroupID.z * p.split_stride : p.c_offset + batch * p.stride_c;
   const bool read_c = !partial && (p.flags & GEMM_BETA_ZERO) == 0;
   const ACC_T alpha = partial ? ACC_T(1) : p.alpha;
+  const bool epi = !partial && p.epilogue != 0u;
   [[unroll]] for (uint s = 0; s < TM / 4; ++s) {
     [[unroll]] for (uint i = 0; i < 4; ++i) {
       const uint row = m0 + s * SEG_M + ty * 4 + i;
@@ -401,12 +412,13 @@ void main() {
         if ((p.flags & GEMM_VEC_C) != 0 && col + 4 <= p.N) {
           VEC_T r = VEC_T(alpha) * acc[s * 4 + i][t];
           if (read_c) r += VEC_T(p.beta) * C4[index / 4];
-          C4[index / 4] = r;
+          C4[index / 4] = epilogue4(r, row, col, epi);
         } else {
           [[unroll]] for (uint j = 0; j < 4; ++j) {
             if (col + j < p.N) {
               ACC_T r = alpha * acc[s * 4 + i][t][j];
               if (read_c) r += p.beta * ACC_T(C[index + j]);
+              if (epi) r = ACC_T(gemm_epilogue(EPI_T(r), row, col + j));
               C[index + j] = C_T(r);
             }
           }

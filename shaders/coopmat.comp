@@ -28,8 +28,8 @@
 // every other tile, and the partial last K step, takes the checked loop. C: with beta 0, fragments inside C
 // with 8-element aligned rows are stored straight from the accumulator (alpha applied to the fragment; a bf16
 // C through a per-subgroup staging area in shared memory, 16 bytes an invocation); edge fragments, and every
-// fragment when beta is not 0, go through that staging area and the interface's store_c, element by element,
-// nothing written outside C.
+// fragment when beta is not 0 or a fused epilogue is set, go through that staging area and the interface's
+// store_c, element by element, nothing written outside C.
 #include "gemm_interface.glsl"
 
 // 16-byte views of A and B; the same bindings as the interface's scalar arrays.
@@ -405,8 +405,11 @@ void main() {
   // beta != 0 stages too: reading C's fragment with coopMatLoad and adding beta * C to the accumulator gave
   // wrong results on the H200 (driver 580.159.04; the fast-path grid, C f32, every op) while the staged
   // path's element-wise store_c was right; C is read once per element either way.
-  const bool direct = WHOLE != 0 || ((p.flags & GEMM_BETA_ZERO) != 0u && c_base % 8 == 0 && p.ldc % 8 == 0 &&
-                                     row0 + BM <= p.M && col0 + BN <= p.N);
+  // A fused epilogue (epilogue.glsl) needs each element's row and column, which a KHR fragment does not
+  // tell: its products take the staged path, where store_c applies it.
+  const bool direct = p.epilogue == 0u &&
+                      (WHOLE != 0 || ((p.flags & GEMM_BETA_ZERO) != 0u && c_base % 8 == 0 && p.ldc % 8 == 0 &&
+                                      row0 + BM <= p.M && col0 + BN <= p.N));
   [[unroll]] for (uint i = 0; i < FM; ++i) {
     [[unroll]] for (uint j = 0; j < FN; ++j) {
       const uint r = row0 + sg_row + i * TM, c = col0 + sg_col + j * TN;

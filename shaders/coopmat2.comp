@@ -84,7 +84,24 @@ const uint ALIGN = 8;
 #define SET_B(lb, kd, stride) \
   lb = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lb, TRANS_B != 0 ? p.N : kd, TRANS_B != 0 ? kd : p.N), stride, 1)
 
-// The epilogue: C = alpha * acc + beta * C, with beta * C read through the layout lc at the tile (row0,
+// The fused epilogue (epilogue.glsl) on each element of the tile at (row0, col0), where the host set one: the
+// per-element callback gets the element's row and column inside the tile. Not on a split-K slice's raw sums
+// (the reduce pass applies it). Integer variants have none.
+#ifdef VKGEMM_NO_EPILOGUE
+#define APPLY_EPILOGUE(acc, row0, col0)
+#else
+ACC_T epilogue_element(const in uint row, const in uint col, const in ACC_T x, const in uint row0, const in uint col0) {
+  return ACC_T(gemm_epilogue(EPI_T(x), row0 + row, col0 + col));
+}
+#define APPLY_EPILOGUE(acc, row0, col0)                                                \
+  if (p.epilogue != 0u) {                                                              \
+    MAT_ACC fused;                                                                     \
+    coopMatPerElementNV(fused, acc, epilogue_element, row0, col0);                     \
+    acc = fused;                                                                       \
+  }
+#endif
+
+// The epilogue: C = epilogue(alpha * acc + beta * C), with beta * C read through the layout lc at the tile (row0,
 // col0) (not at all when beta is 0); a split-K slice (partial) keeps its raw sums for the workspace. A
 // macro: the two stores below use layouts of different types.
 #ifdef VKGEMM_BF16_C
@@ -101,6 +118,7 @@ const uint ALIGN = 8;
   if (!(partial)) {                                                                    \
     if (p.alpha != SCALAR_T(1)) acc = acc * ACC_T(p.alpha);                            \
     ADD_BETA_C(acc, lc, c_base, row0, col0)                                            \
+    APPLY_EPILOGUE(acc, row0, col0)                                                    \
   }
 
 #ifdef VKGEMM_BF16_C

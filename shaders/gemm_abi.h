@@ -36,9 +36,35 @@
   FIELD(k_split)      /* split-K: the K range of one slice (K, at least 1, when not split) */                      \
   FIELD(split_stride) /* split-K (or a C through the workspace): elements between consecutive slices' sums; 0: none */
 // After the 16 fields (64 bytes): alpha then beta, each in the shader's SCALAR_T (float, int or double; 8
-// bytes each at most), so the block is 80 bytes at most, inside the 128 every device guarantees.
+// bytes each at most); then, at 80, the epilogue's four words (below), so the block is 96 bytes, inside the
+// 128 every device guarantees.
 #define GEMM_PUSH_SCALARS_OFFSET 64
-#define GEMM_PUSH_BYTES 80
+#define GEMM_PUSH_EPILOGUE_OFFSET 80
+#define GEMM_PUSH_BYTES 96
+
+// ---- the fused epilogue (epilogue.glsl; vkgemm::Epilogue in blas.hpp) ----
+// The word `epilogue`: the activation in its low 4 bits, the bias's broadcast and its stored type above.
+// 0 is no epilogue at all: the stores are the plain product's. `bias_offset` is the first bias element
+// inside its binding (3), in elements; `act_a` and `act_b` the activation's parameters (leaky ReLU's slope
+// in act_a, clamp's lo and hi).
+#define GEMM_ACT_MASK 15u
+#define GEMM_ACT_NONE 0u
+#define GEMM_ACT_RELU 1u
+#define GEMM_ACT_LEAKY_RELU 2u
+#define GEMM_ACT_GELU_TANH 3u
+#define GEMM_ACT_GELU_ERF 4u
+#define GEMM_ACT_SILU 5u
+#define GEMM_ACT_SIGMOID 6u
+#define GEMM_ACT_TANH 7u
+#define GEMM_ACT_CLAMP 8u
+#define GEMM_BIAS_COLUMN 16u   // bias[col] added to every row (n values, in the kernel's row-major problem)
+#define GEMM_BIAS_ROW 32u      // bias[row] added to every column (m values)
+#define GEMM_BIAS_TYPE_SHIFT 6u  // the bias's stored type in bits 6-7: 0 f32, 1 f16, 2 bf16, 3 f64
+#define GEMM_BIAS_F32 0u
+#define GEMM_BIAS_F16 1u
+#define GEMM_BIAS_BF16 2u
+#define GEMM_BIAS_F64 3u
+#define GEMM_BIAS_BINDING 3
 
 // ---- the KHR cooperative-matrix kernel (coopmat.comp, kernels/coopmat_config.cpp) ----
 // Shared memory holds 8-element units, so every fragment side the host takes is a multiple of it.

@@ -17,7 +17,8 @@
 //   load_a(batch, row, k)     element (row, k) of op(A), as LOAD_T (A_T but for bf16 and i8/u8); 0 <= row < M,
 //                             0 <= k < K
 //   load_b(batch, k, col)     element (k, col) of op(B), as LOAD_T
-//   store_c(batch, row, col, acc)   C = alpha * acc + beta * C; C is never read when beta is 0
+//   store_c(batch, row, col, acc)   C = epilogue(alpha * acc + beta * C) (epilogue.glsl; none unless the
+//                             host set one); C is never read when beta is 0
 //   gemm_batch()              the batch entry of this workgroup (gl_WorkGroupID.z)
 // and must call store_c exactly once per (row, col) in range. Bounds are the kernel's job.
 #include "gemm_abi.h"
@@ -106,7 +107,13 @@ layout(push_constant) uniform GemmParams {
   GEMM_PUSH_UINT_FIELDS(GEMM_PUSH_UINT_FIELD)
   layout(offset = GEMM_PUSH_SCALARS_OFFSET) SCALAR_T alpha;
   SCALAR_T beta;
+  layout(offset = GEMM_PUSH_EPILOGUE_OFFSET) uint epilogue;  // the fused epilogue (epilogue.glsl); 0: none
+  uint bias_offset;
+  float act_a;
+  float act_b;
 } p;
+
+#include "epilogue.glsl"
 
 uint gemm_batch() { return gl_WorkGroupID.z; }
 
@@ -143,5 +150,8 @@ void store_c(uint batch, uint row, uint col, ACC_T acc) {
   if ((p.flags & GEMM_BETA_ZERO) == 0u) {
     r += p.beta * C_LOAD(C[at]);
   }
+#ifndef VKGEMM_NO_EPILOGUE
+  if (p.epilogue != 0u) r = SCALAR_T(gemm_epilogue(EPI_T(r), row, col));
+#endif
   C[at] = C_STORE(r);
 }

@@ -157,7 +157,12 @@ std::string describe(const GemmDesc& d) {
   return fmt::format("{} {} op {}{} m={} n={} k={} ld {}/{}/{} batch {} strides {}/{}/{} alpha {} beta {}",
                      types, d.layout == Layout::row_major ? "row" : "col", d.op_a == Op::n ? 'N' : 'T',
                      d.op_b == Op::n ? 'N' : 'T', d.m, d.n, d.k, d.lda, d.ldb, d.ldc, d.batch, stride(d.stride_a),
-                     stride(d.stride_b), stride(d.stride_c), d.alpha, d.beta);
+                     stride(d.stride_b), stride(d.stride_c), d.alpha, d.beta) +
+         (d.epilogue.active() ? fmt::format(" epilogue {} bias {} ({})", to_string(d.epilogue.activation),
+                                            d.epilogue.bias == BiasAxis::none ? "none"
+                                            : d.epilogue.bias == BiasAxis::per_column ? "per-column" : "per-row",
+                                            to_string(d.epilogue.bias_type))
+                              : std::string());
 }
 
 ProductCheck check_gemm_call(const GemmDesc& desc, const GemmOptions& options, std::mt19937_64& rng,
@@ -175,10 +180,15 @@ ProductCheck check_gemm_call(Engine& e, const GemmDesc& desc, const GemmOptions&
   Guarded ga = make_guarded(e, desc.type, 0, 0, a, skew);
   Guarded gb = make_guarded(e, desc.type, 0, 0, b, skew);
   Guarded gc = make_guarded(e, output_type(desc), 0, 0, c0, skew);
+  // The epilogue's bias, where it has one: random, between guards as the operands are.
+  const bool has_bias = desc.epilogue.bias != BiasAxis::none;
+  const auto bias = has_bias ? random_elements(desc.epilogue.bias_type, uint64_t(bias_length(desc)), rng)
+                             : std::vector<std::byte>{};
+  Guarded gbias = make_guarded(e, desc.epilogue.bias_type, 0, 0, bias, skew);
   ProductCheck out;
   try {
     out.timing = e.gemm(desc, {&ga.buffer, ga.data_offset}, {&gb.buffer, gb.data_offset}, {&gc.buffer, gc.data_offset},
-                  options);
+                        options, has_bias ? BufferOffset{&gbias.buffer, gbias.data_offset} : BufferOffset{});
   } catch (const Error& err) {
     out.detail = fmt::format("{} {} tile {}: threw {}", describe(desc), to_string(options.kernel), options.tile, err.what());
     return out;
@@ -187,8 +197,10 @@ ProductCheck check_gemm_call(Engine& e, const GemmDesc& desc, const GemmOptions&
   read_guarded(e, ga, "A", problems);
   read_guarded(e, gb, "B", problems);
   const auto c = read_guarded(e, gc, "C", problems);
+  if (has_bias) read_guarded(e, gbias, "bias", problems);
   const Comparison cmp = compare_with_reference(desc, a.data(), b.data(), c0.data(), c.data(),
-                                                {.f16_accumulate = options.f16_accumulate, .random_inputs = true});
+                                                {.f16_accumulate = options.f16_accumulate, .random_inputs = true},
+                                                has_bias ? bias.data() : nullptr);
   if (!cmp.passed) problems += cmp.summary();
   out.passed = problems.empty();
   out.detail = fmt::format("{} {} tile {} ({} {}): {}", describe(desc), to_string(options.kernel), options.tile,

@@ -44,8 +44,8 @@ bool miss(const Outcome& o) { return o.after.misses == o.before.misses + 1 && o.
 TEST_SUITE("plan cache") {
   TEST_CASE("every field of the description and the options, and the offset class, changes the key") {
     const uint64_t granularity = 64;
-    const auto key = [&](const GemmDesc& d, const GemmOptions& o, uint64_t a_offset = 0) {
-      const uint64_t offsets[3] = {a_offset, 0, 0};
+    const auto key = [&](const GemmDesc& d, const GemmOptions& o, uint64_t a_offset = 0, uint64_t bias_offset = 0) {
+      const uint64_t offsets[detail::kOperands] = {a_offset, 0, 0, bias_offset};
       return detail::call_key(detail::Door::buffers, d, o, offsets, granularity);
     };
     const GemmDesc d0{.m = 8, .n = 8, .k = 8};
@@ -55,7 +55,8 @@ TEST_SUITE("plan cache") {
     CHECK(key(d0, o0) == base);
     CHECK(key(d0, o0, 3 * granularity) == base);  // moved by whole granules
     CHECK_FALSE(key(d0, o0, 16) == base);
-    const uint64_t zero[3] = {0, 0, 0};
+    CHECK_FALSE(key(d0, o0, 0, 16) == base);  // the bias's offset class
+    const uint64_t zero[detail::kOperands] = {};
     CHECK_FALSE(detail::call_key(detail::Door::host, d0, o0, zero, granularity) == base);
     using Change = void (*)(GemmDesc&, GemmOptions&);
     const Change changes[] = {
@@ -76,6 +77,12 @@ TEST_SUITE("plan cache") {
         [](GemmDesc& d, GemmOptions&) { d.stride_a = 64; },
         [](GemmDesc& d, GemmOptions&) { d.stride_b = 0; },
         [](GemmDesc& d, GemmOptions&) { d.stride_c = 64; },
+        [](GemmDesc& d, GemmOptions&) { d.epilogue.bias = BiasAxis::per_row; },
+        [](GemmDesc& d, GemmOptions&) { d.epilogue.bias_type = DataType::f16; },
+        [](GemmDesc& d, GemmOptions&) { d.epilogue.activation = Activation::relu; },
+        [](GemmDesc& d, GemmOptions&) { d.epilogue.slope = 0.5f; },
+        [](GemmDesc& d, GemmOptions&) { d.epilogue.lo = -1.0f; },
+        [](GemmDesc& d, GemmOptions&) { d.epilogue.hi = 1.0f; },
         [](GemmDesc&, GemmOptions& o) { o.kernel = Kernel::tiled; },
         [](GemmDesc&, GemmOptions& o) { o.tile = 8; },
         [](GemmDesc&, GemmOptions& o) { o.blocked.split_k = 2; },

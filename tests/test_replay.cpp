@@ -204,7 +204,7 @@ TEST_SUITE("replay") {
     auto rng = test::case_rng(test::current_case_name());
     const GemmOptions o{.timestamps = true};
     Operands one = make_operands(e, rng);
-    const VulkanBufferRange ranges[3] = {range_of(one.ba), range_of(one.bb), range_of(one.bc)};
+    const VulkanBufferRange ranges[detail::kOperands] = {range_of(one.ba), range_of(one.bb), range_of(one.bc), {}};
     detail::EngineImpl& ei = impl(e);
     // The raw stamps of the plan's queries after each call: a replay writes new ones, later than the last.
     const auto stamps = [&] {
@@ -286,8 +286,8 @@ TEST_SUITE("replay") {
     CHECK(product_right(e, one, o));
     detail::EngineImpl& ei = impl(e);
     std::lock_guard guard(ei.lock);
-    const VulkanBufferRange first[3] = {range_of(one.ba), range_of(one.bb), range_of(one.bc)};
-    const VulkanBufferRange second[3] = {range_of(one.ba), range_of(one.bb), range_of(two.bc)};
+    const VulkanBufferRange first[detail::kOperands] = {range_of(one.ba), range_of(one.bb), range_of(one.bc), {}};
+    const VulkanBufferRange second[detail::kOperands] = {range_of(one.ba), range_of(one.bb), range_of(two.bc), {}};
     const detail::OperandIds first_ids{detail::Access::impl(one.ba)->id, detail::Access::impl(one.bb)->id,
                                        detail::Access::impl(one.bc)->id};
     detail::OperandIds second_ids = first_ids;

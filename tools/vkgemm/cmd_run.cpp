@@ -46,6 +46,10 @@ struct RunOptions {
   Layout layout = Layout::row_major;
   std::optional<int64_t> batch;
   std::string a_path, b_path, c_path, out_path, json_path;
+  // The fused epilogue (GemmDesc::epilogue): --bias, --bias-type, --act and its parameters.
+  std::string bias = "none", act = "none";
+  std::optional<DataType> bias_type;  // absent: f32
+  float slope = 0.01f, clamp_lo = 0.0f, clamp_hi = 0.0f;
   bool from_files() const { return !a_path.empty() || !b_path.empty(); }
 };
 
@@ -247,6 +251,28 @@ void read_input_c(const RunOptions& o, Problem& p) {
   p.have_c = true;
 }
 
+// --bias, --bias-type, --act and its parameters as the call's epilogue (checked with the call, check_gemm).
+Epilogue epilogue_of(const RunOptions& o) {
+  Epilogue e;
+  if (o.bias != "none" && o.bias != "row" && o.bias != "col") {
+    throw Error(ErrorCode::invalid_argument, fmt::format("--bias {}: none, row (one value per row of C, m of them) "
+                                                         "or col (one per column, n)", o.bias));
+  }
+  e.bias = o.bias == "col" ? BiasAxis::per_column : o.bias == "row" ? BiasAxis::per_row : BiasAxis::none;
+  if (o.bias_type) {
+    if (e.bias == BiasAxis::none) throw Error(ErrorCode::invalid_argument, "--bias-type goes with --bias row or col");
+    e.bias_type = *o.bias_type;
+  }
+  const std::optional<Activation> act = parse_activation(o.act);
+  if (!act) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("--act {}: none, relu, leaky-relu, gelu-tanh, gelu-erf, silu, sigmoid, tanh or clamp", o.act));
+  }
+  e.activation = *act;
+  e.slope = o.slope, e.lo = o.clamp_lo, e.hi = o.clamp_hi;
+  return e;
+}
+
 // Everything about the product that needs no device; the argument errors come out here.
 Problem describe(const RunOptions& o, uint64_t seed) {
   Problem p;
@@ -255,6 +281,7 @@ Problem describe(const RunOptions& o, uint64_t seed) {
   d.op_a = o.trans_a ? Op::t : Op::n;
   d.op_b = o.trans_b ? Op::t : Op::n;
   d.alpha = o.alpha, d.beta = o.beta;
+  d.epilogue = epilogue_of(o);
   p.seed = seed;
   p.from_files = o.from_files();
   if (p.from_files) {
@@ -274,6 +301,8 @@ Problem describe(const RunOptions& o, uint64_t seed) {
 // A, B and the input C in the layout the call uses; random ones drawn from the seed.
 struct Inputs {
   std::vector<std::byte> a, b, c0;
+  std::vector<std::byte> bias;  // the epilogue's, where it has one (drawn after the others: their seeds stay)
+  const void* bias_data() const { return bias.empty() ? nullptr : bias.data(); }
 };
 
 Inputs make_inputs(Problem& p) {
@@ -290,9 +319,14 @@ Inputs make_inputs(Problem& p) {
     p.c.data = d.beta != 0.0 ? random_matrix(*d.c_type, c_count, lo, hi, rng) : std::vector<std::byte>(c_count * c_es);
   }
   const bool col = d.layout == Layout::col_major;
+  std::vector<std::byte> bias;
+  if (d.epilogue.bias != BiasAxis::none) {
+    const auto [blo, bhi] = random_range(d.epilogue.bias_type);
+    bias = random_matrix(d.epilogue.bias_type, uint64_t(bias_length(d)), blo, bhi, rng);
+  }
   return {to_layout(p.a.data, p.a.batched ? p.a.batch : 1, p.a.rows, p.a.cols, es, col),
           to_layout(p.b.data, p.b.batched ? p.b.batch : 1, p.b.rows, p.b.cols, es, col),
-          to_layout(p.c.data, p.c.batch, p.c.rows, p.c.cols, c_es, col)};
+          to_layout(p.c.data, p.c.batch, p.c.rows, p.c.cols, c_es, col), std::move(bias)};
 }
 
 // C before a product that does not read it (beta = 0): NaN for the float types, INT32_MIN (which these
@@ -323,7 +357,7 @@ Measured time_in_place(Engine& engine, const GemmDesc& d, const Inputs& in, cons
   out.repeat = repeat, out.warmed_up = warmup;
   for (uint32_t r = 0; r < warmup + repeat; ++r) {
     out.c = in.c0;
-    const GemmTiming one = engine.gemm(d, in.a.data(), in.b.data(), out.c.data(), options);
+    const GemmTiming one = engine.gemm(d, in.a.data(), in.b.data(), out.c.data(), options, in.bias_data());
     out.t.gpu_timestamps = one.gpu_timestamps;
     out.t.kernel = one.kernel, out.t.config = one.config;
     if (r >= warmup) {
@@ -346,7 +380,7 @@ Measured time_series(Engine& engine, const GemmDesc& d, const Inputs& in, GemmOp
   GemmOptions probe = options;
   const WarmUp w = warm_up(repeat == 1 ? 0.0 : default_warmup_ms(engine.device(), warmup_ms), [&](uint32_t n) {
     probe.repeat = n, probe.warmup = 0;
-    const GemmTiming t = engine.gemm(d, in.a.data(), in.b.data(), out.c.data(), probe);
+    const GemmTiming t = engine.gemm(d, in.a.data(), in.b.data(), out.c.data(), probe, in.bias_data());
     double ms = 0.0;
     for (const double x : t.gpu_ms) ms += x;
     return t.gpu_timestamps ? ms : -1.0;
@@ -355,7 +389,7 @@ Measured time_series(Engine& engine, const GemmDesc& d, const Inputs& in, GemmOp
   out.warmed_up = std::min(warmup + w.last_batch, 100000u);
   options.repeat = repeat, options.warmup = out.warmed_up;
   out.c = poisoned(*d.c_type, out.c.size());
-  out.t = engine.gemm(d, in.a.data(), in.b.data(), out.c.data(), options);
+  out.t = engine.gemm(d, in.a.data(), in.b.data(), out.c.data(), options, in.bias_data());
   return out;
 }
 
@@ -376,6 +410,11 @@ void print_summary(const RunOptions& o, const Problem& p, const DeviceInfo& dev,
              o.trans_a ? "A^T" : "A", o.trans_b ? "B^T" : "B", d.layout == Layout::col_major ? "column" : "row",
              d.batch, p.a.batched ? "" : (d.batch > 1 ? ", A broadcast" : ""),
              p.b.batched ? "" : (d.batch > 1 ? ", B broadcast" : ""));
+  if (d.epilogue.active()) {
+    fmt::print("epilogue: C = {}(... + bias {}{})\n", to_string(d.epilogue.activation),
+               d.epilogue.bias == BiasAxis::none ? "none" : d.epilogue.bias == BiasAxis::per_row ? "per row" : "per column",
+               d.epilogue.bias == BiasAxis::none ? "" : fmt::format(" {}", to_string(d.epilogue.bias_type)));
+  }
   if (!d.m || !d.n || !d.batch) {
     fmt::print("gpu time: nothing dispatched (an empty product)\n");
     return;
@@ -407,6 +446,10 @@ nlohmann::json result_record(const Problem& p, const DeviceInfo& dev, const Meas
     record["gflops"] = operations(d) / r.t.median_gpu_ms() * 1e-6;
   }
   if (!p.from_files) record["seed"] = p.seed;
+  if (d.epilogue.active()) {
+    record["activation"] = to_string(d.epilogue.activation);
+    record["bias"] = d.epilogue.bias == BiasAxis::none ? "none" : d.epilogue.bias == BiasAxis::per_row ? "row" : "col";
+  }
   return record;
 }
 
@@ -454,8 +497,9 @@ bool verify(const Problem& p, const Inputs& in, const Measured& r, const RunOpti
   const bool full = products <= o.verify_max;
   SampleOptions sample;
   sample.seed = p.seed ^ 0x9E3779B97F4A7C15ull;
-  const Comparison cmp = full ? compare_with_reference(p.d, in.a.data(), in.b.data(), in.c0.data(), r.c.data(), options)
-                              : check_sampled(p.d, in.a.data(), in.b.data(), in.c0.data(), r.c.data(), options, sample);
+  const Comparison cmp =
+      full ? compare_with_reference(p.d, in.a.data(), in.b.data(), in.c0.data(), r.c.data(), options, in.bias_data())
+           : check_sampled(p.d, in.a.data(), in.b.data(), in.c0.data(), r.c.data(), options, sample, in.bias_data());
   fmt::print("verify:   {} ({}{})\n", cmp.passed ? "passed" : "FAILED", full ? "" : "sampled check: ", cmp.summary());
   record["check"] = full ? "full" : "sampled";
   if (!full) record["check_seed"] = sample.seed;
@@ -596,6 +640,18 @@ Command add_run_command(CLI::App& cmd, CommonOptions& common) {
   cmd.add_flag("--trans-b", o->trans_b, "op(B) = B^T (B is stored n x k)");
   cmd.add_option("--alpha", o->alpha, "alpha (integers for i32)")->capture_default_str();
   cmd.add_option("--beta", o->beta, "beta; 0 never reads C (integers for i32)")->capture_default_str();
+  cmd.add_option("--bias", o->bias,
+                 "Fused epilogue: add a random bias vector, row (one value per row of C) or col (one per column, "
+                 "as a network layer's)")
+      ->capture_default_str();
+  add_enum_option(cmd, "--bias-type", o->bias_type, type_table(), "The bias's type: f32 (default) or C's type");
+  cmd.add_option("--act", o->act,
+                 "Fused epilogue: the activation after alpha op(A) op(B) + beta C + bias: none, relu, leaky-relu, "
+                 "gelu-tanh, gelu-erf, silu, sigmoid, tanh, clamp (float C; f64 takes relu, leaky-relu, clamp)")
+      ->capture_default_str();
+  cmd.add_option("--slope", o->slope, "--act leaky-relu: the negative side's slope")->capture_default_str();
+  cmd.add_option("--clamp-lo", o->clamp_lo, "--act clamp: the lower bound")->capture_default_str();
+  cmd.add_option("--clamp-hi", o->clamp_hi, "--act clamp: the upper bound (at least --clamp-lo)")->capture_default_str();
   add_enum_option(cmd, "--layout", o->layout, layout_table(), "Memory layout the engine is called with: row or col")
       ->default_str("row");
   cmd.add_option("--batch", o->batch, "Batch count for random inputs (files: a 3-D .npy gives it)");

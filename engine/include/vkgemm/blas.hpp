@@ -15,13 +15,52 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "vkgemm/types.hpp"
 
 namespace vkgemm {
 
+struct GemmDesc;
+
 enum class Op { n, t };                       // op(X) = X, or X^T
 enum class Layout { row_major, col_major };
+
+// What a fused epilogue applies to each element of C after x = alpha * op(A) op(B) + beta * C, in the sums'
+// precision (fp32 for f16 and bf16 inputs, f64 for f64) and before the store's conversion to C's type:
+//   y = activation(x + bias),  one store, no second pass through memory.
+// Float C only (f32, f64, f16, bf16); the transcendental activations (GELU, SiLU, sigmoid, tanh) not on f64,
+// whose shaders have no double exp. Refused at the door otherwise, naming the argument
+// (docs/design/epilogue.md).
+enum class Activation : uint8_t {
+  none,
+  relu,        // max(x, 0)
+  leaky_relu,  // x >= 0 ? x : slope * x
+  gelu_tanh,   // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+  gelu_erf,    // 0.5 x (1 + erf(x / sqrt(2)))
+  silu,        // x / (1 + exp(-x))
+  sigmoid,     // 1 / (1 + exp(-x))
+  tanh,
+  clamp,       // min(max(x, lo), hi)
+};
+// The bias vector's broadcast, in C's logical (m x n) shape whatever the layout: per_column adds bias[j] to
+// every element of column j (n values: a network layer with one row per sample), per_row adds bias[i] to
+// row i (m values). Every batch entry adds the same vector.
+enum class BiasAxis : uint8_t { none, per_column, per_row };
+
+struct Epilogue {
+  BiasAxis bias = BiasAxis::none;
+  DataType bias_type = DataType::f32;  // f32, or C's type; its buffer is the call's fourth operand
+  Activation activation = Activation::none;
+  float slope = 0.01f;         // leaky_relu: the negative side's slope
+  float lo = 0.0f, hi = 0.0f;  // clamp: lo <= hi
+  bool active() const noexcept { return bias != BiasAxis::none || activation != Activation::none; }
+  friend bool operator==(const Epilogue&, const Epilogue&) = default;
+};
+std::string_view to_string(Activation activation) noexcept;  // "relu", "gelu-tanh", ...
+std::optional<Activation> parse_activation(std::string_view name) noexcept;
+// The bias's length: n for per_column, m for per_row, 0 without a bias.
+int64_t bias_length(const GemmDesc& desc) noexcept;
 
 struct GemmDesc {
   DataType type = DataType::f32;  // A, B, C and the scalars (i32: alpha and beta must be integers)
@@ -41,6 +80,9 @@ struct GemmDesc {
   // Elements from one batch entry to the next; empty means packed back to back (ld times the stored
   // matrix's other dimension); 0 broadcasts one A or B to every entry (not allowed for C).
   std::optional<int64_t> stride_a, stride_b, stride_c;
+  // A fused bias and activation (Epilogue above); none by default. A bias needs a buffer at the call (the
+  // overloads that take one: GemmPlan::record, Engine::run, Engine::gemm).
+  Epilogue epilogue;
 };
 
 // The stored shape of one operand, and the elements and bytes a whole batch of it spans.

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,9 @@ struct EngineImpl;
 
 struct VulkanDevice;
 class GemmPlan;
+class GemmChain;
+struct ChainDesc;
+struct ChainOptions;
 class GemmSubmission;
 struct GemmPlanOptions;
 
@@ -176,6 +180,12 @@ class Engine {
   // dimensions, strides, batch). The span of c is copied to the device and back, so elements in the
   // gaps of ldc or stride_c come back unchanged; the kernel reads C only when beta != 0.
   GemmTiming gemm(const GemmDesc& desc, const void* a, const void* b, void* c, const GemmOptions& options = {});
+  // The same two with the epilogue's bias (GemmDesc::epilogue, blas.hpp): bias_length(desc) elements of
+  // epilogue.bias_type, on the device or on the host. A desc whose epilogue has a bias needs these.
+  GemmTiming gemm(const GemmDesc& desc, const BufferOffset& a, const BufferOffset& b, const BufferOffset& c,
+                  const GemmOptions& options, const BufferOffset& bias);
+  GemmTiming gemm(const GemmDesc& desc, const void* a, const void* b, void* c, const GemmOptions& options,
+                  const void* bias);
 
   // What the pipelines that gemm(desc, ..., options) runs on this engine cost, as the driver reports them
   // (statistics.hpp): the same planning as gemm (kernel, configuration from the tuning table, split-K), the
@@ -201,9 +211,21 @@ class Engine {
   // Runs `plan` on this engine's buffers: recorded between full barriers into the engine's own command
   // buffer, submitted and waited for. Timing as gemm's (GPU times when the plan has timestamps).
   GemmTiming run(GemmPlan& plan, const BufferOffset& a, const BufferOffset& b, const BufferOffset& c);
+  // The same with the epilogue's bias (a plan whose desc has one needs it).
+  GemmTiming run(GemmPlan& plan, const BufferOffset& a, const BufferOffset& b, const BufferOffset& c,
+                 const BufferOffset& bias);
   // The same without waiting: recorded and submitted, and a handle to wait on (vkgemm/plan.hpp). Several
   // may be in flight; the engine's synchronous calls are this and a wait.
   GemmSubmission submit(GemmPlan& plan, const BufferOffset& a, const BufferOffset& b, const BufferOffset& c);
+  // A chain of products (vkgemm/chain.hpp): each layer checked and planned as plan() does, its intermediate
+  // buffers made. Throws what plan would throw for a layer, and invalid_argument (naming the layer) for a
+  // chain whose widths do not meet or whose layer has a per_row bias.
+  GemmChain chain(const ChainDesc& desc, const ChainOptions& options);
+  GemmChain chain(const ChainDesc& desc);
+  // Runs `chain` on this engine's buffers (recorded between full barriers, submitted, waited for); each
+  // layer's timing (GPU times where the chain has timestamps).
+  std::vector<GemmTiming> run(GemmChain& chain, const BufferOffset& x, std::span<const BufferOffset> weights,
+                              std::span<const BufferOffset> biases, const BufferOffset& y);
   // For benchmarks: the host time in microseconds of each of `times` records of `plan` (what GemmPlan::record
   // does: the operand checks, the descriptor writes, the commands) into the engine's own command buffer,
   // reset after each and never run.

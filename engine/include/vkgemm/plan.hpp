@@ -56,6 +56,7 @@ struct GemmPlanOptions {
   GemmOptions gemm;  // the kernel and its configuration, repeat and warmup (each record records them all)
   // The byte offsets the operands will be recorded at (see "Operand offsets" above).
   uint64_t a_offset = 0, b_offset = 0, c_offset = 0;
+  uint64_t bias_offset = 0;  // the epilogue's bias (GemmDesc::epilogue), where it has one
   // Timestamps around each timed product (GemmPlan::timing reads the last completed recording's). Off by
   // default: a plan recorded every frame needs none. Ignored where the queue has no timestamps.
   bool timestamps = false;
@@ -122,6 +123,10 @@ class GemmPlan {
   // size) and throws Error before recording anything; allocates nothing and creates no Vulkan object.
   void record(VkCommandBuffer cmd, const VulkanBufferRange& a, const VulkanBufferRange& b,
               const VulkanBufferRange& c);
+  // The same with the epilogue's bias vector (GemmDesc::epilogue: bias_length(desc) elements of its
+  // bias_type from bias.offset), which a plan whose desc has a bias needs; a plan without one ignores it.
+  void record(VkCommandBuffer cmd, const VulkanBufferRange& a, const VulkanBufferRange& b,
+              const VulkanBufferRange& c, const VulkanBufferRange& bias);
 
   // The GPU times of the last recording's timed products, once its submission completed (timestamps on).
   GemmTiming timing() const;

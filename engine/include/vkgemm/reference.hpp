@@ -144,7 +144,10 @@ namespace vkgemm {
 // the call (not read when beta = 0), of type output_type(desc); c_out receives C's whole span: the described elements computed, the
 // rest (the gaps of ldc and stride_c) copied from c_in. The arithmetic is the reference's (double, long
 // double for f64, wrapping for int32), alpha and beta applied once at the end.
-void reference_gemm(const GemmDesc& desc, const void* a, const void* b, const void* c_in, void* c_out);
+// With an epilogue (desc.epilogue), `bias` holds its bias vector (bias_length(desc) elements of its bias_type)
+// where it has one, and each element is epilogue(alpha s + beta c0), computed in long double.
+void reference_gemm(const GemmDesc& desc, const void* a, const void* b, const void* c_in, void* c_out,
+                    const void* bias = nullptr);
 
 // Judges a GPU result of the full call. Float types pass when, with gamma = 2 (k + 2) u,
 //   elementwise: |C_ij - C_ref_ij| <= gamma (|alpha| (|op(A)||op(B)|)_ij + |beta| |C0_ij|)   for every element
@@ -154,8 +157,14 @@ void reference_gemm(const GemmDesc& desc, const void* a, const void* b, const vo
 // exact. Either way every element of C's span outside the described matrices must equal c_in bitwise.
 // f16 inputs: gamma is error_bound(f16, C's type, k + 2, f16_accumulate) (see the top of this file), with
 // the same absolute allowance per element for fp16 subnormals. options.random_inputs adds the model bounds.
+// With an epilogue (desc.epilogue; `bias` its vector where it has one), each element's allowance e for the
+// activation's argument x = alpha s + beta c0 + bias becomes
+//   L (e + u_s |x|) + e_act(x) + u_C |C_ref|
+// (L the activation's largest slope, u_s the sums' unit roundoff, e_act the shader's own error in the
+// activation, u_C C's rounding: docs/correctness.md, "Epilogues"), and the normwise bound is L gamma with
+// those terms as slack.
 Comparison compare_with_reference(const GemmDesc& desc, const void* a, const void* b, const void* c_in,
-                                  const void* c_gpu, const CompareOptions& options = {});
+                                  const void* c_gpu, const CompareOptions& options = {}, const void* bias = nullptr);
 
 // The sampled check of a full call: a verdict in O(batch (mk + kn + mn)) work and the witnesses' sums,
 // for products too large for the full comparison's O(batch m n k). Two parts (docs/correctness.md, "The
@@ -181,7 +190,9 @@ struct SampleOptions {
   uint64_t budget = uint64_t{1} << 28;  // multiply-adds for the witnesses; past it the covered tile grows
   uint32_t vectors = 2;
 };
+// With an epilogue (desc.epilogue, `bias` its vector where it has one), the row sums, linear in C, do not
+// apply: the witnesses alone judge (Sampled::vectors 0).
 Comparison check_sampled(const GemmDesc& desc, const void* a, const void* b, const void* c_in, const void* c_gpu,
-                         const CompareOptions& options, const SampleOptions& sample);
+                         const CompareOptions& options, const SampleOptions& sample, const void* bias = nullptr);
 
 }  // namespace vkgemm

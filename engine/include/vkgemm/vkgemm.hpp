@@ -4,6 +4,7 @@
 #pragma once
 
 #include "vkgemm/blas.hpp"
+#include "vkgemm/chain.hpp"
 #include "vkgemm/device_info.hpp"
 #include "vkgemm/engine.hpp"
 #include "vkgemm/error.hpp"

@@ -10,9 +10,9 @@
 
 namespace vkgemm {
 
-// The storage buffers every GEMM kernel binds, set 0 bindings 0 to 2 (A, B, C; kernels/pipelines.cpp): the
-// push descriptors a device must allow for vkgemm to push them.
-inline constexpr uint32_t kGemmBindings = 3;
+// The storage buffers every GEMM kernel binds, set 0 bindings 0 to 3 (A, B, C and the epilogue's bias;
+// kernels/pipelines.cpp): the push descriptors a device must allow for vkgemm to push them.
+inline constexpr uint32_t kGemmBindings = 4;
 
 struct PhysicalDevice {
   VkPhysicalDevice handle = VK_NULL_HANDLE;

@@ -82,7 +82,7 @@ bool read_core_features(const VkBaseInStructure* s, Chain& c) {
 }
 
 // An extension's features struct (bfloat16, cooperative matrices) into `c`; false for any other struct.
-bool read_extension_features(const VkBaseInStructure* s, Chain& c) {
+bool read_extension_features(const VkBaseInStructure* s, [[maybe_unused]] Chain& c) {
   switch (s->sType) {
 #if defined(VK_KHR_shader_bfloat16)
     case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR: {

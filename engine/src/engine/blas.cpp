@@ -6,6 +6,7 @@
 
 #include "vkgemm/blas.hpp"
 
+#include "engine/epilogue_check.hpp"
 #include "kernels/check_count.hpp"
 #include "vkgemm/error.hpp"
 
@@ -96,6 +97,7 @@ void check_gemm(const GemmDesc& d) {
   check_size("k", d.k);
   check_size("batch", d.batch);
   for (char which : {'A', 'B', 'C'}) (void)operand_extent(d, which);
+  detail::check_epilogue(d);
   if (is_integer(d.type)) {
     for (const auto& [name, v] : {std::pair{"alpha", d.alpha}, std::pair{"beta", d.beta}}) {
       if (v != std::floor(v) || v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {

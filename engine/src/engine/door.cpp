@@ -26,6 +26,11 @@ void EngineImpl::admit(const GemmDesc& desc, const GemmOptions& options) const {
 
 void EngineImpl::admit_options(const GemmDesc& desc, const GemmOptions& options) const {
   check_run(desc, options);
+  if (desc.epilogue.active() && options.kernel == Kernel::ozaki) {
+    throw Error(ErrorCode::unsupported_config,
+                "gemm: the emulated product (kernel ozaki) takes no epilogue (bias or activation); ask for a native "
+                "kernel or auto");
+  }
   kernels::check_supported(physical.info, tuning, kernels::types_of(desc, options), options);
 }
 
@@ -48,10 +53,48 @@ void EngineImpl::check_run(const GemmDesc& desc, const GemmOptions& options) con
   }
 }
 
-void EngineImpl::check_buffers(const GemmDesc& desc, const VulkanBufferRange (&ops)[3],
+uint64_t operand_element_size(const GemmDesc& desc, const kernels::Types& types, int operand) noexcept {
+  if (operand == 3) return element_size(desc.epilogue.bias_type);
+  return element_size(operand == 2 ? types.output : types.input);
+}
+
+uint64_t operand_bytes(const GemmDesc& desc, const kernels::Types& types, int operand) {
+  const uint64_t es = operand_element_size(desc, types, operand);
+  if (operand == 3) return (uint64_t(bias_length(desc)) * es + 3) / 4 * 4;
+  return uint64_t(operand_extent(desc, "ABC"[operand]).elements) * es;
+}
+
+namespace {
+
+// The epilogue's bias (the fourth operand), where desc has one: present, aligned, long enough.
+void check_bias_buffer(const GemmDesc& desc, const VulkanBufferRange& range, uint64_t es, uint64_t bytes) {
+  const char* axis = desc.epilogue.bias == BiasAxis::per_column ? "per_column: n" : "per_row: m";
+  if (range.buffer == VK_NULL_HANDLE) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("gemm: the epilogue has a bias ({} = {} {} values) but the call gave no bias buffer",
+                            axis, bias_length(desc), to_string(desc.epilogue.bias_type)));
+  }
+  if (range.offset % es) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("gemm: the bias's offset {} is not a multiple of the {}-byte "
+                                                         "element", range.offset, es));
+  }
+  if (range.offset > ~uint64_t{0} - bytes || bytes > range.size) {
+    throw Error(ErrorCode::buffer_too_small,
+                fmt::format("gemm: the bias ({} = {} {} values{}) needs {} bytes from offset {}; its buffer has {}",
+                            axis, bias_length(desc), to_string(desc.epilogue.bias_type),
+                            es == 2 ? ", read as whole 32-bit words" : "", bytes, range.offset, range.size));
+  }
+}
+
+}  // namespace
+
+void EngineImpl::check_buffers(const GemmDesc& desc, const VulkanBufferRange (&ops)[kOperands],
                                const kernels::Types& types) const {
   count_check(Checked::buffers);
   const char names[3] = {'A', 'B', 'C'};
+  if (desc.epilogue.bias != BiasAxis::none) {
+    check_bias_buffer(desc, ops[3], operand_element_size(desc, types, 3), operand_bytes(desc, types, 3));
+  }
   for (int i = 0; i < 3; ++i) {
     const uint64_t es = element_size(i == 2 ? types.output : types.input);
     const VulkanBufferRange& range = ops[i];

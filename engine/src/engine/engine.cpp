@@ -215,7 +215,7 @@ GemmTiming Engine::gemm(DataType type, uint32_t m, uint32_t n, uint32_t k, const
   desc.type = type;
   desc.m = m, desc.n = n, desc.k = k;
   std::lock_guard guard(impl_->lock);
-  return impl_->gemm_host(desc, a, b, c, options);
+  return impl_->gemm_host(desc, a, b, c, nullptr, options);
 }
 GemmTiming Engine::gemm(DataType input, DataType output, uint32_t m, uint32_t n, uint32_t k, const void* a,
                         const void* b, void* c, const GemmOptions& options) {
@@ -224,7 +224,7 @@ GemmTiming Engine::gemm(DataType input, DataType output, uint32_t m, uint32_t n,
   desc.c_type = output;
   desc.m = m, desc.n = n, desc.k = k;
   std::lock_guard guard(impl_->lock);
-  return impl_->gemm_host(desc, a, b, c, options);
+  return impl_->gemm_host(desc, a, b, c, nullptr, options);
 }
 GemmTiming Engine::gemm(const GemmDesc& desc, const BufferOffset& a, const BufferOffset& b, const BufferOffset& c,
                         const GemmOptions& options) {
@@ -233,7 +233,17 @@ GemmTiming Engine::gemm(const GemmDesc& desc, const BufferOffset& a, const Buffe
 }
 GemmTiming Engine::gemm(const GemmDesc& desc, const void* a, const void* b, void* c, const GemmOptions& options) {
   std::lock_guard guard(impl_->lock);
-  return impl_->gemm_host(desc, a, b, c, options);
+  return impl_->gemm_host(desc, a, b, c, nullptr, options);
+}
+GemmTiming Engine::gemm(const GemmDesc& desc, const BufferOffset& a, const BufferOffset& b, const BufferOffset& c,
+                        const GemmOptions& options, const BufferOffset& bias) {
+  std::lock_guard guard(impl_->lock);
+  return impl_->gemm(desc, {a, b, c, bias}, options);
+}
+GemmTiming Engine::gemm(const GemmDesc& desc, const void* a, const void* b, void* c, const GemmOptions& options,
+                        const void* bias) {
+  std::lock_guard guard(impl_->lock);
+  return impl_->gemm_host(desc, a, b, c, bias, options);
 }
 
 }  // namespace vkgemm

@@ -38,7 +38,7 @@ struct BufferImpl {
 
 // The engine buffers a call's operands are in (BufferImpl::id, A B C), where the call has them: a call on
 // the application's VkBuffers (submit_gemm) has none, and its plan's recording is never replayed.
-using OperandIds = std::array<uint64_t, 3>;
+using OperandIds = std::array<uint64_t, kOperands>;
 
 // The command buffer of an engine plan (GemmPlanState::engine_only), recorded for one set of operands and
 // submitted again, as it is, while the calls repeat them (replay.cpp): a repeated call skips its recording.
@@ -49,7 +49,7 @@ struct Replay {
   vk::DeviceHandle<VkCommandPool> pool;  // its own, made at the plan's first submission; frees `cmd`
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   bool recorded = false;  // holds the commands for `ops` in the buffers `ids`
-  VulkanBufferRange ops[3] = {};
+  VulkanBufferRange ops[kOperands] = {};
   OperandIds ids{};
   uint64_t serial = 0;  // its latest submission (0: none)
 };
@@ -80,11 +80,19 @@ struct Dispatch {
 };
 
 // Where one descriptor of a recording points: a caller's operand (0 A, 1 B, 2 C) moved by its offset's
-// shift from the planned one, or the workspace (3).
+// shift from the planned one, the workspace (3), or the epilogue's bias (4: the caller's fourth operand,
+// ops[3], moved likewise).
+inline constexpr uint32_t kSourceWorkspace = 3;
+inline constexpr uint32_t kSourceBias = 4;
 struct BindingSource {
   uint32_t source = 0;
   uint64_t offset = 0, size = 0;
 };
+
+// Operand i's element size (0 A, 1 B, 2 C, 3 the epilogue's bias) and the bytes it spans from its offset.
+// A 2-byte bias spans whole 32-bit words (the shader reads words): its length rounded up to an even count.
+uint64_t operand_element_size(const GemmDesc& desc, const kernels::Types& types, int operand) noexcept;
+uint64_t operand_bytes(const GemmDesc& desc, const kernels::Types& types, int operand);
 
 // Where a recording's timestamp queries are reset: by a command recorded before them, or already on the host
 // (vkResetQueryPool, DeviceInfo::host_query_reset), which only the one who knows the queries are idle may do.
@@ -100,11 +108,11 @@ struct GemmPlanState {
   // Throws unless the plan's engine is alive; `what` names the call.
   EngineImpl& live_engine(const char* what) const;
   // The operands against the plan: buffer, element alignment, size, and the offset class. Throws Error.
-  void check_operands(const VulkanBufferRange (&ops)[3]) const;
+  void check_operands(const VulkanBufferRange (&ops)[kOperands]) const;
   // Records the product (warmup + repeat) for `ops` into `cmd`, with timestamps in `queries` when it is not
   // null (reset as `reset` says): writes `slot_sets` and binds them, or, where slot_sets is null (push
   // descriptors), pushes each dispatch's bindings. Checks nothing, allocates nothing.
-  void record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3], const VkDescriptorSet* slot_sets,
+  void record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[kOperands], const VkDescriptorSet* slot_sets,
               VkQueryPool queries, QueryReset reset = QueryReset::in_commands);
   // The next slot of the ring of descriptor sets, and its sets (the ring only: not with push descriptors).
   uint32_t take_slot();
@@ -121,9 +129,12 @@ struct GemmPlanState {
   GemmDesc desc;
   GemmPlanOptions options;
   Schedule product;
-  uint64_t planned[3] = {0, 0, 0};  // the operands' byte offsets planned for, A B C
-  uint64_t needed[3] = {0, 0, 0};   // bytes each operand spans from its offset
-  uint64_t element[3] = {4, 4, 4};  // element sizes
+  uint64_t planned[kOperands] = {};  // the operands' byte offsets planned for, A B C and the bias
+  uint64_t needed[kOperands] = {};   // bytes each operand spans from its offset
+  uint64_t element[kOperands] = {4, 4, 4, 4};  // element sizes
+  bool bias = false;           // the epilogue has a bias: the fourth operand is bound (binding 3)
+  uint64_t bias_binding = 0;   // its binding's planned start: planned[3] rounded down (schedule.hpp)
+  uint64_t bias_shift = 0;     // planned[3] - bias_binding
   uint64_t granularity = 64;        // offsets congruent modulo this record as planned
   std::vector<Dispatch> dispatches;  // one product, in order; a barrier between consecutive ones
   std::vector<BindingSource> bindings;     // 3 per set of a slot
@@ -184,7 +195,7 @@ struct EngineImpl {
   void admit(const GemmDesc& desc, const GemmOptions& options) const;
   void admit_options(const GemmDesc& desc, const GemmOptions& options) const;
   void check_run(const GemmDesc& desc, const GemmOptions& options) const;
-  void check_buffers(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const kernels::Types& types) const;
+  void check_buffers(const GemmDesc& desc, const VulkanBufferRange (&ops)[kOperands], const kernels::Types& types) const;
   // Engine::plan: the call admitted, its plan-only options checked, then build_plan (gemm_plan.cpp).
   std::shared_ptr<GemmPlanState> make_plan(const GemmDesc& desc, const GemmPlanOptions& options);
   // An admitted call's Schedule and what its recordings use; checks nothing.
@@ -195,50 +206,51 @@ struct EngineImpl {
   // none of admit()'s checks. keep_plan: `found`'s plan, else one built and cached under `key`; `admitted`:
   // this call passed the door itself (the K chunks of a call that did are not admitted on their own).
   CallKey plan_key(Door door, const GemmDesc& desc, const GemmOptions& options,
-                   const VulkanBufferRange (&ops)[3]) const;
+                   const VulkanBufferRange (&ops)[kOperands]) const;
   PlanCache::Found find_plan(const CallKey& key);
   std::shared_ptr<GemmPlanState> keep_plan(const CallKey& key, const PlanCache::Found& found, const GemmDesc& desc,
-                                           const GemmOptions& options, const VulkanBufferRange (&ops)[3],
+                                           const GemmOptions& options, const VulkanBufferRange (&ops)[kOperands],
                                            bool admitted);
   // find_plan (uncounted by the door) then keep_plan: the K chunks' plans (admitted false).
   std::shared_ptr<GemmPlanState> cached_plan(const GemmDesc& desc, const GemmOptions& options,
-                                             const VulkanBufferRange (&ops)[3], bool admitted);
+                                             const VulkanBufferRange (&ops)[kOperands], bool admitted);
   // Engine::prepare (prepare.cpp): the pipelines of desc under each options, built `threads` at a time.
   size_t prepare(const GemmDesc& desc, const std::vector<GemmOptions>& options, unsigned threads);
   // record_gemm (vulkan.hpp): the cached plan, checked against the operands, recorded with the recording's
   // own descriptor sets and queries.
-  std::unique_ptr<RecordingImpl> record(VkCommandBuffer cmd, const GemmDesc& desc, const VulkanBufferRange (&ops)[3],
+  std::unique_ptr<RecordingImpl> record(VkCommandBuffer cmd, const GemmDesc& desc, const VulkanBufferRange (&ops)[kOperands],
                                         const GemmOptions& options);
   // submit_gemm (vulkan.hpp): the cached plan, then submit_plan.
-  GemmTiming submit(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options,
+  GemmTiming submit(const GemmDesc& desc, const VulkanBufferRange (&ops)[kOperands], const GemmOptions& options,
                     const SubmitSync* sync);
   // The plan recorded between full barriers and submitted with `sync`; returns its serial. The call and its
   // operands were checked at the door. A GemmPlan records into the engine's next command buffer; an engine
   // plan (engine_only) submits its own (submit_replayed), recorded again only where `ids` (the operands'
   // engine buffers; null: not engine buffers) and `ops` differ from its last recording's.
-  uint64_t submit_plan_async(GemmPlanState& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync,
+  uint64_t submit_plan_async(GemmPlanState& plan, const VulkanBufferRange (&ops)[kOperands], const SubmitSync* sync,
                              const OperandIds* ids = nullptr);
   // The same, waited for, with its timing.
-  GemmTiming submit_plan(GemmPlanState& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync,
+  GemmTiming submit_plan(GemmPlanState& plan, const VulkanBufferRange (&ops)[kOperands], const SubmitSync* sync,
                          const OperandIds* ids = nullptr);
   // An engine plan's submission through its Replay (replay.cpp).
-  uint64_t submit_replayed(GemmPlanState& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync,
+  uint64_t submit_replayed(GemmPlanState& plan, const VulkanBufferRange (&ops)[kOperands], const SubmitSync* sync,
                            const OperandIds* ids);
   // What one submission of the plan holds: a barrier after earlier work, the product (with `sets`, `queries`
   // reset as `reset` says), a barrier before later work.
-  void record_call(GemmPlanState& plan, VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3],
+  void record_call(GemmPlanState& plan, VkCommandBuffer cmd, const VulkanBufferRange (&ops)[kOperands],
                    const VkDescriptorSet* sets, VkQueryPool queries, QueryReset reset);
   // Engine buffers at offsets as ranges (each to its buffer's end); throws naming a missing or foreign one.
-  void ranges_of(const BufferOffset (&ops)[3], VulkanBufferRange (&ranges)[3], const char* what) const;
+  void ranges_of(const BufferOffset (&ops)[kOperands], VulkanBufferRange (&ranges)[kOperands], const char* what) const;
   // Whether options.max_k_per_submission cuts this call into K chunks submitted one by one.
   static bool chunked(const GemmDesc& desc, const GemmOptions& options);
   // One submission per K chunk, each planned and waited for; the whole call was admitted, its chunks are not
   // checked again.
-  GemmTiming submit_k_chunks(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options,
+  GemmTiming submit_k_chunks(const GemmDesc& desc, const VulkanBufferRange (&ops)[kOperands], const GemmOptions& options,
                              const OperandIds* ids);
-  GemmTiming gemm(const GemmDesc& desc, const BufferOffset (&ops)[3], const GemmOptions& options);
+  GemmTiming gemm(const GemmDesc& desc, const BufferOffset (&ops)[kOperands], const GemmOptions& options);
   GemmTiming gemm(const MatrixRef& a, const MatrixRef& b, const MatrixRef& c, const GemmOptions& options);
-  GemmTiming gemm_host(const GemmDesc& desc, const void* a, const void* b, void* c, const GemmOptions& options);
+  GemmTiming gemm_host(const GemmDesc& desc, const void* a, const void* b, void* c, const void* bias,
+                       const GemmOptions& options);
   // The driver's statistics of the pipelines gemm(desc, ..., options) runs (statistics.cpp).
   PipelineReport pipeline_statistics(const GemmDesc& desc, const GemmOptions& options);
 
@@ -270,7 +282,7 @@ struct EngineImpl {
   // checked nothing would. The tests show a product on other buffers then fails its check.
   bool test_replay_any_operands = false;
   std::optional<vk::AllocatedBuffer> staging;
-  Buffer host_a, host_b, host_c;  // reused by the host-memory gemm, grown on demand
+  Buffer host_a, host_b, host_c, host_bias;  // reused by the host-memory gemm, grown on demand
 };
 
 // Reaches the private parts of the public classes.

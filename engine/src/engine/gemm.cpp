@@ -28,7 +28,7 @@ double GemmTiming::median_gpu_ms() const {
 
 namespace detail {
 
-GemmTiming EngineImpl::submit(const GemmDesc& desc, const VulkanBufferRange (&ops)[3], const GemmOptions& options,
+GemmTiming EngineImpl::submit(const GemmDesc& desc, const VulkanBufferRange (&ops)[kOperands], const GemmOptions& options,
                               const SubmitSync* sync) {
   const CallKey key = plan_key(Door::buffers, desc, options, ops);
   const PlanCache::Found found = find_plan(key);
@@ -37,7 +37,7 @@ GemmTiming EngineImpl::submit(const GemmDesc& desc, const VulkanBufferRange (&op
   return submit_plan(*keep_plan(key, found, desc, options, ops, true), ops, sync);
 }
 
-void EngineImpl::record_call(GemmPlanState& plan, VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3],
+void EngineImpl::record_call(GemmPlanState& plan, VkCommandBuffer cmd, const VulkanBufferRange (&ops)[kOperands],
                              const VkDescriptorSet* sets, VkQueryPool queries, QueryReset reset) {
   const auto& t = device->table();
   // What record() asks of its caller: uploads, host writes and earlier products are done first...
@@ -53,7 +53,7 @@ void EngineImpl::record_call(GemmPlanState& plan, VkCommandBuffer cmd, const Vul
                  VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT);
 }
 
-uint64_t EngineImpl::submit_plan_async(GemmPlanState& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync,
+uint64_t EngineImpl::submit_plan_async(GemmPlanState& plan, const VulkanBufferRange (&ops)[kOperands], const SubmitSync* sync,
                                        const OperandIds* ids) {
   const bool work = !plan.product.pieces.empty();
   if (plan.engine_only && work) return submit_replayed(plan, ops, sync, ids);
@@ -72,7 +72,7 @@ uint64_t EngineImpl::submit_plan_async(GemmPlanState& plan, const VulkanBufferRa
   return serial;
 }
 
-GemmTiming EngineImpl::submit_plan(GemmPlanState& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync,
+GemmTiming EngineImpl::submit_plan(GemmPlanState& plan, const VulkanBufferRange (&ops)[kOperands], const SubmitSync* sync,
                                    const OperandIds* ids) {
   // From before vkQueueSubmit: a driver may run the work inside the submission (lavapipe under GPU-assisted
   // validation did), and the window must hold every dispatch's time.
@@ -88,7 +88,7 @@ GemmTiming EngineImpl::submit_plan(GemmPlanState& plan, const VulkanBufferRange 
   return timing;
 }
 
-GemmTiming EngineImpl::submit_k_chunks(const GemmDesc& desc, const VulkanBufferRange (&ops)[3],
+GemmTiming EngineImpl::submit_k_chunks(const GemmDesc& desc, const VulkanBufferRange (&ops)[kOperands],
                                        const GemmOptions& options, const OperandIds* ids) {
   // The door checked all of the call before the first chunk runs (a later chunk's refusal would leave C
   // half done); the chunks' plans are built unchecked.
@@ -116,7 +116,9 @@ GemmTiming EngineImpl::submit_k_chunks(const GemmDesc& desc, const VulkanBufferR
     for (uint64_t k0 = 0; k0 < uint64_t(desc.k); k0 += bound, ++chunks) {
       chunk.k = static_cast<int64_t>(std::min<uint64_t>(bound, uint64_t(desc.k) - k0));
       chunk.beta = k0 == 0 ? desc.beta : 1.0;
-      VulkanBufferRange moved[3] = {ops[0], ops[1], ops[2]};
+      // The epilogue once, on the finished sums: the earlier chunks leave theirs raw in C for the last.
+      chunk.epilogue = k0 + bound >= uint64_t(desc.k) ? desc.epilogue : Epilogue{};
+      VulkanBufferRange moved[kOperands] = {ops[0], ops[1], ops[2], ops[3]};
       for (const auto& [i, step] : {std::pair{0, step_a}, std::pair{1, step_b}}) {
         const uint64_t delta = k0 * step * es;  // inside the range: the call's extent covers it
         moved[i].offset += delta, moved[i].size -= delta;
@@ -142,11 +144,12 @@ VulkanBufferRange range_of(const BufferImpl& b, uint64_t offset) {
 
 }  // namespace
 
-GemmTiming EngineImpl::gemm(const GemmDesc& desc, const BufferOffset (&ops)[3], const GemmOptions& options) {
-  const char* names[3] = {"A", "B", "C"};
-  VulkanBufferRange ranges[3];
+GemmTiming EngineImpl::gemm(const GemmDesc& desc, const BufferOffset (&ops)[kOperands], const GemmOptions& options) {
+  const char* names[kOperands] = {"A", "B", "C", "the epilogue's bias"};
+  VulkanBufferRange ranges[kOperands] = {};
   OperandIds ids{};
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < kOperands; ++i) {
+    if (i == 3 && !ops[i].buffer) continue;  // no bias: check_buffers refuses it where the epilogue has one
     if (!ops[i].buffer) throw Error(ErrorCode::invalid_argument, fmt::format("gemm: {} has no buffer", names[i]));
     const BufferImpl& b = owned(*ops[i].buffer, names[i]);
     ranges[i] = range_of(b, ops[i].offset);
@@ -198,11 +201,11 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
               options);
 }
 
-GemmTiming EngineImpl::gemm_host(const GemmDesc& desc, const void* a, const void* b, void* c,
+GemmTiming EngineImpl::gemm_host(const GemmDesc& desc, const void* a, const void* b, void* c, const void* bias,
                                  const GemmOptions& options) {
   // The door, before anything is copied; the host buffers are the engine's, sized below, at offset 0. A call
   // with the key of one that passed (plan_cache.hpp) passed these checks, which read nothing else.
-  const VulkanBufferRange at_zero[3] = {};
+  const VulkanBufferRange at_zero[kOperands] = {};
   const CallKey key = plan_key(Door::host, desc, options, at_zero);
   const PlanCache::Found found = find_plan(key);
   if (!found.admitted) {
@@ -211,19 +214,24 @@ GemmTiming EngineImpl::gemm_host(const GemmDesc& desc, const void* a, const void
   }
   const kernels::Types types = kernels::types_of(desc, options);
   const uint64_t es = element_size(types.input);
-  const uint64_t bytes[3] = {operand_extent(desc, 'A').elements * es, operand_extent(desc, 'B').elements * es,
-                             operand_extent(desc, 'C').elements * element_size(types.output)};
+  const uint64_t bytes[kOperands] = {operand_extent(desc, 'A').elements * es, operand_extent(desc, 'B').elements * es,
+                                     operand_extent(desc, 'C').elements * element_size(types.output),
+                                     operand_bytes(desc, types, 3)};
   GemmTiming timing;
   timing.gpu_timestamps = physical.info.timestamps;
   if (bytes[2] == 0 || desc.batch == 0) return timing;  // m or n is 0: nothing to do
   if (!c || (reads_ab(desc) && (!a || !b))) {
     throw Error(ErrorCode::invalid_argument, "gemm: a host pointer for A, B or C is null");
   }
-  Buffer* buffers[3] = {&host_a, &host_b, &host_c};
-  const char* names[3] = {"vkgemm host A", "vkgemm host B", "vkgemm host C"};
-  VulkanBufferRange ranges[3];
+  const bool has_bias = desc.epilogue.bias != BiasAxis::none;
+  if (has_bias && !bias) {
+    throw Error(ErrorCode::invalid_argument, "gemm: the epilogue has a bias but its host pointer is null");
+  }
+  Buffer* buffers[kOperands] = {&host_a, &host_b, &host_c, &host_bias};
+  const char* names[kOperands] = {"vkgemm host A", "vkgemm host B", "vkgemm host C", "vkgemm host bias"};
+  VulkanBufferRange ranges[kOperands] = {};
   OperandIds ids{};
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < (has_bias ? kOperands : 3); ++i) {
     const uint64_t n = std::max<uint64_t>(bytes[i], 16);  // an operand not read still gets a (tiny) buffer to bind
     if (buffers[i]->size() < n) {
       *buffers[i] = Buffer();  // free the old one first: the new one may need its memory
@@ -240,6 +248,7 @@ GemmTiming EngineImpl::gemm_host(const GemmDesc& desc, const void* a, const void
     write(host_b, 0, b, bytes[1]);
   }
   write(host_c, 0, c, bytes[2]);  // also when beta = 0: the gaps between rows come back as they were
+  if (has_bias) write(host_bias, 0, bias, uint64_t(bias_length(desc)) * element_size(desc.epilogue.bias_type));
   const double upload = std::chrono::duration<double, std::milli>(clock::now() - start).count();
   timing = chunked(desc, options)
                ? submit_k_chunks(desc, ranges, options, &ids)

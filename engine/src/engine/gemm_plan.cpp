@@ -18,7 +18,8 @@ namespace detail {
 namespace {
 
 constexpr uint32_t kMaxPending = 64;
-constexpr const char* kNames[3] = {"A", "B", "C"};
+constexpr const char* kNames[kOperands] = {"A", "B", "C", "the epilogue's bias"};
+constexpr const char* kOffsetNames[kOperands] = {"a_offset", "b_offset", "c_offset", "bias_offset"};
 
 // The dispatches of one product and the bindings of one slot's sets (with push descriptors: of the dispatches).
 void lay_out(GemmPlanState& p, kernels::Pipelines& pipelines) {
@@ -26,6 +27,7 @@ void lay_out(GemmPlanState& p, kernels::Pipelines& pipelines) {
   for (const SequencePass& pass : plan.sequence) {  // the emulated product: its passes bind as they say
     p.dispatches.push_back({pipelines.get(pass.pass.shape), &pass.pass, p.sets_per_record++, pass.indirect});
     for (const SequenceBinding& b : pass.bindings) p.bindings.push_back({b.source, b.offset, b.size});
+    p.bindings.push_back(p.bindings.back());  // binding 3 (the epilogue's bias): no emulated pass reads it
   }
   for (const PiecePasses& piece : plan.pieces) {
     if (!plan.sequence.empty()) break;  // the pieces are the emulated product's fallback, in its sequence
@@ -33,20 +35,24 @@ void lay_out(GemmPlanState& p, kernels::Pipelines& pipelines) {
     BindingSource operand[3];
     for (uint32_t b = 0; b < 3; ++b) operand[b] = {plan.source[b], own[b]->offset, own[b]->size};
     const uint32_t set = p.sets_per_record;
-    const BindingSource space{3, 0, piece.workspace_bytes};
+    const BindingSource space{kSourceWorkspace, 0, piece.workspace_bytes};
+    // Binding 3, the epilogue's bias, is read only by the pass that stores C; every other pass (and every
+    // product without a bias) binds C there, where nothing reads it.
+    const BindingSource bias = p.bias ? BindingSource{kSourceBias, p.bias_binding, p.needed[3] + p.bias_shift}
+                                      : operand[2];
     if (piece.turn_b) {  // the turn writes the workspace as C; the main pass reads it as B
       p.dispatches.push_back({pipelines.get(piece.turn_b->shape), &*piece.turn_b, set});
       p.dispatches.push_back({pipelines.get(piece.main.shape), &piece.main, set + 1});
-      p.bindings.insert(p.bindings.end(), {operand[0], operand[1], space, operand[0], space, operand[2]});
+      p.bindings.insert(p.bindings.end(), {operand[0], operand[1], space, operand[2], operand[0], space, operand[2], bias});
       p.sets_per_record += 2;
     } else if (piece.reduce) {
       p.dispatches.push_back({pipelines.get(piece.main.shape), &piece.main, set});
       p.dispatches.push_back({pipelines.get(piece.reduce->shape), &*piece.reduce, set + 1});
-      p.bindings.insert(p.bindings.end(), {operand[0], operand[1], space, space, space, operand[2]});
+      p.bindings.insert(p.bindings.end(), {operand[0], operand[1], space, operand[2], space, space, operand[2], bias});
       p.sets_per_record += 2;
     } else {
       p.dispatches.push_back({pipelines.get(piece.main.shape), &piece.main, set});
-      p.bindings.insert(p.bindings.end(), {operand[0], operand[1], operand[2]});
+      p.bindings.insert(p.bindings.end(), {operand[0], operand[1], operand[2], bias});
       p.sets_per_record += 1;
     }
   }
@@ -70,7 +76,7 @@ vk::DeviceHandle<VkDescriptorPool> make_sets(const EngineImpl& e, const GemmPlan
   const auto& t = e.device->table();
   const VkDevice dev = e.device->get();
   const uint32_t count = slots * p.sets_per_record;
-  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 3 * count};
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kGemmBindings * count};
   VkDescriptorPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
   pool_info.maxSets = count;
   pool_info.poolSizeCount = 1;
@@ -105,13 +111,13 @@ std::shared_ptr<GemmPlanState> EngineImpl::make_plan(const GemmDesc& desc, const
                                                          kMaxPending, options.max_pending));
   }
   const kernels::Types types = kernels::types_of(desc, options.gemm);
-  const uint64_t planned[3] = {options.a_offset, options.b_offset, options.c_offset};
-  for (int i = 0; i < 3; ++i) {
-    const uint64_t es = element_size(i == 2 ? types.output : types.input);
+  const uint64_t planned[kOperands] = {options.a_offset, options.b_offset, options.c_offset, options.bias_offset};
+  for (int i = 0; i < kOperands; ++i) {
+    const uint64_t es = operand_element_size(desc, types, i);
     if (planned[i] % es) {
       throw Error(ErrorCode::invalid_argument,
-                  fmt::format("plan: GemmPlanOptions::{}_offset {} is not a multiple of the {}-byte element",
-                              char(std::tolower(kNames[i][0])), planned[i], es));
+                  fmt::format("plan: GemmPlanOptions::{} {} is not a multiple of the {}-byte element",
+                              kOffsetNames[i], planned[i], es));
     }
   }
   return build_plan(desc, options);
@@ -122,13 +128,20 @@ std::shared_ptr<GemmPlanState> EngineImpl::build_plan(const GemmDesc& desc, cons
   p->desc = desc;
   p->options = options;
   p->planned[0] = options.a_offset, p->planned[1] = options.b_offset, p->planned[2] = options.c_offset;
+  p->planned[3] = options.bias_offset;
   p->granularity = std::max<uint64_t>(physical.storage_offset_alignment, 64);  // both powers of two
-  const Placement placement{options.a_offset, options.b_offset, options.c_offset, physical.storage_offset_alignment};
+  const Placement placement{options.a_offset, options.b_offset, options.c_offset, options.bias_offset,
+                            physical.storage_offset_alignment};
   p->product = schedule_product(desc, options.gemm, physical.info, tuning, placement);
   const kernels::Types& types = p->product.types;
-  for (int i = 0; i < 3; ++i) {
-    p->element[i] = element_size(i == 2 ? types.output : types.input);
-    p->needed[i] = uint64_t(operand_extent(desc, kNames[i][0]).elements) * p->element[i];
+  for (int i = 0; i < kOperands; ++i) {
+    p->element[i] = operand_element_size(desc, types, i);
+    p->needed[i] = operand_bytes(desc, types, i);
+  }
+  p->bias = desc.epilogue.bias != BiasAxis::none;
+  if (p->bias) {  // bound from its start rounded down (schedule.hpp); the shader skips bias_shift bytes
+    p->bias_shift = options.bias_offset % bias_binding_alignment(physical.storage_offset_alignment);
+    p->bias_binding = options.bias_offset - p->bias_shift;
   }
   p->push = pipelines->push_descriptors();
   lay_out(*p, *pipelines);
@@ -148,8 +161,8 @@ std::shared_ptr<GemmPlanState> EngineImpl::build_plan(const GemmDesc& desc, cons
 }
 
 CallKey EngineImpl::plan_key(Door door, const GemmDesc& desc, const GemmOptions& options,
-                             const VulkanBufferRange (&ops)[3]) const {
-  const uint64_t offsets[3] = {ops[0].offset, ops[1].offset, ops[2].offset};
+                             const VulkanBufferRange (&ops)[kOperands]) const {
+  const uint64_t offsets[kOperands] = {ops[0].offset, ops[1].offset, ops[2].offset, ops[3].offset};
   return call_key(door, desc, options, offsets, std::max<uint64_t>(physical.storage_offset_alignment, 64));
 }
 
@@ -161,7 +174,7 @@ PlanCache::Found EngineImpl::find_plan(const CallKey& key) {
 
 std::shared_ptr<GemmPlanState> EngineImpl::keep_plan(const CallKey& key, const PlanCache::Found& found,
                                                      const GemmDesc& desc, const GemmOptions& options,
-                                                     const VulkanBufferRange (&ops)[3], bool admitted) {
+                                                     const VulkanBufferRange (&ops)[kOperands], bool admitted) {
   if (found.plan) {
     if (admitted && !found.admitted) plan_cache.admit(key);
     return found.plan;
@@ -170,7 +183,7 @@ std::shared_ptr<GemmPlanState> EngineImpl::keep_plan(const CallKey& key, const P
   GemmPlanOptions po;
   po.gemm = options;
   po.a_offset = ops[0].offset % granularity, po.b_offset = ops[1].offset % granularity;
-  po.c_offset = ops[2].offset % granularity;
+  po.c_offset = ops[2].offset % granularity, po.bias_offset = ops[3].offset % granularity;
   po.timestamps = options.timestamps;
   po.max_pending = 1;  // the engine's calls wait for each submission (record_gemm brings its own sets)
   std::shared_ptr<GemmPlanState> plan = build_plan(desc, po);  // the call was admitted at its door
@@ -180,7 +193,7 @@ std::shared_ptr<GemmPlanState> EngineImpl::keep_plan(const CallKey& key, const P
 }
 
 std::shared_ptr<GemmPlanState> EngineImpl::cached_plan(const GemmDesc& desc, const GemmOptions& options,
-                                                       const VulkanBufferRange (&ops)[3], bool admitted) {
+                                                       const VulkanBufferRange (&ops)[kOperands], bool admitted) {
   const CallKey key = plan_key(Door::buffers, desc, options, ops);
   return keep_plan(key, plan_cache.find(key, tuning.generation()), desc, options, ops, admitted);
 }
@@ -227,19 +240,19 @@ EngineImpl& GemmPlanState::live_engine(const char* what) const {
   return *engine;
 }
 
-void GemmPlanState::check_operands(const VulkanBufferRange (&ops)[3]) const {
+void GemmPlanState::check_operands(const VulkanBufferRange (&ops)[kOperands]) const {
+  const int used = bias ? kOperands : 3;  // a plan without a bias ignores the fourth operand
   bool ok = true;
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < used; ++i) {
     ok = ok && ops[i].buffer != VK_NULL_HANDLE && ops[i].offset % element[i] == 0 && ops[i].size >= needed[i];
   }
   if (!ok) engine->check_buffers(desc, ops, product.types);  // throws, naming the operand and the problem
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < used; ++i) {
     if ((ops[i].offset - planned[i]) % granularity) {
       throw Error(ErrorCode::invalid_argument,
                   fmt::format("plan record: {}'s offset {} is not {} plus a multiple of {} (the offset the plan was "
-                              "made for, GemmPlanOptions::{}_offset, and GemmPlan::offset_granularity()); make a plan for "
-                              "this offset", kNames[i], ops[i].offset, planned[i], granularity,
-                              char(std::tolower(kNames[i][0]))));
+                              "made for, GemmPlanOptions::{}, and GemmPlan::offset_granularity()); make a plan for "
+                              "this offset", kNames[i], ops[i].offset, planned[i], granularity, kOffsetNames[i]));
     }
   }
 }
@@ -250,8 +263,12 @@ uint32_t GemmPlanState::take_slot() {
   return slot;
 }
 
-void EngineImpl::ranges_of(const BufferOffset (&ops)[3], VulkanBufferRange (&ranges)[3], const char* what) const {
-  for (int i = 0; i < 3; ++i) {
+void EngineImpl::ranges_of(const BufferOffset (&ops)[kOperands], VulkanBufferRange (&ranges)[kOperands], const char* what) const {
+  for (int i = 0; i < kOperands; ++i) {
+    if (i == 3 && !ops[i].buffer) {  // no bias: an empty range, refused by check_buffers where the call needs one
+      ranges[i] = {};
+      continue;
+    }
     if (!ops[i].buffer) throw Error(ErrorCode::invalid_argument, fmt::format("{}: {} has no buffer", what, kNames[i]));
     const BufferImpl& b = owned(*ops[i].buffer, kNames[i]);
     const uint64_t size = b.alloc.size;
@@ -279,9 +296,14 @@ uint64_t GemmPlan::offset_granularity() const { return checked(impl_, "GemmPlan:
 
 void GemmPlan::record(VkCommandBuffer cmd, const VulkanBufferRange& a, const VulkanBufferRange& b,
                   const VulkanBufferRange& c) {
+  record(cmd, a, b, c, VulkanBufferRange{});
+}
+
+void GemmPlan::record(VkCommandBuffer cmd, const VulkanBufferRange& a, const VulkanBufferRange& b,
+                      const VulkanBufferRange& c, const VulkanBufferRange& bias) {
   detail::GemmPlanState& p = checked(impl_, "GemmPlan::record");
   if (!cmd) throw Error(ErrorCode::invalid_argument, "GemmPlan::record: the command buffer is VK_NULL_HANDLE");
-  const VulkanBufferRange ops[3] = {a, b, c};
+  const VulkanBufferRange ops[detail::kOperands] = {a, b, c, bias};
   p.check_operands(ops);
   if (p.product.pieces.empty()) return;  // nothing to do, as the reference BLAS
   p.record(cmd, ops, p.next_sets(), p.queries.get());
@@ -300,8 +322,9 @@ GemmPlan Engine::plan(const GemmDesc& desc, const GemmPlanOptions& options) {
 }
 
 // The plan of Engine::run and submit: checked, this engine's, its operands as ranges and checked.
-static detail::GemmPlanState& runnable(detail::EngineImpl& e, GemmPlan& plan, const BufferOffset (&ops)[3],
-                                  VulkanBufferRange (&ranges)[3], const char* what) {
+static detail::GemmPlanState& runnable(detail::EngineImpl& e, GemmPlan& plan,
+                                       const BufferOffset (&ops)[detail::kOperands],
+                                       VulkanBufferRange (&ranges)[detail::kOperands], const char* what) {
   detail::GemmPlanState& p = checked(detail::Access::impl(plan), what);
   if (p.engine != &e) throw Error(ErrorCode::invalid_argument, fmt::format("{}: the plan belongs to another engine", what));
   e.ranges_of(ops, ranges, what);
@@ -310,15 +333,20 @@ static detail::GemmPlanState& runnable(detail::EngineImpl& e, GemmPlan& plan, co
 }
 
 GemmTiming Engine::run(GemmPlan& plan, const BufferOffset& a, const BufferOffset& b, const BufferOffset& c) {
+  return run(plan, a, b, c, BufferOffset{});
+}
+
+GemmTiming Engine::run(GemmPlan& plan, const BufferOffset& a, const BufferOffset& b, const BufferOffset& c,
+                       const BufferOffset& bias) {
   std::lock_guard guard(impl_->lock);
-  VulkanBufferRange ranges[3];
-  detail::GemmPlanState& p = runnable(*impl_, plan, {a, b, c}, ranges, "Engine::run");
+  VulkanBufferRange ranges[detail::kOperands];
+  detail::GemmPlanState& p = runnable(*impl_, plan, {a, b, c, bias}, ranges, "Engine::run");
   return impl_->submit_plan(p, ranges, nullptr);
 }
 
 GemmSubmission Engine::submit(GemmPlan& plan, const BufferOffset& a, const BufferOffset& b, const BufferOffset& c) {
   std::lock_guard guard(impl_->lock);
-  VulkanBufferRange ranges[3];
+  VulkanBufferRange ranges[detail::kOperands];
   detail::GemmPlanState& p = runnable(*impl_, plan, {a, b, c}, ranges, "Engine::submit");
   return detail::Access::submission(*impl_, impl_->submit_plan_async(p, ranges, nullptr));
 }
@@ -326,7 +354,7 @@ GemmSubmission Engine::submit(GemmPlan& plan, const BufferOffset& a, const Buffe
 std::vector<double> Engine::time_record(GemmPlan& plan, const BufferOffset& a, const BufferOffset& b,
                                         const BufferOffset& c, uint32_t times) {
   std::lock_guard guard(impl_->lock);
-  VulkanBufferRange ranges[3];
+  VulkanBufferRange ranges[detail::kOperands];
   detail::GemmPlanState& p = runnable(*impl_, plan, {a, b, c}, ranges, "Engine::time_record");
   std::vector<double> us;
   us.reserve(times);

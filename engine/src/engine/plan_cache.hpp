@@ -25,6 +25,10 @@ namespace vkgemm::detail {
 
 struct GemmPlanState;
 
+// The caller's operands of one call, in this order wherever the engine keeps them: A, B, C, and the
+// epilogue's bias vector (GemmDesc::epilogue; an empty range, never bound as itself, where there is none).
+inline constexpr int kOperands = 4;
+
 // A call's shape as bytes: every field of the description and options that the door checks or planning
 // reads, and the operands' offsets modulo the binding granularity. Fixed storage: building one allocates
 // nothing.
@@ -61,7 +65,7 @@ class CallKey {
 enum class Door : uint8_t { buffers, host };
 
 // The key of a call: its door, `desc`, `options` and the operands' byte offsets modulo `granularity`.
-CallKey call_key(Door door, const GemmDesc& desc, const GemmOptions& options, const uint64_t (&offsets)[3],
+CallKey call_key(Door door, const GemmDesc& desc, const GemmOptions& options, const uint64_t (&offsets)[kOperands],
                  uint64_t granularity);
 
 // What the cache did since the engine was made (the tests' view, and docs/library.md's numbers).

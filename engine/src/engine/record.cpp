@@ -26,7 +26,7 @@ void between_dispatches(const VolkDeviceTable& t, VkCommandBuffer cmd, bool indi
 
 }  // namespace
 
-void GemmPlanState::record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3], const VkDescriptorSet* slot_sets,
+void GemmPlanState::record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[kOperands], const VkDescriptorSet* slot_sets,
                       VkQueryPool qpool, QueryReset reset) {
   const auto& t = engine->device->table();
   const VkBuffer space = workspace.valid() ? Access::impl(workspace)->alloc.buffer.get() : VK_NULL_HANDLE;
@@ -34,9 +34,10 @@ void GemmPlanState::record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3
   for (size_t i = 0; i < bindings.size(); ++i) {
     const BindingSource& b = bindings[i];
     // The operand moved by whole granules from where it was planned: the binding moves as much.
-    infos[i] = b.source == 3 ? VkDescriptorBufferInfo{space, b.offset, b.size}
-                             : VkDescriptorBufferInfo{ops[b.source].buffer,
-                                                      b.offset + ops[b.source].offset - planned[b.source], b.size};
+    const uint32_t op = b.source == kSourceBias ? 3 : b.source;  // the caller's operand, where not the workspace
+    infos[i] = b.source == kSourceWorkspace
+                   ? VkDescriptorBufferInfo{space, b.offset, b.size}
+                   : VkDescriptorBufferInfo{ops[op].buffer, b.offset + ops[op].offset - planned[op], b.size};
   }
   if (slot_sets) {
     for (size_t i = 0; i < writes.size(); ++i) writes[i].dstSet = slot_sets[i / kGemmBindings];
@@ -78,7 +79,7 @@ void GemmPlanState::record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[3
 }
 
 std::unique_ptr<RecordingImpl> EngineImpl::record(VkCommandBuffer cmd, const GemmDesc& desc,
-                                                  const VulkanBufferRange (&ops)[3], const GemmOptions& options) {
+                                                  const VulkanBufferRange (&ops)[kOperands], const GemmOptions& options) {
   const CallKey key = plan_key(Door::buffers, desc, options, ops);
   const PlanCache::Found found = find_plan(key);
   if (!found.admitted) admit(desc, options);  // else the door's memo (plan_cache.hpp)

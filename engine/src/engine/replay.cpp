@@ -27,8 +27,8 @@ void make_replay_buffer(const vk::Device& device, Replay& r) {
 
 // Whether `r` holds the commands for these operands: the same engine buffers (ids, never reused) bound at the
 // same ranges. The handles are compared too, though an id implies its handle.
-bool same_operands(const Replay& r, const VulkanBufferRange (&ops)[3], const OperandIds& ids) {
-  for (size_t i = 0; i < 3; ++i) {
+bool same_operands(const Replay& r, const VulkanBufferRange (&ops)[kOperands], const OperandIds& ids) {
+  for (size_t i = 0; i < static_cast<size_t>(kOperands); ++i) {
     const VulkanBufferRange& was = r.ops[i];
     if (r.ids[i] != ids[i] || was.buffer != ops[i].buffer || was.offset != ops[i].offset || was.size != ops[i].size) {
       return false;
@@ -39,7 +39,7 @@ bool same_operands(const Replay& r, const VulkanBufferRange (&ops)[3], const Ope
 
 }  // namespace
 
-uint64_t EngineImpl::submit_replayed(GemmPlanState& plan, const VulkanBufferRange (&ops)[3], const SubmitSync* sync,
+uint64_t EngineImpl::submit_replayed(GemmPlanState& plan, const VulkanBufferRange (&ops)[kOperands], const SubmitSync* sync,
                                      const OperandIds* ids) {
   const auto& t = device->table();
   Replay& r = plan.replay;

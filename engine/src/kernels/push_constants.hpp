@@ -22,9 +22,14 @@ struct GemmPushConstants {
   // alpha then beta in the shader's SCALAR_T (float, int32 or double), each element-size bytes (std430:
   // 8-byte doubles stay aligned at GEMM_PUSH_SCALARS_OFFSET).
   alignas(8) unsigned char scalars[16];
+  // The fused epilogue (gemm_abi.h): 0 for none.
+  uint32_t epilogue;
+  uint32_t bias_offset;
+  float act_a, act_b;
 };
 static_assert(offsetof(GemmPushConstants, scalars) == GEMM_PUSH_SCALARS_OFFSET, "the shader's alpha is at 64");
-static_assert(sizeof(GemmPushConstants) == GEMM_PUSH_BYTES, "the shader's block ends at 64 + 2 * 8 at most");
+static_assert(offsetof(GemmPushConstants, epilogue) == GEMM_PUSH_EPILOGUE_OFFSET, "the epilogue's words are at 80");
+static_assert(sizeof(GemmPushConstants) == GEMM_PUSH_BYTES, "the shader's block ends at 96");
 static_assert(sizeof(GemmPushConstants) <= 128, "maxPushConstantsSize is at least 128 on every device");
 
 }  // namespace vkgemm::kernels

@@ -8,8 +8,9 @@
 namespace vkgemm::detail::peak {
 namespace {
 
-// The kernel's bindings (src at 0 and 1, dst at 2), and where the engine does not push descriptors, a pool
-// holding one set of the shared layout, written with them.
+// The kernel's bindings (src at 0 and 1, dst at 2, and at 3, the epilogue's bias binding, where nothing reads
+// it), and where the engine does not push descriptors, a pool holding one set of the shared layout, written
+// with them.
 struct Descriptors {
   VkWriteDescriptorSet writes[kGemmBindings];
   vk::DeviceHandle<VkDescriptorPool> pool;
@@ -40,7 +41,7 @@ void make_set(EngineImpl& e, Descriptors& out) {
 // `kernel` must outlive the result: the writes point at its buffers.
 Descriptors make_descriptors(EngineImpl& e, const PeakKernel& kernel) {
   Descriptors out;
-  const VkDescriptorBufferInfo* buffers[kGemmBindings] = {&kernel.src, &kernel.src, &kernel.dst};
+  const VkDescriptorBufferInfo* buffers[kGemmBindings] = {&kernel.src, &kernel.src, &kernel.dst, &kernel.dst};
   for (uint32_t i = 0; i < kGemmBindings; ++i) {
     VkWriteDescriptorSet& w = out.writes[i];
     w = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};

@@ -132,7 +132,7 @@ kernels::Problem add_turn(PiecePasses& out, const kernels::Problem& p) {
 
 PiecePasses schedule_piece(const Piece& piece, const kernels::Problem& whole, const GemmDesc& desc,
                          const DeviceInfo& device, const tuning::Table& tuning, const kernels::Pinning& pinning,
-                         bool turn_b) {
+                         bool turn_b, const Placement& placement) {
   kernels::Problem p = whole;
   p.m = piece.m, p.n = piece.n, p.k = piece.k, p.batch = piece.batch;
   p.a_offset = piece.a.element_offset, p.b_offset = piece.b.element_offset, p.c_offset = piece.c.element_offset;
@@ -144,11 +144,40 @@ PiecePasses schedule_piece(const Piece& piece, const kernels::Problem& whole, co
   if (turn_b) p = add_turn(out, p);
   const kernels::KernelLaunch plan = kernels::plan_piece(device, tuning, pinning, p);
   out.main = {plan.main, plan.grid, push_constants(p, plan, desc.alpha, beta)};
+  // The epilogue once, on the finished sums: the last K chunk of a C block (the earlier ones leave their raw
+  // sums in C for it); with a split, the reduce pass (add_split copies the words; the main pass's slices
+  // keep their raw sums whatever the words say).
+  if (piece.k0 + piece.k >= whole.k) {
+    put_epilogue(out.main.push, desc, desc.layout == Layout::col_major, piece.m0, piece.n0, placement);
+  }
   if (plan.through_workspace()) add_split(out, p, plan);
   return out;
 }
 
 }  // namespace
+
+uint64_t bias_binding_alignment(uint64_t device_alignment) noexcept { return std::max<uint64_t>(device_alignment, 8); }
+
+void put_epilogue(kernels::GemmPushConstants& push, const GemmDesc& desc, bool turned, uint32_t m0, uint32_t n0,
+                  const Placement& placement) {
+  const Epilogue& e = desc.epilogue;
+  if (!e.active()) return;
+  const auto act = static_cast<uint32_t>(e.activation);  // Activation's order is GEMM_ACT_*'s
+  static_assert(static_cast<uint32_t>(Activation::clamp) == GEMM_ACT_CLAMP, "Activation numbers GEMM_ACT_*");
+  push.epilogue = act;  // a bias alone sets its bits below: the word is nonzero whenever an epilogue is
+  push.act_a = e.activation == Activation::clamp ? e.lo : e.slope;
+  push.act_b = e.hi;
+  if (e.bias == BiasAxis::none) return;
+  // The user's per_column bias runs along the kernel's rows once the column-major turn swapped them.
+  const bool along_columns = (e.bias == BiasAxis::per_column) != turned;
+  uint32_t type = GEMM_BIAS_F32;
+  if (e.bias_type == DataType::f16) type = GEMM_BIAS_F16;
+  if (e.bias_type == DataType::bf16) type = GEMM_BIAS_BF16;
+  if (e.bias_type == DataType::f64) type = GEMM_BIAS_F64;
+  push.epilogue |= (along_columns ? GEMM_BIAS_COLUMN : GEMM_BIAS_ROW) | (type << GEMM_BIAS_TYPE_SHIFT);
+  const uint64_t first = placement.bias % bias_binding_alignment(placement.alignment) / element_size(e.bias_type);
+  push.bias_offset = static_cast<uint32_t>(first + (along_columns ? n0 : m0));
+}
 
 Schedule schedule_product(const GemmDesc& desc, const GemmOptions& options, const DeviceInfo& device,
                          const tuning::Table& tuning, const Placement& placement) {
@@ -181,7 +210,7 @@ Schedule schedule_product(const GemmDesc& desc, const GemmOptions& options, cons
   // The emulated product (ozaki/emulated_schedule.hpp) is a sequence of passes around the native plan. Asked
   // for, a product it cannot take is refused with the limit named; chosen by auto, it is the native plan.
   if (options.kernel == Kernel::ozaki) return schedule_emulated(desc, options, device, tuning, placement);
-  if (options.precision == Precision::emulated &&
+  if (options.precision == Precision::emulated && !desc.epilogue.active() &&
       kernels::plan_supported(unbounded, tuning, options, turned.problem).kernel == Kernel::ozaki) {
     GemmOptions emulated = options, native = options;
     emulated.kernel = Kernel::ozaki;
@@ -206,7 +235,7 @@ Schedule schedule_product(const GemmDesc& desc, const GemmOptions& options, cons
   if (turn_b) out.config += ", B turned";
   out.pieces.reserve(pieces.size());
   for (const Piece& piece : pieces) {
-    out.pieces.push_back(schedule_piece(piece, turned.problem, desc, device, tuning, pinning, turn_b));
+    out.pieces.push_back(schedule_piece(piece, turned.problem, desc, device, tuning, pinning, turn_b, placement));
     out.workspace_bytes = std::max(out.workspace_bytes, out.pieces.back().workspace_bytes);
   }
   return out;

@@ -28,8 +28,19 @@ inline bool reads_ab(const GemmDesc& desc) noexcept { return desc.alpha != 0.0 &
 // at (minStorageBufferOffsetAlignment).
 struct Placement {
   uint64_t a = 0, b = 0, c = 0;
+  uint64_t bias = 0;  // the epilogue's bias vector (GemmDesc::epilogue), where it has one
   uint64_t alignment = 1;
 };
+
+// Where the epilogue's bias is bound (binding 3): from its start rounded down to this many bytes (the
+// device's binding alignment, and at least 8 so that the shader's 32-bit words hold whole elements); the
+// shader finds its first element bias_offset elements in. Source 4 of a recording's bindings (engine_impl.hpp).
+uint64_t bias_binding_alignment(uint64_t device_alignment) noexcept;
+
+// The push constants' epilogue words (gemm_abi.h) of a pass whose C block starts at row m0, column n0 of the
+// row-major problem; zero where desc has no epilogue. `turned`: the column-major turn swapped rows and columns.
+void put_epilogue(kernels::GemmPushConstants& push, const GemmDesc& desc, bool turned, uint32_t m0, uint32_t n0,
+                  const Placement& placement);
 
 // One compute pass: the pipeline to bind (its launch shape), the grid and the push constants.
 struct Pass {

@@ -63,8 +63,10 @@ struct Pick {
 // The picked elements against the reference (elementwise, and normwise over them); bad_elements and
 // first_bad name C's span. The caller adds the gaps and decides. norm_ab2, sum over entries of ||A_t||_F^2
 // ||B_t||_F^2 of the finite elements, where the caller has it (else it is measured).
+// `bias`: the epilogue's bias vector, where desc's epilogue has one.
 Comparison judge_picked(const GemmDesc& d, const void* a, const void* b, const void* c_in, const void* c_gpu,
-                        const CompareOptions& options, const Pick& pick, std::optional<double> norm_ab2 = {});
+                        const CompareOptions& options, const Pick& pick, std::optional<double> norm_ab2 = {},
+                        const void* bias = nullptr);
 // Every element of C's span outside the described matrices must equal c_in bitwise.
 void judge_gaps(const GemmDesc& d, const void* c_in, const void* c_gpu, Comparison& out);
 // passed: no bad element or row sum, and (float types) the normwise tests.

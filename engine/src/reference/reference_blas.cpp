@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "element_access.hpp"
+#include "reference/epilogue.hpp"
 #include "reference/indexer.hpp"
 #include "reference/pick.hpp"
 #include "reference/parallel.hpp"
@@ -32,7 +33,8 @@ using detail::store_element;
 template <typename A>
 struct FloatCells {
   std::vector<uint64_t> cells;         // where each picked element lives in C's span
-  std::vector<A> ref;                  // alpha * s + beta * c0
+  std::vector<A> ref;                  // epilogue(alpha * s + beta * c0) (no epilogue: the sum alone)
+  std::vector<double> pre;             // with an epilogue, its activation's argument: alpha s + beta c0 + bias
   std::vector<double> sum, c0;         // s = sum_p op(A)_ip op(B)_pj, and C0 there (0 when beta = 0)
   std::vector<detail::SumStats> stats;
   double norm_ab2 = 0.0, norm_c2 = 0.0;  // sum over entries of ||A_t||^2 ||B_t||^2; ||C0||^2 over the picked
@@ -94,8 +96,8 @@ void sum_columns(const double* row_a, const double* col_b, int64_t k, A* sum, de
 }
 
 template <typename A>
-void compute(const GemmDesc& d, const void* a, const void* b, const void* c_in, const Pick& pick, FloatCells<A>& r,
-             std::optional<double> norm_ab2 = {}) {
+void compute(const GemmDesc& d, const void* a, const void* b, const void* c_in, const void* bias, const Pick& pick,
+             FloatCells<A>& r, std::optional<double> norm_ab2 = {}) {
   const Indexer ic = indexer(d, 'C');
   const DataType out_type = output_type(d);
   const bool reads_ab = d.alpha != 0.0 && d.k != 0;
@@ -105,6 +107,8 @@ void compute(const GemmDesc& d, const void* a, const void* b, const void* c_in, 
   const Pick::Rows flat = pick.flat_rows();
   const uint64_t count = pick.element_count();
   r.cells.resize(count), r.ref.resize(count), r.sum.resize(count), r.c0.resize(count), r.stats.resize(count);
+  const bool epilogue = d.epilogue.active();
+  if (epilogue) r.pre.resize(count);
   const auto rows = static_cast<uint32_t>(flat.size());
   std::vector<double> row_c2(rows, 0.0);
   detail::parallel_rows(rows, count * uint64_t(std::max<int64_t>(d.k, 1)), [&](uint32_t begin, uint32_t end) {
@@ -133,6 +137,11 @@ void compute(const GemmDesc& d, const void* a, const void* b, const void* c_in, 
           if (d.beta != 0.0) {
             v += static_cast<A>(d.beta) * static_cast<A>(c);
             if (detail::counts_in_norm(c)) row_c2[row] += c * c;
+          }
+          if (epilogue) {  // the fused epilogue, in long double (reference/epilogue.hpp)
+            const long double x = static_cast<long double>(v) + detail::bias_at(d, bias, i, cols[size_t(j0 + w)]);
+            r.pre[e] = static_cast<double>(x);
+            v = static_cast<A>(detail::apply_activation(d.epilogue, x));
           }
           r.cells[e] = at, r.ref[e] = v, r.sum[e] = static_cast<double>(sum[w]), r.c0[e] = c, r.stats[e] = st[w];
         }
@@ -193,13 +202,23 @@ Comparison compare_int(const GemmDesc& d, const void* a, const void* b, const vo
   return out;
 }
 
+// An element's allowance with the epilogue (reference/epilogue.hpp): `product` is the product's own for x,
+// scaled by the activation's slope, plus the bias's addition, the activation's own rounding and C's.
+double epilogue_allowance(const GemmDesc& d, const detail::Tolerance& t, double product, double x, double y) {
+  return detail::activation_slope_bound(d.epilogue) * (product + t.u_sums() * std::fabs(x)) +
+         detail::activation_error(d.epilogue, t.u_sums(), x) + t.u_output() * std::fabs(y);
+}
+
 template <typename A>
 Comparison compare_float(const GemmDesc& d, const void* a, const void* b, const void* c_in, const void* c_gpu,
-                         const CompareOptions& options, const Pick& pick, std::optional<double> norm_ab2) {
+                         const CompareOptions& options, const Pick& pick, std::optional<double> norm_ab2,
+                         const void* bias) {
   const DataType out_type = output_type(d);
   Comparison out;
   FloatCells<A> r;
-  compute(d, a, b, c_in, pick, r, norm_ab2);
+  compute(d, a, b, c_in, bias, pick, r, norm_ab2);
+  const bool epilogue = d.epilogue.active();
+  double epilogue_slack2 = 0.0;  // the epilogue's own terms, summed in square over the elements
   const detail::Tolerance tolerance(d.type, out_type, static_cast<uint64_t>(d.k), 2, options);
   out.bound = tolerance.gamma();
   detail::ModelSums model;
@@ -216,13 +235,18 @@ Comparison compare_float(const GemmDesc& d, const void* a, const void* b, const 
       continue;
     }
     const double diff = std::fabs(g - ref);
-    const detail::ElementTerms terms{d.alpha, d.beta, r.c0[i], r.sum[i], ref};
+    const detail::ElementTerms terms{d.alpha, d.beta, r.c0[i], r.sum[i], epilogue ? r.pre[i] : ref};
     tolerance.accumulate(model, r.stats[i], terms);
+    if (epilogue) {
+      const double own = epilogue_allowance(d, tolerance, 0.0, r.pre[i], ref);
+      epilogue_slack2 += own * own;
+    }
     double ratio = 0.0;
     if (!std::isfinite(g)) {
       ratio = std::numeric_limits<double>::infinity();
     } else if (diff > 0.0) {
-      const double allowed = tolerance.allowed(r.stats[i], terms);
+      double allowed = tolerance.allowed(r.stats[i], terms);
+      if (epilogue) allowed = epilogue_allowance(d, tolerance, allowed, r.pre[i], ref);
       ratio = allowed > 0.0 ? diff / allowed : std::numeric_limits<double>::infinity();
     }
     if (ratio > 1.0) {
@@ -235,7 +259,9 @@ Comparison compare_float(const GemmDesc& d, const void* a, const void* b, const 
   // Over the picked elements alone both sides shrink together: |C - C_ref| <= gamma (|alpha| |A||B| +
   // |beta| |C0|) element by element gives ||(C - C_ref)_picked|| <= gamma (|alpha| ||A|| ||B|| + |beta|
   // ||C0_picked||), so the test holds for a subset as it does for the whole.
-  const double slack = tolerance.absolute() * std::sqrt(static_cast<double>(r.cells.size()));
+  // With an epilogue, the activation's slope scales the bound and its own terms join the slack.
+  const double slack = tolerance.absolute() * std::sqrt(static_cast<double>(r.cells.size())) + std::sqrt(epilogue_slack2);
+  if (epilogue) out.bound *= detail::activation_slope_bound(d.epilogue);
   const double norm = std::max(0.0, std::sqrt(diff2) - slack);
   const double norm_scale = std::fabs(d.alpha) * std::sqrt(r.norm_ab2) + std::fabs(d.beta) * std::sqrt(r.norm_c2);
   out.normwise_error = norm_scale > 0.0 ? norm / norm_scale : norm;
@@ -248,10 +274,11 @@ Comparison compare_float(const GemmDesc& d, const void* a, const void* b, const 
 namespace detail {
 
 Comparison judge_picked(const GemmDesc& d, const void* a, const void* b, const void* c_in, const void* c_gpu,
-                        const CompareOptions& options, const Pick& pick, std::optional<double> norm_ab2) {
+                        const CompareOptions& options, const Pick& pick, std::optional<double> norm_ab2,
+                        const void* bias) {
   if (is_integer(d.type)) return compare_int(d, a, b, c_in, c_gpu, pick);
-  return d.type == DataType::f64 ? compare_float<long double>(d, a, b, c_in, c_gpu, options, pick, norm_ab2)
-                                 : compare_float<double>(d, a, b, c_in, c_gpu, options, pick, norm_ab2);
+  return d.type == DataType::f64 ? compare_float<long double>(d, a, b, c_in, c_gpu, options, pick, norm_ab2, bias)
+                                 : compare_float<double>(d, a, b, c_in, c_gpu, options, pick, norm_ab2, bias);
 }
 
 void judge_gaps(const GemmDesc& d, const void* c_in, const void* c_gpu, Comparison& out) {
@@ -311,7 +338,8 @@ std::vector<std::byte> row_major(const GemmDesc& d, const void* x, char which, i
 
 }  // namespace
 
-void reference_gemm(const GemmDesc& desc, const void* a, const void* b, const void* c_in, void* c_out) {
+void reference_gemm(const GemmDesc& desc, const void* a, const void* b, const void* c_in, void* c_out,
+                    const void* bias) {
   check_gemm(desc);
   const DataType out_type = output_type(desc);
   const uint64_t span = operand_extent(desc, 'C').elements;
@@ -329,17 +357,17 @@ void reference_gemm(const GemmDesc& desc, const void* a, const void* b, const vo
   };
   if (desc.type == DataType::f64) {
     FloatCells<long double> r;
-    compute(desc, a, b, c_in, all, r);
+    compute(desc, a, b, c_in, bias, all, r);
     store(r);
   } else {
     FloatCells<double> r;
-    compute(desc, a, b, c_in, all, r);
+    compute(desc, a, b, c_in, bias, all, r);
     store(r);
   }
 }
 
 Comparison compare_with_reference(const GemmDesc& desc, const void* a, const void* b, const void* c_in,
-                                  const void* c_gpu, const CompareOptions& options) {
+                                  const void* c_gpu, const CompareOptions& options, const void* bias) {
   check_gemm(desc);
   const DataType out_type = output_type(desc);
   // A product with alpha 1, beta 0, one entry and tight strides is the common case of big checks: the
@@ -347,7 +375,7 @@ Comparison compare_with_reference(const GemmDesc& desc, const void* a, const voi
   // combination goes to it too, its operands and C copied into the row-major plain product's order first:
   // a 1536^3 TT check took 2.5 s that way against 4.1 s on the general path (6.0 before its operands were
   // gathered; medians of 3 on a 2-core host).
-  const bool plain = desc.batch == 1 && desc.alpha == 1.0 && desc.beta == 0.0 && desc.m > 0 && desc.n > 0 &&
+  const bool plain = !desc.epilogue.active() && desc.batch == 1 && desc.alpha == 1.0 && desc.beta == 0.0 && desc.m > 0 && desc.n > 0 &&
                      tight(desc, 'A') && tight(desc, 'B') && tight(desc, 'C');
   if (plain) {
     const auto m = static_cast<uint32_t>(desc.m), n = static_cast<uint32_t>(desc.n), k = static_cast<uint32_t>(desc.k);
@@ -364,7 +392,7 @@ Comparison compare_with_reference(const GemmDesc& desc, const void* a, const voi
     }
     return out;
   }
-  Comparison out = detail::judge_picked(desc, a, b, c_in, c_gpu, options, Pick::every(desc));
+  Comparison out = detail::judge_picked(desc, a, b, c_in, c_gpu, options, Pick::every(desc), {}, bias);
   detail::judge_gaps(desc, c_in, c_gpu, out);
   detail::decide(desc, out);
   return out;

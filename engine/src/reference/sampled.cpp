@@ -96,7 +96,7 @@ Pick choose_witnesses(const GemmDesc& d, const SampleOptions& s, std::mt19937_64
 }  // namespace
 
 Comparison check_sampled(const GemmDesc& desc, const void* a, const void* b, const void* c_in, const void* c_gpu,
-                         const CompareOptions& options, const SampleOptions& sample) {
+                         const CompareOptions& options, const SampleOptions& sample, const void* bias) {
   check_gemm(desc);
   std::mt19937_64 rng(sample.seed);
   Comparison::Sampled account;
@@ -105,8 +105,14 @@ Comparison check_sampled(const GemmDesc& desc, const void* a, const void* b, con
   account.elements = uint64_t(desc.batch) * uint64_t(desc.m) * uint64_t(desc.n);
   const Pick witnesses = choose_witnesses(desc, sample, rng, account);
   account.witnesses = witnesses.element_count();
-  const double norm_ab2 = detail::judge_row_sums(desc, a, b, c_in, c_gpu, options, rng, account);
-  Comparison out = detail::judge_picked(desc, a, b, c_in, c_gpu, options, witnesses, norm_ab2);
+  // The row sums are linear in C: an activation breaks them, so with an epilogue the witnesses judge alone.
+  std::optional<double> norm_ab2;
+  if (desc.epilogue.active()) {
+    account.vectors = 0;
+  } else {
+    norm_ab2 = detail::judge_row_sums(desc, a, b, c_in, c_gpu, options, rng, account);
+  }
+  Comparison out = detail::judge_picked(desc, a, b, c_in, c_gpu, options, witnesses, norm_ab2, bias);
   detail::judge_gaps(desc, c_in, c_gpu, out);
   out.sampled = account;
   detail::decide(desc, out);

@@ -52,6 +52,8 @@ class Tolerance {
   double gamma() const { return gamma_; }
   double absolute() const { return absolute_; }
   bool uses_model() const { return model_; }
+  double u_sums() const { return u_acc_; }      // the sums' unit roundoff
+  double u_output() const { return u_out_; }    // the rounding to C's type (0 where C is the sums' type)
 
   // |C - C_ref| allowed for one element: gamma * scale + absolute, and with the model on the smaller of
   // that and the model's allowance.

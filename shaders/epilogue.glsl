@@ -1,0 +1,80 @@
+// The fused epilogue every GEMM kernel applies at its one store of C (gemm_abi.h's GEMM_ACT_* and
+// GEMM_BIAS_* describe the push constants' `epilogue` word; vkgemm::Epilogue in blas.hpp is the API):
+//   y = activation(x + bias),  x = alpha * acc + beta * C, in the epilogue's type EPI_T (the sums' precision:
+// float for f32, f16 and bf16 inputs, double for f64), before the store's conversion to C's type.
+// Included by gemm_interface.glsl after the push-constant block. Integer variants (VKGEMM_NO_EPILOGUE) have
+// none: the door refuses an epilogue on integer C. Every function here is the only one of its kind: the
+// kernels call gemm_epilogue and nothing else.
+//
+// The transcendental activations use exp alone (Vulkan's exp errs by at most 3 + 2|x| ulp), each written so
+// that no intermediate overflows into a NaN: tanh from exp(-2|x|), GELU's erf by Abramowitz and Stegun 7.1.26
+// (absolute error under 1.5e-7). reference/epilogue.cpp bounds what that costs (docs/correctness.md).
+#ifndef VKGEMM_NO_EPILOGUE
+
+#ifdef VKGEMM_EPILOGUE_DOUBLE
+#define EPI_T double
+#else
+#define EPI_T float
+#endif
+
+layout(std430, set = 0, binding = GEMM_BIAS_BINDING) readonly buffer EpilogueBias { uint BIAS[]; };
+
+// Bias element i (from the binding's start) as EPI_T, decoded from its stored type.
+EPI_T epilogue_bias(uint i) {
+  const uint type = (p.epilogue >> GEMM_BIAS_TYPE_SHIFT) & 3u;
+#ifdef VKGEMM_EPILOGUE_DOUBLE
+  if (type == GEMM_BIAS_F64) return packDouble2x32(uvec2(BIAS[2u * i], BIAS[2u * i + 1u]));
+#endif
+  if (type == GEMM_BIAS_F16) return EPI_T(unpackHalf2x16(BIAS[i >> 1u])[i & 1u]);
+  if (type == GEMM_BIAS_BF16) {
+    const uint w = BIAS[i >> 1u];
+    return EPI_T(uintBitsToFloat((i & 1u) != 0u ? (w & 0xffff0000u) : (w << 16u)));
+  }
+  return EPI_T(uintBitsToFloat(BIAS[i]));
+}
+
+#ifndef VKGEMM_EPILOGUE_DOUBLE
+float epilogue_sigmoid(float x) { return 1.0 / (1.0 + exp(-x)); }
+
+float epilogue_tanh(float x) {
+  const float e = exp(-2.0 * abs(x));
+  const float t = (1.0 - e) / (1.0 + e);
+  return x < 0.0 ? -t : t;
+}
+
+float epilogue_erf(float x) {
+  const float z = abs(x);
+  const float t = 1.0 / (1.0 + 0.3275911 * z);
+  const float poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+  const float r = 1.0 - poly * exp(-z * z);
+  return x < 0.0 ? -r : r;
+}
+#endif
+
+EPI_T epilogue_activation(EPI_T x, uint act) {
+  switch (act) {
+    case GEMM_ACT_RELU: return max(x, EPI_T(0));
+    case GEMM_ACT_LEAKY_RELU: return x >= EPI_T(0) ? x : EPI_T(p.act_a) * x;
+    case GEMM_ACT_CLAMP: return min(max(x, EPI_T(p.act_a)), EPI_T(p.act_b));
+#ifndef VKGEMM_EPILOGUE_DOUBLE  // the door refuses these on f64: GLSL has no double exp
+    case GEMM_ACT_GELU_TANH: return 0.5 * x * (1.0 + epilogue_tanh(0.7978845608 * (x + 0.044715 * x * x * x)));
+    case GEMM_ACT_GELU_ERF: return 0.5 * x * (1.0 + epilogue_erf(0.7071067812 * x));
+    case GEMM_ACT_SILU: return x * epilogue_sigmoid(x);
+    case GEMM_ACT_SIGMOID: return epilogue_sigmoid(x);
+    case GEMM_ACT_TANH: return epilogue_tanh(x);
+#endif
+    default: return x;
+  }
+}
+
+// The epilogue of element (row, col) of this dispatch's row-major problem; x = alpha * acc + beta * C.
+// Call only where p.epilogue != 0 (a uniform branch: the plain product's stores stay as they were).
+EPI_T gemm_epilogue(EPI_T x, uint row, uint col) {
+  const uint e = p.epilogue;
+  if ((e & (GEMM_BIAS_COLUMN | GEMM_BIAS_ROW)) != 0u) {
+    x += epilogue_bias(p.bias_offset + ((e & GEMM_BIAS_COLUMN) != 0u ? col : row));
+  }
+  return epilogue_activation(x, e & GEMM_ACT_MASK);
+}
+
+#endif  // VKGEMM_NO_EPILOGUE
