@@ -95,6 +95,15 @@ void sum_columns(const double* row_a, const double* col_b, int64_t k, A* sum, de
   }
 }
 
+// The fused epilogue on element (i, j) whose sum is v, in long double (reference/epilogue.hpp); `pre`
+// receives the activation's argument, for the bound.
+template <typename A>
+A with_epilogue(const GemmDesc& d, const void* bias, int64_t i, int64_t j, A v, double& pre) {
+  const long double x = static_cast<long double>(v) + detail::bias_at(d, bias, i, j);
+  pre = static_cast<double>(x);
+  return static_cast<A>(detail::apply_activation(d.epilogue, x));
+}
+
 template <typename A>
 void compute(const GemmDesc& d, const void* a, const void* b, const void* c_in, const void* bias, const Pick& pick,
              FloatCells<A>& r, std::optional<double> norm_ab2 = {}) {
@@ -138,11 +147,7 @@ void compute(const GemmDesc& d, const void* a, const void* b, const void* c_in, 
             v += static_cast<A>(d.beta) * static_cast<A>(c);
             if (detail::counts_in_norm(c)) row_c2[row] += c * c;
           }
-          if (epilogue) {  // the fused epilogue, in long double (reference/epilogue.hpp)
-            const long double x = static_cast<long double>(v) + detail::bias_at(d, bias, i, cols[size_t(j0 + w)]);
-            r.pre[e] = static_cast<double>(x);
-            v = static_cast<A>(detail::apply_activation(d.epilogue, x));
-          }
+          if (epilogue) v = with_epilogue(d, bias, i, cols[size_t(j0 + w)], v, r.pre[e]);
           r.cells[e] = at, r.ref[e] = v, r.sum[e] = static_cast<double>(sum[w]), r.c0[e] = c, r.stats[e] = st[w];
         }
       }
