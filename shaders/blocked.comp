@@ -236,7 +236,7 @@ void main() {
   const uint c_base = partial ? gl_WorkGroupID.z * p.split_stride : p.c_offset + batch * p.stride_c;
   const bool read_c = !partial && (p.flags & GEMM_BETA_ZERO) == 0;
   const ACC_T alpha = partial ? ACC_T(1) : p.alpha;
-  const bool epi = !partial && p.epilogue != 0u;
+  const bool epi = !partial && epilogue_on();
   [[unroll]] for (uint s = 0; s < TM / 4; ++s) {
     [[unroll]] for (uint i = 0; i < 4; ++i) {
       [[unroll]] for (uint t = 0; t < ACC_N; ++t) {
@@ -401,7 +401,7 @@ void main() {
   const uint c_base = partial ? gl_WorkGroupID.z * p.split_stride : p.c_offset + batch * p.stride_c;
   const bool read_c = !partial && (p.flags & GEMM_BETA_ZERO) == 0;
   const ACC_T alpha = partial ? ACC_T(1) : p.alpha;
-  const bool epi = !partial && p.epilogue != 0u;
+  const bool epi = !partial && epilogue_on();
   [[unroll]] for (uint s = 0; s < TM / 4; ++s) {
     [[unroll]] for (uint i = 0; i < 4; ++i) {
       const uint row = m0 + s * SEG_M + ty * 4 + i;

@@ -407,7 +407,7 @@ void main() {
   // path's element-wise store_c was right; C is read once per element either way.
   // A fused epilogue (epilogue.glsl) needs each element's row and column, which a KHR fragment does not
   // tell: its products take the staged path, where store_c applies it.
-  const bool direct = p.epilogue == 0u &&
+  const bool direct = !epilogue_on() &&
                       (WHOLE != 0 || ((p.flags & GEMM_BETA_ZERO) != 0u && c_base % 8 == 0 && p.ldc % 8 == 0 &&
                                       row0 + BM <= p.M && col0 + BN <= p.N));
   [[unroll]] for (uint i = 0; i < FM; ++i) {

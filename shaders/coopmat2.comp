@@ -94,7 +94,7 @@ ACC_T epilogue_element(const in uint row, const in uint col, const in ACC_T x, c
   return ACC_T(gemm_epilogue(EPI_T(x), row0 + row, col0 + col));
 }
 #define APPLY_EPILOGUE(acc, row0, col0)                                                \
-  if (p.epilogue != 0u) {                                                              \
+  if (epilogue_on()) {                                                              \
     MAT_ACC fused;                                                                     \
     coopMatPerElementNV(fused, acc, epilogue_element, row0, col0);                     \
     acc = fused;                                                                       \

@@ -18,6 +18,11 @@
 #endif
 
 layout(std430, set = 0, binding = GEMM_BIAS_BINDING) readonly buffer EpilogueBias { uint BIAS[]; };
+layout(constant_id = GEMM_EPILOGUE_CONSTANT_ID) const uint EPILOGUE = 0;
+
+// Whether this dispatch applies an epilogue: the pipeline's EPILOGUE (0 compiles every epilogue out) and the
+// push constants' word (uniform). The kernels test this, never the word alone.
+bool epilogue_on() { return EPILOGUE != 0u && p.epilogue != 0u; }
 
 // Bias element i (from the binding's start) as EPI_T, decoded from its stored type.
 EPI_T epilogue_bias(uint i) {
@@ -77,4 +82,6 @@ EPI_T gemm_epilogue(EPI_T x, uint row, uint col) {
   return epilogue_activation(x, e & GEMM_ACT_MASK);
 }
 
+#else
+bool epilogue_on() { return false; }  // integer variants: the door refuses an epilogue on integer C
 #endif  // VKGEMM_NO_EPILOGUE

@@ -151,7 +151,7 @@ void store_c(uint batch, uint row, uint col, ACC_T acc) {
     r += p.beta * C_LOAD(C[at]);
   }
 #ifndef VKGEMM_NO_EPILOGUE
-  if (p.epilogue != 0u) r = SCALAR_T(gemm_epilogue(EPI_T(r), row, col));
+  if (epilogue_on()) r = SCALAR_T(gemm_epilogue(EPI_T(r), row, col));
 #endif
   C[at] = C_STORE(r);
 }
