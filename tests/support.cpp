@@ -312,6 +312,17 @@ GridSample grid_sample(const std::string& case_name) {
   return sample;
 }
 
+QuickSample quick_sample(const std::string& case_name) {
+  QuickSample sample;
+  if (const char* env = std::getenv("VKGEMM_TEST_QUICK_SAMPLE")) {
+    const uint64_t every = std::strtoull(env, nullptr, 10);
+    if (every < 1) throw std::runtime_error(fmt::format("VKGEMM_TEST_QUICK_SAMPLE={}: one item in N, N >= 1", env));
+    sample.every = every;
+    sample.offset = case_rng("quick sample " + case_name)() % every;
+  }
+  return sample;
+}
+
 ProductCheck check_product(DataType type, uint32_t m, uint32_t n, uint32_t k, const GemmOptions& options,
                            std::mt19937_64& rng, uint32_t skew) {
   return check_product(type, default_output_type(type), m, n, k, options, rng, skew);
