@@ -1,5 +1,6 @@
 #include "support.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -310,6 +311,11 @@ GridSample grid_sample(const std::string& case_name) {
     sample.offset = case_rng("grid sample " + case_name)() % every;
   }
   return sample;
+}
+
+bool QuickSample::takes(uint64_t index, uint64_t count) const {
+  const uint64_t n = std::max<uint64_t>(1, std::min(every, count));
+  return index % n == offset % n;
 }
 
 QuickSample quick_sample(const std::string& case_name) {

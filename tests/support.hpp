@@ -2,7 +2,6 @@
 // running test), the seed of the run, and check_product(), which runs one product the careful way.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <random>
@@ -87,10 +86,7 @@ GridSample grid_sample(const std::string& case_name);
 // says how many items it ran of how many.
 struct QuickSample {
   uint64_t every = 1, offset = 0;
-  bool takes(uint64_t index, uint64_t count) const {
-    const uint64_t n = std::max<uint64_t>(1, std::min(every, count));
-    return index % n == offset % n;
-  }
+  bool takes(uint64_t index, uint64_t count) const;  // item `index` of a list of `count`
 };
 QuickSample quick_sample(const std::string& case_name);
 

@@ -141,7 +141,11 @@ TEST_SUITE("support") {
     CHECK(s.every == 4);
     CHECK(s.offset < 4);
     CHECK(count(s, 40) == 10);
-    for (uint64_t items = 1; items <= 4; ++items) CHECK(count(s, items) == 1);  // a short list keeps one
+    for (uint64_t offset = 0; offset < 4; ++offset) {  // every offset a run's seed may give
+      const test::QuickSample at{4, offset};
+      CHECK(count(at, 40) == 10);
+      for (uint64_t items = 1; items <= 4; ++items) CHECK(count(at, items) == 1);  // a short list keeps one
+    }
     setenv("VKGEMM_TEST_QUICK_SAMPLE", "0", 1);
     CHECK_THROWS_WITH_AS(test::quick_sample("a list"), doctest::Contains("N >= 1"), std::runtime_error);
     if (before) {
