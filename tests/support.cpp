@@ -1,5 +1,6 @@
 #include "support.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -332,6 +333,22 @@ GridSample grid_sample(const std::string& case_name) {
     if (every < 1) throw std::runtime_error(fmt::format("VKGEMM_TEST_GRID_SAMPLE={}: one product in N, N >= 1", env));
     sample.every = every;
     sample.offset = case_rng("grid sample " + case_name)() % every;
+  }
+  return sample;
+}
+
+bool QuickSample::takes(uint64_t index, uint64_t count) const {
+  const uint64_t n = std::max<uint64_t>(1, std::min(every, count));
+  return index % n == offset % n;
+}
+
+QuickSample quick_sample(const std::string& case_name) {
+  QuickSample sample;
+  if (const char* env = std::getenv("VKGEMM_TEST_QUICK_SAMPLE")) {
+    const uint64_t every = std::strtoull(env, nullptr, 10);
+    if (every < 1) throw std::runtime_error(fmt::format("VKGEMM_TEST_QUICK_SAMPLE={}: one item in N, N >= 1", env));
+    sample.every = every;
+    sample.offset = case_rng("quick sample " + case_name)() % every;
   }
   return sample;
 }

@@ -82,6 +82,18 @@ struct GridSample {
 };
 GridSample grid_sample(const std::string& case_name);
 
+// The quick tier's sample of a suite's costliest items (tools/run-tests.sh --quick sets
+// VKGEMM_TEST_QUICK_SAMPLE=N): items that each build pipelines of their own on a cold shader cache (the
+// tuner's candidates) or move hundreds of megabytes (the products past maxStorageBufferRange). One in N of a
+// list, never none (a list of N or fewer items keeps one), another slice each run by the run seed and the
+// case's name. Unset (CI's passes: core, sync, GPU-AV, the sanitizers), every item runs. A suite that samples
+// says how many items it ran of how many.
+struct QuickSample {
+  uint64_t every = 1, offset = 0;
+  bool takes(uint64_t index, uint64_t count) const;  // item `index` of a list of `count`
+};
+QuickSample quick_sample(const std::string& case_name);
+
 struct ProductCheck {
   bool passed = false;
   std::string detail;  // what went wrong, for the failure message

@@ -7,12 +7,16 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <random>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "bench/bench_case.hpp"
 #include "bench/bench_defaults.hpp"
 #include "bench/bench_files.hpp"
+#include "bench/bench_jobs.hpp"
 #include "bench/bench_progress.hpp"
 #include "bench/bench_steady.hpp"
 #include "bench/bench_table.hpp"
@@ -96,14 +100,14 @@ TEST_SUITE("bench") {
     CHECK(kernels.front() == Kernel::automatic);
   }
 
-  TEST_CASE("defaults that fit the device: a GPU's full range, a CPU device's quick sweep; latency follows --sizes") {
+  TEST_CASE("defaults that fit the device: a GPU's three sizes, a CPU device's quick sweep; latency follows --sizes") {
     DeviceInfo gpu, big_gpu, cpu;
     gpu.type = big_gpu.type = DeviceType::discrete_gpu;
     gpu.device_local_memory = uint64_t{2} << 30;
     big_gpu.device_local_memory = uint64_t{80} << 30;
     cpu.type = DeviceType::cpu;
-    CHECK(sides(parse_sizes(sweep_defaults(gpu).sizes)) == std::vector<uint32_t>{64, 128, 256, 512, 1024, 2048, 4096});
-    CHECK(sides(parse_sizes(sweep_defaults(big_gpu).sizes)).back() == 8192);
+    CHECK(sides(parse_sizes(sweep_defaults(gpu).sizes)) == std::vector<uint32_t>{256, 1024, 4096});
+    CHECK(sweep_defaults(big_gpu).sizes == sweep_defaults(gpu).sizes);
     CHECK(sweep_defaults(gpu).repeat == 10);
     const SweepDefaults quick = sweep_defaults(cpu);
     CHECK(sides(parse_sizes(quick.sizes)) == std::vector<uint32_t>{32, 64, 128});
@@ -115,6 +119,70 @@ TEST_SUITE("bench") {
     CHECK(latency_sizes_following(parse_sizes("32,48,512")) == std::vector<uint32_t>{32, 48});
     CHECK(latency_sizes_following(parse_sizes("4096,2048")) == std::vector<uint32_t>{2048});
     CHECK(latency_sizes_following({}).empty());
+  }
+
+  TEST_CASE("the default sweep on a discrete GPU: every type, auto and each kernel that applies, the baselines capped") {
+    // An H100 as vkgemm sees it: 80 GiB, and the kernel x type pairs its engine refuses (its header's "not run").
+    DeviceInfo h100;
+    h100.type = DeviceType::discrete_gpu;
+    h100.device_local_memory = uint64_t{80} << 30;
+    std::vector<NotApplicable> never;
+    const auto refuse = [&](Kernel k, std::initializer_list<DataType> types) {
+      for (DataType t : types) never.push_back({k, t, "refused"});
+    };
+    refuse(Kernel::blocked, {DataType::i32, DataType::f16, DataType::bf16, DataType::i8, DataType::u8});
+    refuse(Kernel::coopmat, {DataType::f32, DataType::i32, DataType::f64});
+    refuse(Kernel::coopmat2, {DataType::f32, DataType::i32, DataType::f64});
+    refuse(Kernel::ozaki, {DataType::i32, DataType::f16, DataType::bf16, DataType::i8, DataType::u8});
+    const SweepDefaults d = sweep_defaults(h100);
+    Settings settings;
+    settings.repeat = d.repeat, settings.warmup = d.warmup, settings.latency_calls = d.latency_calls;
+    settings.verify_max = 2048.0 * 2048.0 * 2048.0;
+    const auto jobs = make_jobs(make_sweep(SweepRequest{}, d), settings, never);
+    // What each size and type runs, in order: "kernel config, ...".
+    std::map<std::pair<uint32_t, DataType>, std::string> cases, latency;
+    for (const Job& j : jobs) {
+      std::string& list = (j.latency ? latency : cases)[{j.shape.m, j.type}];
+      list += fmt::format("{}{} {}", list.empty() ? "" : ", ", to_string(j.config.options.kernel), j.config.label);
+    }
+    // After auto, the kernels in the library's order (all_kernels) that take the type.
+    const std::map<DataType, std::string> kernels = {
+        {DataType::f32, ", blocked default, ozaki default"},    {DataType::i32, ""},
+        {DataType::f64, ", blocked default, ozaki default"},    {DataType::f16, ", coopmat default, coopmat2 default"},
+        {DataType::bf16, ", coopmat default, coopmat2 default"}, {DataType::i8, ", coopmat default, coopmat2 default"},
+        {DataType::u8, ", coopmat default, coopmat2 default"}};
+    for (const uint32_t n : {256u, 1024u, 4096u})
+      for (const DataType t : all_data_types) {
+        CAPTURE(n);
+        CAPTURE(to_string(t));
+        // naive and tiled in one configuration, and only up to 1024^3 (their cases take seconds past it).
+        CHECK(cases[{n, t}] == "auto default" + std::string(n <= 1024 ? ", naive tile 16, tiled tile 16" : "") +
+                                   kernels.at(t));
+      }
+    for (const uint32_t n : {16u, 64u, 256u})
+      for (const DataType t : all_data_types) CHECK(latency[{n, t}] == "auto default");
+    CHECK(cases.size() == 3 * std::size(all_data_types));
+    CHECK(latency.size() == 3 * std::size(all_data_types));
+    const auto throughput = std::count_if(jobs.begin(), jobs.end(), [](const Job& j) { return !j.latency; });
+    CHECK(throughput == 85);
+    CHECK(jobs.size() == 85 + 21);
+    // --sizes, --tiles and --kernels ask for more: the baselines at every size asked for, each tile, the latency
+    // cases of every kernel named.
+    SweepRequest asked;
+    asked.sizes = "8192", asked.tiles = "8,32", asked.kernels = "naive,coopmat";
+    const SweepSpec spec = make_sweep(asked, d);
+    CHECK(spec.baseline_max == 0.0);
+    const auto more = make_jobs(spec, settings, never);
+    CHECK(std::count_if(more.begin(), more.end(), [](const Job& j) { return !j.latency && j.shape.m == 8192; }) ==
+          7 * 2 + 4);  // naive's two tiles for every type, coopmat for the four it takes
+    CHECK(std::count_if(more.begin(), more.end(), [](const Job& j) { return j.latency; }) == 7 + 4);
+    // A CPU device keeps its quick sweep: every tile and every kernel's latency.
+    DeviceInfo cpu;
+    cpu.type = DeviceType::cpu;
+    const SweepSpec quick = make_sweep(SweepRequest{}, sweep_defaults(cpu));
+    CHECK(quick.space.tiles == std::vector<uint32_t>{8, 16, 32});
+    CHECK(quick.latency_kernels == quick.kernels);
+    CHECK(quick.baseline_max == 0.0);
   }
 
   TEST_CASE("configurations: one per tile for the tunable kernels, labelled") {
@@ -149,24 +217,41 @@ TEST_SUITE("bench") {
 
   TEST_CASE("time left: an overhead per case, device and host work at their measured rates") {
     TimeEstimate none;
-    CHECK(none.seconds_for(3, 1e9, 1e9) < 0.0);
+    CHECK(none.seconds_for(3, {1e9, 1e9, 0}) < 0.0);
     // Cases that cost 0.1 s each, plus device work at 1e9 per second and host work at 1e8 per second.
     const auto seconds = [](double cases, double device, double host) { return cases * 0.1 + device / 1e9 + host / 1e8; };
     TimeEstimate e;
     for (const double work : {1e3, 1e6, 1e8, 1e9}) {
-      e.add(work, work / 10, seconds(1, work, work / 10), work / 10 / 1e8, work / 1e9);
+      e.add({work, work / 10, 0}, {seconds(1, work, work / 10), 0, work / 10 / 1e8, work / 1e9});
     }
     const double truth = seconds(2, 8e9, 1e9);
-    CHECK(e.seconds_for(2, 8e9, 1e9) == doctest::Approx(truth).epsilon(0.01));
+    CHECK(e.seconds_for(2, {8e9, 1e9, 0}) == doctest::Approx(truth).epsilon(0.01));
     // Noise in the overhead (a pipeline built, a busy host) is not taken for device work: small cases whose
     // times vary say nothing against the rate the timestamps measured (it once read thousands of hours).
     TimeEstimate noisy;
-    for (int i = 0; i < 30; ++i) noisy.add(1e3, 0, i % 2 ? 0.3 : 0.1, 0, 1e3 / 1e9);
-    CHECK(noisy.seconds_for(10, 1e12, 0) == doctest::Approx(10 * 0.2 + 1e12 / 1e9).epsilon(0.01));
+    for (int i = 0; i < 30; ++i) noisy.add({1e3, 0, 0}, {i % 2 ? 0.3 : 0.1, 0, 0, 1e3 / 1e9});
+    CHECK(noisy.seconds_for(10, {1e12, 0, 0}) == doctest::Approx(10 * 0.2 + 1e12 / 1e9).epsilon(0.01));
     // Nothing timed yet: the rest takes the mean time of a case.
     TimeEstimate alike;
-    for (int i = 0; i < 3; ++i) alike.add(1e3, 0, 0.5, 0, 0);
-    CHECK(alike.seconds_for(4, 1e9, 0) == doctest::Approx(2.0));
+    for (int i = 0; i < 3; ++i) alike.add({1e3, 0, 0}, {0.5, 0, 0, 0});
+    CHECK(alike.seconds_for(4, {1e9, 0, 0}) == doctest::Approx(2.0));
+  }
+
+  TEST_CASE("time left: a sweep's small cases predict its large ones' inputs and checks at their own rates") {
+    // The default GPU sweep's shape: cases at 256^3 first, 4096^3 later. Each costs 0.7 s of overhead (the
+    // warm-up by time, pipelines), its inputs at 3e7 elements a second (the host making random numbers and
+    // writing them), its check at 1e9 multiply-adds a second, its dispatches at 1e12.
+    const auto spent = [](const Work& w) {
+      return Spent{0.7 + w.data / 3e7 + w.host / 1e9 + w.device / 1e12, w.data / 3e7, w.host / 1e9, w.device / 1e12};
+    };
+    const auto work = [](double n, double checked) { return Work{13 * n * n * n, checked, 3 * n * n}; };
+    TimeEstimate e;
+    for (int i = 0; i < 20; ++i) e.add(work(256, 256.0 * 256 * 256), spent(work(256, 256.0 * 256 * 256)));
+    const Work large = work(4096, 3e8);  // the sampled check's work
+    const Work rest{10 * large.device, 10 * large.host, 10 * large.data};
+    const double truth = 10 * spent(large).seconds;
+    // The inputs are 16.8 s of the 35.7: taken for overhead, as the small cases' mean, they would read 7.
+    CHECK(e.seconds_for(10, rest) == doctest::Approx(truth).epsilon(0.01));
   }
 
   TEST_CASE("warm-up: untimed batches doubling until the device has been busy long enough at a settled speed") {

@@ -150,29 +150,39 @@ TEST_SUITE("shapes") {
       if (shared <= test::engine().device().max_shared_memory) CHECK(offered(text));
     }
     auto rng = test::case_rng("small-M");
-    int failures = 0, products = 0;
+    std::vector<BlockedConfig> configs;  // each a pipeline of its own
     for (BlockedConfig c : small) {
       for (uint32_t split : {1u, 2u, 4u}) {
         if (split > 1 && c.lanes_n != 8) continue;  // split-K on one warp layout per tile shape
         c.split_k = split;
-        // Sampled per configuration: each one keeps at least a product in every sampled run.
-        const test::GridSample sample = test::grid_sample("small-M " + to_string(c));
-        uint64_t index = 0;
-        const std::set<uint32_t> ms = {1, c.bm - 1, c.bm + 1, 127};
-        const std::set<uint32_t> ns = {c.bn - 1, c.bn + 3};
-        const uint32_t k = split > 1 ? 4 * c.bk * split + 5 : 2 * c.bk + 1;
-        for (uint32_t m : ms)
-          for (uint32_t n : ns)
-            for (uint32_t skew : {0u, 3u}) {
-              if (!sample.takes(index++)) continue;
-              ++products;
-              const auto r = test::check_product(DataType::f32, m, n, k, {.kernel = Kernel::blocked, .blocked = c},
-                                                 rng, skew);
-              if (!r.passed && ++failures <= 5) FAIL_CHECK(to_string(c), ": seed ", test::run_seed(), ": ", r.detail);
-            }
+        configs.push_back(c);
       }
     }
-    MESSAGE(products, " products checked");
+    // The quick tier builds a few of the pipelines (each seconds on a cold shader cache), CI every one.
+    const test::QuickSample quick = test::quick_sample("small-M");
+    int failures = 0, products = 0, built = 0;
+    for (size_t i = 0; i < configs.size(); ++i) {
+      if (!quick.takes(i, configs.size())) continue;
+      ++built;
+      const BlockedConfig& c = configs[i];
+      const uint32_t split = c.split_k;
+      // Sampled per configuration: each one keeps at least a product in every sampled run.
+      const test::GridSample sample = test::grid_sample("small-M " + to_string(c));
+      uint64_t index = 0;
+      const std::set<uint32_t> ms = {1, c.bm - 1, c.bm + 1, 127};
+      const std::set<uint32_t> ns = {c.bn - 1, c.bn + 3};
+      const uint32_t k = split > 1 ? 4 * c.bk * split + 5 : 2 * c.bk + 1;
+      for (uint32_t m : ms)
+        for (uint32_t n : ns)
+          for (uint32_t skew : {0u, 3u}) {
+            if (!sample.takes(index++)) continue;
+            ++products;
+            const auto r = test::check_product(DataType::f32, m, n, k, {.kernel = Kernel::blocked, .blocked = c},
+                                               rng, skew);
+            if (!r.passed && ++failures <= 5) FAIL_CHECK(to_string(c), ": seed ", test::run_seed(), ": ", r.detail);
+          }
+    }
+    MESSAGE(products, " products checked on ", built, " of the ", configs.size(), " configurations");
     CHECK_MESSAGE(failures == 0, failures, " products failed (the first 5 are listed); seed ", test::run_seed());
   }
 

@@ -125,6 +125,36 @@ TEST_SUITE("support") {
     }
   }
 
+  TEST_CASE("VKGEMM_TEST_QUICK_SAMPLE takes one item in N and never none; unset, every one") {
+    // The quick tier sets it; this case puts back whatever the run had.
+    const char* before = std::getenv("VKGEMM_TEST_QUICK_SAMPLE");
+    const std::string saved = before ? before : "";
+    const auto count = [](const test::QuickSample& s, uint64_t items) {
+      int taken = 0;
+      for (uint64_t i = 0; i < items; ++i) taken += s.takes(i, items) ? 1 : 0;
+      return taken;
+    };
+    unsetenv("VKGEMM_TEST_QUICK_SAMPLE");
+    CHECK(count(test::quick_sample("a list"), 26) == 26);
+    setenv("VKGEMM_TEST_QUICK_SAMPLE", "4", 1);
+    const test::QuickSample s = test::quick_sample("a list");
+    CHECK(s.every == 4);
+    CHECK(s.offset < 4);
+    CHECK(count(s, 40) == 10);
+    for (uint64_t offset = 0; offset < 4; ++offset) {  // every offset a run's seed may give
+      const test::QuickSample at{4, offset};
+      CHECK(count(at, 40) == 10);
+      for (uint64_t items = 1; items <= 4; ++items) CHECK(count(at, items) == 1);  // a short list keeps one
+    }
+    setenv("VKGEMM_TEST_QUICK_SAMPLE", "0", 1);
+    CHECK_THROWS_WITH_AS(test::quick_sample("a list"), doctest::Contains("N >= 1"), std::runtime_error);
+    if (before) {
+      setenv("VKGEMM_TEST_QUICK_SAMPLE", saved.c_str(), 1);
+    } else {
+      unsetenv("VKGEMM_TEST_QUICK_SAMPLE");
+    }
+  }
+
   TEST_CASE("VKGEMM_TEST_GRID_SAMPLE takes one product in N, at an offset below N; unset, every one") {
     // The sanitizer pass sets it; this case puts back whatever the run had.
     const char* before = std::getenv("VKGEMM_TEST_GRID_SAMPLE");

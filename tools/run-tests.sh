@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Usage: tools/run-tests.sh [--quick] [ctest options...]
-# --quick: the quick tier, for a change's first look (minutes, not CI's run): the Release build and every
-#   suite once, in the core validation pass only, the BLAS grids sampled (VKGEMM_TEST_GRID_SAMPLE, default 8:
-#   one product in 8, another slice each run by the seed); no synchronization or GPU-assisted validation, no
-#   end-to-end tests, no Mesa 26 pass, no sanitizer build, no fuzzing. What it leaves out, CI's full run
-#   (below, the default) still runs.
+# --quick: the quick tier, for a change's first look (minutes, not CI's run): the build of what the suites
+#   run (vkgemm_tests and vkgemm, in build/quick: below) and every suite once, in the core validation pass
+#   only, the grids sampled (VKGEMM_TEST_GRID_SAMPLE, default 8: one product in 8) and so the costliest items
+#   of a few suites (VKGEMM_TEST_QUICK_SAMPLE, default 4: one tuner candidate's pipeline in 4, one 6000x6000
+#   product of 4, one call in 4 on the engines with lowered limits; tests/support.hpp), another slice each
+#   run by the seed each suite prints; no synchronization or GPU-assisted validation, no end-to-end tests,
+#   no Mesa 26 pass, no sanitizer build, no fuzzing. What it leaves out, CI's full run (below, the default)
+#   still runs.
 # Without it: installs what is missing, builds, and runs everything CI runs, timing each part:
 #   1-3. the whole suite (Release, build/release) in three validation passes, each a CTest label:
 #        core (VK_LAYER_KHRONOS_validation as is), sync (synchronization validation), gpuav (GPU-assisted);
@@ -46,10 +49,18 @@ export VKGEMM_TEST_EXPECT="${VKGEMM_TEST_EXPECT-kernels=naive,tiled,blocked type
 export VKGEMM_TEST_SKIP_LOG="$PWD/build/test-skips.log"
 mkdir -p build && : >"$VKGEMM_TEST_SKIP_LOG"
 
-cmake --preset release >/dev/null
-timed "release build" cmake --build --preset release -j "$jobs"
+# The quick tier builds in build/quick (the quick preset: Release with Debian's shared libfmt, so fmt is
+# compiled once rather than in every file; never carried off this machine), CI's run in build/release.
+preset=release
+((quick)) && preset=quick
+cmake --preset "$preset" >/dev/null
+if ((quick)); then
+  timed "quick build (build/quick: vkgemm_tests, vkgemm)" cmake --build --preset quick -j "$jobs" --target vkgemm_tests vkgemm_program
+else
+  timed "release build" cmake --build --preset release -j "$jobs"
+fi
 passes='^(core|sync|gpuav|e2e)$'
-orphans=$(ctest --preset release -N -LE "$passes" | sed -n 's/^ *Test *#[0-9]*: //p')
+orphans=$(ctest --preset "$preset" -N -LE "$passes" | sed -n 's/^ *Test *#[0-9]*: //p')
 if [ -n "$orphans" ]; then
   echo "run-tests: these registered tests carry no label a pass runs ($passes):" >&2
   echo "$orphans" >&2
@@ -65,8 +76,9 @@ report() {  # the timings and the skips, at the end of either tier
   fi
 }
 if ((quick)); then
-  export VKGEMM_TEST_GRID_SAMPLE="${VKGEMM_TEST_GRID_SAMPLE:-8}"
-  timed "pass core (quick: grids 1 in $VKGEMM_TEST_GRID_SAMPLE)" ctest --preset release -j "$jobs" -L '^core$' "$@"
+  export VKGEMM_TEST_GRID_SAMPLE="${VKGEMM_TEST_GRID_SAMPLE:-8}" VKGEMM_TEST_QUICK_SAMPLE="${VKGEMM_TEST_QUICK_SAMPLE:-4}"
+  timed "pass core (quick: grids 1 in $VKGEMM_TEST_GRID_SAMPLE, costliest items 1 in $VKGEMM_TEST_QUICK_SAMPLE)" \
+    ctest --preset quick -j "$jobs" -L '^core$' "$@"
   report
   echo "run-tests: the quick tier; CI runs the full one (tools/run-tests.sh without --quick)"
   exit 0

@@ -13,6 +13,7 @@
 #include "bench/bench_defaults.hpp"
 #include "bench/bench_environment.hpp"
 #include "bench/bench_files.hpp"
+#include "bench/bench_jobs.hpp"
 #include "bench/bench_progress.hpp"
 #include "bench/bench_steady.hpp"
 #include "bench/bench_table.hpp"
@@ -27,14 +28,11 @@ namespace {
 
 using namespace bench;
 
-// Untimed calls run_latency makes before timing, for the progress estimate.
-constexpr double kLatencyExtraCalls = 6;
 // Rewrite the result files at most this often while the sweep runs, so a run that is cut short keeps them.
 constexpr double kCheckpointSeconds = 5.0;
 
 struct BenchOptions {
-  std::string sizes, shapes, types = "all", kernels = "auto,all", tiles = "8,16,32";
-  std::optional<std::string> latency_sizes;                 // absent: following --sizes, else the device's
+  SweepRequest sweep;                                       // absent: the device's (bench_defaults.hpp)
   std::optional<int64_t> repeat, warmup, latency_calls;     // absent: the device's (bench_defaults.hpp)
   std::optional<double> warmup_ms;  // absent: the device's default (steady.hpp)
   double steady_tolerance = kSteadyTolerancePct;
@@ -83,49 +81,11 @@ Settings settings_of(const BenchOptions& o, const SweepDefaults& d) {
   return settings;
 }
 
-struct SweepSpec {
-  std::vector<Shape> shapes;
-  std::vector<DataType> types;
-  std::vector<Kernel> kernels;
-  std::vector<uint32_t> latency_sizes;
-  ConfigSpace space;
-  double baseline_max = 0.0;  // naive and tiled only up to this m*n*k (0: every size)
-};
-
-// What to sweep: --sizes and --shapes govern every phase (the latency phase follows --sizes unless
-// --latency-sizes is given); with neither, the device's defaults.
-SweepSpec make_sweep(const BenchOptions& o, const SweepDefaults& d) {
-  SweepSpec p;
-  const bool no_sizes = o.sizes == "none";  // latency only
-  std::vector<Shape> squares;
-  if (!o.sizes.empty() && !no_sizes) squares = parse_sizes(o.sizes);
-  p.shapes = squares;
-  if (!o.shapes.empty()) {
-    const auto more = parse_shapes(o.shapes);
-    p.shapes.insert(p.shapes.end(), more.begin(), more.end());
-  }
-  const bool told = !p.shapes.empty() || no_sizes;
-  if (!told) p.shapes = parse_sizes(d.sizes), p.baseline_max = d.baseline_max;
-  p.types = parse_types(o.types);
-  p.kernels = parse_kernels(o.kernels);
-  p.space.tiles = parse_uint_list(o.tiles, "--tiles", kMaxTile);  // the device's own limits: a named skip
-  if (o.latency_sizes) {
-    if (*o.latency_sizes != "none") {
-      for (const Shape& s : parse_sizes(*o.latency_sizes, "--latency-sizes")) p.latency_sizes.push_back(s.m);
-    }
-  } else if (told && !no_sizes) {
-    p.latency_sizes = latency_sizes_following(squares);
-  } else {
-    for (const Shape& s : parse_sizes(d.latency_sizes, "--latency-sizes")) p.latency_sizes.push_back(s.m);
-  }
-  return p;
-}
-
 // Every option checked when the command line is parsed, before a device opens or a file is touched.
 void check_options(const BenchOptions& o) {
   const SweepDefaults any = sweep_defaults(DeviceInfo{});
   (void)settings_of(o, any);
-  (void)make_sweep(o, any);
+  (void)make_sweep(o.sweep, any);
 }
 
 // The kernel x type pairs of the sweep the device can never run (the engine's refusal, whatever the shape):
@@ -146,85 +106,43 @@ std::vector<NotApplicable> not_applicable(const Engine& engine, const SweepSpec&
   return out;
 }
 
-bool applies(const std::vector<NotApplicable>& never, Kernel k, DataType t) {
-  return std::none_of(never.begin(), never.end(), [&](const NotApplicable& n) { return n.kernel == k && n.type == t; });
-}
-
 void write_results(const BenchOptions& o, const Run& run) {
   if (!o.json_path.empty()) write_file(o.json_path, to_json(run));
   if (!o.csv_path.empty()) write_file(o.csv_path, to_csv(run));
 }
 
-struct Work {
-  double device = 0.0, host = 0.0;  // multiply-adds dispatched, and checked on the CPU
-};
-struct Job {
-  Shape shape;
-  DataType type;
-  BenchConfig config;
-  bool latency;
-  Work work;
-};
-
-// The host's multiply-adds for a case's check, for the progress estimate: the full reference's m*n*k; the
-// sampled check's passes over A, B and C (each with its vectors) and its witnesses' sums (at most its budget).
-double host_check_work(CheckHow how, const Shape& s) {
-  if (how == CheckHow::none) return 0.0;
-  if (how == CheckHow::full) return s.products();
-  const double passes = 3.0 * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
-  return passes + std::min(s.products(), double(SampleOptions{}.budget));
-}
-
-// The whole sweep up front, so the progress bar knows how much is left; pairs that never apply left out.
-std::vector<Job> make_jobs(const SweepSpec& spec, const Settings& settings, const std::vector<NotApplicable>& never) {
-  std::vector<Job> jobs;
-  for (const Shape& s : spec.shapes)
-    for (DataType t : spec.types)
-      for (Kernel k : spec.kernels)
-        for (BenchConfig& c : configurations(k, spec.space)) {
-          if (!applies(never, k, t)) continue;
-          const bool baseline = k == Kernel::naive || k == Kernel::tiled;
-          if (baseline && spec.baseline_max > 0.0 && s.products() > spec.baseline_max) continue;
-          const double checked = host_check_work(check_how(settings, s), s);
-          jobs.push_back({s, t, std::move(c), false, {s.products() * (settings.repeat + settings.warmup + 1), checked}});
-        }
-  for (uint32_t n : spec.latency_sizes)
-    for (DataType t : spec.types)
-      for (Kernel k : spec.kernels) {
-        if (!applies(never, k, t)) continue;
-        const Shape s{n, n, n};
-        jobs.push_back({s, t, configurations(k, spec.space).front(), true,
-                        {s.products() * (settings.latency_calls + kLatencyExtraCalls), s.products()}});
-      }
-  return jobs;
-}
-
-// One job run, its result added to `run`; returns its table row (headers before the first of each kind).
+// One job run, its result added to `run`; returns its table row (headers before the first of each kind) and
+// where its time went.
 struct Ran {
   std::string row;
   Status status = Status::skipped;
-  double check_seconds = 0.0;
-  double device_seconds = 0.0;  // of the timed dispatches and the untimed ones counted in Job::work
+  Spent spent;  // its seconds: filled in by Progress::finish
   bool checked = false;
 };
 
 Ran run_job(Engine& engine, const Job& job, size_t i, Run& run, size_t segment) {
   Ran out;
   const uint64_t seed = case_seed(run.settings.seed, i);
+  const auto start = std::chrono::steady_clock::now();
+  const auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   if (!job.latency) {
     CaseResult r = run_case(engine, job.shape, job.type, job.config, run.settings, seed);
     r.segment = segment;
+    r.wall_seconds = seconds();
     if (i == 0) out.row = case_table_header();
     out.row += case_row(r);
-    out.status = r.status, out.check_seconds = r.check_seconds, out.checked = r.check.has_value();
-    if (r.timed()) out.device_seconds = r.stats->median * 1e-3 * (run.settings.repeat + run.settings.warmup + 1);
+    out.status = r.status, out.checked = r.check.has_value();
+    out.spent = {0.0, r.data_seconds, r.check_seconds, 0.0};
+    if (r.timed()) out.spent.device_seconds = r.stats->median * 1e-3 * (run.settings.repeat + run.settings.warmup + 1);
     run.cases.push_back(std::move(r));
   } else {
     LatencyResult r = run_latency(engine, job.shape.m, job.type, job.config, run.settings, seed);
     r.segment = segment;
+    r.wall_seconds = seconds();
     if (run.latency.empty()) out.row = latency_table_header();
     out.row += latency_row(r);
-    out.status = r.status, out.check_seconds = r.check_seconds, out.checked = r.check.has_value();
+    out.status = r.status, out.checked = r.check.has_value();
+    out.spent = {0.0, r.data_seconds, r.check_seconds, 0.0};
     run.latency.push_back(std::move(r));
   }
   return out;
@@ -239,8 +157,8 @@ void sweep(Engine& engine, const BenchOptions& o, const std::vector<Job>& jobs, 
   };
   check();  // the reference
   Work total;
-  for (const Job& job : jobs) total.device += job.work.device, total.host += job.work.host;
-  Progress progress(jobs.size(), total.device, total.host, !o.no_progress);
+  for (const Job& job : jobs) total.device += job.work.device, total.host += job.work.host, total.data += job.work.data;
+  Progress progress(jobs.size(), total, !o.no_progress);
   const auto start = std::chrono::steady_clock::now();
   auto last_write = start;
   try {
@@ -255,10 +173,10 @@ void sweep(Engine& engine, const BenchOptions& o, const std::vector<Job>& jobs, 
       fmt::print("{}", ran.row);
       std::fflush(stdout);
       // What ran: nothing when skipped, the one checked product when failed, everything otherwise.
-      const double planned = job.work.device;
-      const double done = ran.status == Status::skipped ? 0.0 : ran.status == Status::failed ? s.products() : planned;
-      progress.finish(planned, job.work.host, done, ran.checked ? s.products() : 0.0, ran.check_seconds,
-                      ran.device_seconds);
+      const bool skipped = ran.status == Status::skipped;
+      const Work done{skipped ? 0.0 : ran.status == Status::failed ? s.products() : job.work.device,
+                      ran.checked ? job.work.host : 0.0, skipped ? 0.0 : job.work.data};
+      progress.finish(job.work, done, ran.spent);
       if (i + 1 == jobs.size() || steady.due()) check();
       run.sweep_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (std::chrono::duration<double>(std::chrono::steady_clock::now() - last_write).count() > kCheckpointSeconds) {
@@ -287,7 +205,7 @@ int run_bench(const BenchOptions& o, const CommonOptions& common) {
   run.settings = settings_of(o, defaults);
   run.settings.seed = common.seed.value_or(fresh_seed());
   run.settings.warmup_ms = default_warmup_ms(device, run.settings.warmup_ms);
-  const SweepSpec spec = make_sweep(o, defaults);
+  const SweepSpec spec = make_sweep(o.sweep, defaults);
   run.settings.baseline_max = spec.baseline_max;
   run.not_applicable = not_applicable(engine, spec);
   if (!device.timestamps) {
@@ -332,25 +250,26 @@ int run_bench(const BenchOptions& o, const CommonOptions& common) {
 
 Command add_bench_command(CLI::App& cmd, CommonOptions& common) {
   auto o = std::make_shared<BenchOptions>();
-  cmd.add_option("--sizes", o->sizes,
+  cmd.add_option("--sizes", o->sweep.sizes,
                  "Square sizes N (N x N x N products): N, A:B:STEP (A to B in steps of STEP) or A:B:xF (A, A*F, ... "
-                 "up to B; x2 doubles), comma-separated, or none (latency only) [default: 64:4096:x2 on a GPU (64:8192:x2 "
-                 "with 3 GiB of device memory), 32:128:x2 on a CPU device]")
+                 "up to B; x2 doubles), comma-separated, or none (latency only) [default: 256:4096:x4 on a GPU, "
+                 "naive and tiled up to 1024; 32:128:x2 on a CPU device]")
       ->check(non_empty_list());
-  cmd.add_option("--shapes", o->shapes, "Rectangular products MxNxK (A is MxK, B is KxN), comma-separated; "
-                                        "added to --sizes")
+  cmd.add_option("--shapes", o->sweep.shapes, "Rectangular products MxNxK (A is MxK, B is KxN), comma-separated; "
+                                              "added to --sizes")
       ->check(non_empty_list());
-  cmd.add_option("--types", o->types, fmt::format("Element types, comma-separated, or all ({})", type_names()))->capture_default_str()
+  cmd.add_option("--types", o->sweep.types, fmt::format("Element types, comma-separated, or all ({})", type_names()))
+      ->capture_default_str()
       ->check(non_empty_list());
-  cmd.add_option("--kernels", o->kernels,
+  cmd.add_option("--kernels", o->sweep.kernels,
                  fmt::format("Kernels, comma-separated: auto, or any of {}; all: every one of them. Kernel x type "
-                             "pairs the device can never run are not cases: the header names them",
+                             "pairs the device can never run are not cases: the header names them [default: auto,all; "
+                             "the latency cases auto alone on a GPU]",
                              kernel_names()))
-      ->capture_default_str()
       ->check(non_empty_list());
-  cmd.add_option("--tiles", o->tiles, "Configurations of naive (workgroup side) and tiled (shared-memory tile "
-                                      "side), 1 to 1024: one case per tile; ones the device cannot run are skipped")
-      ->capture_default_str()
+  cmd.add_option("--tiles", o->sweep.tiles, "Configurations of naive (workgroup side) and tiled (shared-memory tile "
+                                            "side), 1 to 1024: one case per tile; ones the device cannot run are "
+                                            "skipped [default: 16 on a GPU, 8,16,32 on a CPU device]")
       ->check(non_empty_list());
   cmd.add_option("--repeat", o->repeat, "Timed dispatches per case (timestamps around each, a barrier between) "
                                         "[default: 10 on a GPU, 3 on a CPU device]");
@@ -375,7 +294,7 @@ Command add_bench_command(CLI::App& cmd, CommonOptions& common) {
                  "The device's FP32 peak in GFLOP/s, for the f32 cases' efficiency. Without it, the device's "
                  "ceilings are measured first (as vkgemm peak does) and each f32, f64 and f16 case is set against "
                  "its own: f32 or f64 FMA, the MMA of a coopmat shape, or f16 FMA; the header says which");
-  cmd.add_option("--latency-sizes", o->latency_sizes,
+  cmd.add_option("--latency-sizes", o->sweep.latency_sizes,
                  "End-to-end latency (host wall time of one gemm call: record, submit, wait) at these n x n x n, for "
                  "each type and kernel (its first configuration); none to skip [default: the square --sizes up "
                  "to 256 (or the smallest) where --sizes or --shapes is given, else 16,64,256 on a GPU and 16,32 on "

@@ -84,7 +84,11 @@ struct Operands {
   MatrixRef ra, rb, rc;
 };
 
-Operands upload(Engine& engine, const Shape& s, DataType type, const GemmOptions& options, uint64_t seed) {
+// Adds its host time to `seconds` (for the progress estimate: making and writing the inputs is most of a
+// large case's host time besides its check).
+Operands upload(Engine& engine, const Shape& s, DataType type, const GemmOptions& options, uint64_t seed,
+                double& seconds) {
+  const auto start = std::chrono::steady_clock::now();
   GemmDesc desc;
   desc.type = type, desc.c_type = default_output_type(type);
   desc.m = s.m, desc.n = s.n, desc.k = s.k;
@@ -102,6 +106,7 @@ Operands upload(Engine& engine, const Shape& s, DataType type, const GemmOptions
   o.ra = {&o.A, 0, s.m, s.k, type};
   o.rb = {&o.B, 0, s.k, s.n, type};
   o.rc = {&o.C, 0, s.m, s.n, default_output_type(type)};  // f16 inputs: C f32
+  seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return o;
 }
 
@@ -175,7 +180,7 @@ CaseResult run_case(Engine& engine, const Shape& shape, DataType type, const Ben
   r.seed = seed;
   try {
     engine.check_supported(type, config.options);
-    Operands o = upload(engine, shape, type, config.options, seed);
+    Operands o = upload(engine, shape, type, config.options, seed, r.data_seconds);
     r.check = check_once(engine, o, shape, type, config.options, check_how(settings, shape), seed, hook,
                          r.check_seconds, r.ran);
     if (r.check && !r.check->passed) {
@@ -303,7 +308,7 @@ LatencyResult run_latency(Engine& engine, uint32_t n, DataType type, const Bench
   const Shape shape{n, n, n};
   try {
     engine.check_supported(type, config.options);
-    Operands o = upload(engine, shape, type, config.options, seed);
+    Operands o = upload(engine, shape, type, config.options, seed, r.data_seconds);
     // Small: always checked.
     r.check = check_once(engine, o, shape, type, config.options, CheckHow::full, seed, hook, r.check_seconds, r.ran);
     if (!r.check->passed) {

@@ -8,6 +8,7 @@ SweepDefaults sweep_defaults(const DeviceInfo& device) {
   SweepDefaults d;
   if (device.type == DeviceType::cpu) {
     d.sizes = "32:128:x2";
+    d.tiles = "8,16,32";
     d.latency_sizes = "16,32";
     d.repeat = 3;
     d.warmup = 1;
@@ -16,10 +17,10 @@ SweepDefaults sweep_defaults(const DeviceInfo& device) {
     d.peak_repeat = 1;
     return d;
   }
-  constexpr uint64_t kLargest = 8192;
-  const uint64_t three_f64 = 3 * kLargest * kLargest * sizeof(double);
-  d.sizes = device.device_local_memory >= 2 * three_f64 ? "64:8192:x2" : "64:4096:x2";
+  d.sizes = "256:4096:x4";
+  d.tiles = "16";
   d.latency_sizes = "16,64,256";
+  d.latency_kernels = "auto";
   d.baseline_max = 1024.0 * 1024.0 * 1024.0;
   return d;
 }

@@ -8,9 +8,8 @@
 
 namespace vkgemm::cli::bench {
 
-Progress::Progress(size_t total_cases, double device_work, double host_work, bool enabled, std::FILE* out)
-    : out_(out), enabled_(enabled), terminal_(isatty(fileno(out)) != 0), total_cases_(total_cases),
-      device_total_(device_work), host_total_(host_work) {}
+Progress::Progress(size_t total_cases, const Work& total, bool enabled, std::FILE* out)
+    : out_(out), enabled_(enabled), terminal_(isatty(fileno(out)) != 0), total_cases_(total_cases), total_(total) {}
 
 std::string Progress::duration_text(double seconds) {
   const auto s = static_cast<long long>(std::llround(std::max(0.0, seconds)));
@@ -24,38 +23,47 @@ double Progress::elapsed() const {
 }
 
 double Progress::seconds_left() const {
-  return estimate_.seconds_for(double(total_cases_ - done_cases_), device_total_ - device_done_,
-                               host_total_ - host_done_);
+  const Work left{total_.device - done_.device, total_.host - done_.host, total_.data - done_.data};
+  const double cases = estimate_.seconds_for(double(total_cases_ - done_cases_), left);
+  // The sweep's time beyond its cases (the steadiness checks, the result files rewritten), in the share of
+  // the time so far it took.
+  const double spent = elapsed();
+  return cases > 0.0 && cases_seconds_ > 0.0 && spent > cases_seconds_ ? cases * spent / cases_seconds_ : cases;
 }
 
-void TimeEstimate::add(double device_work, double host_work, double seconds, double host_seconds,
-                       double device_seconds) {
-  host_seconds = std::min(host_seconds, seconds);
-  device_seconds = std::min(device_seconds, seconds - host_seconds);
-  done_.push_back({device_work, host_work, seconds, host_seconds, device_seconds});
+void TimeEstimate::add(const Work& work, Spent spent) {
+  spent.host_seconds = std::min(spent.host_seconds, spent.seconds);
+  spent.data_seconds = std::min(spent.data_seconds, spent.seconds - spent.host_seconds);
+  spent.device_seconds = std::min(spent.device_seconds, spent.seconds - spent.host_seconds - spent.data_seconds);
+  done_.push_back({work, spent});
 }
 
-double TimeEstimate::seconds_for(double cases, double device_work, double host_work) const {
+double TimeEstimate::seconds_for(double cases, const Work& left) const {
   if (done_.empty()) return -1.0;
-  double total = 0.0, overhead = 0.0, host_work_done = 0.0, host_seconds = 0.0;
+  double total = 0.0, overhead = 0.0;
+  Work host_work;  // of the host's kinds: the checks' multiply-adds, the elements made and uploaded
+  Spent host_spent;
   for (const Done& d : done_) {
-    total += d.seconds;
-    overhead += d.seconds - d.host_seconds - d.device_seconds;
-    host_work_done += d.host_work;
-    host_seconds += d.host_seconds;
+    total += d.spent.seconds;
+    overhead += d.spent.seconds - d.spent.host_seconds - d.spent.data_seconds - d.spent.device_seconds;
+    host_work.host += d.work.host, host_spent.host_seconds += d.spent.host_seconds;
+    host_work.data += d.work.data, host_spent.data_seconds += d.spent.data_seconds;
   }
-  double device_work_done = 0.0, device_seconds = 0.0;
+  double device_work = 0.0, device_seconds = 0.0;
   size_t timed = 0;
   for (auto it = done_.rbegin(); it != done_.rend() && timed < kRateWindow; ++it) {
-    if (it->device_seconds <= 0.0) continue;
-    device_work_done += it->device_work;
-    device_seconds += it->device_seconds;
+    if (it->spent.device_seconds <= 0.0) continue;
+    device_work += it->work.device;
+    device_seconds += it->spent.device_seconds;
     ++timed;
   }
-  if (timed == 0 || device_work_done <= 0.0) return cases * total / double(done_.size());
-  const double device_rate = device_work_done / device_seconds;
-  const double host_rate = host_seconds > 0.0 && host_work_done > 0.0 ? host_work_done / host_seconds : device_rate;
-  return cases * overhead / double(done_.size()) + device_work / device_rate + host_work / host_rate;
+  if (timed == 0 || device_work <= 0.0) return cases * total / double(done_.size());
+  const double device_rate = device_work / device_seconds;
+  const double host_rate = host_spent.host_seconds > 0.0 && host_work.host > 0.0
+                               ? host_work.host / host_spent.host_seconds : device_rate;
+  const double data_seconds =
+      host_work.data > 0.0 ? left.data * host_spent.data_seconds / host_work.data : 0.0;
+  return cases * overhead / double(done_.size()) + left.device / device_rate + left.host / host_rate + data_seconds;
 }
 
 void Progress::start(const std::string& what) {
@@ -64,14 +72,13 @@ void Progress::start(const std::string& what) {
   if (enabled_ && terminal_) draw();
 }
 
-void Progress::finish(double planned_device, double planned_host, double device_work, double host_work,
-                      double host_seconds, double device_seconds) {
+void Progress::finish(const Work& planned, const Work& done, const Spent& spent) {
   ++done_cases_;
-  device_done_ += planned_device;
-  host_done_ += planned_host;
-  const auto now = std::chrono::steady_clock::now();
-  estimate_.add(device_work, host_work, std::chrono::duration<double>(now - case_begin_).count(), host_seconds,
-                device_seconds);
+  done_.device += planned.device, done_.host += planned.host, done_.data += planned.data;
+  Spent measured = spent;
+  measured.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - case_begin_).count();
+  cases_seconds_ += measured.seconds;
+  estimate_.add(done, measured);
   if (!enabled_) return;
   if (terminal_) {
     current_.clear();
@@ -79,7 +86,8 @@ void Progress::finish(double planned_device, double planned_host, double device_
     return;
   }
   const double left = seconds_left();
-  fmt::print(out_, "bench: {}/{} cases done ({}), {}\n", done_cases_, total_cases_, current_,
+  fmt::print(out_, "bench: {}/{} cases done ({}), {} in, {}\n", done_cases_, total_cases_, current_,
+             duration_text(elapsed()),
              left < 0.0 ? std::string("no estimate yet") : fmt::format("about {} left", duration_text(left)));
   std::fflush(out_);
 }
@@ -96,8 +104,8 @@ void Progress::draw() {
   const double left = seconds_left(), spent = elapsed();
   const double fraction = left < 0.0 ? 0.0 : spent + left > 0.0 ? spent / (spent + left) : 1.0;
   const int filled = std::clamp(static_cast<int>(fraction * kWidth), 0, kWidth);
-  fmt::print(out_, "\r\033[K[{}{}] {}/{} cases, {}{}{}", std::string(static_cast<size_t>(filled), '#'),
-             std::string(static_cast<size_t>(kWidth - filled), '-'), done_cases_, total_cases_,
+  fmt::print(out_, "\r\033[K[{}{}] {}/{} cases, {} in, {}{}{}", std::string(static_cast<size_t>(filled), '#'),
+             std::string(static_cast<size_t>(kWidth - filled), '-'), done_cases_, total_cases_, duration_text(spent),
              left < 0.0 ? std::string("estimating") : fmt::format("~{} left", duration_text(left)),
              current_.empty() ? "" : ", now ", current_);
   std::fflush(out_);

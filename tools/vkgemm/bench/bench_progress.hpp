@@ -1,5 +1,5 @@
-// vkgemm bench: progress on stderr (cases done, estimated time left). On a terminal, one bar redrawn in
-// place; elsewhere (a log, CI), one line per finished case.
+// vkgemm bench: progress on stderr (cases done, time spent, estimated time left). On a terminal, one bar
+// redrawn in place; elsewhere (a log, CI), one line per finished case.
 #pragma once
 
 #include <chrono>
@@ -8,40 +8,48 @@
 #include <string>
 #include <vector>
 
+#include "bench_jobs.hpp"
+
 namespace vkgemm::cli::bench {
 
-// How long the rest of a sweep will take, from the cases done so far. A case costs an overhead (buffers,
-// uploads, pipelines, the warm-up by time: the mean of what its time held beyond its timed dispatches and
-// its reference) plus its device work (multiply-adds dispatched) at the rate the timestamps measured over
-// the last kRateWindow timed cases (the sweep grows its sizes, and the rate with them) plus its host work
-// (multiply-adds of the CPU reference) at the host's measured rate. Before a case was timed, the rest is
-// estimated at the mean time of a case so far.
+// Where a finished case's wall time went, as measured: its inputs made and uploaded (data), its check on the
+// host, its timed dispatches on the device (their timestamps); the rest (pipelines, buffers, the warm-up by
+// time, the check's product) is its overhead.
+struct Spent {
+  double seconds = 0.0, data_seconds = 0.0, host_seconds = 0.0, device_seconds = 0.0;
+};
+
+// How long the rest of a sweep's cases will take, from the cases done so far: each case costs the mean overhead of
+// the cases done, plus each kind of its work (Work: multiply-adds dispatched, multiply-adds checked on the
+// host, elements made and uploaded) at the rate measured for that kind. The device's rate is the last
+// kRateWindow timed cases' (the sweep grows its sizes, and the rate with them); the host's rates are every
+// case's so far. Before a case was timed, the rest is estimated at the mean time of a case so far.
 class TimeEstimate {
  public:
   static constexpr size_t kRateWindow = 16;
-  // device_seconds: the timed dispatches' device time (0: none timed).
-  void add(double device_work, double host_work, double seconds, double host_seconds, double device_seconds);
+  void add(const Work& work, Spent spent);
   // Seconds for `cases` more cases holding this much work; negative before the first case.
-  double seconds_for(double cases, double device_work, double host_work) const;
+  double seconds_for(double cases, const Work& work) const;
 
  private:
   struct Done {
-    double device_work, host_work, seconds, host_seconds, device_seconds;
+    Work work;
+    Spent spent;
   };
   std::vector<Done> done_;
 };
 
 class Progress {
  public:
-  // The totals are the work of each kind finish() will be given in all (see TimeEstimate).
-  Progress(size_t total_cases, double device_work, double host_work, bool enabled, std::FILE* out = stderr);
+  // `total` is the work finish() will be given in all (see TimeEstimate).
+  Progress(size_t total_cases, const Work& total, bool enabled, std::FILE* out = stderr);
 
   void start(const std::string& what);  // the case now running
-  // It is done: the work of each kind it was planned with (counted off the totals), the work it did
-  // (less when it was skipped or failed: what the rates are measured on), and its seconds on the host part.
-  void finish(double planned_device, double planned_host, double device_work, double host_work, double host_seconds,
-              double device_seconds);
-  void clear();                         // erase the bar before something else is printed on the terminal
+  // It is done: the work it was planned with (counted off the totals), the work it did (less when it was
+  // skipped or failed: what the rates are measured on), and where its time went (its seconds are measured
+  // here, from start()).
+  void finish(const Work& planned, const Work& done, const Spent& spent);
+  void clear();  // erase the bar before something else is printed on the terminal
 
   // "1m05s", "42s", "1h02m": what the estimate prints.
   static std::string duration_text(double seconds);
@@ -53,7 +61,8 @@ class Progress {
   std::FILE* out_;
   bool enabled_, terminal_;
   size_t total_cases_, done_cases_ = 0;
-  double device_total_, host_total_, device_done_ = 0.0, host_done_ = 0.0;
+  Work total_, done_;
+  double cases_seconds_ = 0.0;  // the finished cases' own seconds
   TimeEstimate estimate_;
   std::string current_;
   std::chrono::steady_clock::time_point begin_ = std::chrono::steady_clock::now(), case_begin_ = begin_;

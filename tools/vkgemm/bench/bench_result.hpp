@@ -53,6 +53,8 @@ struct CaseResult {
   std::optional<double> efficiency;     // gflops over the ceiling of its type (ceiling_for), when there is one
   std::string efficiency_ceiling;       // which: "--peak-gflops", or a measured ceiling's name ("f32 FMA", ...)
   double check_seconds = 0.0;           // host time spent on the CPU reference (for the progress estimate)
+  double data_seconds = 0.0;            // host time making the inputs and writing them to the device
+  double wall_seconds = 0.0;            // the whole case's host wall time, inputs to the last timing
   bool timed() const { return stats.has_value(); }
 };
 
@@ -83,7 +85,7 @@ struct LatencyResult {
   double record_us = 0.0, gpu_us = -1.0, submit_wait_us = 0.0, inflight_us = 0.0;
   double plan_submit_us = 0.0, plan_wait_us = 0.0, plan_sync_us = 0.0, timed_plan_us = 0.0, timed_sync_us = 0.0;
   uint32_t record_calls = 0, calls = 0;
-  double check_seconds = 0.0;
+  double check_seconds = 0.0, data_seconds = 0.0, wall_seconds = 0.0;  // as CaseResult's
   bool timed() const { return stats.has_value(); }
 };
 
