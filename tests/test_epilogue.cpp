@@ -104,7 +104,8 @@ constexpr TypePair kFloatTypes[] = {{DataType::f32, DataType::f32}, {DataType::f
 
 void every_type(Kernel kernel, const GemmOptions& options) {
   int ran = 0;
-  for (const auto& [input, output] : kFloatTypes) {
+  for (const TypePair& pair : kFloatTypes) {
+    const DataType input = pair.input, output = pair.output;  // not a structured binding: CAPTURE's lambda takes them
     CAPTURE(to_string(input));
     CAPTURE(to_string(output));
     if (runs(kernel, input, output, options)) ran += run_epilogues(kernel, input, output, options);
