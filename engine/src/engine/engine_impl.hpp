@@ -240,7 +240,9 @@ struct EngineImpl {
   void record_call(GemmPlanState& plan, VkCommandBuffer cmd, const VulkanBufferRange (&ops)[kOperands],
                    const VkDescriptorSet* sets, VkQueryPool queries, QueryReset reset);
   // Engine buffers at offsets as ranges (each to its buffer's end); throws naming a missing or foreign one.
-  void ranges_of(const BufferOffset (&ops)[kOperands], VulkanBufferRange (&ranges)[kOperands], const char* what) const;
+  // With `ids`, the buffers' ids too (0 for a missing bias), for the replay (replay.cpp).
+  void ranges_of(const BufferOffset (&ops)[kOperands], VulkanBufferRange (&ranges)[kOperands], const char* what,
+                 OperandIds* ids = nullptr) const;
   // Whether options.max_k_per_submission cuts this call into K chunks submitted one by one.
   static bool chunked(const GemmDesc& desc, const GemmOptions& options);
   // One submission per K chunk, each planned and waited for; the whole call was admitted, its chunks are not

@@ -145,16 +145,9 @@ VulkanBufferRange range_of(const BufferImpl& b, uint64_t offset) {
 }  // namespace
 
 GemmTiming EngineImpl::gemm(const GemmDesc& desc, const BufferOffset (&ops)[kOperands], const GemmOptions& options) {
-  const char* names[kOperands] = {"A", "B", "C", "the epilogue's bias"};
   VulkanBufferRange ranges[kOperands] = {};
   OperandIds ids{};
-  for (int i = 0; i < kOperands; ++i) {
-    if (i == 3 && !ops[i].buffer) continue;  // no bias: check_buffers refuses it where the epilogue has one
-    if (!ops[i].buffer) throw Error(ErrorCode::invalid_argument, fmt::format("gemm: {} has no buffer", names[i]));
-    const BufferImpl& b = owned(*ops[i].buffer, names[i]);
-    ranges[i] = range_of(b, ops[i].offset);
-    ids[size_t(i)] = b.id;
-  }
+  ranges_of(ops, ranges, "gemm", &ids);
   // The door in two steps: argument errors before an empty product's early return, as the reference BLAS;
   // the options, the device's support and the buffers only for a product that runs. A call with the key of
   // one that passed (the door's memo, plan_cache.hpp; never an empty or a chunked one: neither is cached

@@ -263,16 +263,19 @@ uint32_t GemmPlanState::take_slot() {
   return slot;
 }
 
-void EngineImpl::ranges_of(const BufferOffset (&ops)[kOperands], VulkanBufferRange (&ranges)[kOperands], const char* what) const {
+void EngineImpl::ranges_of(const BufferOffset (&ops)[kOperands], VulkanBufferRange (&ranges)[kOperands], const char* what,
+                           OperandIds* ids) const {
   for (int i = 0; i < kOperands; ++i) {
     if (i == 3 && !ops[i].buffer) {  // no bias: an empty range, refused by check_buffers where the call needs one
       ranges[i] = {};
+      if (ids) (*ids)[size_t(i)] = 0;
       continue;
     }
     if (!ops[i].buffer) throw Error(ErrorCode::invalid_argument, fmt::format("{}: {} has no buffer", what, kNames[i]));
     const BufferImpl& b = owned(*ops[i].buffer, kNames[i]);
     const uint64_t size = b.alloc.size;
     ranges[i] = {b.alloc.buffer.get(), ops[i].offset, ops[i].offset > size ? 0 : size - ops[i].offset};
+    if (ids) (*ids)[size_t(i)] = b.id;
   }
 }
 
