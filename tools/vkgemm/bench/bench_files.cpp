@@ -108,61 +108,71 @@ json ceilings_json(const std::vector<Ceiling>& ceilings) {
   return out;
 }
 
+namespace {
+
+// One throughput case's row of the JSON's "cases".
+json case_json(const CaseResult& c) {
+  return {{"m", c.shape.m},
+          {"n", c.shape.n},
+          {"k", c.shape.k},
+          {"type", std::string(to_string(c.type))},
+          {"kernel", std::string(to_string(c.config.options.kernel))},
+          {"config", c.config.label},
+          {"ran", c.ran},
+          {"options", options_json(c.config.options)},
+          {"seed", std::to_string(c.seed)},
+          {"status", std::string(to_string(c.status))},
+          {"reason", c.reason},
+          {"verification", check_json(c.check, c.check_seconds)},
+          {"warmup", warmup_json(c)},
+          {"segment", c.segment},
+          {"wall_seconds", c.wall_seconds},
+          {"data_seconds", c.data_seconds},
+          {"gpu_time", stats_json(c.stats, c.gpu_ms, "ms")},
+          {"gflops", optional_number(c.timed(), c.gflops)},
+          {"gflops_best", optional_number(c.timed(), c.gflops_best)},
+          {"efficiency", c.efficiency ? number(*c.efficiency) : json(nullptr)},
+          {"efficiency_ceiling", c.efficiency ? json(c.efficiency_ceiling) : json(nullptr)}};
+}
+
+// One latency case's row of the JSON's "latency".
+json latency_json(const LatencyResult& l) {
+  return {{"n", l.size},
+          {"type", std::string(to_string(l.type))},
+          {"kernel", std::string(to_string(l.config.options.kernel))},
+          {"config", l.config.label},
+          {"ran", l.ran},
+          {"options", options_json(l.config.options)},
+          {"seed", std::to_string(l.seed)},
+          {"status", std::string(to_string(l.status))},
+          {"reason", l.reason},
+          {"verification", check_json(l.check, l.check_seconds)},
+          {"segment", l.segment},
+          {"wall_seconds", l.wall_seconds},
+          {"data_seconds", l.data_seconds},
+          {"wall_time", stats_json(l.stats, l.wall_us, "us")},
+          {"record_us", optional_number(l.timed(), l.record_us)},
+          {"record_calls", l.record_calls},
+          {"sync_us", optional_number(l.timed(), l.timed() ? l.stats->median : 0.0)},
+          {"timed_sync_us", optional_number(l.timed(), l.timed_sync_us)},
+          {"gpu_us", optional_number(l.timed() && l.gpu_us >= 0, l.gpu_us)},
+          {"submit_wait_us", optional_number(l.timed(), l.submit_wait_us)},
+          {"inflight_us", optional_number(l.timed(), l.inflight_us)},
+          {"plan_submit_us", optional_number(l.timed(), l.plan_submit_us)},
+          {"plan_wait_us", optional_number(l.timed(), l.plan_wait_us)},
+          {"plan_sync_us", optional_number(l.timed(), l.plan_sync_us)},
+          {"timed_plan_us", optional_number(l.timed(), l.timed_plan_us)},
+          {"rerecord_us", optional_number(l.timed(), l.rerecord_us)},
+          {"calls", l.calls}};
+}
+
+}  // namespace
+
 std::string to_json(const Run& run) {
   json cases = json::array();
-  for (const CaseResult& c : run.cases) {
-    cases.push_back({{"m", c.shape.m},
-                     {"n", c.shape.n},
-                     {"k", c.shape.k},
-                     {"type", std::string(to_string(c.type))},
-                     {"kernel", std::string(to_string(c.config.options.kernel))},
-                     {"config", c.config.label},
-                     {"ran", c.ran},
-                     {"options", options_json(c.config.options)},
-                     {"seed", std::to_string(c.seed)},
-                     {"status", std::string(to_string(c.status))},
-                     {"reason", c.reason},
-                     {"verification", check_json(c.check, c.check_seconds)},
-                     {"warmup", warmup_json(c)},
-                     {"segment", c.segment},
-                     {"wall_seconds", c.wall_seconds},
-                     {"data_seconds", c.data_seconds},
-                     {"gpu_time", stats_json(c.stats, c.gpu_ms, "ms")},
-                     {"gflops", optional_number(c.timed(), c.gflops)},
-                     {"gflops_best", optional_number(c.timed(), c.gflops_best)},
-                     {"efficiency", c.efficiency ? number(*c.efficiency) : json(nullptr)},
-                     {"efficiency_ceiling", c.efficiency ? json(c.efficiency_ceiling) : json(nullptr)}});
-  }
+  for (const CaseResult& c : run.cases) cases.push_back(case_json(c));
   json latency = json::array();
-  for (const LatencyResult& l : run.latency) {
-    latency.push_back({{"n", l.size},
-                       {"type", std::string(to_string(l.type))},
-                       {"kernel", std::string(to_string(l.config.options.kernel))},
-                       {"config", l.config.label},
-                       {"ran", l.ran},
-                       {"options", options_json(l.config.options)},
-                       {"seed", std::to_string(l.seed)},
-                       {"status", std::string(to_string(l.status))},
-                       {"reason", l.reason},
-                       {"verification", check_json(l.check, l.check_seconds)},
-                       {"segment", l.segment},
-                       {"wall_seconds", l.wall_seconds},
-                       {"data_seconds", l.data_seconds},
-                       {"wall_time", stats_json(l.stats, l.wall_us, "us")},
-                       {"record_us", optional_number(l.timed(), l.record_us)},
-                       {"record_calls", l.record_calls},
-                       {"sync_us", optional_number(l.timed(), l.timed() ? l.stats->median : 0.0)},
-                       {"timed_sync_us", optional_number(l.timed(), l.timed_sync_us)},
-                       {"gpu_us", optional_number(l.timed() && l.gpu_us >= 0, l.gpu_us)},
-                       {"submit_wait_us", optional_number(l.timed(), l.submit_wait_us)},
-                       {"inflight_us", optional_number(l.timed(), l.inflight_us)},
-                       {"plan_submit_us", optional_number(l.timed(), l.plan_submit_us)},
-                       {"plan_wait_us", optional_number(l.timed(), l.plan_wait_us)},
-                       {"plan_sync_us", optional_number(l.timed(), l.plan_sync_us)},
-                       {"timed_plan_us", optional_number(l.timed(), l.timed_plan_us)},
-                       {"rerecord_us", optional_number(l.timed(), l.rerecord_us)},
-                       {"calls", l.calls}});
-  }
+  for (const LatencyResult& l : run.latency) latency.push_back(latency_json(l));
   const Settings& s = run.settings;
   const json doc = {
       {"format", "vkgemm-bench"},
