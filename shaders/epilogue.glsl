@@ -24,9 +24,14 @@ layout(constant_id = GEMM_EPILOGUE_CONSTANT_ID) const uint EPILOGUE = 0;
 // push constants' word (uniform). The kernels test this, never the word alone.
 bool epilogue_on() { return EPILOGUE != 0u && p.epilogue != 0u; }
 
+// The epilogue's word as the pipeline was specialized for (gemm_abi.h, GEMM_EPILOGUE_CONSTANT_ID): the host
+// makes it equal to the push constants' word, so the activation's and the bias type's switches fold away and
+// only one activation's code reaches the store.
+const uint kEpilogue = EPILOGUE;
+
 // Bias element i (from the binding's start) as EPI_T, decoded from its stored type.
 EPI_T epilogue_bias(uint i) {
-  const uint type = (p.epilogue >> GEMM_BIAS_TYPE_SHIFT) & 3u;
+  const uint type = (kEpilogue >> GEMM_BIAS_TYPE_SHIFT) & 3u;
 #ifdef VKGEMM_EPILOGUE_DOUBLE
   if (type == GEMM_BIAS_F64) return packDouble2x32(uvec2(BIAS[2u * i], BIAS[2u * i + 1u]));
 #endif
@@ -73,9 +78,9 @@ EPI_T epilogue_activation(EPI_T x, uint act) {
 }
 
 // The epilogue of element (row, col) of this dispatch's row-major problem; x = alpha * acc + beta * C.
-// Call only where p.epilogue != 0 (a uniform branch: the plain product's stores stay as they were).
+// Call only where epilogue_on() (a uniform branch: the plain product's stores stay as they were).
 EPI_T gemm_epilogue(EPI_T x, uint row, uint col) {
-  const uint e = p.epilogue;
+  const uint e = kEpilogue;
   if ((e & (GEMM_BIAS_COLUMN | GEMM_BIAS_ROW)) != 0u) {
     x += epilogue_bias(p.bias_offset + ((e & GEMM_BIAS_COLUMN) != 0u ? col : row));
   }

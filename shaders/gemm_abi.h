@@ -65,9 +65,11 @@
 #define GEMM_BIAS_BF16 2u
 #define GEMM_BIAS_F64 3u
 #define GEMM_BIAS_BINDING 3
-// The specialization constant EPILOGUE (epilogue.glsl): 1 in the pipelines of a pass that applies an
-// epilogue (engine/src/plan/schedule.cpp), 0 elsewhere, so that a plain product's pipeline has no epilogue
-// code at all (the code compiled in beside a runtime test cost the blocked kernel's registers).
+// The specialization constant EPILOGUE (epilogue.glsl): the epilogue word itself in the pipelines of a pass
+// that applies one (engine/src/plan/schedule.cpp), 0 elsewhere, so that a plain product's pipeline has no
+// epilogue code at all (the code compiled in beside a runtime test cost the blocked kernel's registers) and
+// an epilogue's pipeline only its own activation's (every activation behind a runtime switch cost coopmat2's
+// per-element callback its registers).
 #define GEMM_EPILOGUE_CONSTANT_ID 30
 
 // ---- the KHR cooperative-matrix kernel (coopmat.comp, kernels/coopmat_config.cpp) ----

@@ -105,7 +105,9 @@ void add_split(PiecePasses& out, const kernels::Problem& p, const kernels::Kerne
   const uint64_t slice = uint64_t{p.m} * p.n;
   out.workspace_bytes = slice * plan.splits * p.batch * plan.workspace_element_size;
   Pass reduce{plan.reduce, plan.reduce_grid, out.main.push};
-  if (out.main.push.epilogue != 0) reduce.shape.constants.push_back({"EPILOGUE", 1});  // it applies the epilogue
+  if (out.main.push.epilogue != 0) {  // it applies the epilogue (its pipeline specialized for the word)
+    reduce.shape.constants.push_back({"EPILOGUE", out.main.push.epilogue});
+  }
   out.main.push.ldc = p.n, out.main.push.c_offset = 0, out.main.push.split_stride = static_cast<uint32_t>(slice);
   reduce.push.K = plan.splits;
   reduce.push.lda = p.n, reduce.push.a_offset = 0, reduce.push.stride_a = 0;
@@ -151,7 +153,7 @@ PiecePasses schedule_piece(const Piece& piece, const kernels::Problem& whole, co
   if (piece.k0 + piece.k >= whole.k) {
     put_epilogue(out.main.push, desc, desc.layout == Layout::col_major, piece.m0, piece.n0, placement);
     // Its own pipeline (gemm_abi.h, GEMM_EPILOGUE_CONSTANT_ID): a plain product's has no epilogue code.
-    if (out.main.push.epilogue != 0) out.main.shape.constants.push_back({"EPILOGUE", 1});
+    if (out.main.push.epilogue != 0) out.main.shape.constants.push_back({"EPILOGUE", out.main.push.epilogue});
   }
   if (plan.through_workspace()) add_split(out, p, plan);
   return out;
