@@ -12,32 +12,31 @@
 #define OZAKI_GARNER_INVERSES 1u, 1u, 211u, 182u, 246u, 184u, 41u, 115u, 161u, 54u, 163u, 149u, 46u, 142u, 91u, \
                               116u, 149u, 164u, 37u, 94u
 
-// Garner's weights, row j: W_i mod p_j for i < j (W_i = p_0 ... p_{i-1}), 0 from i = j on; row-major 20 x 20.
-// The model's test recomputes them.
+// Garner's weights times the digit's inverse, row j: (W_i mod p_j) inverse[j] mod p_j for i < j (W_i = p_0 ...
+// p_{i-1}), 0 from i = j on; row-major 20 x 20. Digit j is then (y_j inverse[j] - sum_i weight[j][i] v_i) mod p_j,
+// one modulo a digit. The model's test recomputes them.
 #define OZAKI_GARNER_WEIGHTS \
   0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
   1u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
-  1u, 3u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
-  1u, 5u, 20u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
-  1u, 9u, 72u, 185u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
-  1u, 15u, 210u, 110u, 136u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
-  1u, 17u, 33u, 223u, 47u, 137u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
-  1u, 23u, 40u, 101u, 187u, 55u, 207u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
-  1u, 27u, 15u, 131u, 134u, 122u, 90u, 213u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
-  1u, 29u, 131u, 1u, 24u, 26u, 137u, 55u, 103u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
-  1u, 33u, 164u, 14u, 169u, 42u, 87u, 54u, 94u, 118u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
-  1u, 39u, 180u, 187u, 65u, 214u, 145u, 152u, 45u, 106u, 192u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
-  1u, 45u, 81u, 26u, 196u, 93u, 47u, 50u, 45u, 177u, 89u, 13u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
-  1u, 57u, 8u, 34u, 176u, 90u, 198u, 159u, 33u, 194u, 59u, 23u, 16u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
-  1u, 59u, 73u, 148u, 112u, 84u, 150u, 193u, 53u, 120u, 54u, 25u, 106u, 105u, 0u, 0u, 0u, 0u, 0u, 0u, \
-  1u, 63u, 46u, 58u, 83u, 43u, 134u, 181u, 99u, 90u, 165u, 125u, 105u, 153u, 146u, 0u, 0u, 0u, 0u, 0u, \
-  1u, 65u, 149u, 70u, 189u, 79u, 130u, 128u, 28u, 109u, 104u, 81u, 5u, 100u, 36u, 25u, 0u, 0u, 0u, 0u, \
-  1u, 75u, 120u, 133u, 79u, 146u, 72u, 13u, 133u, 49u, 82u, 5u, 180u, 151u, 3u, 48u, 33u, 0u, 0u, 0u, \
-  1u, 77u, 124u, 47u, 162u, 97u, 107u, 155u, 136u, 177u, 83u, 72u, 51u, 21u, 62u, 42u, 51u, 75u, 0u, 0u, \
-  1u, 83u, 59u, 49u, 16u, 146u, 67u, 97u, 111u, 161u, 44u, 124u, 93u, 74u, 21u, 158u, 46u, 136u, 50u, 0u
+  211u, 127u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
+  182u, 157u, 126u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
+  246u, 238u, 175u, 62u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
+  184u, 109u, 80u, 237u, 201u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
+  41u, 219u, 158u, 61u, 15u, 120u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
+  115u, 82u, 173u, 198u, 69u, 34u, 39u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
+  161u, 225u, 125u, 23u, 48u, 177u, 63u, 172u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
+  54u, 204u, 37u, 54u, 161u, 42u, 134u, 19u, 114u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
+  163u, 27u, 195u, 52u, 118u, 156u, 132u, 105u, 158u, 56u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
+  149u, 169u, 129u, 87u, 137u, 204u, 122u, 80u, 195u, 170u, 181u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
+  46u, 171u, 139u, 141u, 154u, 58u, 52u, 190u, 171u, 124u, 85u, 176u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
+  142u, 134u, 141u, 52u, 117u, 44u, 57u, 91u, 109u, 86u, 20u, 82u, 83u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
+  91u, 50u, 142u, 72u, 145u, 158u, 57u, 30u, 95u, 85u, 186u, 108u, 190u, 99u, 0u, 0u, 0u, 0u, 0u, 0u, \
+  116u, 167u, 125u, 166u, 171u, 163u, 104u, 152u, 97u, 18u, 33u, 25u, 21u, 185u, 145u, 0u, 0u, 0u, 0u, 0u, \
+  149u, 135u, 45u, 116u, 84u, 120u, 79u, 163u, 161u, 6u, 25u, 36u, 172u, 2u, 16u, 96u, 0u, 0u, 0u, 0u, \
+  164u, 173u, 132u, 92u, 105u, 52u, 43u, 141u, 92u, 72u, 54u, 96u, 17u, 148u, 130u, 89u, 163u, 0u, 0u, 0u, \
+  37u, 164u, 113u, 128u, 87u, 9u, 21u, 7u, 20u, 105u, 28u, 158u, 97u, 61u, 146u, 122u, 97u, 90u, 0u, 0u, \
+  94u, 17u, 10u, 108u, 120u, 57u, 70u, 122u, 54u, 83u, 157u, 65u, 92u, 36u, 71u, 147u, 172u, 155u, 29u, 0u
 
-// Workgroup sizes: the split's workgroup walks one line (a row of op(A) or a column of op(B)); the merge's
-// covers OZAKI_MERGE_X x OZAKI_MERGE_Y elements of C.
 #define OZAKI_SPLIT_INVOCATIONS 256u
 #define OZAKI_MERGE_X 32u
 #define OZAKI_MERGE_Y 8u

@@ -29,28 +29,31 @@ const uint kModuli[OZAKI_MAX_MODULI] = uint[](OZAKI_MODULI);
 const uint kInverse[OZAKI_MAX_MODULI] = uint[](OZAKI_GARNER_INVERSES);
 const uint kWeight[OZAKI_MAX_MODULI * OZAKI_MAX_MODULI] = uint[](OZAKI_GARNER_WEIGHTS);
 
-// v mod m in [0, m), as a mathematical residue of the int32 v (|v| read as uint: INT_MIN is 2^31).
+// A representative of v mod m in [0, 2m), v the int32 read as a mathematical integer: uint(v) is v + 2^32
+// for a negative v, so the wrap's 2^32 mod m is taken back by adding m minus it. One modulo by a constant.
 uint residue(int v, uint m) {
-  const uint r = uint(abs(v)) % m;
-  return v < 0 && r != 0u ? m - r : r;
+  const uint two32 = (0xffffffffu % m + 1u) % m;  // 2^32 mod m
+  return uint(v) % m + (v < 0 ? (m - two32) % m : 0u);
 }
 
 int balanced(uint r, uint m) { return r >= (m + 1u) / 2u ? int(r) - int(m) : int(r); }
 
-// C' from the residues: Garner's digits, then compensated Horner.
+// C' from the residues (each in [0, 2 p_j)): Garner's digits, then compensated Horner.
 double reconstruct(uint y[OZAKI_MAX_MODULI]) {
   int digit[OZAKI_MAX_MODULI];
   [[unroll]] for (uint j = 0u; j < OZAKI_MAX_MODULI; ++j) {
     if (j >= MODULI) break;
     const uint m = kModuli[j];
-    int below = 0;  // digits 0 .. j-1 weighted by W_i mod m, W_i = p_0 ... p_{i-1}: from the table, no modulo
+    // Digit j is (y_j inverse_j - sum_i weight_ji v_i) mod m with the weights already times inverse_j (the
+    // table): one modulo a digit on the chain from one digit to the next. |below| < 19 * 128 * 255 < 2^20 and
+    // y_j inverse_j < 2m * 256 <= 2^17, so a multiple of m past 2^20 (a constant) keeps the value unsigned.
+    int below = 0;
     [[unroll]] for (uint i = 0u; i < OZAKI_MAX_MODULI; ++i) {
       if (i >= j) break;
       below += digit[i] * int(kWeight[j * OZAKI_MAX_MODULI + i]);
     }
-    // |below| < 19 * 128 * 255 < 2^20: a multiple of m past 2^20 (a constant) keeps the difference unsigned.
-    const uint difference = uint(int(y[j]) - below + int(((1u << 20) / m + 1u) * m)) % m;
-    digit[j] = balanced((difference * kInverse[j]) % m, m);
+    const uint value = y[j] * kInverse[j] + ((1u << 20) / m + 1u) * m - uint(below);
+    digit[j] = balanced(value % m, m);
   }
   // Three digits at a time make one exact int32 D_g = v_3g + p_3g (v_3g+1 + p_3g+1 v_3g+2), |D_g| <= R_g / 2 with
   // R_g = p_3g p_3g+1 p_3g+2 < 2^24, so C' = D_0 + R_0 (D_1 + R_1 (D_2 + ...)): a third of the Horner steps.

@@ -75,20 +75,11 @@ const int kExponentBias = 1022;
 #endif
 const uint kSubnormalSeen = 0x80000000u;
 
-// The two 32-bit halves of the integer-valued double |v| < 2^62 (hi < 2^30), taken once an element.
+// The two 32-bit halves (hi, lo) of the integer-valued double |v| < 2^62 (hi < 2^30).
 uvec2 halves(double v) {
   const double magnitude = abs(v);
   const double hi = floor(ldexp(magnitude, -32));
   return uvec2(uint(hi), uint(magnitude - ldexp(hi, 32)));
-}
-
-// The balanced residue modulo m of the integer whose magnitude has the halves h. m is a constant where the
-// moduli loop unrolls (main), so each % is a multiply and shifts, not a division.
-int balanced_residue(uvec2 h, bool negative, uint m) {
-  const uint two32 = (0xffffffffu % m + 1u) % m;
-  uint r = ((h.x % m) * two32 + h.y % m) % m;
-  if (negative && r != 0u) r = m - r;
-  return r >= (m + 1u) / 2u ? int(r) - int(m) : int(r);
 }
 
 // v rounded to the nearest integer, ties to even, by the addition of 2^52 (whose ulp is 1) and its removal:
@@ -100,6 +91,36 @@ double nearest_integer(double v) {
   precise double shifted = abs(v) + magic;
   precise double rounded = shifted - magic;
   return v < 0.0 ? -rounded : rounded;
+}
+
+// The halves of |v| rounded to the nearest integer. Below 2^51 (`small`: the line's integers have at most 51
+// bits) the rounding's own sum |v| + 2^52 holds the integer in its significand's 52 bits, so the halves are
+// its bits: no conversion from double, whose throughput is a fraction of an add's on most GPUs.
+uvec2 rounded_halves(double v, bool small) {
+  if (!small) return halves(nearest_integer(v));
+  precise double shifted = abs(v) + 4503599627370496.0;  // 2^52
+  const uvec2 bits = unpackDouble2x32(shifted);
+  return uvec2(bits.y & 0xfffffu, bits.x);
+}
+
+// 2^e as a double, for |e| <= 1022 (the two factors the split scales by): exact, where ldexp may not be cheap.
+double power_of_two(int e) { return packDouble2x32(uvec2(0u, uint(e + 1023) << 20)); }
+
+// The residue modulo m (in [0, m)) of the integer whose magnitude has the halves h, its high half below
+// 2^(bits - 32). m is a constant where the moduli loop unrolls (main), so each % is a multiply and shifts, not
+// a division; `bits` is uniform, so the branches cost no divergence. Up to 31 bits the high half is 0 (one
+// modulo); up to 51 it is below 2^20 and h.x (2^32 mod m) + (h.y mod m) stays below 2^29 (two).
+uint magnitude_residue(uvec2 h, uint m, uint bits) {
+  const uint two32 = (0xffffffffu % m + 1u) % m;  // 2^32 mod m
+  if (bits <= 31u) return h.y % m;
+  if (bits <= 51u) return (h.x * two32 + h.y % m) % m;
+  return ((h.x % m) * two32 + h.y % m) % m;
+}
+
+// The balanced residue of the integer (negative: its sign) from its magnitude's residue r in [0, m).
+int balanced_residue(uint r, bool negative, uint m) {
+  if (negative && r != 0u) r = m - r;
+  return r >= (m + 1u) / 2u ? int(r) - int(m) : int(r);
 }
 
 void main() {
@@ -153,21 +174,25 @@ void main() {
   if (uncovered != 0u) return;  // the native kernel computes this product: the planes are not read
   // Four consecutive elements a word, every word of the plane's row written: bytes from K to ldc as 0, so
   // that an int8 kernel's whole-unit loads past K read zeros.
+  // The scaling by 2^e in two exact steps (|e| may pass 1023; each half does not), the integers' bits uniform.
   const int e_first = e / 2;
+  const double scale_first = power_of_two(e_first), scale_second = power_of_two(e - e_first);
+  const uint bits = p.k_split;
+  const bool small = bits <= 51u;
   for (uint t4 = 4u * lane; t4 < p.ldc; t4 += 4u * lanes) {
     uvec2 h[4];
     bool negative[4];
     [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-      const double scaled =
-          t4 + i < p.K ? nearest_integer(ldexp(ldexp(element(entry, line, t4 + i), e_first), e - e_first)) : 0.0;
-      h[i] = halves(scaled);
+      precise double scaled = t4 + i < p.K ? (element(entry, line, t4 + i) * scale_first) * scale_second : 0.0;
+      h[i] = rounded_halves(scaled, small);
       negative[i] = scaled < 0.0;
     }
     [[unroll]] for (uint l = 0u; l < OZAKI_MAX_MODULI; ++l) {
       if (l >= MODULI) break;
       uint word = 0u;
       [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-        word |= (uint(balanced_residue(h[i], negative[i], kModuli[l])) & 0xffu) << (8u * i);
+        const uint r = magnitude_residue(h[i], kModuli[l], bits);
+        word |= (uint(balanced_residue(r, negative[i], kModuli[l])) & 0xffu) << (8u * i);
       }
       const uint byte_at = p.c_offset + (l * p.batch + entry) * p.stride_c + line * p.ldc + t4;
       planes[byte_at / 4u] = word;

@@ -98,12 +98,18 @@ TEST_SUITE("ozaki model") {
     for (uint32_t j = 0; j < m.count; ++j) {
       uint64_t w = 1;  // W_j mod p_j
       for (uint32_t i = 0; i < kMaxModuli; ++i) {
-        CHECK(kGarnerWeights[j * kMaxModuli + i] == (i < j ? w : 0u));  // the shaders' copy (ozaki_abi.h)
-        if (i >= j) continue;
+        if (i >= j) {
+          CHECK(kGarnerWeights[j * kMaxModuli + i] == 0u);
+          continue;
+        }
         CHECK(m.weight[j][i] == w);
         w = w * m.p[i] % m.p[j];
       }
       CHECK(w * m.inverse[j] % m.p[j] == 1u % m.p[j]);
+      for (uint32_t i = 0; i < j; ++i) {  // the shaders' copy (ozaki_abi.h): weight times inverse
+        CHECK(m.scaled[j][i] == m.weight[j][i] * uint64_t{m.inverse[j]} % m.p[j]);
+        CHECK(kGarnerWeights[j * kMaxModuli + i] == m.scaled[j][i]);
+      }
       CHECK(m.inverse[j] == kGarnerInverses[j]);  // the shaders' copy (shaders/ozaki_abi.h)
     }
     CHECK_THROWS_AS(make_moduli(1), Error);

@@ -174,11 +174,10 @@ double reconstruct(const std::array<uint32_t, kMaxModuli>& residues, const Modul
   std::array<int32_t, kMaxModuli> digit{};
   for (uint32_t j = 0; j < moduli.count; ++j) {  // Garner: digit j from the residue and the digits below
     const int32_t p = static_cast<int32_t>(moduli.p[j]);
-    int32_t below = 0;
-    for (uint32_t i = 0; i < j; ++i) below += digit[i] * static_cast<int32_t>(moduli.weight[j][i]);
-    const int32_t difference = ((static_cast<int32_t>(residues[j]) - below) % p + p) % p;
-    digit[j] = balanced(static_cast<uint32_t>((difference * static_cast<int32_t>(moduli.inverse[j])) % p),
-                        moduli.p[j]);
+    int32_t below = 0;  // the digits below weighted by W_i inverse[j] mod p_j: one modulo a digit
+    for (uint32_t i = 0; i < j; ++i) below += digit[i] * static_cast<int32_t>(moduli.scaled[j][i]);
+    const int32_t value = static_cast<int32_t>(residues[j] * moduli.inverse[j]) - below;
+    digit[j] = balanced(static_cast<uint32_t>((value % p + p) % p), moduli.p[j]);
   }
   // Three digits at a time make one exact int32 D_g = v_3g + p_3g (v_3g+1 + p_3g+1 v_3g+2), |D_g| <= R_g / 2
   // with R_g = p_3g p_3g+1 p_3g+2 < 2^24: C' = D_0 + R_0 (D_1 + R_1 (D_2 + ...)), a third of the steps.
@@ -230,6 +229,7 @@ bool model_product(std::span<const double> a, std::span<const double> b, std::sp
   if (options.mutation == Mutation::wrong_weight) {
     const uint32_t last = moduli.count - 1;
     moduli.inverse[last] = (moduli.inverse[last] + 1) % moduli.p[last];
+    scale_weights(moduli, last);
   }
   for (uint32_t i = 0; i < m; ++i)
     for (uint32_t j = 0; j < n; ++j) {

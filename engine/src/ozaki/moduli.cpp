@@ -72,8 +72,13 @@ Moduli make_moduli(uint32_t count) {
       w = static_cast<uint32_t>((static_cast<uint64_t>(w) * kModuliTable[i]) % m.p[j]);
     }
     m.inverse[j] = inverse_mod(w, m.p[j]);
+    scale_weights(m, j);
   }
   return m;
+}
+
+void scale_weights(Moduli& moduli, uint32_t j) {
+  for (uint32_t i = 0; i < j; ++i) moduli.scaled[j][i] = moduli.weight[j][i] * moduli.inverse[j] % moduli.p[j];
 }
 
 uint32_t default_moduli(DataType type) noexcept { return type == DataType::f32 ? 7u : 14u; }

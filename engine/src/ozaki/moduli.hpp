@@ -18,7 +18,8 @@ namespace vkgemm::ozaki {
 inline constexpr std::array<uint32_t, OZAKI_MAX_MODULI> kModuliTable = {OZAKI_MODULI};
 // Garner's inverse[j] of the whole table, as the merge shader takes them (a test recomputes them).
 inline constexpr std::array<uint32_t, OZAKI_MAX_MODULI> kGarnerInverses = {OZAKI_GARNER_INVERSES};
-// Garner's weights of the whole table, row-major (row j: W_i mod p_j for i < j, then 0), as the merge takes them.
+// Garner's weights of the whole table times the digit's inverse, row-major (row j: (W_i mod p_j) inverse[j] mod p_j
+// for i < j, then 0), as the merge takes them.
 inline constexpr std::array<uint32_t, OZAKI_MAX_MODULI * OZAKI_MAX_MODULI> kGarnerWeights = {OZAKI_GARNER_WEIGHTS};
 inline constexpr uint32_t kMaxModuli = static_cast<uint32_t>(kModuliTable.size());
 inline constexpr uint32_t kMinModuli = 2;
@@ -29,13 +30,18 @@ inline constexpr uint32_t kChunkK = 1u << 17;
 inline constexpr int kMaxScaleBits = 62;
 
 // The first `count` moduli and the constants of Garner's reconstruction (balanced mixed radix):
-//   W_j = p_0 ... p_{j-1} (W_0 = 1),  weight[j][i] = W_i mod p_j (i < j),  inverse[j] = W_j^-1 mod p_j.
+//   W_j = p_0 ... p_{j-1} (W_0 = 1),  weight[j][i] = W_i mod p_j (i < j),  inverse[j] = W_j^-1 mod p_j,
+//   scaled[j][i] = weight[j][i] inverse[j] mod p_j: digit j is (y_j inverse[j] - sum_i scaled[j][i] v_i) mod p_j.
 struct Moduli {
   uint32_t count = 0;
   std::array<uint32_t, kMaxModuli> p{};
   std::array<uint32_t, kMaxModuli> inverse{};
   std::array<std::array<uint32_t, kMaxModuli>, kMaxModuli> weight{};
+  std::array<std::array<uint32_t, kMaxModuli>, kMaxModuli> scaled{};
 };
+
+// Row j of `scaled` from weight[j] and inverse[j].
+void scale_weights(Moduli& moduli, uint32_t j);
 
 // Throws vkgemm::Error(invalid_argument) unless kMinModuli <= count <= kMaxModuli.
 Moduli make_moduli(uint32_t count);
