@@ -29,16 +29,17 @@ const uint kModuli[OZAKI_MAX_MODULI] = uint[](OZAKI_MODULI);
 const uint kInverse[OZAKI_MAX_MODULI] = uint[](OZAKI_GARNER_INVERSES);
 const uint kWeight[OZAKI_MAX_MODULI * OZAKI_MAX_MODULI] = uint[](OZAKI_GARNER_WEIGHTS);
 
-// A representative of v mod m in [0, 2m), v the int32 read as a mathematical integer: uint(v) is v + 2^32
-// for a negative v, so the wrap's 2^32 mod m is taken back by adding m minus it. One modulo by a constant.
+// v mod m in [0, m), as a mathematical residue of the int32 v (|v| read as uint: INT_MIN is 2^31). The
+// magnitude's residue, then the sign: the branch-free uint(v) % m with a constant added for a negative v
+// measured slower (docs/design/ozaki.md).
 uint residue(int v, uint m) {
-  const uint two32 = (0xffffffffu % m + 1u) % m;  // 2^32 mod m
-  return uint(v) % m + (v < 0 ? (m - two32) % m : 0u);
+  const uint r = uint(abs(v)) % m;
+  return v < 0 && r != 0u ? m - r : r;
 }
 
 int balanced(uint r, uint m) { return r >= (m + 1u) / 2u ? int(r) - int(m) : int(r); }
 
-// C' from the residues (each in [0, 2 p_j)): Garner's digits, then compensated Horner.
+// C' from the residues (each in [0, p_j)): Garner's digits, then compensated Horner.
 double reconstruct(uint y[OZAKI_MAX_MODULI]) {
   int digit[OZAKI_MAX_MODULI];
   [[unroll]] for (uint j = 0u; j < OZAKI_MAX_MODULI; ++j) {
@@ -46,7 +47,7 @@ double reconstruct(uint y[OZAKI_MAX_MODULI]) {
     const uint m = kModuli[j];
     // Digit j is (y_j inverse_j - sum_i weight_ji v_i) mod m with the weights already times inverse_j (the
     // table): one modulo a digit on the chain from one digit to the next. |below| < 19 * 128 * 255 < 2^20 and
-    // y_j inverse_j < 2m * 256 <= 2^17, so a multiple of m past 2^20 (a constant) keeps the value unsigned.
+    // y_j inverse_j < 2^16, so a multiple of m past 2^20 (a constant) keeps the value unsigned.
     int below = 0;
     [[unroll]] for (uint i = 0u; i < OZAKI_MAX_MODULI; ++i) {
       if (i >= j) break;

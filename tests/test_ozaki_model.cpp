@@ -197,6 +197,35 @@ TEST_SUITE("ozaki model") {
               }
   }
 
+  TEST_CASE("f32's six moduli from k = 1024 on meet the native kernel's bound, model bounds included; five do not") {
+    CHECK(default_moduli(DataType::f32, kFewerModuliK - 1) == 7u);
+    CHECK(default_moduli(DataType::f32, kFewerModuliK) == 6u);
+    CHECK(default_moduli(DataType::f64, 1u << 20) == 14u);
+    std::mt19937_64 rng = test::case_rng("ozaki f32 moduli by k");
+    CompareOptions model;
+    model.random_inputs = true;  // the native kernel's model bound: its typical error, far below the worst case
+    for (int64_t k : {static_cast<int64_t>(kFewerModuliK), int64_t{4096}})
+      for (int spread : {0, 20}) {
+        const GemmDesc d = square(DataType::f32, 24, 20, k);
+        const Operands o = draw(d, rng, spread);
+        CAPTURE(k);
+        CAPTURE(spread);
+        for (uint32_t count : {0u, 5u}) {  // 0: the default, six here
+          ModelOptions options;
+          options.moduli = count;
+          std::vector<std::byte> c(o.c0.size());
+          REQUIRE(model_gemm(d, o.a.data(), o.b.data(), o.c0.data(), c.data(), options));
+          const Comparison r = compare_with_reference(d, o.a.data(), o.b.data(), o.c0.data(), c.data(), model);
+          CAPTURE(count);
+          if (count == 0) {
+            CHECK_MESSAGE(r.worst_element_ratio < 0.5, r.summary());  // the margin of 2 the default keeps
+          } else {
+            CHECK_FALSE(r.passed);  // one modulus fewer is coarser than the native kernel
+          }
+        }
+      }
+  }
+
   TEST_CASE("fewer moduli trade accuracy for speed within the emulation's own bound") {
     std::mt19937_64 rng = test::case_rng("ozaki fewer moduli");
     for (DataType type : {DataType::f64, DataType::f32})
@@ -235,7 +264,7 @@ TEST_SUITE("ozaki model") {
     // Every element of A's row and B's column the same value, whose integer has residue 127 modulo 255:
     // each term of that modulus's product is 127^2 = 16129, and 140000 of them pass 2^31.
     const uint32_t k = 140000;
-    const Moduli moduli = make_moduli(default_moduli(DataType::f64));
+    const Moduli moduli = make_moduli(default_moduli(DataType::f64, k));
     const ScaleBits bits = scale_bits(moduli, k);
     auto value_with_residue = [](int s) {  // x in [0.5, 1): its integer is x 2^s, near 2^(s-1)
       int64_t integer = int64_t{1} << (s - 1);

@@ -61,11 +61,11 @@ std::vector<GemmOptions> candidates(const LaunchContext& ctx, const Problem& pro
   return {o};
 }
 
-KernelLaunch launch(const LaunchContext& ctx, const Problem&) {
+KernelLaunch launch(const LaunchContext& ctx, const Problem& problem) {
   KernelLaunch out;
   out.kernel = Kernel::ozaki;
   const uint32_t moduli = ctx.options.emulation_moduli ? ctx.options.emulation_moduli
-                                                       : ozaki::default_moduli(ctx.types.input);
+                                                       : ozaki::default_moduli(ctx.types.input, problem.k);
   out.description = fmt::format("{} moduli", moduli);
   return out;
 }

@@ -20,11 +20,18 @@ constexpr uint32_t kFirstIndirectWord = 4;  // each native dispatch's command: 4
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
+// The bytes between the end of one plane and the start of the next (int8 and int32 planes alike).
+uint64_t plane_gap() { return kernels::ozaki_pad_experiment(); }
+
 // The product as the split and merge see it (after the column-major turn), from the native plan's pass.
 struct Shape {
   uint32_t m = 0, n = 0, k = 0, batch = 1;
   kernels::GemmPushConstants a_side;  // the main pass's: A's and B's fields
   kernels::GemmPushConstants c_side;  // the pass that writes C: its C fields
+  // Bytes from one int8 plane of op(A) (op(B)) to the next; elements from one int32 plane of a block to the next.
+  uint64_t plane_a() const { return uint64_t{m} * ldk + plane_gap(); }
+  uint64_t plane_b() const { return uint64_t{n} * ldk + plane_gap(); }
+  uint64_t plane_sums(uint32_t rows) const { return uint64_t{rows} * n + plane_gap() / 4; }
   uint32_t moduli = 0, chunks = 0, ldk = 0;
 };
 
@@ -40,7 +47,7 @@ struct Layout {
 };
 
 // The int32 planes' bytes a row of C takes: every K chunk of every modulus of every batch entry.
-uint64_t sums_row_bytes(const Shape& s) { return uint64_t{s.chunks} * s.moduli * s.batch * s.n * 4; }
+uint64_t sums_row_bytes(const Shape& s) { return uint64_t{s.chunks} * s.moduli * s.batch * (s.n * 4 + plane_gap()); }
 
 Layout lay_out_workspace(const Shape& s, uint32_t dispatches, uint64_t native_bytes, uint32_t rows) {
   Layout l;
@@ -49,9 +56,9 @@ Layout lay_out_workspace(const Shape& s, uint32_t dispatches, uint64_t native_by
   l.exp_a = kFirstIndirectWord + 4 * dispatches;
   l.exp_b = l.exp_a + s.batch * s.m;
   l.words_bytes = (uint64_t{l.exp_b} + uint64_t{s.batch} * s.n) * 4;
-  l.a_bytes = uint64_t{s.moduli} * s.batch * s.m * s.ldk;
-  l.b_bytes = uint64_t{s.moduli} * s.batch * s.n * s.ldk;
-  l.chunk_bytes = uint64_t{s.moduli} * s.batch * rows * s.n * 4;
+  l.a_bytes = uint64_t{s.moduli} * s.batch * s.plane_a();
+  l.b_bytes = uint64_t{s.moduli} * s.batch * s.plane_b();
+  l.chunk_bytes = uint64_t{s.moduli} * s.batch * s.plane_sums(rows) * 4;
   l.sums_bytes = l.chunk_bytes * s.chunks;
   l.planes_a = align_up(l.words_bytes, kRegionAlign);
   l.planes_b = align_up(l.planes_a + l.a_bytes, kRegionAlign);
@@ -161,7 +168,7 @@ SequencePass split(const Shape& s, const Layout& l, const DeviceInfo& device, Da
   p.stride_a = columns ? a.stride_b : a.stride_a;
   p.flags = (transposed ? kernels::kTransA : 0u) | (columns ? OZAKI_SPLIT_COLUMNS : 0u) | (grouped ? OZAKI_SPLIT_GROUPED : 0u);
   p.k_split = static_cast<uint32_t>(bits);
-  p.c_offset = 0, p.ldc = s.ldk, p.stride_c = lines * s.ldk;
+  p.c_offset = 0, p.ldc = s.ldk, p.stride_c = static_cast<uint32_t>(columns ? s.plane_b() : s.plane_a());
   p.b_offset = columns ? l.exp_b : l.exp_a;
   p.split_stride = kFlagWord;
   out.bindings = {operand, words(l), {3, columns ? l.planes_b : l.planes_a, columns ? l.b_bytes : l.a_bytes}};
@@ -178,7 +185,7 @@ SequencePass merge(const Shape& s, const Layout& l, DataType type, const Sequenc
   p.M = rows, p.N = s.n, p.batch = s.batch;
   p.ldc = s.c_side.ldc, p.c_offset = s.c_side.c_offset + row0 * s.c_side.ldc, p.stride_c = s.c_side.stride_c;
   p.flags = desc.beta == 0.0 ? kernels::kBetaZero : 0u;
-  p.K = s.chunks, p.lda = s.n, p.a_offset = 0, p.stride_a = rows * s.n, p.ldb = s.moduli;
+  p.K = s.chunks, p.lda = s.n, p.a_offset = 0, p.stride_a = static_cast<uint32_t>(s.plane_sums(rows)), p.ldb = s.moduli;
   p.b_offset = l.exp_a + row0, p.k_split = s.m, p.stride_b = l.exp_b, p.split_stride = kFlagWord;
   std::memcpy(p.scalars, &desc.alpha, 8);
   std::memcpy(p.scalars + 8, &desc.beta, 8);
@@ -197,8 +204,9 @@ std::string add_products(std::vector<SequencePass>& out, const Shape& s, const L
   d.m = rows, d.n = s.n, d.k = k;
   d.lda = s.ldk, d.ldb = s.ldk, d.ldc = s.n;
   d.batch = int64_t{s.moduli} * s.batch;
-  d.stride_a = int64_t{s.m} * s.ldk, d.stride_b = int64_t{s.n} * s.ldk, d.stride_c = int64_t{rows} * s.n;
-  const uint64_t chunk_bytes = uint64_t{s.moduli} * s.batch * rows * s.n * 4;
+  d.stride_a = static_cast<int64_t>(s.plane_a()), d.stride_b = static_cast<int64_t>(s.plane_b());
+  d.stride_c = static_cast<int64_t>(s.plane_sums(rows));
+  const uint64_t chunk_bytes = uint64_t{s.moduli} * s.batch * s.plane_sums(rows) * 4;
   const Placement at{l.planes_a + uint64_t{row0} * s.ldk + k0, l.planes_b + k0, l.sums + chunk * chunk_bytes,
                      kRegionAlign};
   const Schedule product = schedule_product(d, GemmOptions{}, device, tuning, at);
@@ -238,7 +246,7 @@ Shape shape_of_call(const Schedule& native, const GemmOptions& options, DataType
   s.a_side = piece.main.push;
   s.c_side = piece.reduce ? piece.reduce->push : piece.main.push;
   s.m = s.a_side.M, s.n = s.a_side.N, s.k = s.a_side.K, s.batch = s.a_side.batch;
-  s.moduli = options.emulation_moduli ? options.emulation_moduli : ozaki::default_moduli(type);
+  s.moduli = options.emulation_moduli ? options.emulation_moduli : ozaki::default_moduli(type, s.k);
   s.chunks = (s.k + ozaki::kChunkK - 1) / ozaki::kChunkK;
   s.ldk = static_cast<uint32_t>(align_up(s.k, kPlaneRowAlign));
   return s;

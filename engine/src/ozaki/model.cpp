@@ -99,8 +99,8 @@ std::vector<int32_t> line_exponents(const std::vector<double>& x, uint32_t rows,
   return e;
 }
 
-uint32_t moduli_count(const ModelOptions& options, DataType type) {
-  return options.moduli != 0 ? options.moduli : default_moduli(type);
+uint32_t moduli_count(const ModelOptions& options, DataType type, uint64_t k) {
+  return options.moduli != 0 ? options.moduli : default_moduli(type, k);
 }
 
 }  // namespace
@@ -218,7 +218,7 @@ double scale_back(double v, int32_t e) {
 
 bool model_product(std::span<const double> a, std::span<const double> b, std::span<double> c, uint32_t m,
                    uint32_t n, uint32_t k, double alpha, double beta, DataType type, const ModelOptions& options) {
-  Moduli moduli = make_moduli(moduli_count(options, type));
+  Moduli moduli = make_moduli(moduli_count(options, type, k));
   const ScaleBits bits = scale_bits(moduli, k);
   const SplitSide sa = split(a, m, k, true, bits.a, moduli, type);
   const SplitSide sb = split(b, k, n, false, bits.b, moduli, type);
@@ -293,7 +293,7 @@ EmulationCheck check_emulated(const GemmDesc& desc, const void* a, const void* b
   std::vector<std::byte> reference(ce.elements * element_size(desc.type));
   reference_gemm(desc, a, b, c_in, reference.data());
   const auto m = static_cast<uint32_t>(desc.m), n = static_cast<uint32_t>(desc.n), k = static_cast<uint32_t>(desc.k);
-  const Moduli moduli = make_moduli(moduli_count(options, desc.type));
+  const Moduli moduli = make_moduli(moduli_count(options, desc.type, k));
   const ScaleBits bits = scale_bits(moduli, k);
   const double u_out = unit_roundoff(desc.type);
   const double g = 4.0 * std::ldexp(1.0, -53) + u_out;

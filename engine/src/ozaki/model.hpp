@@ -33,7 +33,7 @@ enum class Mutation {
 };
 
 struct ModelOptions {
-  uint32_t moduli = 0;         // 0: default_moduli(type)
+  uint32_t moduli = 0;         // 0: default_moduli(type, k)
   uint32_t chunk_k = kChunkK;  // the K range of one int8 product
   Mutation mutation = Mutation::none;
 };
