@@ -85,18 +85,23 @@ const uint ALIGN = 8;
   lb = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lb, TRANS_B != 0 ? p.N : kd, TRANS_B != 0 ? kd : p.N), stride, 1)
 
 // The fused epilogue (epilogue.glsl) on each element of the tile at (row0, col0), where the host set one: the
-// per-element callback gets the element's row and column inside the tile. Not on a split-K slice's raw sums
+// per-element callback gets the element's row and column inside the tile, and the tile's origin from shared
+// memory (passed as the callback's extra arguments it cost more: docs/design/epilogue.md). The store is in
+// the workgroup's uniform control flow, so the barrier is reached by all. Not on a split-K slice's raw sums
 // (the reduce pass applies it). Integer variants have none.
 #ifdef VKGEMM_NO_EPILOGUE
 #define APPLY_EPILOGUE(acc, row0, col0)
 #else
-ACC_T epilogue_element(const in uint row, const in uint col, const in ACC_T x, const in uint row0, const in uint col0) {
-  return ACC_T(gemm_epilogue(EPI_T(x), row0 + row, col0 + col));
+shared uint epilogue_origin[2];
+ACC_T epilogue_element(const in uint row, const in uint col, const in ACC_T x) {
+  return ACC_T(gemm_epilogue(EPI_T(x), epilogue_origin[0] + row, epilogue_origin[1] + col));
 }
 #define APPLY_EPILOGUE(acc, row0, col0)                                                \
   if (epilogue_on()) {                                                              \
+    if (gl_LocalInvocationIndex == 0u) epilogue_origin = uint[2](row0, col0);         \
+    barrier();                                                                         \
     MAT_ACC fused;                                                                     \
-    coopMatPerElementNV(fused, acc, epilogue_element, row0, col0);                     \
+    coopMatPerElementNV(fused, acc, epilogue_element);                                 \
     acc = fused;                                                                       \
   }
 #endif

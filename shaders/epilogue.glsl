@@ -7,7 +7,7 @@
 // kernels call gemm_epilogue and nothing else.
 //
 // The transcendental activations use exp alone (Vulkan's exp errs by at most 3 + 2|x| ulp), each written so
-// that no intermediate overflows into a NaN: tanh from exp(-2|x|), GELU's erf by Abramowitz and Stegun 7.1.26
+// that no intermediate overflows into a NaN: tanh from exp(-2|x|), GELU's tanh form as a sigmoid, its erf by Abramowitz and Stegun 7.1.26
 // (absolute error under 1.5e-7). reference/epilogue.cpp bounds what that costs (docs/correctness.md).
 #ifndef VKGEMM_NO_EPILOGUE
 
@@ -67,7 +67,9 @@ EPI_T epilogue_activation(EPI_T x, uint act) {
     case GEMM_ACT_LEAKY_RELU: return x >= EPI_T(0) ? x : EPI_T(p.act_a) * x;
     case GEMM_ACT_CLAMP: return min(max(x, EPI_T(p.act_a)), EPI_T(p.act_b));
 #ifndef VKGEMM_EPILOGUE_DOUBLE  // the door refuses these on f64: GLSL has no double exp
-    case GEMM_ACT_GELU_TANH: return 0.5 * x * (1.0 + epilogue_tanh(0.7978845608 * (x + 0.044715 * x * x * x)));
+    // 0.5 x (1 + tanh(u)) is x / (1 + exp(-2u)): one exp and one division, and no cancellation in 1 + tanh(u)
+    // for negative x; exp's overflow (x below about -10) gives x / inf = -0, GELU's limit.
+    case GEMM_ACT_GELU_TANH: return x / (1.0 + exp(-1.5957691216 * (x + 0.044715 * x * x * x)));
     case GEMM_ACT_GELU_ERF: return 0.5 * x * (1.0 + epilogue_erf(0.7071067812 * x));
     case GEMM_ACT_SILU: return x * epilogue_sigmoid(x);
     case GEMM_ACT_SIGMOID: return epilogue_sigmoid(x);
