@@ -85,14 +85,6 @@ bool ozaki_drop_experiment(const std::string& shader) {
   return false;
 }
 
-uint64_t ozaki_pad_experiment() {
-  static const uint64_t pad = [] {
-    const char* value = knob("VKGEMM_EXPERIMENT_OZAKI_PAD");
-    return value ? std::strtoull(value, nullptr, 10) / 16 * 16 : 0;
-  }();
-  return pad;
-}
-
 const char* spirv_experiment_folder() {
   static const char* folder = knob("VKGEMM_EXPERIMENT_SPIRV");
   return folder;

@@ -44,10 +44,6 @@ const Coopmat2Experiment& coopmat2_experiment();
 // with one of these are left out of its sequence (its result is then wrong): the time of each pass by
 // subtraction. True when `shader` is to be left out.
 bool ozaki_drop_experiment(const std::string& shader);
-// VKGEMM_EXPERIMENT_OZAKI_PAD=<bytes>: the emulated product's int8 and int32 planes each start this many bytes
-// (a multiple of 16) past the previous plane's end, so that planes read or written side by side do not sit a
-// power of two apart; 0 when unset.
-uint64_t ozaki_pad_experiment();
 // VKGEMM_EXPERIMENT_SPIRV=<folder>: the pipelines take <folder>/<shader>.spv, where there is one, in place of
 // the embedded variant of that name (kernels/spirv.cpp); nullptr when unset.
 const char* spirv_experiment_folder();

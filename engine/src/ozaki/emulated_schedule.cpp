@@ -20,18 +20,15 @@ constexpr uint32_t kFirstIndirectWord = 4;  // each native dispatch's command: 4
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
-// The bytes between the end of one plane and the start of the next (int8 and int32 planes alike).
-uint64_t plane_gap() { return kernels::ozaki_pad_experiment(); }
-
 // The product as the split and merge see it (after the column-major turn), from the native plan's pass.
 struct Shape {
   uint32_t m = 0, n = 0, k = 0, batch = 1;
   kernels::GemmPushConstants a_side;  // the main pass's: A's and B's fields
   kernels::GemmPushConstants c_side;  // the pass that writes C: its C fields
   // Bytes from one int8 plane of op(A) (op(B)) to the next; elements from one int32 plane of a block to the next.
-  uint64_t plane_a() const { return uint64_t{m} * ldk + plane_gap(); }
-  uint64_t plane_b() const { return uint64_t{n} * ldk + plane_gap(); }
-  uint64_t plane_sums(uint32_t rows) const { return uint64_t{rows} * n + plane_gap() / 4; }
+  uint64_t plane_a() const { return uint64_t{m} * ldk; }
+  uint64_t plane_b() const { return uint64_t{n} * ldk; }
+  uint64_t plane_sums(uint32_t rows) const { return uint64_t{rows} * n; }
   uint32_t moduli = 0, chunks = 0, ldk = 0;
 };
 
@@ -47,7 +44,7 @@ struct Layout {
 };
 
 // The int32 planes' bytes a row of C takes: every K chunk of every modulus of every batch entry.
-uint64_t sums_row_bytes(const Shape& s) { return uint64_t{s.chunks} * s.moduli * s.batch * (s.n * 4 + plane_gap()); }
+uint64_t sums_row_bytes(const Shape& s) { return uint64_t{s.chunks} * s.moduli * s.batch * s.n * 4; }
 
 Layout lay_out_workspace(const Shape& s, uint32_t dispatches, uint64_t native_bytes, uint32_t rows) {
   Layout l;
