@@ -96,18 +96,27 @@ double reconstruct(uint y[OZAKI_MAX_MODULI]) {
 
 void main() {
   const uint j = gl_GlobalInvocationID.x, i = gl_GlobalInvocationID.y, entry = gl_WorkGroupID.z;
-  if (i >= p.M || j >= p.N || words[p.split_stride] != 0) return;
+  if (i >= p.M || j >= p.N) return;
   const uint moduli = p.ldb, plane = entry * p.stride_a + i * p.lda + j;
+  // Every load first, the coverage flag and the exponents among them, so that no load waits on another's
+  // answer: the flag is tested only before the store (the planes are garbage where it is set).
+  int raw[OZAKI_MAX_MODULI];
+  [[unroll]] for (uint l = 0u; l < OZAKI_MAX_MODULI; ++l) {
+    if (l >= MODULI) break;
+    raw[l] = sums[p.a_offset + plane + l * p.batch * p.stride_a];
+  }
+  const bool uncovered = words[p.split_stride] != 0;
+  const int e = words[p.b_offset + entry * p.k_split + i] + words[p.stride_b + entry * p.N + j];
   uint y[OZAKI_MAX_MODULI];
   [[unroll]] for (uint l = 0u; l < OZAKI_MAX_MODULI; ++l) {
     if (l >= MODULI) break;
-    uint r = residue(sums[p.a_offset + plane + l * p.batch * p.stride_a], kModuli[l]);
+    uint r = residue(raw[l], kModuli[l]);
     for (uint chunk = 1u; chunk < p.K; ++chunk) {  // K past kChunkK: the chunks' residues summed
       r = (r + residue(sums[p.a_offset + plane + ((chunk * moduli + l) * p.batch) * p.stride_a], kModuli[l])) % kModuli[l];
     }
     y[l] = r;
   }
-  const int e = words[p.b_offset + entry * p.k_split + i] + words[p.stride_b + entry * p.N + j];
+  if (uncovered) return;
   const int e_first = -e / 2;
   precise double product = ldexp(ldexp(reconstruct(y), e_first), -e - e_first);
   precise double r = p.alpha * product;

@@ -60,11 +60,11 @@ EOF
       run spread-native --a "$OUT/spread-a.npy" --b "$OUT/spread-b.npy" --repeat 20 --verify
       rm -f "$OUT"/spread-*.npy ;;
     cublas)
-      python3 tools/bench-vs-cublas.py --type f64 --shapes 4096 8192 --kernel ozaki --rounds 1 \
+      python3 tools/bench-vs-cublas.py --type f64 --shapes 4096 8192 --kernel ozaki --rounds 3 \
         --json "$OUT/cublas-f64-ozaki.json" || status=1
-      python3 tools/bench-vs-cublas.py --type f64 --shapes 4096 8192 --rounds 1 \
+      python3 tools/bench-vs-cublas.py --type f64 --shapes 4096 8192 --rounds 3 \
         --json "$OUT/cublas-f64-native.json" || status=1
-      python3 tools/bench-vs-cublas.py --type f32 --shapes 4096 8192 --kernel ozaki --rounds 1 \
+      python3 tools/bench-vs-cublas.py --type f32 --shapes 4096 8192 --kernel ozaki --rounds 3 \
         --json "$OUT/cublas-f32-ozaki.json" || status=1 ;;
     *)
       echo "unknown phase $phase (devices, run, spread, cublas)" >&2
