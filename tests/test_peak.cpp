@@ -337,6 +337,12 @@ TEST_SUITE("peak") {
       CHECK(row.contains("driver"));
       if (row.at("measured").get<bool>()) {
         CHECK(row.at("value").get<double>() > 0.0);
+        CHECK_FALSE(row.at("derived").get<bool>());
+      } else if (row.at("derived").get<bool>()) {  // the emulated rows, from an int8 matrix row of this run
+        CHECK(row.at("value").get<double>() > 0.0);
+        CHECK_FALSE(row.at("derived_from").get<std::string>().empty());
+        CHECK(row.at("int8_products").get<int>() >= 2);
+        CHECK(contains(row.at("detail").get<std::string>(), "derived, not timed"));
       } else {
         CHECK_FALSE(row.at("reason").get<std::string>().empty());
       }
