@@ -225,6 +225,42 @@ TEST_SUITE("cli") {
     std::filesystem::remove_all(dir);
   }
 
+  TEST_CASE("run --kernel ozaki --moduli below the default: --verify holds C to the emulation's own bound, and says so") {
+    const auto dir = scratch_dir();
+    const auto read_all = [](const std::filesystem::path& path) {
+      std::string all;
+      FILE* f = fopen(path.c_str(), "rb");
+      if (!f) return all;
+      for (int ch; (ch = fgetc(f)) != EOF;) all.push_back(static_cast<char>(ch));
+      fclose(f);
+      return all;
+    };
+    // Full (the default --verify-max) and sampled (--verify-max 1): both judged by the emulation's bound.
+    for (const char* more : {"", " --verify-max 1"}) {
+      const auto json = dir / "ozaki5.json";
+      const auto r = run_cli(std::string("run --type f64 --kernel ozaki --moduli 5 --m 40 --n 36 --k 50 --alpha 1.5 "
+                                         "--beta 0.5 --repeat 1 --verify --seed 3 --json ") + json.string() + more);
+      INFO(r.output);
+      CHECK(r.code == 0);
+      CHECK(contains(r.output, "verify:   passed"));
+      CHECK(contains(r.output, "the emulation's own bound (5 moduli)"));
+      const std::string text = read_all(json);
+      INFO(text);
+      CHECK(contains(text, "\"check_bound\":\"emulation\""));
+      CHECK(contains(text, "\"check_moduli\":5"));
+      CHECK(contains(text, *more ? "\"check\":\"sampled\"" : "\"check\":\"full\""));
+    }
+    // The default moduli: the native kernel's bound, as for every other kernel.
+    const auto json = dir / "ozaki.json";
+    const auto r = run_cli("run --type f64 --kernel ozaki --m 40 --n 36 --k 50 --repeat 1 --verify --seed 3 --json " +
+                           json.string());
+    INFO(r.output);
+    CHECK(r.code == 0);
+    CHECK_FALSE(contains(r.output, "emulation's own bound"));
+    CHECK(contains(read_all(json), "\"check_bound\":\"native\""));
+    std::filesystem::remove_all(dir);
+  }
+
   TEST_CASE("run --verify fails a C the product did not write: C starts poisoned when beta is 0") {
     // alpha 0: the right C is all zeros, which an unwritten C started at zero would match. A correct run
     // passes; the mutation that skips the dispatch (shown once by hand) fails with NaN or INT32_MIN in C.

@@ -10,6 +10,7 @@
 #include <limits>
 #include <vector>
 
+#include "ozaki/bound.hpp"
 #include "ozaki/model.hpp"
 #include "reference/element_access.hpp"
 #include "support.hpp"
@@ -242,5 +243,49 @@ TEST_SUITE("ozaki") {
     std::vector<int32_t> ai(4), bi(4), ci(4);
     test::expect_error([&] { test::engine().gemm(DataType::i32, 2, 2, 1, ai.data(), bi.data(), ci.data(), emulated()); },
                        ErrorCode::unsupported_type, "ozaki");
+  }
+
+  TEST_CASE("fewer moduli on the device: --verify's rule holds C to the emulation's bound, full and sampled") {
+    // What vkgemm run --kernel ozaki --moduli 5 --verify judges by (reference.hpp, emulation_moduli_to_judge):
+    // the device's C within the emulation's own bound and outside the native kernel's; one element moved
+    // past its allowance fails the full comparison, and past the row sums' catch the sampled check.
+    std::mt19937_64 rng = test::case_rng("ozaki verify rule");
+    for (Layout layout : {Layout::row_major, Layout::col_major}) {
+      const GemmDesc d = make_desc(DataType::f64, layout, Op::n, Op::t, 70, 45, 96, 2, false, 1.25, -0.5);
+      const auto a = uniform(DataType::f64, operand_extent(d, 'A').elements, rng);
+      const auto b = uniform(DataType::f64, operand_extent(d, 'B').elements, rng);
+      const auto c0 = uniform(DataType::f64, operand_extent(d, 'C').elements, rng);
+      std::vector<std::byte> c = c0;
+      const GemmOptions five = emulated(5);
+      const GemmTiming t = test::engine().gemm(d, a.data(), b.data(), c.data(), five);
+      CAPTURE(test::describe(d));
+      REQUIRE(t.kernel == Kernel::ozaki);
+      const uint32_t judged = emulation_moduli_to_judge(d, five, t.kernel);
+      CHECK(judged == 5u);
+      CHECK(emulation_moduli_to_judge(d, emulated(), t.kernel) == 0u);
+      const CompareOptions own{.emulation_moduli = judged};
+      const SampleOptions sample{.seed = 5, .tile_m = 8, .tile_n = 8, .budget = 1, .vectors = 2};
+      const Comparison full = compare_with_reference(d, a.data(), b.data(), c0.data(), c.data(), own);
+      const Comparison sampled = check_sampled(d, a.data(), b.data(), c0.data(), c.data(), own, sample);
+      CHECK_MESSAGE(full.passed, full.summary());
+      CHECK(full.emulation_moduli == 5u);
+      CHECK_MESSAGE(sampled.passed, sampled.summary());
+      CHECK_FALSE(compare_with_reference(d, a.data(), b.data(), c0.data(), c.data()).passed);
+      CHECK_FALSE(check_sampled(d, a.data(), b.data(), c0.data(), c.data(), {}, sample).passed);
+      const CompareOptions six{.emulation_moduli = 6};  // the wrong count handed to the bound
+      CHECK_FALSE(compare_with_reference(d, a.data(), b.data(), c0.data(), c.data(), six).passed);
+      // Element (3, 4) moved by more than the bound allows it: |C - C_ref| there at least the allowance of an
+      // element whose |A||B| is k (every |a|, |b| <= 1) and whose C0 is 1, times 4.
+      const ozaki::EmulationBound bound(d, a.data(), b.data(), 5);
+      const size_t at = static_cast<size_t>(layout == Layout::row_major ? 3 * d.ldc + 4 : 4 * d.ldc + 3);
+      std::vector<std::byte> moved = c;
+      const double v = detail::load_element(DataType::f64, c.data(), at);
+      put(moved, DataType::f64, at, v + 4.0 * bound.allowed(0, 3, 4, double(d.k), 1.0, 2.0 * double(d.k)));
+      CHECK_FALSE(compare_with_reference(d, a.data(), b.data(), c0.data(), moved.data(), own).passed);
+      put(moved, DataType::f64, at, v + 2.0 * sampled.sampled->row_sum_catch);
+      const Comparison caught = check_sampled(d, a.data(), b.data(), c0.data(), moved.data(), own, sample);
+      CHECK_FALSE(caught.passed);
+      CHECK(caught.sampled->bad_rows == 1u);
+    }
   }
 }

@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "ozaki/bound.hpp"
 #include "ozaki/model.hpp"
 #include "reference/element_access.hpp"
 #include "support.hpp"
@@ -377,5 +378,106 @@ TEST_SUITE("ozaki model") {
       d.alpha = 1.0, d.k = 0;
       CHECK(run(d, draw(d, rng)).native.passed);
     }
+  }
+
+  TEST_CASE("--verify's rule: fewer moduli judged by the emulation's own bound, full and sampled; mutations fail it") {
+    std::mt19937_64 rng = test::case_rng("ozaki verify rule");
+    GemmDesc d = square(DataType::f64, 96, 80, 100);
+    d.alpha = -1.5, d.beta = 0.5;
+    const Operands o = draw(d, rng, 4);
+    ModelOptions five;
+    five.moduli = 5;
+    std::vector<std::byte> c(o.c0.size());
+    REQUIRE(model_gemm(d, o.a.data(), o.b.data(), o.c0.data(), c.data(), five));
+    GemmOptions gemm;
+    gemm.emulation_moduli = 5;
+    CHECK(emulation_moduli_to_judge(d, gemm, Kernel::ozaki) == 5u);
+    CHECK(emulation_moduli_to_judge(d, gemm, Kernel::blocked) == 0u);  // auto kept the native kernel
+    gemm.emulation_moduli = 14;                                        // f64's default: the native bound
+    CHECK(emulation_moduli_to_judge(d, gemm, Kernel::ozaki) == 0u);
+    const CompareOptions native{}, own{.emulation_moduli = 5};
+    // The sampled check with few witnesses (a budget of one multiply-add: the tiles' cover alone), so the row
+    // sums judge most rows.
+    const SampleOptions sample{.seed = 11, .tile_m = 8, .tile_n = 8, .budget = 1, .vectors = 2};
+    const auto full = [&](const std::vector<std::byte>& x, const CompareOptions& opt) {
+      return compare_with_reference(d, o.a.data(), o.b.data(), o.c0.data(), x.data(), opt);
+    };
+    const auto sampled = [&](const std::vector<std::byte>& x, const CompareOptions& opt) {
+      return check_sampled(d, o.a.data(), o.b.data(), o.c0.data(), x.data(), opt, sample);
+    };
+    const Comparison f = full(c, own), s = sampled(c, own);
+    CHECK_MESSAGE(f.passed, f.summary());
+    CHECK(f.emulation_moduli == 5u);
+    CHECK(f.summary().find("emulation's own bound (5 moduli)") != std::string::npos);
+    CHECK_MESSAGE(s.passed, s.summary());
+    CHECK(s.emulation_moduli == 5u);
+    REQUIRE(s.sampled);
+    CHECK(s.sampled->witnesses < s.sampled->elements / 4);
+    CHECK(check_emulated(d, o.a.data(), o.b.data(), o.c0.data(), c.data(), five).passed);
+    // The native kernel's bound fails the same result: five moduli are far coarser.
+    CHECK_FALSE(full(c, native).passed);
+    CHECK_FALSE(sampled(c, native).passed);
+    // The wrong count handed to the bound (six: 2^4 tighter on each side) fails it.
+    const CompareOptions six{.emulation_moduli = 6};
+    CHECK_FALSE(full(c, six).passed);
+    CHECK_FALSE(sampled(c, six).passed);
+    // One element moved by 1.5 times its allowance fails the full comparison; by twice the row sums' catch,
+    // its row's sum (wherever the witnesses stand).
+    const EmulationBound bound(d, o.a.data(), o.b.data(), 5);
+    const int64_t i = 37, j = 41;
+    const size_t at = static_cast<size_t>(i * d.n + j);
+    const std::vector<std::byte> ref = [&] {
+      std::vector<std::byte> r(c.size());
+      reference_gemm(d, o.a.data(), o.b.data(), o.c0.data(), r.data());
+      return r;
+    }();
+    double abs_ab = 0.0;
+    for (int64_t p = 0; p < d.k; ++p) {
+      abs_ab += std::fabs(detail::load_element(d.type, o.a.data(), size_t(i * d.k + p)) *
+                          detail::load_element(d.type, o.b.data(), size_t(p * d.n + j)));
+    }
+    const double want = detail::load_element(d.type, ref.data(), at);
+    const double allowed = bound.allowed(0, i, j, abs_ab, detail::load_element(d.type, o.c0.data(), at), want);
+    std::vector<std::byte> moved = c;
+    put(moved, d.type, at, want + 1.5 * allowed);
+    CHECK_FALSE(full(moved, own).passed);
+    CHECK_FALSE(check_emulated(d, o.a.data(), o.b.data(), o.c0.data(), moved.data(), five).passed);
+    put(moved, d.type, at, detail::load_element(d.type, c.data(), at) + 2.0 * s.sampled->row_sum_catch);
+    const Comparison caught = sampled(moved, own);
+    CHECK_FALSE(caught.passed);
+    REQUIRE(caught.sampled);
+    CHECK(caught.sampled->bad_rows == 1u);
+    // Inputs the emulation does not cover: the device ran the native kernel, whose bound judges.
+    Operands nan = o;
+    put(nan.a, d.type, 5, std::numeric_limits<double>::quiet_NaN());
+    std::vector<std::byte> native_c(o.c0.size());
+    reference_gemm(d, nan.a.data(), nan.b.data(), nan.c0.data(), native_c.data());
+    const Comparison fallback = compare_with_reference(d, nan.a.data(), nan.b.data(), nan.c0.data(), native_c.data(), own);
+    CHECK_MESSAGE(fallback.passed, fallback.summary());
+    CHECK(fallback.emulation_moduli == 0u);
+  }
+
+  TEST_CASE("the emulation's bound in the sampled check: f32, column-major, transposed, batched, broadcast B") {
+    std::mt19937_64 rng = test::case_rng("ozaki sampled bound");
+    for (DataType type : {DataType::f64, DataType::f32})
+      for (Layout layout : {Layout::row_major, Layout::col_major}) {
+        GemmDesc d = square(type, 40, 36, 70);
+        d.layout = layout, d.op_a = Op::t, d.alpha = 2.0, d.beta = -1.0;
+        d.batch = 3, d.stride_b = 0;
+        const Operands o = draw(d, rng, 6);
+        const uint32_t count = type == DataType::f64 ? 6u : 3u;
+        ModelOptions options;
+        options.moduli = count;
+        std::vector<std::byte> c(o.c0.size());
+        REQUIRE(model_gemm(d, o.a.data(), o.b.data(), o.c0.data(), c.data(), options));
+        const CompareOptions own{.emulation_moduli = count};
+        const SampleOptions sample{.seed = 3, .tile_m = 8, .tile_n = 8, .budget = 1, .vectors = 2};
+        CAPTURE(test::describe(d));
+        const Comparison f = compare_with_reference(d, o.a.data(), o.b.data(), o.c0.data(), c.data(), own);
+        const Comparison s = check_sampled(d, o.a.data(), o.b.data(), o.c0.data(), c.data(), own, sample);
+        CHECK_MESSAGE(f.passed, f.summary());
+        CHECK_MESSAGE(s.passed, s.summary());
+        CHECK_FALSE(compare_with_reference(d, o.a.data(), o.b.data(), o.c0.data(), c.data()).passed);
+      }
   }
 }

@@ -65,7 +65,9 @@ TEST_SUITE("peak") {
     for (const auto& m : rows) {
       INFO(m.name, ": ", m.reason);
       CHECK((m.unit == "TFLOP/s" || m.unit == "TOP/s" || m.unit == "GB/s"));
-      if (!m.measured) CHECK((contains(m.reason, "not available: ") || contains(m.reason, "not measured: ")));
+      if (!m.measured && m.derived_from.empty()) {
+        CHECK((contains(m.reason, "not available: ") || contains(m.reason, "not measured: ")));
+      }
     }
     const PeakMeasurement* f32 = find_row(rows, "f32 FMA");
     REQUIRE(f32 != nullptr);
@@ -97,6 +99,20 @@ TEST_SUITE("peak") {
     } else {
       CHECK_FALSE(f64->measured);
       CHECK(contains(f64->reason, "not available: the device has no shaderFloat64"));
+    }
+    // The emulated rows, right after f64 FMA: derived from an int8 matrix row where one was measured, else
+    // saying why (lavapipe 22 lists no cooperative matrices).
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (rows[i].name != "f64 FMA") continue;
+      REQUIRE(i + 2 < rows.size());
+      CHECK(rows[i + 1].name == "f64 emulated (ozaki)");
+      CHECK(rows[i + 2].name == "f32 emulated (ozaki)");
+      for (const PeakMeasurement& e : {rows[i + 1], rows[i + 2]}) {
+        INFO(e.name, ": ", e.reason, e.detail);
+        CHECK_FALSE(e.measured);
+        if (e.derived_from.empty()) CHECK(contains(e.reason, "not available: "));
+        else CHECK(contains(e.detail, "derived, not timed"));
+      }
     }
     const PeakMeasurement* copy = find_row(rows, "copy");
     REQUIRE(copy != nullptr);
@@ -149,6 +165,58 @@ TEST_SUITE("peak") {
         REQUIRE(row != nullptr);
         if (row->measured) check_measured(*row, o);
       }
+    }
+  }
+
+  TEST_CASE("the emulated rows: the fastest int8 matrix row over the default moduli's products, or why not") {
+    DeviceInfo dev;
+    dev.float64 = true, dev.storage8 = true;
+    const auto row = [](std::string name, std::string inputs, double value, bool measured) {
+      PeakMeasurement m;
+      m.name = std::move(name), m.inputs = std::move(inputs), m.value = value, m.measured = measured;
+      m.unit = inputs == "i8" ? "TOP/s" : "TFLOP/s";
+      return m;
+    };
+    const std::vector<PeakMeasurement> rows = {
+        row("f64 FMA", "", 30.0, true),
+        row("coopmat 16x16x16 f16*f16+f32", "f16", 900.0, true),   // not int8: never the source
+        row("coopmat 16x8x32 i8*i8+i32", "i8", 500.0, true),
+        row("coopmat 16x16x32 i8*i8+i32", "i8", 609.5, true),      // the fastest int8 row
+        row("coopmat 8x8x32 i8*i8+i32", "i8", 700.0, false),       // not measured: no value to take
+        row("coopmat 16x16x32 u8*u8+u32", "u8", 800.0, true),      // unsigned: not the emulation's products
+    };
+    const auto derived = emulation_rows(dev, rows);
+    REQUIRE(derived.size() == 2);
+    CHECK(derived[0].name == "f64 emulated (ozaki)");
+    CHECK(derived[1].name == "f32 emulated (ozaki)");
+    for (const PeakMeasurement& m : derived) {
+      INFO(m.name, ": ", m.detail);
+      CHECK_FALSE(m.measured);
+      CHECK(m.unit == "TFLOP/s");
+      CHECK(m.derived_from == "coopmat 16x16x32 i8*i8+i32");
+      CHECK(contains(m.detail, "derived, not timed"));
+      CHECK(contains(m.detail, "coopmat 16x16x32 i8*i8+i32"));
+    }
+    CHECK(derived[0].products == 14u);
+    CHECK(derived[0].value == 609.5 / 14);
+    CHECK(derived[1].products == 6u);
+    CHECK(derived[1].value == 609.5 / 6);
+    // No int8 matrix row measured (no int8 matrix units): no value, and why.
+    const std::vector<PeakMeasurement> no_int8 = {rows[0], rows[1], rows[4], rows[5]};
+    for (const PeakMeasurement& m : emulation_rows(dev, no_int8)) {
+      CHECK(m.derived_from.empty());
+      CHECK(m.value == 0.0);
+      CHECK(contains(m.reason, "not available: no int8 matrix-unit row"));
+    }
+    // No shaderFloat64 (or no 8-bit storage): the device cannot run the emulation at all.
+    for (bool* missing : {&dev.float64, &dev.storage8}) {
+      *missing = false;
+      for (const PeakMeasurement& m : emulation_rows(dev, rows)) {
+        CHECK(m.derived_from.empty());
+        CHECK(m.value == 0.0);
+        CHECK(contains(m.reason, "shaderFloat64 and storageBuffer8BitAccess"));
+      }
+      *missing = true;
     }
   }
 
@@ -269,6 +337,12 @@ TEST_SUITE("peak") {
       CHECK(row.contains("driver"));
       if (row.at("measured").get<bool>()) {
         CHECK(row.at("value").get<double>() > 0.0);
+        CHECK_FALSE(row.at("derived").get<bool>());
+      } else if (row.at("derived").get<bool>()) {  // the emulated rows, from an int8 matrix row of this run
+        CHECK(row.at("value").get<double>() > 0.0);
+        CHECK_FALSE(row.at("derived_from").get<std::string>().empty());
+        CHECK(row.at("int8_products").get<int>() >= 2);
+        CHECK(contains(row.at("detail").get<std::string>(), "derived, not timed"));
       } else {
         CHECK_FALSE(row.at("reason").get<std::string>().empty());
       }

@@ -28,12 +28,13 @@ void print_table(const DeviceInfo& dev, const std::vector<PeakMeasurement>& rows
   fmt::print("device:   {} ({}, driver {} {})\n", dev.name, to_string(dev.type), dev.driver_name, dev.driver_version);
   fmt::print("{:<32} {:>12} {:>10}  {}\n", "measurement", "value", "ms", "how");
   for (const PeakMeasurement& m : rows) {
-    if (!m.measured) {
+    if (!m.measured && m.derived_from.empty()) {
       fmt::print("{:<32} {:>12} {:>10}  {}\n", m.name, "-", "-", m.reason);
       continue;
     }
     const std::string value = fmt::format("{:.{}f} {}", m.value, m.unit == "GB/s" ? 1 : 3, m.unit);
-    fmt::print("{:<32} {:>12} {:>10.3f}  {}\n", m.name, value, m.median_ms, m.detail);
+    const std::string ms = m.measured ? fmt::format("{:.3f}", m.median_ms) : "-";  // a derived row is not timed
+    fmt::print("{:<32} {:>12} {:>10}  {}\n", m.name, value, ms, m.detail);
   }
 }
 
@@ -42,8 +43,13 @@ nlohmann::json peak_records(const DeviceInfo& dev, const std::vector<PeakMeasure
   for (const PeakMeasurement& m : rows) {
     nlohmann::json r = {{"vkgemm_version", version}, {"build_commit", build_commit}, {"device", dev.name},
                         {"driver", dev.driver_version}, {"driver_name", dev.driver_name}, {"measurement", m.name},
-                        {"unit", m.unit}, {"measured", m.measured}};
-    if (m.measured) {
+                        {"unit", m.unit}, {"measured", m.measured}, {"derived", !m.derived_from.empty()}};
+    if (!m.derived_from.empty()) {  // not timed: the value follows from another row of the same run
+      r["value"] = m.value;
+      r["derived_from"] = m.derived_from;
+      r["int8_products"] = m.products;
+      r["detail"] = m.detail;
+    } else if (m.measured) {
       r["value"] = m.value;
       r["median_ms"] = m.median_ms;
       r["gpu_ms"] = m.gpu_ms;

@@ -1,7 +1,9 @@
 // The device's measured ceilings, in the manner of clpeak and vkpeak: FMA throughput in f32 and in packed
 // f16, the MMA throughput of each subgroup-scope cooperative-matrix shape the device lists, and device-memory
 // copy bandwidth. Each is one synthetic kernel (shaders/peak_*.comp) whose work is counted exactly, grown
-// until one dispatch lasts PeakOptions::target_ms, run warm, and timed with GPU timestamps.
+// until one dispatch lasts PeakOptions::target_ms, run warm, and timed with GPU timestamps. Besides them, the
+// emulated f64 and f32 rows (the ozaki kernel) are derived, not timed: the int8 matrix-unit row's rate over
+// the int8 products one emulated product takes.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +23,10 @@ struct PeakOptions {
 struct PeakMeasurement {
   std::string name;     // "f32 FMA", "f16 FMA (packed)", "f64 FMA", "coopmat 16x16x16 f16*f16+f32", "copy", ...
   std::string unit;     // "TFLOP/s", "TOP/s" (the integer rows) or "GB/s"
-  bool measured = false;
+  std::string inputs;   // the MMA rows' A and B type ("f16", "bf16", "i8", "u8"); empty for the others
+  bool measured = false;  // timed; a derived row is not (derived_from), though it has a value
+  std::string derived_from;  // derived rows: the measured row whose value this one follows from
+  uint32_t products = 0;     // derived emulation rows: int8 products per emulated product (the moduli)
   std::string reason;   // when not measured: why ("not available: ...", "not measured: ...")
   double value = 0.0;   // the median over the timed dispatches, in `unit`
   double median_ms = 0.0;         // GPU time of one dispatch, median
@@ -36,6 +41,15 @@ struct PeakMeasurement {
 // coopmat2's workgroup-scope MMA on its kernel's large tiles (fp32 and fp16 sums; one "coopmat2" row saying
 // why where the device has no VK_NV_cooperative_matrix2), copy. A row the device cannot run says why instead of failing; throws
 // vkgemm::Error only for bad options.
+// The emulated rows among them, after f64 FMA, sit beside the f32 and f64 FMA rows.
 std::vector<PeakMeasurement> measure_peaks(Engine& engine, const PeakOptions& options = {});
+
+// The emulated f64 and f32 rows ("f64 emulated (ozaki)", "f32 emulated (ozaki)"; docs/design/ozaki.md): not
+// timed, derived from `rows`' fastest measured int8 matrix-unit row (inputs "i8": coopmat or coopmat2,
+// i8*i8+i32) divided by the int8 products the default moduli take at a large k (default_moduli at k >= 1024:
+// f64 14, f32 6), in TFLOP/s of the emulated type (both count 2 operations a multiply-add). Where the device
+// cannot run the emulation (no shaderFloat64 or storageBuffer8BitAccess) or no int8 matrix row was measured
+// (no int8 matrix units), each row has no value and says why.
+std::vector<PeakMeasurement> emulation_rows(const DeviceInfo& info, const std::vector<PeakMeasurement>& rows);
 
 }  // namespace vkgemm

@@ -58,6 +58,13 @@ namespace vkgemm {
 struct CompareOptions {
   bool f16_accumulate = false;  // the sums are fp16 (GemmOptions::f16_accumulate): u = 2^-11
   bool random_inputs = false;   // the inputs are independent random values: the model bounds apply too
+  // The full call's comparisons (below) of an f32 or f64 result of the ozaki kernel with this many moduli
+  // (GemmOptions::emulation_moduli; 2 to 20): judged by the emulation's own bound instead of the native
+  // kernel's (docs/correctness.md, "Emulated products"), element by element and in the sampled check's row
+  // sums; the model bounds do not apply. A call whose inputs the emulation does not cover (NaN, an infinity,
+  // a subnormal that matters: the device then runs the native kernel) is judged by the native bound.
+  // 0: the native kernel's bound. The emulation with its default moduli meets that: leave this 0 for it.
+  uint32_t emulation_moduli = 0;
 };
 
 // c = a * b, row-major; a is m x k, b is k x n, c is m x n, elements of `type` (i8, u8: of i32). For float types,
@@ -91,6 +98,10 @@ struct Comparison {
                                     // reference may pass C's range there (their witnesses still count)
   };
   std::optional<Sampled> sampled;
+  // The bound that judged: the emulation's own with this many moduli (CompareOptions::emulation_moduli, the
+  // inputs covered), or 0: the native kernel's. With the emulation's, `bound` is the normwise bound its
+  // elements' allowances add up to, over the same scale as normwise_error.
+  uint32_t emulation_moduli = 0;
   std::string summary() const;   // one line for people
 };
 
@@ -137,6 +148,7 @@ Comparison compare_with_reference(DataType input, DataType output, uint32_t m, u
 }  // namespace vkgemm
 
 #include "vkgemm/blas.hpp"
+#include "vkgemm/options.hpp"
 
 namespace vkgemm {
 
@@ -148,6 +160,12 @@ namespace vkgemm {
 // where it has one, and each element is epilogue(alpha s + beta c0), computed in long double.
 void reference_gemm(const GemmDesc& desc, const void* a, const void* b, const void* c_in, void* c_out,
                     const void* bias = nullptr);
+
+// The CompareOptions::emulation_moduli a result of the kernel `ran` computed with `options` is judged with:
+// the ozaki kernel's with moduli other than its default for the call's type and k (options.emulation_moduli:
+// the caller traded accuracy for speed) by the emulation's own bound, that count; 0 for every other result
+// (the default moduli meet the native kernel's bound, and the native kernels are held to it).
+uint32_t emulation_moduli_to_judge(const GemmDesc& desc, const GemmOptions& options, Kernel ran) noexcept;
 
 // Judges a GPU result of the full call. Float types pass when, with gamma = 2 (k + 2) u,
 //   elementwise: |C_ij - C_ref_ij| <= gamma (|alpha| (|op(A)||op(B)|)_ij + |beta| |C0_ij|)   for every element

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "engine/engine_impl.hpp"
+#include "ozaki/moduli.hpp"
 #include "peak/timed_dispatch.hpp"
 #include "vkgemm/error.hpp"
 
@@ -198,6 +199,7 @@ PeakMeasurement measure_coopmat(EngineImpl& e, const PeakLoad& plan, const Coope
   const DeviceInfo& info = e.physical.info;
   const MmaTypes* t = mma_types(s);
   PeakMeasurement m = unavailable(shape_name(s), t ? t->unit : "TFLOP/s", coopmat_refusal(info, s));
+  m.inputs = s.a_type;
   if (!m.reason.empty()) return m;
   const uint32_t sg = info.subgroup_size, subgroups = std::max(1u, std::min(4u, info.max_workgroup_invocations / sg));
   PeakKernel k;
@@ -338,7 +340,52 @@ void add_coopmat_rows(EngineImpl& e, const PeakLoad& plan, std::vector<PeakMeasu
   }
 }
 
+// The emulated rows: each type's name and the k at which its default moduli are counted (past
+// ozaki::kFewerModuliK, where f32 takes one fewer: the large products the emulation is for).
+struct EmulationRow {
+  const char* name;
+  DataType type;
+};
+constexpr EmulationRow kEmulationRows[] = {
+    {"f64 emulated (ozaki)", DataType::f64},
+    {"f32 emulated (ozaki)", DataType::f32},
+};
+
+// Where the emulated rows go: after the FMA rows (f32, f16, f64), beside the native ceilings they stand against.
+void insert_emulation_rows(const DeviceInfo& info, std::vector<PeakMeasurement>& rows) {
+  const auto after = std::find_if(rows.begin(), rows.end(), [](const PeakMeasurement& m) { return m.name == "f64 FMA"; });
+  const auto at = after == rows.end() ? rows.begin() : after + 1;
+  std::vector<PeakMeasurement> emulated = emulation_rows(info, rows);
+  rows.insert(at, emulated.begin(), emulated.end());
+}
+
 }  // namespace
+
+std::vector<PeakMeasurement> emulation_rows(const DeviceInfo& info, const std::vector<PeakMeasurement>& rows) {
+  const PeakMeasurement* source = nullptr;  // the fastest measured int8 matrix-unit row
+  for (const PeakMeasurement& m : rows) {
+    if (m.measured && m.inputs == "i8" && m.value > 0.0 && (!source || m.value > source->value)) source = &m;
+  }
+  std::vector<PeakMeasurement> out;
+  for (const EmulationRow& row : kEmulationRows) {
+    PeakMeasurement m = unavailable(row.name, "TFLOP/s", "");
+    if (!info.float64 || !info.storage8) {
+      m.reason = "not available: the ozaki kernel needs shaderFloat64 and storageBuffer8BitAccess";
+    } else if (!source) {
+      m.reason = "not available: no int8 matrix-unit row (coopmat or coopmat2, i8*i8+i32) was measured; the "
+                 "emulation's int8 products would run on tiled";
+    } else {
+      m.products = ozaki::default_moduli(row.type, ozaki::kFewerModuliK);
+      m.derived_from = source->name;
+      m.value = source->value / m.products;
+      m.detail = fmt::format("derived, not timed: {} ({:.3f} TOP/s) / {} int8 products ({}'s default moduli at "
+                             "k >= {})", source->name, source->value, m.products, to_string(row.type),
+                             ozaki::kFewerModuliK);
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
 
 std::vector<PeakMeasurement> measure_peaks(Engine& engine, const PeakOptions& options) {
   if (options.repeat == 0 || options.repeat > 1000) {
@@ -361,6 +408,7 @@ std::vector<PeakMeasurement> measure_peaks(Engine& engine, const PeakOptions& op
     for (const char* name : {"coopmat", "coopmat2"}) rows.push_back(unavailable(name, "TFLOP/s", why));
     rows.push_back(unavailable(kDotRow, "TOP/s", why));
     rows.push_back(unavailable("copy", "GB/s", why));
+    insert_emulation_rows(info, rows);
     return rows;
   }
   for (const FmaRow& row : kFmaRows) {
@@ -369,6 +417,7 @@ std::vector<PeakMeasurement> measure_peaks(Engine& engine, const PeakOptions& op
   rows.push_back(guarded(kDotRow, "TOP/s", [&] { return measure_dot(e, plan); }));
   add_coopmat_rows(e, plan, rows);
   rows.push_back(guarded("copy", "GB/s", [&] { return measure_copy(e, plan); }));
+  insert_emulation_rows(info, rows);
   return rows;
 }
 

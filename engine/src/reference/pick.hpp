@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "ozaki/bound.hpp"
 #include "vkgemm/blas.hpp"
 #include "vkgemm/reference.hpp"
 
@@ -63,10 +64,15 @@ struct Pick {
 // The picked elements against the reference (elementwise, and normwise over them); bad_elements and
 // first_bad name C's span. The caller adds the gaps and decides. norm_ab2, sum over entries of ||A_t||_F^2
 // ||B_t||_F^2 of the finite elements, where the caller has it (else it is measured).
-// `bias`: the epilogue's bias vector, where desc's epilogue has one.
+// `bias`: the epilogue's bias vector, where desc's epilogue has one. `emulation`: the emulation's own bound
+// judges each element instead of the native kernel's (CompareOptions::emulation_moduli; null: the native).
 Comparison judge_picked(const GemmDesc& d, const void* a, const void* b, const void* c_in, const void* c_gpu,
                         const CompareOptions& options, const Pick& pick, std::optional<double> norm_ab2 = {},
-                        const void* bias = nullptr);
+                        const void* bias = nullptr, const ozaki::EmulationBound* emulation = nullptr);
+// The emulation's bound where options.emulation_moduli asks for it and the inputs are covered (else nullopt:
+// the native kernel's bound). Throws vkgemm::Error(invalid_argument) for a type the emulation does not take.
+std::optional<ozaki::EmulationBound> emulation_bound(const GemmDesc& d, const void* a, const void* b,
+                                                     const CompareOptions& options);
 // Every element of C's span outside the described matrices must equal c_in bitwise.
 void judge_gaps(const GemmDesc& d, const void* c_in, const void* c_gpu, Comparison& out);
 // passed: no bad element or row sum, and (float types) the normwise tests.

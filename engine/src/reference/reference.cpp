@@ -394,15 +394,16 @@ std::string sampled_summary(const Comparison::Sampled& s) {
 }
 
 std::string full_summary(const Comparison& c) {
-  if (c.bound == 0.0) {  // int32
+  if (c.bound == 0.0 && c.emulation_moduli == 0) {  // int32
     return c.bad_elements == 0 ? "exact match"
                                : fmt::format("{} elements differ, the first at index {}", c.bad_elements, c.first_bad);
   }
   const double normwise_error = c.normwise_error, bound = c.bound, worst_element_ratio = c.worst_element_ratio;
   const double normwise_model_ratio = c.normwise_model_ratio;
   const uint64_t bad_elements = c.bad_elements, first_bad = c.first_bad;
-  auto s = fmt::format("normwise error {:.3g} (bound {:.3g}), worst element at {:.3g} of its bound", normwise_error,
-                       bound, worst_element_ratio);
+  auto s = c.emulation_moduli ? fmt::format("the emulation's own bound ({} moduli): ", c.emulation_moduli) : std::string{};
+  s += fmt::format("normwise error {:.3g} (bound {:.3g}), worst element at {:.3g} of its bound", normwise_error,
+                   bound, worst_element_ratio);
   if (normwise_model_ratio > 0.0) s += fmt::format(", normwise at {:.3g} of the random-rounding model", normwise_model_ratio);
   if (bad_elements) s += fmt::format("; {} elements outside, the first at index {}", bad_elements, first_bad);
   return s;

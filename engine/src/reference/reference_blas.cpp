@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 
 #include "element_access.hpp"
+#include "ozaki/bound.hpp"
+#include "ozaki/moduli.hpp"
 #include "reference/epilogue.hpp"
 #include "reference/indexer.hpp"
 #include "reference/pick.hpp"
@@ -214,17 +216,37 @@ double epilogue_allowance(const GemmDesc& d, const detail::Tolerance& t, double 
          detail::activation_error(d.epilogue, t.u_sums(), x) + t.u_output() * std::fabs(y);
 }
 
+// The emulation's allowance of each picked element, in the order FloatCells holds them (pick.hpp's rows,
+// each across its entry's picked columns).
+template <typename A>
+std::vector<double> emulation_allowances(const ozaki::EmulationBound& bound, const Pick& pick, const FloatCells<A>& r) {
+  std::vector<double> out(r.cells.size());
+  for (const Pick::Row& row : pick.flat_rows()) {
+    const std::vector<int64_t>& cols = pick.cols[size_t(row.t)];
+    for (size_t w = 0; w < cols.size(); ++w) {
+      const uint64_t e = row.first_cell + w;
+      out[e] = bound.allowed(row.t, row.i, cols[w], r.stats[e].abs_sum, r.c0[e], static_cast<double>(r.ref[e]));
+    }
+  }
+  return out;
+}
+
 template <typename A>
 Comparison compare_float(const GemmDesc& d, const void* a, const void* b, const void* c_in, const void* c_gpu,
                          const CompareOptions& options, const Pick& pick, std::optional<double> norm_ab2,
-                         const void* bias) {
+                         const void* bias, const ozaki::EmulationBound* emulation) {
   const DataType out_type = output_type(d);
   Comparison out;
   FloatCells<A> r;
   compute(d, a, b, c_in, bias, pick, r, norm_ab2);
   const bool epilogue = d.epilogue.active();
   double epilogue_slack2 = 0.0;  // the epilogue's own terms, summed in square over the elements
-  const detail::Tolerance tolerance(d.type, out_type, static_cast<uint64_t>(d.k), 2, options);
+  // With the emulation's bound: its allowances, no model, and the normwise test theirs (implied by them).
+  CompareOptions rule = options;
+  if (emulation) rule.random_inputs = false;
+  const detail::Tolerance tolerance(d.type, out_type, static_cast<uint64_t>(d.k), 2, rule);
+  const std::vector<double> emulated = emulation ? emulation_allowances(*emulation, pick, r) : std::vector<double>{};
+  double emulated2 = 0.0;
   out.bound = tolerance.gamma();
   detail::ModelSums model;
   double diff2 = 0.0;
@@ -247,10 +269,11 @@ Comparison compare_float(const GemmDesc& d, const void* a, const void* b, const 
       epilogue_slack2 += own * own;
     }
     double ratio = 0.0;
+    if (emulation) emulated2 += emulated[i] * emulated[i];
     if (!std::isfinite(g)) {
       ratio = std::numeric_limits<double>::infinity();
     } else if (diff > 0.0) {
-      double allowed = tolerance.allowed(r.stats[i], terms);
+      double allowed = emulation ? emulated[i] : tolerance.allowed(r.stats[i], terms);
       if (epilogue) allowed = epilogue_allowance(d, tolerance, allowed, r.pre[i], ref);
       ratio = allowed > 0.0 ? diff / allowed : std::numeric_limits<double>::infinity();
     }
@@ -271,6 +294,13 @@ Comparison compare_float(const GemmDesc& d, const void* a, const void* b, const 
   const double norm_scale = std::fabs(d.alpha) * std::sqrt(r.norm_ab2) + std::fabs(d.beta) * std::sqrt(r.norm_c2);
   out.normwise_error = norm_scale > 0.0 ? norm / norm_scale : norm;
   out.normwise_model_ratio = tolerance.normwise_model_ratio(model, std::sqrt(diff2));
+  if (emulation) {  // ||C - C_ref|| <= ||allowances|| follows from the elements': the normwise test, theirs
+    out.emulation_moduli = emulation->moduli();
+    out.normwise_error = norm_scale > 0.0 ? std::sqrt(diff2) / norm_scale : std::sqrt(diff2);
+    out.bound = norm_scale > 0.0 ? std::sqrt(emulated2) / norm_scale : std::sqrt(emulated2);
+    if (epilogue) out.bound *= detail::activation_slope_bound(d.epilogue);
+    if (std::isnan(out.bound)) out.bound = std::numeric_limits<double>::infinity();  // inf / inf: the elements judge
+  }
   return out;
 }
 
@@ -280,10 +310,24 @@ namespace detail {
 
 Comparison judge_picked(const GemmDesc& d, const void* a, const void* b, const void* c_in, const void* c_gpu,
                         const CompareOptions& options, const Pick& pick, std::optional<double> norm_ab2,
-                        const void* bias) {
+                        const void* bias, const ozaki::EmulationBound* emulation) {
   if (is_integer(d.type)) return compare_int(d, a, b, c_in, c_gpu, pick);
-  return d.type == DataType::f64 ? compare_float<long double>(d, a, b, c_in, c_gpu, options, pick, norm_ab2, bias)
-                                 : compare_float<double>(d, a, b, c_in, c_gpu, options, pick, norm_ab2, bias);
+  return d.type == DataType::f64
+             ? compare_float<long double>(d, a, b, c_in, c_gpu, options, pick, norm_ab2, bias, emulation)
+             : compare_float<double>(d, a, b, c_in, c_gpu, options, pick, norm_ab2, bias, emulation);
+}
+
+std::optional<ozaki::EmulationBound> emulation_bound(const GemmDesc& d, const void* a, const void* b,
+                                                     const CompareOptions& options) {
+  if (options.emulation_moduli == 0) return std::nullopt;
+  if (d.type != DataType::f32 && d.type != DataType::f64) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("CompareOptions::emulation_moduli is for f32 and f64 products (the ozaki kernel's), "
+                            "not {}", to_string(d.type)));
+  }
+  std::optional<ozaki::EmulationBound> bound(std::in_place, d, a, b, options.emulation_moduli);
+  if (!bound->covered()) bound.reset();  // the device ran the native kernel: its bound judges
+  return bound;
 }
 
 void judge_gaps(const GemmDesc& d, const void* c_in, const void* c_gpu, Comparison& out) {
@@ -371,6 +415,12 @@ void reference_gemm(const GemmDesc& desc, const void* a, const void* b, const vo
   }
 }
 
+uint32_t emulation_moduli_to_judge(const GemmDesc& desc, const GemmOptions& options, Kernel ran) noexcept {
+  const uint32_t asked = options.emulation_moduli;
+  if (ran != Kernel::ozaki || asked == 0 || (desc.type != DataType::f32 && desc.type != DataType::f64)) return 0;
+  return asked == ozaki::default_moduli(desc.type, uint64_t(std::max<int64_t>(desc.k, 0))) ? 0 : asked;
+}
+
 Comparison compare_with_reference(const GemmDesc& desc, const void* a, const void* b, const void* c_in,
                                   const void* c_gpu, const CompareOptions& options, const void* bias) {
   check_gemm(desc);
@@ -380,7 +430,8 @@ Comparison compare_with_reference(const GemmDesc& desc, const void* a, const voi
   // combination goes to it too, its operands and C copied into the row-major plain product's order first:
   // a 1536^3 TT check took 2.5 s that way against 4.1 s on the general path (6.0 before its operands were
   // gathered; medians of 3 on a 2-core host).
-  const bool plain = !desc.epilogue.active() && desc.batch == 1 && desc.alpha == 1.0 && desc.beta == 0.0 && desc.m > 0 && desc.n > 0 &&
+  const std::optional<ozaki::EmulationBound> emulation = detail::emulation_bound(desc, a, b, options);
+  const bool plain = !emulation && !desc.epilogue.active() && desc.batch == 1 && desc.alpha == 1.0 && desc.beta == 0.0 && desc.m > 0 && desc.n > 0 &&
                      tight(desc, 'A') && tight(desc, 'B') && tight(desc, 'C');
   if (plain) {
     const auto m = static_cast<uint32_t>(desc.m), n = static_cast<uint32_t>(desc.n), k = static_cast<uint32_t>(desc.k);
@@ -397,7 +448,8 @@ Comparison compare_with_reference(const GemmDesc& desc, const void* a, const voi
     }
     return out;
   }
-  Comparison out = detail::judge_picked(desc, a, b, c_in, c_gpu, options, Pick::every(desc), {}, bias);
+  Comparison out = detail::judge_picked(desc, a, b, c_in, c_gpu, options, Pick::every(desc), {}, bias,
+                                       emulation ? &*emulation : nullptr);
   detail::judge_gaps(desc, c_in, c_gpu, out);
   detail::decide(desc, out);
   return out;

@@ -216,9 +216,11 @@ FloatPasses<Acc> float_passes(const GemmDesc& d, const void* a, const void* b, c
 // lambda sqrt(sum_j allowed_ij^2), by Hoeffding's inequality, with sum_j allowed_ij^2 bounded through
 // Minkowski's inequality and ||(|A_i| |B|)|| <= min(||A_i|| ||B||_F, sum_p |a_ip| ||B_p||)), and the
 // sums' own rounding in Acc (each a sum of n + k terms, then alpha, beta and the difference).
+// With the emulation's bound, its rows' allowances (ozaki::EmulationBound::row_allowed) take the place of
+// gamma's.
 template <typename Acc>
 void judge_float_rows(const GemmDesc& d, const FloatPasses<Acc>& p, int64_t t, const Tolerance& tol, double lambda,
-                      Comparison::Sampled& account) {
+                      const ozaki::EmulationBound* emulation, Comparison::Sampled& account) {
   const Indexer ic = indexer(d, 'C');
   const double own = 1.01 * double(d.n + d.k + 4) * static_cast<double>(std::numeric_limits<Acc>::epsilon()) / 2;
   const double alpha = std::fabs(d.alpha), beta = std::fabs(d.beta), gamma = tol.gamma();
@@ -230,8 +232,9 @@ void judge_float_rows(const GemmDesc& d, const FloatPasses<Acc>& p, int64_t t, c
       continue;
     }
     const double ab = p.a ? std::min(std::sqrt(p.a->sq[i]) * p.b_norm, p.a->absw[1][i]) : 0.0;
-    const double errors = lambda * (gamma * (alpha * ab + (p.c0 ? beta * std::sqrt(p.c0->sq[i]) : 0.0)) +
-                                    tol.absolute() * std::sqrt(double(d.n)));
+    const double c0 = p.c0 ? std::sqrt(p.c0->sq[i]) : 0.0;
+    const double errors = lambda * (emulation ? emulation->row_allowed(t, int64_t(i), ab, c0)
+                                              : gamma * (alpha * ab + beta * c0) + tol.absolute() * std::sqrt(double(d.n)));
     const double rounding = own * ((p.a ? alpha * p.a->absw[0][i] : 0.0) + (p.c0 ? beta * p.c0->absw[0][i] : 0.0) +
                                    p.c.absw[0][i]);
     const double bound = errors + rounding;
@@ -255,7 +258,8 @@ void judge_float_rows(const GemmDesc& d, const FloatPasses<Acc>& p, int64_t t, c
 
 template <typename Acc>
 double judge_float(const GemmDesc& d, const void* a, const void* b, const void* c_in, const void* c_gpu,
-                   const CompareOptions& options, std::mt19937_64& rng, Comparison::Sampled& account) {
+                   const CompareOptions& options, std::mt19937_64& rng, Comparison::Sampled& account,
+                   const ozaki::EmulationBound* emulation) {
   // The worst-case allowance alone: a right result meets it whatever its inputs (the model's is smaller,
   // and only for random inputs).
   const Tolerance tol(d.type, output_type(d), uint64_t(d.k), 2, {.f16_accumulate = options.f16_accumulate});
@@ -270,7 +274,7 @@ double judge_float(const GemmDesc& d, const void* a, const void* b, const void* 
       for (const double r : p.a->sq) na2 += r;
       norm_ab2 += na2 * p.b_norm * p.b_norm;
     }
-    judge_float_rows(d, p, t, tol, lambda, account);
+    judge_float_rows(d, p, t, tol, lambda, emulation, account);
   }
   return norm_ab2;
 }
@@ -303,14 +307,15 @@ void judge_int(const GemmDesc& d, const void* a, const void* b, const void* c_in
 }  // namespace
 
 double judge_row_sums(const GemmDesc& d, const void* a, const void* b, const void* c_in, const void* c_gpu,
-                      const CompareOptions& options, std::mt19937_64& rng, Comparison::Sampled& account) {
+                      const CompareOptions& options, std::mt19937_64& rng, Comparison::Sampled& account,
+                      const ozaki::EmulationBound* emulation) {
   if (d.m == 0 || d.n == 0 || d.batch == 0) return 0.0;
   if (is_integer(d.type)) {
     judge_int(d, a, b, c_in, c_gpu, rng, account);
     return 0.0;
   }
-  if (d.type == DataType::f64) return judge_float<long double>(d, a, b, c_in, c_gpu, options, rng, account);
-  return judge_float<double>(d, a, b, c_in, c_gpu, options, rng, account);
+  if (d.type == DataType::f64) return judge_float<long double>(d, a, b, c_in, c_gpu, options, rng, account, emulation);
+  return judge_float<double>(d, a, b, c_in, c_gpu, options, rng, account, emulation);
 }
 
 }  // namespace vkgemm::detail

@@ -98,6 +98,8 @@ Pick choose_witnesses(const GemmDesc& d, const SampleOptions& s, std::mt19937_64
 Comparison check_sampled(const GemmDesc& desc, const void* a, const void* b, const void* c_in, const void* c_gpu,
                          const CompareOptions& options, const SampleOptions& sample, const void* bias) {
   check_gemm(desc);
+  const std::optional<ozaki::EmulationBound> emulation = detail::emulation_bound(desc, a, b, options);
+  const ozaki::EmulationBound* own = emulation ? &*emulation : nullptr;
   std::mt19937_64 rng(sample.seed);
   Comparison::Sampled account;
   account.seed = sample.seed;
@@ -110,9 +112,9 @@ Comparison check_sampled(const GemmDesc& desc, const void* a, const void* b, con
   if (desc.epilogue.active()) {
     account.vectors = 0;
   } else {
-    norm_ab2 = detail::judge_row_sums(desc, a, b, c_in, c_gpu, options, rng, account);
+    norm_ab2 = detail::judge_row_sums(desc, a, b, c_in, c_gpu, options, rng, account, own);
   }
-  Comparison out = detail::judge_picked(desc, a, b, c_in, c_gpu, options, witnesses, norm_ab2, bias);
+  Comparison out = detail::judge_picked(desc, a, b, c_in, c_gpu, options, witnesses, norm_ab2, bias, own);
   detail::judge_gaps(desc, c_in, c_gpu, out);
   out.sampled = account;
   detail::decide(desc, out);
