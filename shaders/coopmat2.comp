@@ -91,8 +91,9 @@ const uint ALIGN = 8;
 #ifdef VKGEMM_DEQUANT
 #define OUT_T float
 #define MAT_OUT coopmat<float, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>
+// Elements of an edge tile outside C (dropped by the clamped store) read no scale past the vector's end.
 float scale_element(const in uint row, const in uint col, const in float x, const in uint row0, const in uint col0) {
-  return x * dequant_scale(row0 + row, col0 + col);
+  return row0 + row < p.M && col0 + col < p.N ? x * dequant_scale(row0 + row, col0 + col) : x;
 }
 MAT_OUT dequantize(MAT_ACC acc, uint row0, uint col0) {
   MAT_OUT x = MAT_OUT(acc);

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/registry.hpp"
 #include "support.hpp"
 #include "vkgemm/plan.hpp"
 #include "vkgemm/reference.hpp"
@@ -214,6 +215,11 @@ TEST_SUITE("dequant") {
     no_vectors.epilogue.scale = ScaleAxis::per_column;
     test::expect_error([&] { e.gemm(no_vectors, host.data(), host.data(), host.data(), {}, nullptr); },
                        ErrorCode::invalid_argument, "per_column scales but their host pointer (bias) is null");
+    DeviceInfo bare = e.device();  // i8 into f16 C where the device cannot store 16-bit words
+    bare.storage16 = false, bare.name = "a device without 16-bit storage";
+    test::expect_error(
+        [&] { kernels::check_supported(bare, tuning::Table{}, {DataType::i8, DataType::f16, false}, {.kernel = Kernel::tiled}); },
+        ErrorCode::unsupported_type, "i8 into f16 C needs the storageBuffer16BitAccess feature, which a device without");
     Buffer small = e.create_buffer(64 * 8), tiny = e.create_buffer(28);
     test::expect_error([&] { e.gemm(no_vectors, {&small, 0}, {&small, 0}, {&small, 0}, {}, {&tiny, 0}); },
                        ErrorCode::buffer_too_small, "scales (per_column: n = 8 f32 values) needs 32 bytes");

@@ -62,9 +62,9 @@ void check_types(const DeviceInfo& device, const Types& types) {
   const bool int8 = in == DataType::i8 || in == DataType::u8;
   if (!output_allowed(in, out)) {
     throw Error(ErrorCode::invalid_argument,
-                fmt::format("{} inputs give C of {}{}, not {}", to_string(in), to_string(default_output_type(in)),
-                            in == DataType::bf16 ? " or bf16" : int8 ? " (or f32 and f16: dequantized)" : "",
-                            to_string(out)));
+                fmt::format("{} inputs give C of {}{}, not {}{}", to_string(in), to_string(default_output_type(in)),
+                            in == DataType::bf16 ? " or bf16" : "", to_string(out),
+                            int8 ? " (or f32 and f16: dequantized, GemmDesc::epilogue.scale)" : ""));
   }
   check_storage(device, in);
   if (int8 && out == DataType::f16 && !device.storage16) {  // the dequantized C is stored as 16-bit words
