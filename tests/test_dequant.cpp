@@ -57,12 +57,13 @@ bool runs(Kernel kernel, DataType input, DataType output, const GemmOptions& opt
 
 // Case i's dequantization and epilogue: the scale per_tensor or per_column, the bias's axis and type turning
 // with i so that every pair meets across the activations. The tensor scale keeps the values O(1) for the
-// activations to bend: an i8 sum of k terms is about 5500 sqrt(k), a u8 one about 16000 k.
+// activations to bend (none saturates, so that a wrong scale shows): an i8 sum of k terms is about
+// +-5500 sqrt(k), a u8 one (all terms positive) about 16000 k.
 Epilogue dequant_case(Activation act, size_t i, DataType input, DataType c_type) {
   Epilogue e;
   e.activation = act;
   e.scale = i % 2 ? ScaleAxis::per_column : ScaleAxis::per_tensor;
-  const float typical = input == DataType::u8 ? 1.0f / 16384 : 1.0f / 4096;
+  const float typical = input == DataType::u8 ? 1.0f / 262144 : 1.0f / 4096;
   e.tensor_scale = e.scale == ScaleAxis::per_column ? typical * 16 : typical;  // per_column scales are ~1/16
   e.bias = static_cast<BiasAxis>((i / 2) % 3);
   e.bias_type = (i / 6) % 2 ? c_type : DataType::f32;
@@ -87,7 +88,9 @@ int run_dequant(Kernel kernel, DataType input, DataType output, const GemmOption
       GemmDesc d;
       d.type = input, d.c_type = output, d.m = m, d.n = n, d.k = k;
       d.layout = (i / 3) % 2 ? Layout::col_major : Layout::row_major;
-      d.alpha = i % 4 == 3 ? -1.5 : 1.0;
+      // A u8 product's sums are all positive: a negative alpha would put every element where ReLU and GELU
+      // are flat (0), and a wrong scale could not show; its alpha stays positive.
+      d.alpha = i % 4 == 3 ? (input == DataType::u8 ? 1.5 : -1.5) : 1.0;
       d.beta = i % 5 == 4 ? 0.5 : 0.0;
       d.epilogue = dequant_case(act, i, input, output);
       const auto result = test::check_gemm_call(d, options, rng, i % 2 ? 0 : 3);

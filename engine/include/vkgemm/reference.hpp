@@ -154,8 +154,9 @@ namespace vkgemm {
 // at bias_byte_offset(desc)), and compare_with_reference judges each element alone: 6 * 2^-24 of |scaled
 // product| + |beta c0| + |bias| (fp32's conversion of the sum, the two scale multiplications, alpha's own
 // rounding, beta C and the additions) through the activation's slope, plus its own error and C's rounding.
-// Cut into CompareOptions::k_chunks > 1, each chunk adds its conversion, scalings and addition into C: 4 more
-// u a chunk, of |scale| k max|a||b| (which bounds every partial sum) in place of |scaled product|.
+// Cut into CompareOptions::k_chunks > 1, each chunk adds its conversion, scalings and addition into C and the
+// rounding of its partial result stored in C: 4u + u_C a chunk, of |scale| k max|a||b| (which bounds every
+// partial sum).
 void reference_gemm(const GemmDesc& desc, const void* a, const void* b, const void* c_in, void* c_out,
                     const void* bias = nullptr);
 

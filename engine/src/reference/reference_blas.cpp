@@ -255,8 +255,8 @@ DequantCells compute_dequant(const GemmDesc& d, const void* a, const void* b, co
 // multiplications by its column's scale and by alpha (tensor_scale folded in, itself rounded), beta C's
 // product and the two additions: 6u of the terms' magnitudes; scaled by the activation's slope, plus its own
 // error and the rounding to C (with f16's subnormal spacing as an absolute floor).
-// Cut into k_chunks along K, each chunk adds 4u (its conversion, two scalings, its addition into C) of a
-// magnitude bounding every partial sum: |scale| k max|a| max|b|.
+// Cut into k_chunks along K, each chunk adds 4u (its conversion, two scalings, its addition into C) and the
+// rounding of its partial result stored in C, of a magnitude bounding every partial sum: |scale| k max|a||b|.
 double dequant_allowance(const GemmDesc& d, const CompareOptions& options, double pre, double terms, double scale,
                          double y) {
   const double u = std::ldexp(1.0, -24);
@@ -264,7 +264,10 @@ double dequant_allowance(const GemmDesc& d, const CompareOptions& options, doubl
   const double u_out = out_type == DataType::f16 ? std::ldexp(1.0, -11) : 0.0;
   const double floor = out_type == DataType::f16 ? std::ldexp(1.0, -25) : std::ldexp(1.0, -126);
   const double largest_term = d.type == DataType::u8 ? 255.0 * 255.0 : 128.0 * 128.0;
-  const double chunks = options.k_chunks > 1 ? 4.0 * options.k_chunks * u * scale * double(d.k) * largest_term : 0.0;
+  // Each chunk's partial result is stored in C between chunks: rounded to C's type too (f16: 2^-11).
+  const double u_store = out_type == DataType::f16 ? std::ldexp(1.0, -11) : u;
+  const double chunks =
+      options.k_chunks > 1 ? options.k_chunks * (4.0 * u + u_store) * scale * double(d.k) * largest_term : 0.0;
   return detail::activation_slope_bound(d.epilogue) * (6.0 * u * terms + chunks) +
          detail::activation_error(d.epilogue, u, pre) + u_out * std::fabs(y) + floor;
 }
