@@ -347,7 +347,7 @@ uvec4 packed_bf16(uint at) {
 // B, so a bf16 accumulator matrix is not a type the device offers (the validation layer says so), and
 // NVIDIA's driver 580 converted fp32 fragments to bf16 an ulp off; bf16_bits rounds to nearest even.
 void store_fragment(MAT_ACC frag, uint batch, uint r, uint c, uint c_base, bool direct, uint sg) {
-#ifndef VKGEMM_BF16_C
+#if !defined(VKGEMM_BF16_C) && !defined(VKGEMM_DEQUANT)
   if (direct) {
     if (p.alpha != SCALAR_T(1)) frag = frag * ACC_T(p.alpha);
     coopMatStore(MAT_C(frag), C, c_base + r * p.ldc + c, p.ldc, gl_CooperativeMatrixLayoutRowMajor);
@@ -407,9 +407,15 @@ void main() {
   // path's element-wise store_c was right; C is read once per element either way.
   // A fused epilogue (epilogue.glsl) needs each element's row and column, which a KHR fragment does not
   // tell: its products take the staged path, where store_c applies it.
+#ifdef VKGEMM_DEQUANT
+  // A dequantized C (an int8 product into float C) needs each element's column for its scale, and fp32
+  // arithmetic on the integer sums: staged, through store_c, as an epilogue is.
+  const bool direct = false;
+#else
   const bool direct = !epilogue_on() &&
                       (WHOLE != 0 || ((p.flags & GEMM_BETA_ZERO) != 0u && c_base % 8 == 0 && p.ldc % 8 == 0 &&
                                       row0 + BM <= p.M && col0 + BN <= p.N));
+#endif
   [[unroll]] for (uint i = 0; i < FM; ++i) {
     [[unroll]] for (uint j = 0; j < FN; ++j) {
       const uint r = row0 + sg_row + i * TM, c = col0 + sg_col + j * TN;

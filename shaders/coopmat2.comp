@@ -6,8 +6,8 @@
 #extension GL_NV_cooperative_matrix2 : enable
 // f16, bf16 and int8 GEMM on workgroup-scope cooperative matrices (VK_NV_cooperative_matrix2). Built with
 // VKGEMM_F16, VKGEMM_BF16_MMA (A_T bfloat16_t, fp32 sums; C_T float, or bfloat16_t with VKGEMM_BF16_C: see
-// MAT_C) or VKGEMM_INT8_MMA (A_T int8_t or uint8_t; the sums and C int, or uint for u8); int8 is never split
-// along K: the host plans one slice.
+// MAT_C) or VKGEMM_INT8_MMA (A_T int8_t or uint8_t; the sums and C int, or uint for u8; with VKGEMM_DEQUANT,
+// C float or float16_t: MAT_OUT below); int8 is never split along K: the host plans one slice.
 //
 // The whole workgroup owns one BM x BN accumulator, and A and B go straight from the buffers into BM x BK
 // and BK x BN matrices through tensor layouts (the driver stages them through shared memory and schedules
@@ -84,6 +84,33 @@ const uint ALIGN = 8;
 #define SET_B(lb, kd, stride) \
   lb = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lb, TRANS_B != 0 ? p.N : kd, TRANS_B != 0 ? kd : p.N), stride, 1)
 
+// The matrix alpha, beta C and the epilogue work on (MAT_OUT, of OUT_T): the accumulator itself, or for a
+// dequantizing int8 product (VKGEMM_DEQUANT: float C) an fp32 matrix converted from the integer accumulator,
+// each element multiplied by its column's scale (epilogue.glsl's dequant_scale, in a per-element callback
+// only where the host set a scale vector: the per-tensor scale is in alpha). Then as for f16 inputs.
+#ifdef VKGEMM_DEQUANT
+#define OUT_T float
+#define MAT_OUT coopmat<float, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>
+// Elements of an edge tile outside C (dropped by the clamped store) read no scale past the vector's end.
+float scale_element(const in uint row, const in uint col, const in float x, const in uint row0, const in uint col0) {
+  return row0 + row < p.M && col0 + col < p.N ? x * dequant_scale(row0 + row, col0 + col) : x;
+}
+MAT_OUT dequantize(MAT_ACC acc, uint row0, uint col0) {
+  MAT_OUT x = MAT_OUT(acc);
+  if (p.scale != 0u) {
+    MAT_OUT scaled;
+    coopMatPerElementNV(scaled, x, scale_element, row0, col0);
+    x = scaled;
+  }
+  return x;
+}
+#define TO_OUT(acc, row0, col0) dequantize(acc, row0, col0)
+#else
+#define OUT_T ACC_T
+#define MAT_OUT MAT_ACC
+#define TO_OUT(acc, row0, col0) (acc)
+#endif
+
 // The fused epilogue (epilogue.glsl) on each element of the tile at (row0, col0), where the host set one: the
 // per-element callback gets the element's row and column inside the tile, and the tile's origin from shared
 // memory (passed as the callback's extra arguments it cost more: docs/design/epilogue.md). The store is in
@@ -93,14 +120,14 @@ const uint ALIGN = 8;
 #define APPLY_EPILOGUE(acc, row0, col0)
 #else
 shared uint epilogue_origin[2];
-ACC_T epilogue_element(const in uint row, const in uint col, const in ACC_T x) {
-  return ACC_T(gemm_epilogue(EPI_T(x), epilogue_origin[0] + row, epilogue_origin[1] + col));
+OUT_T epilogue_element(const in uint row, const in uint col, const in OUT_T x) {
+  return OUT_T(gemm_epilogue(EPI_T(x), epilogue_origin[0] + row, epilogue_origin[1] + col));
 }
 #define APPLY_EPILOGUE(acc, row0, col0)                                                \
   if (epilogue_on()) {                                                              \
     if (gl_LocalInvocationIndex == 0u) epilogue_origin = uint[2](row0, col0);         \
     barrier();                                                                         \
-    MAT_ACC fused;                                                                     \
+    MAT_OUT fused;                                                                     \
     coopMatPerElementNV(fused, acc, epilogue_element);                                 \
     acc = fused;                                                                       \
   }
@@ -116,12 +143,12 @@ ACC_T epilogue_element(const in uint row, const in uint col, const in ACC_T x) {
   if ((p.flags & GEMM_BETA_ZERO) == 0u) {                                              \
     MAT_C c0;                                                                          \
     coopMatLoadTensorNV(c0, C, c_base, sliceTensorLayoutNV(lc, row0, BM, col0, BN));   \
-    acc = acc + MAT_ACC(c0) * ACC_T(p.beta);                                           \
+    acc = acc + MAT_OUT(c0) * OUT_T(p.beta);                                           \
   }
 #endif
 #define APPLY_ALPHA_BETA(acc, lc, c_base, row0, col0, partial)                         \
   if (!(partial)) {                                                                    \
-    if (p.alpha != SCALAR_T(1)) acc = acc * ACC_T(p.alpha);                            \
+    if (p.alpha != SCALAR_T(1)) acc = acc * OUT_T(p.alpha);                            \
     ADD_BETA_C(acc, lc, c_base, row0, col0)                                            \
     APPLY_EPILOGUE(acc, row0, col0)                                                    \
   }
@@ -146,7 +173,7 @@ MAT_C to_c(MAT_ACC acc) {
 // down to multiples of 8 (which changes nothing but shows the compiler that wide stores are safe), as the
 // fast path's loads do. The clamped layout's store costs every tile several microseconds more, which K-light
 // products feel most (docs/design/coopmat2.md).
-void store_inside(MAT_ACC acc, uint c_base, uint row0, uint col0, bool partial) {
+void store_inside(MAT_OUT acc, uint c_base, uint row0, uint col0, bool partial) {
   const uint c_off = c_base & ~7u;
   tensorLayoutNV<2> lc = createTensorLayoutNV(2);
   lc = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lc, p.M, p.N), p.ldc & ~7u, 1);
@@ -156,7 +183,7 @@ void store_inside(MAT_ACC acc, uint c_base, uint row0, uint col0, bool partial) 
 }
 
 // Any other tile, through a clamped layout, which drops the elements outside C.
-void store_clamped(MAT_ACC acc, uint c_base, uint row0, uint col0, bool partial) {
+void store_clamped(MAT_OUT acc, uint c_base, uint row0, uint col0, bool partial) {
   tensorLayoutNV<2, CLAMP> lc = createTensorLayoutNV(2, CLAMP);
   lc = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lc, p.M, p.N), p.ldc, 1);
   APPLY_ALPHA_BETA(acc, lc, c_base, row0, col0, partial)
@@ -167,9 +194,9 @@ void store_clamped(MAT_ACC acc, uint c_base, uint row0, uint col0, bool partial)
 // C = alpha * acc + beta * C, or a split-K slice's raw sums to the workspace (partial).
 void store_result(MAT_ACC acc, uint c_base, uint row0, uint col0, bool partial, bool inside) {
   if (inside && c_base % 8 == 0 && p.ldc % 8 == 0)
-    store_inside(acc, c_base, row0, col0, partial);
+    store_inside(TO_OUT(acc, row0, col0), c_base, row0, col0, partial);
   else
-    store_clamped(acc, c_base, row0, col0, partial);
+    store_clamped(TO_OUT(acc, row0, col0), c_base, row0, col0, partial);
 }
 
 // A tile's first row or column: an edge tile on a side that is a multiple of 8 and at least a tile long

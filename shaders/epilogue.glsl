@@ -3,7 +3,8 @@
 //   y = activation(x + bias),  x = alpha * acc + beta * C, in the epilogue's type EPI_T (the sums' precision:
 // float for f32, f16 and bf16 inputs, double for f64), before the store's conversion to C's type.
 // Included by gemm_interface.glsl after the push-constant block. Integer variants (VKGEMM_NO_EPILOGUE) have
-// none: the door refuses an epilogue on integer C. Every function here is the only one of its kind: the
+// none: the door refuses an epilogue on integer C; the dequantizing int8 variants (VKGEMM_DEQUANT, float C)
+// have it, in fp32, and dequant_scale besides. Every function here is the only one of its kind: the
 // kernels call gemm_epilogue and nothing else.
 //
 // The transcendental activations use exp alone (Vulkan's exp errs by at most 3 + 2|x| ulp), each written so
@@ -88,6 +89,16 @@ EPI_T gemm_epilogue(EPI_T x, uint row, uint col) {
   }
   return epilogue_activation(x, e & GEMM_ACT_MASK);
 }
+
+#ifdef VKGEMM_DEQUANT
+// The dequantization scale of element (row, col) of this dispatch's row-major problem: its column's (or,
+// once the column-major turn swapped them, its row's) f32 from binding 3, or 1 (the per-tensor scale is in
+// alpha). The kernels multiply the fp32 sum by it, then by alpha, before beta C and the epilogue.
+float dequant_scale(uint row, uint col) {
+  if (p.scale == 0u) return 1.0;
+  return uintBitsToFloat(BIAS[p.scale_offset + (p.scale == GEMM_SCALE_COLUMN ? col : row)]);
+}
+#endif
 
 #else
 bool epilogue_on() { return false; }  // integer variants: the door refuses an epilogue on integer C

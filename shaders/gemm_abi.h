@@ -36,11 +36,11 @@
   FIELD(k_split)      /* split-K: the K range of one slice (K, at least 1, when not split) */                      \
   FIELD(split_stride) /* split-K (or a C through the workspace): elements between consecutive slices' sums; 0: none */
 // After the 16 fields (64 bytes): alpha then beta, each in the shader's SCALAR_T (float, int or double; 8
-// bytes each at most); then, at 80, the epilogue's four words (below), so the block is 96 bytes, inside the
-// 128 every device guarantees.
+// bytes each at most); then, at 80, the epilogue's four words and the dequantization's two (below), so the
+// block is 104 bytes, inside the 128 every device guarantees.
 #define GEMM_PUSH_SCALARS_OFFSET 64
 #define GEMM_PUSH_EPILOGUE_OFFSET 80
-#define GEMM_PUSH_BYTES 96
+#define GEMM_PUSH_BYTES 104
 
 // ---- the fused epilogue (epilogue.glsl; vkgemm::Epilogue in blas.hpp) ----
 // The word `epilogue`: the activation in its low 4 bits, the bias's broadcast and its stored type above.
@@ -65,6 +65,13 @@
 #define GEMM_BIAS_BF16 2u
 #define GEMM_BIAS_F64 3u
 #define GEMM_BIAS_BINDING 3
+// The dequantization of an int8 product into float C (the VKGEMM_DEQUANT variants; vkgemm::ScaleAxis): the
+// word `scale` is 0 (no vector: the per-tensor scale is folded into alpha on the host), GEMM_SCALE_COLUMN
+// (column j's scale is the f32 word scale_offset + j of binding 3) or GEMM_SCALE_ROW (row i's, once the
+// column-major turn swapped them). A push word of its own, not the epilogue word's bits: it applies on every
+// K chunk (linear in the sums), the bias and activation only on the last.
+#define GEMM_SCALE_COLUMN 1u
+#define GEMM_SCALE_ROW 2u
 // The specialization constant EPILOGUE (epilogue.glsl): the epilogue word itself in the pipelines of a pass
 // that applies one (engine/src/plan/schedule.cpp), 0 elsewhere, so that a plain product's pipeline has no
 // epilogue code at all (the code compiled in beside a runtime test cost the blocked kernel's registers) and

@@ -70,6 +70,16 @@ uint bf16_bits(float r) {
 #define LOAD_T int
 #define WIDEN(x) int(x)  // i8 sign-extends, u8 zero-extends
 #endif
+// VKGEMM_DEQUANT (with VKGEMM_INT8 or VKGEMM_INT8_MMA): an int8 product into float C (C_T float, or float16_t
+// with VKGEMM_DEQUANT_F16, a 16-bit word in storage; an f16 matrix in the matrix kernels). The integer sums
+// are converted and scaled in fp32 (epilogue.glsl's dequant_scale) before alpha, beta C and the epilogue,
+// all fp32: SCALAR_T is float.
+#ifdef VKGEMM_DEQUANT_F16
+#extension GL_EXT_shader_16bit_storage : require
+#ifdef VKGEMM_INT8_MMA
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#endif
+#endif
 
 #ifndef A_T
 #define A_T ELEM_T
@@ -80,6 +90,8 @@ uint bf16_bits(float r) {
 #ifdef VKGEMM_F16
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_shader_16bit_storage : require
+#define SCALAR_T float
+#elif defined(VKGEMM_DEQUANT)
 #define SCALAR_T float
 #else
 #define SCALAR_T ACC_T
@@ -111,6 +123,8 @@ layout(push_constant) uniform GemmParams {
   uint bias_offset;
   float act_a;
   float act_b;
+  uint scale;         // the dequantization (gemm_abi.h GEMM_SCALE_*; epilogue.glsl dequant_scale)
+  uint scale_offset;
 } p;
 
 #include "epilogue.glsl"
@@ -146,7 +160,11 @@ LOAD_T load_b(uint batch, uint k, uint col) {
 
 void store_c(uint batch, uint row, uint col, ACC_T acc) {
   const uint at = p.c_offset + batch * p.stride_c + row * p.ldc + col;
+#ifdef VKGEMM_DEQUANT
+  SCALAR_T r = p.alpha * (float(acc) * dequant_scale(row, col));
+#else
   SCALAR_T r = p.alpha * SCALAR_T(acc);
+#endif
   if ((p.flags & GEMM_BETA_ZERO) == 0u) {
     r += p.beta * C_LOAD(C[at]);
   }

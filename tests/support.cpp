@@ -166,6 +166,20 @@ std::string describe(const GemmDesc& d) {
                               : std::string());
 }
 
+std::vector<std::byte> epilogue_vectors(const GemmDesc& desc, std::mt19937_64& rng) {
+  std::vector<std::byte> out(bias_byte_offset(desc));
+  std::uniform_real_distribution<float> scale(1.0f / 128, 1.0f / 8);  // positive, as quantization scales are
+  for (int64_t j = 0; j < scale_length(desc); ++j) {
+    const float s = scale(rng);
+    std::memcpy(&out[uint64_t(j) * 4], &s, 4);
+  }
+  if (desc.epilogue.bias == BiasAxis::none) return out;
+  const auto bias = random_elements(desc.epilogue.bias_type, uint64_t(bias_length(desc)), rng);
+  out.insert(out.end(), bias.begin(), bias.end());
+  if (scale_length(desc)) out.resize((out.size() + 3) / 4 * 4);  // whole f32 words, as the guards around them
+  return out;
+}
+
 ProductCheck check_gemm_call(const GemmDesc& desc, const GemmOptions& options, std::mt19937_64& rng,
                              uint32_t skew) {
   return check_gemm_call(engine(), desc, options, rng, skew);
@@ -181,11 +195,11 @@ ProductCheck check_gemm_call(Engine& e, const GemmDesc& desc, const GemmOptions&
   Guarded ga = make_guarded(e, desc.type, 0, 0, a, skew);
   Guarded gb = make_guarded(e, desc.type, 0, 0, b, skew);
   Guarded gc = make_guarded(e, output_type(desc), 0, 0, c0, skew);
-  // The epilogue's bias, where it has one: random, between guards as the operands are.
-  const bool has_bias = desc.epilogue.bias != BiasAxis::none;
-  const auto bias = has_bias ? random_elements(desc.epilogue.bias_type, uint64_t(bias_length(desc)), rng)
-                             : std::vector<std::byte>{};
-  Guarded gbias = make_guarded(e, desc.epilogue.bias_type, 0, 0, bias, skew);
+  // The epilogue's vectors, where it has them (per_column dequantization scales, then the bias): random,
+  // between guards as the operands are.
+  const bool has_bias = desc.epilogue.bias != BiasAxis::none || desc.epilogue.scale == ScaleAxis::per_column;
+  const auto bias = epilogue_vectors(desc, rng);
+  Guarded gbias = make_guarded(e, scale_length(desc) ? DataType::f32 : desc.epilogue.bias_type, 0, 0, bias, skew);
   ProductCheck out;
   try {
     out.timing = e.gemm(desc, {&ga.buffer, ga.data_offset}, {&gb.buffer, gb.data_offset}, {&gc.buffer, gc.data_offset},
@@ -199,8 +213,12 @@ ProductCheck check_gemm_call(Engine& e, const GemmDesc& desc, const GemmOptions&
   read_guarded(e, gb, "B", problems);
   const auto c = read_guarded(e, gc, "C", problems);
   if (has_bias) read_guarded(e, gbias, "bias", problems);
+  // A watchdog's K chunks (a dequantized product counts their roundings).
+  const uint64_t chunk = options.max_k_per_submission ? options.max_k_per_submission : uint64_t(std::max<int64_t>(desc.k, 1));
+  const auto chunks = static_cast<uint32_t>((uint64_t(std::max<int64_t>(desc.k, 1)) + chunk - 1) / chunk);
   const Comparison cmp = compare_with_reference(desc, a.data(), b.data(), c0.data(), c.data(),
-                                                {.f16_accumulate = options.f16_accumulate, .random_inputs = true},
+                                                {.f16_accumulate = options.f16_accumulate, .random_inputs = true,
+                                                 .k_chunks = chunks},
                                                 has_bias ? bias.data() : nullptr);
   if (!cmp.passed) problems += cmp.summary();
   out.passed = problems.empty();

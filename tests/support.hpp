@@ -124,6 +124,10 @@ std::vector<std::byte> random_elements(DataType type, uint64_t count, std::mt199
 // n floats uniform in [-1, 1).
 std::vector<float> random_floats(size_t n, std::mt19937_64& rng);
 
+// The epilogue's fourth operand for desc, random: per_column dequantization scales (positive, 1/128 to 1/8)
+// then the bias (random_elements of its type), whole f32 words where there are scales; empty without either.
+std::vector<std::byte> epilogue_vectors(const GemmDesc& desc, std::mt19937_64& rng);
+
 // The full BLAS call (blas.hpp), checked the same careful way: each operand's whole span (ld and stride
 // gaps included) at an offset `skew` elements past an aligned one (as check_product's: 3 by default, 0
 // lets lds and strides of multiples of 4 take vec4 loads) between guard regions; A, B and C0 random with

@@ -75,7 +75,10 @@ TEST_SUITE("narrow") {
     CHECK(output_allowed(DataType::bf16, DataType::bf16));
     CHECK_FALSE(output_allowed(DataType::bf16, DataType::f16));
     CHECK_FALSE(output_allowed(DataType::i8, DataType::i8));
-    CHECK_FALSE(output_allowed(DataType::u8, DataType::f32));
+    CHECK(output_allowed(DataType::u8, DataType::f32));  // dequantized (GemmDesc::epilogue.scale)
+    CHECK(output_allowed(DataType::i8, DataType::f16));
+    CHECK_FALSE(output_allowed(DataType::u8, DataType::bf16));
+    CHECK_FALSE(output_allowed(DataType::i32, DataType::f32));
   }
 
   TEST_CASE("bf16 conversions round to nearest even and round-trip every value") {

@@ -37,7 +37,7 @@ fail() {
 if ((EUID != 0)); then
   fail "must run as root (debootstrap and chroot need it; CI runs as root), not as uid $EUID"
 fi
-for f in "$bin/vkgemm" "$bin/tests/vkgemm_tests"; do
+for f in "$bin/vkgemm" "$bin/tests/vkgemm_tests" "$bin/tools/vkgemm_network_example"; do
   [[ -x $f ]] || fail "$f is missing: build first (cmake --preset release && cmake --build --preset release)"
 done
 
@@ -106,5 +106,15 @@ rm -f "$log"
 # activation and bias); a skip (exit 77) is a failure here too.
 VKGEMM_TEST_EXPECT="" in_root "$bin/tests/vkgemm_tests" --no-version --test-suite=epilogue "--test-case=coopmat kernel" ||
   fail "the epilogue suite's coopmat case failed or skipped (exit $?)"
+# The dequantization of int8 products on the KHR kernel (i8 and u8 into f32 and f16, both scales, every
+# activation); a skip (exit 77) is a failure here too.
+VKGEMM_TEST_EXPECT="" in_root "$bin/tests/vkgemm_tests" --no-version --test-suite=dequant "--test-case=coopmat kernel" ||
+  fail "the dequant suite's coopmat case failed or skipped (exit $?)"
+# The in-frame network example with the cooperative matrices its device now enables: every layer must run on
+# a matrix kernel (the example prints each layer's), its first frame checked, under validation.
+example=$(in_root "$bin/tools/vkgemm_network_example" --size 64x32 --frames 2 --validate) ||
+  fail "the network example failed (exit $?): $example"
+echo "$example"
+grep -qE '^layer 0: coopmat' <<<"$example" || fail "the network example's layers did not run on a matrix kernel"
 echo "coopmat-lavapipe: tests took $(($(date +%s) - start)) s ($summary)"
 echo "coopmat-lavapipe: passed"

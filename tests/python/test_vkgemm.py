@@ -316,3 +316,39 @@ def test_gil_released(engine):
     inside = sum(begin < r < end for r in readings)
     print(f"gil: {inside} readings inside the {span[1] - span[0]:.3f} s call")
     assert end - begin < 0.05 or inside >= 10, f"{inside} readings inside the call: the GIL was held"
+
+
+def test_epilogue_and_dequantization(engine):
+    """The fused epilogue through the C ABI: f32 with a bias and GELU (tanh form) against float64 numpy; i8 into
+    f32 and f16 with per-column scales, a bias and ReLU against the exact int64 sums; each bound checked to
+    fail on the scale skipped; refusals name the argument."""
+    g = rng(45)
+    a = g.uniform(-1, 1, (37, 29)).astype(np.float32)
+    b = g.uniform(-1, 1, (29, 45)).astype(np.float32)
+    bias = g.uniform(-1, 1, 45).astype(np.float32)
+    got = engine.matmul(a, b, bias=bias, activation="gelu-tanh")
+    x = a.astype(np.float64) @ b.astype(np.float64) + bias
+    want = 0.5 * x * (1 + np.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3)))
+    assert np.max(np.abs(got - want)) < 1e-5
+    qa = g.integers(-128, 128, (37, 29), dtype=np.int8)
+    qb = g.integers(-128, 128, (29, 45), dtype=np.int8)
+    scales = g.uniform(1 / 128, 1 / 8, 45).astype(np.float32)
+    sums = qa.astype(np.int64) @ qb.astype(np.int64)
+    for out_type, tol in (("f32", 1e-5), ("f16", 2e-3)):
+        got = engine.matmul(qa, qb, out_type=out_type, scale=scales, tensor_scale=1 / 4096, bias=bias, activation="relu")
+        want = np.maximum(sums * scales.astype(np.float64) / 4096 + bias, 0)
+        err = np.abs(got.astype(np.float64) - want)
+        assert np.all(err <= tol * (1 + np.abs(want))), f"{out_type}: worst {err.max()}"
+        skipped = np.maximum(sums / 4096 + bias, 0)  # the scale skipped: far outside the same bound
+        assert np.any(np.abs(got.astype(np.float64) - skipped) > tol * (1 + np.abs(skipped)))
+    got = engine.matmul(qa, qb, out_type="f32", scale=0.5)  # per tensor, no vectors
+    assert np.array_equal(got, (sums * 0.5).astype(np.float32))
+    with pytest.raises(vkgemm.Error) as e:
+        engine.matmul(a, b, scale=0.5)
+    assert "applies to an i8 or u8 product" in str(e.value)
+    with pytest.raises(vkgemm.Error) as e:
+        engine.matmul(qa, qb, out_type="f32", scale=scales[:3])
+    assert "n = 45 values" in str(e.value)
+    with pytest.raises(vkgemm.Error) as e:
+        engine.matmul(a, b, activation="swish")
+    assert "activation 'swish'" in str(e.value)

@@ -46,21 +46,39 @@ void check(VkResult r, const char* what) {
 struct App {
   VkInstance instance = VK_NULL_HANDLE;
   VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+  uint32_t api = VK_API_VERSION_1_2;  // the instance's: the loader's, at most 1.3
   VkPhysicalDevice pd = VK_NULL_HANDLE;
+  uint32_t device_api = 0;            // the device's
   uint32_t family = 0;
   VkDevice dev = VK_NULL_HANDLE;
   VkQueue queue = VK_NULL_HANDLE;
   VkPhysicalDeviceFeatures enabled{};
-  // What vkgemm's f16 kernels need: fp16 arithmetic and 16-bit storage buffers (the device's pNext chain).
-  VkPhysicalDevice16BitStorageFeatures storage16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
-  VkPhysicalDeviceShaderFloat16Int8Features float16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+  // What vkgemm's kernels use, turned on where the device has it (DeviceFeatures below): the f16 kernels
+  // need fp16 arithmetic and 16-bit storage, the i8 ones 8-bit storage, the cooperative-matrix kernels (the
+  // fast ones on NVIDIA, AMD and Intel) their extension, the memory model, maintenance4 and subgroup size
+  // control. vkgemm uses only what the device was created with (docs/library.md, "Adopting").
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  // The cooperative-matrix structs where the Vulkan headers have them (KHR from 1.3.255, NV2 from 1.3.300).
+#if defined(VK_KHR_cooperative_matrix)
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+#endif
+#if defined(VK_NV_cooperative_matrix2)
+  VkPhysicalDeviceCooperativeMatrix2FeaturesNV coop2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
+#endif
+  void* chain = nullptr;  // the enabled structs above, linked: VkDeviceCreateInfo::pNext
   std::vector<const char*> extensions;
 };
 
 void create_instance(App& app, bool validate) {
   VkApplicationInfo info{VK_STRUCTURE_TYPE_APPLICATION_INFO};
   info.pApplicationName = "vkgemm network example";
-  info.apiVersion = VK_API_VERSION_1_1;
+  uint32_t loader = VK_API_VERSION_1_0;
+  check(vkEnumerateInstanceVersion(&loader), "vkEnumerateInstanceVersion");
+  if (loader < VK_API_VERSION_1_2) throw std::runtime_error("the Vulkan loader speaks 1.1 or older; this example needs 1.2");
+  app.api = std::min(loader, VK_API_VERSION_1_3);
+  info.apiVersion = app.api;
   VkDebugUtilsMessengerCreateInfoEXT mi{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
   mi.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
   mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT;
@@ -79,39 +97,106 @@ void create_instance(App& app, bool validate) {
   if (validate) check(vkCreateDebugUtilsMessengerEXT(app.instance, &mi, nullptr, &app.messenger), "messenger");
 }
 
-// The first device with a compute queue; 16-bit storage (f16 operands) and push descriptors where it has them.
-void create_device(App& app) {
+// The first device with a compute queue that speaks Vulkan 1.2.
+void pick_device(App& app) {
   uint32_t count = 0;
   vkEnumeratePhysicalDevices(app.instance, &count, nullptr);
   std::vector<VkPhysicalDevice> pds(count);
   vkEnumeratePhysicalDevices(app.instance, &count, pds.data());
   for (VkPhysicalDevice pd : pds) {
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(pd, &props);
+    if (props.apiVersion < VK_API_VERSION_1_2) continue;
     uint32_t n = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, nullptr);
     std::vector<VkQueueFamilyProperties> fams(n);
     vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, fams.data());
     for (uint32_t i = 0; i < n && !app.pd; ++i)
-      if (fams[i].queueFlags & VK_QUEUE_COMPUTE_BIT) app.pd = pd, app.family = i;
+      if (fams[i].queueFlags & VK_QUEUE_COMPUTE_BIT) app.pd = pd, app.family = i, app.device_api = props.apiVersion;
     if (app.pd) break;
   }
-  if (!app.pd) throw std::runtime_error("no device with a compute queue");
+  if (!app.pd) throw std::runtime_error("no Vulkan 1.2 device with a compute queue");
+}
+
+// The extensions vkgemm uses that the device lists: push descriptors, and the cooperative matrices.
+void pick_extensions(App& app) {
   uint32_t n = 0;
   vkEnumerateDeviceExtensionProperties(app.pd, nullptr, &n, nullptr);
   std::vector<VkExtensionProperties> all(n);
   vkEnumerateDeviceExtensionProperties(app.pd, nullptr, &n, all.data());
-  for (const char* want : {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME, VK_KHR_16BIT_STORAGE_EXTENSION_NAME,
-                           VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME}) {
+  for (const char* want : {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME,
+#if defined(VK_KHR_cooperative_matrix)
+                           VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME,
+#endif
+#if defined(VK_NV_cooperative_matrix2)
+                           VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME,
+#endif
+                           "none"}) {
     for (const auto& e : all)
       if (std::strcmp(e.extensionName, want) == 0) app.extensions.push_back(want);
   }
-  app.float16.shaderFloat16 = VK_TRUE;
-  app.storage16.storageBuffer16BitAccess = VK_TRUE;
-  app.storage16.pNext = &app.float16;
+}
+
+bool listed(const App& app, const char* extension) {
+  return std::any_of(app.extensions.begin(), app.extensions.end(),
+                     [&](const char* e) { return std::strcmp(e, extension) == 0; });
+}
+
+// What the device has of the features vkgemm uses, read into app's structs (vkGetPhysicalDeviceFeatures2),
+// then every other feature turned off: the chain enables exactly these, where the device has them.
+void pick_features(App& app) {
+  const bool v13 = app.api >= VK_API_VERSION_1_3 && app.device_api >= VK_API_VERSION_1_3;
+  app.f11.pNext = &app.f12;
+  void** tail = &app.f12.pNext;
+  const auto append = [&](auto& s) { *tail = &s, tail = &s.pNext; };
+  if (v13) append(app.f13);
+#if defined(VK_KHR_cooperative_matrix)
+  if (listed(app, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME)) append(app.coop);
+#endif
+#if defined(VK_NV_cooperative_matrix2)
+  if (listed(app, VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME)) append(app.coop2);
+#endif
+  VkPhysicalDeviceFeatures2 has{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  has.pNext = &app.f11;
+  vkGetPhysicalDeviceFeatures2(app.pd, &has);
+  const VkPhysicalDeviceVulkan11Features f11 = app.f11;
+  const VkPhysicalDeviceVulkan12Features f12 = app.f12;
+  const VkPhysicalDeviceVulkan13Features f13 = app.f13;
+  app.f11 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, f11.pNext};
+  app.f11.storageBuffer16BitAccess = f11.storageBuffer16BitAccess;
+  app.f12 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, f12.pNext};
+  app.f12.shaderFloat16 = f12.shaderFloat16;
+  app.f12.storageBuffer8BitAccess = f12.storageBuffer8BitAccess;
+  app.f12.shaderInt8 = f12.shaderInt8;
+  app.f12.vulkanMemoryModel = f12.vulkanMemoryModel;
+  app.f12.timelineSemaphore = f12.timelineSemaphore;
+  app.f12.hostQueryReset = f12.hostQueryReset;
+  app.f13 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES, f13.pNext};
+  app.f13.subgroupSizeControl = f13.subgroupSizeControl;
+  app.f13.computeFullSubgroups = f13.computeFullSubgroups;
+  app.f13.maintenance4 = f13.maintenance4;
+  app.f13.shaderIntegerDotProduct = f13.shaderIntegerDotProduct;
+  // The extensions' structs keep what the device has: every member of theirs is one vkgemm uses
+  // (cooperativeMatrixRobustBufferAccess and the NV block loads and reductions off).
+#if defined(VK_KHR_cooperative_matrix)
+  app.coop.cooperativeMatrixRobustBufferAccess = VK_FALSE;
+#endif
+#if defined(VK_NV_cooperative_matrix2)
+  app.coop2.cooperativeMatrixReductions = VK_FALSE;
+  app.coop2.cooperativeMatrixBlockLoads = VK_FALSE;
+#endif
+  app.chain = &app.f11;
+}
+
+void create_device(App& app) {
+  pick_device(app);
+  pick_extensions(app);
+  pick_features(app);
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   qci.queueFamilyIndex = app.family, qci.queueCount = 1, qci.pQueuePriorities = &priority;
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-  dci.pNext = &app.storage16;
+  dci.pNext = app.chain;
   dci.queueCreateInfoCount = 1, dci.pQueueCreateInfos = &qci;
   dci.pEnabledFeatures = &app.enabled;
   dci.enabledExtensionCount = static_cast<uint32_t>(app.extensions.size());
@@ -417,6 +502,9 @@ double sum_ms(const std::vector<vkgemm::GemmTiming>& layers) {
 Timing run_fused(const App& app, const Frame& f, vkgemm::Engine& engine, const Network& net, const Scene& s,
                  int frames, bool& ok) {
   vkgemm::GemmChain chain = engine.chain(net.desc(), {.timestamps = true});
+  for (size_t i = 0; i < chain.layers(); ++i) {  // what auto chose for each layer on this device
+    std::printf("layer %zu: %s %s\n", i, to_string(chain.layer(i).kernel()).data(), chain.layer(i).config().c_str());
+  }
   std::vector<vkgemm::VulkanBufferRange> w, b;
   for (size_t i = 0; i < s.weights.size(); ++i) w.push_back(s.weights[i].range()), b.push_back(s.biases[i].range());
   Timing t;
@@ -427,8 +515,7 @@ Timing run_fused(const App& app, const Frame& f, vkgemm::Engine& engine, const N
       record_to_image(cmd, s, frame == 0);
     });
     t.ms.push_back(sum_ms(chain.timing()));
-    std::printf("frame %d: network %.4f ms on the GPU (%s)\n", frame, t.ms.back(),
-                to_string(chain.layer(0).kernel()).data());
+    std::printf("frame %d: network %.4f ms on the GPU\n", frame, t.ms.back());
     if (frame == 0) ok = check_frame(engine, chain, net, s) && ok;
   }
   return t;
@@ -499,16 +586,19 @@ int run(const Args& args) {
   create_device(app);
   bool ok = true;
   {
-    vkgemm::VulkanDevice adopted{app.instance, app.pd, app.dev, app.queue, app.family, VK_API_VERSION_1_1,
+    vkgemm::VulkanDevice adopted{app.instance, app.pd, app.dev, app.queue, app.family, app.api,
                                  vkGetInstanceProcAddr, &app.enabled};
     adopted.enabled_extensions = app.extensions;
-    adopted.enabled_feature_chain = &app.storage16;
+    adopted.enabled_feature_chain = app.chain;  // what vkgemm may use: exactly what the device was created with
     vkgemm::Engine engine = vkgemm::adopt_device(adopted);
     const Frame f = make_frame(app);
     const Network net = make_network(args.width, args.height);
     Scene scene = make_scene(app, f, net, args.width, args.height);
     std::printf("%s: 64 -> 64 relu -> 64 relu -> 4 sigmoid, f16 with fp32 sums, over %ux%u pixels\n",
                 engine.device().name.c_str(), args.width, args.height);
+    std::printf("enabled:");
+    for (const char* e : app.extensions) std::printf(" %s", e);
+    std::printf("\n");
     const Timing fused = run_fused(app, f, engine, net, scene, args.frames, ok);
     std::printf("fused chain: %.4f ms per frame (median of %d)\n", fused.median(), args.frames);
     if (args.compare) {

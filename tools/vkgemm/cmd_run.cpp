@@ -50,6 +50,9 @@ struct RunOptions {
   std::string bias = "none", act = "none";
   std::optional<DataType> bias_type;  // absent: f32
   float slope = 0.01f, clamp_lo = 0.0f, clamp_hi = 0.0f;
+  // The dequantization of an int8 product into float C (--out-type f32 or f16): --scale, --tensor-scale.
+  std::string scale = "none";
+  std::optional<float> tensor_scale;
   bool from_files() const { return !a_path.empty() || !b_path.empty(); }
 };
 
@@ -270,6 +273,15 @@ Epilogue epilogue_of(const RunOptions& o) {
   }
   e.activation = *act;
   e.slope = o.slope, e.lo = o.clamp_lo, e.hi = o.clamp_hi;
+  if (o.scale != "none" && o.scale != "tensor" && o.scale != "col") {
+    throw Error(ErrorCode::invalid_argument, fmt::format("--scale {}: none, tensor (--tensor-scale alone) or col (a "
+                                                         "random scale per column of C, times --tensor-scale)", o.scale));
+  }
+  e.scale = o.scale == "col" ? ScaleAxis::per_column : o.scale == "tensor" ? ScaleAxis::per_tensor : ScaleAxis::none;
+  if (o.tensor_scale) {
+    if (e.scale == ScaleAxis::none) throw Error(ErrorCode::invalid_argument, "--tensor-scale goes with --scale tensor or col");
+    e.tensor_scale = *o.tensor_scale;
+  }
   return e;
 }
 
@@ -319,10 +331,13 @@ Inputs make_inputs(Problem& p) {
     p.c.data = d.beta != 0.0 ? random_matrix(*d.c_type, c_count, lo, hi, rng) : std::vector<std::byte>(c_count * c_es);
   }
   const bool col = d.layout == Layout::col_major;
+  // The epilogue's vectors: --scale col's per-column scales (1/128 to 1/8, as a quantized layer's), then the bias.
   std::vector<std::byte> bias;
+  if (d.epilogue.scale == ScaleAxis::per_column) bias = random_matrix(DataType::f32, uint64_t(d.n), 1.0 / 128, 1.0 / 8, rng);
   if (d.epilogue.bias != BiasAxis::none) {
     const auto [blo, bhi] = random_range(d.epilogue.bias_type);
-    bias = random_matrix(d.epilogue.bias_type, uint64_t(bias_length(d)), blo, bhi, rng);
+    const auto b = random_matrix(d.epilogue.bias_type, uint64_t(bias_length(d)), blo, bhi, rng);
+    bias.insert(bias.end(), b.begin(), b.end());
   }
   return {to_layout(p.a.data, p.a.batched ? p.a.batch : 1, p.a.rows, p.a.cols, es, col),
           to_layout(p.b.data, p.b.batched ? p.b.batch : 1, p.b.rows, p.b.cols, es, col),
@@ -411,9 +426,13 @@ void print_summary(const RunOptions& o, const Problem& p, const DeviceInfo& dev,
              d.batch, p.a.batched ? "" : (d.batch > 1 ? ", A broadcast" : ""),
              p.b.batched ? "" : (d.batch > 1 ? ", B broadcast" : ""));
   if (d.epilogue.active()) {
-    fmt::print("epilogue: C = {}(... + bias {}{})\n", to_string(d.epilogue.activation),
-               d.epilogue.bias == BiasAxis::none ? "none" : d.epilogue.bias == BiasAxis::per_row ? "per row" : "per column",
-               d.epilogue.bias == BiasAxis::none ? "" : fmt::format(" {}", to_string(d.epilogue.bias_type)));
+    const Epilogue& e = d.epilogue;
+    const std::string scale = e.scale == ScaleAxis::none       ? ""
+                              : e.scale == ScaleAxis::per_tensor ? fmt::format("{} * ", e.tensor_scale)
+                                                                 : fmt::format("{} * scale[col] * ", e.tensor_scale);
+    fmt::print("epilogue: C = {}({}... + bias {}{})\n", to_string(e.activation), scale,
+               e.bias == BiasAxis::none ? "none" : e.bias == BiasAxis::per_row ? "per row" : "per column",
+               e.bias == BiasAxis::none ? "" : fmt::format(" {}", to_string(e.bias_type)));
   }
   if (!d.m || !d.n || !d.batch) {
     fmt::print("gpu time: nothing dispatched (an empty product)\n");
@@ -449,6 +468,10 @@ nlohmann::json result_record(const Problem& p, const DeviceInfo& dev, const Meas
   if (d.epilogue.active()) {
     record["activation"] = to_string(d.epilogue.activation);
     record["bias"] = d.epilogue.bias == BiasAxis::none ? "none" : d.epilogue.bias == BiasAxis::per_row ? "row" : "col";
+    if (d.epilogue.scale != ScaleAxis::none) {
+      record["scale"] = d.epilogue.scale == ScaleAxis::per_tensor ? "tensor" : "col";
+      record["tensor_scale"] = d.epilogue.tensor_scale;
+    }
   }
   return record;
 }
@@ -606,7 +629,7 @@ Command add_run_command(CLI::App& cmd, CommonOptions& common) {
       ->default_str("f32");
   add_enum_option(cmd, "--out-type", o->out_type, type_table(),
                   "Element type of C: f16 inputs give f32 (the default) or f16, bf16 f32 (the default) or bf16, "
-                  "i8 and u8 i32");
+                  "i8 and u8 i32 (the default) or f32 and f16, dequantized (--scale)");
   cmd.add_flag("--f16-accumulate", o->f16_accumulate,
                "f16 inputs: accumulate in fp16, C f16 (faster on some GPUs; overflows past 65504, less accurate)");
   add_enum_option(cmd, "--kernel", o->kernel, kernel_table(),
@@ -659,6 +682,12 @@ Command add_run_command(CLI::App& cmd, CommonOptions& common) {
                  "Fused epilogue: the activation after alpha op(A) op(B) + beta C + bias: none, relu, leaky-relu, "
                  "gelu-tanh, gelu-erf, silu, sigmoid, tanh, clamp (float C; f64 takes relu, leaky-relu, clamp)")
       ->capture_default_str();
+  cmd.add_option("--scale", o->scale,
+                 "Dequantization of an i8 or u8 product into f32 or f16 C (--out-type): tensor (C = --tensor-scale * "
+                 "sums) or col (a random scale per column of C, 1/128 to 1/8, times --tensor-scale), before beta C, "
+                 "the bias and --act")
+      ->capture_default_str();
+  cmd.add_option("--tensor-scale", o->tensor_scale, "--scale tensor or col: the per-tensor scale (default 1)");
   cmd.add_option("--slope", o->slope, "--act leaky-relu: the negative side's slope")->capture_default_str();
   cmd.add_option("--clamp-lo", o->clamp_lo, "--act clamp: the lower bound")->capture_default_str();
   cmd.add_option("--clamp-hi", o->clamp_hi, "--act clamp: the upper bound (at least --clamp-lo)")->capture_default_str();

@@ -47,6 +47,12 @@ enum class Activation : uint8_t {
 // every element of column j (n values: a network layer with one row per sample), per_row adds bias[i] to
 // row i (m values). Every batch entry adds the same vector.
 enum class BiasAxis : uint8_t { none, per_column, per_row };
+// The dequantization of an int8 product (i8 or u8 A and B, C of f32 or f16: GemmDesc::c_type): its exact
+// integer sums s times a scale before anything else, y = activation(alpha * scale * s + beta * C + bias):
+// per_tensor, scale = tensor_scale; per_column, scale = scale[j] * tensor_scale, with scale[j] n f32 values
+// (a quantized layer's per-output-channel weight scales; tensor_scale its input's scale). none: scale 1
+// (the sums converted). The per-column scales lead the epilogue's vector operand (below).
+enum class ScaleAxis : uint8_t { none, per_tensor, per_column };
 
 struct Epilogue {
   BiasAxis bias = BiasAxis::none;
@@ -54,13 +60,24 @@ struct Epilogue {
   Activation activation = Activation::none;
   float slope = 0.01f;         // leaky_relu: the negative side's slope
   float lo = 0.0f, hi = 0.0f;  // clamp: lo <= hi
-  bool active() const noexcept { return bias != BiasAxis::none || activation != Activation::none; }
+  ScaleAxis scale = ScaleAxis::none;  // int8 products into float C only
+  float tensor_scale = 1.0f;          // per_tensor's scale, and the factor of every per_column scale
+  bool active() const noexcept {
+    return bias != BiasAxis::none || activation != Activation::none || scale != ScaleAxis::none;
+  }
   friend bool operator==(const Epilogue&, const Epilogue&) = default;
 };
 std::string_view to_string(Activation activation) noexcept;  // "relu", "gelu-tanh", ...
 std::optional<Activation> parse_activation(std::string_view name) noexcept;
 // The bias's length: n for per_column, m for per_row, 0 without a bias.
 int64_t bias_length(const GemmDesc& desc) noexcept;
+// The epilogue's vector operand (the call's fourth: Engine::gemm's `bias`, GemmPlan::record's) holds the
+// per_column scales first, scale_length(desc) f32 values (n, or 0 without them), then the bias at byte
+// bias_byte_offset(desc) = 4 * scale_length(desc): one buffer of a layer's constants.
+int64_t scale_length(const GemmDesc& desc) noexcept;
+uint64_t bias_byte_offset(const GemmDesc& desc) noexcept;
+// Whether desc is a dequantizing product: i8 or u8 A and B into float C (f32 or f16).
+bool dequantizes(const GemmDesc& desc) noexcept;
 
 struct GemmDesc {
   DataType type = DataType::f32;  // A, B, C and the scalars (i32: alpha and beta must be integers)

@@ -65,6 +65,9 @@ struct CompareOptions {
   // a subnormal that matters: the device then runs the native kernel) is judged by the native bound.
   // 0: the native kernel's bound. The emulation with its default moduli meets that: leave this 0 for it.
   uint32_t emulation_moduli = 0;
+  // A dequantized int8 product (dequantizes(desc)) cut along K into this many chunks (a watchdog bound,
+  // GemmOptions::max_k_per_submission): each chunk's sums are converted, scaled and added into C in fp32.
+  uint32_t k_chunks = 1;
 };
 
 // c = a * b, row-major; a is m x k, b is k x n, c is m x n, elements of `type` (i8, u8: of i32). For float types,
@@ -157,7 +160,15 @@ namespace vkgemm {
 // rest (the gaps of ldc and stride_c) copied from c_in. The arithmetic is the reference's (double, long
 // double for f64, wrapping for int32), alpha and beta applied once at the end.
 // With an epilogue (desc.epilogue), `bias` holds its bias vector (bias_length(desc) elements of its bias_type)
-// where it has one, and each element is epilogue(alpha s + beta c0), computed in long double.
+// where it has one, and each element is epilogue(alpha s + beta c0), computed in long double. A dequantizing
+// int8 product (dequantizes(desc)) takes its exact integer sums s and computes act(alpha * scale * s +
+// beta c0 + bias) in long double; `bias` is then the whole fourth operand (per_column scales first, the bias
+// at bias_byte_offset(desc)), and compare_with_reference judges each element alone: 6 * 2^-24 of |scaled
+// product| + |beta c0| + |bias| (fp32's conversion of the sum, the two scale multiplications, alpha's own
+// rounding, beta C and the additions) through the activation's slope, plus its own error and C's rounding.
+// Cut into CompareOptions::k_chunks > 1, each chunk adds its conversion, scalings and addition into C and the
+// rounding of its partial result stored in C: 4u + u_C a chunk, of |scale| k max|a||b| (which bounds every
+// partial sum).
 void reference_gemm(const GemmDesc& desc, const void* a, const void* b, const void* c_in, void* c_out,
                     const void* bias = nullptr);
 

@@ -1,6 +1,6 @@
 /* vkgemm's C ABI: the engine for every language that is not C++ (the drop-in BLAS library, the Python
  * module through ctypes, ...). A thin layer over the C++ API (vkgemm.hpp): one opaque engine handle, the
- * device list, and the full BLAS GEMM on host memory (vkgemm/blas.hpp's GemmDesc). libvkgemm_c.so.0 holds
+  * device list, and the full BLAS GEMM on host memory (vkgemm/blas.hpp's GemmDesc). libvkgemm_c.so.0 holds
  * the engine and exports these functions alone.
  *
  * Errors: every function that can fail returns a vkgemm_status: VKGEMM_OK (0), or 1 + the C++
@@ -124,6 +124,27 @@ VKGEMM_C_API vkgemm_status vkgemm_engine_device(const vkgemm_engine* engine, vkg
 VKGEMM_C_API vkgemm_status vkgemm_gemm(vkgemm_engine* engine, const vkgemm_gemm_desc* desc, const void* a,
                                        const void* b, void* c, const vkgemm_gemm_options* options,
                                        vkgemm_timing* timing);
+
+/* A fused epilogue and an int8 product's dequantization (vkgemm/blas.hpp's Epilogue; docs/library.md):
+ * C = activation(alpha * scale * op(A) op(B) + beta C + bias), the numbers as the C++ enums'. */
+typedef struct vkgemm_epilogue {
+  uint32_t struct_size;       /* sizeof(vkgemm_epilogue) */
+  int32_t bias;               /* 0 none, 1 per_column (n values), 2 per_row (m values) */
+  int32_t bias_type;          /* vkgemm_type of the bias: VKGEMM_F32 or C's type */
+  int32_t activation;         /* 0 none, 1 relu, 2 leaky_relu, 3 gelu_tanh, 4 gelu_erf, 5 silu, 6 sigmoid,
+                               * 7 tanh, 8 clamp */
+  float slope;                /* leaky_relu's negative slope */
+  float lo, hi;               /* clamp's bounds, lo <= hi */
+  int32_t scale;              /* i8 or u8 into f32 or f16 C (c_type): 0 none, 1 per_tensor, 2 per_column */
+  float tensor_scale;         /* per_tensor's scale and the factor of every per_column one; 1 when unused */
+} vkgemm_epilogue;
+
+/* vkgemm_gemm with an epilogue (null: none). `vectors` is the epilogue's host memory: the per_column scales
+ * (n f32) first, then the bias (its type, at byte 4 n); null when the epilogue reads neither. */
+VKGEMM_C_API vkgemm_status vkgemm_gemm_epilogue(vkgemm_engine* engine, const vkgemm_gemm_desc* desc,
+                                                const vkgemm_epilogue* epilogue, const void* a, const void* b,
+                                                void* c, const void* vectors, const vkgemm_gemm_options* options,
+                                                vkgemm_timing* timing);
 
 /* The last failure's sentence on this thread ("" before any). Valid until this thread's next call. */
 VKGEMM_C_API const char* vkgemm_last_error(void);

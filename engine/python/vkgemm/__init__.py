@@ -207,7 +207,8 @@ class Engine:
         return self._handle
 
     def matmul(self, a, b, *, c=None, out=None, alpha=1, beta=0, trans_a=False, trans_b=False, out_type=None,
-               kernel="auto", tile=None, precision=None, timing=False):
+               kernel="auto", tile=None, precision=None, timing=False, bias=None, bias_axis="col", activation=None,
+               slope=0.01, clamp=None, scale=None, tensor_scale=None):
         """alpha * op(a) @ op(b) + beta * c, op(x) = x or x.T (the last two axes), on the device.
 
         a, b: 2-D matrices or 3-D batches (a 2-D one is used by every batch entry) of one vkgemm type:
@@ -215,6 +216,11 @@ class Engine:
         c: C's values, read when beta != 0 (out= may be c itself). out: the array to write, else a new one.
         out_type: C's type where it may differ (f16 and bf16 inputs: "f16"/"bf16" instead of float32).
         timing: return (result, Timing) with the product's GPU time.
+        The fused epilogue (docs/library.md): C = activation(alpha * scale * op(a) @ op(b) + beta * c + bias).
+        bias: a 1-D float32 array (or C's dtype), n values (bias_axis "col") or m ("row"). activation: "relu",
+        "leaky-relu" (slope), "gelu-tanh", "gelu-erf", "silu", "sigmoid", "tanh", "clamp" (clamp=(lo, hi)).
+        scale (int8 a and b with out_type "f32" or "f16"): a number (per tensor) or a 1-D array of n (per
+        column, times tensor_scale).
         Any strides NumPy can make are taken as they are where BLAS leading dimensions describe them, copied
         otherwise. Raises vkgemm.Error with vkgemm's code and sentence."""
         a = _as_matrix_stack(a, "a")
@@ -237,10 +243,11 @@ class Engine:
         row_major = target.size == 0 or _layout(t3, True, False) is not None or _layout(t3, False, False) is None
         ops = [_operand(x, row_major, batch) for x in (a, b)]
         co = _operand(target, row_major, batch, may_transpose=False)
+        epilogue = _epilogue(bias, bias_axis, activation, slope, clamp, scale, tensor_scale, m, n)
         return self._run(ops, co, target, in_type, out_code, (trans_a, trans_b), shape, row_major,
-                         (alpha, beta), (kernel, tile, precision, timing))
+                         (alpha, beta), (kernel, tile, precision, timing), epilogue)
 
-    def _run(self, ops, co, target, in_type, out_code, trans, shape, row_major, scalars, how):
+    def _run(self, ops, co, target, in_type, out_code, trans, shape, row_major, scalars, how, epilogue=(None, None)):
         batch, m, n, k = shape
         kernel, tile, precision, timing = how
         d = _capi.sized(_capi.GemmDesc)
@@ -258,15 +265,65 @@ class Engine:
         o.timestamps = 1 if timing else 0
         o.precision = str(precision).encode() if precision else None
         t = _capi.sized(_capi.Timing)
-        _check(_capi.library().vkgemm_gemm(self._live(), ctypes.byref(d), ops[0].array.ctypes.data,
-                                           ops[1].array.ctypes.data, co.array.ctypes.data, ctypes.byref(o),
-                                           ctypes.byref(t)))
+        e, vectors = epilogue
+        if e is None:
+            _check(_capi.library().vkgemm_gemm(self._live(), ctypes.byref(d), ops[0].array.ctypes.data,
+                                               ops[1].array.ctypes.data, co.array.ctypes.data, ctypes.byref(o),
+                                               ctypes.byref(t)))
+        else:
+            _check(_capi.library().vkgemm_gemm_epilogue(
+                self._live(), ctypes.byref(d), ctypes.byref(e), ops[0].array.ctypes.data, ops[1].array.ctypes.data,
+                co.array.ctypes.data, None if vectors is None else vectors.ctypes.data, ctypes.byref(o),
+                ctypes.byref(t)))
         if co.copied:  # C's strides could not be described: computed in a copy, written back
             target[...] = co.array.reshape(target.shape)
         if not timing:
             return target
         gpu = t.gpu_ms if t.gpu_timestamps else None
         return target, Timing(gpu, t.upload_ms, t.download_ms, t.kernel.decode(), t.config.decode())
+
+
+_ACTIVATIONS = ["none", "relu", "leaky-relu", "gelu-tanh", "gelu-erf", "silu", "sigmoid", "tanh", "clamp"]
+
+
+def _epilogue(bias, bias_axis, activation, slope, clamp, scale, tensor_scale, m, n):
+    """matmul's epilogue as the C ABI's vkgemm_epilogue and its host vectors (the per-column scales, then the
+    bias, in one byte array), or (None, None) for none. The engine checks the rest (types, K, finite values)."""
+    name = "none" if activation is None else str(activation).replace("_", "-")
+    if bias is None and name == "none" and scale is None:
+        return None, None
+    e = _capi.sized(_capi.Epilogue)
+    if name not in _ACTIVATIONS:
+        _fail("invalid_argument", f"matmul: activation {activation!r} is none of {', '.join(_ACTIVATIONS)}")
+    e.activation, e.slope, e.bias_type, e.tensor_scale = _ACTIVATIONS.index(name), float(slope), F32, 1.0
+    if clamp is not None:
+        e.lo, e.hi = float(clamp[0]), float(clamp[1])
+    parts = []
+    if scale is not None:
+        if np.ndim(scale) == 0:
+            if tensor_scale is not None:
+                _fail("invalid_argument", "matmul: tensor_scale goes with a per-column scale array")
+            e.scale, e.tensor_scale = 1, float(scale)
+        else:
+            s = np.ascontiguousarray(scale, dtype=np.float32)
+            if s.shape != (n,):
+                _fail("invalid_argument", f"matmul: scale has shape {s.shape}; a per-column scale has n = {n} values")
+            e.scale, e.tensor_scale = 2, float(1.0 if tensor_scale is None else tensor_scale)
+            parts.append(s.tobytes())
+    if bias is not None:
+        if bias_axis not in ("col", "row"):
+            _fail("invalid_argument", f"matmul: bias_axis {bias_axis!r} is neither 'col' (n values) nor 'row' (m)")
+        v = np.ascontiguousarray(bias)
+        code = _BY_DTYPE.get(v.dtype)
+        length = n if bias_axis == "col" else m
+        if code is None or v.shape != (length,):
+            _fail("invalid_argument", f"matmul: bias must be a 1-D array of {length} values (bias_axis "
+                                      f"{bias_axis!r}), not {v.dtype} {v.shape}")
+        e.bias, e.bias_type = (1 if bias_axis == "col" else 2), code
+        raw = v.tobytes()
+        parts.append(raw + b"\0" * (-len(raw) % 4))  # 2-byte biases are read as whole 32-bit words
+    vectors = np.frombuffer(b"".join(parts), dtype=np.uint8).copy() if parts else None
+    return e, vectors
 
 
 def _product_shape(a, b, trans_a, trans_b):

@@ -66,6 +66,20 @@ class GemmDesc(ctypes.Structure):
     ]
 
 
+class Epilogue(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("bias", ctypes.c_int32),
+        ("bias_type", ctypes.c_int32),
+        ("activation", ctypes.c_int32),
+        ("slope", ctypes.c_float),
+        ("lo", ctypes.c_float),
+        ("hi", ctypes.c_float),
+        ("scale", ctypes.c_int32),
+        ("tensor_scale", ctypes.c_float),
+    ]
+
+
 class GemmOptions(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_uint32),
@@ -130,6 +144,8 @@ def _declare(lib):
         "vkgemm_engine_device": (c.c_int32, [c.c_void_p, p(DeviceInfo)]),
         "vkgemm_gemm": (c.c_int32, [c.c_void_p, p(GemmDesc), c.c_void_p, c.c_void_p, c.c_void_p,
                                     p(GemmOptions), p(Timing)]),
+        "vkgemm_gemm_epilogue": (c.c_int32, [c.c_void_p, p(GemmDesc), p(Epilogue), c.c_void_p, c.c_void_p,
+                                             c.c_void_p, c.c_void_p, p(GemmOptions), p(Timing)]),
         "vkgemm_last_error": (c.c_char_p, []),
         "vkgemm_status_name": (c.c_char_p, [c.c_int32]),
         "vkgemm_type_size": (c.c_size_t, [c.c_int32]),

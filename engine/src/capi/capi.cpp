@@ -94,6 +94,24 @@ vkgemm::GemmDesc to_desc(const vkgemm_gemm_desc& d) {
   return desc;
 }
 
+// The numbers as the C++ enums' (the door names a value that is none of them).
+vkgemm::Epilogue to_epilogue(const vkgemm_epilogue* e) {
+  vkgemm::Epilogue out;
+  if (!e) return out;
+  check_struct(e, e->struct_size, sizeof(vkgemm_epilogue), "vkgemm_epilogue");
+  const auto byte = [](int32_t v, const char* name) {
+    if (v < 0 || v > 255) refuse(fmt::format("vkgemm: vkgemm_epilogue.{} = {} is out of range", name, v));
+    return static_cast<uint8_t>(v);
+  };
+  out.bias = static_cast<vkgemm::BiasAxis>(byte(e->bias, "bias"));
+  out.bias_type = to_type(e->bias_type, "bias_type");
+  out.activation = static_cast<vkgemm::Activation>(byte(e->activation, "activation"));
+  out.slope = e->slope, out.lo = e->lo, out.hi = e->hi;
+  out.scale = static_cast<vkgemm::ScaleAxis>(byte(e->scale, "scale"));
+  out.tensor_scale = e->tensor_scale;
+  return out;
+}
+
 vkgemm::GemmOptions to_options(const vkgemm_gemm_options* o) {
   vkgemm::GemmOptions options;
   options.timestamps = false;
@@ -211,6 +229,21 @@ vkgemm_status vkgemm_gemm(vkgemm_engine* engine, const vkgemm_gemm_desc* desc, c
     const vkgemm::GemmOptions o = to_options(options);
     if (timing) check_struct(timing, timing->struct_size, sizeof(vkgemm_timing), "vkgemm_timing");
     const vkgemm::GemmTiming t = engine->engine.gemm(d, a, b, c, o);
+    if (timing) fill_timing(t, *timing);
+  });
+}
+
+vkgemm_status vkgemm_gemm_epilogue(vkgemm_engine* engine, const vkgemm_gemm_desc* desc, const vkgemm_epilogue* epilogue,
+                                   const void* a, const void* b, void* c, const void* vectors,
+                                   const vkgemm_gemm_options* options, vkgemm_timing* timing) {
+  return guarded([&] {
+    if (!engine) refuse("vkgemm_gemm_epilogue: engine is null");
+    check_struct(desc, desc ? desc->struct_size : 0, sizeof(vkgemm_gemm_desc), "vkgemm_gemm_desc");
+    vkgemm::GemmDesc d = to_desc(*desc);
+    d.epilogue = to_epilogue(epilogue);
+    const vkgemm::GemmOptions o = to_options(options);
+    if (timing) check_struct(timing, timing->struct_size, sizeof(vkgemm_timing), "vkgemm_timing");
+    const vkgemm::GemmTiming t = engine->engine.gemm(d, a, b, c, o, vectors);
     if (timing) fill_timing(t, *timing);
   });
 }

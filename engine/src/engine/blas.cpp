@@ -98,7 +98,7 @@ void check_gemm(const GemmDesc& d) {
   check_size("batch", d.batch);
   for (char which : {'A', 'B', 'C'}) (void)operand_extent(d, which);
   detail::check_epilogue(d);
-  if (is_integer(d.type)) {
+  if (is_integer(d.type) && !dequantizes(d)) {  // a dequantizing product's scalars are fp32, as its C
     for (const auto& [name, v] : {std::pair{"alpha", d.alpha}, std::pair{"beta", d.beta}}) {
       if (v != std::floor(v) || v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
         throw Error(ErrorCode::invalid_argument,

@@ -6,9 +6,12 @@
 // key of one that passed (its description and options byte for byte, the same tuning table) finds the
 // plan cache's entry instead (plan_cache.hpp, EngineImpl::find_plan): the checks admit() makes read nothing
 // else, so they would pass again, and the call counts admitted_before; its buffers are still checked.
+#include <string>
+
 #include <fmt/format.h>
 
 #include "engine/engine_impl.hpp"
+#include "engine/epilogue_check.hpp"
 #include "kernels/check_count.hpp"
 #include "vkgemm/error.hpp"
 
@@ -54,25 +57,45 @@ void EngineImpl::check_run(const GemmDesc& desc, const GemmOptions& options) con
 }
 
 uint64_t operand_element_size(const GemmDesc& desc, const kernels::Types& types, int operand) noexcept {
-  if (operand == 3) return element_size(desc.epilogue.bias_type);
+  // The fourth: the bias's element, or with per_column scales their f32 (the bias, f32 or f16, follows them).
+  if (operand == 3) return scale_length(desc) ? 4 : element_size(desc.epilogue.bias_type);
   return element_size(operand == 2 ? types.output : types.input);
 }
 
-uint64_t operand_bytes(const GemmDesc& desc, const kernels::Types& types, int operand) {
+uint64_t operand_bytes(const GemmDesc& desc, const kernels::Types& types, int operand, uint64_t offset) {
   const uint64_t es = operand_element_size(desc, types, operand);
-  if (operand == 3) return (uint64_t(bias_length(desc)) * es + 3) / 4 * 4;
+  if (operand == 3) {  // through the end of the last word it touches
+    const uint64_t lead = offset % 4;
+    const uint64_t bias = uint64_t(bias_length(desc)) * element_size(desc.epilogue.bias_type);
+    return (lead + bias_byte_offset(desc) + bias + 3) / 4 * 4 - lead;
+  }
   return uint64_t(operand_extent(desc, "ABC"[operand]).elements) * es;
 }
 
 namespace {
 
-// The epilogue's bias (the fourth operand), where desc has one: present, aligned, long enough.
+// What the fourth operand holds, for messages: "the bias (per_column: n = 8 f32 values)", or with per_column
+// scales "the scales (per_column: n = 8 f32 values) then the bias (...)".
+std::string describe_vectors(const GemmDesc& desc) {
+  const Epilogue& e = desc.epilogue;
+  const std::string bias =
+      e.bias == BiasAxis::none ? ""
+                               : fmt::format("the bias ({} = {} {} values{})",
+                                             e.bias == BiasAxis::per_column ? "per_column: n" : "per_row: m",
+                                             bias_length(desc), to_string(e.bias_type),
+                                             element_size(e.bias_type) == 2 ? ", read as whole 32-bit words" : "");
+  if (!scale_length(desc)) return bias;
+  const std::string scales = fmt::format("the dequantization scales (per_column: n = {} f32 values)", desc.n);
+  return bias.empty() ? scales : scales + " then " + bias;
+}
+
+// The epilogue's vectors (the fourth operand: a bias, per_column scales), where desc has them: present,
+// aligned, long enough.
 void check_bias_buffer(const GemmDesc& desc, const VulkanBufferRange& range, uint64_t es, uint64_t bytes) {
-  const char* axis = desc.epilogue.bias == BiasAxis::per_column ? "per_column: n" : "per_row: m";
   if (range.buffer == VK_NULL_HANDLE) {
     throw Error(ErrorCode::invalid_argument,
-                fmt::format("gemm: the epilogue has a bias ({} = {} {} values) but the call gave no bias buffer",
-                            axis, bias_length(desc), to_string(desc.epilogue.bias_type)));
+                fmt::format("gemm: the epilogue reads {} but the call gave no bias buffer (the fourth operand)",
+                            describe_vectors(desc)));
   }
   if (range.offset % es) {
     throw Error(ErrorCode::invalid_argument, fmt::format("gemm: the bias's offset {} is not a multiple of the {}-byte "
@@ -80,9 +103,8 @@ void check_bias_buffer(const GemmDesc& desc, const VulkanBufferRange& range, uin
   }
   if (range.offset > ~uint64_t{0} - bytes || bytes > range.size) {
     throw Error(ErrorCode::buffer_too_small,
-                fmt::format("gemm: the bias ({} = {} {} values{}) needs {} bytes from offset {}; its buffer has {}",
-                            axis, bias_length(desc), to_string(desc.epilogue.bias_type),
-                            es == 2 ? ", read as whole 32-bit words" : "", bytes, range.offset, range.size));
+                fmt::format("gemm: {} needs {} bytes from offset {}; its buffer has {}", describe_vectors(desc), bytes,
+                            range.offset, range.size));
   }
 }
 
@@ -92,8 +114,8 @@ void EngineImpl::check_buffers(const GemmDesc& desc, const VulkanBufferRange (&o
                                const kernels::Types& types) const {
   count_check(Checked::buffers);
   const char names[3] = {'A', 'B', 'C'};
-  if (desc.epilogue.bias != BiasAxis::none) {
-    check_bias_buffer(desc, ops[3], operand_element_size(desc, types, 3), operand_bytes(desc, types, 3));
+  if (has_vector_operand(desc)) {
+    check_bias_buffer(desc, ops[3], operand_element_size(desc, types, 3), operand_bytes(desc, types, 3, ops[3].offset));
   }
   for (int i = 0; i < 3; ++i) {
     const uint64_t es = element_size(i == 2 ? types.output : types.input);

@@ -89,10 +89,11 @@ struct BindingSource {
   uint64_t offset = 0, size = 0;
 };
 
-// Operand i's element size (0 A, 1 B, 2 C, 3 the epilogue's bias) and the bytes it spans from its offset.
-// A 2-byte bias spans whole 32-bit words (the shader reads words): its length rounded up to an even count.
+// Operand i's element size (0 A, 1 B, 2 C, 3 the epilogue's vectors: per_column scales, then the bias) and
+// the bytes it spans from its byte offset. The shader reads the fourth operand as 32-bit words, so it spans
+// every word it touches: a 2-byte bias at an offset of 2 modulo 4 reaches 2 bytes further than its length.
 uint64_t operand_element_size(const GemmDesc& desc, const kernels::Types& types, int operand) noexcept;
-uint64_t operand_bytes(const GemmDesc& desc, const kernels::Types& types, int operand);
+uint64_t operand_bytes(const GemmDesc& desc, const kernels::Types& types, int operand, uint64_t offset = 0);
 
 // Where a recording's timestamp queries are reset: by a command recorded before them, or already on the host
 // (vkResetQueryPool, DeviceInfo::host_query_reset), which only the one who knows the queries are idle may do.

@@ -56,7 +56,51 @@ int64_t bias_length(const GemmDesc& desc) noexcept {
   return 0;
 }
 
+int64_t scale_length(const GemmDesc& desc) noexcept {
+  return desc.epilogue.scale == ScaleAxis::per_column ? desc.n : 0;
+}
+
+uint64_t bias_byte_offset(const GemmDesc& desc) noexcept { return uint64_t(scale_length(desc)) * 4; }
+
+bool dequantizes(const GemmDesc& desc) noexcept {
+  return (desc.type == DataType::i8 || desc.type == DataType::u8) && !is_integer(output_type(desc));
+}
+
 namespace detail {
+namespace {
+
+// The dequantization's own checks: an int8 product into float C, a scale it knows, a finite tensor_scale
+// that is used, and K within the sums' exact range.
+void check_scale(const GemmDesc& d) {
+  const Epilogue& e = d.epilogue;
+  if (e.scale != ScaleAxis::none && e.scale != ScaleAxis::per_tensor && e.scale != ScaleAxis::per_column) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("gemm: epilogue.scale {} is neither none, per_tensor nor "
+                                                         "per_column", static_cast<int>(e.scale)));
+  }
+  if (e.scale != ScaleAxis::none && !dequantizes(d)) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("gemm: epilogue.scale (a dequantization) applies to an i8 or u8 product into f32 or f16 "
+                            "C; this is {} into {} (set c_type f32 or f16 on an i8 or u8 product)", to_string(d.type),
+                            to_string(output_type(d))));
+  }
+  if (!std::isfinite(e.tensor_scale) || (e.scale == ScaleAxis::none && e.tensor_scale != 1.0f)) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("gemm: epilogue.tensor_scale {} {}", e.tensor_scale,
+                            std::isfinite(e.tensor_scale) ? "is set but epilogue.scale is none (set per_tensor)"
+                                                          : "is not finite"));
+  }
+  // The sums are exact 32-bit integers (the shaders' i32, or u32 for u8) below these K: |s| <= 2^14 K for
+  // i8 and 255^2 K for u8 must stay under 2^31, past which a dequantized sum would have wrapped.
+  const int64_t k_max = d.type == DataType::u8 ? 33025 : 131072;
+  if (dequantizes(d) && d.k > k_max) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("gemm: a dequantizing {} product takes k up to {} (its 32-bit sums would wrap past it); "
+                            "k is {}: split K into products of at most {} and add them (beta 1)",
+                            to_string(d.type), k_max, d.k, k_max));
+  }
+}
+
+}  // namespace
 
 void check_epilogue(const GemmDesc& d) {
   const Epilogue& e = d.epilogue;
@@ -68,6 +112,7 @@ void check_epilogue(const GemmDesc& d) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("gemm: epilogue.bias {} is neither none, per_column nor per_row", static_cast<int>(e.bias)));
   }
+  check_scale(d);
   if (!e.active()) return;
   const DataType out = output_type(d);
   if (is_integer(out)) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "engine/engine_impl.hpp"
+#include "engine/epilogue_check.hpp"
 #include "kernels/registry.hpp"
 #include "vk/check.hpp"
 #include "vkgemm/error.hpp"
@@ -117,7 +118,10 @@ GemmTiming EngineImpl::submit_k_chunks(const GemmDesc& desc, const VulkanBufferR
       chunk.k = static_cast<int64_t>(std::min<uint64_t>(bound, uint64_t(desc.k) - k0));
       chunk.beta = k0 == 0 ? desc.beta : 1.0;
       // The epilogue once, on the finished sums: the earlier chunks leave theirs raw in C for the last.
-      chunk.epilogue = k0 + bound >= uint64_t(desc.k) ? desc.epilogue : Epilogue{};
+      // A dequantization scale is linear in the sums: every chunk applies it.
+      chunk.epilogue = k0 + bound >= uint64_t(desc.k)
+                           ? desc.epilogue
+                           : Epilogue{.scale = desc.epilogue.scale, .tensor_scale = desc.epilogue.tensor_scale};
       VulkanBufferRange moved[kOperands] = {ops[0], ops[1], ops[2], ops[3]};
       for (const auto& [i, step] : {std::pair{0, step_a}, std::pair{1, step_b}}) {
         const uint64_t delta = k0 * step * es;  // inside the range: the call's extent covers it
@@ -216,9 +220,12 @@ GemmTiming EngineImpl::gemm_host(const GemmDesc& desc, const void* a, const void
   if (!c || (reads_ab(desc) && (!a || !b))) {
     throw Error(ErrorCode::invalid_argument, "gemm: a host pointer for A, B or C is null");
   }
-  const bool has_bias = desc.epilogue.bias != BiasAxis::none;
+  const bool has_bias = has_vector_operand(desc);  // a bias, or per_column scales (then the bias)
   if (has_bias && !bias) {
-    throw Error(ErrorCode::invalid_argument, "gemm: the epilogue has a bias but its host pointer is null");
+    throw Error(ErrorCode::invalid_argument,
+                desc.epilogue.bias != BiasAxis::none
+                    ? "gemm: the epilogue has a bias but its host pointer is null"
+                    : "gemm: the epilogue has per_column scales but their host pointer (bias) is null");
   }
   Buffer* buffers[kOperands] = {&host_a, &host_b, &host_c, &host_bias};
   const char* names[kOperands] = {"vkgemm host A", "vkgemm host B", "vkgemm host C", "vkgemm host bias"};
@@ -241,7 +248,10 @@ GemmTiming EngineImpl::gemm_host(const GemmDesc& desc, const void* a, const void
     write(host_b, 0, b, bytes[1]);
   }
   write(host_c, 0, c, bytes[2]);  // also when beta = 0: the gaps between rows come back as they were
-  if (has_bias) write(host_bias, 0, bias, uint64_t(bias_length(desc)) * element_size(desc.epilogue.bias_type));
+  if (has_bias) {
+    write(host_bias, 0, bias,
+          bias_byte_offset(desc) + uint64_t(bias_length(desc)) * element_size(desc.epilogue.bias_type));
+  }
   const double upload = std::chrono::duration<double, std::milli>(clock::now() - start).count();
   timing = chunked(desc, options)
                ? submit_k_chunks(desc, ranges, options, &ids)

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "engine/engine_impl.hpp"
+#include "engine/epilogue_check.hpp"
 #include "kernels/check_count.hpp"
 #include "vk/check.hpp"
 #include "vkgemm/error.hpp"
@@ -136,9 +137,9 @@ std::shared_ptr<GemmPlanState> EngineImpl::build_plan(const GemmDesc& desc, cons
   const kernels::Types& types = p->product.types;
   for (int i = 0; i < kOperands; ++i) {
     p->element[i] = operand_element_size(desc, types, i);
-    p->needed[i] = operand_bytes(desc, types, i);
+    p->needed[i] = operand_bytes(desc, types, i, p->planned[i]);  // record's offsets keep planned[i] % 4
   }
-  p->bias = desc.epilogue.bias != BiasAxis::none;
+  p->bias = has_vector_operand(desc);  // a bias, or per_column dequantization scales
   if (p->bias) {  // bound from its start rounded down (schedule.hpp); the shader skips bias_shift bytes
     p->bias_shift = options.bias_offset % bias_binding_alignment(physical.storage_offset_alignment);
     p->bias_binding = options.bias_offset - p->bias_shift;

@@ -34,7 +34,10 @@ DataType default_output_type(DataType input) noexcept {
 }
 
 bool output_allowed(DataType input, DataType output) noexcept {
-  return output == default_output_type(input) || (is_half_width_float(input) && output == input);
+  // i8 and u8 into f32 or f16: the dequantizing product (GemmDesc::epilogue's scale).
+  const bool int8 = input == DataType::i8 || input == DataType::u8;
+  return output == default_output_type(input) || (is_half_width_float(input) && output == input) ||
+         (int8 && (output == DataType::f32 || output == DataType::f16));
 }
 
 bool is_half_width_float(DataType type) noexcept { return type == DataType::f16 || type == DataType::bf16; }

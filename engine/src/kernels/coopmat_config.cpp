@@ -127,6 +127,12 @@ void check_common(const DeviceInfo& d, const char* kernel, const Types& t) {
                             "feature; {} does not have it (the tiled kernel runs {} there)",
                             kernel, to_string(t.input), d.name, to_string(t.input)));
   }
+  // A dequantized f16 C (an int8 product's fp32 values into f16): an f16 matrix, which needs shaderFloat16.
+  if (is_int8(t) && t.output == DataType::f16 && !d.float16) {
+    throw Error(ErrorCode::unsupported_config,
+                fmt::format("the {} kernel stores a dequantized f16 C through f16 matrices, which need the "
+                            "shaderFloat16 feature; {} does not have it (ask for C f32)", kernel, d.name));
+  }
   // bf16 matrices: VK_KHR_shader_bfloat16's shaderBFloat16CooperativeMatrix (and shaderBFloat16Type); the
   // SPIR-V glslang makes of bfloat16_t declares Float16 as well, hence shaderFloat16.
   if (t.input == DataType::bf16 && (!d.bfloat16_coopmat || !d.float16)) {

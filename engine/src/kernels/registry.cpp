@@ -59,12 +59,19 @@ void check_types(const DeviceInfo& device, const Types& types) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("f16 accumulation is for f16 inputs, not {}", to_string(in)));
   }
+  const bool int8 = in == DataType::i8 || in == DataType::u8;
   if (!output_allowed(in, out)) {
     throw Error(ErrorCode::invalid_argument,
-                fmt::format("{} inputs give C of {}{}, not {}", to_string(in), to_string(default_output_type(in)),
-                            in == DataType::bf16 ? " or bf16" : "", to_string(out)));
+                fmt::format("{} inputs give C of {}{}, not {}{}", to_string(in), to_string(default_output_type(in)),
+                            in == DataType::bf16 ? " or bf16" : "", to_string(out),
+                            int8 ? " (or f32 and f16: dequantized, GemmDesc::epilogue.scale)" : ""));
   }
   check_storage(device, in);
+  if (int8 && out == DataType::f16 && !device.storage16) {  // the dequantized C is stored as 16-bit words
+    throw Error(ErrorCode::unsupported_type,
+                fmt::format("{} into f16 C needs the storageBuffer16BitAccess feature, which {} does not have; ask "
+                            "for C f32", to_string(in), device.name));
+  }
 }
 
 bool computes(const KernelSpec& spec, DataType type) {

@@ -67,7 +67,9 @@ std::span<const uint32_t> override_of(const std::string& shader) {
 
 std::string shader_name(Kernel kernel, const Types& types) {
   // 16-bit float inputs name C's type too (bf16_f32, f16_f16); the others have one C type each.
-  if (!is_half_width_float(types.input)) return fmt::format("{}_{}", to_string(kernel), to_string(types.input));
+  // A dequantizing int8 product names C's type too (i8_f32, u8_f16).
+  const bool dequantized = is_integer(types.input) && !is_integer(types.output);
+  if (!is_half_width_float(types.input) && !dequantized) return fmt::format("{}_{}", to_string(kernel), to_string(types.input));
   if (!types.f16_accumulate) {
     return fmt::format("{}_{}_{}", to_string(kernel), to_string(types.input), to_string(types.output));
   }

@@ -78,9 +78,19 @@ void put_scalar(unsigned char* at, DataType type, double v) {
   }
 }
 
-// The type alpha and beta reach the shader in (gemm_interface.glsl's SCALAR_T): f32 for f16 and bf16 inputs,
-// i32 for i8 and u8 (C's type in both cases but f16's, whose scalars stay f32 whatever C).
-DataType scalar_type(DataType input) { return is_half_width_float(input) ? DataType::f32 : default_output_type(input); }
+// The type alpha and beta reach the shader in (gemm_interface.glsl's SCALAR_T): f32 for f16 and bf16 inputs
+// and for dequantized int8 products (float C), i32 for i8 and u8 into i32 (C's type in every case but f16's,
+// whose scalars stay f32 whatever C).
+DataType scalar_type(const kernels::Types& t) {
+  if (is_half_width_float(t.input) || (is_integer(t.input) && !is_integer(t.output))) return DataType::f32;
+  return default_output_type(t.input);
+}
+
+// The alpha the shader multiplies by: a dequantization's per-tensor scale folded in (fp32 in the shader,
+// once: sum * column scale * alpha'), else the caller's.
+double shader_alpha(const GemmDesc& desc) {
+  return desc.epilogue.scale == ScaleAxis::none ? desc.alpha : desc.alpha * double(desc.epilogue.tensor_scale);
+}
 
 kernels::GemmPushConstants push_constants(const kernels::Problem& p, const kernels::KernelLaunch& plan, double alpha,
                                           double beta) {
@@ -93,7 +103,7 @@ kernels::GemmPushConstants push_constants(const kernels::Problem& p, const kerne
   push.flags = (p.trans_a ? kernels::kTransA : 0u) | (p.trans_b ? kernels::kTransB : 0u) |
                (beta == 0.0 ? kernels::kBetaZero : 0u) | plan.flags;
   push.k_split = plan.k_split;
-  const DataType scalars = scalar_type(p.types.input);
+  const DataType scalars = scalar_type(p.types);
   put_scalar(push.scalars, scalars, alpha);
   put_scalar(push.scalars + element_size(scalars), scalars, beta);
   return push;
@@ -146,7 +156,9 @@ PiecePasses schedule_piece(const Piece& piece, const kernels::Problem& whole, co
   out.piece = piece;
   if (turn_b) p = add_turn(out, p);
   const kernels::KernelLaunch plan = kernels::plan_piece(device, tuning, pinning, p);
-  out.main = {plan.main, plan.grid, push_constants(p, plan, desc.alpha, beta)};
+  out.main = {plan.main, plan.grid, push_constants(p, plan, shader_alpha(desc), beta)};
+  // A dequantization's scale vector on every K chunk: linear in the sums, each chunk's are scaled.
+  put_scale(out.main.push, desc, desc.layout == Layout::col_major, piece.m0, piece.n0, placement);
   // The epilogue once, on the finished sums: the last K chunk of a C block (the earlier ones leave their raw
   // sums in C for it); with a split, the reduce pass (add_split copies the words; the main pass's slices
   // keep their raw sums whatever the words say).
@@ -160,6 +172,16 @@ PiecePasses schedule_piece(const Piece& piece, const kernels::Problem& whole, co
 }
 
 }  // namespace
+
+void put_scale(kernels::GemmPushConstants& push, const GemmDesc& desc, bool turned, uint32_t m0, uint32_t n0,
+               const Placement& placement) {
+  if (desc.epilogue.scale != ScaleAxis::per_column) return;
+  // The user's columns are the kernel's rows once the column-major turn swapped them. The scales lead the
+  // fourth operand, f32 words from its binding's start (bias_binding_alignment keeps that a whole word).
+  push.scale = turned ? GEMM_SCALE_ROW : GEMM_SCALE_COLUMN;
+  const uint64_t first = placement.bias % bias_binding_alignment(placement.alignment) / 4;
+  push.scale_offset = static_cast<uint32_t>(first + (turned ? m0 : n0));
+}
 
 uint64_t bias_binding_alignment(uint64_t device_alignment) noexcept { return std::max<uint64_t>(device_alignment, 8); }
 
@@ -180,7 +202,9 @@ void put_epilogue(kernels::GemmPushConstants& push, const GemmDesc& desc, bool t
   if (e.bias_type == DataType::bf16) type = GEMM_BIAS_BF16;
   if (e.bias_type == DataType::f64) type = GEMM_BIAS_F64;
   push.epilogue |= (along_columns ? GEMM_BIAS_COLUMN : GEMM_BIAS_ROW) | (type << GEMM_BIAS_TYPE_SHIFT);
-  const uint64_t first = placement.bias % bias_binding_alignment(placement.alignment) / element_size(e.bias_type);
+  // The bias follows the scales where there are (bias_byte_offset).
+  const uint64_t first =
+      (placement.bias % bias_binding_alignment(placement.alignment) + bias_byte_offset(desc)) / element_size(e.bias_type);
   push.bias_offset = static_cast<uint32_t>(first + (along_columns ? n0 : m0));
 }
 

@@ -41,6 +41,10 @@ uint64_t bias_binding_alignment(uint64_t device_alignment) noexcept;
 // row-major problem; zero where desc has no epilogue. `turned`: the column-major turn swapped rows and columns.
 void put_epilogue(kernels::GemmPushConstants& push, const GemmDesc& desc, bool turned, uint32_t m0, uint32_t n0,
                   const Placement& placement);
+// The push constants' dequantization words (gemm_abi.h GEMM_SCALE_*) of such a pass, on every K chunk; zero
+// where desc has no per_column scale (the per-tensor one is folded into alpha).
+void put_scale(kernels::GemmPushConstants& push, const GemmDesc& desc, bool turned, uint32_t m0, uint32_t n0,
+               const Placement& placement);
 
 // One compute pass: the pipeline to bind (its launch shape), the grid and the push constants.
 struct Pass {

@@ -172,7 +172,8 @@ void reference_any_int(DataType type, uint32_t m, uint32_t n, uint32_t k, const 
 }
 
 void check_types(DataType input, DataType output) {
-  if (!output_allowed(input, output)) {
+  // A dequantizing product (i8 or u8 into float C) is judged with its epilogue, by the GemmDesc reference.
+  if (!output_allowed(input, output) || (is_integer(input) && !is_integer(output))) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("reference: inputs of {} cannot give a result of {} (f16 inputs give f32 or f16, bf16 f32 "
                             "or bf16, i8 and u8 i32; other types their own)", to_string(input), to_string(output)));

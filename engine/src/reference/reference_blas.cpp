@@ -209,6 +209,96 @@ Comparison compare_int(const GemmDesc& d, const void* a, const void* b, const vo
   return out;
 }
 
+// A dequantizing int8 product (i8 or u8 into f32 or f16 C: dequantizes(d)) on the picked elements: the exact
+// sums s (compute_int's, as the shaders' 32-bit integers: the door keeps K where they cannot wrap), then in
+// long double y = act(alpha * tensor_scale * scale[j] * s + beta * c0 + bias); `pre` the activation's
+// argument and `terms` the magnitudes its rounding is counted on, |scaled product| + |beta c0| + |bias|.
+struct DequantCells {
+  std::vector<uint64_t> cells;
+  std::vector<long double> ref;
+  std::vector<double> pre, terms;
+  std::vector<double> scale;  // |alpha tensor_scale scale[j]|, for the chunked bound
+};
+
+DequantCells compute_dequant(const GemmDesc& d, const void* a, const void* b, const void* c_in, const void* vectors,
+                             const Pick& pick) {
+  GemmDesc sums = d;
+  sums.alpha = 1.0, sums.beta = 0.0;
+  DequantCells r;
+  std::vector<int32_t> s;
+  compute_int(sums, a, b, nullptr, pick, r.cells, s);
+  const DataType out_type = output_type(d);
+  const Epilogue& e = d.epilogue;
+  const auto* scales = static_cast<const float*>(vectors);
+  const auto* bias = vectors ? static_cast<const unsigned char*>(vectors) + bias_byte_offset(d) : nullptr;
+  r.ref.resize(s.size()), r.pre.resize(s.size()), r.terms.resize(s.size()), r.scale.resize(s.size());
+  for (const auto& [t, i, first_cell, first_col] : pick.flat_rows()) {
+    const std::vector<int64_t>& cols = pick.cols[size_t(t)];
+    for (size_t w = 0; w < cols.size(); ++w) {
+      const uint64_t at = first_cell + w;
+      const int64_t j = cols[w];
+      long double scale = static_cast<long double>(d.alpha);
+      if (e.scale != ScaleAxis::none) scale *= static_cast<long double>(e.tensor_scale);
+      if (e.scale == ScaleAxis::per_column) scale *= static_cast<long double>(scales[j]);
+      const long double product = scale * static_cast<long double>(s[at]);
+      const long double c0 = d.beta != 0.0 ? static_cast<long double>(d.beta) * load_element(out_type, c_in, r.cells[at]) : 0.0L;
+      const long double add = detail::bias_at(d, bias, i, j);
+      const long double x = product + c0 + add;
+      r.pre[at] = static_cast<double>(x);
+      r.terms[at] = static_cast<double>(std::fabs(product) + std::fabs(c0) + std::fabs(add));
+      r.scale[at] = static_cast<double>(std::fabs(scale));
+      r.ref[at] = e.activation == Activation::none ? x : detail::apply_activation(e, x);
+    }
+  }
+  return r;
+}
+
+// A dequantized element's allowance, with u = 2^-24 (the shaders' fp32): the sum's conversion to fp32, its
+// multiplications by its column's scale and by alpha (tensor_scale folded in, itself rounded), beta C's
+// product and the two additions: 6u of the terms' magnitudes; scaled by the activation's slope, plus its own
+// error and the rounding to C (with f16's subnormal spacing as an absolute floor).
+// Cut into k_chunks along K, each chunk adds 4u (its conversion, two scalings, its addition into C) and the
+// rounding of its partial result stored in C, of a magnitude bounding every partial sum: |scale| k max|a||b|.
+double dequant_allowance(const GemmDesc& d, const CompareOptions& options, double pre, double terms, double scale,
+                         double y) {
+  const double u = std::ldexp(1.0, -24);
+  const DataType out_type = output_type(d);
+  const double u_out = out_type == DataType::f16 ? std::ldexp(1.0, -11) : 0.0;
+  const double floor = out_type == DataType::f16 ? std::ldexp(1.0, -25) : std::ldexp(1.0, -126);
+  const double largest_term = d.type == DataType::u8 ? 255.0 * 255.0 : 128.0 * 128.0;
+  // Each chunk's partial result is stored in C between chunks: rounded to C's type too (f16: 2^-11).
+  const double u_store = out_type == DataType::f16 ? std::ldexp(1.0, -11) : u;
+  const double chunks =
+      options.k_chunks > 1 ? options.k_chunks * (4.0 * u + u_store) * scale * double(d.k) * largest_term : 0.0;
+  return detail::activation_slope_bound(d.epilogue) * (6.0 * u * terms + chunks) +
+         detail::activation_error(d.epilogue, u, pre) + u_out * std::fabs(y) + floor;
+}
+
+Comparison compare_dequant(const GemmDesc& d, const void* a, const void* b, const void* c_in, const void* c_gpu,
+                           const CompareOptions& options, const Pick& pick, const void* vectors) {
+  const DataType out_type = output_type(d);
+  const DequantCells r = compute_dequant(d, a, b, c_in, vectors, pick);
+  Comparison out;
+  for (size_t i = 0; i < r.cells.size(); ++i) {
+    const double g = load_element(out_type, c_gpu, r.cells[i]);
+    const auto ref = static_cast<double>(r.ref[i]);
+    double ratio = 0.0;
+    if (const auto nf = detail::judge_non_finite(out_type, ref, g); nf != detail::NonFinite::finite) {
+      ratio = nf == detail::NonFinite::differs ? std::numeric_limits<double>::infinity() : 0.0;
+    } else if (!std::isfinite(g)) {
+      ratio = std::numeric_limits<double>::infinity();
+    } else {
+      ratio = std::fabs(g - ref) / dequant_allowance(d, options, r.pre[i], r.terms[i], r.scale[i], ref);
+    }
+    if (ratio > 1.0) {
+      if (out.bad_elements == 0 || r.cells[i] < out.first_bad) out.first_bad = r.cells[i];
+      ++out.bad_elements;
+    }
+    out.worst_element_ratio = std::max(out.worst_element_ratio, ratio);
+  }
+  return out;
+}
+
 // An element's allowance with the epilogue (reference/epilogue.hpp): `product` is the product's own for x,
 // scaled by the activation's slope, plus the bias's addition, the activation's own rounding and C's.
 double epilogue_allowance(const GemmDesc& d, const detail::Tolerance& t, double product, double x, double y) {
@@ -311,6 +401,7 @@ namespace detail {
 Comparison judge_picked(const GemmDesc& d, const void* a, const void* b, const void* c_in, const void* c_gpu,
                         const CompareOptions& options, const Pick& pick, std::optional<double> norm_ab2,
                         const void* bias, const ozaki::EmulationBound* emulation) {
+  if (dequantizes(d)) return compare_dequant(d, a, b, c_in, c_gpu, options, pick, bias);
   if (is_integer(d.type)) return compare_int(d, a, b, c_in, c_gpu, pick);
   return d.type == DataType::f64
              ? compare_float<long double>(d, a, b, c_in, c_gpu, options, pick, norm_ab2, bias, emulation)
@@ -394,6 +485,11 @@ void reference_gemm(const GemmDesc& desc, const void* a, const void* b, const vo
   const uint64_t span = operand_extent(desc, 'C').elements;
   if (span) std::memcpy(c_out, c_in, span * element_size(out_type));
   const Pick all = Pick::every(desc);
+  if (dequantizes(desc)) {
+    const DequantCells r = compute_dequant(desc, a, b, c_in, bias, all);
+    for (size_t i = 0; i < r.cells.size(); ++i) store_element(out_type, c_out, r.cells[i], static_cast<double>(r.ref[i]));
+    return;
+  }
   if (is_integer(desc.type)) {
     std::vector<uint64_t> cells;
     std::vector<int32_t> ref;
@@ -431,7 +527,7 @@ Comparison compare_with_reference(const GemmDesc& desc, const void* a, const voi
   // a 1536^3 TT check took 2.5 s that way against 4.1 s on the general path (6.0 before its operands were
   // gathered; medians of 3 on a 2-core host).
   const std::optional<ozaki::EmulationBound> emulation = detail::emulation_bound(desc, a, b, options);
-  const bool plain = !emulation && !desc.epilogue.active() && desc.batch == 1 && desc.alpha == 1.0 && desc.beta == 0.0 && desc.m > 0 && desc.n > 0 &&
+  const bool plain = !emulation && !desc.epilogue.active() && !dequantizes(desc) && desc.batch == 1 && desc.alpha == 1.0 && desc.beta == 0.0 && desc.m > 0 && desc.n > 0 &&
                      tight(desc, 'A') && tight(desc, 'B') && tight(desc, 'C');
   if (plain) {
     const auto m = static_cast<uint32_t>(desc.m), n = static_cast<uint32_t>(desc.n), k = static_cast<uint32_t>(desc.k);

@@ -107,9 +107,10 @@ Comparison check_sampled(const GemmDesc& desc, const void* a, const void* b, con
   account.elements = uint64_t(desc.batch) * uint64_t(desc.m) * uint64_t(desc.n);
   const Pick witnesses = choose_witnesses(desc, sample, rng, account);
   account.witnesses = witnesses.element_count();
-  // The row sums are linear in C: an activation breaks them, so with an epilogue the witnesses judge alone.
+  // The row sums are linear in C: an activation breaks them, so with an epilogue the witnesses judge alone;
+  // so do they a dequantized product's (judged element by element, as the full comparison does).
   std::optional<double> norm_ab2;
-  if (desc.epilogue.active()) {
+  if (desc.epilogue.active() || dequantizes(desc)) {
     account.vectors = 0;
   } else {
     norm_ab2 = detail::judge_row_sums(desc, a, b, c_in, c_gpu, options, rng, account, own);
