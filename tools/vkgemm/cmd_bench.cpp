@@ -164,7 +164,7 @@ void sweep(Engine& engine, const BenchOptions& o, const std::vector<Job>& jobs, 
   try {
     for (size_t i = 0; i < jobs.size(); ++i) {
       const Job& job = jobs[i];
-      const Shape& s = job.shape;
+      const bench::Shape& s = job.shape;
       progress.start(fmt::format("{} {}x{}x{} {} {} {}", job.latency ? "latency" : "throughput", s.m, s.n, s.k,
                                  to_string(job.type),
                                  to_string(job.config.options.kernel), job.config.label));
