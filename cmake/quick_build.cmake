@@ -29,7 +29,8 @@ set(_quick_std algorithm array atomic chrono cmath cstdint cstdio cstdlib cstrin
 # of its own with the same flags and reused.
 # (CMake asks the target that reuses them for a C header too, for volk's C file, which skips it.)
 foreach(ext cpp c)
-  file(WRITE ${CMAKE_BINARY_DIR}/quick_headers.${ext} "/* the engine's precompiled headers (cmake/quick_build.cmake) */\n")
+  file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/quick_headers.${ext}  # (rewritten only when it changes)
+       CONTENT "/* the engine's precompiled headers (cmake/quick_build.cmake) */\n")
 endforeach()
 add_library(vkgemm_quick_headers OBJECT ${CMAKE_BINARY_DIR}/quick_headers.cpp ${CMAKE_BINARY_DIR}/quick_headers.c)
 target_include_directories(vkgemm_quick_headers PRIVATE $<TARGET_PROPERTY:vkgemm_objects,INCLUDE_DIRECTORIES>)
