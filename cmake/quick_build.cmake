@@ -1,8 +1,8 @@
 # The quick tier's build (CMakePresets.json's `quick`: tools/run-tests.sh --quick), made cheaper to compile from a
 # fresh clone on a 2-core machine; never what CI's full run, a package or the GPU machine builds. What it
 # changes and what each change saves is in docs/reliability.md ("The quick tier").
-#   - -O1 instead of Release's -O3, in the targets the quick tier builds: a third less compile time, and the
-#     suites' own time (the CPU reference's loops among it) does not grow measurably.
+#   - -O1 instead of Release's -O3, in the targets the quick tier builds: a third less compile time; the
+#     suites' own time grew by no more than the machine's load changes it.
 #   - precompiled headers (fmt, doctest, the standard library's) for the engine's and the tests' files: each
 #     file parsed them again before.
 #   - one unity file per 8 of the program's files (vkgemm_cli): CLI11 and nlohmann-json are header-only, and
