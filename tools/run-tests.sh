@@ -35,22 +35,34 @@ fi
 tools/install-deps.sh
 jobs="$(nproc)"
 timings=()
-timed() {  # timed NAME COMMAND...: runs it, records its wall time
-  local name="$1" start end
+times_file=$(mktemp)
+trap 'rm -f "$times_file"' EXIT
+children_cpu=0
+read_children_cpu() {  # children_cpu: the CPU seconds (user + system) of every child this shell has waited for
+  times >"$times_file"  # (in this shell: a command substitution would ask a subshell, which has no children)
+  children_cpu=$(tail -n 1 "$times_file" | awk '{ split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%.0f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }')
+}
+timed() {  # timed NAME COMMAND...: runs it, records its wall time and the CPU time of what it ran
+  local name="$1" start end cpu
   shift
   start=$(date +%s)
+  read_children_cpu
+  cpu=$children_cpu
   "$@"
   end=$(date +%s)
-  timings+=("$name: $((end - start)) s")
-  echo "run-tests: $name took $((end - start)) s"
+  read_children_cpu
+  cpu=$((children_cpu - cpu))
+  timings+=("$name: $((end - start)) s, $cpu s of CPU")
+  echo "run-tests: $name took $((end - start)) s, $cpu s of CPU"
 }
 
 export VKGEMM_TEST_EXPECT="${VKGEMM_TEST_EXPECT-kernels=naive,tiled,blocked types=f32,i32,f64,f16 dot8=tiled spirv=coopmat,coopmat2}"
 export VKGEMM_TEST_SKIP_LOG="$PWD/build/test-skips.log"
 mkdir -p build && : >"$VKGEMM_TEST_SKIP_LOG"
 
-# The quick tier builds in build/quick (the quick preset: Release with Debian's shared libfmt, so fmt is
-# compiled once rather than in every file; never carried off this machine), CI's run in build/release.
+# The quick tier builds in build/quick (the quick preset: Release with Debian's shared libfmt, -O1,
+# precompiled headers and the program's files unity-built, cmake/quick_build.cmake; never carried off this
+# machine), CI's run in build/release.
 preset=release
 ((quick)) && preset=quick
 cmake --preset "$preset" >/dev/null

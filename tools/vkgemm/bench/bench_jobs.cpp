@@ -27,6 +27,12 @@ double operand_elements(const Shape& s) { return double(s.m) * s.k + double(s.k)
 
 }  // namespace
 
+Work case_work(const Shape& s, const Settings& settings, bool latency) {
+  if (latency) return {s.products() * (settings.latency_calls + kLatencyExtraCalls), s.products(), operand_elements(s)};
+  const double dispatches = settings.repeat + settings.warmup + 1;
+  return {s.products() * dispatches, host_check_work(check_how(settings, s), s), operand_elements(s)};
+}
+
 SweepSpec make_sweep(const SweepRequest& r, const SweepDefaults& d) {
   SweepSpec p;
   const bool no_sizes = r.sizes == "none";  // latency only
@@ -58,7 +64,6 @@ SweepSpec make_sweep(const SweepRequest& r, const SweepDefaults& d) {
 
 std::vector<Job> make_jobs(const SweepSpec& spec, const Settings& settings, const std::vector<NotApplicable>& never) {
   std::vector<Job> jobs;
-  const double dispatches = settings.repeat + settings.warmup + 1;
   for (const Shape& s : spec.shapes)
     for (DataType t : spec.types)
       for (Kernel k : spec.kernels)
@@ -66,16 +71,14 @@ std::vector<Job> make_jobs(const SweepSpec& spec, const Settings& settings, cons
           if (!applies(never, k, t)) continue;
           const bool baseline = k == Kernel::naive || k == Kernel::tiled;
           if (baseline && spec.baseline_max > 0.0 && s.products() > spec.baseline_max) continue;
-          const Work work{s.products() * dispatches, host_check_work(check_how(settings, s), s), operand_elements(s)};
-          jobs.push_back({s, t, std::move(c), false, work});
+          jobs.push_back({s, t, std::move(c), false, case_work(s, settings, false)});
         }
   for (uint32_t n : spec.latency_sizes)
     for (DataType t : spec.types)
       for (Kernel k : spec.latency_kernels) {
         if (!applies(never, k, t)) continue;
         const Shape s{n, n, n};
-        const Work work{s.products() * (settings.latency_calls + kLatencyExtraCalls), s.products(), operand_elements(s)};
-        jobs.push_back({s, t, configurations(k, spec.space).front(), true, work});
+        jobs.push_back({s, t, configurations(k, spec.space).front(), true, case_work(s, settings, true)});
       }
   return jobs;
 }

@@ -42,6 +42,9 @@ struct Work {
   double data = 0.0;    // elements made on the host and written to the device (A, B and C's poison)
 };
 
+// The work of a throughput case of this shape, or of a latency case (for the progress estimate).
+Work case_work(const Shape& shape, const Settings& settings, bool latency);
+
 struct Job {
   Shape shape;
   DataType type = DataType::f32;
