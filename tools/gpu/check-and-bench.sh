@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device call's checks and measurements, in one call (device time is scarce): the GPU test suites
+# The GPU checks and measurements in one device call (device time is scarce): the GPU test suites
 # that lavapipe cannot run (the cooperative-matrix kernels through the BLAS grid), the fp16 verification
 # and timing script (which runs the f16 suite too), then vkgemm against cuBLAS in the same run for f16 and f32.
 # Run from the repository root with build/release present; results go under $OUT (default out/gpu).
