@@ -22,19 +22,7 @@ example=build/release/tools/vkgemm_network_example
 mkdir -p "$OUT"
 phases=("$@")
 ((${#phases[@]})) || phases=(tests time network)
-failures=0
-have_layer() { ls /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json >/dev/null 2>&1; }
-
-phase() {  # phase NAME COMMAND...: runs it, logs to $OUT/NAME.txt, says how long it took
-  local name=$1 start rc
-  shift
-  start=$(date +%s)
-  echo "== $name"
-  "$@" 2>&1 | tee "$OUT/$name.txt"
-  rc=${PIPESTATUS[0]}
-  echo "== $name: exit $rc, $(($(date +%s) - start)) s"
-  ((rc == 0 || rc == 77)) || failures=$((failures + 1))  # 77: a case skipped (a kernel the device lacks)
-}
+source tools/gpu/phases.sh
 
 suites() {
   local env=()

@@ -26,21 +26,10 @@ python=${PYTHON:-/opt/torch/.venv/bin/python3}
 mkdir -p "$OUT"
 phases=("$@")
 ((${#phases[@]})) || phases=(tests gelu network plain torch)
-failures=0
-
-phase() {  # phase NAME COMMAND...: runs it, logs to $OUT/NAME.txt, says how long it took
-  local name=$1 start rc
-  shift
-  start=$(date +%s)
-  echo "== $name"
-  "$@" 2>&1 | tee "$OUT/$name.txt"
-  rc=${PIPESTATUS[0]}
-  echo "== $name: exit $rc, $(($(date +%s) - start)) s"
-  ((rc == 0 || rc == 77)) || failures=$((failures + 1))  # 77: a case skipped (a kernel the device lacks)
-}
+source tools/gpu/phases.sh
 
 validation() {  # the layer where .gl's packages put it (tools/gpu/fetch-vulkan-layer.sh), else without
-  if ls /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json >/dev/null 2>&1; then
+  if have_layer; then
     "$@"
   else
     echo "(no validation layer: running without it)"
@@ -49,7 +38,7 @@ validation() {  # the layer where .gl's packages put it (tools/gpu/fetch-vulkan-
 }
 
 validated_example() {  # the example's own --validate needs the layer; without it, unvalidated
-  if ls /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json >/dev/null 2>&1; then
+  if have_layer; then
     "$example" "$@" --validate
   else
     "$example" "$@"
