@@ -618,6 +618,28 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
 
 }  // namespace
 
+// The fused epilogue's options: the bias, the activation and its parameters, int8 dequantization.
+void add_epilogue_options(CLI::App& cmd, RunOptions& o) {
+  cmd.add_option("--bias", o.bias,
+                 "Fused epilogue: add a random bias vector, row (one value per row of C) or col (one per column, "
+                 "as a network layer's)")
+      ->capture_default_str();
+  add_enum_option(cmd, "--bias-type", o.bias_type, type_table(), "The bias's type: f32 (default) or C's type");
+  cmd.add_option("--act", o.act,
+                 "Fused epilogue: the activation after alpha op(A) op(B) + beta C + bias: none, relu, leaky-relu, "
+                 "gelu-tanh, gelu-erf, silu, sigmoid, tanh, clamp (float C; f64 takes relu, leaky-relu, clamp)")
+      ->capture_default_str();
+  cmd.add_option("--scale", o.scale,
+                 "Dequantization of an i8 or u8 product into f32 or f16 C (--out-type): tensor (C = --tensor-scale * "
+                 "sums) or col (a random scale per column of C, 1/128 to 1/8, times --tensor-scale), before beta C, "
+                 "the bias and --act")
+      ->capture_default_str();
+  cmd.add_option("--tensor-scale", o.tensor_scale, "--scale tensor or col: the per-tensor scale (default 1)");
+  cmd.add_option("--slope", o.slope, "--act leaky-relu: the negative side's slope")->capture_default_str();
+  cmd.add_option("--clamp-lo", o.clamp_lo, "--act clamp: the lower bound")->capture_default_str();
+  cmd.add_option("--clamp-hi", o.clamp_hi, "--act clamp: the upper bound (at least --clamp-lo)")->capture_default_str();
+}
+
 Command add_run_command(CLI::App& cmd, CommonOptions& common) {
   auto o = std::make_shared<RunOptions>();
   cmd.add_option("--m", o->m, "Rows of op(A) and C");
@@ -673,24 +695,7 @@ Command add_run_command(CLI::App& cmd, CommonOptions& common) {
   cmd.add_flag("--trans-b", o->trans_b, "op(B) = B^T (B is stored n x k)");
   cmd.add_option("--alpha", o->alpha, "alpha (integers for i32)")->capture_default_str();
   cmd.add_option("--beta", o->beta, "beta; 0 never reads C (integers for i32)")->capture_default_str();
-  cmd.add_option("--bias", o->bias,
-                 "Fused epilogue: add a random bias vector, row (one value per row of C) or col (one per column, "
-                 "as a network layer's)")
-      ->capture_default_str();
-  add_enum_option(cmd, "--bias-type", o->bias_type, type_table(), "The bias's type: f32 (default) or C's type");
-  cmd.add_option("--act", o->act,
-                 "Fused epilogue: the activation after alpha op(A) op(B) + beta C + bias: none, relu, leaky-relu, "
-                 "gelu-tanh, gelu-erf, silu, sigmoid, tanh, clamp (float C; f64 takes relu, leaky-relu, clamp)")
-      ->capture_default_str();
-  cmd.add_option("--scale", o->scale,
-                 "Dequantization of an i8 or u8 product into f32 or f16 C (--out-type): tensor (C = --tensor-scale * "
-                 "sums) or col (a random scale per column of C, 1/128 to 1/8, times --tensor-scale), before beta C, "
-                 "the bias and --act")
-      ->capture_default_str();
-  cmd.add_option("--tensor-scale", o->tensor_scale, "--scale tensor or col: the per-tensor scale (default 1)");
-  cmd.add_option("--slope", o->slope, "--act leaky-relu: the negative side's slope")->capture_default_str();
-  cmd.add_option("--clamp-lo", o->clamp_lo, "--act clamp: the lower bound")->capture_default_str();
-  cmd.add_option("--clamp-hi", o->clamp_hi, "--act clamp: the upper bound (at least --clamp-lo)")->capture_default_str();
+  add_epilogue_options(cmd, *o);
   add_enum_option(cmd, "--layout", o->layout, layout_table(), "Memory layout the engine is called with: row or col")
       ->default_str("row");
   cmd.add_option("--batch", o->batch, "Batch count for random inputs (files: a 3-D .npy gives it)");
