@@ -420,10 +420,15 @@ TEST_SUITE("ozaki model") {
     // The wrong count handed to the bound (six: 2^4 tighter on each side) fails it.
     const CompareOptions six{.emulation_moduli = 6};
     CHECK_FALSE(full(c, six).passed);
-    // Sampled with witnesses in every row and column (tiles of 2 x 2): the witnesses' allowances, not the
-    // row sums' probabilistic catch, decide, so the verdict does not depend on the draw.
-    const SampleOptions dense{.seed = 11, .tile_m = 2, .tile_n = 2, .budget = 1, .vectors = 2};
-    CHECK_FALSE(check_sampled(d, o.a.data(), o.b.data(), o.c0.data(), c.data(), six, dense).passed);
+    // Sampled with a witness in every row and column (tiles of 2 x 2, and a budget that pays for all of them:
+    // a smaller one grows the tiles back): the witnesses' allowances, not the row sums' probabilistic catch,
+    // decide, so the verdict does not depend on the draw.
+    const uint64_t every_element = uint64_t(d.m) * uint64_t(d.n) * uint64_t(d.k);
+    const SampleOptions dense{.seed = 11, .tile_m = 2, .tile_n = 2, .budget = every_element, .vectors = 2};
+    const Comparison s6 = check_sampled(d, o.a.data(), o.b.data(), o.c0.data(), c.data(), six, dense);
+    REQUIRE(s6.sampled);
+    CHECK(s6.sampled->witnesses == s6.sampled->elements);
+    CHECK_FALSE(s6.passed);
     // One element moved by 1.5 times its allowance fails the full comparison; by twice the row sums' catch,
     // its row's sum (wherever the witnesses stand).
     const EmulationBound bound(d, o.a.data(), o.b.data(), 5);
