@@ -4,7 +4,10 @@
 // the wrong axis, activation skipped, applied twice, applied before alpha).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -344,6 +347,34 @@ void check_chain(DataType type, int64_t rows, const std::vector<int64_t>& widths
   }
 }
 
+// The operands of a chain test: x, each layer's weights and bias (f32) as host bytes and engine buffers.
+struct ChainOperands {
+  std::vector<std::byte> x;
+  std::vector<std::vector<std::byte>> w, b;
+  std::vector<Buffer> wb, bb;
+  Buffer xb;
+  std::vector<BufferOffset> wo, bo;
+};
+
+ChainOperands chain_operands(Engine& e, const ChainDesc& net, std::mt19937_64& rng) {
+  ChainOperands o;
+  o.x = test::random_elements(net.type, uint64_t(net.rows * net.input_width), rng);
+  o.xb = e.create_buffer(o.x.size());
+  e.write(o.xb, 0, o.x.data(), o.x.size());
+  int64_t k = net.input_width;
+  for (const ChainLayer& layer : net.layers) {
+    o.w.push_back(test::random_elements(net.type, uint64_t(k * layer.width), rng));
+    o.b.push_back(test::random_elements(DataType::f32, uint64_t(layer.width), rng));
+    o.wb.push_back(e.create_buffer(o.w.back().size()));
+    o.bb.push_back(e.create_buffer(o.b.back().size()));
+    e.write(o.wb.back(), 0, o.w.back().data(), o.w.back().size());
+    e.write(o.bb.back(), 0, o.b.back().data(), o.b.back().size());
+    k = layer.width;
+  }
+  for (size_t i = 0; i < o.wb.size(); ++i) o.wo.push_back({&o.wb[i], 0}), o.bo.push_back({&o.bb[i], 0});
+  return o;
+}
+
 }  // namespace
 
 TEST_SUITE("chain") {
@@ -372,5 +403,96 @@ TEST_SUITE("chain") {
     const BufferOffset one[] = {{&buf, 0}};
     test::expect_error([&] { (void)e.run(chain, {&buf, 0}, one, one, {&buf, 0}); }, ErrorCode::invalid_argument,
                        "1 weights and 1 biases for 2 layers");
+  }
+
+  TEST_CASE("the application's intermediates: two alternating regions of one buffer, bit for bit the owning chain") {
+    Engine& e = test::engine();
+    for (const DataType type : {DataType::f32, DataType::f16}) {
+      CAPTURE(to_string(type));
+      auto rng = test::case_rng(fmt::format("chain intermediates {}", to_string(type)));
+      ChainDesc net{.type = type, .rows = 53, .input_width = 8};
+      for (const int64_t width : {24, 16, 24, 4}) {
+        net.layers.push_back({width, {.bias = BiasAxis::per_column, .activation = Activation::relu}});
+      }
+      ChainOperands o = chain_operands(e, net, rng);
+      const uint64_t es = element_size(type), y_bytes = uint64_t(net.rows * 4) * es;
+      GemmChain owning = e.chain(net);
+      GemmChain borrowing = e.chain(net, {.own_intermediates = false});
+      // Regions A and B, each past a granularity's worth of poisoned bytes: layers 0 and 2 write A, layer 1 B.
+      uint64_t g = 1;
+      for (size_t i = 0; i < borrowing.layers(); ++i) g = std::max(g, borrowing.layer(i).offset_granularity());
+      const uint64_t region = (uint64_t(net.rows * 24) * es + g - 1) / g * g;
+      Buffer mid = e.create_buffer(g + 2 * region + g);
+      e.fill(mid, 0, mid.size(), 0xFFFFFFFFu);
+      const BufferOffset a{&mid, g}, b{&mid, g + region};
+      const std::vector<BufferOffset> ping_pong = {a, b, a};
+      Buffer y_owning = e.create_buffer(y_bytes), y_borrowing = e.create_buffer(y_bytes);
+      e.fill(y_owning, 0, y_bytes, 0xFFFFFFFFu);
+      e.fill(y_borrowing, 0, y_bytes, 0xFFFFFFFFu);
+      e.run(owning, {&o.xb, 0}, o.wo, o.bo, {&y_owning, 0});
+      e.run(borrowing, {&o.xb, 0}, o.wo, o.bo, ping_pong, {&y_borrowing, 0});
+      std::vector<std::byte> want(y_bytes), got(y_bytes), last(uint64_t(net.rows * 24) * es);
+      e.read(y_owning, 0, want.data(), y_bytes);
+      e.read(y_borrowing, 0, got.data(), y_bytes);
+      e.read(mid, a.offset, last.data(), last.size());
+      // The owning chain's last layer against the reference from its own input: y is not poison.
+      GemmDesc d;
+      d.type = type, d.c_type = type, d.m = net.rows, d.n = 4, d.k = 24, d.epilogue = net.layers[3].epilogue;
+      std::vector<std::byte> own_last(last.size());
+      e.read(owning.intermediate(2), 0, own_last.data(), own_last.size());
+      const std::vector<std::byte> c0(y_bytes);
+      CHECK(compare_with_reference(d, own_last.data(), o.w[3].data(), c0.data(), want.data(), {.random_inputs = true},
+                                   o.b[3].data()).passed);
+      CHECK(got == want);
+      CHECK(last == own_last);  // region A holds layer 2's output last
+      // The comparison sees a change: one weight of layer 1 moved gives another y.
+      std::vector<std::byte> w1 = o.w[1];
+      std::swap(w1[0], w1[es]);
+      e.write(o.wb[1], 0, w1.data(), w1.size());
+      e.run(borrowing, {&o.xb, 0}, o.wo, o.bo, ping_pong, {&y_borrowing, 0});
+      e.read(y_borrowing, 0, got.data(), y_bytes);
+      CHECK_FALSE(got == want);
+    }
+  }
+
+  TEST_CASE("the application's intermediates refused: the wrong count, overlapping what their layer reads, too short") {
+    Engine& e = test::engine();
+    auto rng = test::case_rng("chain intermediates refused");
+    const ChainDesc net{.type = DataType::f32, .rows = 8, .input_width = 4, .layers = {{4, {}}, {4, {}}, {4, {}}}};
+    ChainOperands o = chain_operands(e, net, rng);
+    GemmChain owning = e.chain(net);
+    GemmChain borrowing = e.chain(net, {.own_intermediates = false});
+    uint64_t g = 1;
+    for (size_t i = 0; i < borrowing.layers(); ++i) g = std::max(g, borrowing.layer(i).offset_granularity());
+    const uint64_t apart = (128 + g - 1) / g * g;  // an intermediate's 128 bytes, rounded up to the granularity
+    Buffer mid = e.create_buffer(3 * apart), y = e.create_buffer(128), small = e.create_buffer(64);
+    const BufferOffset a{&mid, 0}, b{&mid, apart};
+    const std::vector<BufferOffset> two = {a, b}, one = {a}, same = {a, a}, short_one = {a, {&small, 0}};
+    test::expect_error([&] { (void)e.run(borrowing, {&o.xb, 0}, o.wo, o.bo, {&y, 0}); }, ErrorCode::invalid_argument,
+                       "0 intermediates for 3 layers");
+    test::expect_error([&] { (void)e.run(borrowing, {&o.xb, 0}, o.wo, o.bo, one, {&y, 0}); },
+                       ErrorCode::invalid_argument, "takes one for each layer but the last (2)");
+    test::expect_error([&] { (void)e.run(owning, {&o.xb, 0}, o.wo, o.bo, two, {&y, 0}); }, ErrorCode::invalid_argument,
+                       "owns its own");
+    test::expect_error([&] { (void)e.run(borrowing, {&o.xb, 0}, o.wo, o.bo, same, {&y, 0}); },
+                       ErrorCode::invalid_argument, "layer 1's output (intermediate 1, 128 bytes at offset 0) overlaps its input");
+    test::expect_error([&] { (void)e.run(borrowing, {&o.xb, 0}, o.wo, o.bo, two, b); }, ErrorCode::invalid_argument,
+                       fmt::format("layer 2's output (y, 128 bytes at offset {}) overlaps its input", apart));
+    Buffer big = e.create_buffer(1024);
+    std::vector<BufferOffset> weights_in_big = o.wo;
+    weights_in_big[0] = {&big, 0};
+    const std::vector<BufferOffset> on_weights = {{&big, 0}, b};
+    test::expect_error([&] { (void)e.run(borrowing, {&o.xb, 0}, weights_in_big, o.bo, on_weights, {&y, 0}); },
+                       ErrorCode::invalid_argument, "layer 0's output (intermediate 0, 128 bytes at offset 0) overlaps its weights");
+    const std::vector<BufferOffset> off_granularity = {a, {&mid, apart + 4}};
+    if (g > 4) {
+      test::expect_error([&] { (void)e.run(borrowing, {&o.xb, 0}, o.wo, o.bo, off_granularity, {&y, 0}); },
+                         ErrorCode::invalid_argument, "GemmChain::record: layer 1: plan record: C's offset");
+    }
+    test::expect_error([&] { (void)e.run(borrowing, {&o.xb, 0}, o.wo, o.bo, short_one, {&y, 0}); },
+                       ErrorCode::buffer_too_small, "GemmChain::record: layer 1: gemm: C");
+    test::expect_error([&] { (void)borrowing.intermediate(0); }, ErrorCode::invalid_argument, "are the application's");
+    // The same ranges apart run: the refusals above were the overlaps, not the buffers.
+    CHECK(e.run(borrowing, {&o.xb, 0}, o.wo, o.bo, two, {&y, 0}).size() == 3);
   }
 }

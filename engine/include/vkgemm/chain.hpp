@@ -12,6 +12,8 @@
 // (width_{i-1} x width_i, row-major, of `type`), adds its bias (GemmDesc::epilogue, per_column: width_i
 // values) and applies its activation in the sums' precision, and writes rows x width_i of `type` (the
 // intermediates are f16 for an f16 chain, with fp32 sums: the next layer's input as it will read it).
+// The intermediates are the chain's own buffers, or the application's (ChainOptions::own_intermediates false:
+// passed to every record, so that they can live in its own memory, two alternating regions for any depth).
 // A chain must not outlive its engine (as a Buffer); recorded commands use its plans and intermediates:
 // destroy it only after the submissions they were recorded into have completed.
 #pragma once
@@ -40,6 +42,9 @@ struct ChainDesc {
 struct ChainOptions {
   GemmOptions gemm;         // every layer's kernel and options (repeat 1 and warmup 0: a chain runs once)
   bool timestamps = false;  // timestamps around each layer (GemmChain::timing)
+  // true: the chain allocates the intermediates (GemmChain::intermediate). false: it allocates none and the
+  // application passes them to record (and Engine::run), each rows x width_i elements of the chain's type.
+  bool own_intermediates = true;
 };
 
 namespace detail {
@@ -58,6 +63,7 @@ class GemmChain {
   const GemmPlan& layer(size_t i) const;  // layer i's plan (its kernel, configuration)
   // Layer i's output for i < layers() - 1 (rows x width_i of the chain's type, tightly packed): the next
   // layer's input, which Engine::read may read back after a run (to inspect or check a layer on its own).
+  // Only where the chain owns its intermediates.
   const Buffer& intermediate(size_t i) const;
 
   // Records the chain into `cmd`: layer 0 reads x, layer i reads layer i-1's intermediate, the last writes y;
@@ -67,6 +73,14 @@ class GemmChain {
   // recording anything; allocates nothing.
   void record(VkCommandBuffer cmd, const VulkanBufferRange& x, std::span<const VulkanBufferRange> weights,
               std::span<const VulkanBufferRange> biases, const VulkanBufferRange& y);
+  // The same with the application's intermediates (a chain made with own_intermediates false; one that owns
+  // them takes an empty span): layer i < layers() - 1 writes intermediates[i], rows x width_i elements, at an
+  // offset that is a multiple of GemmPlan::offset_granularity() (each layer's plan is made for offset 0); it
+  // must not overlap the input, weights or bias of the layer that writes it (refused), and may share memory
+  // with any other layer's (layer i + 2 may write where layer i did: the barrier between layers orders it).
+  void record(VkCommandBuffer cmd, const VulkanBufferRange& x, std::span<const VulkanBufferRange> weights,
+              std::span<const VulkanBufferRange> biases, std::span<const VulkanBufferRange> intermediates,
+              const VulkanBufferRange& y);
 
   // Each layer's GPU time of the last recording (timestamps on), once its submission completed.
   std::vector<GemmTiming> timing() const;

@@ -226,6 +226,10 @@ class Engine {
   // layer's timing (GPU times where the chain has timestamps).
   std::vector<GemmTiming> run(GemmChain& chain, const BufferOffset& x, std::span<const BufferOffset> weights,
                               std::span<const BufferOffset> biases, const BufferOffset& y);
+  // The same with the application's intermediates (GemmChain::record's rules).
+  std::vector<GemmTiming> run(GemmChain& chain, const BufferOffset& x, std::span<const BufferOffset> weights,
+                              std::span<const BufferOffset> biases, std::span<const BufferOffset> intermediates,
+                              const BufferOffset& y);
   // For benchmarks: the host time in microseconds of each of `times` records of `plan` (what GemmPlan::record
   // does: the operand checks, the descriptor writes, the commands) into the engine's own command buffer,
   // reset after each and never run.
