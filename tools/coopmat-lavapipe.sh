@@ -110,6 +110,10 @@ VKGEMM_TEST_EXPECT="" in_root "$bin/tests/vkgemm_tests" --no-version --test-suit
 # activation); a skip (exit 77) is a failure here too.
 VKGEMM_TEST_EXPECT="" in_root "$bin/tests/vkgemm_tests" --no-version --test-suite=dequant "--test-case=coopmat kernel" ||
   fail "the dequant suite's coopmat case failed or skipped (exit $?)"
+# Chains on the KHR kernel (f16 layers; the chain's own intermediates and the application's, in alternating
+# regions of one buffer); a skip (exit 77) is a failure here too.
+VKGEMM_TEST_EXPECT="" in_root "$bin/tests/vkgemm_tests" --no-version --test-suite=chain ||
+  fail "the chain suite failed or skipped (exit $?)"
 # The in-frame network example with the cooperative matrices its device now enables: every layer must run on
 # a matrix kernel (the example prints each layer's), its first frame checked, under validation.
 example=$(in_root "$bin/tools/vkgemm_network_example" --size 64x32 --frames 2 --validate) ||
