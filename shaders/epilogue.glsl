@@ -45,7 +45,12 @@ EPI_T epilogue_bias(uint i) {
 }
 
 #ifndef VKGEMM_EPILOGUE_DOUBLE
-float epilogue_sigmoid(float x) { return 1.0 / (1.0 + exp(-x)); }
+// The argument of exp in a divisor 1 + exp(a) is capped at 44 (e^44 is about 2^63.5): the divisor stays a
+// finite normal float, so the division never takes its special cases (an infinite or huge divisor, a
+// subnormal quotient), and the result moves by at most |x| e^-44, far inside the bound.
+const float kExpCap = 44.0;
+
+float epilogue_sigmoid(float x) { return 1.0 / (1.0 + exp(min(-x, kExpCap))); }
 
 float epilogue_tanh(float x) {
   const float e = exp(-2.0 * abs(x));
@@ -69,8 +74,8 @@ EPI_T epilogue_activation(EPI_T x, uint act) {
     case GEMM_ACT_CLAMP: return min(max(x, EPI_T(p.act_a)), EPI_T(p.act_b));
 #ifndef VKGEMM_EPILOGUE_DOUBLE  // the door refuses these on f64: GLSL has no double exp
     // 0.5 x (1 + tanh(u)) is x / (1 + exp(-2u)): one exp and one division, and no cancellation in 1 + tanh(u)
-    // for negative x; exp's overflow (x below about -10) gives x / inf = -0, GELU's limit.
-    case GEMM_ACT_GELU_TANH: return x / (1.0 + exp(-1.5957691216 * (x + 0.044715 * x * x * x)));
+    // for negative x; the cap (above) gives x e^-44 where GELU is below that, about -0.
+    case GEMM_ACT_GELU_TANH: return x / (1.0 + exp(min(-1.5957691216 * (x + 0.044715 * x * x * x), kExpCap)));
     case GEMM_ACT_GELU_ERF: return 0.5 * x * (1.0 + epilogue_erf(0.7071067812 * x));
     case GEMM_ACT_SILU: return x * epilogue_sigmoid(x);
     case GEMM_ACT_SIGMOID: return epilogue_sigmoid(x);

@@ -131,6 +131,30 @@ TEST_SUITE("epilogue") {
   TEST_CASE("coopmat2 kernel") { every_type(Kernel::coopmat2, {.kernel = Kernel::coopmat2}); }
   TEST_CASE("auto") { every_type(Kernel::automatic, {}); }
 
+  TEST_CASE("GELU, SiLU and sigmoid far out: sums of several hundred, where exp's argument is capped") {
+    // alpha 200 spreads x over about -1000 to 1000: sigmoid and SiLU below -44 and GELU's tanh form below about
+    // -7.6 take the capped exp (epilogue.glsl's kExpCap).
+    auto rng = test::case_rng("epilogue far out");
+    int ran = 0;
+    for (const Kernel kernel : {Kernel::naive, Kernel::tiled, Kernel::blocked, Kernel::coopmat, Kernel::coopmat2}) {
+      for (const DataType type : {DataType::f32, DataType::f16}) {
+        const GemmOptions options{.kernel = kernel};
+        if (!runs(kernel, type, DataType::f32, options)) continue;
+        for (const Activation act : {Activation::gelu_tanh, Activation::silu, Activation::sigmoid}) {
+          GemmDesc d;
+          d.type = type, d.c_type = DataType::f32, d.m = 40, d.n = 36, d.k = 29, d.alpha = 200.0;
+          d.epilogue = {.bias = BiasAxis::per_column, .activation = act};
+          const auto result = test::check_gemm_call(d, options, rng);
+          INFO(to_string(kernel), " ", to_string(type), " ", to_string(act), ", seed ", test::run_seed(), ": ",
+               result.detail);
+          CHECK(result.passed);
+          ++ran;
+        }
+      }
+    }
+    CHECK(ran >= 12);  // naive and tiled run f32 and f16 everywhere
+  }
+
   TEST_CASE("K chunks: the last applies it, the earlier ones keep raw sums") {
     auto rng = test::case_rng("epilogue K chunks");
     for (const Activation act : {Activation::sigmoid, Activation::gelu_erf, Activation::leaky_relu}) {
