@@ -19,9 +19,11 @@
 #include "bench/bench_defaults.hpp"
 #include "bench/bench_files.hpp"
 #include "bench/bench_jobs.hpp"
+#include "bench/bench_prebuild.hpp"
 #include "bench/bench_progress.hpp"
 #include "bench/bench_steady.hpp"
 #include "bench/bench_table.hpp"
+#include "engine/engine_impl.hpp"
 #include "parallel_compare.hpp"
 #include "support.hpp"
 #include "vkgemm/half.hpp"
@@ -127,6 +129,38 @@ Settings quick_settings() {
   s.verify_max = 1e12;
   s.latency_calls = 4;
   return s;
+}
+
+// How many pipelines `engine` has created so far (kernels::Pipelines::created).
+size_t pipelines_created(Engine& engine) { return detail::Access::impl(engine).pipelines->created(); }
+
+// What a small sweep's cases gave: each one's status, what ran and C as checked (its bytes), in job order.
+struct SweepOutcome {
+  std::vector<Status> status;
+  std::vector<std::string> ran;
+  std::vector<std::vector<std::byte>> c;
+};
+
+SweepOutcome run_jobs(Engine& engine, const std::vector<Job>& jobs, const Settings& settings) {
+  SweepOutcome out;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const Job& job = jobs[i];
+    std::vector<std::byte> c;
+    const ResultHook keep = [&](DataType type, void* data, uint64_t elements) {
+      const auto* bytes = static_cast<const std::byte*>(data);
+      c.assign(bytes, bytes + elements * element_size(type));
+    };
+    const uint64_t seed = case_seed(settings.seed, i);
+    if (job.latency) {
+      const LatencyResult r = run_latency(engine, job.shape.m, job.type, job.config, settings, seed, keep);
+      out.status.push_back(r.status), out.ran.push_back(r.ran);
+    } else {
+      const CaseResult r = run_case(engine, job.shape, job.type, job.config, settings, seed, keep);
+      out.status.push_back(r.status), out.ran.push_back(r.ran);
+    }
+    out.c.push_back(std::move(c));
+  }
+  return out;
 }
 
 }  // namespace
@@ -596,6 +630,47 @@ TEST_SUITE("bench") {
     REQUIRE(l.timed());
     CHECK(l.warmup.busy_ms >= 5.0);
     CHECK(l.warmup.dispatches > 0);
+  }
+
+  TEST_CASE("the sweep's pipelines built up front: its cases build none, and give what cases that build their own give") {
+    // A small sweep of the default's make: f32 and i8 at two shapes, auto and every kernel (those the device
+    // lacks are skipped cases; the emulated f32 product's passes and fallback among the rest), and latency.
+    SweepRequest request;
+    request.sizes = "24", request.shapes = "40x24x56", request.types = "f32,i8", request.tiles = "8";
+    request.latency_sizes = "16";
+    const SweepSpec spec = make_sweep(request, sweep_defaults(test::engine().device()));
+    Settings settings = quick_settings();
+    settings.seed = test::run_seed();
+    const std::vector<Job> jobs = make_jobs(spec, settings, {});
+    MESSAGE("seed ", settings.seed, ", ", jobs.size(), " cases");
+    // Without: each case builds its own pipelines as it first runs them.
+    auto own = test::make_engine();
+    const size_t own_before = pipelines_created(*own);
+    const SweepOutcome unprepared = run_jobs(*own, jobs, settings);
+    const size_t built_by_cases = pipelines_created(*own) - own_before;
+    // With: all of them up front, on four threads at once; then the cases build none.
+    auto engine = test::make_engine();
+    const size_t before = pipelines_created(*engine);
+    const Prebuilt built = prebuild(*engine, jobs, 4);
+    CHECK(pipelines_created(*engine) - before == built.pipelines);
+    CHECK(built.pipelines == built_by_cases);  // the same pipelines, each built once
+    CHECK(built.pipelines >= 8);  // on lavapipe: naive, tiled and blocked, i8 and f32, the emulated passes
+    CHECK(built.calls < jobs.size());  // the skipped cases (kernels this device lacks) are left out
+    CHECK(prebuild(*engine, jobs, 4).pipelines == 0);
+    const size_t prepared = pipelines_created(*engine);
+    const SweepOutcome outcome = run_jobs(*engine, jobs, settings);
+    CHECK(pipelines_created(*engine) == prepared);
+    REQUIRE(outcome.status.size() == jobs.size());
+    size_t ran = 0;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      INFO("case ", i, ": ", to_string(jobs[i].type), " ", to_string(jobs[i].config.options.kernel), " ",
+           jobs[i].shape.m, "x", jobs[i].shape.n, "x", jobs[i].shape.k, jobs[i].latency ? " latency" : "");
+      CHECK(outcome.status[i] == unprepared.status[i]);
+      CHECK(outcome.ran[i] == unprepared.ran[i]);
+      CHECK(outcome.c[i] == unprepared.c[i]);  // bit for bit: the same pipelines on the same inputs
+      ran += outcome.status[i] == Status::passed;
+    }
+    CHECK(ran >= 20);
   }
 
   TEST_CASE("case seeds differ and repeat") {

@@ -14,6 +14,7 @@
 #include "bench/bench_environment.hpp"
 #include "bench/bench_files.hpp"
 #include "bench/bench_jobs.hpp"
+#include "bench/bench_prebuild.hpp"
 #include "bench/bench_progress.hpp"
 #include "bench/bench_steady.hpp"
 #include "bench/bench_table.hpp"
@@ -221,6 +222,14 @@ int run_bench(const BenchOptions& o, const CommonOptions& common) {
                             "(timestampValidBits is 0)",
                             device.name));
   }
+  const std::vector<Job> jobs = make_jobs(spec, run.settings, run.not_applicable);
+  // Every case's pipelines now, side by side, so that no case's time holds a compile (bench_prebuild.hpp).
+  if (!o.no_progress) fmt::print(stderr, "bench: building the pipelines of {} cases\n", jobs.size());
+  const Prebuilt built = prebuild(engine, jobs);
+  if (!o.no_progress) {
+    fmt::print(stderr, "bench: built {} pipelines for {} of {} cases in {:.1f}s\n", built.pipelines, built.calls,
+               jobs.size(), built.seconds);
+  }
   // The efficiency column's ceilings: the device's own, measured now, unless --peak-gflops gives f32's.
   if (!run.settings.peak_gflops) {
     if (!o.no_progress) fmt::print(stderr, "bench: measuring the device's ceilings (as vkgemm peak does)\n");
@@ -238,7 +247,7 @@ int run_bench(const BenchOptions& o, const CommonOptions& common) {
 
   fmt::print("{}", run_header(run));
   std::fflush(stdout);
-  sweep(engine, o, make_jobs(spec, run.settings, run.not_applicable), run);
+  sweep(engine, o, jobs, run);
   apply_steadiness(run);
   run.complete = true;
   write_results(o, run);
