@@ -119,7 +119,6 @@ struct Ran {
   Status status = Status::skipped;
   Spent spent;  // its seconds: filled in by Progress::finish
   bool checked = false;
-  std::string ran;  // the kernel and configuration that ran (empty when skipped)
 };
 
 Ran run_job(Engine& engine, const Job& job, size_t i, Run& run, size_t segment) {
@@ -133,7 +132,7 @@ Ran run_job(Engine& engine, const Job& job, size_t i, Run& run, size_t segment) 
     r.wall_seconds = seconds();
     if (i == 0) out.row = case_table_header();
     out.row += case_row(r);
-    out.status = r.status, out.checked = r.check.has_value(), out.ran = r.ran;
+    out.status = r.status, out.checked = r.check.has_value();
     out.spent = {0.0, r.data_seconds, r.check_seconds, 0.0};
     if (r.timed()) out.spent.device_seconds = r.stats->median * 1e-3 * (run.settings.repeat + run.settings.warmup + 1);
     run.cases.push_back(std::move(r));
@@ -143,7 +142,7 @@ Ran run_job(Engine& engine, const Job& job, size_t i, Run& run, size_t segment) 
     r.wall_seconds = seconds();
     if (run.latency.empty()) out.row = latency_table_header();
     out.row += latency_row(r);
-    out.status = r.status, out.checked = r.check.has_value(), out.ran = r.ran;
+    out.status = r.status, out.checked = r.check.has_value();
     out.spent = {0.0, r.data_seconds, r.check_seconds, 0.0};
     run.latency.push_back(std::move(r));
   }
@@ -160,13 +159,7 @@ void sweep(Engine& engine, const BenchOptions& o, const std::vector<Job>& jobs, 
   check();  // the reference
   Work total;
   for (const Job& job : jobs) total.device += job.work.device, total.host += job.work.host, total.data += job.work.data;
-  std::vector<CaseKey> keys;
-  for (const Job& job : jobs) {
-    const bench::Shape& s = job.shape;
-    keys.push_back({std::string(to_string(job.type)), std::string(to_string(job.config.options.kernel)),
-                    fmt::format("{}x{}x{}", s.m, s.n, s.k), job.latency});
-  }
-  Progress progress(std::move(keys), total, !o.no_progress);
+  Progress progress(jobs.size(), total, !o.no_progress);
   const auto start = std::chrono::steady_clock::now();
   auto last_write = start;
   try {
@@ -184,7 +177,7 @@ void sweep(Engine& engine, const BenchOptions& o, const std::vector<Job>& jobs, 
       const bool skipped = ran.status == Status::skipped;
       const Work done{skipped ? 0.0 : ran.status == Status::failed ? s.products() : job.work.device,
                       ran.checked ? job.work.host : 0.0, skipped ? 0.0 : job.work.data};
-      progress.finish(job.work, done, ran.spent, ran.ran);
+      progress.finish(job.work, done, ran.spent);
       if (i + 1 == jobs.size() || steady.due()) check();
       run.sweep_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (std::chrono::duration<double>(std::chrono::steady_clock::now() - last_write).count() > kCheckpointSeconds) {
