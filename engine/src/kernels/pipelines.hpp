@@ -40,8 +40,8 @@ class Pipelines {
   // thread has finished. The store is the caller's to guard (the engine's lock): only create() runs on the
   // helper threads, and the lookups of get() take no lock of their own.
   size_t prepare(const std::vector<LaunchShape>& shapes, unsigned threads);
-  // Drivers compile side by side up to about the host's cores; past 16 threads the longest pipeline
-  // alone sets the time, and each thread holds a compiler's memory.
+  // Drivers compile side by side, one pipeline a thread; each thread holds a compiler's memory, and a
+  // sweep's 60-odd pipelines on 16 threads already wait mostly on the slowest one (up to 15 s on NVIDIA).
   static constexpr unsigned kMaxThreads = 16;
   // How many pipelines this object has created, by get() and prepare() (for the tests: a pipeline built
   // twice, or not built up front, shows here).
