@@ -26,7 +26,7 @@ size_t EngineImpl::prepare(const std::vector<std::pair<GemmDesc, GemmOptions>>& 
 size_t Engine::prepare(const GemmDesc& desc, const std::vector<GemmOptions>& options, unsigned threads) {
   std::vector<std::pair<GemmDesc, GemmOptions>> calls;
   for (const GemmOptions& o : options) calls.emplace_back(desc, o);
-  check_gemm(desc);  // refused even with no options
+  if (calls.empty()) check_gemm(desc);  // refused even with no options (else checked with each call)
   std::lock_guard guard(impl_->lock);
   return impl_->prepare(calls, threads);
 }
