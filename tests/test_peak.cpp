@@ -13,6 +13,7 @@
 
 #include "bench/bench_case.hpp"
 #include "bench/bench_ceiling.hpp"
+#include "peak/timed_dispatch.hpp"
 #include "support.hpp"
 #include "vkgemm/peak.hpp"
 
@@ -218,6 +219,30 @@ TEST_SUITE("peak") {
       }
       *missing = true;
     }
+  }
+
+  TEST_CASE("every row's pipeline is built up front, side by side: the measurements build none, and each row has one") {
+    auto owned = test::make_engine();  // its own: no pipeline built before
+    Engine& engine = *owned;
+    if (!engine.device().timestamps) {
+      MESSAGE("skipped: the device has no timestamps");
+      return;
+    }
+    detail::EngineImpl& impl = detail::Access::impl(engine);
+    const size_t before = impl.pipelines->created();
+    size_t built = 0;
+    {
+      const std::lock_guard lock(impl.lock);
+      built = detail::peak::prepare_pipelines(impl, quick());
+      CHECK(detail::peak::prepare_pipelines(impl, quick()) == 0);
+    }
+    CHECK(impl.pipelines->created() - before == built);
+    const auto rows = measure_peaks(engine, quick());
+    CHECK(impl.pipelines->created() - before == built);  // every row found its pipeline built
+    size_t timed = 0;  // the rows that ran a kernel (not the derived ones), each its own pipeline
+    for (const auto& m : rows) timed += m.measured && m.derived_from.empty();
+    CHECK(built == timed);
+    CHECK(built >= 2);  // f32 FMA and copy at least
   }
 
   TEST_CASE("the work is counted from the iterations that ran: a longer target, more loops, as much more work") {

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/engine_impl.hpp"
 #include "support.hpp"
 
 using namespace vkgemm;
@@ -150,5 +151,41 @@ TEST_SUITE("threads") {
     GemmOptions bad = options[0];
     bad.repeat = 0;
     CHECK_THROWS_AS(e.prepare(d, {options[1], bad}), Error);
+  }
+  TEST_CASE("prepare of several products: 16 threads at once, each pipeline built once, the products after it build none") {
+    auto engine = test::make_engine();  // its own: every pipeline counted
+    Engine& e = *engine;
+    kernels::Pipelines& pipelines = *detail::Access::impl(e).pipelines;
+    std::vector<std::pair<GemmDesc, GemmOptions>> calls;
+    for (const uint32_t tile : {1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u, 12u, 16u}) {
+      GemmDesc d;
+      d.m = 20 + tile, d.n = 17, d.k = 9 + tile;
+      calls.push_back({d, {.kernel = Kernel::tiled, .tile = tile}});
+      calls.push_back({d, {.kernel = Kernel::naive, .tile = tile}});
+      d.type = DataType::f64;
+      calls.push_back({d, {.kernel = Kernel::tiled, .tile = tile}});  // a shader of its own per type
+    }
+    GemmDesc emulated;
+    emulated.m = 33, emulated.n = 21, emulated.k = 40;
+    if (e.device().float64 && e.device().storage8) {  // the emulated product's passes and its fallback
+      calls.push_back({emulated, {.kernel = Kernel::ozaki}});
+    }
+    calls.push_back(calls.front());  // twice: built once
+    const size_t before = pipelines.created();
+    const size_t built = e.prepare(calls, 16);
+    CHECK(pipelines.created() - before == built);
+    CHECK(built >= 30);
+    CHECK(e.prepare(calls, 16) == 0);
+    auto rng = test::case_rng("prepare several");
+    for (const auto& [desc, options] : calls) {
+      const auto r = test::check_gemm_call(e, desc, options, rng);
+      CHECK_MESSAGE(r.passed, r.detail);
+    }
+    CHECK(pipelines.created() - before == built);  // every product found its pipelines built
+    // A bad call among them is refused before anything is built: tile 10's pipeline is not built either.
+    calls.push_back({calls.front().first, {.kernel = Kernel::tiled, .tile = 10}});
+    calls.push_back({calls.front().first, {.kernel = Kernel::tiled, .tile = 10, .repeat = 0}});
+    CHECK_THROWS_AS(e.prepare(calls, 16), Error);
+    CHECK(pipelines.created() - before == built);
   }
 }

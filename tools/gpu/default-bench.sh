@@ -9,17 +9,27 @@
 #   eta.txt           each estimate against the time the sweep then took, and the verdict
 # The promise judged: the whole command under 3 minutes, and every estimate from the tenth case on within
 # 30 % of the time that was in fact left.
-# Usage: tools/gpu/default-bench.sh
+# Usage: tools/gpu/default-bench.sh; COLD=1 tools/gpu/default-bench.sh runs it as on a fresh host, with the
+# driver's shader cache empty (NVIDIA's: __GL_SHADER_DISK_CACHE_PATH, else under XDG_CACHE_HOME; Mesa's under
+# XDG_CACHE_HOME). vkgemm keeps no pipeline cache on disk.
 set -u
 OUT=${OUT:-out/gpu/default-bench}
 VKGEMM=${VKGEMM:-build/release/vkgemm}
 mkdir -p "$OUT"
+if [ "${COLD:-0}" = 1 ]; then
+  cache=$(mktemp -d)
+  trap 'rm -rf "$cache"' EXIT
+  export __GL_SHADER_DISK_CACHE_PATH="$cache/nvidia" XDG_CACHE_HOME="$cache/xdg"
+  mkdir -p "$__GL_SHADER_DISK_CACHE_PATH" "$XDG_CACHE_HOME"
+  echo "driver shader caches empty: $cache"
+fi
 start=$(date +%s.%N)
 "$VKGEMM" bench --json "$OUT/default.json" >"$OUT/default.txt" 2>"$OUT/progress.txt"
 status=$?
 end=$(date +%s.%N)
 wall=$(python3 -c "print(round($end - $start, 1))")
 echo "default bench: exit $status, $wall s (limit 180 s)" | tee "$OUT/eta.txt"
+grep "^bench: built" "$OUT/progress.txt" | tee -a "$OUT/eta.txt"
 tail -n 8 "$OUT/default.txt"
 python3 - "$OUT/progress.txt" "$wall" <<'EOF' | tee -a "$OUT/eta.txt"
 import re, sys

@@ -14,6 +14,7 @@
 #include "bench/bench_environment.hpp"
 #include "bench/bench_files.hpp"
 #include "bench/bench_jobs.hpp"
+#include "bench/bench_prebuild.hpp"
 #include "bench/bench_progress.hpp"
 #include "bench/bench_steady.hpp"
 #include "bench/bench_table.hpp"
@@ -118,7 +119,6 @@ struct Ran {
   Status status = Status::skipped;
   Spent spent;  // its seconds: filled in by Progress::finish
   bool checked = false;
-  std::string ran;  // the kernel and configuration that ran (empty when skipped)
 };
 
 Ran run_job(Engine& engine, const Job& job, size_t i, Run& run, size_t segment) {
@@ -132,7 +132,7 @@ Ran run_job(Engine& engine, const Job& job, size_t i, Run& run, size_t segment) 
     r.wall_seconds = seconds();
     if (i == 0) out.row = case_table_header();
     out.row += case_row(r);
-    out.status = r.status, out.checked = r.check.has_value(), out.ran = r.ran;
+    out.status = r.status, out.checked = r.check.has_value();
     out.spent = {0.0, r.data_seconds, r.check_seconds, 0.0};
     if (r.timed()) out.spent.device_seconds = r.stats->median * 1e-3 * (run.settings.repeat + run.settings.warmup + 1);
     run.cases.push_back(std::move(r));
@@ -142,7 +142,7 @@ Ran run_job(Engine& engine, const Job& job, size_t i, Run& run, size_t segment) 
     r.wall_seconds = seconds();
     if (run.latency.empty()) out.row = latency_table_header();
     out.row += latency_row(r);
-    out.status = r.status, out.checked = r.check.has_value(), out.ran = r.ran;
+    out.status = r.status, out.checked = r.check.has_value();
     out.spent = {0.0, r.data_seconds, r.check_seconds, 0.0};
     run.latency.push_back(std::move(r));
   }
@@ -159,13 +159,7 @@ void sweep(Engine& engine, const BenchOptions& o, const std::vector<Job>& jobs, 
   check();  // the reference
   Work total;
   for (const Job& job : jobs) total.device += job.work.device, total.host += job.work.host, total.data += job.work.data;
-  std::vector<CaseKey> keys;
-  for (const Job& job : jobs) {
-    const bench::Shape& s = job.shape;
-    keys.push_back({std::string(to_string(job.type)), std::string(to_string(job.config.options.kernel)),
-                    fmt::format("{}x{}x{}", s.m, s.n, s.k), job.latency});
-  }
-  Progress progress(std::move(keys), total, !o.no_progress);
+  Progress progress(jobs.size(), total, !o.no_progress);
   const auto start = std::chrono::steady_clock::now();
   auto last_write = start;
   try {
@@ -183,7 +177,7 @@ void sweep(Engine& engine, const BenchOptions& o, const std::vector<Job>& jobs, 
       const bool skipped = ran.status == Status::skipped;
       const Work done{skipped ? 0.0 : ran.status == Status::failed ? s.products() : job.work.device,
                       ran.checked ? job.work.host : 0.0, skipped ? 0.0 : job.work.data};
-      progress.finish(job.work, done, ran.spent, ran.ran);
+      progress.finish(job.work, done, ran.spent);
       if (i + 1 == jobs.size() || steady.due()) check();
       run.sweep_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (std::chrono::duration<double>(std::chrono::steady_clock::now() - last_write).count() > kCheckpointSeconds) {
@@ -221,6 +215,14 @@ int run_bench(const BenchOptions& o, const CommonOptions& common) {
                             "(timestampValidBits is 0)",
                             device.name));
   }
+  const std::vector<Job> jobs = make_jobs(spec, run.settings, run.not_applicable);
+  // Every case's pipelines now, side by side, so that no case's time holds a compile (bench_prebuild.hpp).
+  if (!o.no_progress) fmt::print(stderr, "bench: building the pipelines of {} cases\n", jobs.size());
+  const Prebuilt built = prebuild(engine, jobs);
+  if (!o.no_progress) {
+    fmt::print(stderr, "bench: built {} pipelines for {} of {} cases in {:.1f}s\n", built.pipelines, built.calls,
+               jobs.size(), built.seconds);
+  }
   // The efficiency column's ceilings: the device's own, measured now, unless --peak-gflops gives f32's.
   if (!run.settings.peak_gflops) {
     if (!o.no_progress) fmt::print(stderr, "bench: measuring the device's ceilings (as vkgemm peak does)\n");
@@ -238,7 +240,7 @@ int run_bench(const BenchOptions& o, const CommonOptions& common) {
 
   fmt::print("{}", run_header(run));
   std::fflush(stdout);
-  sweep(engine, o, make_jobs(spec, run.settings, run.not_applicable), run);
+  sweep(engine, o, jobs, run);
   apply_steadiness(run);
   run.complete = true;
   write_results(o, run);

@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "vkgemm/blas.hpp"
@@ -196,13 +197,16 @@ class Engine {
   PipelineReport pipeline_statistics(const GemmDesc& desc, const GemmOptions& options = {});
 
   // Builds the pipelines that gemm(desc, ..., o) would run for each o of `options`, `threads` at a time (0:
-  // one per hardware thread; drivers compile side by side), so that no later call with them compiles one
-  // (gemm, plans, record_gemm): for a search or benchmark timing many configurations of one product
-  // (vkgemm tune). (An application's several products: plan() builds each one's pipelines, on the calling
-  // thread.) Planned as gemm plans them; operand placement does not change the
+  // one per hardware thread, at most 16; drivers compile side by side), so that no later call with them
+  // compiles one (gemm, plans, record_gemm): for a search or benchmark timing many configurations of one
+  // product (vkgemm tune). (plan() builds a plan's pipelines on the calling thread.) Planned as gemm plans
+  // them, the emulated product's passes and fallback included; operand placement does not change the
   // pipelines. Returns how many it built (0: all were built already). Holds the engine's lock throughout.
   // Throws what gemm would throw for desc and an options, before building any.
   size_t prepare(const GemmDesc& desc, const std::vector<GemmOptions>& options, unsigned threads = 0);
+  // The same for several products at once, each (desc, options) of `calls`, all their pipelines built side
+  // by side (vkgemm bench: every case of a sweep before the first runs). Throws before building any.
+  size_t prepare(const std::vector<std::pair<GemmDesc, GemmOptions>>& calls, unsigned threads = 0);
 
   // A plan of `desc` on this engine (vkgemm/plan.hpp): checked, planned and its pipelines built once, then
   // recorded or run many times. Throws what gemm would throw for desc and options.

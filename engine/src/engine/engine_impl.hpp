@@ -215,8 +215,8 @@ struct EngineImpl {
   // find_plan (uncounted by the door) then keep_plan: the K chunks' plans (admitted false).
   std::shared_ptr<GemmPlanState> cached_plan(const GemmDesc& desc, const GemmOptions& options,
                                              const VulkanBufferRange (&ops)[kOperands], bool admitted);
-  // Engine::prepare (prepare.cpp): the pipelines of desc under each options, built `threads` at a time.
-  size_t prepare(const GemmDesc& desc, const std::vector<GemmOptions>& options, unsigned threads);
+  // Engine::prepare (prepare.cpp): the pipelines of each call, built `threads` at a time.
+  size_t prepare(const std::vector<std::pair<GemmDesc, GemmOptions>>& calls, unsigned threads);
   // record_gemm (vulkan.hpp): the cached plan, checked against the operands, recorded with the recording's
   // own descriptor sets and queries.
   std::unique_ptr<RecordingImpl> record(VkCommandBuffer cmd, const GemmDesc& desc, const VulkanBufferRange (&ops)[kOperands],

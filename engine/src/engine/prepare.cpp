@@ -6,18 +6,17 @@
 namespace vkgemm {
 namespace detail {
 
-size_t EngineImpl::prepare(const GemmDesc& desc, const std::vector<GemmOptions>& options, unsigned threads) {
-  check_gemm(desc);
+size_t EngineImpl::prepare(const std::vector<std::pair<GemmDesc, GemmOptions>>& calls, unsigned threads) {
+  // Every call through the door before anything is built.
+  for (const auto& [desc, options] : calls) {
+    check_gemm(desc);
+    admit_options(desc, options);
+  }
   std::vector<kernels::LaunchShape> shapes;
-  for (const GemmOptions& o : options) {
-    admit_options(desc, o);  // the door: the description above once, each options here once
+  for (const auto& [desc, options] : calls) {
     // Operand placement changes only run-time flags, never the pipelines: desc alone says which.
-    const Schedule product = schedule_product(desc, o, physical.info, tuning);
-    for (const PiecePasses& piece : product.pieces) {
-      shapes.push_back(piece.main.shape);
-      if (piece.reduce) shapes.push_back(piece.reduce->shape);
-      if (piece.turn_b) shapes.push_back(piece.turn_b->shape);
-    }
+    const Schedule product = schedule_product(desc, options, physical.info, tuning);
+    for (const kernels::LaunchShape* shape : pipeline_shapes(product)) shapes.push_back(*shape);
   }
   return pipelines->prepare(shapes, threads);
 }
@@ -25,8 +24,16 @@ size_t EngineImpl::prepare(const GemmDesc& desc, const std::vector<GemmOptions>&
 }  // namespace detail
 
 size_t Engine::prepare(const GemmDesc& desc, const std::vector<GemmOptions>& options, unsigned threads) {
+  std::vector<std::pair<GemmDesc, GemmOptions>> calls;
+  for (const GemmOptions& o : options) calls.emplace_back(desc, o);
+  if (calls.empty()) check_gemm(desc);  // refused even with no options (else checked with each call)
   std::lock_guard guard(impl_->lock);
-  return impl_->prepare(desc, options, threads);
+  return impl_->prepare(calls, threads);
+}
+
+size_t Engine::prepare(const std::vector<std::pair<GemmDesc, GemmOptions>>& calls, unsigned threads) {
+  std::lock_guard guard(impl_->lock);
+  return impl_->prepare(calls, threads);
 }
 
 }  // namespace vkgemm

@@ -116,6 +116,7 @@ vk::DeviceHandle<VkPipeline> Pipelines::create(const LaunchShape& shape, VkShade
   VkPipeline pipeline = VK_NULL_HANDLE;
   vk::check(t.vkCreateComputePipelines(dev, cache_.get(), 1, &info, nullptr, &pipeline), "vkCreateComputePipelines");
   vk::DeviceHandle<VkPipeline> owned(t, dev, pipeline);
+  ++created_;
   std::string name = fmt::format("vkgemm {}", shape.shader);
   for (auto v : key.second) name += fmt::format(" {}", v);
   instance_.set_name(dev, VK_OBJECT_TYPE_PIPELINE, reinterpret_cast<uint64_t>(pipeline), name.c_str());
@@ -152,7 +153,7 @@ size_t Pipelines::prepare(const std::vector<LaunchShape>& shapes, unsigned threa
       }
     }
   };
-  const size_t wanted = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+  const size_t wanted = threads ? threads : std::clamp(std::thread::hardware_concurrency(), 1u, kMaxThreads);
   std::vector<std::thread> helpers;
   for (size_t i = 1; i < std::min(wanted, missing.size()); ++i) helpers.emplace_back(work);
   work();

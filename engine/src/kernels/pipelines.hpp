@@ -8,6 +8,7 @@
 // layout must match how its descriptors are supplied.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <string>
 #include <tuple>
@@ -35,8 +36,16 @@ class Pipelines {
   void bind(VkCommandBuffer cmd, VkDescriptorSet set, const VkWriteDescriptorSet* writes) const;
   VkPipeline get(const LaunchShape& shape);
   // Builds the pipelines of `shapes` that are not built yet, `threads` at a time (0: one per hardware
-  // thread), and returns how many it built. The first error is thrown after every thread has finished.
+  // thread, at most kMaxThreads), and returns how many it built. The first error is thrown after every
+  // thread has finished. The store is the caller's to guard (the engine's lock): only create() runs on the
+  // helper threads, and the lookups of get() take no lock of their own.
   size_t prepare(const std::vector<LaunchShape>& shapes, unsigned threads);
+  // Drivers compile side by side, one pipeline a thread; each thread holds a compiler's memory, and a
+  // sweep's 60-odd pipelines on 16 threads already wait mostly on the slowest one (up to 15 s on NVIDIA).
+  static constexpr unsigned kMaxThreads = 16;
+  // How many pipelines this object has created, by get() and prepare() (for the tests: a pipeline built
+  // twice, or not built up front, shows here).
+  size_t created() const noexcept { return created_.load(); }
   // The driver's statistics of get(shape)'s pipeline, labelled with `pass`; needs capture_statistics.
   std::vector<PipelineStatistic> statistics(const LaunchShape& shape, const std::string& pass);
 
@@ -54,6 +63,7 @@ class Pipelines {
   vk::DeviceHandle<VkPipelineCache> cache_;
   std::map<std::string, vk::DeviceHandle<VkShaderModule>> modules_;
   std::map<Key, vk::DeviceHandle<VkPipeline>> pipelines_;
+  mutable std::atomic<size_t> created_{0};
 };
 
 }  // namespace vkgemm::kernels

@@ -83,19 +83,27 @@ constexpr FmaRow kFmaRows[] = {
     {"f64 FMA", "peak_fma_f64", &DeviceInfo::float64, "shaderFloat64"},
 };
 
+std::string fma_refusal(const DeviceInfo& info, const FmaRow& row) {
+  if (row.feature && !(info.*row.feature)) return fmt::format("not available: the device has no {}", row.feature_name);
+  return {};
+}
+
+kernels::LaunchShape fma_shape(const DeviceInfo& info, const PeakLoad& plan, const FmaRow& row) {
+  kernels::LaunchShape shape;
+  shape.shader = row.shader;
+  shape.constants = {{"WG", workgroup_size(info)}, {"CHAINS", plan.fma_chains}};
+  return shape;
+}
+
 PeakMeasurement measure_fma(EngineImpl& e, const PeakLoad& plan, const FmaRow& row) {
   const DeviceInfo& info = e.physical.info;
-  PeakMeasurement m = unavailable(row.name, "TFLOP/s", "");
-  if (row.feature && !(info.*row.feature)) {
-    m.reason = fmt::format("not available: the device has no {}", row.feature_name);
-    return m;
-  }
+  PeakMeasurement m = unavailable(row.name, "TFLOP/s", fma_refusal(info, row));
+  if (!m.reason.empty()) return m;
   const uint32_t wg = workgroup_size(info);
   Buffer out = e.create_buffer(uint64_t{plan.groups} * wg * 16, "vkgemm peak fma");
   const VkBuffer vk_out = detail::Access::impl(out)->alloc.buffer.get();
   PeakKernel k;
-  k.shape.shader = row.shader;
-  k.shape.constants = {{"WG", wg}, {"CHAINS", plan.fma_chains}};
+  k.shape = fma_shape(info, plan, row);
   k.groups = plan.groups;
   k.src = k.dst = {vk_out, 0, VK_WHOLE_SIZE};
   const float mul = -0.5f, add = 1.0f;  // x = -x/2 + 1 settles on 2/3 (peak_fma.comp)
@@ -111,6 +119,13 @@ PeakMeasurement measure_fma(EngineImpl& e, const PeakLoad& plan, const FmaRow& r
   return m;
 }
 
+kernels::LaunchShape copy_shape(const DeviceInfo& info) {
+  kernels::LaunchShape shape;
+  shape.shader = "peak_copy_f32";
+  shape.constants = {{"WG", workgroup_size(info)}};
+  return shape;
+}
+
 PeakMeasurement measure_copy(EngineImpl& e, const PeakLoad& plan) {
   const DeviceInfo& info = e.physical.info;
   PeakMeasurement m = unavailable("copy", "GB/s", "");
@@ -120,8 +135,7 @@ PeakMeasurement measure_copy(EngineImpl& e, const PeakLoad& plan) {
   const uint32_t wg = workgroup_size(info);
   const uint64_t vec4s = plan.copy_bytes / 16;
   PeakKernel k;
-  k.shape.shader = "peak_copy_f32";
-  k.shape.constants = {{"WG", wg}};
+  k.shape = copy_shape(info);
   // One vec4 per invocation where the grid allows (lavapipe runs the grid-stride loop 3-5x slower).
   k.groups = static_cast<uint32_t>(std::min<uint64_t>((vec4s + wg - 1) / wg, info.max_workgroup_count[0]));
   k.src = {detail::Access::impl(src)->alloc.buffer.get(), 0, plan.copy_bytes};
@@ -195,22 +209,39 @@ Buffer mma_input(EngineImpl& e, const CooperativeMatrixShape& s, const MmaTypes&
   return in;
 }
 
+uint32_t mma_subgroups(const DeviceInfo& info) {
+  return std::max(1u, std::min(4u, info.max_workgroup_invocations / info.subgroup_size));
+}
+bool mma_subgroup_control(const DeviceInfo& info) {
+  const uint32_t sg = info.subgroup_size;
+  return info.subgroup_size_control && sg >= info.min_subgroup_size && sg <= info.max_subgroup_size;
+}
+
+// The MMA kernel's pipeline for shape `s` (coopmat_refusal(info, s) empty).
+kernels::LaunchShape coopmat_shape(const DeviceInfo& info, const CooperativeMatrixShape& s) {
+  const uint32_t sg = info.subgroup_size;
+  kernels::LaunchShape shape;
+  shape.shader = mma_types(s)->shader;
+  // VARY_A on: A is rescaled (by 1) each step, so no driver can hoist A * B out of the loop.
+  shape.constants = {{"WG", sg * mma_subgroups(info)}, {"TM", s.m}, {"TN", s.n}, {"TK", s.k}, {"SG", sg}, {"VARY_A", 1}};
+  // Full subgroups of the size the shape was listed for.
+  if (mma_subgroup_control(info)) shape.required_subgroup_size = sg;
+  return shape;
+}
+
 PeakMeasurement measure_coopmat(EngineImpl& e, const PeakLoad& plan, const CooperativeMatrixShape& s) {
   const DeviceInfo& info = e.physical.info;
   const MmaTypes* t = mma_types(s);
   PeakMeasurement m = unavailable(shape_name(s), t ? t->unit : "TFLOP/s", coopmat_refusal(info, s));
   m.inputs = s.a_type;
   if (!m.reason.empty()) return m;
-  const uint32_t sg = info.subgroup_size, subgroups = std::max(1u, std::min(4u, info.max_workgroup_invocations / sg));
+  const uint32_t sg = info.subgroup_size, subgroups = mma_subgroups(info);
   PeakKernel k;
-  k.shape.shader = t->shader;
+  k.shape = coopmat_shape(info, s);
   kernels::spirv(k.shape.shader);  // throws, saying why, where this build has no such shader (guarded)
-  // VARY_A on: A is rescaled (by 1) each step, so no driver can hoist A * B out of the loop.
-  k.shape.constants = {{"WG", sg * subgroups}, {"TM", s.m}, {"TN", s.n}, {"TK", s.k}, {"SG", sg}, {"VARY_A", 1}};
   const float one = 1.0f;
   std::memcpy(k.push.scalars, &one, 4);
-  const bool control = info.subgroup_size_control && sg >= info.min_subgroup_size && sg <= info.max_subgroup_size;
-  if (control) k.shape.required_subgroup_size = sg;  // full subgroups of the size the shape was listed for
+  const bool control = mma_subgroup_control(info);
   k.groups = plan.groups;
   Buffer in = mma_input(e, s, *t);
   Buffer out = e.create_buffer(uint64_t{plan.groups} * subgroups * s.m * s.n * t->acc_bytes, "vkgemm peak coopmat out");
@@ -250,18 +281,26 @@ bool nv2_lists(const DeviceInfo& info, const Nv2PeakTile& t) {
   });
 }
 
+std::string nv2_refusal(const DeviceInfo& info, const Nv2PeakTile& t) {
+  if (nv2_lists(info, t) && t.invocations <= info.coopmat2_max_workgroup_invocations) return {};
+  return fmt::format("not available: the device lists no workgroup-scope f16*f16+{} shape for a {}x{}x{} tile of {} "
+                     "invocations", t.c, t.bm, t.bn, t.bk, t.invocations);
+}
+
+kernels::LaunchShape coopmat2_shape(const Nv2PeakTile& t) {
+  kernels::LaunchShape shape;
+  shape.shader = t.shader;
+  shape.constants = {{"WG", t.invocations}, {"BM", t.bm}, {"BN", t.bn}, {"BK", t.bk}, {"VARY_A", 1}};
+  return shape;
+}
+
 PeakMeasurement measure_coopmat2(EngineImpl& e, const PeakLoad& plan, const Nv2PeakTile& t) {
   const DeviceInfo& info = e.physical.info;
-  PeakMeasurement m = unavailable(nv2_name(t), "TFLOP/s", "");
-  if (!nv2_lists(info, t) || t.invocations > info.coopmat2_max_workgroup_invocations) {
-    m.reason = fmt::format("not available: the device lists no workgroup-scope f16*f16+{} shape for a {}x{}x{} tile "
-                           "of {} invocations", t.c, t.bm, t.bn, t.bk, t.invocations);
-    return m;
-  }
+  PeakMeasurement m = unavailable(nv2_name(t), "TFLOP/s", nv2_refusal(info, t));
+  if (!m.reason.empty()) return m;
   PeakKernel k;
-  k.shape.shader = t.shader;
+  k.shape = coopmat2_shape(t);
   kernels::spirv(k.shape.shader);  // throws, saying why, where this build has no such shader (guarded)
-  k.shape.constants = {{"WG", t.invocations}, {"BM", t.bm}, {"BN", t.bn}, {"BK", t.bk}, {"VARY_A", 1}};
   const float one = 1.0f;
   std::memcpy(k.push.scalars, &one, 4);
   k.groups = plan.groups;
@@ -280,6 +319,13 @@ PeakMeasurement measure_coopmat2(EngineImpl& e, const PeakLoad& plan, const Nv2P
 }
 
 // int8 dot products: 8 operations (4 multiplies, 4 adds) per packed dot, as integer throughput is counted.
+kernels::LaunchShape dot_shape(const DeviceInfo& info, const PeakLoad& plan) {
+  kernels::LaunchShape shape;
+  shape.shader = "peak_dot_i32";
+  shape.constants = {{"WG", workgroup_size(info)}, {"CHAINS", plan.fma_chains}};
+  return shape;
+}
+
 PeakMeasurement measure_dot(EngineImpl& e, const PeakLoad& plan) {
   const DeviceInfo& info = e.physical.info;
   PeakMeasurement m = unavailable(kDotRow, "TOP/s", "");
@@ -289,9 +335,8 @@ PeakMeasurement measure_dot(EngineImpl& e, const PeakLoad& plan) {
   }
   const uint32_t wg = workgroup_size(info);
   PeakKernel k;
-  k.shape.shader = "peak_dot_i32";
+  k.shape = dot_shape(info, plan);
   kernels::spirv(k.shape.shader);  // throws, saying why, where this build has no such shader (guarded)
-  k.shape.constants = {{"WG", wg}, {"CHAINS", plan.fma_chains}};
   k.groups = plan.groups;
   Buffer out = e.create_buffer(uint64_t{plan.groups} * wg * 4, "vkgemm peak dot");
   k.src = k.dst = {detail::Access::impl(out)->alloc.buffer.get(), 0, VK_WHOLE_SIZE};
@@ -340,6 +385,38 @@ void add_coopmat_rows(EngineImpl& e, const PeakLoad& plan, std::vector<PeakMeasu
   }
 }
 
+// Whether this build has the shader (a missing one is its row's reason, when measured).
+bool built_in(const kernels::LaunchShape& shape) {
+  try {
+    kernels::spirv(shape.shader);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+// The pipelines of every row the device can run, by the measurements' own rules and shapes.
+std::vector<kernels::LaunchShape> peak_shapes(const DeviceInfo& info, const PeakLoad& plan) {
+  std::vector<kernels::LaunchShape> out;
+  for (const FmaRow& row : kFmaRows) {
+    if (fma_refusal(info, row).empty()) out.push_back(fma_shape(info, plan, row));
+  }
+  if (info.integer_dot) out.push_back(dot_shape(info, plan));
+  if (info.coopmat_khr) {
+    for (const auto& s : info.coopmat_shapes) {
+      if (coopmat_refusal(info, s).empty()) out.push_back(coopmat_shape(info, s));
+    }
+  }
+  if (info.coopmat2) {
+    for (const Nv2PeakTile& t : kNv2PeakTiles) {
+      if (nv2_refusal(info, t).empty()) out.push_back(coopmat2_shape(t));
+    }
+  }
+  out.push_back(copy_shape(info));
+  std::erase_if(out, [](const kernels::LaunchShape& shape) { return !built_in(shape); });
+  return out;
+}
+
 // The emulated rows: each type's name and the k at which its default moduli are counted (past
 // ozaki::kFewerModuliK, where f32 takes one fewer: the large products the emulation is for).
 struct EmulationRow {
@@ -360,6 +437,19 @@ void insert_emulation_rows(const DeviceInfo& info, std::vector<PeakMeasurement>&
 }
 
 }  // namespace
+
+namespace detail::peak {
+
+size_t prepare_pipelines(EngineImpl& e, const PeakOptions& options) {
+  try {
+    return e.pipelines->prepare(peak_shapes(e.physical.info, plan_for(e.physical.info, options)), 0);
+  } catch (const Error& err) {
+    if (err.code() == ErrorCode::device_lost) throw;
+    return 0;  // the refused pipeline's row says why when it is measured; the others were built
+  }
+}
+
+}  // namespace detail::peak
 
 std::vector<PeakMeasurement> emulation_rows(const DeviceInfo& info, const std::vector<PeakMeasurement>& rows) {
   const PeakMeasurement* source = nullptr;  // the fastest measured int8 matrix-unit row
@@ -411,6 +501,7 @@ std::vector<PeakMeasurement> measure_peaks(Engine& engine, const PeakOptions& op
     insert_emulation_rows(info, rows);
     return rows;
   }
+  detail::peak::prepare_pipelines(e, options);
   for (const FmaRow& row : kFmaRows) {
     rows.push_back(guarded(row.name, "TFLOP/s", [&] { return measure_fma(e, plan, row); }));
   }

@@ -9,6 +9,7 @@
 #include "engine/engine_impl.hpp"
 #include "kernels/push_constants.hpp"
 #include "kernels/registry.hpp"
+#include "vkgemm/peak.hpp"
 
 namespace vkgemm::detail::peak {
 
@@ -24,6 +25,12 @@ struct PeakKernel {
 std::vector<double> time_dispatches(EngineImpl& engine, const PeakKernel& kernel, uint32_t warmup, uint32_t repeat);
 
 double median(std::vector<double> values);
+
+// Builds the pipelines of every row measure_peaks will measure on this device, side by side
+// (Pipelines::prepare), before the first is timed: on NVIDIA with a cold driver cache each takes up to
+// seconds. Returns how many it built; one the driver refuses is left to its row, which says so when measured
+// (peak.cpp). The caller holds the engine's lock.
+size_t prepare_pipelines(EngineImpl& engine, const PeakOptions& options);
 
 struct Timing {
   uint32_t target_iterations = 1;  // what push.k was grown to

@@ -325,4 +325,16 @@ void check_fits(const GemmDesc& desc, const GemmOptions& options, const DeviceIn
   check_needs(desc, needs, device);
 }
 
+std::vector<const kernels::LaunchShape*> pipeline_shapes(const Schedule& product) {
+  std::vector<const kernels::LaunchShape*> out;
+  for (const SequencePass& pass : product.sequence) out.push_back(&pass.pass.shape);
+  if (!product.sequence.empty()) return out;  // the pieces are the fallback, whose passes are in the sequence
+  for (const PiecePasses& piece : product.pieces) {
+    if (piece.turn_b) out.push_back(&piece.turn_b->shape);
+    out.push_back(&piece.main.shape);
+    if (piece.reduce) out.push_back(&piece.reduce->shape);
+  }
+  return out;
+}
+
 }  // namespace vkgemm::detail

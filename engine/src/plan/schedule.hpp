@@ -103,6 +103,12 @@ struct Schedule {
 Schedule schedule_product(const GemmDesc& desc, const GemmOptions& options, const DeviceInfo& device,
                          const tuning::Table& tuning, const Placement& placement = {});
 
+// The launch shapes of the pipelines a recording of `product` binds (engine/gemm_plan.cpp, lay_out), in
+// dispatch order: the emulated product's sequence where it has one (its fallback's passes among them), else
+// each piece's turn of B, main pass and reduce pass. Engine::prepare builds these, so that the recording
+// finds every one built.
+std::vector<const kernels::LaunchShape*> pipeline_shapes(const Schedule& product);
+
 // Throws Error(too_large) when the memory of `desc` cannot be on `device`: A, B and C as desc spans them
 // (batch, leading dimensions, strides; A and B only where read), then the workspace of its plan
 // under `options`, each against maxMemoryAllocationSize and all together against the device-local memory.

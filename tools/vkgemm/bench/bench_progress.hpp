@@ -14,55 +14,35 @@
 namespace vkgemm::cli::bench {
 
 // Where a finished case's wall time went, as measured: its inputs made and uploaded (data), its check on the
-// host, its timed dispatches on the device (their timestamps); the rest (pipelines, buffers, the warm-up by
-// time, the check's product) is its overhead.
+// host, its timed dispatches on the device (their timestamps); the rest (buffers, the warm-up by time, the
+// check's product) is its overhead.
 struct Spent {
   double seconds = 0.0, data_seconds = 0.0, host_seconds = 0.0, device_seconds = 0.0;
 };
 
-// A case as the sweep knows it before it runs: its type, the kernel asked for (auto included), its shape, and
-// whether it is a latency case. What it then ran (auto and "default" resolved) says which pipeline it used.
-struct CaseKey {
-  std::string type, kernel, shape;
-  bool latency = false;
-};
-
 // How long the rest of a sweep's cases will take, from the cases done so far: each case costs a base
 // overhead, plus each kind of its work (Work: multiply-adds dispatched, multiply-adds checked on the host,
-// elements made and uploaded) at the rate measured for that kind, plus the first use of a pipeline it is
-// expected to build. The device's rate is the last kRateWindow timed cases' (the sweep grows its sizes, and
-// the rate with them); the host's rates are every case's so far. Before a case was timed, the rest is
-// estimated at the mean time of a case so far.
-// The base overhead (the warm-up by time, buffers, a pipeline already built) is the mean of the cases done
-// whose pipeline an earlier case had built, the latency cases' apart once one has run. A pipeline's first use
-// costs seconds where the driver compiles it (15 s for u8 4096^3 on coopmat2 on an H200 with a cold driver
-// cache, 0.1 s for a tiled one): each kernel's mean of what its first uses cost beyond the base, counted once
-// for each (type, kernel, shape) of the rest that no case has run yet, auto taken for the kernel its type's
-// last auto case ran. Cases added without a key (and the rest asked for by count) have no first uses.
+// elements made and uploaded) at the rate measured for that kind. The device's rate is the last kRateWindow
+// timed cases' (the sweep grows its sizes, and the rate with them); the host's rates are every case's so far.
+// The base overhead is the mean of the cases done, latency cases and others alike (on an H100 both took
+// about half a second beyond their work). No case builds a pipeline (bench_prebuild.hpp: the sweep builds
+// them all before its first case), so the overhead varies little from case to case; a first use inside a
+// case was 0.1 to 15 s on NVIDIA with a cold driver cache, which no mean could predict. Before a case was
+// timed, the rest is estimated at the mean time of a case so far.
 class TimeEstimate {
  public:
   static constexpr size_t kRateWindow = 16;
   void add(const Work& work, Spent spent);
-  void add(const CaseKey& key, const std::string& ran, const Work& work, Spent spent);
   // Seconds for `cases` more cases holding this much work; negative before the first case.
   double seconds_for(double cases, const Work& work) const;
-  // Seconds for the cases `rest` names, holding this much work; negative before the first case.
-  double seconds_for(const std::vector<CaseKey>& rest, const Work& work) const;
 
  private:
   struct Done {
     Work work;
     Spent spent;
-    bool keyed = false, first_use = false, latency = false;
-    std::string kernel;  // the kernel that ran (keyed cases)
   };
-  double work_seconds(double cases, const Work& left, double overhead_seconds) const;
-  double overhead(const Done& d) const;
-  double base_overhead(bool latency) const;
-  double first_uses(const std::vector<CaseKey>& rest) const;
+  double base_overhead() const;
   std::vector<Done> done_;
-  std::vector<std::string> pipelines_, groups_;  // (type, what ran) and (type, kernel, shape) of the cases done
-  std::vector<std::pair<std::string, std::string>> auto_ran_;  // type -> the kernel its last auto case ran
 };
 
 // The time left of a sweep from its cases' estimate: the sweep's time beyond its cases (the steadiness checks,
@@ -72,15 +52,14 @@ double sweep_seconds_left(double cases_left, double elapsed, double cases_second
 
 class Progress {
  public:
-  // `cases` names every case in the order they run, `total` is the work finish() will be given in all (see
-  // TimeEstimate).
-  Progress(std::vector<CaseKey> cases, const Work& total, bool enabled, std::FILE* out = stderr);
+  // `cases` cases will run, holding `total` work in all (what finish() will be given; see TimeEstimate).
+  Progress(size_t cases, const Work& total, bool enabled, std::FILE* out = stderr);
 
   void start(const std::string& what);  // the case now running
   // It is done: the work it was planned with (counted off the totals), the work it did (less when it was
-  // skipped or failed: what the rates are measured on), where its time went (its seconds are measured
-  // here, from start()), and the kernel and configuration it ran (CaseResult::ran; empty when it did not run).
-  void finish(const Work& planned, const Work& done, const Spent& spent, const std::string& ran);
+  // skipped or failed: what the rates are measured on) and where its time went (its seconds are measured
+  // here, from start()).
+  void finish(const Work& planned, const Work& done, const Spent& spent);
   void clear();  // erase the bar before something else is printed on the terminal
 
   // "1m05s", "42s", "1h02m": what the estimate prints.
@@ -92,7 +71,6 @@ class Progress {
   double seconds_left() const;  // negative: no estimate yet
   std::FILE* out_;
   bool enabled_, terminal_;
-  std::vector<CaseKey> cases_;
   size_t total_cases_, done_cases_ = 0;
   Work total_, done_;
   double cases_seconds_ = 0.0;  // the finished cases' own seconds
