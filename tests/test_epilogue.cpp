@@ -442,6 +442,10 @@ TEST_SUITE("chain") {
       const uint64_t es = element_size(type), y_bytes = uint64_t(net.rows * 4) * es;
       GemmChain owning = e.chain(net);
       GemmChain borrowing = e.chain(net, {.own_intermediates = false});
+      for (size_t i = 0; i < owning.layers(); ++i) {  // the same plans, so the same sums in the same order
+        REQUIRE(owning.layer(i).kernel() == borrowing.layer(i).kernel());
+        REQUIRE(owning.layer(i).config() == borrowing.layer(i).config());
+      }
       // Regions A and B, each past a granularity's worth of poisoned bytes: layers 0 and 2 write A, layer 1 B.
       uint64_t g = 1;
       for (size_t i = 0; i < borrowing.layers(); ++i) g = std::max(g, borrowing.layer(i).offset_granularity());
