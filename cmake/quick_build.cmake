@@ -8,10 +8,26 @@
 #   - one unity file per 8 of the program's files (vkgemm_cli): CLI11 and nlohmann-json are header-only, and
 #     each command's file compiled and optimized them again. (The engine's kernel files and many test files
 #     share names in anonymous namespaces by design, so they are not unity-built.)
-set(_quick_targets vkgemm_objects vkgemm_shaders vkgemm_cli vkgemm_program vkgemm_tests)
+#   - the test files at -O0 (what they run themselves is mostly calls into the engine, whose reference and
+#     checks are -O1), but for the four whose own loops are hot (below): another third off their compile.
+set(_quick_targets vkgemm_objects vkgemm_shaders vkgemm_cli vkgemm_program)
 foreach(target IN LISTS _quick_targets)
   target_compile_options(${target} PRIVATE -O1)  # after CMAKE_<LANG>_FLAGS_RELEASE's -O3, so it wins
 endforeach()
+if(VKGEMM_BUILD_TESTS)
+  target_compile_options(vkgemm_tests PRIVATE -O0)
+  # The test files whose own loops are the suite's time: the random inputs and every product's check
+  # (support.cpp), the tolerance suite's sums of up to 14336 terms in each order, the sampled check's and the
+  # Ozaki model's host arithmetic. -O1 after the target's -O0; GCC takes no precompiled header built at another
+  # optimization level, so these parse their headers themselves.
+  # (Full paths: a relative one names a file of this folder, whatever DIRECTORY says.)
+  set(_hot_tests "")
+  foreach(file IN ITEMS support.cpp test_bounds.cpp test_sampled_check.cpp test_ozaki_model.cpp)
+    list(APPEND _hot_tests ${PROJECT_SOURCE_DIR}/tests/${file})
+  endforeach()
+  set_source_files_properties(${_hot_tests} DIRECTORY ${PROJECT_SOURCE_DIR}/tests
+                              PROPERTIES COMPILE_OPTIONS -O1 SKIP_PRECOMPILE_HEADERS ON)
+endif()
 
 # vkgemm_quick_headers(<target> <header>...): those headers precompiled for the target's C++ files.
 function(vkgemm_quick_headers target)

@@ -101,15 +101,16 @@ void run_grid(Engine& e, const char* label, uint64_t& total_pieces, uint32_t& ca
                                                                          .lanes_n = 8, .split_k = 3}},
                                  {}};
   for (GemmOptions& options : kernels) options.max_k_per_submission = max_k;
-  // The quick tier runs one call in N of the 44 (each through hundreds or thousands of pieces), CI every one.
+  // The quick tier runs one call in N of the 40 float calls (each through hundreds or thousands of pieces; 8 a
+  // kernel, so N = 8 keeps one of each kernel) and one of the 4 integer calls, CI every one.
   const test::QuickSample quick = test::quick_sample(label);
-  const uint64_t calls_in_all = std::size(kernels) * 8 + 4;
+  const uint64_t float_calls = std::size(kernels) * 8;
   uint64_t index = 0;
   for (const GemmOptions& options : kernels) {
     for (const Layout layout : {Layout::row_major, Layout::col_major}) {
       for (const Op op_a : {Op::n, Op::t}) {
         for (const Op op_b : {Op::n, Op::t}) {
-          if (!quick.takes(index++, calls_in_all)) continue;
+          if (!quick.takes(index++, float_calls)) continue;
           GemmDesc d;
           d.layout = layout, d.op_a = op_a, d.op_b = op_b;
           d.m = 70 + 11 * (op_a == Op::t), d.n = 67, d.k = 40 + 13 * (op_b == Op::t);
@@ -128,9 +129,10 @@ void run_grid(Engine& e, const char* label, uint64_t& total_pieces, uint32_t& ca
   }
   // i32 and i8 (naive and tiled only; tiled sums i8 through packed dot products, 4 x tile of K a step, where the
   // device has them): integer sums, compared exactly.
+  uint64_t integer_index = 0;
   for (const Kernel kernel : {Kernel::naive, Kernel::tiled}) {
     for (const DataType type : {DataType::i32, DataType::i8}) {
-      if (!quick.takes(index++, calls_in_all) || (type == DataType::i8 && !e.device().storage8)) continue;
+      if (!quick.takes(integer_index++, 4) || (type == DataType::i8 && !e.device().storage8)) continue;
       GemmDesc d{.type = type, .layout = Layout::col_major, .op_a = Op::t, .m = 45, .n = 38, .k = 51,
                  .alpha = 2, .beta = 3, .batch = 4};
       const auto r = test::check_gemm_call(e, d, {.kernel = kernel, .tile = 4, .max_k_per_submission = max_k}, rng);

@@ -16,7 +16,9 @@
 #   build/toolchain/prefix/include/{vulkan,vk_video}
 # which CMake picks up by itself (VKGEMM_TOOLCHAIN_PREFIX defaults to it when it exists). A probe shader that
 # needs GL_EXT_bfloat16 and GL_NV_cooperative_matrix2 must compile, or this fails loudly.
-# Idempotent: a stamp records what was installed; a second run does nothing. Where the system's toolchain is
+# Idempotent: a stamp records what was installed; a second run does nothing. The downloaded packages are kept
+# in ${XDG_CACHE_HOME:-~/.cache}/vkgemm/toolchain-N (VKGEMM_TOOLCHAIN_CACHE), so another clone unpacks them
+# without the network. Where the system's toolchain is
 # new enough (newer distros), nothing is downloaded and CMake uses the system's.
 # Called by tools/install-deps.sh; VKGEMM_SKIP_TOOLCHAIN=1 skips it (the portable kernels still build).
 set -euo pipefail
@@ -26,6 +28,7 @@ prefix=$toolchain/prefix
 stamp=$prefix/.vkgemm-toolchain-2   # bump the number when what is installed here changes
 suite=${VKGEMM_TOOLCHAIN_SUITE:-sid}
 mirror=${VKGEMM_TOOLCHAIN_MIRROR:-http://deb.debian.org/debian}
+cache=${VKGEMM_TOOLCHAIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/vkgemm/${stamp##*/.vkgemm-}}
 
 if [[ "${VKGEMM_SKIP_TOOLCHAIN:-0}" == 1 ]]; then
   echo "install-toolchain: skipped (VKGEMM_SKIP_TOOLCHAIN=1)"
@@ -93,8 +96,20 @@ apt_opts=(
   -o "APT::Sandbox::User=root"
   -o "Debug::NoLocking=1"
 )
-apt-get "${apt_opts[@]}" -qq update
-(cd "$apt_dir/debs" && apt-get "${apt_opts[@]}" -qq download glslang-tools libc6 libstdc++6 libgcc-s1 libvulkan-dev)
+# The packages are downloaded once per user and machine: kept in $cache (named by the stamp's number), so
+# another clone or worktree unpacks them without the network (half a minute of a fresh clone's first build).
+if compgen -G "$cache/*.deb" >/dev/null; then
+  echo "install-toolchain: the packages downloaded before, from $cache"
+  cp "$cache"/*.deb "$apt_dir/debs/"
+else
+  apt-get "${apt_opts[@]}" -qq update
+  (cd "$apt_dir/debs" && apt-get "${apt_opts[@]}" -qq download glslang-tools libc6 libstdc++6 libgcc-s1 libvulkan-dev)
+  # Copied into a private folder and renamed into place, so another run never sees half of them.
+  mkdir -p "$(dirname "$cache")"
+  partial=$(mktemp -d "$cache.partial.XXXXXX")
+  cp "$apt_dir"/debs/*.deb "$partial/"
+  mv -T "$partial" "$cache" 2>/dev/null || rm -rf "$partial"  # another run's copy came first
+fi
 
 root=$toolchain/root
 rm -rf "$root" "$prefix"
@@ -114,7 +129,8 @@ chmod +x "$prefix/bin/glslangValidator"
 cp -r "$root/usr/include/vulkan" "$root/usr/include/vk_video" "$prefix/include/"
 
 probe "$prefix/bin/glslangValidator" || {
-  echo "install-toolchain: FAILED: $suite's glslang does not compile the probe shader (GL_EXT_bfloat16)" >&2; exit 1; }
+  echo "install-toolchain: FAILED: $suite's glslang does not compile the probe shader (GL_EXT_bfloat16)" \
+       "(packages from $cache: delete it to download them again)" >&2; exit 1; }
 headers_ok "$prefix/include" || {
   echo "install-toolchain: FAILED: $suite's Vulkan headers lack VK_KHR_shader_bfloat16" >&2; exit 1; }
 "$prefix/bin/glslangValidator" --version | head -n1

@@ -3,9 +3,11 @@
 # --quick: the quick tier, for a change's first look (minutes, not CI's run): the build of what the suites
 #   run (vkgemm_tests and vkgemm, in build/quick: below) and every suite once, in the core validation pass
 #   only, the grids sampled (VKGEMM_TEST_GRID_SAMPLE, default 8: one product in 8) and so the costliest items
-#   of a few suites (VKGEMM_TEST_QUICK_SAMPLE, default 4: one tuner candidate's pipeline in 4, one 6000x6000
-#   product of 4, one call in 4 on the engines with lowered limits; tests/support.hpp), another slice each
-#   run by the seed each suite prints; no synchronization or GPU-assisted validation, no end-to-end tests,
+#   of a few suites (VKGEMM_TEST_QUICK_SAMPLE, default 8: one tuner candidate's pipeline in 8, one 6000x6000
+#   product of 4, one of the two products past the device's workgroup counts, one call of each kernel on the
+#   engines with lowered limits, one or two sizes of each op combination of the blocked kernel, one or two of
+#   the program's six `run --verify` calls; tests/support.hpp), another slice each run by the seed each suite
+#   prints; no synchronization or GPU-assisted validation, no end-to-end tests,
 #   no Mesa 26 pass, no sanitizer build, no fuzzing. What it leaves out, CI's full run (below, the default)
 #   still runs.
 # Without it: installs what is missing, builds, and runs everything CI runs, timing each part:
@@ -88,7 +90,7 @@ report() {  # the timings and the skips, at the end of either tier
   fi
 }
 if ((quick)); then
-  export VKGEMM_TEST_GRID_SAMPLE="${VKGEMM_TEST_GRID_SAMPLE:-8}" VKGEMM_TEST_QUICK_SAMPLE="${VKGEMM_TEST_QUICK_SAMPLE:-4}"
+  export VKGEMM_TEST_GRID_SAMPLE="${VKGEMM_TEST_GRID_SAMPLE:-8}" VKGEMM_TEST_QUICK_SAMPLE="${VKGEMM_TEST_QUICK_SAMPLE:-8}"
   timed "pass core (quick: grids 1 in $VKGEMM_TEST_GRID_SAMPLE, costliest items 1 in $VKGEMM_TEST_QUICK_SAMPLE)" \
     ctest --preset quick -j "$jobs" -L '^core$' "$@"
   report
