@@ -57,12 +57,14 @@ set_target_properties(vkgemm_quick_headers PROPERTIES POSITION_INDEPENDENT_CODE 
 vkgemm_quick_headers(vkgemm_quick_headers fmt/format.h ${_quick_std})
 target_precompile_headers(vkgemm_quick_headers PRIVATE "$<$<COMPILE_LANGUAGE:C>:<stdint.h$<ANGLE-R>>")
 target_precompile_headers(vkgemm_objects REUSE_FROM vkgemm_quick_headers)
-set_source_files_properties(src/vk/volk_impl.c DIRECTORY ${PROJECT_SOURCE_DIR}/engine PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
+set_source_files_properties(${PROJECT_SOURCE_DIR}/engine/src/vk/volk_impl.c DIRECTORY ${PROJECT_SOURCE_DIR}/engine
+                            PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
 
 if(VKGEMM_BUILD_TESTS)
   vkgemm_quick_headers(vkgemm_tests doctest/doctest.h fmt/format.h ${_quick_std})
   # The runner defines DOCTEST_CONFIG_IMPLEMENT before it includes doctest: its own parse.
-  set_source_files_properties(main.cpp DIRECTORY ${PROJECT_SOURCE_DIR}/tests PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
+  set_source_files_properties(${PROJECT_SOURCE_DIR}/tests/main.cpp DIRECTORY ${PROJECT_SOURCE_DIR}/tests
+                              PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
 endif()
 
 set_target_properties(vkgemm_cli PROPERTIES UNITY_BUILD ON)
