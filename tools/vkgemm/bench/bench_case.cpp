@@ -66,17 +66,6 @@ std::vector<std::byte> poison(DataType type, uint64_t count) {
   return out;
 }
 
-// What the device cannot do is a skipped case; anything else (a lost device, a driver error) ends the run.
-bool is_refusal(const Error& e) {
-  switch (e.code()) {
-    case ErrorCode::unsupported_type:
-    case ErrorCode::unsupported_config:
-    case ErrorCode::too_large:
-    case ErrorCode::out_of_memory: return true;
-    default: return false;
-  }
-}
-
 // Buffers and inputs of one product, uploaded once.
 struct Operands {
   std::vector<std::byte> a, b, c;
@@ -348,6 +337,16 @@ LatencyResult run_latency(Engine& engine, uint32_t n, DataType type, const Bench
     r.check.reset();
   }
   return r;
+}
+
+bool is_refusal(const Error& e) {
+  switch (e.code()) {
+    case ErrorCode::unsupported_type:
+    case ErrorCode::unsupported_config:
+    case ErrorCode::too_large:
+    case ErrorCode::out_of_memory: return true;
+    default: return false;
+  }
 }
 
 }  // namespace vkgemm::cli::bench

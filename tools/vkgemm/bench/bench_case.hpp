@@ -9,6 +9,7 @@
 
 #include "bench_result.hpp"
 #include "vkgemm/engine.hpp"
+#include "vkgemm/error.hpp"
 
 namespace vkgemm::cli::bench {
 
@@ -21,6 +22,10 @@ using ResultHook = std::function<void(DataType type, void* c, uint64_t elements)
 // (reference.hpp, check_sampled) above it, or not at all (--no-check).
 enum class CheckHow { full, sampled, none };
 CheckHow check_how(const Settings& settings, const Shape& shape);
+
+// What the device cannot do (an unsupported type or configuration, too large, out of memory): a skipped case;
+// anything else (a lost device, a driver error) ends the run.
+bool is_refusal(const Error& e);
 
 // The seed of case `index` of a run seeded with `run_seed` (SplitMix64, so neighbours differ widely).
 uint64_t case_seed(uint64_t run_seed, uint64_t index);

@@ -2,21 +2,11 @@
 
 #include <chrono>
 
+#include "bench_case.hpp"
 #include "vkgemm/error.hpp"
 
 namespace vkgemm::cli::bench {
 namespace {
-
-// What the device cannot do: its case is skipped when it runs (bench_case.cpp, is_refusal).
-bool is_refusal(const Error& e) {
-  switch (e.code()) {
-    case ErrorCode::unsupported_type:
-    case ErrorCode::unsupported_config:
-    case ErrorCode::too_large:
-    case ErrorCode::out_of_memory: return true;
-    default: return false;
-  }
-}
 
 // Whether the engine takes the call: the checks run_case and run_latency make before their first product.
 bool admitted(const Engine& engine, const std::pair<GemmDesc, GemmOptions>& call) {
