@@ -27,6 +27,16 @@ bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
+// A file's whole text, or "" where it cannot be read (the checks on it then fail).
+std::string read_all(const std::filesystem::path& path) {
+  std::string all;
+  FILE* f = fopen(path.c_str(), "rb");
+  if (!f) return all;
+  for (int ch; (ch = fgetc(f)) != EOF;) all.push_back(static_cast<char>(ch));
+  fclose(f);
+  return all;
+}
+
 std::filesystem::path scratch_dir() {
   auto dir = std::filesystem::temp_directory_path() / ("vkgemm-cli-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
@@ -220,14 +230,6 @@ TEST_SUITE("cli") {
     const auto bench = run_cli("bench --sizes 8 --kernels naive --tiles 8 --latency-sizes none --repeat 1 --no-progress "
                                "--json " + (dir / "b.json").string() + " --csv " + (dir / "b.csv").string());
     REQUIRE(bench.code == 0);
-    const auto read_all = [](const std::filesystem::path& path) {
-      std::string all;
-      FILE* f = fopen(path.c_str(), "rb");
-      if (!f) return all;
-      for (int ch; (ch = fgetc(f)) != EOF;) all.push_back(static_cast<char>(ch));
-      fclose(f);
-      return all;
-    };
     CHECK(contains(read_all(dir / "b.json"), "\"commit\": \"" + commit + "\""));
     CHECK(contains(read_all(dir / "b.csv"), "," + commit + ","));
     std::filesystem::remove_all(dir);
@@ -235,14 +237,6 @@ TEST_SUITE("cli") {
 
   TEST_CASE("run --kernel ozaki --moduli below the default: --verify holds C to the emulation's own bound, and says so") {
     const auto dir = scratch_dir();
-    const auto read_all = [](const std::filesystem::path& path) {
-      std::string all;
-      FILE* f = fopen(path.c_str(), "rb");
-      if (!f) return all;
-      for (int ch; (ch = fgetc(f)) != EOF;) all.push_back(static_cast<char>(ch));
-      fclose(f);
-      return all;
-    };
     // Full (the default --verify-max) and sampled (--verify-max 1): both judged by the emulation's bound.
     for (const char* more : {"", " --verify-max 1"}) {
       const auto json = dir / "ozaki5.json";
