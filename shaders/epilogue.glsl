@@ -45,15 +45,18 @@ EPI_T epilogue_bias(uint i) {
 }
 
 #ifndef VKGEMM_EPILOGUE_DOUBLE
-// The argument of exp in a divisor 1 + exp(a) is capped at 44 (e^44 is about 2^63.5): the divisor stays a
-// finite normal float, so the division never takes its special cases (an infinite or huge divisor, a
-// subnormal quotient), and the result moves by at most |x| e^-44, far inside the bound.
+// Every exp here takes its argument clamped to [-44, 44] (e^44 is about 2^63.5). Above, a divisor 1 + exp(a)
+// stays a finite normal float, so the division never meets its special cases, and the result moves by at
+// most |x| e^-44, far inside the bound. Below, exp would underflow into subnormals, a slower path on NVIDIA
+// (docs/design/epilogue.md; GELU's cubic argument passes -87 wherever x > 10), while 1 +- e^-44 and
+// poly * e^-44 already round to the float the exact value rounds to in each use below: nothing moves.
 const float kExpCap = 44.0;
+float epilogue_exp(float a) { return exp(clamp(a, -kExpCap, kExpCap)); }
 
-float epilogue_sigmoid(float x) { return 1.0 / (1.0 + exp(min(-x, kExpCap))); }
+float epilogue_sigmoid(float x) { return 1.0 / (1.0 + epilogue_exp(-x)); }
 
 float epilogue_tanh(float x) {
-  const float e = exp(-2.0 * abs(x));
+  const float e = epilogue_exp(-2.0 * abs(x));
   const float t = (1.0 - e) / (1.0 + e);
   return x < 0.0 ? -t : t;
 }
@@ -62,7 +65,7 @@ float epilogue_erf(float x) {
   const float z = abs(x);
   const float t = 1.0 / (1.0 + 0.3275911 * z);
   const float poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
-  const float r = 1.0 - poly * exp(-z * z);
+  const float r = 1.0 - poly * epilogue_exp(-z * z);
   return x < 0.0 ? -r : r;
 }
 #endif
@@ -75,7 +78,7 @@ EPI_T epilogue_activation(EPI_T x, uint act) {
 #ifndef VKGEMM_EPILOGUE_DOUBLE  // the door refuses these on f64: GLSL has no double exp
     // 0.5 x (1 + tanh(u)) is x / (1 + exp(-2u)): one exp and one division, and no cancellation in 1 + tanh(u)
     // for negative x; the cap (above) gives x e^-44 where GELU is below that, about -0.
-    case GEMM_ACT_GELU_TANH: return x / (1.0 + exp(min(-1.5957691216 * (x + 0.044715 * x * x * x), kExpCap)));
+    case GEMM_ACT_GELU_TANH: return x / (1.0 + epilogue_exp(-1.5957691216 * (x + 0.044715 * x * x * x)));
     case GEMM_ACT_GELU_ERF: return 0.5 * x * (1.0 + epilogue_erf(0.7071067812 * x));
     case GEMM_ACT_SILU: return x * epilogue_sigmoid(x);
     case GEMM_ACT_SIGMOID: return epilogue_sigmoid(x);
