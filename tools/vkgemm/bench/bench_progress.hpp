@@ -29,10 +29,11 @@ struct Spent {
 //   longer. That rate is the last kRateWindow timed cases' and comes from the smaller sizes before (the sweep
 //   grows), where a dispatch is bound by its launch, not by its work: 256^3's rate made 4096^3's dispatches
 //   14 times too long on an H100. Taken as the longer of the two, not their sum, that slow rate only counts
-//   where products outlast the warm-up;
+//   where products outlast the warm-up. (It is the longer for the cases left as a whole, known only by their
+//   sum of work: where some outlast their warm-ups and others do not, it reads short, by at most half.);
 // - its inputs and its check at the host's rates per element and per multiply-add: the median of the cases'
-//   own rates, which a one-off stall (the first case's allocations took 4 times the others' at 256^3) does
-//   not move as it moves the rate of their sums.
+//   own rates, which a one-off stall (the first case's inputs took 4 times the others' at 256^3) does not
+//   move as it moves the rate of their sums.
 // Before a case was timed, the rest is estimated at the mean time of a case so far.
 class TimeEstimate {
  public:
