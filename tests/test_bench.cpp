@@ -330,8 +330,8 @@ TEST_SUITE("bench") {
   }
 
   TEST_CASE("time left: a sweep's small cases predict its large ones' inputs and checks at their own rates") {
-    // The default GPU sweep's shape: cases at 256^3 first, 4096^3 later. Each costs 0.7 s of overhead (the
-    // warm-up by time, pipelines), its inputs at 3e7 elements a second (the host making random numbers and
+    // The default GPU sweep's shape: cases at 256^3 first, 4096^3 later. Each costs 0.7 s of overhead (its
+    // buffers and submissions, and here its warm-up by time, not told apart), its inputs at 3e7 elements a second (the host making random numbers and
     // writing them), its check at 1e9 multiply-adds a second, its dispatches at 1e12.
     const auto spent = [](const Work& w) {
       return Spent{0.7 + w.data / 3e7 + w.host / 1e9 + w.device / 1e12, w.data / 3e7, w.host / 1e9, w.device / 1e12};
