@@ -140,6 +140,7 @@ class BenchAndReport(unittest.TestCase):
             self.assertEqual(l["status"], "passed")
             self.assertTrue(l["verification"]["passed"])
             self.assertEqual(l["wall_time"]["count"], 5)
+            self.assertEqual(l["warmup"]["busy_ms"] > 0, doc["settings"]["warmup_ms"] > 0)
 
     def test_schema_holds_cases_to_their_status(self):
         v = self.validator()

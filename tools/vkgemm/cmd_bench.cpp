@@ -133,7 +133,7 @@ Ran run_job(Engine& engine, const Job& job, size_t i, Run& run, size_t segment) 
     if (i == 0) out.row = case_table_header();
     out.row += case_row(r);
     out.status = r.status, out.checked = r.check.has_value();
-    out.spent = {0.0, r.data_seconds, r.check_seconds, 0.0};
+    out.spent = {0.0, r.data_seconds, r.check_seconds, 0.0, r.warmup.busy_ms * 1e-3};
     if (r.timed()) out.spent.device_seconds = r.stats->median * 1e-3 * (run.settings.repeat + run.settings.warmup + 1);
     run.cases.push_back(std::move(r));
   } else {
@@ -143,7 +143,7 @@ Ran run_job(Engine& engine, const Job& job, size_t i, Run& run, size_t segment) 
     if (run.latency.empty()) out.row = latency_table_header();
     out.row += latency_row(r);
     out.status = r.status, out.checked = r.check.has_value();
-    out.spent = {0.0, r.data_seconds, r.check_seconds, 0.0};
+    out.spent = {0.0, r.data_seconds, r.check_seconds, 0.0, r.warmup.busy_ms * 1e-3};
     run.latency.push_back(std::move(r));
   }
   return out;

@@ -66,10 +66,10 @@ std::string csv_field(const std::string& s) {
 
 std::string csv_number(bool present, double v) { return present && std::isfinite(v) ? fmt::format("{:.9g}", v) : ""; }
 
-// The warm-up a timed case had (nothing when it was not timed).
-json warmup_json(const CaseResult& c) {
-  if (!c.timed()) return nullptr;
-  return {{"busy_ms", c.warmup.busy_ms}, {"dispatches", c.warmup.dispatches}, {"settled", c.warmup.settled}};
+// The warm-up a timed case had, throughput or latency (nothing when it was not timed).
+json warmup_json(bool timed, const WarmUp& w) {
+  if (!timed) return nullptr;
+  return {{"busy_ms", w.busy_ms}, {"dispatches", w.dispatches}, {"settled", w.settled}};
 }
 
 // The calibration product, each check's reading, and the run's verdict.
@@ -124,7 +124,7 @@ json case_json(const CaseResult& c) {
           {"status", std::string(to_string(c.status))},
           {"reason", c.reason},
           {"verification", check_json(c.check, c.check_seconds)},
-          {"warmup", warmup_json(c)},
+          {"warmup", warmup_json(c.timed(), c.warmup)},
           {"segment", c.segment},
           {"wall_seconds", c.wall_seconds},
           {"data_seconds", c.data_seconds},
@@ -150,6 +150,7 @@ json latency_json(const LatencyResult& l) {
           {"segment", l.segment},
           {"wall_seconds", l.wall_seconds},
           {"data_seconds", l.data_seconds},
+          {"warmup", warmup_json(l.timed(), l.warmup)},
           {"wall_time", stats_json(l.stats, l.wall_us, "us")},
           {"record_us", optional_number(l.timed(), l.record_us)},
           {"record_calls", l.record_calls},

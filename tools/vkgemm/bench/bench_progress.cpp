@@ -37,43 +37,63 @@ void TimeEstimate::add(const Work& work, Spent spent) {
   spent.host_seconds = std::min(spent.host_seconds, spent.seconds);
   spent.data_seconds = std::min(spent.data_seconds, spent.seconds - spent.host_seconds);
   spent.device_seconds = std::min(spent.device_seconds, spent.seconds - spent.host_seconds - spent.data_seconds);
+  spent.warmup_seconds = std::min(spent.warmup_seconds,
+                                  spent.seconds - spent.host_seconds - spent.data_seconds - spent.device_seconds);
   done_.push_back({work, spent});
 }
 
-// The mean overhead of the cases done: their time beyond their work.
+// The mean overhead of the cases done: their time beyond their work and their warm-up.
 double TimeEstimate::base_overhead() const {
   double sum = 0.0;
   for (const Done& d : done_) {
-    sum += d.spent.seconds - d.spent.host_seconds - d.spent.data_seconds - d.spent.device_seconds;
+    const Spent& s = d.spent;
+    sum += s.seconds - s.host_seconds - s.data_seconds - s.device_seconds - s.warmup_seconds;
   }
   return sum / double(done_.size());
 }
 
-double TimeEstimate::seconds_for(double cases, const Work& left) const {
-  if (done_.empty()) return -1.0;
-  double total = 0.0;
-  Work host_work;  // of the host's kinds: the checks' multiply-adds, the elements made and uploaded
-  Spent host_spent;
+double TimeEstimate::median_rate(double Work::* work, double Spent::* seconds) const {
+  std::vector<double> rates;
   for (const Done& d : done_) {
-    total += d.spent.seconds;
-    host_work.host += d.work.host, host_spent.host_seconds += d.spent.host_seconds;
-    host_work.data += d.work.data, host_spent.data_seconds += d.spent.data_seconds;
+    if (d.work.*work > 0.0 && d.spent.*seconds > 0.0) rates.push_back(d.work.*work / d.spent.*seconds);
   }
-  double device_work = 0.0, device_seconds = 0.0;
+  if (rates.empty()) return 0.0;
+  std::sort(rates.begin(), rates.end());
+  const size_t mid = rates.size() / 2;
+  return rates.size() % 2 != 0 ? rates[mid] : (rates[mid - 1] + rates[mid]) / 2.0;
+}
+
+// The device's time in `cases` more cases that dispatch `work` timed multiply-adds: the longer of their
+// warm-ups (a case's device time so far, warm-up and timed dispatches, on average: fixed by warmup_ms, not by
+// the size) and the work at the last kRateWindow timed cases' rate. Negative: nothing timed yet.
+double TimeEstimate::device_seconds(double cases, double work) const {
+  double timed_work = 0.0, timed_seconds = 0.0;
   size_t timed = 0;
   for (auto it = done_.rbegin(); it != done_.rend() && timed < kRateWindow; ++it) {
     if (it->spent.device_seconds <= 0.0) continue;
-    device_work += it->work.device;
-    device_seconds += it->spent.device_seconds;
+    timed_work += it->work.device;
+    timed_seconds += it->spent.device_seconds;
     ++timed;
   }
-  if (timed == 0 || device_work <= 0.0) return cases * total / double(done_.size());
-  const double device_rate = device_work / device_seconds;
-  const double host_rate = host_spent.host_seconds > 0.0 && host_work.host > 0.0
-                               ? host_work.host / host_spent.host_seconds : device_rate;
-  const double data_seconds =
-      host_work.data > 0.0 ? left.data * host_spent.data_seconds / host_work.data : 0.0;
-  return cases * base_overhead() + left.device / device_rate + left.host / host_rate + data_seconds;
+  if (timed == 0 || timed_work <= 0.0) return -1.0;
+  double busy = 0.0;
+  for (const Done& d : done_) busy += d.spent.warmup_seconds + d.spent.device_seconds;
+  return std::max(cases * busy / double(done_.size()), work * timed_seconds / timed_work);
+}
+
+double TimeEstimate::seconds_for(double cases, const Work& left) const {
+  if (done_.empty()) return -1.0;
+  const double device = device_seconds(cases, left.device);
+  if (device < 0.0) {
+    double total = 0.0;
+    for (const Done& d : done_) total += d.spent.seconds;
+    return cases * total / double(done_.size());
+  }
+  // A kind of host work never measured (no case checked, or none made inputs) adds nothing.
+  const double host_rate = median_rate(&Work::host, &Spent::host_seconds);
+  const double data_rate = median_rate(&Work::data, &Spent::data_seconds);
+  return cases * base_overhead() + device + (host_rate > 0.0 ? left.host / host_rate : 0.0) +
+         (data_rate > 0.0 ? left.data / data_rate : 0.0);
 }
 
 void Progress::start(const std::string& what) {

@@ -14,21 +14,27 @@
 namespace vkgemm::cli::bench {
 
 // Where a finished case's wall time went, as measured: its inputs made and uploaded (data), its check on the
-// host, its timed dispatches on the device (their timestamps); the rest (buffers, the warm-up by time, the
-// check's product) is its overhead.
+// host, its warm-up by time (the device's busy time in it), its timed dispatches on the device (their
+// timestamps); the rest (buffers, submissions and waits, the checked product) is its overhead.
 struct Spent {
-  double seconds = 0.0, data_seconds = 0.0, host_seconds = 0.0, device_seconds = 0.0;
+  double seconds = 0.0, data_seconds = 0.0, host_seconds = 0.0, device_seconds = 0.0, warmup_seconds = 0.0;
 };
 
-// How long the rest of a sweep's cases will take, from the cases done so far: each case costs a base
-// overhead, plus each kind of its work (Work: multiply-adds dispatched, multiply-adds checked on the host,
-// elements made and uploaded) at the rate measured for that kind. The device's rate is the last kRateWindow
-// timed cases' (the sweep grows its sizes, and the rate with them); the host's rates are every case's so far.
-// The base overhead is the mean of the cases done, latency cases and others alike (on an H100 both took
-// about half a second beyond their work). No case builds a pipeline (bench_prebuild.hpp: the sweep builds
-// them all before its first case), so the overhead varies little from case to case; a first use inside a
-// case was 0.1 to 15 s on NVIDIA with a cold driver cache, which no mean could predict. Before a case was
-// timed, the rest is estimated at the mean time of a case so far.
+// How long the rest of a sweep's cases will take, from the cases done so far. Each case costs:
+// - its overhead: the mean of the cases done (latency cases and others alike; no case builds a pipeline,
+//   bench_prebuild.hpp, so it varies little: 0.2 to 0.6 s a case on an H100);
+// - its device time: the warm-up by time runs the case's product until the device has been busy
+//   `warmup_ms` (more while its speed still changes), whatever the size, so the device's time in a case is
+//   that (the mean measured, with the timed dispatches) unless the timed dispatches at the device's rate take
+//   longer. That rate is the last kRateWindow timed cases' and comes from the smaller sizes before (the sweep
+//   grows), where a dispatch is bound by its launch, not by its work: 256^3's rate made 4096^3's dispatches
+//   14 times too long on an H100. Taken as the longer of the two, not their sum, that slow rate only counts
+//   where products outlast the warm-up. (It is the longer for the cases left as a whole, known only by their
+//   sum of work: where some outlast their warm-ups and others do not, it reads short, by at most half.);
+// - its inputs and its check at the host's rates per element and per multiply-add: the median of the cases'
+//   own rates, which a one-off stall (the first case's inputs took 4 times the others' at 256^3) does not
+//   move as it moves the rate of their sums.
+// Before a case was timed, the rest is estimated at the mean time of a case so far.
 class TimeEstimate {
  public:
   static constexpr size_t kRateWindow = 16;
@@ -42,6 +48,9 @@ class TimeEstimate {
     Spent spent;
   };
   double base_overhead() const;
+  double device_seconds(double cases, double work) const;
+  // The median of the cases' rates of one kind of work (`work` per `seconds`); 0 when none was measured.
+  double median_rate(double Work::* work, double Spent::* seconds) const;
   std::vector<Done> done_;
 };
 
