@@ -6,15 +6,18 @@
 // its command buffer, its image, its buffers. The first frame is checked against the CPU reference (each
 // layer from the input the GPU gave it, on sampled rows); every frame prints its GPU time.
 //
-//   vkgemm_network_example [--size WxH] [--frames N] [--compare] [--validate]
-// --compare also runs the same layers as plain products, each followed by a separate elementwise pass
-// (bias and activation: a vkgemm call with k = 0 that reads and writes C in place, as an application's own
-// elementwise shader would), and prints both per-frame times. --validate: under VK_LAYER_KHRONOS_validation,
+//   vkgemm_network_example [--size WxH] [--frames N] [--warmup-ms MS] [--compare] [--validate]
+// Before its timed frames each run renders untimed frames for --warmup-ms of wall time (default 500): a GPU
+// that idled clocks down (an H100 to a fifth of its speed) and needs that long under load to clock up, as it
+// would be in a running application. --compare also runs the same layers as plain products, each followed
+// by a separate elementwise pass (bias and activation: a vkgemm call with k = 0 that reads and writes C in
+// place, as an application's own elementwise shader would), and prints both per-frame times. --validate: under VK_LAYER_KHRONOS_validation,
 // any message fails. Exit codes: 0 right, 1 a wrong result, 2 an error, 3 validation messages.
 #include <volk.h>  // before vkgemm/vulkan.hpp: volk wants VK_NO_PROTOTYPES, as any volk application
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -498,22 +501,34 @@ double sum_ms(const std::vector<vkgemm::GemmTiming>& layers) {
   return ms;
 }
 
-// `frames` frames of the fused chain; the first checked. Returns the per-frame GPU times of the chain.
+// Untimed frames for `ms` of wall time: the GPU's clock up to speed before the timed frames.
+template <class F>
+void warm_up(double ms, const F& frame) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(ms);
+  while (std::chrono::steady_clock::now() < until) frame();
+}
+
+// `frames` frames of the fused chain after warmup_ms of untimed ones; the first timed frame checked. Returns
+// the per-frame GPU times of the chain.
 Timing run_fused(const App& app, const Frame& f, vkgemm::Engine& engine, const Network& net, const Scene& s,
-                 int frames, bool& ok) {
+                 int frames, double warmup_ms, bool& ok) {
   vkgemm::GemmChain chain = engine.chain(net.desc(), {.timestamps = true});
   for (size_t i = 0; i < chain.layers(); ++i) {  // what auto chose for each layer on this device
     std::printf("layer %zu: %s %s\n", i, to_string(chain.layer(i).kernel()).data(), chain.layer(i).config().c_str());
   }
   std::vector<vkgemm::VulkanBufferRange> w, b;
   for (size_t i = 0; i < s.weights.size(); ++i) w.push_back(s.weights[i].range()), b.push_back(s.biases[i].range());
-  Timing t;
-  for (int frame = 0; frame < frames; ++frame) {
+  const auto frame_once = [&](bool read_back) {
     submit(app, f, [&](VkCommandBuffer cmd) {
       after_previous_frame(cmd);
       chain.record(cmd, s.features.range(), w, b, s.output.range());  // no allocation, no Vulkan object
-      record_to_image(cmd, s, frame == 0);
+      record_to_image(cmd, s, read_back);
     });
+  };
+  warm_up(warmup_ms, [&] { frame_once(false); });
+  Timing t;
+  for (int frame = 0; frame < frames; ++frame) {
+    frame_once(frame == 0);
     t.ms.push_back(sum_ms(chain.timing()));
     std::printf("frame %d: network %.4f ms on the GPU\n", frame, t.ms.back());
     if (frame == 0) ok = check_frame(engine, chain, net, s) && ok;
@@ -524,7 +539,7 @@ Timing run_fused(const App& app, const Frame& f, vkgemm::Engine& engine, const N
 // The same layers unfused: each a plain product into the output (f16), then a separate elementwise pass
 // (k = 0, beta 1: C = f(C + bias), read and written in place) with a barrier between.
 Timing run_unfused(const App& app, const Frame& f, vkgemm::Engine& engine, const Network& net, const Scene& s,
-                   int frames) {
+                   int frames, double warmup_ms) {
   const vkgemm::ChainDesc desc = net.desc();
   std::vector<vkgemm::GemmPlan> products, passes;
   std::vector<AppBuffer> activations;
@@ -538,8 +553,7 @@ Timing run_unfused(const App& app, const Frame& f, vkgemm::Engine& engine, const
       activations.push_back(make_buffer(app, VkDeviceSize(net.rows * n) * 2, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, false));
     }
   }
-  Timing t;
-  for (int frame = 0; frame < frames; ++frame) {
+  const auto frame_once = [&] {
     submit(app, f, [&](VkCommandBuffer cmd) {
       after_previous_frame(cmd);
       for (size_t i = 0; i < products.size(); ++i) {
@@ -552,6 +566,11 @@ Timing run_unfused(const App& app, const Frame& f, vkgemm::Engine& engine, const
       }
       record_to_image(cmd, s, false);
     });
+  };
+  warm_up(warmup_ms, frame_once);
+  Timing t;
+  for (int frame = 0; frame < frames; ++frame) {
+    frame_once();
     double ms = 0.0;
     for (size_t i = 0; i < products.size(); ++i) ms += sum_ms({products[i].timing(), passes[i].timing()});
     t.ms.push_back(ms);
@@ -563,6 +582,7 @@ Timing run_unfused(const App& app, const Frame& f, vkgemm::Engine& engine, const
 struct Args {
   uint32_t width = 1920, height = 1080;
   int frames = 10;
+  double warmup_ms = 500.0;
   bool compare = false, validate = false;
 };
 
@@ -573,8 +593,9 @@ Args parse(int argc, char** argv) {
     if (arg == "--validate") a.validate = true;
     else if (arg == "--compare") a.compare = true;
     else if (arg == "--frames" && i + 1 < argc) a.frames = std::max(1, std::atoi(argv[++i]));
+    else if (arg == "--warmup-ms" && i + 1 < argc) a.warmup_ms = std::clamp(std::atof(argv[++i]), 0.0, 60000.0);
     else if (arg == "--size" && i + 1 < argc && std::sscanf(argv[++i], "%ux%u", &a.width, &a.height) == 2) continue;
-    else throw std::runtime_error("unknown argument " + arg + " (--size WxH, --frames N, --compare, --validate)");
+    else throw std::runtime_error("unknown argument " + arg + " (--size WxH, --frames N, --warmup-ms MS, --compare, --validate)");
   }
   return a;
 }
@@ -599,10 +620,10 @@ int run(const Args& args) {
     std::printf("enabled:");
     for (const char* e : app.extensions) std::printf(" %s", e);
     std::printf("\n");
-    const Timing fused = run_fused(app, f, engine, net, scene, args.frames, ok);
+    const Timing fused = run_fused(app, f, engine, net, scene, args.frames, args.warmup_ms, ok);
     std::printf("fused chain: %.4f ms per frame (median of %d)\n", fused.median(), args.frames);
     if (args.compare) {
-      const Timing plain = run_unfused(app, f, engine, net, scene, args.frames);
+      const Timing plain = run_unfused(app, f, engine, net, scene, args.frames, args.warmup_ms);
       std::printf("plain products + elementwise passes: %.4f ms per frame (median of %d); fused is %.2fx faster\n",
                   plain.median(), args.frames, plain.median() / fused.median());
     }
