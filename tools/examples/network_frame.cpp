@@ -12,7 +12,8 @@
 // would be in a running application. --compare also runs the same layers as plain products, each followed
 // by a separate elementwise pass (bias and activation: a vkgemm call with k = 0 that reads and writes C in
 // place, as an application's own elementwise shader would), and prints both per-frame times. --validate:
-// under VK_LAYER_KHRONOS_validation, any message fails. Exit codes: 0 right, 1 a wrong result, 2 an error, 3 validation messages.
+// under VK_LAYER_KHRONOS_validation, any message fails. Exit codes: 0 right, 1 a wrong result, 2 an error,
+// 3 validation messages.
 #include <volk.h>  // before vkgemm/vulkan.hpp: volk wants VK_NO_PROTOTYPES, as any volk application
 
 #include <algorithm>
