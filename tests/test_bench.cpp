@@ -385,21 +385,23 @@ TEST_SUITE("bench") {
 
   // The recorded default sweeps replayed through the estimate. The promise is 30 % from the tenth case on;
   // these bounds hold what the estimate does on each run, so a change that loses it fails.
-  TEST_CASE("time left on a recorded default sweep that built its pipelines before the first case (an H100, cold)") {
-    // 106 cases in 114 s on the progress clock, the driver's cache empty (only the builds before the first
-    // case felt it). Adding the timed dispatches at 256^3's rate to overheads that hold the warm-up, and
-    // taking the inputs' rate from the sums of cases one of which stalled, read 41 % too long at 19 cases.
+  TEST_CASE("time left on a recorded default sweep (an H100, the driver's cache empty)") {
+    // 106 cases in 110 s on the progress clock, every pipeline built before the first case (the empty cache
+    // only slowed those builds). The estimate before this one (dispatches at 256^3's rate added to overheads
+    // that hold the warm-up, rates of sums one case of which stalled) read 41 % too long at 19 cases on the
+    // same binary's sweep; the mean overhead in place of the median reads 22 % here.
     const double worst = worst_recorded_error(VKGEMM_DEFAULT_BENCH_H100_COLD);
     MESSAGE(fmt::format("worst estimate of the time left: {:.1f} % off", 100 * worst));
-    CHECK(worst <= 0.15);
+    CHECK(worst <= 0.18);
   }
 
-  TEST_CASE("time left on a recorded default sweep whose cases built their pipelines (an H100, the driver's cache warm)") {
-    // 106 cases in 130 s; its pipelines came from the driver's disk cache at their first case (0.1 to 0.5 s
-    // each), which no estimate predicts: its latency cases, 0.3 to 1.3 s each, set the worst error.
+  TEST_CASE("time left on a recorded default sweep (an H100, the driver's cache warm)") {
+    // The same binary's sweep right after, 108 s on the progress clock. With the mean overhead its printed
+    // lines (whole seconds) read 31 % too long at 84 cases, 23 % here replayed unrounded: its 22 latency
+    // cases, about 0.5 s each, charged the mean of cases that include several slow ones. The median: 16 %.
     const double worst = worst_recorded_error(VKGEMM_DEFAULT_BENCH_H100_WARM);
     MESSAGE(fmt::format("worst estimate of the time left: {:.1f} % off", 100 * worst));
-    CHECK(worst <= 0.22);
+    CHECK(worst <= 0.18);
   }
 
   TEST_CASE("warm-up: untimed batches doubling until the device has been busy long enough at a settled speed") {

@@ -21,8 +21,8 @@ struct Spent {
 };
 
 // How long the rest of a sweep's cases will take, from the cases done so far. Each case costs:
-// - its overhead: the mean of the cases done (latency cases and others alike; no case builds a pipeline,
-//   bench_prebuild.hpp, so it varies little: 0.2 to 0.6 s a case on an H100);
+// - its overhead: the median of the cases done (latency cases and others alike; no case builds a pipeline,
+//   bench_prebuild.hpp, so it varies little: 0.2 to 0.4 s a case on an H100, a few cases several times that);
 // - its device time: the warm-up by time runs the case's product until the device has been busy
 //   `warmup_ms` (more while its speed still changes), whatever the size, so the device's time in a case is
 //   that (the mean measured, with the timed dispatches) unless the timed dispatches at the device's rate take
