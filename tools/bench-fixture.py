@@ -5,7 +5,7 @@ check ran, and per case its shape, type, kernel, status, segment and where its t
 tests/data/default-bench-*.json are made with it, so a new record becomes one the same way:
 
     tools/bench-fixture.py docs/results/h100/default-bench.json \\
-        "docs/results/h100/default-bench.json (binary 43946a2, H100, ...)" > tests/data/default-bench-h100-cold.json
+        "docs/results/h100/default-bench.json (binary 6047373, H100, ...)" > tests/data/default-bench-h100-cold.json
 """
 import json
 import sys
