@@ -119,6 +119,10 @@ TEST_SUITE("peak") {
     REQUIRE(copy != nullptr);
     check_measured(*copy, o);
     CHECK(copy->value < 100000.0);  // 100 TB/s: no device is near it
+    const PeakMeasurement* cache = find_row(rows, "cache read");
+    REQUIRE(cache != nullptr);
+    check_measured(*cache, o);
+    CHECK(cache->value < 1000000.0);  // 1 PB/s
     for (const auto& m : rows) {
       if (m.name.rfind("coopmat ", 0) != 0 || !m.measured) continue;
       check_measured(m, o);
@@ -243,6 +247,50 @@ TEST_SUITE("peak") {
     for (const auto& m : rows) timed += m.measured && m.derived_from.empty();
     CHECK(built == timed);
     CHECK(built >= 2);  // f32 FMA and copy at least
+  }
+
+  TEST_CASE("the cache row reads every element it counts, where peak_cache.comp says it does") {
+    // Each invocation's XOR of the 16-byte words it read, against the host's walk of the same indices over
+    // a buffer of distinct words: a read skipped, repeated or at the wrong place changes some invocation's.
+    Engine& engine = test::engine();
+    if (!engine.device().timestamps) {
+      MESSAGE("skipped: the device has no timestamps");
+      return;
+    }
+    detail::EngineImpl& impl = detail::Access::impl(engine);
+    const uint32_t groups = 3, passes = 5;
+    const uint64_t bytes = 64 * 1024;
+    detail::peak::PeakKernel k = detail::peak::cache_kernel(engine.device(), groups, bytes);
+    REQUIRE(k.shape.constants.size() == 1);
+    REQUIRE(k.shape.constants[0].name == "WG");
+    const uint32_t wg = k.shape.constants[0].value, m = k.push.M, stride = k.push.N;
+    REQUIRE(uint64_t{m} * 16 == bytes);
+    CHECK(stride % wg == 0);
+    CHECK((stride / wg) % 2 == 1);  // an odd number of blocks: every block visited before one comes back
+    std::vector<uint32_t> words(bytes / 4);
+    for (size_t i = 0; i < words.size(); ++i) words[i] = static_cast<uint32_t>(i * 2654435761u + 12345u);
+    Buffer src = engine.create_buffer(bytes), dst = engine.create_buffer(uint64_t{groups} * wg * 16);
+    engine.write(src, 0, words.data(), bytes);
+    engine.fill(dst, 0, uint64_t{groups} * wg * 16, 0xdeadbeefu);
+    k.src = {detail::Access::impl(src)->alloc.buffer.get(), 0, bytes};
+    k.dst = {detail::Access::impl(dst)->alloc.buffer.get(), 0, VK_WHOLE_SIZE};
+    k.push.K = passes;
+    {
+      const std::lock_guard lock(impl.lock);
+      detail::peak::time_dispatches(impl, k, 0, 1);
+    }
+    std::vector<uint32_t> got(size_t{groups} * wg * 4);
+    engine.read(dst, 0, got.data(), got.size() * 4);
+    size_t wrong = 0;
+    for (uint32_t g = 0; g < groups * wg; ++g) {
+      uint32_t at = g & (m - 1), x[4] = {0, 0, 0, 0};
+      for (uint32_t r = 0; r < passes * 8; ++r, at = (at + stride) & (m - 1)) {
+        for (size_t c = 0; c < 4; ++c) x[c] ^= words[size_t{at} * 4 + c];
+      }
+      for (size_t c = 0; c < 4; ++c) wrong += got[size_t{g} * 4 + c] != x[c];
+    }
+    CHECK(wrong == 0);
+    CHECK_THROWS_AS(detail::peak::cache_kernel(engine.device(), groups, 16 * wg), Error);  // fewer than 4 blocks
   }
 
   TEST_CASE("the work is counted from the iterations that ran: a longer target, more loops, as much more work") {

@@ -3,6 +3,7 @@
 #include "vkgemm/peak.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <string_view>
 
@@ -23,6 +24,10 @@ using detail::peak::PeakKernel;
 constexpr double kFmaUnroll = 16.0;            // UNROLL: FMAs of each vec4 chain per iteration
 constexpr double kMmaPerIteration = 4.0 * 8.0;  // accumulators x UNROLL
 constexpr double kNv2MmaPerIteration = 8.0;    // peak_coopmat2.comp's UNROLL
+constexpr double kCacheUnroll = 8.0;           // peak_cache.comp's UNROLL: reads per pass
+// The cache row's buffer: far more than an SM's L1 (NVIDIA's is at most 256 KiB, AMD's and Intel's less),
+// within every discrete GPU's last-level cache.
+constexpr uint64_t kCacheBytes = 2ull << 20;
 constexpr uint32_t kMaxIterations = 1u << 24;
 constexpr const char* kDotRow = "int8 dot product (packed)";
 
@@ -146,6 +151,33 @@ PeakMeasurement measure_copy(EngineImpl& e, const PeakLoad& plan) {
   finish(m, timing.gpu_ms, 2.0 * double(plan.copy_bytes));
   m.detail = fmt::format("{} MiB read and {} MiB written by {} workgroups of {}", plan.copy_bytes >> 20,
                          plan.copy_bytes >> 20, k.groups, wg);
+  return m;
+}
+
+kernels::LaunchShape cache_shape(const DeviceInfo& info) {
+  kernels::LaunchShape shape;
+  shape.shader = "peak_cache_i32";
+  shape.constants = {{"WG", workgroup_size(info)}};
+  return shape;
+}
+
+PeakMeasurement measure_cache(EngineImpl& e, const PeakLoad& plan) {
+  const DeviceInfo& info = e.physical.info;
+  PeakMeasurement m = unavailable("cache read", "GB/s", "");
+  const uint64_t bytes = std::min(kCacheBytes, std::bit_floor(plan.copy_bytes));
+  Buffer src = e.create_buffer(bytes, "vkgemm peak cache source");
+  e.fill(src, 0, bytes, 0x3f800000u);
+  const uint32_t wg = workgroup_size(info);
+  Buffer dst = e.create_buffer(uint64_t{plan.groups} * wg * 16, "vkgemm peak cache result");
+  PeakKernel k = detail::peak::cache_kernel(info, plan.groups, bytes);
+  k.src = {detail::Access::impl(src)->alloc.buffer.get(), 0, bytes};
+  k.dst = {detail::Access::impl(dst)->alloc.buffer.get(), 0, VK_WHOLE_SIZE};
+  const auto timing = detail::peak::calibrate_and_time(e, k, plan.target_ms, plan.warm_ms, plan.repeat, kMaxIterations);
+  const double reads = double(plan.groups) * wg * kCacheUnroll * timing.target_iterations;
+  finish(m, timing.gpu_ms, 16.0 * reads);
+  m.iterations = timing.target_iterations;
+  m.detail = fmt::format("a {} KiB buffer read by {} workgroups of {}, {} passes of {} 16-byte reads each", bytes >> 10,
+                         plan.groups, wg, timing.target_iterations, kCacheUnroll);
   return m;
 }
 
@@ -413,6 +445,7 @@ std::vector<kernels::LaunchShape> peak_shapes(const DeviceInfo& info, const Peak
     }
   }
   out.push_back(copy_shape(info));
+  out.push_back(cache_shape(info));
   std::erase_if(out, [](const kernels::LaunchShape& shape) { return !built_in(shape); });
   return out;
 }
@@ -439,6 +472,24 @@ void insert_emulation_rows(const DeviceInfo& info, std::vector<PeakMeasurement>&
 }  // namespace
 
 namespace detail::peak {
+
+PeakKernel cache_kernel(const DeviceInfo& info, uint32_t groups, uint64_t bytes) {
+  const uint32_t wg = workgroup_size(info);
+  const uint64_t vec4s = std::bit_floor(bytes / 16);
+  if (vec4s < 4ull * wg || vec4s > (1ull << 31)) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("peak cache row: {} bytes is not 4 to 2^31 workgroups' reads of 16 bytes", bytes));
+  }
+  PeakKernel k;
+  k.shape = cache_shape(info);
+  k.groups = groups;
+  k.push.M = static_cast<uint32_t>(vec4s);
+  // An odd number of workgroup-sized blocks between an invocation's reads: each workgroup walks every block
+  // before it comes back to one (peak_cache.comp).
+  const uint64_t blocks = vec4s / wg;
+  k.push.N = static_cast<uint32_t>(wg * (blocks / 2 + 1 + (blocks / 2) % 2));
+  return k;
+}
 
 size_t prepare_pipelines(EngineImpl& e, const PeakOptions& options) {
   try {
@@ -498,6 +549,7 @@ std::vector<PeakMeasurement> measure_peaks(Engine& engine, const PeakOptions& op
     for (const char* name : {"coopmat", "coopmat2"}) rows.push_back(unavailable(name, "TFLOP/s", why));
     rows.push_back(unavailable(kDotRow, "TOP/s", why));
     rows.push_back(unavailable("copy", "GB/s", why));
+    rows.push_back(unavailable("cache read", "GB/s", why));
     insert_emulation_rows(info, rows);
     return rows;
   }
@@ -508,6 +560,7 @@ std::vector<PeakMeasurement> measure_peaks(Engine& engine, const PeakOptions& op
   rows.push_back(guarded(kDotRow, "TOP/s", [&] { return measure_dot(e, plan); }));
   add_coopmat_rows(e, plan, rows);
   rows.push_back(guarded("copy", "GB/s", [&] { return measure_copy(e, plan); }));
+  rows.push_back(guarded("cache read", "GB/s", [&] { return measure_cache(e, plan); }));
   insert_emulation_rows(info, rows);
   return rows;
 }

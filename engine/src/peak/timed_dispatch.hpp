@@ -32,6 +32,10 @@ double median(std::vector<double> values);
 // (peak.cpp). The caller holds the engine's lock.
 size_t prepare_pipelines(EngineImpl& engine, const PeakOptions& options);
 
+// The cache row's kernel (peak_cache.comp) over a buffer of `bytes` (rounded down to a power of two of 16-byte
+// reads, at least 4 workgroups' worth), `groups` workgroups; src and dst left to the caller.
+PeakKernel cache_kernel(const DeviceInfo& info, uint32_t groups, uint64_t bytes);
+
 struct Timing {
   uint32_t target_iterations = 1;  // what push.k was grown to
   std::vector<double> gpu_ms;      // the timed dispatches
