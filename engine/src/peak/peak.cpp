@@ -124,12 +124,15 @@ PeakMeasurement measure_fma(EngineImpl& e, const PeakLoad& plan, const FmaRow& r
   return m;
 }
 
-kernels::LaunchShape copy_shape(const DeviceInfo& info) {
+// A kernel whose one constant is its workgroup size: the copy and cache rows'.
+kernels::LaunchShape sized_shape(const DeviceInfo& info, const char* shader) {
   kernels::LaunchShape shape;
-  shape.shader = "peak_copy_f32";
+  shape.shader = shader;
   shape.constants = {{"WG", workgroup_size(info)}};
   return shape;
 }
+constexpr const char* kCopyShader = "peak_copy_f32";
+constexpr const char* kCacheShader = "peak_cache_i32";
 
 PeakMeasurement measure_copy(EngineImpl& e, const PeakLoad& plan) {
   const DeviceInfo& info = e.physical.info;
@@ -140,7 +143,7 @@ PeakMeasurement measure_copy(EngineImpl& e, const PeakLoad& plan) {
   const uint32_t wg = workgroup_size(info);
   const uint64_t vec4s = plan.copy_bytes / 16;
   PeakKernel k;
-  k.shape = copy_shape(info);
+  k.shape = sized_shape(info, kCopyShader);
   // One vec4 per invocation where the grid allows (lavapipe runs the grid-stride loop 3-5x slower).
   k.groups = static_cast<uint32_t>(std::min<uint64_t>((vec4s + wg - 1) / wg, info.max_workgroup_count[0]));
   k.src = {detail::Access::impl(src)->alloc.buffer.get(), 0, plan.copy_bytes};
@@ -152,13 +155,6 @@ PeakMeasurement measure_copy(EngineImpl& e, const PeakLoad& plan) {
   m.detail = fmt::format("{} MiB read and {} MiB written by {} workgroups of {}", plan.copy_bytes >> 20,
                          plan.copy_bytes >> 20, k.groups, wg);
   return m;
-}
-
-kernels::LaunchShape cache_shape(const DeviceInfo& info) {
-  kernels::LaunchShape shape;
-  shape.shader = "peak_cache_i32";
-  shape.constants = {{"WG", workgroup_size(info)}};
-  return shape;
 }
 
 PeakMeasurement measure_cache(EngineImpl& e, const PeakLoad& plan) {
@@ -444,8 +440,8 @@ std::vector<kernels::LaunchShape> peak_shapes(const DeviceInfo& info, const Peak
       if (nv2_refusal(info, t).empty()) out.push_back(coopmat2_shape(t));
     }
   }
-  out.push_back(copy_shape(info));
-  out.push_back(cache_shape(info));
+  out.push_back(sized_shape(info, kCopyShader));
+  out.push_back(sized_shape(info, kCacheShader));
   std::erase_if(out, [](const kernels::LaunchShape& shape) { return !built_in(shape); });
   return out;
 }
@@ -481,7 +477,7 @@ PeakKernel cache_kernel(const DeviceInfo& info, uint32_t groups, uint64_t bytes)
                 fmt::format("peak cache row: {} bytes is not 4 to 2^31 workgroups' reads of 16 bytes", bytes));
   }
   PeakKernel k;
-  k.shape = cache_shape(info);
+  k.shape = sized_shape(info, kCacheShader);
   k.groups = groups;
   k.push.M = static_cast<uint32_t>(vec4s);
   // An odd number of workgroup-sized blocks between an invocation's reads: each workgroup walks every block
