@@ -49,7 +49,7 @@ EPI_T epilogue_bias(uint i) {
 // divisor 1 + exp(a), stay finite normal floats on any GPU: no division meets its special cases and no exp
 // a subnormal result. Above, the result moves by at most |x| e^-44, far inside the bound; below, 1 +- e^-44
 // and poly * e^-44 already round to the float the exact value rounds to in each use below: nothing moves.
-// (On NVIDIA's H100 neither case was slower: docs/design/epilogue.md.)
+// (What it was measured to cost and save: docs/design/epilogue.md.)
 const float kExpCap = 44.0;
 float epilogue_exp(float a) { return exp(clamp(a, -kExpCap, kExpCap)); }
 
