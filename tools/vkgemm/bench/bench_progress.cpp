@@ -56,8 +56,7 @@ void TimeEstimate::add(const Work& work, Spent spent) {
 
 // The overhead of a case: the median of the cases done, their time beyond their work and their warm-up. Not
 // the mean: a few cases cost several times the rest (the sweep's first, a warm-up that took long to settle)
-// and would be charged to every case left; on the H100's records the mean read up to 22 % off where the
-// median reads 16 %.
+// and would be charged to every case left (docs/bench.md has what each read on recorded sweeps).
 double TimeEstimate::base_overhead() const {
   std::vector<double> overheads;
   for (const Done& d : done_) {

@@ -22,18 +22,19 @@ struct Spent {
 
 // How long the rest of a sweep's cases will take, from the cases done so far. Each case costs:
 // - its overhead: the median of the cases done (latency cases and others alike; no case builds a pipeline,
-//   bench_prebuild.hpp, so it varies little: 0.2 to 0.4 s a case on an H100, a few cases several times that);
+//   bench_prebuild.hpp, so it varies little, but a few cases cost several times the rest, and the mean would
+//   charge them to every case left);
 // - its device time: the warm-up by time runs the case's product until the device has been busy
 //   `warmup_ms` (more while its speed still changes), whatever the size, so the device's time in a case is
 //   that (the mean measured, with the timed dispatches) unless the timed dispatches at the device's rate take
 //   longer. That rate is the last kRateWindow timed cases' and comes from the smaller sizes before (the sweep
-//   grows), where a dispatch is bound by its launch, not by its work: 256^3's rate made 4096^3's dispatches
-//   14 times too long on an H100. Taken as the longer of the two, not their sum, that slow rate only counts
+//   grows), where a dispatch is bound by its launch, not by its work, so it makes large dispatches far too
+//   long (docs/bench.md). Taken as the longer of the two, not their sum, that slow rate only counts
 //   where products outlast the warm-up. (It is the longer for the cases left as a whole, known only by their
 //   sum of work: where some outlast their warm-ups and others do not, it reads short, by at most half.);
 // - its inputs and its check at the host's rates per element and per multiply-add: the median of the cases'
-//   own rates, which a one-off stall (the first case's inputs took 4 times the others' at 256^3) does not
-//   move as it moves the rate of their sums.
+//   own rates, which a one-off stall (a case whose inputs took several times the others') does not move as
+//   it moves the rate of their sums.
 // Before a case was timed, the rest is estimated at the mean time of a case so far.
 class TimeEstimate {
  public:
