@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <stdexcept>
@@ -587,6 +588,16 @@ struct Args {
   bool compare = false, validate = false;
 };
 
+// A number of milliseconds from 0 to 60000, or a refusal that says so (not a NaN or a word read as 0).
+double parse_ms(const char* text) {
+  char* end = nullptr;
+  const double ms = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(ms >= 0.0 && ms <= 60000.0)) {
+    throw std::runtime_error(std::string("--warmup-ms ") + text + ": give a number of milliseconds from 0 to 60000");
+  }
+  return ms;
+}
+
 Args parse(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
@@ -594,7 +605,7 @@ Args parse(int argc, char** argv) {
     if (arg == "--validate") a.validate = true;
     else if (arg == "--compare") a.compare = true;
     else if (arg == "--frames" && i + 1 < argc) a.frames = std::max(1, std::atoi(argv[++i]));
-    else if (arg == "--warmup-ms" && i + 1 < argc) a.warmup_ms = std::clamp(std::atof(argv[++i]), 0.0, 60000.0);
+    else if (arg == "--warmup-ms" && i + 1 < argc) a.warmup_ms = parse_ms(argv[++i]);
     else if (arg == "--size" && i + 1 < argc && std::sscanf(argv[++i], "%ux%u", &a.width, &a.height) == 2) continue;
     else throw std::runtime_error("unknown argument " + arg + " (--size WxH, --frames N, --warmup-ms MS, --compare, --validate)");
   }
