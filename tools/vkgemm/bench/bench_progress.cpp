@@ -8,17 +8,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "bench_result.hpp"
+
 namespace vkgemm::cli::bench {
-
-namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t mid = v.size() / 2;
-  return v.size() % 2 != 0 ? v[mid] : (v[mid - 1] + v[mid]) / 2.0;
-}
-
-}  // namespace
 
 Progress::Progress(size_t cases, const Work& total, bool enabled, std::FILE* out)
     : out_(out), enabled_(enabled), terminal_(isatty(fileno(out)) != 0), total_cases_(cases), total_(total) {}
@@ -63,7 +55,7 @@ double TimeEstimate::base_overhead() const {
     const Spent& s = d.spent;
     overheads.push_back(s.seconds - s.host_seconds - s.data_seconds - s.device_seconds - s.warmup_seconds);
   }
-  return median(overheads);
+  return summarize(std::move(overheads)).median;
 }
 
 double TimeEstimate::median_rate(double Work::* work, double Spent::* seconds) const {
@@ -71,7 +63,7 @@ double TimeEstimate::median_rate(double Work::* work, double Spent::* seconds) c
   for (const Done& d : done_) {
     if (d.work.*work > 0.0 && d.spent.*seconds > 0.0) rates.push_back(d.work.*work / d.spent.*seconds);
   }
-  return rates.empty() ? 0.0 : median(std::move(rates));
+  return rates.empty() ? 0.0 : summarize(std::move(rates)).median;
 }
 
 // The device's time in `cases` more cases that dispatch `work` timed multiply-adds: the longer of their
