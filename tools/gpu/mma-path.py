@@ -82,40 +82,53 @@ def time_product(fn, args):
     return statistics.median(burst_ms(fn, count) / count for _ in range(args.bursts))
 
 
-def measure(n, cfg, args):
-    torch.manual_seed(n)
-    a = torch.randn(n, n, device="cuda", dtype=torch.float16)
-    b = torch.randn(n, n, device="cuda", dtype=torch.float16)
-    c = torch.full((n, n), float("nan"), device="cuda", dtype=torch.float16)
+def measure(shape, cfg, args):
+    m, n, k = shape
+    torch.manual_seed(m + n + k)
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
     kernel = launch(a, b, c, cfg)
     ref = torch.matmul(a.float(), b.float())
-    err = ((c.float() - ref).abs() / (ref.abs() + n ** 0.5)).max().item()
+    err = ((c.float() - ref).abs() / (ref.abs() + k ** 0.5)).max().item()
     ptx = kernel.asm.get("ptx", "")
     path = "wgmma" if "wgmma" in ptx else "mma.sync" if "mma.sync" in ptx else "unknown"
     ms = time_product(lambda: launch(a, b, c, cfg), args)
     smem = getattr(kernel, "metadata", None)
     smem = getattr(smem, "shared", None) if smem is not None else None
     bm, bn, bk, stages, warps = cfg
-    return dict(shape=f"{n}x{n}x{n}", ops="nn", layout="row", batch=1, type="f16", out_type="f16", sums="fp32",
+    return dict(shape=f"{m}x{n}x{k}", ops="nn", layout="row", batch=1, type="f16", out_type="f16", sums="fp32",
                 kernel="triton", config=f"{bm}x{bn}x{bk} stages {stages} warps {warps}", path=path,
                 shared_bytes=smem, registers=getattr(kernel, "n_regs", None),
-                spilled=getattr(kernel, "n_spills", None), median_ms=round(ms, 5), tflops=round(2 * n ** 3 / ms / 1e9, 1),
+                spilled=getattr(kernel, "n_spills", None), median_ms=round(ms, 5), tflops=round(2 * m * n * k / ms / 1e9, 1),
                 max_scaled_error=err, verified=err < 1e-2, method=f"burst >= {args.burst_ms} ms, median of "
                 f"{args.bursts}, after {args.warmup_ms} ms")
 
 
-def cublas(n, args):
+def cublas(shape, args):
+    m, n, k = shape
     torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
-    a = torch.randn(n, n, device="cuda", dtype=torch.float16)
-    b = torch.randn(n, n, device="cuda", dtype=torch.float16)
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
     ms = time_product(lambda: torch.matmul(a, b), args)
-    return dict(shape=f"{n}x{n}x{n}", type="f16", out_type="f16", sums="fp32", kernel="cublas",
-                median_ms=round(ms, 5), tflops=round(2 * n ** 3 / ms / 1e9, 1))
+    return dict(shape=f"{m}x{n}x{k}", type="f16", out_type="f16", sums="fp32", kernel="cublas",
+                median_ms=round(ms, 5), tflops=round(2 * m * n * k / ms / 1e9, 1))
+
+
+def parse_shape(text):
+    """N (a cube) or MxNxK."""
+    parts = [int(x) for x in text.lower().split("x")]
+    if len(parts) == 1:
+        return parts * 3
+    if len(parts) != 3 or min(parts) < 1:
+        raise argparse.ArgumentTypeError(f"a shape is N or MxNxK, not {text}")
+    return parts
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[4096, 8192])
+    ap.add_argument("--shapes", type=parse_shape, nargs="+", default=[[4096] * 3, [8192] * 3],
+                    help="N (a cube) or MxNxK, each a multiple of every tile's sides")
     ap.add_argument("--bursts", type=int, default=5)
     ap.add_argument("--burst-ms", type=float, default=25)
     ap.add_argument("--warmup-ms", type=float, default=300)
@@ -123,14 +136,14 @@ def main():
     ap.add_argument("--json", required=True)
     args = ap.parse_args()
     rows = []
-    for n in args.sizes:
-        rows.append(cublas(n, args))
+    for shape in args.shapes:
+        rows.append(cublas(shape, args))
         print(json.dumps(rows[-1]), flush=True)
         for cfg in [CONFIGS[i] for i in args.configs] if args.configs else CONFIGS:
             try:
-                rows.append(measure(n, cfg, args))
+                rows.append(measure(shape, cfg, args))
             except Exception as e:  # a tile the compiler refuses (too much shared memory): a row saying so
-                rows.append(dict(shape=f"{n}^3", config=str(cfg), error=str(e).splitlines()[0][:200]))
+                rows.append(dict(shape="x".join(map(str, shape)), config=str(cfg), error=str(e).splitlines()[0][:200]))
             print(json.dumps(rows[-1]), flush=True)
     header = dict(device=torch.cuda.get_device_name(), triton=triton.__version__, torch=torch.__version__,
                   disable_mma_v3=os.environ.get("DISABLE_MMA_V3"))
