@@ -26,7 +26,9 @@ layout(push_constant) uniform PeakParams {
   layout(offset = 64) float mul;  // 1: scales A by one each step where VARY_A is on
 } p;
 
-// A scaled by p.mul (1) before each step, as peak_coopmat.comp does: no driver can hoist A * B out of the loop.
+// A scaled by p.mul (1) once a loop iteration: no driver can hoist A * B out of the loop. Not before every
+// step, as peak_coopmat.comp does a fragment: an elementwise operation on a workgroup-scope A costs as much as
+// the MMA it feeds (with fp32 sums the row read half the MMA's rate; docs/design/coopmat2.md).
 layout(constant_id = 5) const bool VARY_A = true;
 const uint UNROLL = 8;
 
@@ -38,8 +40,8 @@ void main() {
   coopmat<ACC_T, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator> c =
       coopmat<ACC_T, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>(ACC_T(0.0));
   for (uint i = 0; i < p.K; ++i) {
+    if (VARY_A) a = a * float16_t(p.mul);
     [[unroll]] for (uint u = 0; u < UNROLL; ++u) {
-      if (VARY_A) a = a * float16_t(p.mul);
       c = coopMatMulAdd(a, b, c);
     }
   }
