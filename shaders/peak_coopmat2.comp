@@ -13,6 +13,8 @@
 // Each workgroup loads one BM x BK A and one BK x BN B, then runs p.K iterations of UNROLL steps of
 // acc = A * B + acc: 2 * BM * BN * BK * UNROLL * K FLOPs per workgroup. Every workgroup stores its accumulator
 // (the same values, to the same place), so none of the work is dead.
+// PEAK_LOADS: A and B loaded again every step (from the same small buffer, which the caches hold), as the
+// coopmat2 kernel loads each K step's tiles: the MMA as its loads into workgroup-scope matrices feed it.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256;  // the workgroup size (set by name, as every constant)
 layout(constant_id = 1) const uint BM = 128;
@@ -39,11 +41,22 @@ void main() {
   coopMatLoad(b, src, BM * BK, BN, gl_CooperativeMatrixLayoutRowMajor);
   coopmat<ACC_T, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator> c =
       coopmat<ACC_T, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>(ACC_T(0.0));
+#ifdef PEAK_LOADS
+  const uint zero = uint(p.mul) - 1u;  // 0, unknown to the compiler: the loads stay in the loop
+  for (uint i = 0; i < p.K; ++i) {
+    [[unroll]] for (uint u = 0; u < UNROLL; ++u) {
+      coopMatLoad(a, src, zero * (i * UNROLL + u), BK, gl_CooperativeMatrixLayoutRowMajor);
+      coopMatLoad(b, src, BM * BK + zero * (i * UNROLL + u), BN, gl_CooperativeMatrixLayoutRowMajor);
+      c = coopMatMulAdd(a, b, c);
+    }
+  }
+#else
   for (uint i = 0; i < p.K; ++i) {
     if (VARY_A) a = a * float16_t(p.mul);
     [[unroll]] for (uint u = 0; u < UNROLL; ++u) {
       c = coopMatMulAdd(a, b, c);
     }
   }
+#endif
   coopMatStore(c, dst, 0, BN, gl_CooperativeMatrixLayoutRowMajor);
 }

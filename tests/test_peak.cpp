@@ -157,7 +157,7 @@ TEST_SUITE("peak") {
       }
     }
     // coopmat2: one row saying why where the device has no VK_NV_cooperative_matrix2, else the workgroup-scope
-    // MMA rows of the kernel's tiles (fp32 and fp16 sums).
+    // MMA rows of the kernel's tiles (fp32 and fp16 sums), alone and fed by loads every step.
     const PeakMeasurement* coopmat2 = find_row(rows, "coopmat2");
     if (!dev.coopmat2) {
       REQUIRE(coopmat2 != nullptr);
@@ -165,7 +165,9 @@ TEST_SUITE("peak") {
       CHECK(contains(coopmat2->reason, "VK_NV_cooperative_matrix2"));
     } else {
       CHECK(coopmat2 == nullptr);
-      for (const char* name : {"coopmat2 128x256x64 f16*f16+f32 (workgroup)", "coopmat2 256x256x32 f16*f16+f16 (workgroup)"}) {
+      for (const char* name : {"coopmat2 128x256x64 f16*f16+f32 (workgroup)", "coopmat2 256x256x32 f16*f16+f16 (workgroup)",
+                               "coopmat2 128x256x64 f16*f16+f32 (workgroup, loaded)",
+                               "coopmat2 256x256x32 f16*f16+f16 (workgroup, loaded)"}) {
         const PeakMeasurement* row = find_row(rows, name);
         REQUIRE(row != nullptr);
         if (row->measured) check_measured(*row, o);

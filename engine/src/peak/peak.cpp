@@ -285,19 +285,23 @@ PeakMeasurement measure_coopmat(EngineImpl& e, const PeakLoad& plan, const Coope
 }
 
 // The coopmat2 kernel's large tiles (kernels/coopmat_config.cpp): 128x256 with fp32 sums, 256x256 with fp16
-// sums, K steps of 64 and 32, 256 invocations; the workgroup-scope MMA rate is measured on them.
+// sums, K steps of 64 and 32, 256 invocations; the workgroup-scope MMA rate is measured on them, alone and
+// fed by loads of A and B every step (`loads`: what the kernel's loop can reach with every load a cache hit).
 struct Nv2PeakTile {
   const char* c;
   const char* shader;
   uint32_t bm, bn, bk, invocations, acc_bytes;
+  bool loads;
 };
 constexpr Nv2PeakTile kNv2PeakTiles[] = {
-    {"f32", "peak_coopmat2_f16_f32", 128, 256, 64, 256, 4},
-    {"f16", "peak_coopmat2_f16_acc16", 256, 256, 32, 256, 2},
+    {"f32", "peak_coopmat2_f16_f32", 128, 256, 64, 256, 4, false},
+    {"f16", "peak_coopmat2_f16_acc16", 256, 256, 32, 256, 2, false},
+    {"f32", "peak_coopmat2_loads_f16_f32", 128, 256, 64, 256, 4, true},
+    {"f16", "peak_coopmat2_loads_f16_acc16", 256, 256, 32, 256, 2, true},
 };
 
 std::string nv2_name(const Nv2PeakTile& t) {
-  return fmt::format("coopmat2 {}x{}x{} f16*f16+{} (workgroup)", t.bm, t.bn, t.bk, t.c);
+  return fmt::format("coopmat2 {}x{}x{} f16*f16+{} (workgroup{})", t.bm, t.bn, t.bk, t.c, t.loads ? ", loaded" : "");
 }
 
 // Whether the device lists a workgroup-scope f16 shape with this C that the tile is made of.
@@ -342,8 +346,9 @@ PeakMeasurement measure_coopmat2(EngineImpl& e, const PeakLoad& plan, const Nv2P
   const double mmas = kNv2MmaPerIteration * timing.target_iterations * double(plan.groups);
   finish(m, timing.gpu_ms, 2.0 * t.bm * t.bn * t.bk * mmas);
   m.iterations = timing.target_iterations;
-  m.detail = fmt::format("{} workgroups of {}, {} iterations of {} MMAs each", plan.groups, t.invocations,
-                         timing.target_iterations, kNv2MmaPerIteration);
+  m.detail = fmt::format("{} workgroups of {}, {} iterations of {} MMAs each{}", plan.groups, t.invocations,
+                         timing.target_iterations, kNv2MmaPerIteration,
+                         t.loads ? ", A and B loaded before each" : "");
   return m;
 }
 

@@ -18,8 +18,8 @@ std::vector<Ceiling> ceilings_from(const std::vector<PeakMeasurement>& rows);
 //   f32: --peak-gflops where given, else f32 FMA;
 //   f16 on the cooperative-matrix kernels: the fastest measured subgroup MMA shape with C of the
 //     accumulator's type (f16*f16+f32 for fp32 sums, f16*f16+f16 for fp16 sums). Not coopmat2's
-//     workgroup-scope row: on the H100 its fp32-sum figure (270 TFLOP/s) reads below what the coopmat2 kernel
-//     itself reaches (295 at 4096^3), so it is not yet a ceiling (docs/cli.md, vkgemm peak);
+//     workgroup-scope rows: one is the MMA alone, the other the MMA as loads into workgroup-scope matrices
+//     feed it, and the kernels are compared against one ceiling, the instruction's (docs/cli.md, vkgemm peak);
 //   f16 on the others: the FMA of the accumulator's type (f32 FMA for fp32 sums; f16 FMA (packed) for fp16);
 //   f64: f64 FMA (where the device has shaderFloat64);
 //   i8 and u8 on the cooperative-matrix kernels: the fastest measured subgroup MMA shape of their types
