@@ -26,10 +26,10 @@
 // 16-byte aligned and the chunk lies inside the matrix, else element by element with zeros outside. The fast path -- a tile wholly
 // inside C with both operands aligned -- runs its whole K steps UNROLL at a time without any bounds check;
 // every other tile, and the partial last K step, takes the checked loop. C: with beta 0, fragments inside C
-// with 8-element aligned rows are stored straight from the accumulator (alpha applied to the fragment; a bf16
-// C through a per-subgroup staging area in shared memory, 16 bytes an invocation); edge fragments, and every
-// fragment when beta is not 0 or a fused epilogue is set, go through that staging area and the interface's
-// store_c, element by element, nothing written outside C.
+// with 8-element aligned rows are stored straight from the accumulator (alpha and a fused epilogue applied to
+// the fragment in registers; a bf16 C through a per-subgroup staging area in shared memory, 16 bytes an
+// invocation); edge fragments, every fragment when beta is not 0, and a bf16 C's with a fused epilogue go
+// through that staging area and the interface's store_c, element by element, nothing written outside C.
 #include "gemm_interface.glsl"
 
 // 16-byte views of A and B; the same bindings as the interface's scalar arrays.
@@ -104,6 +104,7 @@ bool vec_a, vec_b;      // rows and offset 16-byte aligned: 16-byte loads where 
 uvec4 ra[A_LOADS];      // the next step's tiles on their way to shared memory
 uvec4 rb[B_LOADS];
 MAT_ACC acc[FM * FN];   // this subgroup's part of C
+MAT_ACC element_at;     // component e: the number (row * TN + column) of the fragment element it holds
 
 #if defined(VKGEMM_INT8_MMA) || defined(VKGEMM_BF16_MMA)
 // Elements as their bits, PER_WORD to a 32-bit word (4 int8, 2 bf16), the first in the low bits.
@@ -350,6 +351,14 @@ void store_fragment(MAT_ACC frag, uint batch, uint r, uint c, uint c_base, bool 
 #if !defined(VKGEMM_BF16_C) && !defined(VKGEMM_DEQUANT)
   if (direct) {
     if (p.alpha != SCALAR_T(1)) frag = frag * ACC_T(p.alpha);
+#ifndef VKGEMM_NO_EPILOGUE
+    if (epilogue_on()) {
+      for (int e = 0; e < frag.length(); ++e) {
+        const uint at = uint(element_at[e]);
+        frag[e] = ACC_T(gemm_epilogue(EPI_T(frag[e]), r + at / TN, c + at % TN));
+      }
+    }
+#endif
     coopMatStore(MAT_C(frag), C, c_base + r * p.ldc + c, p.ldc, gl_CooperativeMatrixLayoutRowMajor);
     return;
   }
@@ -374,6 +383,29 @@ void store_fragment(MAT_ACC frag, uint batch, uint r, uint c, uint c_base, bool 
   subgroupMemoryBarrierShared();
   subgroupBarrier();  // the next fragment overwrites the staging area
 }
+
+// element_at for this subgroup: every element's number written into its staging area and loaded as an
+// accumulator fragment. A fragment's components map to its elements alike in every matrix of one type
+// (component-wise arithmetic is defined on them), so component e of element_at names the element that
+// component e of an accumulator holds: a fused epilogue learns each element's row and column from it and
+// works on the fragment in registers. Every subgroup calls it (its barriers, as the staged store's).
+void number_elements(uint sg) {
+  const uint base = sg * TM * TN;
+  for (uint e = gl_SubgroupInvocationID; e < TM * TN; e += SG) sh_c[base + e] = ACC_T(e);
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();
+  coopMatLoad(element_at, sh_c, base, TN, gl_CooperativeMatrixLayoutRowMajor);
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();
+}
+
+// Where the fragments are stored straight, a fused epilogue is applied to them in registers (number_elements),
+// but for a bf16 C, whose direct store applies alpha itself while staging.
+#ifdef VKGEMM_BF16_C
+const bool EPILOGUE_DIRECT = false;
+#else
+const bool EPILOGUE_DIRECT = true;
+#endif
 
 void main() {
   const uvec2 block = grouped_workgroup(GROUP_M);
@@ -406,15 +438,16 @@ void main() {
   // wrong results on the H200 (driver 580.159.04; the fast-path grid, C f32, every op) while the staged
   // path's element-wise store_c was right; C is read once per element either way.
   // A fused epilogue (epilogue.glsl) needs each element's row and column, which a KHR fragment does not
-  // tell: its products take the staged path, where store_c applies it.
+  // tell: stored straight, the fragments learn them from element_at; staged, store_c applies it.
 #ifdef VKGEMM_DEQUANT
   // A dequantized C (an int8 product into float C) needs each element's column for its scale, and fp32
   // arithmetic on the integer sums: staged, through store_c, as an epilogue is.
   const bool direct = false;
 #else
-  const bool direct = !epilogue_on() &&
+  const bool direct = (EPILOGUE_DIRECT || !epilogue_on()) &&
                       (WHOLE != 0 || ((p.flags & GEMM_BETA_ZERO) != 0u && c_base % 8 == 0 && p.ldc % 8 == 0 &&
                                       row0 + BM <= p.M && col0 + BN <= p.N));
+  if (direct && epilogue_on()) number_elements(sg);
 #endif
   [[unroll]] for (uint i = 0; i < FM; ++i) {
     [[unroll]] for (uint j = 0; j < FN; ++j) {

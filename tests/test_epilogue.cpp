@@ -57,7 +57,8 @@ bool runs(Kernel kernel, DataType input, DataType output, const GemmOptions& opt
 }
 
 // Every activation (and bias axis and type) on `kernel` for inputs `input` and C `output`, over shapes that
-// cross its tiles, row- and column-major, with alpha and beta; returns how many products ran.
+// cross its tiles and shapes of whole tiles, row- and column-major, with alpha and beta; returns how many
+// products ran.
 int run_epilogues(Kernel kernel, DataType input, DataType output, const GemmOptions& options) {
   const std::string name = fmt::format("epilogue {} {} {}", to_string(kernel), to_string(input), to_string(output));
   auto rng = test::case_rng(name);
@@ -67,7 +68,10 @@ int run_epilogues(Kernel kernel, DataType input, DataType output, const GemmOpti
   uint64_t index = 0;
   for (const Activation act : kActivations) {
     if (output == DataType::f64 && transcendental(act)) continue;  // refused at the door (a test below)
-    for (const auto [m, n, k] : {std::array<int64_t, 3>{37, 45, 29}, {64, 16, 67}, {5, 130, 8}}) {
+    // The last two: whole tiles (the matrix kernels store their fragments straight, the epilogue applied in
+    // registers), and whole tiles beside an edge row.
+    for (const auto [m, n, k] : {std::array<int64_t, 3>{37, 45, 29}, {64, 16, 67}, {5, 130, 8}, {64, 128, 64},
+                                 {72, 128, 40}}) {
       if (!sample.takes(index++)) {
         ++i;  // the same case gets the same epilogue in every pass
         continue;
@@ -111,6 +115,8 @@ void every_type(Kernel kernel, const GemmOptions& options) {
   int ran = 0;
   for (const TypePair& pair : kFloatTypes) {
     const DataType input = pair.input, output = pair.output;  // not a structured binding: CAPTURE's lambda takes them
+    // fp16 sums: f16 inputs and C alone.
+    if (options.f16_accumulate && (input != DataType::f16 || output != DataType::f16)) continue;
     CAPTURE(to_string(input));
     CAPTURE(to_string(output));
     if (runs(kernel, input, output, options)) ran += run_epilogues(kernel, input, output, options);
@@ -130,6 +136,9 @@ TEST_SUITE("epilogue") {
     every_type(Kernel::blocked, {.kernel = Kernel::blocked, .blocked = parse_blocked_config("64x64x8 8x4 split 3")});
   }
   TEST_CASE("coopmat kernel") { every_type(Kernel::coopmat, {.kernel = Kernel::coopmat}); }
+  TEST_CASE("coopmat kernel, fp16 sums") {
+    every_type(Kernel::coopmat, {.kernel = Kernel::coopmat, .f16_accumulate = true});
+  }
   TEST_CASE("coopmat2 kernel") { every_type(Kernel::coopmat2, {.kernel = Kernel::coopmat2}); }
   TEST_CASE("auto") { every_type(Kernel::automatic, {}); }
 

@@ -102,9 +102,10 @@ rm -f "$log"
 [[ $summary =~ test\ cases:\ *([0-9]+)\ \|\ *([0-9]+)\ passed ]] || fail "no doctest summary in the suite's output"
 ((BASH_REMATCH[1] > 0 && BASH_REMATCH[2] == BASH_REMATCH[1] && products > 0)) ||
   fail "the coopmat suite ran no case or no product: $summary"
-# The fused epilogues on the KHR kernel (the epilogue suite's coopmat case: f16 with C f32 and f16, every
-# activation and bias); a skip (exit 77) is a failure here too.
-VKGEMM_TEST_EXPECT="" in_root "$bin/tests/vkgemm_tests" --no-version --test-suite=epilogue "--test-case=coopmat kernel" ||
+# The fused epilogues on the KHR kernel (the epilogue suite's coopmat cases: f16 with C f32 and f16, and
+# with fp16 sums, every activation and bias, staged and applied to fragments stored straight); a skip (exit
+# 77) is a failure here too.
+VKGEMM_TEST_EXPECT="" in_root "$bin/tests/vkgemm_tests" --no-version --test-suite=epilogue "--test-case=coopmat kernel*" ||
   fail "the epilogue suite's coopmat case failed or skipped (exit $?)"
 # The dequantization of int8 products on the KHR kernel (i8 and u8 into f32 and f16, both scales, every
 # activation); a skip (exit 77) is a failure here too.
