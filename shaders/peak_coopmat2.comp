@@ -25,7 +25,7 @@ layout(std430, set = 0, binding = 0) readonly buffer In { float16_t src[]; };  /
 layout(std430, set = 0, binding = 2) writeonly buffer Out { ACC_T dst[]; };    // BM*BN
 layout(push_constant) uniform PeakParams {
   layout(offset = 8) uint K;
-  layout(offset = 64) float mul;  // 1: scales A by one each step where VARY_A is on
+  layout(offset = 64) float mul;  // 1: scales A by one each iteration where VARY_A is on; PEAK_LOADS: its 0
 } p;
 
 // A scaled by p.mul (1) once a loop iteration: no driver can hoist A * B out of the loop. Not before every

@@ -322,7 +322,8 @@ std::string nv2_refusal(const DeviceInfo& info, const Nv2PeakTile& t) {
 kernels::LaunchShape coopmat2_shape(const Nv2PeakTile& t) {
   kernels::LaunchShape shape;
   shape.shader = t.shader;
-  // VARY_A on: A is rescaled (by 1) once a loop iteration of 8 MMAs, so no driver can hoist A * B out of the loop.
+  // VARY_A on: A is rescaled (by 1) once a loop iteration of 8 MMAs, so no driver can hoist A * B out of the
+  // loop (the loaded rows' shader reloads A and B instead and leaves the constant unused).
   shape.constants = {{"WG", t.invocations}, {"BM", t.bm}, {"BN", t.bn}, {"BK", t.bk}, {"VARY_A", 1}};
   return shape;
 }
