@@ -81,6 +81,19 @@ TEST_SUITE("statistics") {
         CHECK(!s.value_string().empty());
       }
     }
+    // A fused epilogue is its own pipeline (a specialization constant): the report describes that one, not
+    // the plain product's, wherever the driver reports the code's size.
+    GemmDesc fused = square(256);
+    fused.epilogue.activation = Activation::gelu_tanh;
+    const PipelineReport plain_report = engine.pipeline_statistics(square(256), {.kernel = Kernel::blocked});
+    const PipelineReport fused_report = engine.pipeline_statistics(fused, {.kernel = Kernel::blocked});
+    const PipelineStatistic* plain_size = plain_report.find("binary size");
+    const PipelineStatistic* fused_size = fused_report.find("binary size");
+    if (plain_size && fused_size) {
+      CHECK(plain_size->value_string() != fused_size->value_string());
+    } else {
+      MESSAGE("SKIP: ", dev.name, " reports no binary size: the fused pipeline's report is not told apart");
+    }
     // What the planner chose for gemm is what the statistics describe.
     GemmDesc d = square(96);
     std::vector<float> a(96 * 96, 1.0f), b(96 * 96, 1.0f), c(96 * 96);

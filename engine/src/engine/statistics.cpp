@@ -79,16 +79,18 @@ PipelineReport EngineImpl::pipeline_statistics(const GemmDesc& desc, const GemmO
                                                   "maxComputeWorkGroupCount[2] = {}",
                                                   desc.batch, info.name, info.max_workgroup_count[2]));
   }
-  const kernels::KernelLaunch& plan = product.whole;
-  report.kernel = plan.kernel;
-  report.config = plan.description;
-  report.statistics = pipelines->statistics(plan.main, "main");
-  if (plan.through_workspace()) {
-    auto reduce = pipelines->statistics(plan.reduce, "reduce");
+  report.kernel = product.whole.kernel;
+  report.config = product.whole.description;
+  // The passes as recorded: the last piece ends K, so its passes carry the fused epilogue's pipeline (the
+  // whole product's plan has no epilogue constant: its statistics would be the plain product's).
+  const PiecePasses& last = product.pieces.back();
+  report.statistics = pipelines->statistics(last.main.shape, "main");
+  if (last.reduce) {
+    auto reduce = pipelines->statistics(last.reduce->shape, "reduce");
     report.statistics.insert(report.statistics.end(), reduce.begin(), reduce.end());
   }
-  if (product.pieces.front().turn_b) {
-    auto turn = pipelines->statistics(product.pieces.front().turn_b->shape, "turn B");
+  if (last.turn_b) {
+    auto turn = pipelines->statistics(last.turn_b->shape, "turn B");
     report.statistics.insert(report.statistics.end(), turn.begin(), turn.end());
   }
   return report;
