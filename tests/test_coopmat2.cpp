@@ -70,7 +70,7 @@ GemmDesc make_desc(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_
   return d;
 }
 
-// Every K step count of `tile` (32, 64, 96, 128, 192 or 256 forced) on a product of one row and one column of whole
+// Every K step count of `tile` (32, 64, 96, 128, 192, 256 or 512 forced) on a product of one row and one column of whole
 // tiles plus an edge row and column, then K long enough to split. Returns the products checked.
 int run_tile(uint32_t tile, bool f16_acc, std::mt19937_64& rng, int& failures, DataType input = DataType::f16) {
   const Engine& e = test::engine();
@@ -136,7 +136,7 @@ TEST_SUITE("coopmat2") {
     if (!runs_here(DataType::f32, false)) return;
     auto rng = test::case_rng("coopmat2 fast path");
     int failures = 0, runs = 0;
-    for (uint32_t tile : {32u, 64u, 96u, 128u, 192u, 256u}) runs += run_tile(tile, false, rng, failures);
+    for (uint32_t tile : {32u, 64u, 96u, 128u, 192u, 256u, 512u}) runs += run_tile(tile, false, rng, failures);
     check_runs("coopmat2 fast path", runs, failures);
   }
 
@@ -155,7 +155,7 @@ TEST_SUITE("coopmat2") {
     if (!runs_here(DataType::f32, false, DataType::bf16)) return;
     auto rng = test::case_rng("coopmat2 fast path bf16");
     int failures = 0, runs = 0;
-    for (uint32_t tile : {32u, 64u, 96u, 128u, 192u, 256u}) runs += run_tile(tile, false, rng, failures, DataType::bf16);
+    for (uint32_t tile : {32u, 64u, 96u, 128u, 192u, 256u, 512u}) runs += run_tile(tile, false, rng, failures, DataType::bf16);
     check_runs("coopmat2 fast path, bf16", runs, failures);
   }
 
@@ -166,7 +166,7 @@ TEST_SUITE("coopmat2") {
     }
     auto rng = test::case_rng("coopmat2 fast path int8");
     int failures = 0, runs = 0;
-    for (uint32_t tile : {32u, 64u, 96u, 128u, 192u, 256u}) runs += run_tile(tile, false, rng, failures, DataType::i8);
+    for (uint32_t tile : {32u, 64u, 96u, 128u, 192u, 256u, 512u}) runs += run_tile(tile, false, rng, failures, DataType::i8);
     for (uint32_t tile : {64u, 256u}) runs += run_tile(tile, false, rng, failures, DataType::u8);
     check_runs("coopmat2 fast path, i8 and u8", runs, failures);
   }

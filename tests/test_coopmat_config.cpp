@@ -318,6 +318,13 @@ TEST_SUITE("coopmat config") {
                           Case{100, 100, 100, 16, false, 64, 64, 64, 128, 0},
                           // Narrower than 128 x 128: 64x64 (a batch of 256 of 64^3 below), not the model's.
                           Case{4096, 96, 4096, 16, false, 64, 64, 64, 128, 0},
+                          // At most 64 wide and long enough for two 256-row tiles an SM: 256x64 (a network
+                          // layer over a frame's pixels); too short for that, or 65 wide: 64x64.
+                          Case{2073600, 64, 64, 16, false, 256, 64, 64, 128, 0},
+                          Case{65536, 4, 64, 16, true, 256, 64, 64, 128, 0},
+                          Case{65280, 64, 64, 16, false, 64, 64, 64, 128, 0},
+                          Case{2073600, 65, 64, 16, false, 64, 64, 64, 128, 0},
+                          Case{64, 64, 64, 512, false, 256, 64, 64, 128, 0},
                           // The wave model among the measured tiles (fp32 sums): 128x256 leaves 3072^3's
                           // third wave 18% full; 128x128 fills 87% of its fifth, 192x128 90% of its third.
                           Case{3072, 3072, 3072, 16, false, 192, 128, 64, 256, 0},
@@ -352,9 +359,11 @@ TEST_SUITE("coopmat config") {
       CHECK(spec_constant(s, "BN") == c.bn);
       CHECK(spec_constant(s, "BK") == c.bk);
       CHECK(spec_constant(s, "PREFETCH") == c.prefetch);
-      // The fast loop unrolled 16 K steps at the fp32-sum 128x256, 192x128 and 96x192 tiles, 8 at every other.
+      // The fast loop unrolled 16 K steps at the fp32-sum 128x256, 192x128 and 96x192 tiles and at 256x64 with
+      // either sums, 8 at every other.
       const bool long_run =
-          !c.acc16 && ((c.bm == 128 && c.bn == 256) || (c.bm == 192 && c.bn == 128) || (c.bm == 96 && c.bn == 192));
+          (c.bm == 256 && c.bn == 64) ||
+          (!c.acc16 && ((c.bm == 128 && c.bn == 256) || (c.bm == 192 && c.bn == 128) || (c.bm == 96 && c.bn == 192)));
       CHECK(spec_constant(s, "UNROLL") == (long_run ? 16u : 8u));
       CHECK(s.tile[0] == c.bn);
       CHECK(s.tile[1] == c.bm);
@@ -382,13 +391,13 @@ TEST_SUITE("coopmat config") {
     CHECK(plan.splits == 2);
   }
 
-  TEST_CASE("coopmat2's pieces keep the whole product's tile: 192x128 pins as 192, 96x192 as 96, 32x64 as 32") {
+  TEST_CASE("coopmat2's pieces keep the whole product's tile: 192x128 pins as 192, 96x192 as 96, 32x64 as 32, 256x64 as 512") {
     const DeviceInfo d = nvidia();
     const tuning::Table table;
     kernels::Problem p;
     p.types = {DataType::f16, DataType::f16, false};
     p.m = p.n = p.k = p.lda = p.ldb = p.ldc = 1536;
-    for (const uint32_t tile : {16u, 32u, 64u, 96u, 128u, 192u, 256u}) {
+    for (const uint32_t tile : {16u, 32u, 64u, 96u, 128u, 192u, 256u, 512u}) {
       CAPTURE(tile);
       const kernels::KernelLaunch whole = kernels::plan(d, table, {.kernel = Kernel::coopmat2, .tile = tile}, p);
       const kernels::Pinning pinned = kernels::find_spec(Kernel::coopmat2)->pin(whole, d, {.kernel = Kernel::coopmat2});
@@ -422,7 +431,7 @@ TEST_SUITE("coopmat config") {
     expect_error([&] { kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat, .tile = 512}, 64, 64, 64, 1); },
                  "64, 128 or 256");
     expect_error([&] { kernels::coopmat2_launch(d, t, {.kernel = Kernel::coopmat2, .tile = 48}, 64, 64); },
-                 "32, 64, 96, 128, 192 or 256");
+                 "32, 64, 96, 128, 192, 256 or 512");
     // Only 16x8 fragments (no 16x16): still a valid configuration, with 16x8 fragments.
     d.coopmat_shapes.erase(d.coopmat_shapes.begin() + 2);
     d.coopmat_shapes.erase(d.coopmat_shapes.begin() + 4);

@@ -59,6 +59,12 @@ constexpr Nv2Tile kNv2Small{.invocations = 128, .bm = 64, .bn = 64, .bk = 64};
 // half outside C and so takes the general path's clamped loop (docs/design/coopmat2.md). Not modelled:
 // chosen by its rows.
 constexpr Nv2Tile kNv2Thin{.invocations = 128, .bm = 32, .bn = 64, .bk = 64};
+// 256 rows x 64 columns for long products at most 64 wide (a network layer over every pixel of a frame): a
+// quarter of 64x64's tiles, each loading B once and paying the prologue and store once for four times the
+// rows. 128 invocations, as 64x64 (two workgroups to an SM). Its K loop unrolled 16 steps: with 8, the driver
+// compiles the same launch into a slower one, even at one K step (docs/design/coopmat2.md). Not modelled:
+// chosen by its columns and rows.
+constexpr Nv2Tile kNv2Narrow{.invocations = 128, .bm = 256, .bn = 64, .bk = 64, .unroll = 16};
 // Its workgroups of 128 invocations run two to an SM: it splits to twice kEnoughWorkgroups (4 slices of
 // 32 x 4096 x 8192 beat 2 by 1.54x and 8 by 1.07x).
 constexpr uint64_t kThinWorkgroups = 2 * 128;
@@ -551,8 +557,9 @@ struct NamedTile {
   uint32_t option;
   const Nv2Tile* tile;
 };
-constexpr NamedTile kNamedTiles[] = {{32, &kNv2Thin},  {64, &kNv2Small},  {96, &kNv2Wide},        {128, &kNv2Medium},
-                                     {192, &kNv2Tall}, {256, &kNv2Large}, {256, &kNv2LargeAcc16}};
+constexpr NamedTile kNamedTiles[] = {{32, &kNv2Thin},   {64, &kNv2Small},  {96, &kNv2Wide},
+                                     {128, &kNv2Medium}, {192, &kNv2Tall},  {256, &kNv2Large},
+                                     {256, &kNv2LargeAcc16}, {512, &kNv2Narrow}};
 
 }  // namespace
 
@@ -573,8 +580,8 @@ Nv2Tile named_tile(const DeviceInfo& d, const Types& t, uint32_t option, const N
   }
   if (!tile) {
     throw Error(ErrorCode::invalid_argument,
-                fmt::format("the coopmat2 kernel's tile is 32, 64, 96, 128, 192 or 256 (16, the default: chosen by "
-                            "shape), not {}",
+                fmt::format("the coopmat2 kernel's tile is 32, 64, 96, 128, 192, 256 or 512 (16, the default: chosen "
+                            "by shape), not {}",
                             option));
   }
   if (d.coopmat2 && !nv2_shape(d, t, *tile)) {
@@ -590,8 +597,13 @@ Nv2Tile named_tile(const DeviceInfo& d, const Types& t, uint32_t option, const N
 Nv2Tile chosen_tile(const DeviceInfo& d, const Types& t, uint32_t m, uint32_t n, uint32_t k, uint32_t batch,
                     const Nv2Tile& large) {
   if (m <= kNv2Thin.bm && nv2_shape(d, t, kNv2Thin)) return kNv2Thin;
-  // Narrower than 128 x 128 (a larger tile would lie mostly outside C): 64x64.
-  if ((m < kNv2Medium.bm || n < kNv2Medium.bn) && nv2_shape(d, t, kNv2Small)) return kNv2Small;
+  // Narrower than 128 x 128 (a larger tile would lie mostly outside C): 64x64, or 256x64 for a 16-bit product
+  // at most 64 wide whose 256-row tiles still run two to every SM of a large GPU.
+  if ((m < kNv2Medium.bm || n < kNv2Medium.bn) && nv2_shape(d, t, kNv2Small)) {
+    const bool narrow = n <= kNv2Narrow.bn && m >= kNv2Narrow.bm && coopmat2_splittable(t) &&
+                        tiles(m, n, kNv2Narrow.bm, kNv2Narrow.bn) * batch >= 2 * kEnoughWorkgroups;
+    return narrow && nv2_shape(d, t, kNv2Narrow) ? kNv2Narrow : kNv2Small;
+  }
   // The largest tile that gives enough workgroups, by itself or split along K (coopmat2_splits): a large
   // tile split beats a medium one unsplit.
   // With fp32 sums and enough workgroups unsplit, the wave model chooses among the measured tiles; a
