@@ -598,9 +598,10 @@ Nv2Tile chosen_tile(const DeviceInfo& d, const Types& t, uint32_t m, uint32_t n,
                     const Nv2Tile& large) {
   if (m <= kNv2Thin.bm && nv2_shape(d, t, kNv2Thin)) return kNv2Thin;
   // Narrower than 128 x 128 (a larger tile would lie mostly outside C): 64x64, or 256x64 for a 16-bit product
-  // at most 64 wide whose 256-row tiles still run two to every SM of a large GPU.
+  // 33 to 64 wide whose 256-row tiles still run two to every SM of a large GPU (4 wide, it ran slower than
+  // 64x64: docs/design/coopmat2.md).
   if ((m < kNv2Medium.bm || n < kNv2Medium.bn) && nv2_shape(d, t, kNv2Small)) {
-    const bool narrow = n <= kNv2Narrow.bn && m >= kNv2Narrow.bm && coopmat2_splittable(t) &&
+    const bool narrow = n <= kNv2Narrow.bn && 2 * n > kNv2Narrow.bn && m >= kNv2Narrow.bm && coopmat2_splittable(t) &&
                         tiles(m, n, kNv2Narrow.bm, kNv2Narrow.bn) * batch >= 2 * kEnoughWorkgroups;
     return narrow && nv2_shape(d, t, kNv2Narrow) ? kNv2Narrow : kNv2Small;
   }
