@@ -59,7 +59,7 @@ constexpr Nv2Tile kNv2Small{.invocations = 128, .bm = 64, .bn = 64, .bk = 64};
 // half outside C and so takes the general path's clamped loop (docs/design/coopmat2.md). Not modelled:
 // chosen by its rows.
 constexpr Nv2Tile kNv2Thin{.invocations = 128, .bm = 32, .bn = 64, .bk = 64};
-// 256 rows x 64 columns for long products at most 64 wide (a network layer over every pixel of a frame): a
+// 256 rows x 64 columns for long products 33 to 64 wide (a network layer over every pixel of a frame): a
 // quarter of 64x64's tiles, each loading B once and paying the prologue and store once for four times the
 // rows. 128 invocations, as 64x64 (two workgroups to an SM). Its K loop unrolled 16 steps: with 8, the driver
 // compiles the same launch into a slower one, even at one K step (docs/design/coopmat2.md). Not modelled:
