@@ -90,4 +90,9 @@ const char* spirv_experiment_folder() {
   return folder;
 }
 
+const char* ir_experiment_folder() {
+  static const char* folder = knob("VKGEMM_EXPERIMENT_IR");
+  return folder;
+}
+
 }  // namespace vkgemm::kernels

@@ -2,12 +2,53 @@
 // driver made of it, and every statistic of each, as the driver names them.
 #include <fmt/format.h>
 
+#include <cctype>
+
+#include "kernels/experiments.hpp"
 #include "kernels/pipelines.hpp"
 #include "vk/check.hpp"
 #include "vkgemm/error.hpp"
+#include "vkgemm/files.hpp"
 
 namespace vkgemm::kernels {
 namespace {
+
+// A name as a file name's part: letters, digits, '-' and '_'; anything else '_'.
+std::string file_part(std::string_view name) {
+  std::string out(name);
+  for (char& c : out) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
+  }
+  return out;
+}
+
+// The experiment knob VKGEMM_EXPERIMENT_IR (experiments.hpp): executable `which`'s internal representations
+// into `folder`, one file each.
+void write_representations(const VolkDeviceTable& t, VkDevice dev, const VkPipelineExecutableInfoKHR& which,
+                           const std::string& folder, const std::string& stem) {
+  if (!t.vkGetPipelineExecutableInternalRepresentationsKHR) return;
+  uint32_t n = 0;
+  vk::check(t.vkGetPipelineExecutableInternalRepresentationsKHR(dev, &which, &n, nullptr),
+            "vkGetPipelineExecutableInternalRepresentationsKHR");
+  std::vector<VkPipelineExecutableInternalRepresentationKHR> reps(
+      n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INTERNAL_REPRESENTATION_KHR});
+  vk::check(t.vkGetPipelineExecutableInternalRepresentationsKHR(dev, &which, &n, reps.data()),
+            "vkGetPipelineExecutableInternalRepresentationsKHR");  // the sizes
+  std::vector<std::string> data(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    data[i].resize(reps[i].dataSize);
+    reps[i].pData = data[i].data();
+  }
+  vk::check(t.vkGetPipelineExecutableInternalRepresentationsKHR(dev, &which, &n, reps.data()),
+            "vkGetPipelineExecutableInternalRepresentationsKHR");  // the contents
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string text = data[i].substr(0, reps[i].dataSize);
+    if (reps[i].isText && !text.empty() && text.back() == '\0') text.pop_back();
+    files::write_atomically(fmt::format("{}/{}.{}.{}.{}", folder, stem, i, file_part(reps[i].name),
+                                 reps[i].isText ? "txt" : "bin"),
+                     text);
+  }
+}
 
 std::variant<bool, int64_t, uint64_t, double> value_of(const VkPipelineExecutableStatisticKHR& s) {
   switch (s.format) {
@@ -55,6 +96,9 @@ std::vector<PipelineStatistic> Pipelines::statistics(const LaunchShape& shape, c
     vk::check(t.vkGetPipelineExecutableStatisticsKHR(dev, &which, &n, stats.data()),
               "vkGetPipelineExecutableStatisticsKHR");
     stats.resize(n);
+    if (const char* folder = ir_experiment_folder()) {
+      write_representations(t, dev, which, folder, fmt::format("{}.{}.{}", file_part(shape.shader), file_part(pass), i));
+    }
     for (const auto& s : stats) {
       PipelineStatistic p;
       p.pass = pass;

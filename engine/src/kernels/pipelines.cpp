@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/experiments.hpp"
 #include "kernels/push_constants.hpp"
 #include "vk/check.hpp"
 
@@ -99,6 +100,7 @@ vk::DeviceHandle<VkPipeline> Pipelines::create(const LaunchShape& shape, VkShade
 
   VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
   if (capture_statistics_) info.flags = VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
+  if (capture_statistics_ && ir_experiment_folder()) info.flags |= VK_PIPELINE_CREATE_CAPTURE_INTERNAL_REPRESENTATIONS_BIT_KHR;
   info.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
   info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   info.stage.module = module;
