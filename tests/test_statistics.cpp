@@ -94,6 +94,20 @@ TEST_SUITE("statistics") {
     } else {
       MESSAGE("SKIP: ", dev.name, " reports no binary size: the fused pipeline's report is not told apart");
     }
+    // An emulated product's report is its sequence's pipelines, each pass named by its shader.
+    try {
+      const PipelineReport emulated = engine.pipeline_statistics(square(64, DataType::f64), {.kernel = Kernel::ozaki});
+      CHECK(emulated.kernel == Kernel::ozaki);
+      CHECK(emulated.find("", "main") == nullptr);
+      bool split = false;
+      for (const auto& s : emulated.statistics) split = split || (s.pass == s.shader && s.shader.rfind("ozaki_split", 0) == 0);
+      CHECK(split);
+    } catch (const Error& e) {
+      const bool unsupported = e.code() == ErrorCode::unsupported_feature || e.code() == ErrorCode::unsupported_config ||
+                               e.code() == ErrorCode::unsupported_type;
+      if (!unsupported) throw;
+      MESSAGE("SKIP: the emulated product does not run on ", dev.name, ": ", e.what());
+    }
     // What the planner chose for gemm is what the statistics describe.
     GemmDesc d = square(96);
     std::vector<float> a(96 * 96, 1.0f), b(96 * 96, 1.0f), c(96 * 96);

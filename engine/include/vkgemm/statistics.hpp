@@ -16,7 +16,8 @@ namespace vkgemm {
 
 // One statistic of one compiled executable (VkPipelineExecutableStatisticKHR).
 struct PipelineStatistic {
-  std::string pass;         // "main", or "reduce" (split-K's second pass)
+  std::string pass;         // "main", "reduce" (split-K's second pass) or "turn B" (an 8-bit B's turn); an
+                            // emulated product's passes are named by their shaders
   std::string shader;       // the shader variant, e.g. "blocked_f32"
   std::string executable;   // the driver's name for the compiled stage (a compute pipeline usually has one)
   uint32_t subgroup_size = 0;  // the executable's subgroup size, as the driver reports it

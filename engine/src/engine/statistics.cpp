@@ -2,6 +2,10 @@
 // the driver reports about each (kernels/pipeline_statistics.cpp reads them).
 #include <algorithm>
 #include <cctype>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -79,20 +83,28 @@ PipelineReport EngineImpl::pipeline_statistics(const GemmDesc& desc, const GemmO
                                                   "maxComputeWorkGroupCount[2] = {}",
                                                   desc.batch, info.name, info.max_workgroup_count[2]));
   }
-  report.kernel = product.whole.kernel;
-  report.config = product.whole.description;
+  report.kernel = product.kernel;
+  report.config = product.config;
+  const auto add = [&](const kernels::LaunchShape& shape, const std::string& pass) {
+    auto more = pipelines->statistics(shape, pass);
+    report.statistics.insert(report.statistics.end(), more.begin(), more.end());
+  };
+  if (!product.sequence.empty()) {
+    // The emulated product: each pipeline of its sequence once, the pass named by its shader.
+    std::set<std::pair<std::string, std::vector<uint32_t>>> seen;
+    for (const SequencePass& s : product.sequence) {
+      std::vector<uint32_t> values;
+      for (const auto& c : s.pass.shape.constants) values.push_back(c.value);
+      if (seen.insert({s.pass.shape.shader, values}).second) add(s.pass.shape, s.pass.shape.shader);
+    }
+    return report;
+  }
   // The passes as recorded: the last piece ends K, so its passes carry the fused epilogue's pipeline (the
   // whole product's plan has no epilogue constant: its statistics would be the plain product's).
   const PiecePasses& last = product.pieces.back();
-  report.statistics = pipelines->statistics(last.main.shape, "main");
-  if (last.reduce) {
-    auto reduce = pipelines->statistics(last.reduce->shape, "reduce");
-    report.statistics.insert(report.statistics.end(), reduce.begin(), reduce.end());
-  }
-  if (last.turn_b) {
-    auto turn = pipelines->statistics(last.turn_b->shape, "turn B");
-    report.statistics.insert(report.statistics.end(), turn.begin(), turn.end());
-  }
+  add(last.main.shape, "main");
+  if (last.reduce) add(last.reduce->shape, "reduce");
+  if (last.turn_b) add(last.turn_b->shape, "turn B");
   return report;
 }
 
