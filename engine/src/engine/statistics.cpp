@@ -4,8 +4,6 @@
 #include <cctype>
 #include <set>
 #include <string>
-#include <utility>
-#include <vector>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -91,11 +89,9 @@ PipelineReport EngineImpl::pipeline_statistics(const GemmDesc& desc, const GemmO
   };
   if (!product.sequence.empty()) {
     // The emulated product: each pipeline of its sequence once, the pass named by its shader.
-    std::set<std::pair<std::string, std::vector<uint32_t>>> seen;
-    for (const SequencePass& s : product.sequence) {
-      std::vector<uint32_t> values;
-      for (const auto& c : s.pass.shape.constants) values.push_back(c.value);
-      if (seen.insert({s.pass.shape.shader, values}).second) add(s.pass.shape, s.pass.shape.shader);
+    std::set<VkPipeline> seen;
+    for (const kernels::LaunchShape* shape : pipeline_shapes(product)) {
+      if (seen.insert(pipelines->get(*shape)).second) add(*shape, shape->shader);
     }
     return report;
   }

@@ -49,7 +49,7 @@ bool ozaki_drop_experiment(const std::string& shader);
 const char* spirv_experiment_folder();
 // VKGEMM_EXPERIMENT_IR=<folder>: where the device reports pipeline statistics, pipelines are built to capture
 // the driver's internal representations too, and each statistics query (`vkgemm run --stats`) writes every
-// representation of every executable to <folder>/<shader>.<pass>.<executable>.<name>.txt (or .bin where the
+// representation of every executable to <folder>/<shader>.<pass>.<executable>.<index>.<name>.txt (or .bin where the
 // driver says it is not text); the folder must exist. nullptr when unset.
 const char* ir_experiment_folder();
 

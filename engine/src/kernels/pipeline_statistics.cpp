@@ -42,11 +42,11 @@ void write_representations(const VolkDeviceTable& t, VkDevice dev, const VkPipel
   vk::check(t.vkGetPipelineExecutableInternalRepresentationsKHR(dev, &which, &n, reps.data()),
             "vkGetPipelineExecutableInternalRepresentationsKHR");  // the contents
   for (uint32_t i = 0; i < n; ++i) {
-    std::string text = data[i].substr(0, reps[i].dataSize);
-    if (reps[i].isText && !text.empty() && text.back() == '\0') text.pop_back();
-    files::write_atomically(fmt::format("{}/{}.{}.{}.{}", folder, stem, i, file_part(reps[i].name),
-                                 reps[i].isText ? "txt" : "bin"),
-                     text);
+    std::string& bytes = data[i];
+    bytes.resize(reps[i].dataSize);  // what the driver wrote
+    if (reps[i].isText && !bytes.empty() && bytes.back() == '\0') bytes.pop_back();
+    files::write_atomically(
+        fmt::format("{}/{}.{}.{}.{}", folder, stem, i, file_part(reps[i].name), reps[i].isText ? "txt" : "bin"), bytes);
   }
 }
 
@@ -97,7 +97,8 @@ std::vector<PipelineStatistic> Pipelines::statistics(const LaunchShape& shape, c
               "vkGetPipelineExecutableStatisticsKHR");
     stats.resize(n);
     if (const char* folder = ir_experiment_folder()) {
-      write_representations(t, dev, which, folder, fmt::format("{}.{}.{}", file_part(shape.shader), file_part(pass), i));
+      const std::string stem = fmt::format("{}.{}.{}", file_part(shape.shader), file_part(pass), i);
+      write_representations(t, dev, which, folder, stem);
     }
     for (const auto& s : stats) {
       PipelineStatistic p;
