@@ -318,10 +318,12 @@ TEST_SUITE("coopmat config") {
                           Case{100, 100, 100, 16, false, 64, 64, 64, 128, 0},
                           // Narrower than 128 x 128: 64x64 (a batch of 256 of 64^3 below), not the model's.
                           Case{4096, 96, 4096, 16, false, 64, 64, 64, 128, 0},
-                          // 33 to 64 wide and long enough for two 256-row tiles an SM: 256x64 (a network layer
-                          // over a frame's pixels); 32 wide or less, too short, or 65 wide: 64x64.
+                          // Exactly 64 wide and long enough for two 256-row tiles an SM: 256x64 (a network layer
+                          // over a frame's pixels); narrower (an edge tile), too short, or 65 wide: 64x64.
                           Case{2073600, 64, 64, 16, false, 256, 64, 64, 128, 0},
-                          Case{65536, 33, 64, 16, true, 256, 64, 64, 128, 0},
+                          Case{65536, 64, 64, 16, true, 256, 64, 64, 128, 0},
+                          Case{2073600, 48, 64, 16, false, 64, 64, 64, 128, 0},
+                          Case{65536, 33, 64, 16, true, 64, 64, 64, 128, 0},
                           Case{2073600, 32, 64, 16, false, 64, 64, 64, 128, 0},
                           Case{2073600, 4, 64, 16, false, 64, 64, 64, 128, 0},
                           Case{65280, 64, 64, 16, false, 64, 64, 64, 128, 0},

@@ -59,7 +59,7 @@ constexpr Nv2Tile kNv2Small{.invocations = 128, .bm = 64, .bn = 64, .bk = 64};
 // half outside C and so takes the general path's clamped loop (docs/design/coopmat2.md). Not modelled:
 // chosen by its rows.
 constexpr Nv2Tile kNv2Thin{.invocations = 128, .bm = 32, .bn = 64, .bk = 64};
-// 256 rows x 64 columns for long products 33 to 64 wide (a network layer over every pixel of a frame): a
+// 256 rows x 64 columns for long products exactly 64 wide (a network layer over every pixel of a frame): a
 // quarter of 64x64's tiles, each loading B once and paying the prologue and store once for four times the
 // rows. 128 invocations, as 64x64 (two workgroups to an SM). Its K loop unrolled 16 steps: with 8, the driver
 // compiles the same launch into a slower one, even at one K step (docs/design/coopmat2.md). Not modelled:
@@ -598,10 +598,11 @@ Nv2Tile chosen_tile(const DeviceInfo& d, const Types& t, uint32_t m, uint32_t n,
                     const Nv2Tile& large) {
   if (m <= kNv2Thin.bm && nv2_shape(d, t, kNv2Thin)) return kNv2Thin;
   // Narrower than 128 x 128 (a larger tile would lie mostly outside C): 64x64, or 256x64 for a 16-bit product
-  // 33 to 64 wide whose 256-row tiles still run two to every SM of a large GPU (4 wide, it ran slower than
-  // 64x64: docs/design/coopmat2.md).
+  // exactly 64 wide whose 256-row tiles still run two to every SM of a large GPU. Narrower, its one column of
+  // tiles is an edge tile, whose clamped path ran slower on 256x64 than on 64x64 (4, 33 and 48 wide:
+  // docs/design/coopmat2.md).
   if ((m < kNv2Medium.bm || n < kNv2Medium.bn) && nv2_shape(d, t, kNv2Small)) {
-    const bool narrow = n <= kNv2Narrow.bn && 2 * n > kNv2Narrow.bn && m >= kNv2Narrow.bm && coopmat2_splittable(t) &&
+    const bool narrow = n == kNv2Narrow.bn && m >= kNv2Narrow.bm && coopmat2_splittable(t) &&
                         tiles(m, n, kNv2Narrow.bm, kNv2Narrow.bn) * batch >= 2 * kEnoughWorkgroups;
     return narrow && nv2_shape(d, t, kNv2Narrow) ? kNv2Narrow : kNv2Small;
   }
