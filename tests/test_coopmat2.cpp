@@ -9,12 +9,14 @@
 // f16 is; a bf16 C through the fp32 workspace even in one slice). The sides are
 // multiples of 8, so with beta 0 or split along K the edge tiles start a tile back and overlap their
 // neighbours (shaders/coopmat2.comp tile_start); with beta they stay edge tiles; two more products move
-// them on one side only. Each product is checked against the CPU reference with poisoned gaps and guards.
+// them on one side only. Each product is checked against the CPU reference with poisoned gaps and guards;
+// each case builds all its pipelines first, side by side.
 //
 // A device without VK_NV_cooperative_matrix2 (lavapipe) cannot run it: each case is then a skip. It runs
 // on an NVIDIA GPU (tools/gpu/check-and-bench.sh's tests phase).
 #include <doctest/doctest.h>
 
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -70,56 +72,83 @@ GemmDesc make_desc(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_
   return d;
 }
 
-// Every K step count of `tile` (32, 64, 96, 128, 192, 256 or 512 forced) on a product of one row and one column of whole
-// tiles plus an edge row and column, then K long enough to split. Returns the products checked.
-int run_tile(uint32_t tile, bool f16_acc, std::mt19937_64& rng, int& failures, DataType input = DataType::f16) {
+// The products of `tile` (32, 64, 96, 128, 192, 256 or 512 forced): every K step count on a product of one row
+// and one column of whole tiles plus an edge row and column, then K long enough to split, then edge tiles on
+// one side only.
+struct TileProducts {
+  DataType input = DataType::f16;
+  bool f16_acc = false;
+  GemmOptions options;
+  uint32_t bm = 0, bn = 0, bk = 0, unroll = 0;
+  std::vector<GemmDesc> descs;
+};
+
+TileProducts tile_products(uint32_t tile, bool f16_acc, DataType input = DataType::f16) {
   const Engine& e = test::engine();
   const bool int8 = input == DataType::i8 || input == DataType::u8, bf16 = input == DataType::bf16;
   const DataType narrow_c = bf16 ? DataType::bf16 : DataType::f16;  // the inputs' own type as C
-  const GemmOptions options{.kernel = Kernel::coopmat2, .tile = tile, .f16_accumulate = f16_acc};
+  TileProducts t{input, f16_acc, GemmOptions{.kernel = Kernel::coopmat2, .tile = tile, .f16_accumulate = f16_acc}};
   const kernels::Types types{input, int8 ? DataType::i32 : f16_acc ? DataType::f16 : DataType::f32, f16_acc};
-  const kernels::LaunchShape shape = kernels::coopmat2_launch(e.device(), types, options, 1, 1);
-  const uint32_t bm = shape.tile[1], bn = shape.tile[0];
-  const uint32_t bk = test::spec_constant(shape, "BK");
-  const uint32_t unroll = test::spec_constant(shape, "UNROLL");
-  const int64_t m = bm + bm / 2 + 8, n = bn + bn / 4 + 8;  // whole tiles and edge tiles (multiples of 8)
+  const kernels::LaunchShape shape = kernels::coopmat2_launch(e.device(), types, t.options, 1, 1);
+  t.bm = shape.tile[1], t.bn = shape.tile[0];
+  t.bk = test::spec_constant(shape, "BK");
+  t.unroll = test::spec_constant(shape, "UNROLL");
+  const int64_t m = t.bm + t.bm / 2 + 8, n = t.bn + t.bn / 4 + 8;  // whole tiles and edge tiles (multiples of 8)
   std::vector<int64_t> ks;
-  for (uint32_t s : step_counts(unroll)) ks.push_back(int64_t{s} * bk + (s % 3 == 0 ? 8 : 0));  // some: a partial step
+  for (uint32_t s : step_counts(t.unroll)) ks.push_back(int64_t{s} * t.bk + (s % 3 == 0 ? 8 : 0));  // some: a partial step
   // A short grid with K >= 4096 splits (coopmat2_splits) where the types split (f16, bf16): slices of multiples of
   // 256 with rests of their own; the others run it as one slice.
-  ks.push_back(4096 + 13 * bk + 8);
-  ks.push_back(8192 + 5 * bk + 8);
+  ks.push_back(4096 + 13 * t.bk + 8);
+  ks.push_back(8192 + 5 * t.bk + 8);
   const Op ops[4][2] = {{Op::n, Op::n}, {Op::n, Op::t}, {Op::t, Op::n}, {Op::t, Op::t}};
   const std::pair<double, double> float_scalars[] = {{1.0, 0.0}, {0.75, -2.0}, {-1.5, 0.0}, {1.0, 1.0}};
   const std::pair<double, double> int_scalars[] = {
       {1.0, 0.0}, {3.0, -2.0}, {double(1 << 20), double(3 << 29)}, {1.0, 1.0}};
   const auto& scalars = int8 ? int_scalars : float_scalars;
-  int runs = 0;
   for (size_t i = 0; i < ks.size(); ++i) {
     // The inputs' type as C on two products of three: it meets every pair of scalars (beta 0 and not).
     const DataType c_type = int8 ? DataType::i32 : f16_acc || i % 3 != 0 ? narrow_c : DataType::f32;
     const Layout layout = i % 5 == 4 ? Layout::col_major : Layout::row_major;
     const auto [alpha, beta] = scalars[i % 4];
-    const GemmDesc d = make_desc(layout, ops[i % 4][0], ops[i % 4][1], m, n, ks[i], c_type, alpha, beta, input);
-    const auto r = test::check_gemm_call(d, options, rng, 0);
-    ++runs;
-    const std::string tile_name = fmt::format("{}x{}", bm, bn);
-    if (r.passed && r.timing.config.find(tile_name) == std::string::npos) {
-      FAIL_CHECK("tile ", tile, " ran ", r.timing.config, ", not ", tile_name);
-    }
-    if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);
+    t.descs.push_back(make_desc(layout, ops[i % 4][0], ops[i % 4][1], m, n, ks[i], c_type, alpha, beta, input));
   }
   // Edge tiles on one side only moved inside (the other side not a multiple of 8), beta 0; C of the sums'
   // type, then of the inputs'.
   for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{m, n - 3}, {m - 5, n}}) {
     const DataType c_type = int8 || rows == m ? types.output : narrow_c;
-    const GemmDesc d = make_desc(Layout::row_major, Op::n, Op::t, rows, cols, 3 * bk + 8, c_type, 1.0, 0.0, input);
-    const auto r = test::check_gemm_call(d, options, rng, 0);
+    t.descs.push_back(make_desc(Layout::row_major, Op::n, Op::t, rows, cols, 3 * t.bk + 8, c_type, 1.0, 0.0, input));
+  }
+  return t;
+}
+
+// The products of these tiles, their pipelines built first, side by side (Engine::prepare: a driver that
+// compiles a coopmat2 pipeline in seconds would otherwise compile them one after another, between checks).
+std::vector<TileProducts> prepared_tiles(std::initializer_list<uint32_t> tiles, bool f16_acc,
+                                         DataType input = DataType::f16) {
+  std::vector<TileProducts> out;
+  std::vector<std::pair<GemmDesc, GemmOptions>> calls;
+  for (uint32_t tile : tiles) {
+    out.push_back(tile_products(tile, f16_acc, input));
+    for (const GemmDesc& d : out.back().descs) calls.emplace_back(d, out.back().options);
+  }
+  test::engine().prepare(calls);
+  return out;
+}
+
+// Each product of `t` against the CPU reference, on the tile it forced. Returns the products checked.
+int run_tile(const TileProducts& t, std::mt19937_64& rng, int& failures) {
+  const std::string tile_name = fmt::format("{}x{}", t.bm, t.bn);
+  int runs = 0;
+  for (const GemmDesc& d : t.descs) {
+    const auto r = test::check_gemm_call(d, t.options, rng, 0);
     ++runs;
+    if (r.passed && r.timing.config.find(tile_name) == std::string::npos) {
+      FAIL_CHECK("tile ", t.options.tile, " ran ", r.timing.config, ", not ", tile_name);
+    }
     if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);
   }
-  MESSAGE(to_string(input), " tile ", bm, "x", bn, "x", bk, " unroll ", unroll,
-          std::string(f16_acc ? " fp16 sums" : ""), ": ", runs, " products");
+  MESSAGE(to_string(t.input), " tile ", t.bm, "x", t.bn, "x", t.bk, " unroll ", t.unroll,
+          std::string(t.f16_acc ? " fp16 sums" : ""), ": ", runs, " products");
   return runs;
 }
 
@@ -136,7 +165,9 @@ TEST_SUITE("coopmat2") {
     if (!runs_here(DataType::f32, false)) return;
     auto rng = test::case_rng("coopmat2 fast path");
     int failures = 0, runs = 0;
-    for (uint32_t tile : {32u, 64u, 96u, 128u, 192u, 256u, 512u}) runs += run_tile(tile, false, rng, failures);
+    for (const TileProducts& t : prepared_tiles({32u, 64u, 96u, 128u, 192u, 256u, 512u}, false)) {
+      runs += run_tile(t, rng, failures);
+    }
     check_runs("coopmat2 fast path", runs, failures);
   }
 
@@ -145,7 +176,7 @@ TEST_SUITE("coopmat2") {
     if (!runs_here(DataType::f16, true)) return;  // skipped where the device lists no shapes for fp16 sums
     auto rng = test::case_rng("coopmat2 fast path fp16 sums");
     int failures = 0;
-    const int runs = run_tile(256, true, rng, failures);
+    const int runs = run_tile(prepared_tiles({256u}, true).front(), rng, failures);
     check_runs("coopmat2 fast path, fp16 sums", runs, failures);
   }
 
@@ -155,7 +186,9 @@ TEST_SUITE("coopmat2") {
     if (!runs_here(DataType::f32, false, DataType::bf16)) return;
     auto rng = test::case_rng("coopmat2 fast path bf16");
     int failures = 0, runs = 0;
-    for (uint32_t tile : {32u, 64u, 96u, 128u, 192u, 256u, 512u}) runs += run_tile(tile, false, rng, failures, DataType::bf16);
+    for (const TileProducts& t : prepared_tiles({32u, 64u, 96u, 128u, 192u, 256u, 512u}, false, DataType::bf16)) {
+      runs += run_tile(t, rng, failures);
+    }
     check_runs("coopmat2 fast path, bf16", runs, failures);
   }
 
@@ -166,8 +199,10 @@ TEST_SUITE("coopmat2") {
     }
     auto rng = test::case_rng("coopmat2 fast path int8");
     int failures = 0, runs = 0;
-    for (uint32_t tile : {32u, 64u, 96u, 128u, 192u, 256u, 512u}) runs += run_tile(tile, false, rng, failures, DataType::i8);
-    for (uint32_t tile : {64u, 256u}) runs += run_tile(tile, false, rng, failures, DataType::u8);
+    for (const TileProducts& t : prepared_tiles({32u, 64u, 96u, 128u, 192u, 256u, 512u}, false, DataType::i8)) {
+      runs += run_tile(t, rng, failures);
+    }
+    for (const TileProducts& t : prepared_tiles({64u, 256u}, false, DataType::u8)) runs += run_tile(t, rng, failures);
     check_runs("coopmat2 fast path, i8 and u8", runs, failures);
   }
 }
