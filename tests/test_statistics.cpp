@@ -81,20 +81,38 @@ TEST_SUITE("statistics") {
         CHECK(!s.value_string().empty());
       }
     }
-    // A fused epilogue is its own pipeline (a specialization constant): the report describes that one, not
-    // the plain product's, wherever the driver reports the code's size.
+    // What the planner chose for gemm is what the statistics describe.
+    GemmDesc d = square(96);
+    std::vector<float> a(96 * 96, 1.0f), b(96 * 96, 1.0f), c(96 * 96);
+    const GemmTiming t = engine.gemm(d, a.data(), b.data(), c.data());
+    const PipelineReport r = engine.pipeline_statistics(d);
+    CHECK(r.kernel == t.kernel);
+    CHECK(r.config == t.config);
+  }
+
+  // A fused epilogue is its own pipeline (a specialization constant): the report describes that one, not the
+  // plain product's, wherever the driver reports the code's size.
+  TEST_CASE("a fused epilogue's report describes its own pipeline") {
+    Engine& engine = test::engine();
+    const DeviceInfo& dev = engine.device();
+    if (!dev.pipeline_statistics) return test::skip(dev.name + " has no VK_KHR_pipeline_executable_properties");
     GemmDesc fused = square(256);
     fused.epilogue.activation = Activation::gelu_tanh;
     const PipelineReport plain_report = engine.pipeline_statistics(square(256), {.kernel = Kernel::blocked});
     const PipelineReport fused_report = engine.pipeline_statistics(fused, {.kernel = Kernel::blocked});
     const PipelineStatistic* plain_size = plain_report.find("binary size");
     const PipelineStatistic* fused_size = fused_report.find("binary size");
-    if (plain_size && fused_size) {
-      CHECK(plain_size->value_string() != fused_size->value_string());
-    } else {
-      MESSAGE("SKIP: ", dev.name, " reports no binary size: the fused pipeline's report is not told apart");
+    if (!plain_size || !fused_size) {
+      return test::skip(dev.name + " reports no binary size: the fused pipeline's report is not told apart");
     }
-    // An emulated product's report is its sequence's pipelines, each pass named by its shader.
+    CHECK(plain_size->value_string() != fused_size->value_string());
+  }
+
+  // An emulated product's report is its sequence's pipelines, each pass named by its shader.
+  TEST_CASE("an emulated product's report is its sequence's pipelines") {
+    Engine& engine = test::engine();
+    const DeviceInfo& dev = engine.device();
+    if (!dev.pipeline_statistics) return test::skip(dev.name + " has no VK_KHR_pipeline_executable_properties");
     try {
       const PipelineReport emulated = engine.pipeline_statistics(square(64, DataType::f64), {.kernel = Kernel::ozaki});
       CHECK(emulated.kernel == Kernel::ozaki);
@@ -106,15 +124,8 @@ TEST_SUITE("statistics") {
       const bool unsupported = e.code() == ErrorCode::unsupported_feature || e.code() == ErrorCode::unsupported_config ||
                                e.code() == ErrorCode::unsupported_type;
       if (!unsupported) throw;
-      MESSAGE("SKIP: the emulated product does not run on ", dev.name, ": ", e.what());
+      test::skip(std::string("the emulated product does not run on ") + dev.name + ": " + e.what());
     }
-    // What the planner chose for gemm is what the statistics describe.
-    GemmDesc d = square(96);
-    std::vector<float> a(96 * 96, 1.0f), b(96 * 96, 1.0f), c(96 * 96);
-    const GemmTiming t = engine.gemm(d, a.data(), b.data(), c.data());
-    const PipelineReport r = engine.pipeline_statistics(d);
-    CHECK(r.kernel == t.kernel);
-    CHECK(r.config == t.config);
   }
 
   TEST_CASE("an empty product runs no pipeline, and bad arguments fail as gemm's do") {
