@@ -1,7 +1,12 @@
 #include "kernels/experiments.hpp"
 
 #include <cstdlib>
+#include <initializer_list>
 #include <string_view>
+
+#include <fmt/format.h>
+
+#include "vkgemm/error.hpp"
 
 namespace vkgemm::kernels {
 namespace {
@@ -27,10 +32,30 @@ std::optional<uint32_t> value_of(const char* text, std::string_view key, const c
   return v;
 }
 
+// Every "key=value" pair of knob `name`'s text names one of `keys` (each given with its '='): a key the
+// knob does not know is refused, not ignored, so that a misspelt override cannot pass for a measurement.
+void check_keys(const char* name, std::string_view text, std::initializer_list<std::string_view> keys) {
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    const std::string_view pair = text.substr(0, comma);
+    const size_t eq = pair.find('=');
+    bool known = false;
+    for (const std::string_view key : keys) known = known || (eq != pair.npos && pair.substr(0, eq + 1) == key);
+    if (!pair.empty() && !known) {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("{}: \"{}\" is not one of its keys ({}value, comma-separated)", name, pair,
+                              fmt::join(keys, "value, ")));
+    }
+    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+  }
+}
+
 KhrExperiment read_khr_experiment() {
   KhrExperiment e;
   const char* env = knob("VKGEMM_EXPERIMENT_COOPMAT");
   if (!env) return e;
+  check_keys("VKGEMM_EXPERIMENT_COOPMAT", env,
+             {"bm=", "bn=", "bk=", "wm=", "wn=", "unroll=", "buffers=", "sg=", "group=", "whole=", "shape="});
   const auto value = [&](std::string_view key) { return value_of(env, key).value_or(0); };
   e.bm = value("bm="), e.bn = value("bn="), e.bk = value("bk="), e.wm = value("wm="), e.wn = value("wn=");
   e.unroll = value("unroll="), e.buffers = value("buffers="), e.sg = value("sg="), e.group = value("group=");
@@ -47,18 +72,28 @@ KhrExperiment read_khr_experiment() {
 
 Coopmat2Experiment read_coopmat2_experiment() {
   Coopmat2Experiment e;
-  const char* env = knob("VKGEMM_EXPERIMENT_COOPMAT2");
+  constexpr const char* kName = "VKGEMM_EXPERIMENT_COOPMAT2";
+  const char* env = knob(kName);
   if (!env) return e;
-  const auto value = [&](std::string_view key) { return value_of(env, key); };
-  const auto multiple_of_16 = [](uint32_t v) { return v >= 16 && v <= 512 && v % 16 == 0; };
-  if (const auto v = value("bm="); v && multiple_of_16(*v)) e.bm = *v;
-  if (const auto v = value("bn="); v && multiple_of_16(*v)) e.bn = *v;
-  if (const auto v = value("bk="); v && (*v == 16 || *v == 32 || *v == 64 || *v == 128)) e.bk = *v;
-  if (const auto v = value("inv="); v && (*v == 32 || *v == 64 || *v == 128 || *v == 256)) e.invocations = *v;
-  if (const auto v = value("prefetch=")) e.prefetch = *v != 0;
-  if (const auto v = value("unroll="); v && *v >= 1 && *v <= 16) e.unroll = *v;
-  if (const auto v = value("splits="); v && *v >= 1 && *v <= 8) e.splits = *v;
-  if (const auto v = value("group="); v && *v >= 1 && *v <= 64) e.group = *v;
+  check_keys(kName, env, {"bm=", "bn=", "bk=", "inv=", "prefetch=", "unroll=", "splits=", "group="});
+  // A value outside what the key takes is refused with the range, never ignored.
+  const auto take = [&](std::string_view key, bool (*ok)(uint32_t), const char* accepted) -> uint32_t {
+    const auto v = value_of(env, key);
+    if (!v) return 0;
+    if (!ok(*v)) throw Error(ErrorCode::invalid_argument, fmt::format("{}: {}{} is not {}", kName, key, *v, accepted));
+    return *v;
+  };
+  const auto tile_side = [](uint32_t v) { return v >= 16 && v <= 512 && v % 16 == 0; };
+  e.bm = take("bm=", tile_side, "a multiple of 16 from 16 to 512");
+  e.bn = take("bn=", tile_side, "a multiple of 16 from 16 to 512");
+  e.bk = take("bk=", [](uint32_t v) { return v == 16 || v == 32 || v == 64 || v == 128; }, "16, 32, 64 or 128");
+  // The device lists its workgroup-scope shapes for given workgroup sizes: on NVIDIA's driver 32 to 256.
+  e.invocations = take("inv=", [](uint32_t v) { return v == 32 || v == 64 || v == 128 || v == 256; },
+                       "32, 64, 128 or 256 (the workgroup sizes coopmat2's shapes are listed for)");
+  if (value_of(env, "prefetch=")) e.prefetch = take("prefetch=", [](uint32_t v) { return v <= 1; }, "0 or 1") != 0;
+  e.unroll = take("unroll=", [](uint32_t v) { return v >= 1 && v <= 16; }, "from 1 to 16");
+  e.splits = take("splits=", [](uint32_t v) { return v >= 1 && v <= 8; }, "from 1 to 8");
+  e.group = take("group=", [](uint32_t v) { return v >= 1 && v <= 64; }, "from 1 to 64");
   return e;
 }
 
