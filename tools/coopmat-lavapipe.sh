@@ -115,6 +115,15 @@ VKGEMM_TEST_EXPECT="" in_root "$bin/tests/vkgemm_tests" --no-version --test-suit
 # regions of one buffer); a skip (exit 77) is a failure here too.
 VKGEMM_TEST_EXPECT="" in_root "$bin/tests/vkgemm_tests" --no-version --test-suite=chain ||
   fail "the chain suite failed or skipped (exit $?)"
+# vkgemm peak on the KHR matrices this lavapipe lists, under validation: every MMA row, and the MMA fed from
+# shared memory for fp32 and fp16 sums, must be measured here (the peak suite checks what each row says).
+VKGEMM_TEST_EXPECT="" in_root "$bin/tests/vkgemm_tests" --no-version --test-suite=peak ||
+  fail "the peak suite failed or skipped (exit $?)"
+peak=$(in_root "$bin/vkgemm" peak --repeat 1 --target-ms 5 --validate) || fail "vkgemm peak failed (exit $?): $peak"
+for c in f32 f16; do
+  grep -qE "^coopmat [0-9x]+ f16\*f16\+$c \(subgroup, from shared memory\) +[0-9.]+ TFLOP/s" <<<"$peak" ||
+    fail "vkgemm peak measured no f16*f16+$c MMA fed from shared memory on this lavapipe: $peak"
+done
 # The in-frame network example with the cooperative matrices its device now enables: every layer must run on
 # a matrix kernel (the example prints each layer's), its first frame checked, under validation.
 example=$(in_root "$bin/tools/vkgemm_network_example" --size 64x32 --frames 2 --validate) ||

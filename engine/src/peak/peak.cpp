@@ -284,6 +284,99 @@ PeakMeasurement measure_coopmat(EngineImpl& e, const PeakLoad& plan, const Coope
   return m;
 }
 
+// The MMA fed from shared memory (peak_coopmat_shared.comp): for fp32 and fp16 sums, on the largest f16
+// subgroup shape the device lists with that C, a workgroup of 4 subgroups each loading 4 A and 4 B fragments
+// from shared memory a fragment column and multiplying them into 4 x 4 accumulators, a barrier every step:
+// what a kernel that stages A and B in shared memory can reach before its global loads are counted.
+struct SharedFedRow {
+  const char* c;
+  const char* shader;
+};
+constexpr SharedFedRow kSharedFedRows[] = {
+    {"f32", "peak_coopmat_shared_f16_f32"},
+    {"f16", "peak_coopmat_shared_f16_acc16"},
+};
+constexpr uint32_t kSharedFedSubgroups = 4;
+constexpr double kSharedFedMmaPerIteration = 4.0 * 4.0 * 2.0;  // 4 x 4 accumulators, 2 fragment columns a step
+
+const CooperativeMatrixShape* shared_fed_fragment(const DeviceInfo& info, const SharedFedRow& r) {
+  const CooperativeMatrixShape* best = nullptr;
+  for (const CooperativeMatrixShape& s : info.coopmat_shapes) {
+    if (s.scope != "subgroup" || s.a_type != "f16" || s.b_type != "f16" || s.c_type != r.c || s.result_type != r.c ||
+        s.saturating) {
+      continue;
+    }
+    if (!best || uint64_t{s.m} * s.n * s.k > uint64_t{best->m} * best->n * best->k) best = &s;
+  }
+  return best;
+}
+
+std::string shared_fed_name(const DeviceInfo& info, const SharedFedRow& r) {
+  const CooperativeMatrixShape* s = shared_fed_fragment(info, r);
+  return s ? fmt::format("{} (subgroup, from shared memory)", shape_name(*s))
+           : fmt::format("coopmat f16*f16+{} (subgroup, from shared memory)", r.c);
+}
+
+// The shader's shared memory: two steps of A (8 TM rows of 2 TK + 8 halves) and B (2 TK rows of 8 TN + 8).
+uint64_t shared_fed_bytes(const CooperativeMatrixShape& s) {
+  return 2 * 2 * (uint64_t{8} * s.m * (2 * s.k + 8) + uint64_t{2} * s.k * (8 * s.n + 8));
+}
+
+std::string shared_fed_refusal(const DeviceInfo& info, const SharedFedRow& r) {
+  const CooperativeMatrixShape* s = shared_fed_fragment(info, r);
+  if (!s) return fmt::format("not available: the device lists no subgroup-scope f16*f16+{} shape", r.c);
+  if (std::string why = coopmat_refusal(info, *s); !why.empty()) return why;
+  if (kSharedFedSubgroups * info.subgroup_size > info.max_workgroup_invocations) {
+    return fmt::format("not available: a workgroup of {} subgroups of {} is past the device's {} invocations",
+                       kSharedFedSubgroups, info.subgroup_size, info.max_workgroup_invocations);
+  }
+  if (shared_fed_bytes(*s) > info.max_shared_memory) {
+    return fmt::format("not available: {} bytes of shared memory for the {}x{}x{} shape, past the device's {}",
+                       shared_fed_bytes(*s), s->m, s->n, s->k, info.max_shared_memory);
+  }
+  return {};
+}
+
+// The pipeline of row `r` (shared_fed_refusal(info, r) empty).
+kernels::LaunchShape shared_fed_launch(const DeviceInfo& info, const SharedFedRow& r) {
+  const CooperativeMatrixShape& s = *shared_fed_fragment(info, r);
+  const uint32_t sg = info.subgroup_size;
+  kernels::LaunchShape shape;
+  shape.shader = r.shader;
+  shape.constants = {{"WG", sg * kSharedFedSubgroups}, {"TM", s.m}, {"TN", s.n}, {"TK", s.k}, {"SG", sg}};
+  if (mma_subgroup_control(info)) shape.required_subgroup_size = sg;
+  return shape;
+}
+
+PeakMeasurement measure_shared_fed(EngineImpl& e, const PeakLoad& plan, const SharedFedRow& r) {
+  const DeviceInfo& info = e.physical.info;
+  PeakMeasurement m = unavailable(shared_fed_name(info, r), "TFLOP/s", shared_fed_refusal(info, r));
+  m.inputs = "f16";
+  if (!m.reason.empty()) return m;
+  const CooperativeMatrixShape& s = *shared_fed_fragment(info, r);
+  const MmaTypes& t = *mma_types(s);
+  PeakKernel k;
+  k.shape = shared_fed_launch(info, r);
+  kernels::spirv(k.shape.shader);  // throws, saying why, where this build has no such shader (guarded)
+  const float one = 1.0f;  // the step index's mask: the two steps in turn
+  std::memcpy(k.push.scalars, &one, 4);
+  k.groups = plan.groups;
+  Buffer in = mma_input(e, s, t);
+  Buffer out = e.create_buffer(uint64_t{plan.groups} * kSharedFedSubgroups * s.m * s.n * t.acc_bytes,
+                               "vkgemm peak coopmat shared out");
+  k.src = {detail::Access::impl(in)->alloc.buffer.get(), 0, VK_WHOLE_SIZE};
+  k.dst = {detail::Access::impl(out)->alloc.buffer.get(), 0, VK_WHOLE_SIZE};
+  const auto timing = detail::peak::calibrate_and_time(e, k, plan.target_ms, plan.warm_ms, plan.repeat, kMaxIterations);
+  const double mmas = kSharedFedMmaPerIteration * timing.target_iterations * double(plan.groups) * kSharedFedSubgroups;
+  finish(m, timing.gpu_ms, 2.0 * s.m * s.n * s.k * mmas);
+  m.iterations = timing.target_iterations;
+  m.detail = fmt::format("{} workgroups of {} subgroups of {}, each {}x{} of C in 4x4 fragments; {} iterations of "
+                         "{} MMAs, their fragments loaded from shared memory, a barrier each", plan.groups,
+                         kSharedFedSubgroups, info.subgroup_size, 4 * s.m, 4 * s.n, timing.target_iterations,
+                         kSharedFedMmaPerIteration);
+  return m;
+}
+
 // The coopmat2 kernel's large tiles (kernels/coopmat_config.cpp): 128x256 with fp32 sums, 256x256 with fp16
 // sums, K steps of 64 and 32, 256 invocations; the workgroup-scope MMA rate is measured on them, alone and
 // fed by loads of A and B every step (`loads`: what the kernel's loop can reach with every load a cache hit).
@@ -409,6 +502,10 @@ void add_coopmat_rows(EngineImpl& e, const PeakLoad& plan, std::vector<PeakMeasu
       const MmaTypes* t = mma_types(s);
       rows.push_back(guarded(name.c_str(), t ? t->unit : "TFLOP/s", [&] { return measure_coopmat(e, plan, s); }));
     }
+    for (const SharedFedRow& r : kSharedFedRows) {
+      const std::string name = shared_fed_name(info, r);
+      rows.push_back(guarded(name.c_str(), "TFLOP/s", [&] { return measure_shared_fed(e, plan, r); }));
+    }
   }
   if (!info.coopmat2) {
     rows.push_back(unavailable("coopmat2", "TFLOP/s", "not available: the device has no VK_NV_cooperative_matrix2"));
@@ -440,6 +537,9 @@ std::vector<kernels::LaunchShape> peak_shapes(const DeviceInfo& info, const Peak
   if (info.coopmat_khr) {
     for (const auto& s : info.coopmat_shapes) {
       if (coopmat_refusal(info, s).empty()) out.push_back(coopmat_shape(info, s));
+    }
+    for (const SharedFedRow& r : kSharedFedRows) {
+      if (shared_fed_refusal(info, r).empty()) out.push_back(shared_fed_launch(info, r));
     }
   }
   if (info.coopmat2) {
