@@ -257,6 +257,25 @@ kernels::LaunchShape coopmat_shape(const DeviceInfo& info, const CooperativeMatr
   return shape;
 }
 
+// Times MMA kernel `k` on shape `s` (its input from mma_input, one fragment of C out per subgroup, the push
+// constants' scalar 1) over plan.groups workgroups of `subgroups`, each running `mmas_per_iteration` MMAs an
+// iteration, into m's value and iterations.
+void time_mma(EngineImpl& e, const PeakLoad& plan, PeakKernel k, const CooperativeMatrixShape& s, uint32_t subgroups,
+              double mmas_per_iteration, PeakMeasurement& m) {
+  const MmaTypes& t = *mma_types(s);
+  const float one = 1.0f;
+  std::memcpy(k.push.scalars, &one, 4);
+  k.groups = plan.groups;
+  Buffer in = mma_input(e, s, t);
+  Buffer out = e.create_buffer(uint64_t{plan.groups} * subgroups * s.m * s.n * t.acc_bytes, "vkgemm peak coopmat out");
+  k.src = {detail::Access::impl(in)->alloc.buffer.get(), 0, VK_WHOLE_SIZE};
+  k.dst = {detail::Access::impl(out)->alloc.buffer.get(), 0, VK_WHOLE_SIZE};
+  const auto timing = detail::peak::calibrate_and_time(e, k, plan.target_ms, plan.warm_ms, plan.repeat, kMaxIterations);
+  const double mmas = mmas_per_iteration * timing.target_iterations * double(plan.groups) * subgroups;
+  finish(m, timing.gpu_ms, 2.0 * s.m * s.n * s.k * mmas);
+  m.iterations = timing.target_iterations;
+}
+
 PeakMeasurement measure_coopmat(EngineImpl& e, const PeakLoad& plan, const CooperativeMatrixShape& s) {
   const DeviceInfo& info = e.physical.info;
   const MmaTypes* t = mma_types(s);
@@ -267,20 +286,10 @@ PeakMeasurement measure_coopmat(EngineImpl& e, const PeakLoad& plan, const Coope
   PeakKernel k;
   k.shape = coopmat_shape(info, s);
   kernels::spirv(k.shape.shader);  // throws, saying why, where this build has no such shader (guarded)
-  const float one = 1.0f;
-  std::memcpy(k.push.scalars, &one, 4);
   const bool control = mma_subgroup_control(info);
-  k.groups = plan.groups;
-  Buffer in = mma_input(e, s, *t);
-  Buffer out = e.create_buffer(uint64_t{plan.groups} * subgroups * s.m * s.n * t->acc_bytes, "vkgemm peak coopmat out");
-  k.src = {detail::Access::impl(in)->alloc.buffer.get(), 0, VK_WHOLE_SIZE};
-  k.dst = {detail::Access::impl(out)->alloc.buffer.get(), 0, VK_WHOLE_SIZE};
-  const auto timing = detail::peak::calibrate_and_time(e, k, plan.target_ms, plan.warm_ms, plan.repeat, kMaxIterations);
-  const double mmas = kMmaPerIteration * timing.target_iterations * double(plan.groups) * subgroups;
-  finish(m, timing.gpu_ms, 2.0 * s.m * s.n * s.k * mmas);
-  m.iterations = timing.target_iterations;
+  time_mma(e, plan, k, s, subgroups, kMmaPerIteration, m);
   m.detail = fmt::format("{} workgroups of {} subgroups of {}{}, {} iterations of {} MMAs each", plan.groups,
-                         subgroups, sg, control ? " (required)" : "", timing.target_iterations, kMmaPerIteration);
+                         subgroups, sg, control ? " (required)" : "", m.iterations, kMmaPerIteration);
   return m;
 }
 
@@ -354,25 +363,13 @@ PeakMeasurement measure_shared_fed(EngineImpl& e, const PeakLoad& plan, const Sh
   m.inputs = "f16";
   if (!m.reason.empty()) return m;
   const CooperativeMatrixShape& s = *shared_fed_fragment(info, r);
-  const MmaTypes& t = *mma_types(s);
   PeakKernel k;
   k.shape = shared_fed_launch(info, r);
   kernels::spirv(k.shape.shader);  // throws, saying why, where this build has no such shader (guarded)
-  const float one = 1.0f;  // the step index's mask: the two steps in turn
-  std::memcpy(k.push.scalars, &one, 4);
-  k.groups = plan.groups;
-  Buffer in = mma_input(e, s, t);
-  Buffer out = e.create_buffer(uint64_t{plan.groups} * kSharedFedSubgroups * s.m * s.n * t.acc_bytes,
-                               "vkgemm peak coopmat shared out");
-  k.src = {detail::Access::impl(in)->alloc.buffer.get(), 0, VK_WHOLE_SIZE};
-  k.dst = {detail::Access::impl(out)->alloc.buffer.get(), 0, VK_WHOLE_SIZE};
-  const auto timing = detail::peak::calibrate_and_time(e, k, plan.target_ms, plan.warm_ms, plan.repeat, kMaxIterations);
-  const double mmas = kSharedFedMmaPerIteration * timing.target_iterations * double(plan.groups) * kSharedFedSubgroups;
-  finish(m, timing.gpu_ms, 2.0 * s.m * s.n * s.k * mmas);
-  m.iterations = timing.target_iterations;
+  time_mma(e, plan, k, s, kSharedFedSubgroups, kSharedFedMmaPerIteration, m);  // scalar 1: the steps in turn
   m.detail = fmt::format("{} workgroups of {} subgroups of {}, each {}x{} of C in 4x4 fragments; {} iterations of "
                          "{} MMAs, their fragments loaded from shared memory, a barrier each", plan.groups,
-                         kSharedFedSubgroups, info.subgroup_size, 4 * s.m, 4 * s.n, timing.target_iterations,
+                         kSharedFedSubgroups, info.subgroup_size, 4 * s.m, 4 * s.n, m.iterations,
                          kSharedFedMmaPerIteration);
   return m;
 }
