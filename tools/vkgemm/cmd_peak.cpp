@@ -1,5 +1,6 @@
 // vkgemm peak: the device's measured ceilings (vkgemm/peak.hpp) as a table, and with --json as records that
 // carry the device, the driver and the commit the binary was built from.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -26,15 +27,17 @@ struct PeakArgs {
 
 void print_table(const DeviceInfo& dev, const std::vector<PeakMeasurement>& rows) {
   fmt::print("device:   {} ({}, driver {} {})\n", dev.name, to_string(dev.type), dev.driver_name, dev.driver_version);
-  fmt::print("{:<32} {:>12} {:>10}  {}\n", "measurement", "value", "ms", "how");
+  size_t width = 32;  // the name column: as wide as the longest name, so that the values line up
+  for (const PeakMeasurement& m : rows) width = std::max(width, m.name.size());
+  fmt::print("{:<{}} {:>12} {:>10}  {}\n", "measurement", width, "value", "ms", "how");
   for (const PeakMeasurement& m : rows) {
     if (!m.measured && m.derived_from.empty()) {
-      fmt::print("{:<32} {:>12} {:>10}  {}\n", m.name, "-", "-", m.reason);
+      fmt::print("{:<{}} {:>12} {:>10}  {}\n", m.name, width, "-", "-", m.reason);
       continue;
     }
     const std::string value = fmt::format("{:.{}f} {}", m.value, m.unit == "GB/s" ? 1 : 3, m.unit);
     const std::string ms = m.measured ? fmt::format("{:.3f}", m.median_ms) : "-";  // a derived row is not timed
-    fmt::print("{:<32} {:>12} {:>10}  {}\n", m.name, value, ms, m.detail);
+    fmt::print("{:<{}} {:>12} {:>10}  {}\n", m.name, width, value, ms, m.detail);
   }
 }
 
