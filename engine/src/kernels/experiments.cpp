@@ -1,5 +1,6 @@
 #include "kernels/experiments.hpp"
 
+#include <cctype>
 #include <cstdlib>
 #include <initializer_list>
 #include <string_view>
@@ -21,15 +22,25 @@ const char* knob(const char* name) {
 #endif
 }
 
-// "key=value" pairs separated by commas: the value of `key`, when it is there.
-std::optional<uint32_t> value_of(const char* text, std::string_view key, const char** rest = nullptr) {
+// "key=value" pairs separated by commas: the value of `key` in knob `name`'s text, when it is there. A value
+// that is not a number (digits, up to 10^9, then the pair's end; with `rest`, what follows the digits is the
+// caller's to read) is refused.
+std::optional<uint32_t> value_of(const char* name, const char* text, std::string_view key,
+                                 const char** rest = nullptr) {
   const std::string_view view(text);
   const size_t at = view.find(key);
   if (at == std::string_view::npos || (at > 0 && view[at - 1] != ',')) return std::nullopt;
+  const char* start = text + at + key.size();
   char* end = nullptr;
-  const auto v = static_cast<uint32_t>(std::strtoul(text + at + key.size(), &end, 10));
+  const unsigned long v = std::strtoul(start, &end, 10);
+  const bool digits = end != start && std::isdigit(static_cast<unsigned char>(*start)) != 0;
+  if (!digits || v > 1000000000ul || (!rest && *end != ',' && *end != '\0')) {
+    const std::string_view value(start);
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{}: {} takes a number, not \"{}\"", name, key, value.substr(0, value.find(','))));
+  }
   if (rest) *rest = end;
-  return v;
+  return static_cast<uint32_t>(v);
 }
 
 // Every "key=value" pair of knob `name`'s text names one of `keys` (each given with its '='): a key the
@@ -52,20 +63,28 @@ void check_keys(const char* name, std::string_view text, std::initializer_list<s
 
 KhrExperiment read_khr_experiment() {
   KhrExperiment e;
-  const char* env = knob("VKGEMM_EXPERIMENT_COOPMAT");
+  constexpr const char* kName = "VKGEMM_EXPERIMENT_COOPMAT";
+  const char* env = knob(kName);
   if (!env) return e;
-  check_keys("VKGEMM_EXPERIMENT_COOPMAT", env,
+  check_keys(kName, env,
              {"bm=", "bn=", "bk=", "wm=", "wn=", "unroll=", "buffers=", "sg=", "group=", "whole=", "shape="});
-  const auto value = [&](std::string_view key) { return value_of(env, key).value_or(0); };
+  const auto value = [&](std::string_view key) { return value_of(kName, env, key).value_or(0); };
   e.bm = value("bm="), e.bn = value("bn="), e.bk = value("bk="), e.wm = value("wm="), e.wn = value("wn=");
   e.unroll = value("unroll="), e.buffers = value("buffers="), e.sg = value("sg="), e.group = value("group=");
-  e.whole = value_of(env, "whole=");
+  e.whole = value_of(kName, env, "whole=");
   const char* rest = nullptr;
-  if (const auto m = value_of(env, "shape=", &rest)) {
-    e.tm = *m;
-    char* end = nullptr;
-    if (*rest == 'x') e.tn = static_cast<uint32_t>(std::strtoul(rest + 1, &end, 10)), rest = end;
-    if (*rest == 'x') e.tk = static_cast<uint32_t>(std::strtoul(rest + 1, &end, 10));
+  if (const auto m = value_of(kName, env, "shape=", &rest)) {  // MxNxK
+    const Error malformed(ErrorCode::invalid_argument, fmt::format("{}: shape= takes MxNxK", kName));
+    uint32_t side[2] = {0, 0};
+    for (uint32_t& v : side) {
+      char* end = nullptr;
+      const bool digit = *rest == 'x' && std::isdigit(static_cast<unsigned char>(rest[1])) != 0;
+      v = digit ? static_cast<uint32_t>(std::strtoul(rest + 1, &end, 10)) : 0;
+      if (!digit || v > 1024) throw malformed;
+      rest = end;
+    }
+    if (*rest != ',' && *rest != '\0') throw malformed;
+    e.tm = *m, e.tn = side[0], e.tk = side[1];
   }
   return e;
 }
@@ -78,7 +97,7 @@ Coopmat2Experiment read_coopmat2_experiment() {
   check_keys(kName, env, {"bm=", "bn=", "bk=", "inv=", "prefetch=", "unroll=", "splits=", "group="});
   // A value outside what the key takes is refused with the range, never ignored.
   const auto take = [&](std::string_view key, bool (*ok)(uint32_t), const char* accepted) -> uint32_t {
-    const auto v = value_of(env, key);
+    const auto v = value_of(kName, env, key);
     if (!v) return 0;
     if (!ok(*v)) throw Error(ErrorCode::invalid_argument, fmt::format("{}: {}{} is not {}", kName, key, *v, accepted));
     return *v;
@@ -90,7 +109,9 @@ Coopmat2Experiment read_coopmat2_experiment() {
   // The device lists its workgroup-scope shapes for given workgroup sizes: on NVIDIA's driver 32 to 256.
   e.invocations = take("inv=", [](uint32_t v) { return v == 32 || v == 64 || v == 128 || v == 256; },
                        "32, 64, 128 or 256 (the workgroup sizes coopmat2's shapes are listed for)");
-  if (value_of(env, "prefetch=")) e.prefetch = take("prefetch=", [](uint32_t v) { return v <= 1; }, "0 or 1") != 0;
+  if (value_of(kName, env, "prefetch=")) {
+    e.prefetch = take("prefetch=", [](uint32_t v) { return v <= 1; }, "0 or 1") != 0;
+  }
   e.unroll = take("unroll=", [](uint32_t v) { return v >= 1 && v <= 16; }, "from 1 to 16");
   e.splits = take("splits=", [](uint32_t v) { return v >= 1 && v <= 8; }, "from 1 to 8");
   e.group = take("group=", [](uint32_t v) { return v >= 1 && v <= 64; }, "from 1 to 64");

@@ -16,8 +16,8 @@ namespace vkgemm::kernels {
 // subgroup size, fragment shape and grouped block order; each key is optional (0: derived); whole=0 keeps
 // every product off the pipeline with the fast path alone. The KHR
 // configuration checks the result (a tile that does not divide, a shape the device does not list, a subgroup
-// size it cannot give, shared memory or invocations past its limits are refused with the key named; so is
-// a key the knob does not know).
+// size it cannot give, shared memory or invocations past its limits are refused with the key named; so are
+// a key the knob does not know and a value that is not a number or MxNxK).
 struct KhrExperiment {
   uint32_t bm = 0, bn = 0, bk = 0, wm = 0, wn = 0;
   uint32_t unroll = 0, buffers = 0, sg = 0, group = 0;
@@ -28,7 +28,8 @@ struct KhrExperiment {
 // VKGEMM_EXPERIMENT_COOPMAT2 = "bm=128,bn=256,bk=32,inv=256,prefetch=1,unroll=8,splits=2,group=8" overrides
 // the coopmat2 kernel's workgroup tile (rows, columns, K step, invocations), its software pipelining, the
 // unrolling of its fast loop, its split-K and its grouped block order; each key is optional. A key it does
-// not know, or a value outside its key's range (experiments.cpp), is refused with an error; values in range
+// not know, a value that is not a number or one outside its key's range (experiments.cpp) is refused with
+// an error; values in range
 // are not checked against the device's shapes: a bad one fails at pipeline creation, and a tile vkgemm
 // does not use must be verified.
 struct Coopmat2Experiment {
