@@ -29,9 +29,8 @@ struct KhrExperiment {
 // the coopmat2 kernel's workgroup tile (rows, columns, K step, invocations), its software pipelining, the
 // unrolling of its fast loop, its split-K and its grouped block order; each key is optional. A key it does
 // not know, a value that is not a number or one outside its key's range (experiments.cpp) is refused with
-// an error; values in range
-// are not checked against the device's shapes: a bad one fails at pipeline creation, and a tile vkgemm
-// does not use must be verified.
+// an error; values in range are not checked against the device's shapes: a bad one fails at pipeline
+// creation, and a tile vkgemm does not use must be verified.
 struct Coopmat2Experiment {
   uint32_t bm = 0, bn = 0, bk = 0, invocations = 0;  // 0: the tile's own
   std::optional<uint32_t> prefetch;                  // unset: the tile's own
