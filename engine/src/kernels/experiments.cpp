@@ -95,26 +95,27 @@ Coopmat2Experiment read_coopmat2_experiment() {
   const char* env = knob(kName);
   if (!env) return e;
   check_keys(kName, env, {"bm=", "bn=", "bk=", "inv=", "prefetch=", "unroll=", "splits=", "group="});
-  // A value outside what the key takes is refused with the range, never ignored.
-  const auto take = [&](std::string_view key, bool (*ok)(uint32_t), const char* accepted) -> uint32_t {
+  // A value outside what the key takes is refused with the range, never ignored; an absent key is nullopt.
+  const auto take = [&](std::string_view key, bool (*ok)(uint32_t), const char* accepted) {
     const auto v = value_of(kName, env, key);
-    if (!v) return 0;
-    if (!ok(*v)) throw Error(ErrorCode::invalid_argument, fmt::format("{}: {}{} is not {}", kName, key, *v, accepted));
-    return *v;
+    if (v && !ok(*v)) {
+      throw Error(ErrorCode::invalid_argument, fmt::format("{}: {}{} is not {}", kName, key, *v, accepted));
+    }
+    return v;
   };
   const auto tile_side = [](uint32_t v) { return v >= 16 && v <= 512 && v % 16 == 0; };
-  e.bm = take("bm=", tile_side, "a multiple of 16 from 16 to 512");
-  e.bn = take("bn=", tile_side, "a multiple of 16 from 16 to 512");
-  e.bk = take("bk=", [](uint32_t v) { return v == 16 || v == 32 || v == 64 || v == 128; }, "16, 32, 64 or 128");
+  e.bm = take("bm=", tile_side, "a multiple of 16 from 16 to 512").value_or(0);
+  e.bn = take("bn=", tile_side, "a multiple of 16 from 16 to 512").value_or(0);
+  e.bk = take("bk=", [](uint32_t v) { return v == 16 || v == 32 || v == 64 || v == 128; }, "16, 32, 64 or 128")
+             .value_or(0);
   // The device lists its workgroup-scope shapes for given workgroup sizes: on NVIDIA's driver 32 to 256.
   e.invocations = take("inv=", [](uint32_t v) { return v == 32 || v == 64 || v == 128 || v == 256; },
-                       "32, 64, 128 or 256 (the workgroup sizes coopmat2's shapes are listed for)");
-  if (value_of(kName, env, "prefetch=")) {
-    e.prefetch = take("prefetch=", [](uint32_t v) { return v <= 1; }, "0 or 1") != 0;
-  }
-  e.unroll = take("unroll=", [](uint32_t v) { return v >= 1 && v <= 16; }, "from 1 to 16");
-  e.splits = take("splits=", [](uint32_t v) { return v >= 1 && v <= 8; }, "from 1 to 8");
-  e.group = take("group=", [](uint32_t v) { return v >= 1 && v <= 64; }, "from 1 to 64");
+                       "32, 64, 128 or 256 (the workgroup sizes coopmat2's shapes are listed for)")
+                      .value_or(0);
+  if (const auto on = take("prefetch=", [](uint32_t v) { return v <= 1; }, "0 or 1")) e.prefetch = *on != 0;
+  e.unroll = take("unroll=", [](uint32_t v) { return v >= 1 && v <= 16; }, "from 1 to 16").value_or(0);
+  e.splits = take("splits=", [](uint32_t v) { return v >= 1 && v <= 8; }, "from 1 to 8").value_or(0);
+  e.group = take("group=", [](uint32_t v) { return v >= 1 && v <= 64; }, "from 1 to 64").value_or(0);
   return e;
 }
 
