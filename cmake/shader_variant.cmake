@@ -41,10 +41,13 @@ function(vkgemm_shader_variant kernel type env)
   list(GET VKGEMM_TYPE_${type} 2 ctype)
   list(GET VKGEMM_TYPE_${type} 3 vec)
   set(name ${kernel}_${type})
-  # The fused epilogue's type (shaders/epilogue.glsl): double for f64 sums, none for integer sums.
+  # The fused epilogue's type (shaders/epilogue.glsl): double for f64 sums, none for integer sums; fp16 sums
+  # say so (VKGEMM_SUMS16: their epilogue still works in fp32, as the reference does, shaders/coopmat2.comp).
   set(epilogue "")
   if(acc STREQUAL "double")
     set(epilogue -DVKGEMM_EPILOGUE_DOUBLE)
+  elseif(acc STREQUAL "float16_t")
+    set(epilogue -DVKGEMM_SUMS16)
   elseif((acc STREQUAL "int" OR acc STREQUAL "uint") AND NOT "-DVKGEMM_DEQUANT" IN_LIST ARGN)
     set(epilogue -DVKGEMM_NO_EPILOGUE)  # integer C (the dequantizing variants' float C has an fp32 epilogue)
   endif()
