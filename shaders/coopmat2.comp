@@ -114,49 +114,44 @@ MAT_OUT dequantize(MAT_ACC acc, uint row0, uint col0) {
 // The fused epilogue (epilogue.glsl) on the tile at (row0, col0), where the host set one; not on a split-K
 // slice's raw sums (the reduce pass applies it). Integer variants have none. Two forms, by what the driver
 // runs fast (docs/design/epilogue.md):
-// - fp32 sums (MAT_OUT float) with an f32 or f16 bias, or none: the bias vector loaded as a BM x BN matrix
-//   through C's layout `lc` with a stride of 0 along the axis it is broadcast on, and added to the tile;
-//   then the activation over the matrix's components, which are independent elements. The product costs
-//   what the plain one does.
-// - otherwise (fp16 sums, whose bias is added in fp32 as the reference adds it; a bf16 bias, which the
-//   device lists as no accumulator type): the per-element callback, the tile's origin in shared memory
-//   (passed as the callback's extra arguments it cost more). The store is in the workgroup's uniform
-//   control flow, so the barrier is reached by all.
+// - f16 inputs with fp32 sums (VKGEMM_F16, MAT_OUT float) and an f32 or f16 bias, or none: the bias vector
+//   loaded as a BM x BN matrix through C's layout `lc` with a stride of 0 along the axis it is broadcast on,
+//   and added to the tile; then the activation over the matrix's components, which are independent elements.
+//   The product then costs about what the plain one does.
+// - otherwise: the per-element callback, the tile's origin in shared memory (passed as the callback's extra
+//   arguments it cost more). fp16 sums take it because their bias is added in fp32, as the reference adds it;
+//   a bf16 bias because devices list bf16 as no accumulator type; bf16 inputs and the dequantizing int8
+//   variants until the matrix form has run their epilogue suites on a GPU. The store is in the workgroup's
+//   uniform control flow, so the barrier is reached by all.
 #ifdef VKGEMM_NO_EPILOGUE
 #define APPLY_EPILOGUE(acc, lc, row0, col0)
 #else
 const uint kBiasAxis = kEpilogue & (GEMM_BIAS_COLUMN | GEMM_BIAS_ROW);
 const uint kBiasType = (kEpilogue >> GEMM_BIAS_TYPE_SHIFT) & 3u;
-// The bias as a BM x BN matrix added to the tile: element (r, c) of it is bias[c] (a column bias) or bias[r]
-// (a row bias), through `lc` with the other axis's stride 0.
-#define BIAS_LAYOUT(lc, row0, col0)                                                            \
-  sliceTensorLayoutNV(setTensorLayoutStrideNV(lc, kBiasAxis == GEMM_BIAS_ROW ? 1u : 0u,         \
-                                              kBiasAxis == GEMM_BIAS_ROW ? 0u : 1u), row0, BM, col0, BN)
+#if defined(VKGEMM_F16) && !defined(VKGEMM_SUMS16)
+const bool kEpilogueOnMatrix = kBiasAxis == 0u || kBiasType == GEMM_BIAS_F32 || kBiasType == GEMM_BIAS_F16;
 layout(std430, set = 0, binding = GEMM_BIAS_BINDING) readonly buffer EpilogueBiasF32 { float BIAS_F32[]; };
-// An f16 bias goes with an f16 C, in the variants that store f16 already (no other needs 16-bit storage).
-#if defined(VKGEMM_F16) || defined(VKGEMM_DEQUANT_F16)
 layout(std430, set = 0, binding = GEMM_BIAS_BINDING) readonly buffer EpilogueBiasF16 { float16_t BIAS_F16[]; };
-const bool kBiasF16Matrix = kBiasType == GEMM_BIAS_F16;
-#define ADD_BIAS_F16(acc, lc, row0, col0)                                                      \
-  {                                                                                            \
-    coopmat<float16_t, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator> bias;               \
-    coopMatLoadTensorNV(bias, BIAS_F16, p.bias_offset, BIAS_LAYOUT(lc, row0, col0));           \
-    acc = acc + MAT_OUT(bias);                                                                 \
+// The bias as a BM x BN matrix of `type` from `buffer`, added to the tile: element (r, c) of it is bias[c]
+// (a column bias) or bias[r] (a row bias), through `lc` with the other axis's stride 0.
+#define ADD_BIAS(acc, lc, row0, col0, type, buffer)                                              \
+  {                                                                                              \
+    coopmat<type, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator> bias;                      \
+    const uint rs = kBiasAxis == GEMM_BIAS_ROW ? 1u : 0u;                                        \
+    coopMatLoadTensorNV(bias, buffer, p.bias_offset,                                             \
+                        sliceTensorLayoutNV(setTensorLayoutStrideNV(lc, rs, 1u - rs), row0, BM, col0, BN)); \
+    acc = acc + MAT_OUT(bias);                                                                   \
+  }
+#define EPILOGUE_ON_MATRIX(acc, lc, row0, col0)                                                  \
+  if (kBiasAxis != 0u && kBiasType == GEMM_BIAS_F16) ADD_BIAS(acc, lc, row0, col0, float16_t, BIAS_F16) \
+  if (kBiasAxis != 0u && kBiasType == GEMM_BIAS_F32) ADD_BIAS(acc, lc, row0, col0, float, BIAS_F32)     \
+  if ((kEpilogue & GEMM_ACT_MASK) != 0u) {                                                       \
+    for (int i = 0; i < acc.length(); ++i)                                                       \
+      acc[i] = OUT_T(epilogue_activation(EPI_T(acc[i]), kEpilogue & GEMM_ACT_MASK));             \
   }
 #else
-const bool kBiasF16Matrix = false;
-#define ADD_BIAS_F16(acc, lc, row0, col0)
-#endif
-#define ADD_BIAS_F32(acc, lc, row0, col0)                                                      \
-  {                                                                                            \
-    MAT_OUT bias;                                                                              \
-    coopMatLoadTensorNV(bias, BIAS_F32, p.bias_offset, BIAS_LAYOUT(lc, row0, col0));           \
-    acc = acc + bias;                                                                          \
-  }
-#ifdef VKGEMM_SUMS16
 const bool kEpilogueOnMatrix = false;
-#else
-const bool kEpilogueOnMatrix = kBiasAxis == 0u || kBiasType == GEMM_BIAS_F32 || kBiasF16Matrix;
+#define EPILOGUE_ON_MATRIX(acc, lc, row0, col0)
 #endif
 shared uint epilogue_origin[2];
 OUT_T epilogue_element(const in uint row, const in uint col, const in OUT_T x) {
@@ -165,12 +160,7 @@ OUT_T epilogue_element(const in uint row, const in uint col, const in OUT_T x) {
 #define APPLY_EPILOGUE(acc, lc, row0, col0)                                            \
   if (epilogue_on()) {                                                              \
     if (kEpilogueOnMatrix) {                                                           \
-      if (kBiasAxis != 0u && kBiasF16Matrix) { ADD_BIAS_F16(acc, lc, row0, col0) }     \
-      if (kBiasAxis != 0u && !kBiasF16Matrix) { ADD_BIAS_F32(acc, lc, row0, col0) }    \
-      if ((kEpilogue & GEMM_ACT_MASK) != 0u) {                                         \
-        for (int i = 0; i < acc.length(); ++i)                                         \
-          acc[i] = OUT_T(epilogue_activation(EPI_T(acc[i]), kEpilogue & GEMM_ACT_MASK)); \
-      }                                                                                \
+      EPILOGUE_ON_MATRIX(acc, lc, row0, col0)                                          \
     } else {                                                                           \
       if (gl_LocalInvocationIndex == 0u) epilogue_origin = uint[2](row0, col0);       \
       barrier();                                                                       \
