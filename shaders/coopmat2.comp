@@ -126,8 +126,6 @@ MAT_OUT dequantize(MAT_ACC acc, uint row0, uint col0) {
 #ifdef VKGEMM_NO_EPILOGUE
 #define APPLY_EPILOGUE(acc, lc, row0, col0)
 #else
-const uint kBiasAxis = kEpilogue & (GEMM_BIAS_COLUMN | GEMM_BIAS_ROW);
-const uint kBiasType = (kEpilogue >> GEMM_BIAS_TYPE_SHIFT) & 3u;
 #if defined(VKGEMM_F16) && !defined(VKGEMM_SUMS16)
 const bool kEpilogueOnMatrix = kBiasAxis == 0u || kBiasType == GEMM_BIAS_F32 || kBiasType == GEMM_BIAS_F16;
 layout(std430, set = 0, binding = GEMM_BIAS_BINDING) readonly buffer EpilogueBiasF32 { float BIAS_F32[]; };
@@ -145,9 +143,8 @@ layout(std430, set = 0, binding = GEMM_BIAS_BINDING) readonly buffer EpilogueBia
 #define EPILOGUE_ON_MATRIX(acc, lc, row0, col0)                                                  \
   if (kBiasAxis != 0u && kBiasType == GEMM_BIAS_F16) ADD_BIAS(acc, lc, row0, col0, float16_t, BIAS_F16) \
   if (kBiasAxis != 0u && kBiasType == GEMM_BIAS_F32) ADD_BIAS(acc, lc, row0, col0, float, BIAS_F32)     \
-  if ((kEpilogue & GEMM_ACT_MASK) != 0u) {                                                       \
-    for (int i = 0; i < acc.length(); ++i)                                                       \
-      acc[i] = OUT_T(epilogue_activation(EPI_T(acc[i]), kEpilogue & GEMM_ACT_MASK));             \
+  if (kActivation != 0u) {                                                                       \
+    for (int i = 0; i < acc.length(); ++i) acc[i] = OUT_T(epilogue_activation(EPI_T(acc[i]), kActivation)); \
   }
 #else
 const bool kEpilogueOnMatrix = false;

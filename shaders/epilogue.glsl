@@ -29,15 +29,18 @@ bool epilogue_on() { return EPILOGUE != 0u && p.epilogue != 0u; }
 // makes it equal to the push constants' word, so the activation's and the bias type's switches fold away and
 // only one activation's code reaches the store.
 const uint kEpilogue = EPILOGUE;
+// Its fields: the bias's axis (GEMM_BIAS_COLUMN, GEMM_BIAS_ROW or 0: none), its stored type, the activation.
+const uint kBiasAxis = kEpilogue & (GEMM_BIAS_COLUMN | GEMM_BIAS_ROW);
+const uint kBiasType = (kEpilogue >> GEMM_BIAS_TYPE_SHIFT) & 3u;
+const uint kActivation = kEpilogue & GEMM_ACT_MASK;
 
 // Bias element i (from the binding's start) as EPI_T, decoded from its stored type.
 EPI_T epilogue_bias(uint i) {
-  const uint type = (kEpilogue >> GEMM_BIAS_TYPE_SHIFT) & 3u;
 #ifdef VKGEMM_EPILOGUE_DOUBLE
-  if (type == GEMM_BIAS_F64) return packDouble2x32(uvec2(BIAS[2u * i], BIAS[2u * i + 1u]));
+  if (kBiasType == GEMM_BIAS_F64) return packDouble2x32(uvec2(BIAS[2u * i], BIAS[2u * i + 1u]));
 #endif
-  if (type == GEMM_BIAS_F16) return EPI_T(unpackHalf2x16(BIAS[i >> 1u])[i & 1u]);
-  if (type == GEMM_BIAS_BF16) {
+  if (kBiasType == GEMM_BIAS_F16) return EPI_T(unpackHalf2x16(BIAS[i >> 1u])[i & 1u]);
+  if (kBiasType == GEMM_BIAS_BF16) {
     const uint w = BIAS[i >> 1u];
     return EPI_T(uintBitsToFloat((i & 1u) != 0u ? (w & 0xffff0000u) : (w << 16u)));
   }
@@ -91,11 +94,8 @@ EPI_T epilogue_activation(EPI_T x, uint act) {
 // The epilogue of element (row, col) of this dispatch's row-major problem; x = alpha * acc + beta * C.
 // Call only where epilogue_on() (a uniform branch: the plain product's stores stay as they were).
 EPI_T gemm_epilogue(EPI_T x, uint row, uint col) {
-  const uint e = kEpilogue;
-  if ((e & (GEMM_BIAS_COLUMN | GEMM_BIAS_ROW)) != 0u) {
-    x += epilogue_bias(p.bias_offset + ((e & GEMM_BIAS_COLUMN) != 0u ? col : row));
-  }
-  return epilogue_activation(x, e & GEMM_ACT_MASK);
+  if (kBiasAxis != 0u) x += epilogue_bias(p.bias_offset + ((kBiasAxis & GEMM_BIAS_COLUMN) != 0u ? col : row));
+  return epilogue_activation(x, kActivation);
 }
 
 #ifdef VKGEMM_DEQUANT
