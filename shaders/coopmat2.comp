@@ -86,69 +86,68 @@ const uint ALIGN = 8;
 
 // The matrix alpha, beta C and the epilogue work on (MAT_OUT, of OUT_T): the accumulator itself, or for a
 // dequantizing int8 product (VKGEMM_DEQUANT: float C) an fp32 matrix converted from the integer accumulator,
-// each element multiplied by its column's scale (epilogue.glsl's dequant_scale, in a per-element callback
-// only where the host set a scale vector: the per-tensor scale is in alpha). Then as for f16 inputs.
+// multiplied by its scale vector where the host set one (SCALE_ON_MATRIX below; the per-tensor scale is in
+// alpha). Then as for f16 inputs.
 #ifdef VKGEMM_DEQUANT
 #define OUT_T float
 #define MAT_OUT coopmat<float, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>
-// Elements of an edge tile outside C (dropped by the clamped store) read no scale past the vector's end.
-float scale_element(const in uint row, const in uint col, const in float x, const in uint row0, const in uint col0) {
-  return row0 + row < p.M && col0 + col < p.N ? x * dequant_scale(row0 + row, col0 + col) : x;
-}
-MAT_OUT dequantize(MAT_ACC acc, uint row0, uint col0) {
-  MAT_OUT x = MAT_OUT(acc);
-  if (p.scale != 0u) {
-    MAT_OUT scaled;
-    coopMatPerElementNV(scaled, x, scale_element, row0, col0);
-    x = scaled;
-  }
-  return x;
-}
-#define TO_OUT(acc, row0, col0) dequantize(acc, row0, col0)
+#define TO_OUT(acc) MAT_OUT(acc)
 #else
 #define OUT_T ACC_T
 #define MAT_OUT MAT_ACC
-#define TO_OUT(acc, row0, col0) (acc)
+#define TO_OUT(acc) (acc)
 #endif
+
+// A vector of `type` from `buffer` at `offset` as a BM x BN matrix over the tile at (row0, col0): element
+// (r, c) is v[c] (broadcast down the columns: `per_row` false) or v[r], read through C's layout `lc` with
+// a stride of 0 along the axis it is broadcast on (which also gives edge tiles zeros outside C).
+#define VECTOR_MATRIX(name, type, buffer, offset, lc, row0, col0, per_row)                       \
+  coopmat<type, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator> name;                        \
+  {                                                                                              \
+    const uint rs = (per_row) ? 1u : 0u;                                                         \
+    coopMatLoadTensorNV(name, buffer, offset,                                                    \
+                        sliceTensorLayoutNV(setTensorLayoutStrideNV(lc, rs, 1u - rs), row0, BM, col0, BN)); \
+  }
 
 // The fused epilogue (epilogue.glsl) on the tile at (row0, col0), where the host set one; not on a split-K
 // slice's raw sums (the reduce pass applies it). Integer variants have none. Two forms, by what the driver
 // runs fast (docs/design/epilogue.md):
-// - f16 inputs with fp32 sums (VKGEMM_F16, MAT_OUT float) and an f32 or f16 bias, or none: the bias vector
-//   loaded as a BM x BN matrix through C's layout `lc` with a stride of 0 along the axis it is broadcast on,
-//   and added to the tile; then the activation over the matrix's components, which are independent elements.
-//   The product then costs about what the plain one does.
+// - fp32 sums (f16 and bf16 inputs, the dequantized int8 products) with an f32 or f16 bias, or none: the
+//   bias vector as a BM x BN matrix (VECTOR_MATRIX) added to the tile; then the activation over the
+//   matrix's components, which are independent elements. The product then costs about what the plain one
+//   does.
 // - otherwise: the per-element callback, the tile's origin in shared memory (passed as the callback's extra
 //   arguments it cost more). fp16 sums take it because their bias is added in fp32, as the reference adds it;
-//   a bf16 bias because devices list bf16 as no accumulator type; bf16 inputs and the dequantizing int8
-//   variants until the matrix form has run their epilogue suites on a GPU. The store is in the workgroup's
-//   uniform control flow, so the barrier is reached by all.
+//   a bf16 bias because devices list bf16 as no accumulator type. The store is in the workgroup's uniform
+//   control flow, so the barrier is reached by all.
 #ifdef VKGEMM_NO_EPILOGUE
 #define APPLY_EPILOGUE(acc, lc, row0, col0)
 #else
-#if defined(VKGEMM_F16) && !defined(VKGEMM_SUMS16)
+layout(std430, set = 0, binding = GEMM_BIAS_BINDING) readonly buffer EpilogueF32 { float BIAS_F32[]; };
+#if defined(VKGEMM_SUMS16)
+const bool kEpilogueOnMatrix = false;
+#define EPILOGUE_ON_MATRIX(acc, lc, row0, col0)
+#else
 const bool kEpilogueOnMatrix = kBiasAxis == 0u || kBiasType == GEMM_BIAS_F32 || kBiasType == GEMM_BIAS_F16;
-layout(std430, set = 0, binding = GEMM_BIAS_BINDING) readonly buffer EpilogueBiasF32 { float BIAS_F32[]; };
-layout(std430, set = 0, binding = GEMM_BIAS_BINDING) readonly buffer EpilogueBiasF16 { float16_t BIAS_F16[]; };
-// The bias as a BM x BN matrix of `type` from `buffer`, added to the tile: element (r, c) of it is bias[c]
-// (a column bias) or bias[r] (a row bias), through `lc` with the other axis's stride 0.
 #define ADD_BIAS(acc, lc, row0, col0, type, buffer)                                              \
   {                                                                                              \
-    coopmat<type, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator> bias;                      \
-    const uint rs = kBiasAxis == GEMM_BIAS_ROW ? 1u : 0u;                                        \
-    coopMatLoadTensorNV(bias, buffer, p.bias_offset,                                             \
-                        sliceTensorLayoutNV(setTensorLayoutStrideNV(lc, rs, 1u - rs), row0, BM, col0, BN)); \
+    VECTOR_MATRIX(bias, type, buffer, p.bias_offset, lc, row0, col0, kBiasAxis == GEMM_BIAS_ROW) \
     acc = acc + MAT_OUT(bias);                                                                   \
   }
+// An f16 bias comes with an f16 C only, in variants that already store 16-bit values.
+#if defined(VKGEMM_F16) || defined(VKGEMM_DEQUANT_F16)
+layout(std430, set = 0, binding = GEMM_BIAS_BINDING) readonly buffer EpilogueF16 { float16_t BIAS_F16[]; };
+#define ADD_BIAS_F16(acc, lc, row0, col0) \
+  if (kBiasAxis != 0u && kBiasType == GEMM_BIAS_F16) ADD_BIAS(acc, lc, row0, col0, float16_t, BIAS_F16)
+#else
+#define ADD_BIAS_F16(acc, lc, row0, col0)
+#endif
 #define EPILOGUE_ON_MATRIX(acc, lc, row0, col0)                                                  \
-  if (kBiasAxis != 0u && kBiasType == GEMM_BIAS_F16) ADD_BIAS(acc, lc, row0, col0, float16_t, BIAS_F16) \
+  ADD_BIAS_F16(acc, lc, row0, col0)                                                              \
   if (kBiasAxis != 0u && kBiasType == GEMM_BIAS_F32) ADD_BIAS(acc, lc, row0, col0, float, BIAS_F32)     \
   if (kActivation != 0u) {                                                                       \
     for (int i = 0; i < acc.length(); ++i) acc[i] = OUT_T(epilogue_activation(EPI_T(acc[i]), kActivation)); \
   }
-#else
-const bool kEpilogueOnMatrix = false;
-#define EPILOGUE_ON_MATRIX(acc, lc, row0, col0)
 #endif
 shared uint epilogue_origin[2];
 OUT_T epilogue_element(const in uint row, const in uint col, const in OUT_T x) {
@@ -181,8 +180,20 @@ OUT_T epilogue_element(const in uint row, const in uint col, const in OUT_T x) {
     acc = acc + MAT_OUT(c0) * OUT_T(p.beta);                                           \
   }
 #endif
+// A dequantized product's scale vector (epilogue.glsl's dequant_scale: one f32 a column, or a row), as a
+// matrix multiplied into the tile component by component, before alpha.
+#ifdef VKGEMM_DEQUANT
+#define SCALE_ON_MATRIX(acc, lc, row0, col0)                                                     \
+  if (p.scale != 0u) {                                                                           \
+    VECTOR_MATRIX(scale, float, BIAS_F32, p.scale_offset, lc, row0, col0, p.scale != GEMM_SCALE_COLUMN) \
+    for (int i = 0; i < acc.length(); ++i) acc[i] *= scale[i];                                   \
+  }
+#else
+#define SCALE_ON_MATRIX(acc, lc, row0, col0)
+#endif
 #define APPLY_ALPHA_BETA(acc, lc, c_base, row0, col0, partial)                         \
   if (!(partial)) {                                                                    \
+    SCALE_ON_MATRIX(acc, lc, row0, col0)                                               \
     if (p.alpha != SCALAR_T(1)) acc = acc * OUT_T(p.alpha);                            \
     ADD_BETA_C(acc, lc, c_base, row0, col0)                                            \
     APPLY_EPILOGUE(acc, lc, row0, col0)                                                \
@@ -229,9 +240,9 @@ void store_clamped(MAT_OUT acc, uint c_base, uint row0, uint col0, bool partial)
 // C = alpha * acc + beta * C, or a split-K slice's raw sums to the workspace (partial).
 void store_result(MAT_ACC acc, uint c_base, uint row0, uint col0, bool partial, bool inside) {
   if (inside && c_base % 8 == 0 && p.ldc % 8 == 0)
-    store_inside(TO_OUT(acc, row0, col0), c_base, row0, col0, partial);
+    store_inside(TO_OUT(acc), c_base, row0, col0, partial);
   else
-    store_clamped(TO_OUT(acc, row0, col0), c_base, row0, col0, partial);
+    store_clamped(TO_OUT(acc), c_base, row0, col0, partial);
 }
 
 // A tile's first row or column: an edge tile on a side that is a multiple of 8 and at least a tile long
