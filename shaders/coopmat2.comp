@@ -86,16 +86,29 @@ const uint ALIGN = 8;
 
 // The matrix alpha, beta C and the epilogue work on (MAT_OUT, of OUT_T): the accumulator itself, or for a
 // dequantizing int8 product (VKGEMM_DEQUANT: float C) an fp32 matrix converted from the integer accumulator,
-// multiplied by its scale vector where the host set one (SCALE_ON_MATRIX below; the per-tensor scale is in
-// alpha). Then as for f16 inputs.
+// each element multiplied by its column's scale (epilogue.glsl's dequant_scale, in a per-element callback
+// only where the host set a scale vector: the per-tensor scale is in alpha). Then as for f16 inputs.
 #ifdef VKGEMM_DEQUANT
 #define OUT_T float
 #define MAT_OUT coopmat<float, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>
-#define TO_OUT(acc) MAT_OUT(acc)
+// Elements of an edge tile outside C (dropped by the clamped store) read no scale past the vector's end.
+float scale_element(const in uint row, const in uint col, const in float x, const in uint row0, const in uint col0) {
+  return row0 + row < p.M && col0 + col < p.N ? x * dequant_scale(row0 + row, col0 + col) : x;
+}
+MAT_OUT dequantize(MAT_ACC acc, uint row0, uint col0) {
+  MAT_OUT x = MAT_OUT(acc);
+  if (p.scale != 0u) {
+    MAT_OUT scaled;
+    coopMatPerElementNV(scaled, x, scale_element, row0, col0);
+    x = scaled;
+  }
+  return x;
+}
+#define TO_OUT(acc, row0, col0) dequantize(acc, row0, col0)
 #else
 #define OUT_T ACC_T
 #define MAT_OUT MAT_ACC
-#define TO_OUT(acc) (acc)
+#define TO_OUT(acc, row0, col0) (acc)
 #endif
 
 // A vector of `type` from `buffer` at `offset` as a BM x BN matrix over the tile at (row0, col0): element
@@ -180,20 +193,8 @@ OUT_T epilogue_element(const in uint row, const in uint col, const in OUT_T x) {
     acc = acc + MAT_OUT(c0) * OUT_T(p.beta);                                           \
   }
 #endif
-// A dequantized product's scale vector (epilogue.glsl's dequant_scale: one f32 a column, or a row), as a
-// matrix multiplied into the tile component by component, before alpha.
-#ifdef VKGEMM_DEQUANT
-#define SCALE_ON_MATRIX(acc, lc, row0, col0)                                                     \
-  if (p.scale != 0u) {                                                                           \
-    VECTOR_MATRIX(scale, float, BIAS_F32, p.scale_offset, lc, row0, col0, p.scale != GEMM_SCALE_COLUMN) \
-    for (int i = 0; i < acc.length(); ++i) acc[i] *= scale[i];                                   \
-  }
-#else
-#define SCALE_ON_MATRIX(acc, lc, row0, col0)
-#endif
 #define APPLY_ALPHA_BETA(acc, lc, c_base, row0, col0, partial)                         \
   if (!(partial)) {                                                                    \
-    SCALE_ON_MATRIX(acc, lc, row0, col0)                                               \
     if (p.alpha != SCALAR_T(1)) acc = acc * OUT_T(p.alpha);                            \
     ADD_BETA_C(acc, lc, c_base, row0, col0)                                            \
     APPLY_EPILOGUE(acc, lc, row0, col0)                                                \
@@ -240,9 +241,9 @@ void store_clamped(MAT_OUT acc, uint c_base, uint row0, uint col0, bool partial)
 // C = alpha * acc + beta * C, or a split-K slice's raw sums to the workspace (partial).
 void store_result(MAT_ACC acc, uint c_base, uint row0, uint col0, bool partial, bool inside) {
   if (inside && c_base % 8 == 0 && p.ldc % 8 == 0)
-    store_inside(TO_OUT(acc), c_base, row0, col0, partial);
+    store_inside(TO_OUT(acc, row0, col0), c_base, row0, col0, partial);
   else
-    store_clamped(TO_OUT(acc), c_base, row0, col0, partial);
+    store_clamped(TO_OUT(acc, row0, col0), c_base, row0, col0, partial);
 }
 
 // A tile's first row or column: an edge tile on a side that is a multiple of 8 and at least a tile long
