@@ -1,5 +1,5 @@
 // The seeded differential test: random shapes, types, kernels and tile sizes against the CPU reference.
-// VKGEMM_DIFFERENTIAL_CASES sets how many cases (CI runs the default, 40; 1000 is the long run); the run's
+// VKGEMM_DIFFERENTIAL_CASES sets how many cases run (CI runs the default, 40; 1000 is the long run); the run's
 // seed is printed at start (VKGEMM_TEST_SEED repeats it) and every failure names its case.
 #include <doctest/doctest.h>
 
@@ -41,8 +41,11 @@ TEST_SUITE("differential") {
     Engine& e = test::engine();
     const uint32_t cases = case_count();
     auto rng = test::case_rng("differential");
-    uint32_t ran = 0, refused = 0, failed = 0;
-    for (uint32_t i = 0; i < cases; ++i) {
+    // Draws until `cases` products ran: about half the draws are combinations the device refuses, so a
+    // fixed count of draws left how many ran to the seed (one run of 40 ran 19, below the half it required).
+    const uint32_t max_draws = 10 * cases;
+    uint32_t ran = 0, refused = 0, failed = 0, i = 0;
+    for (; ran < cases && i < max_draws; ++i) {
       const DataType type = all_data_types[rng() % std::size(all_data_types)];
       const Kernel kernel = simt_kernels[rng() % std::size(simt_kernels)];
       GemmOptions options{.kernel = kernel, .tile = random_tile(rng)};
@@ -58,8 +61,8 @@ TEST_SUITE("differential") {
       if (!r.passed) ++failed;
       CHECK_MESSAGE(r.passed, "case ", i, " of seed ", test::run_seed(), ": ", r.detail);
     }
-    MESSAGE(cases, " cases: ", ran, " ran, ", refused, " refused by the device (check_supported), ", failed,
+    MESSAGE(i, " draws: ", ran, " ran, ", refused, " refused by the device (check_supported), ", failed,
             " failed; seed ", test::run_seed());
-    CHECK(ran >= cases / 2);
+    CHECK_MESSAGE(ran == cases, "the device refused ", refused, " of ", i, " draws");  // one that refuses nearly all
   }
 }
