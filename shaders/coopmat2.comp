@@ -111,24 +111,13 @@ MAT_OUT dequantize(MAT_ACC acc, uint row0, uint col0) {
 #define TO_OUT(acc, row0, col0) (acc)
 #endif
 
-// A vector of `type` from `buffer` at `offset` as a BM x BN matrix over the tile at (row0, col0): element
-// (r, c) is v[c] (broadcast down the columns: `per_row` false) or v[r], read through C's layout `lc` with
-// a stride of 0 along the axis it is broadcast on (which also gives edge tiles zeros outside C).
-#define VECTOR_MATRIX(name, type, buffer, offset, lc, row0, col0, per_row)                       \
-  coopmat<type, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator> name;                        \
-  {                                                                                              \
-    const uint rs = (per_row) ? 1u : 0u;                                                         \
-    coopMatLoadTensorNV(name, buffer, offset,                                                    \
-                        sliceTensorLayoutNV(setTensorLayoutStrideNV(lc, rs, 1u - rs), row0, BM, col0, BN)); \
-  }
-
 // The fused epilogue (epilogue.glsl) on the tile at (row0, col0), where the host set one; not on a split-K
 // slice's raw sums (the reduce pass applies it). Integer variants have none. Two forms, by what the driver
 // runs fast (docs/design/epilogue.md):
 // - fp32 sums (f16 and bf16 inputs, the dequantized int8 products) with an f32 or f16 bias, or none: the
-//   bias vector as a BM x BN matrix (VECTOR_MATRIX) added to the tile; then the activation over the
-//   matrix's components, which are independent elements. The product then costs about what the plain one
-//   does.
+//   bias vector loaded as a BM x BN matrix through C's layout `lc` with a stride of 0 along the axis it is
+//   broadcast on (edge tiles read zeros outside C), added to the tile; then the activation over the matrix's
+//   components, which are independent elements. The product then costs about what the plain one does.
 // - otherwise: the per-element callback, the tile's origin in shared memory (passed as the callback's extra
 //   arguments it cost more). fp16 sums take it because their bias is added in fp32, as the reference adds it;
 //   a bf16 bias because devices list bf16 as no accumulator type. The store is in the workgroup's uniform
@@ -136,15 +125,20 @@ MAT_OUT dequantize(MAT_ACC acc, uint row0, uint col0) {
 #ifdef VKGEMM_NO_EPILOGUE
 #define APPLY_EPILOGUE(acc, lc, row0, col0)
 #else
-layout(std430, set = 0, binding = GEMM_BIAS_BINDING) readonly buffer EpilogueF32 { float BIAS_F32[]; };
 #if defined(VKGEMM_SUMS16)
 const bool kEpilogueOnMatrix = false;
 #define EPILOGUE_ON_MATRIX(acc, lc, row0, col0)
 #else
 const bool kEpilogueOnMatrix = kBiasAxis == 0u || kBiasType == GEMM_BIAS_F32 || kBiasType == GEMM_BIAS_F16;
+layout(std430, set = 0, binding = GEMM_BIAS_BINDING) readonly buffer EpilogueF32 { float BIAS_F32[]; };
+// The bias as a BM x BN matrix of `type` from `buffer`, added to the tile: element (r, c) of it is bias[c]
+// (a column bias) or bias[r] (a row bias), through `lc` with the other axis's stride 0.
 #define ADD_BIAS(acc, lc, row0, col0, type, buffer)                                              \
   {                                                                                              \
-    VECTOR_MATRIX(bias, type, buffer, p.bias_offset, lc, row0, col0, kBiasAxis == GEMM_BIAS_ROW) \
+    coopmat<type, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator> bias;                      \
+    const uint rs = kBiasAxis == GEMM_BIAS_ROW ? 1u : 0u;                                        \
+    coopMatLoadTensorNV(bias, buffer, p.bias_offset,                                             \
+                        sliceTensorLayoutNV(setTensorLayoutStrideNV(lc, rs, 1u - rs), row0, BM, col0, BN)); \
     acc = acc + MAT_OUT(bias);                                                                   \
   }
 // An f16 bias comes with an f16 C only, in variants that already store 16-bit values.

@@ -42,7 +42,7 @@ TEST_SUITE("differential") {
     const uint32_t cases = case_count();
     auto rng = test::case_rng("differential");
     // Draws until `cases` products ran: about half the draws are combinations the device refuses, so a
-    // fixed count of draws left how many ran to the seed (one run of 40 ran 19, below the half it required).
+    // fixed count of draws would leave how many run to the seed.
     const uint32_t max_draws = 10 * cases;
     uint32_t ran = 0, refused = 0, failed = 0, i = 0;
     for (; ran < cases && i < max_draws; ++i) {
