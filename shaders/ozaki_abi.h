@@ -45,6 +45,13 @@
 // scaling would make an integer of; the merge then leaves C alone and the native kernel's dispatches run.
 #define OZAKI_UNCOVERED_NONFINITE 1
 #define OZAKI_UNCOVERED_SUBNORMAL 2
+// Set by the span guard (ozaki_guard.comp): some element's truncation bound passes what the guard allows.
+#define OZAKI_UNCOVERED_SPAN 4
+
+// The magnitude plane (plane MODULI of each side, after the residue planes): floor(|x| 2^(e - s + 7)) of each
+// scaled element, in [0, 127] (the line's largest lands in [64, 127]): its int8 product is a lower bound of
+// |op(A)||op(B)| in units of 2^(sA + sB - 14) (below 2^31 over a K chunk: 2^17 * 127^2 < 2^31).
+#define OZAKI_MAGNITUDE_BITS 7
 
 // ---- the split (ozaki_split.comp): source operand -> exponents and int8 residue planes ----
 //   M           lines (rows of op(A), or columns of op(B) with OZAKI_SPLIT_COLUMNS)
@@ -58,10 +65,17 @@
 //               after it; element (line, t) of a plane at line * ldc + t
 //   b_offset    the exponents' first int32: line `line` of entry `entry` at b_offset + entry * M + line
 //   split_stride  the coverage flag's int32
+//   ldb         with OZAKI_SPLIT_GUARDED, the line statistics' first int32 (even): line `line` of entry `entry` holds at the double
+//               (ldb / 2 + entry * M + line) its scaled 1-norm sum_t |x_t| 2^e, negated where some element is
+//               not an integer multiple of the line's quantum 2^-e (an "inexact" line; a positive or zero
+//               norm: every element exact)
 //   GEMM flags OZAKI_SPLIT_GROUPED: the lines are adjacent in memory (columns of a B stored K x N, rows of an
 //               A stored K x M): a workgroup takes OZAKI_SPLIT_GROUP of them, the grid counts groups of lines
 #define OZAKI_SPLIT_COLUMNS 64u
 #define OZAKI_SPLIT_GROUPED 128u
+// GEMM flags OZAKI_SPLIT_GUARDED: the span guard runs (guard.hpp says when): the magnitude plane and the line
+// statistics are written too
+#define OZAKI_SPLIT_GUARDED 256u
 #define OZAKI_SPLIT_GROUP 4u
 
 // ---- the merge (ozaki_merge.comp): int32 planes -> C, one block of M rows of C ----
@@ -76,6 +90,17 @@
 //               + i: k_split is the rows of a whole entry), stride_b op(B)'s first (entry * N + j)
 //   split_stride  the coverage flag's int32
 //   alpha, beta   doubles (OZAKI: the scalars are f64 whatever C's type)
+
+// ---- the span guard (ozaki_guard.comp): one invocation per element of C ----
+//   M, N, batch  C's rows and columns (after the column-major turn) and the batch entries (the grid's z)
+//   K           the K chunks; k_split the product's K (the cross term's k / 4)
+//   a_offset    the magnitude products' first int32; element (i, j) of chunk c, entry t at
+//               a_offset + c * stride_b + t * stride_a + i * N + j
+//   ldb, ldc    the line statistics' first int32 of op(A)'s rows and of op(B)'s columns (the split's ldb)
+//   split_stride  the coverage flag's int32: set to OZAKI_UNCOVERED_SPAN where an element fails
+//   alpha       the allowance per unit of magnitude sum (double): the guard admits element (i, j) when
+//               [row i inexact] |B'_j|_1 / 2 + [column j inexact] |A'_i|_1 / 2 + [both] k / 4
+//               <= alpha * S_ij, S_ij the magnitude sums over the K chunks (engine/src/ozaki/guard.hpp)
 
 // ---- the arm (ozaki_arm.comp): one invocation ----
 //   flags OZAKI_ARM_CLEAR: the coverage flag := 0. Otherwise the indirect dispatch at int32 a_offset gets

@@ -6,7 +6,8 @@
 // OZAKI_SPLIT_COLUMNS a column of op(B) — finds the line's largest magnitude, scales the line by 2^e so it
 // lands in [2^(s-1), 2^s) (e = s - x, largest = f 2^x, f in [0.5, 1)), rounds each element to the nearest
 // integer (ties to even) and writes its balanced residue modulo each of the first MODULI moduli as one byte of
-// that modulus's int8 plane. A NaN, an infinity, or a subnormal the scaling would not round to 0 sets the
+// that modulus's int8 plane, then the element's magnitude byte into plane MODULI and the line's statistics
+// (its scaled 1-norm, and whether any element was rounded) for the span guard (ozaki_guard.comp). A NaN, an infinity, or a subnormal the scaling would not round to 0 sets the
 // coverage flag instead (the native kernel then computes the product). ozaki_abi.h says what each push
 // constant means here. ELEM_T is the operand's type (double or float); the arithmetic is double.
 #include "gemm_abi.h"
@@ -19,7 +20,7 @@ layout(std430, set = 0, binding = 0) readonly buffer Source { ELEM_T X[]; };
 // The same binding as bits: NaN, infinities and subnormals are told from the stored bits, which no flushing
 // of subnormals (a device's float controls) can change.
 layout(std430, set = 0, binding = 0) readonly buffer SourceBits { uint X_bits[]; };
-layout(std430, set = 0, binding = 1) buffer Words { int words[]; };        // exponents, the coverage flag
+layout(std430, set = 0, binding = 1) buffer Words { int words[]; };  // exponents, line statistics, the flag
 layout(std430, set = 0, binding = 2) writeonly buffer Planes { uint planes[]; };  // 4 residue bytes a word
 
 #define GEMM_PUSH_UINT_FIELD(name) uint name;
@@ -31,8 +32,8 @@ layout(push_constant) uniform GemmParams {
 
 const uint kModuli[OZAKI_MAX_MODULI] = uint[](OZAKI_MODULI);
 
-shared double largest[OZAKI_SPLIT_INVOCATIONS];
-shared uint flags[OZAKI_SPLIT_INVOCATIONS];  // OZAKI_UNCOVERED_* bits, and bit 31: a subnormal seen
+shared double largest[OZAKI_SPLIT_INVOCATIONS];  // the maxima, then the 1-norms' partial sums
+shared uint flags[OZAKI_SPLIT_INVOCATIONS];  // OZAKI_UNCOVERED_* bits and bit 31, a subnormal seen; then inexact
 
 // The index of element t of this line of entry `entry` in X.
 uint element_index(uint entry, uint line, uint t) {
@@ -93,14 +94,24 @@ double nearest_integer(double v) {
   return v < 0.0 ? -rounded : rounded;
 }
 
-// The halves of |v| rounded to the nearest integer. Below 2^51 (`small`: the line's integers have at most 51
-// bits) the rounding's own sum |v| + 2^52 holds the integer in its significand's 52 bits, so the halves are
-// its bits: no conversion from double, whose throughput is a fraction of an add's on most GPUs.
-uvec2 rounded_halves(double v, bool small) {
-  if (!small) return halves(nearest_integer(v));
-  precise double shifted = abs(v) + 4503599627370496.0;  // 2^52
+// |v| rounded to the nearest integer (ties to even) and its halves. Below 2^51 (`small`: the line's integers
+// have at most 51 bits) the rounding's own sum |v| + 2^52 holds the integer in its significand's 52 bits, so the
+// halves are its bits: no conversion from double, whose throughput is a fraction of an add's on most GPUs.
+struct Rounded {
+  double value;
+  uvec2 halves;
+};
+Rounded rounded_magnitude(double v, bool small) {
+  const double magic = 4503599627370496.0;  // 2^52
+  const double magnitude = abs(v);
+  if (!small) {
+    const double value = nearest_integer(magnitude);
+    return Rounded(value, halves(value));
+  }
+  precise double shifted = magnitude + magic;
+  precise double value = shifted - magic;
   const uvec2 bits = unpackDouble2x32(shifted);
-  return uvec2(bits.y & 0xfffffu, bits.x);
+  return Rounded(value, uvec2(bits.y & 0xfffffu, bits.x));
 }
 
 // 2^e as a double, for |e| <= 1022 (the two factors the split scales by): exact, where ldexp may not be cheap.
@@ -123,6 +134,19 @@ int balanced_residue(uint r, bool negative, uint m) {
   return r >= (m + 1u) / 2u ? int(r) - int(m) : int(r);
 }
 
+// Halves shared arrays down to `group` entries, one per line: me and me + half_size are the same line's
+// (half_size is a multiple of group). `sum`: the doubles are added (else their maximum) and the flags or-ed.
+void reduce_lines(uint me, uint group, bool sum) {
+  barrier();
+  for (uint half_size = OZAKI_SPLIT_INVOCATIONS / 2u; half_size >= group; half_size /= 2u) {
+    if (me < half_size) {
+      largest[me] = sum ? largest[me] + largest[me + half_size] : max(largest[me], largest[me + half_size]);
+      flags[me] |= flags[me + half_size];
+    }
+    barrier();
+  }
+}
+
 void main() {
   // A workgroup walks OZAKI_SPLIT_GROUP adjacent lines at once where they are adjacent in memory (the host's
   // OZAKI_SPLIT_GROUPED): invocation `me` takes line slot = me % group along lane = me / group, so a subgroup's
@@ -132,7 +156,7 @@ void main() {
   const uint entry = gl_WorkGroupID.z, me = gl_LocalInvocationIndex, slot = me % group, lane = me / group;
   const uint first = (gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x) * group, line = first + slot;
   if (first >= p.M) return;  // the whole workgroup: no barrier is skipped by some invocations alone
-  const bool live = line < p.M;
+  const bool live = line < p.M;  // a line past M walks nothing but takes every barrier
   double most = 0.0;
   uint flag = 0u;
   for (uint t = lane; live && t < p.K; t += lanes) {
@@ -145,16 +169,7 @@ void main() {
   }
   largest[me] = most;
   flags[me] = flag;
-  barrier();
-  // Halving down to `group`: me and me + half_size are the same line's (half_size is a multiple of group).
-  for (uint half_size = OZAKI_SPLIT_INVOCATIONS / 2u; half_size >= group; half_size /= 2u) {
-    if (me < half_size) {
-      largest[me] = max(largest[me], largest[me + half_size]);
-      flags[me] |= flags[me + half_size];
-    }
-    barrier();
-  }
-  if (!live) return;
+  reduce_lines(me, group, false);
   // The exponent x of the largest magnitude from its bits (frexp's, without trusting a device's frexp or its
   // subnormals): a subnormal largest (field 0) gets -1022 (-126), at most its own, and is flagged below.
   const double line_largest = largest[slot];
@@ -166,12 +181,13 @@ void main() {
   if ((flags[slot] & kSubnormalSeen) != 0u && (e >= kSubnormalMatters || line_largest == 0.0)) {
     uncovered |= OZAKI_UNCOVERED_SUBNORMAL;
   }
-  if (lane == 0u) {
+  if (live && lane == 0u) {
     words[p.b_offset + entry * p.M + line] = e;
     // Every workgroup that finds an uncovered input stores its nonzero bits: any of them serves.
     if (uncovered != 0u) words[p.split_stride] = int(uncovered);
   }
-  if (uncovered != 0u) return;  // the native kernel computes this product: the planes are not read
+  // Where the line is uncovered the native kernel computes this product: its planes are not read.
+  const bool write = live && uncovered == 0u;
   // Four consecutive elements a word, every word of the plane's row written: bytes from K to ldc as 0, so
   // that an int8 kernel's whole-unit loads past K read zeros.
   // The scaling by 2^e in two exact steps (|e| may pass 1023; each half does not), the integers' bits uniform.
@@ -179,13 +195,22 @@ void main() {
   const double scale_first = power_of_two(e_first), scale_second = power_of_two(e - e_first);
   const uint bits = p.k_split;
   const bool small = bits <= 51u;
-  for (uint t4 = 4u * lane; t4 < p.ldc; t4 += 4u * lanes) {
+  const double magnitude_scale = power_of_two(OZAKI_MAGNITUDE_BITS - int(bits));
+  const bool guarded = (p.flags & OZAKI_SPLIT_GUARDED) != 0u;
+  double norm = 0.0;
+  bool inexact = false;
+  for (uint t4 = 4u * lane; write && t4 < p.ldc; t4 += 4u * lanes) {
     uvec2 h[4];
     bool negative[4];
+    uint magnitudes = 0u;
     [[unroll]] for (uint i = 0u; i < 4u; ++i) {
       precise double scaled = t4 + i < p.K ? (element(entry, line, t4 + i) * scale_first) * scale_second : 0.0;
-      h[i] = rounded_halves(scaled, small);
+      const Rounded r = rounded_magnitude(scaled, small);
+      h[i] = r.halves;
       negative[i] = scaled < 0.0;
+      norm += abs(scaled);
+      inexact = inexact || r.value != abs(scaled);
+      magnitudes |= uint(floor(abs(scaled) * magnitude_scale)) << (8u * i);  // exact: a power of two, a floor
     }
     [[unroll]] for (uint l = 0u; l < OZAKI_MAX_MODULI; ++l) {
       if (l >= MODULI) break;
@@ -197,5 +222,17 @@ void main() {
       const uint byte_at = p.c_offset + (l * p.batch + entry) * p.stride_c + line * p.ldc + t4;
       planes[byte_at / 4u] = word;
     }
+    if (guarded) planes[(p.c_offset + (MODULI * p.batch + entry) * p.stride_c + line * p.ldc + t4) / 4u] = magnitudes;
+  }
+  // The line's statistics for the span guard: its scaled 1-norm, negated where an element was rounded.
+  barrier();  // every invocation has read largest[slot] and flags[slot] above
+  largest[me] = norm;
+  flags[me] = inexact ? 1u : 0u;
+  reduce_lines(me, group, true);
+  if (guarded && write && lane == 0u) {
+    const uvec2 stat = unpackDouble2x32(flags[slot] != 0u ? -largest[slot] : largest[slot]);
+    const uint at = p.ldb + 2u * (entry * p.M + line);
+    words[at] = int(stat.x);
+    words[at + 1u] = int(stat.y);
   }
 }

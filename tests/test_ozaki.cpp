@@ -12,6 +12,7 @@
 
 #include "ozaki/bound.hpp"
 #include "ozaki/model.hpp"
+#include "ozaki_families.hpp"
 #include "reference/element_access.hpp"
 #include "support.hpp"
 
@@ -186,6 +187,40 @@ TEST_SUITE("ozaki") {
         CHECK(std::memcmp(emulated_c.data(), native_c.data(), native_c.size()) == 0);
       }
     }
+  }
+
+  TEST_CASE("the span guard on the device: each hostile family the model's way, computed or refused") {
+    // Computed: bit for bit the CPU model (whose guard admitted it) and within the native bound; refused: the
+    // native plan's bits. A device guard that admits what the model's refuses (or the reverse) fails here.
+    namespace families = test::ozaki_families;
+    std::mt19937_64 rng = test::case_rng("ozaki guard families");
+    uint64_t computed = 0, refused = 0;
+    for (DataType type : {DataType::f64, DataType::f32})
+      for (int64_t k : {int64_t{64}, int64_t{300}})
+        for (families::Family f : families::kFamilies) {
+          const GemmDesc d = make_desc(type, Layout::row_major, Op::n, Op::n, 24, 20, k, 0, false, 1.0, 0.0);
+          const families::Operands o = families::draw(f, type, d.m, d.n, k, rng);
+          const size_t c_bytes = static_cast<size_t>(d.m * d.n) * element_size(type);
+          std::vector<std::byte> device(c_bytes), native(c_bytes), model(c_bytes), c0(c_bytes);
+          const GemmTiming t = test::engine().gemm(d, o.a.data(), o.b.data(), device.data(), emulated());
+          const std::string family = families::name(f);
+          CAPTURE(type);
+          CAPTURE(k);
+          CAPTURE(family);
+          CHECK(t.config.find("exponent span") != std::string::npos);
+          const bool admitted = ozaki::model_gemm(d, o.a.data(), o.b.data(), c0.data(), model.data());
+          CHECK(admitted == !families::refused(f));
+          if (admitted) {
+            ++computed;
+            CHECK(device == model);
+            CHECK(compare_with_reference(d, o.a.data(), o.b.data(), c0.data(), device.data()).passed);
+          } else {
+            ++refused;
+            test::engine().gemm(d, o.a.data(), o.b.data(), native.data(), GemmOptions{});
+            CHECK(device == native);
+          }
+        }
+    MESSAGE(computed << " family products computed by the emulation, " << refused << " refused to the native kernel");
   }
 
   TEST_CASE("hostile inputs the moduli cover: zero rows, +-0, exponents near both ends, 1x1, beta over NaN") {

@@ -15,6 +15,7 @@
 
 #include "ozaki/bound.hpp"
 #include "ozaki/model.hpp"
+#include "ozaki_families.hpp"
 #include "reference/element_access.hpp"
 #include "support.hpp"
 #include "vkgemm/reference.hpp"
@@ -87,6 +88,22 @@ GemmDesc square(DataType type, int64_t m, int64_t n, int64_t k) {
   d.type = type;
   d.m = m, d.n = n, d.k = k;
   return d;
+}
+
+// The span guard's worst ratio of truncation bound to allowance (above 1: refused) on the dense row-major call
+// d with `moduli` moduli (guard.hpp).
+double guard_ratio(const GemmDesc& d, const Operands& o, uint32_t moduli) {
+  const auto m = static_cast<uint32_t>(d.m), n = static_cast<uint32_t>(d.n), k = static_cast<uint32_t>(d.k);
+  std::vector<double> a(static_cast<size_t>(m) * k), b(static_cast<size_t>(k) * n);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = detail::load_element(d.type, o.a.data(), i);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = detail::load_element(d.type, o.b.data(), i);
+  const Moduli table = make_moduli(moduli);
+  const ScaleBits bits = scale_bits(table, k);
+  const SplitSide sa = split(a, m, k, true, bits.a, table, d.type);
+  const SplitSide sb = split(b, k, n, false, bits.b, table, d.type);
+  double worst = 0.0;
+  span_guard(sa, sb, m, n, k, guard_allowance(d.type, k, bits), &worst);
+  return worst;
 }
 
 }  // namespace
@@ -198,33 +215,93 @@ TEST_SUITE("ozaki model") {
               }
   }
 
-  TEST_CASE("f32's six moduli from k = 1024 on meet the native kernel's bound, model bounds included; five do not") {
-    CHECK(default_moduli(DataType::f32, kFewerModuliK - 1) == 7u);
-    CHECK(default_moduli(DataType::f32, kFewerModuliK) == 6u);
+  TEST_CASE("the default moduli pass the span guard with a margin of 2 where no line spreads; one fewer does not") {
+    CHECK(default_moduli(DataType::f32, 1u << 20) == 7u);
     CHECK(default_moduli(DataType::f64, 1u << 20) == 14u);
-    std::mt19937_64 rng = test::case_rng("ozaki f32 moduli by k");
+    std::mt19937_64 rng = test::case_rng("ozaki guard margins");
+    for (DataType type : {DataType::f64, DataType::f32})
+      for (int64_t k : {1, 16, 256, 1024, 4096})
+        for (int spread : {0, 20}) {  // spread: rows and columns scaled apart, which the split takes free
+          const GemmDesc d = square(type, 16, 12, k);
+          const Operands o = draw(d, rng, spread);
+          const uint32_t moduli = default_moduli(type, static_cast<uint64_t>(k));
+          CAPTURE(type);
+          CAPTURE(k);
+          CAPTURE(spread);
+          const double at_default = guard_ratio(d, o, moduli);
+          CHECK(at_default <= 0.5);
+          if (k >= 16) CHECK(guard_ratio(d, o, moduli - 1) > 0.5);  // one fewer keeps no margin
+          const Outcome r = run(d, o);
+          CHECK(r.covered);
+          CHECK_MESSAGE(r.native.passed, r.native.summary());
+        }
+  }
+
+  TEST_CASE("f32's default moduli are as accurate as the native kernel's typical error, model bound included") {
+    std::mt19937_64 rng = test::case_rng("ozaki f32 accuracy");
     CompareOptions model;
     model.random_inputs = true;  // the native kernel's model bound: its typical error, far below the worst case
-    for (int64_t k : {static_cast<int64_t>(kFewerModuliK), int64_t{4096}})
-      for (int spread : {0, 20}) {
-        const GemmDesc d = square(DataType::f32, 24, 20, k);
-        const Operands o = draw(d, rng, spread);
-        CAPTURE(k);
-        CAPTURE(spread);
-        for (uint32_t count : {0u, 5u}) {  // 0: the default, six here
-          ModelOptions options;
-          options.moduli = count;
-          std::vector<std::byte> c(o.c0.size());
-          REQUIRE(model_gemm(d, o.a.data(), o.b.data(), o.c0.data(), c.data(), options));
-          const Comparison r = compare_with_reference(d, o.a.data(), o.b.data(), o.c0.data(), c.data(), model);
-          CAPTURE(count);
-          if (count == 0) {
-            CHECK_MESSAGE(r.worst_element_ratio < 0.5, r.summary());  // the margin of 2 the default keeps
-          } else {
-            CHECK_FALSE(r.passed);  // one modulus fewer is coarser than the native kernel
-          }
+    for (int64_t k : {int64_t{1024}, int64_t{4096}}) {
+      const GemmDesc d = square(DataType::f32, 24, 20, k);
+      const Operands o = draw(d, rng, 20);
+      std::vector<std::byte> c(o.c0.size());
+      REQUIRE(model_gemm(d, o.a.data(), o.b.data(), o.c0.data(), c.data()));
+      const Comparison r = compare_with_reference(d, o.a.data(), o.b.data(), o.c0.data(), c.data(), model);
+      CAPTURE(k);
+      CHECK_MESSAGE(r.worst_element_ratio < 0.5, r.summary());
+    }
+  }
+
+  TEST_CASE("the span guard: every hostile family computed within the native bound or refused") {
+    namespace families = test::ozaki_families;
+    std::mt19937_64 rng = test::case_rng("ozaki guard families");
+    for (DataType type : {DataType::f64, DataType::f32})
+      for (int64_t k : {int64_t{64}, int64_t{300}})
+        for (families::Family f : families::kFamilies) {
+          const GemmDesc d = square(type, 24, 20, k);
+          const families::Operands fo = families::draw(f, type, d.m, d.n, k, rng);
+          Operands o{fo.a, fo.b, std::vector<std::byte>(static_cast<size_t>(d.m * d.n) * element_size(type))};
+          CAPTURE(type);
+          CAPTURE(k);
+          const std::string family = families::name(f);
+          CAPTURE(family);
+          const Outcome r = run(d, o);
+          CHECK(r.covered == !families::refused(f));
+          if (r.covered) CHECK_MESSAGE(r.native.passed, r.native.summary());
+          // The mutation at k = 64, where the native bound is within a factor of 4 of the guard's allowance.
+          if (k != 64 || !families::refused(f) || f == families::Family::aligned_edge) continue;
+          ModelOptions unguarded;  // the mutation: without the guard the family's result is silently wrong
+          unguarded.mutation = Mutation::no_guard;
+          const Outcome wrong = run(d, o, unguarded);
+          CHECK(wrong.covered);
+          CHECK_FALSE(wrong.native.passed);
         }
-      }
+  }
+
+  TEST_CASE("the guard's edge: a guard one modulus too lenient admits a result past the native bound") {
+    namespace families = test::ozaki_families;
+    std::mt19937_64 rng = test::case_rng("ozaki guard edge");
+    for (DataType type : {DataType::f64, DataType::f32}) {
+      const GemmDesc d = square(type, 3, 2, 4);
+      const families::Operands fo = families::draw(families::Family::aligned_edge, type, 3, 2, 4, rng);
+      Operands o{fo.a, fo.b, std::vector<std::byte>(6 * element_size(type))};
+      CAPTURE(type);
+      const uint32_t moduli = default_moduli(type, 4);
+      CHECK(guard_ratio(d, o, moduli) > 1.5);  // refused by a factor, not by a rounding
+      CHECK_FALSE(run(d, o).covered);
+      ModelOptions lenient;
+      lenient.mutation = Mutation::lenient_guard;
+      const Outcome wrong = run(d, o, lenient);
+      CHECK(wrong.covered);
+      CHECK_FALSE(wrong.native.passed);
+      ModelOptions more;  // enough moduli compute it within the native bound, and the guard admits them
+      more.moduli = moduli + 1;
+      while (more.moduli < kMaxModuli && guard_ratio(d, o, more.moduli) > 1.0) ++more.moduli;
+      CAPTURE(more.moduli);
+      const Outcome right = run(d, o, more);
+      CHECK(right.covered);
+      CHECK(right.native.passed);
+    }
   }
 
   TEST_CASE("fewer moduli trade accuracy for speed within the emulation's own bound") {

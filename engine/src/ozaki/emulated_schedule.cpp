@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "kernels/experiments.hpp"
+#include "ozaki/guard.hpp"
 #include "ozaki/moduli.hpp"
 #include "ozaki_abi.h"
 #include "vkgemm/error.hpp"
@@ -29,18 +30,25 @@ struct Shape {
   uint64_t plane_a() const { return uint64_t{m} * ldk; }
   uint64_t plane_b() const { return uint64_t{n} * ldk; }
   uint64_t plane_sums(uint32_t rows) const { return uint64_t{rows} * n; }
+  // The residue planes, and the magnitude plane where the span guard runs.
+  uint32_t planes() const { return moduli + (guarded ? 1 : 0); }
   uint32_t moduli = 0, chunks = 0, ldk = 0;
+  bool guarded = false;
 };
 
 // Where each region of the workspace starts, in bytes. The int32 planes hold one block of `rows` rows of C
 // at a time: the products and the merge run block by block over the same region, so that a product whose
 // planes would pass the one allocation or binding a device allows still runs (choose_rows).
+// The magnitude planes' products (the span guard's) have a region of their own, all of C at once: the guard
+// judges the whole call before the first block is merged.
 struct Layout {
   uint32_t dispatches = 0;  // the native plan's
-  uint32_t exp_a = 0, exp_b = 0;  // word indices
-  uint32_t rows = 0;              // rows of C a block of the int32 planes holds
-  uint64_t words = 0, planes_a = 0, planes_b = 0, sums = 0, native = 0, total = 0;
-  uint64_t words_bytes = 0, a_bytes = 0, b_bytes = 0, sums_bytes = 0, chunk_bytes = 0;
+  uint32_t exp_a = 0, exp_b = 0;      // word indices
+  uint32_t stats_a = 0, stats_b = 0;  // word indices (even: the line statistics are doubles)
+  uint32_t rows = 0;                  // rows of C a block of the int32 planes holds
+  uint64_t words = 0, planes_a = 0, planes_b = 0, magnitudes = 0, sums = 0, native = 0, total = 0;
+  uint64_t words_bytes = 0, a_bytes = 0, b_bytes = 0, magnitude_bytes = 0, sums_bytes = 0, chunk_bytes = 0;
+  uint64_t magnitude_chunk_bytes = 0;  // each K chunk's magnitude sums start where a binding may
 };
 
 // The int32 planes' bytes a row of C takes: every K chunk of every modulus of every batch entry.
@@ -52,14 +60,19 @@ Layout lay_out_workspace(const Shape& s, uint32_t dispatches, uint64_t native_by
   l.rows = rows;
   l.exp_a = kFirstIndirectWord + 4 * dispatches;
   l.exp_b = l.exp_a + s.batch * s.m;
-  l.words_bytes = (uint64_t{l.exp_b} + uint64_t{s.batch} * s.n) * 4;
-  l.a_bytes = uint64_t{s.moduli} * s.batch * s.plane_a();
-  l.b_bytes = uint64_t{s.moduli} * s.batch * s.plane_b();
+  l.stats_a = static_cast<uint32_t>(align_up(l.exp_b + uint64_t{s.batch} * s.n, 2));
+  l.stats_b = l.stats_a + 2 * s.batch * s.m;
+  l.words_bytes = (uint64_t{l.stats_b} + 2 * uint64_t{s.batch} * s.n) * 4;
+  l.a_bytes = uint64_t{s.planes()} * s.batch * s.plane_a();
+  l.b_bytes = uint64_t{s.planes()} * s.batch * s.plane_b();
+  l.magnitude_chunk_bytes = align_up(uint64_t{s.batch} * s.plane_sums(s.m) * 4, kRegionAlign);
+  l.magnitude_bytes = s.guarded ? s.chunks * l.magnitude_chunk_bytes : 0;
   l.chunk_bytes = uint64_t{s.moduli} * s.batch * s.plane_sums(rows) * 4;
   l.sums_bytes = l.chunk_bytes * s.chunks;
   l.planes_a = align_up(l.words_bytes, kRegionAlign);
   l.planes_b = align_up(l.planes_a + l.a_bytes, kRegionAlign);
-  l.sums = align_up(l.planes_b + l.b_bytes, kRegionAlign);
+  l.magnitudes = align_up(l.planes_b + l.b_bytes, kRegionAlign);
+  l.sums = align_up(l.magnitudes + l.magnitude_bytes, kRegionAlign);
   l.native = align_up(l.sums + l.sums_bytes, kRegionAlign);
   l.total = l.native + native_bytes;
   return l;
@@ -90,7 +103,8 @@ void check_ranges(const GemmDesc& desc, const Layout& l, const DeviceInfo& devic
   const uint64_t range = std::min<uint64_t>(device.max_storage_buffer_range, UINT32_MAX);
   const std::pair<const char*, uint64_t> regions[] = {
       {"op(A)'s int8 planes", l.a_bytes}, {"op(B)'s int8 planes", l.b_bytes},
-      {"the int32 planes", l.sums_bytes}, {"the exponents", l.words_bytes}};
+      {"the int32 planes", l.sums_bytes}, {"the span guard's magnitude sums", l.magnitude_bytes},
+      {"the exponents and line statistics", l.words_bytes}};
   if (device.max_allocation_size && l.total > device.max_allocation_size) {
     throw Error(ErrorCode::too_large,
                 fmt::format("the ozaki kernel's workspace for a {}x{}x{} product in a batch of {} takes {} bytes; {} "
@@ -163,10 +177,12 @@ SequencePass split(const Shape& s, const Layout& l, const DeviceInfo& device, Da
   p.lda = columns ? a.ldb : a.lda;
   p.a_offset = columns ? a.b_offset : a.a_offset;
   p.stride_a = columns ? a.stride_b : a.stride_a;
-  p.flags = (transposed ? kernels::kTransA : 0u) | (columns ? OZAKI_SPLIT_COLUMNS : 0u) | (grouped ? OZAKI_SPLIT_GROUPED : 0u);
+  p.flags = (transposed ? kernels::kTransA : 0u) | (columns ? OZAKI_SPLIT_COLUMNS : 0u) |
+            (grouped ? OZAKI_SPLIT_GROUPED : 0u) | (s.guarded ? OZAKI_SPLIT_GUARDED : 0u);
   p.k_split = static_cast<uint32_t>(bits);
   p.c_offset = 0, p.ldc = s.ldk, p.stride_c = static_cast<uint32_t>(columns ? s.plane_b() : s.plane_a());
   p.b_offset = columns ? l.exp_b : l.exp_a;
+  p.ldb = columns ? l.stats_b : l.stats_a;
   p.split_stride = kFlagWord;
   out.bindings = {operand, words(l), {3, columns ? l.planes_b : l.planes_a, columns ? l.b_bytes : l.a_bytes}};
   return out;
@@ -190,22 +206,29 @@ SequencePass merge(const Shape& s, const Layout& l, DataType type, const Sequenc
   return out;
 }
 
-// The int8 products of K chunk `chunk` for C's rows [row0, row0 + rows): one strided batch of moduli x batch
-// entries, planned by the engine. Returns the products' kernel and configuration, for the plan's description.
+// Which int8 products one strided batch computes: planes [plane, plane + planes) of every batch entry, for C's
+// rows [row0, row0 + rows), into the int32 region at `sums` (its K chunk's part).
+struct Products {
+  uint32_t plane = 0, planes = 0, row0 = 0, rows = 0;
+  uint64_t sums = 0, chunk_bytes = 0;
+};
+
+// The int8 products of K chunk `chunk`: one strided batch of planes x batch entries, planned by the engine.
+// Returns the products' kernel and configuration, for the plan's description.
 std::string add_products(std::vector<SequencePass>& out, const Shape& s, const Layout& l, uint32_t chunk,
-                         uint32_t row0, uint32_t rows, const DeviceInfo& device, const tuning::Table& tuning) {
+                         const Products& what, const DeviceInfo& device, const tuning::Table& tuning) {
   const uint32_t k0 = chunk * ozaki::kChunkK, k = std::min(s.k - k0, ozaki::kChunkK);
   GemmDesc d;
   d.type = DataType::i8;
   d.op_b = Op::t;  // B's planes are stored N x K
-  d.m = rows, d.n = s.n, d.k = k;
+  d.m = what.rows, d.n = s.n, d.k = k;
   d.lda = s.ldk, d.ldb = s.ldk, d.ldc = s.n;
-  d.batch = int64_t{s.moduli} * s.batch;
+  d.batch = int64_t{what.planes} * s.batch;
   d.stride_a = static_cast<int64_t>(s.plane_a()), d.stride_b = static_cast<int64_t>(s.plane_b());
-  d.stride_c = static_cast<int64_t>(s.plane_sums(rows));
-  const uint64_t chunk_bytes = uint64_t{s.moduli} * s.batch * s.plane_sums(rows) * 4;
-  const Placement at{l.planes_a + uint64_t{row0} * s.ldk + k0, l.planes_b + k0, l.sums + chunk * chunk_bytes,
-                     kRegionAlign};
+  d.stride_c = static_cast<int64_t>(s.plane_sums(what.rows));
+  const uint64_t first = uint64_t{what.plane} * s.batch;
+  const Placement at{l.planes_a + first * s.plane_a() + uint64_t{what.row0} * s.ldk + k0,
+                     l.planes_b + first * s.plane_b() + k0, what.sums + chunk * what.chunk_bytes, kRegionAlign};
   const Schedule product = schedule_product(d, GemmOptions{}, device, tuning, at);
   if (product.workspace_bytes != 0) {
     throw Error(ErrorCode::unsupported_config,
@@ -221,6 +244,22 @@ std::string add_products(std::vector<SequencePass>& out, const Shape& s, const L
     out.push_back(std::move(pass));
   }
   return fmt::format("{} ({})", to_string(product.kernel), product.config);
+}
+
+// The span guard over all of C (ozaki_guard.comp): its allowance from guard.hpp's rule.
+SequencePass guard(const Shape& s, const Layout& l, DataType type) {
+  SequencePass out;
+  out.pass.shape = shape_of("ozaki_guard_f64", 0, {OZAKI_MERGE_X, OZAKI_MERGE_Y, 1});
+  out.pass.grid = {(s.n + OZAKI_MERGE_X - 1) / OZAKI_MERGE_X, (s.m + OZAKI_MERGE_Y - 1) / OZAKI_MERGE_Y, s.batch};
+  kernels::GemmPushConstants& p = out.pass.push;
+  p.M = s.m, p.N = s.n, p.batch = s.batch, p.K = s.chunks, p.k_split = s.k;
+  p.a_offset = 0, p.stride_a = static_cast<uint32_t>(s.plane_sums(s.m));
+  p.stride_b = static_cast<uint32_t>(l.magnitude_chunk_bytes / 4);
+  p.ldb = l.stats_a, p.ldc = l.stats_b, p.split_stride = kFlagWord;
+  const double allowance = ozaki::guard_allowance(type, s.k, ozaki::scale_bits(ozaki::make_moduli(s.moduli), s.k));
+  std::memcpy(p.scalars, &allowance, 8);
+  out.bindings = {SequenceBinding{3, l.magnitudes, l.magnitude_bytes}, words(l), words(l)};
+  return out;
 }
 
 // The native plan's dispatches, as lay_out (engine/gemm_plan.cpp) binds them, each made indirect.
@@ -245,6 +284,7 @@ Shape shape_of_call(const Schedule& native, const GemmOptions& options, DataType
   s.m = s.a_side.M, s.n = s.a_side.N, s.k = s.a_side.K, s.batch = s.a_side.batch;
   s.moduli = options.emulation_moduli ? options.emulation_moduli : ozaki::default_moduli(type, s.k);
   s.chunks = (s.k + ozaki::kChunkK - 1) / ozaki::kChunkK;
+  s.guarded = ozaki::guarded(type, s.k, s.moduli);
   s.ldk = static_cast<uint32_t>(align_up(s.k, kPlaneRowAlign));
   return s;
 }
@@ -279,14 +319,20 @@ Schedule schedule_emulated(const GemmDesc& desc, const GemmOptions& options, con
   seq.push_back(arm(l, std::nullopt));
   seq.push_back(split(s, l, device, desc.type, false, a, bits.a));
   seq.push_back(split(s, l, device, desc.type, true, b, bits.b));
+  if (s.guarded) {
+    const Products magnitudes{s.moduli, 1, 0, s.m, l.magnitudes, l.magnitude_chunk_bytes};
+    for (uint32_t chunk = 0; chunk < s.chunks; ++chunk) add_products(seq, s, l, chunk, magnitudes, device, tuning);
+    seq.push_back(guard(s, l, desc.type));
+  }
   fallback = native_passes(out, l);
   for (uint32_t i = 0; i < fallback.size(); ++i) seq.push_back(arm(l, std::make_pair(i, fallback[i].pass.grid)));
   std::string products;
   const uint32_t blocks = (s.m + rows - 1) / rows;
   for (uint32_t row0 = 0; row0 < s.m; row0 += rows) {
     const uint32_t block_rows = std::min(rows, s.m - row0);
+    const Products residues{0, s.moduli, row0, block_rows, l.sums, l.chunk_bytes};
     for (uint32_t chunk = 0; chunk < s.chunks; ++chunk) {
-      const std::string planned = add_products(seq, s, l, chunk, row0, block_rows, device, tuning);
+      const std::string planned = add_products(seq, s, l, chunk, residues, device, tuning);
       if (row0 == 0 && chunk == 0) products = planned;
     }
     seq.push_back(merge(s, l, desc.type, c, desc, row0, block_rows));
@@ -294,10 +340,12 @@ Schedule schedule_emulated(const GemmDesc& desc, const GemmOptions& options, con
   seq.insert(seq.end(), fallback.begin(), fallback.end());
   std::erase_if(seq, [](const SequencePass& pass) { return kernels::ozaki_drop_experiment(pass.pass.shape.shader); });
   if (blocks > 1) products += fmt::format(" in {} blocks of {} rows", blocks, rows);
-  out.config = fmt::format("{} moduli, scale bits {}+{}, {} K chunk{}, {} int8 products by {}; falls back to {} ({}) "
-                           "if an input is NaN, infinite or a subnormal that matters",
+  out.config = fmt::format("{} moduli, scale bits {}+{}, {} K chunk{}, {} int8 products by {}{}; falls back to {} ({}) "
+                           "if an input is NaN, infinite or a subnormal that matters{}",
                            s.moduli, bits.a, bits.b, s.chunks, s.chunks == 1 ? "" : "s", s.moduli * s.batch * s.chunks,
-                           products, to_string(out.kernel), out.config);
+                           products, s.guarded ? fmt::format(" and {} for the span guard", s.batch * s.chunks) : "",
+                           to_string(out.kernel), out.config,
+                           s.guarded ? fmt::format(", or its exponent span needs more than {} moduli", s.moduli) : "");
   out.kernel = Kernel::ozaki;
   out.workspace_bytes = l.total;
   return out;

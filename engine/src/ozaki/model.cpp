@@ -119,6 +119,8 @@ SplitSide split(std::span<const double> x, uint32_t rows, uint32_t cols, bool by
   SplitSide s;
   s.exponent.assign(lines, 0);
   s.planes.assign(plane * moduli.count, 0);
+  s.magnitude.assign(plane, 0);
+  s.stats.assign(lines, {});
   for (uint32_t line = 0; line < lines; ++line) {
     double largest = 0.0;
     bool has_subnormal = false, non_finite = false;
@@ -133,8 +135,14 @@ SplitSide split(std::span<const double> x, uint32_t rows, uint32_t cols, bool by
     s.exponent[line] = e;
     s.covered = s.covered && scale.covered;
     if (!s.covered) continue;
+    LineStats& stats = s.stats[line];
     for (uint32_t t = 0; t < length; ++t) {
-      const double scaled = std::nearbyint(scale_back(x[index(line, t)], e));
+      const double exact = scale_back(x[index(line, t)], e);
+      const double scaled = std::nearbyint(exact);
+      stats.norm += std::fabs(exact);
+      stats.inexact = stats.inexact || scaled != exact;
+      s.magnitude[index(line, t)] =
+          static_cast<int8_t>(std::floor(std::ldexp(std::fabs(exact), OZAKI_MAGNITUDE_BITS - bits)));
       for (uint32_t l = 0; l < moduli.count; ++l) {
         s.planes[l * plane + index(line, t)] = static_cast<int8_t>(balanced_residue(scaled, moduli.p[l]));
       }
@@ -164,6 +172,27 @@ std::vector<int32_t> plane_products(const SplitSide& a, const SplitSide& b, uint
     }
   }
   return out;
+}
+
+bool span_guard(const SplitSide& a, const SplitSide& b, uint32_t m, uint32_t n, uint32_t k, double allowance,
+                double* worst) {
+  bool admitted = true;
+  if (worst) *worst = 0.0;
+  for (uint32_t i = 0; i < m; ++i)
+    for (uint32_t j = 0; j < n; ++j) {
+      uint64_t sums = 0;  // each K chunk's int32 sum is exact (OZAKI_MAGNITUDE_BITS): their total, exactly
+      for (uint32_t p = 0; p < k; ++p) {
+        sums += static_cast<uint64_t>(a.magnitude[static_cast<size_t>(i) * k + p]) *
+                static_cast<uint64_t>(b.magnitude[static_cast<size_t>(p) * n + j]);
+      }
+      const double s = static_cast<double>(sums);
+      admitted = admitted && guard_admits(a.stats[i], b.stats[j], k, s, allowance);
+      if (worst) {
+        const double t = guard_truncation(a.stats[i], b.stats[j], k);
+        *worst = std::max(*worst, t == 0.0 ? 0.0 : s == 0.0 ? HUGE_VAL : t / (allowance * s));
+      }
+    }
+  return admitted;
 }
 
 double reconstruct(const std::array<uint32_t, kMaxModuli>& residues, const Moduli& moduli) {
@@ -219,6 +248,11 @@ bool model_product(std::span<const double> a, std::span<const double> b, std::sp
   const SplitSide sa = split(a, m, k, true, bits.a, moduli, type);
   const SplitSide sb = split(b, k, n, false, bits.b, moduli, type);
   if (!sa.covered || !sb.covered) return false;
+  if (options.mutation != Mutation::no_guard && guarded(type, k, moduli.count)) {
+    const uint32_t judged = options.mutation == Mutation::lenient_guard ? std::min(moduli.count + 1, kMaxModuli) : moduli.count;
+    const double allowance = guard_allowance(type, k, scale_bits(make_moduli(judged), k));
+    if (!span_guard(sa, sb, m, n, k, allowance)) return false;
+  }
   const std::vector<int32_t> sums = plane_products(sa, sb, m, n, k, moduli.count, options.chunk_k);
   const uint32_t chunks = static_cast<uint32_t>(sums.size() / (static_cast<size_t>(m) * n * moduli.count));
   const size_t mn = static_cast<size_t>(m) * n;

@@ -18,6 +18,7 @@
 #include <span>
 #include <vector>
 
+#include "ozaki/guard.hpp"
 #include "ozaki/moduli.hpp"
 #include "vkgemm/blas.hpp"
 
@@ -30,6 +31,8 @@ enum class Mutation {
   wrong_weight,      // the last modulus's Garner inverse off by one
   scale_off_by_one,  // row 0 of op(A) scaled back by 2^-(e_0 + 1)
   lose_chunk,        // the merge skips the last K chunk
+  no_guard,          // the span guard admits every product
+  lenient_guard,     // the span guard's allowance that of one modulus more than the product has
 };
 
 struct ModelOptions {
@@ -41,8 +44,10 @@ struct ModelOptions {
 // One operand split: the exponent of each row of op(A) (column of op(B)) and its int8 residue planes.
 struct SplitSide {
   std::vector<int32_t> exponent;
-  std::vector<int8_t> planes;  // plane l at l * rows * cols: op(A) m x k or op(B) k x n, row-major
-  bool covered = true;         // false: a NaN or infinity, or a subnormal the scaling would not round to 0
+  std::vector<int8_t> planes;     // plane l at l * rows * cols: op(A) m x k or op(B) k x n, row-major
+  std::vector<int8_t> magnitude;  // floor(|x| 2^(e - s + 7)) of each element, laid out as a plane (guard.hpp)
+  std::vector<LineStats> stats;   // each line's scaled 1-norm and whether it is inexact (guard.hpp)
+  bool covered = true;            // false: a NaN or infinity, or a subnormal the scaling would not round to 0
 };
 
 // The split's rule for one line (a row of op(A) or a column of op(B)): the exponent e it is scaled by, 2^e,
@@ -69,6 +74,12 @@ int32_t balanced_residue(double v, uint32_t p);
 // The int8 products: [chunk][plane][m x n] int32 sums, wrapping modulo 2^32 as the device's do.
 std::vector<int32_t> plane_products(const SplitSide& a, const SplitSide& b, uint32_t m, uint32_t n, uint32_t k,
                                     uint32_t count, uint32_t chunk_k);
+
+// The span guard's verdict on one entry (guard.hpp): the magnitude planes' product summed over the K chunks,
+// each element's truncation bound against its allowance. `worst` gets the largest ratio bound / allowance
+// (above 1: refused).
+bool span_guard(const SplitSide& a, const SplitSide& b, uint32_t m, uint32_t n, uint32_t k, double allowance,
+                double* worst = nullptr);
 
 // C' from the residues y_l in [0, p_l): Garner's digits, then compensated Horner (see the top of the file).
 double reconstruct(const std::array<uint32_t, kMaxModuli>& residues, const Moduli& moduli);

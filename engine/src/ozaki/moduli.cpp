@@ -81,10 +81,7 @@ void scale_weights(Moduli& moduli, uint32_t j) {
   for (uint32_t i = 0; i < j; ++i) moduli.scaled[j][i] = moduli.weight[j][i] * moduli.inverse[j] % moduli.p[j];
 }
 
-uint32_t default_moduli(DataType type, uint64_t k) noexcept {
-  if (type != DataType::f32) return 14;
-  return k >= kFewerModuliK ? 6u : 7u;
-}
+uint32_t default_moduli(DataType type, uint64_t /*k*/) noexcept { return type == DataType::f32 ? 7u : 14u; }
 
 int exponent_budget(const Moduli& moduli, uint64_t k) {
   const Big p = product(moduli);

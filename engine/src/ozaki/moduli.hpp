@@ -46,12 +46,9 @@ void scale_weights(Moduli& moduli, uint32_t j);
 // Throws vkgemm::Error(invalid_argument) unless kMinModuli <= count <= kMaxModuli.
 Moduli make_moduli(uint32_t count);
 
-// The number of moduli a type gets by default for a product over k: the fewest whose truncation error meets
-// the native kernel's bound, model bounds included, with a margin of at least 2 on inputs whose rows of op(A)
-// and columns of op(B) hold no element far below their largest (docs/correctness.md, "Emulated products"):
-// 14 for f64; 7 for f32, 6 from k = kFewerModuliK on (the native kernel's error grows with k faster than the
-// emulation's: docs/design/ozaki.md tabulates both).
-inline constexpr uint64_t kFewerModuliK = 1024;
+// The number of moduli a type gets by default for a product over k: the fewest with which the span guard
+// (guard.hpp) admits inputs whose rows of op(A) and columns of op(B) hold no element far below their largest
+// with a margin of at least 2 at every k (docs/design/ozaki.md tabulates the margins): 14 for f64, 7 for f32.
 uint32_t default_moduli(DataType type, uint64_t k) noexcept;
 
 // The largest T with k * 2^(T+1) < P = p_0 ... p_{count-1}: integers |A'| <= 2^sA, |B'| <= 2^sB with

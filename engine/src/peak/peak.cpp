@@ -550,8 +550,7 @@ std::vector<kernels::LaunchShape> peak_shapes(const DeviceInfo& info, const Peak
   return out;
 }
 
-// The emulated rows: each type's name and the k at which its default moduli are counted (past
-// ozaki::kFewerModuliK, where f32 takes one fewer: the large products the emulation is for).
+// The emulated rows: each type's name (its default moduli are counted, with the span guard's magnitude product).
 struct EmulationRow {
   const char* name;
   DataType type;
@@ -616,12 +615,12 @@ std::vector<PeakMeasurement> emulation_rows(const DeviceInfo& info, const std::v
       m.reason = "not available: no int8 matrix-unit row (coopmat or coopmat2, i8*i8+i32) was measured; the "
                  "emulation's int8 products would run on tiled";
     } else {
-      m.products = ozaki::default_moduli(row.type, ozaki::kFewerModuliK);
+      m.products = ozaki::default_moduli(row.type, 0) + 1;
       m.derived_from = source->name;
       m.value = source->value / m.products;
-      m.detail = fmt::format("derived, not timed: {} ({:.3f} TOP/s) / {} int8 products ({}'s default moduli at "
-                             "k >= {})", source->name, source->value, m.products, to_string(row.type),
-                             ozaki::kFewerModuliK);
+      m.detail = fmt::format("derived, not timed: {} ({:.3f} TOP/s) / {} int8 products ({}'s default moduli and "
+                             "the span guard's magnitude product)", source->name, source->value, m.products,
+                             to_string(row.type));
     }
     out.push_back(std::move(m));
   }

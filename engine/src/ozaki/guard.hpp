@@ -1,0 +1,53 @@
+// The span guard (docs/design/ozaki.md, "The span guard"): the rule that admits an emulated product only where
+// its truncation bound is within the allowance of every element, written once for the CPU model and for the
+// device's guard pass (shaders/ozaki_guard.comp takes `allowance` as its alpha and compares as `admits` does).
+//
+// Per element (i, j), in the scaled units of the split (row i of op(A) times 2^e_i, column j of op(B) times
+// 2^f_j), the truncation bound of the rounding to integers is
+//   t'_ij = [row i inexact] |B'_j|_1 / 2 + [column j inexact] |A'_i|_1 / 2 + [both] k / 4,
+// |A'_i|_1 = sum_t |a_it| 2^e_i (before rounding), "inexact" a line with some element that is not an integer
+// multiple of its quantum (an exact line's elements are their integers: no error). The magnitude planes'
+// product S_ij = sum_t floor(|a_it| 2^(e_i - sA + 7)) floor(|b_tj| 2^(f_j - sB + 7)) gives the lower bound
+// S_ij 2^(sA + sB - 14) <= (|op(A)||op(B)|)_ij 2^(e_i + f_j). The guard admits the product when for every element
+//   t'_ij <= kappa(k) u S_ij 2^(sA + sB - 14),   kappa(k) = 4 sqrt(k),
+// u the unit roundoff of C's type: the emulated error is then at most 4 sqrt(k) u (|op(A)||op(B)|)_ij beside the
+// final roundings (bound.hpp): within the native kernel's worst case 2 (k + 2) u (|op(A)||op(B)|)_ij at every k
+// (2 (k + 2) - 4 sqrt(k) = 2 (sqrt(k) - 1)^2 + 2), a fraction 2 / sqrt(k) of it, and of the size of the native
+// kernel's typical error, which grows as sqrt(k). Else the native kernel computes the call. (kappa = 2 sqrt(k)
+// refused inputs without spread at small k, where the magnitude sums of 16 terms vary by a factor of 2.)
+#pragma once
+
+#include <cstdint>
+
+#include "ozaki/moduli.hpp"
+#include "vkgemm/types.hpp"
+
+namespace vkgemm::ozaki {
+
+// Whether the guard runs: with at least the type's default moduli, whose promise is the native kernel's
+// accuracy. Fewer moduli are a request for less (judged by the emulation's own bound, bound.hpp): no guard.
+bool guarded(DataType type, uint64_t k, uint32_t moduli) noexcept;
+
+// kappa(k): the allowance in units of u (|op(A)||op(B)|)_ij.
+double guard_kappa(uint64_t k) noexcept;
+
+// The allowance per unit of magnitude sum, kappa(k) u 2^(sA + sB - 14), lowered by the slack that covers the
+// guard's own roundings (the 1-norms are sums of up to 2^32 doubles: relative error below 2^-21).
+double guard_allowance(DataType type, uint64_t k, const ScaleBits& bits) noexcept;
+
+// One line's statistics, as the split stores them: its scaled 1-norm and whether it is inexact.
+struct LineStats {
+  double norm = 0.0;
+  bool inexact = false;
+};
+
+// t'_ij, the truncation bound of element (i, j) in the scaled units.
+double guard_truncation(const LineStats& row, const LineStats& column, uint64_t k) noexcept;
+
+// Whether element (i, j) with magnitude sum `sums` is admitted.
+inline bool guard_admits(const LineStats& row, const LineStats& column, uint64_t k, double sums,
+                         double allowance) noexcept {
+  return !(guard_truncation(row, column, k) > allowance * sums);
+}
+
+}  // namespace vkgemm::ozaki

@@ -1,0 +1,42 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// The emulated product's span guard (docs/design/ozaki.md, "The span guard"; engine/src/ozaki/guard.hpp is the
+// rule, and the CPU model's span_guard the same comparison on the host): one invocation per element (i, j) of
+// C of one batch entry sums the magnitude planes' products over the K chunks (a lower bound of
+// |op(A)||op(B)|), sets the truncation bound of the rounding to integers beside it from the lines' statistics,
+// and or-s OZAKI_UNCOVERED_SPAN into the coverage flag where the bound passes its allowance: the merge then
+// writes nothing and the native kernel computes the call. ozaki_abi.h says what each push constant means here.
+#include "gemm_abi.h"
+#include "ozaki_abi.h"
+
+layout(local_size_x = OZAKI_MERGE_X, local_size_y = OZAKI_MERGE_Y) in;
+
+layout(std430, set = 0, binding = 0) readonly buffer Sums { int sums[]; };  // the magnitude products
+layout(std430, set = 0, binding = 1) buffer Words { int words[]; };         // line statistics, the flag
+
+#define GEMM_PUSH_UINT_FIELD(name) uint name;
+layout(push_constant) uniform GemmParams {
+  GEMM_PUSH_UINT_FIELDS(GEMM_PUSH_UINT_FIELD)
+  layout(offset = GEMM_PUSH_SCALARS_OFFSET) double alpha;
+  double beta;
+} p;
+
+// A line's statistic as the split stored it: its scaled 1-norm, negative where the line is inexact.
+double statistic(uint at) { return packDouble2x32(uvec2(uint(words[at]), uint(words[at + 1u]))); }
+
+void main() {
+  const uint j = gl_GlobalInvocationID.x, i = gl_GlobalInvocationID.y, entry = gl_WorkGroupID.z;
+  if (i >= p.M || j >= p.N) return;
+  double sums_ij = 0.0;  // each chunk's sum is below 2^31 and nonnegative: the total is exact below 2^53
+  for (uint chunk = 0u; chunk < p.K; ++chunk) {
+    sums_ij += double(sums[p.a_offset + chunk * p.stride_b + entry * p.stride_a + i * p.N + j]);
+  }
+  const double row = statistic(p.ldb + 2u * (entry * p.M + i));
+  const double column = statistic(p.ldc + 2u * (entry * p.N + j));
+  double bound = 0.0;
+  if (row < 0.0) bound += 0.5 * abs(column);
+  if (column < 0.0) bound += 0.5 * abs(row);
+  if (row < 0.0 && column < 0.0) bound += 0.25 * double(p.k_split);
+  // Every invocation that refuses stores the flag's nonzero bit: any of them serves (the split's the same).
+  if (bound > p.alpha * sums_ij) words[p.split_stride] = OZAKI_UNCOVERED_SPAN;
+}
