@@ -328,6 +328,29 @@ TEST_SUITE("files") {
     }
   }
 
+  TEST_CASE("the tuning file: the emulated product's cost model is read, written back, layered and checked") {
+    tuning::Table builtin;
+    for (const auto& [name, text] : tuning::builtin_tables()) builtin.add_json(text, name);
+    const auto h200 = std::find_if(builtin.devices().begin(), builtin.devices().end(),
+                                   [](const tuning::DeviceTable& t) { return t.device == "NVIDIA H200"; });
+    REQUIRE(h200 != builtin.devices().end());
+    REQUIRE(h200->emulation);
+    CHECK(h200->emulation->int8_ops > 1e14);
+    tuning::Table again;
+    again.add_json(builtin.to_json(), "round trip");
+    const auto back = std::find_if(again.devices().begin(), again.devices().end(),
+                                   [](const tuning::DeviceTable& t) { return t.device == "NVIDIA H200"; });
+    REQUIRE(back != again.devices().end());
+    REQUIRE(back->emulation);
+    CHECK(back->emulation->merge_ns == h200->emulation->merge_ns);
+    CHECK(back->emulation->measured == h200->emulation->measured);
+    const std::string bad = R"({"format": "vkgemm-tuning-1", "devices": [{"vendor_id": 1, "device": "x", "driver": "1",
+        "emulation": {"int8_tops": -1, "split_ns": 0, "merge_ns": 0, "fixed_us": 0, "f64_gflops": 1, "f32_gflops": 1},
+        "entries": []}]})";
+    tuning::Table refused;
+    CHECK_THROWS_AS(refused.add_json(bad, "bad.json"), Error);
+  }
+
   TEST_CASE("the program: outputs checked before the product, special files refused, a corrupt tuning file ignored") {
     const fs::path dir = scratch("program");
     const std::string good = (dir / "good.npy").string(), out = (dir / "c.npy").string();

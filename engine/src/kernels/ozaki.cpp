@@ -3,6 +3,8 @@
 // own int8 product of every plane, the merge into C, and the native kernel's dispatches armed for inputs the
 // moduli cannot cover — which the schedule builds (ozaki/emulated_schedule.cpp). Here: what it computes,
 // what the device must have, and when auto takes it (GemmOptions::precision emulated, int8 matrix units).
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "kernels/kernel_spec.hpp"
@@ -46,16 +48,37 @@ void check(const LaunchContext& ctx) {
   }
 }
 
-// auto takes the emulation where allowed, where the int8 products run on matrix units, and where the product
-// is large enough for its fixed passes (two splits, a merge) to be small beside them: at least 512^3
-// multiply-adds (a first guess, to be set from measurements: docs/design/ozaki.md).
-constexpr uint64_t kAutoMinVolume = uint64_t{512} * 512 * 512;
+// auto takes the emulation only where the device's measured cost model (tuning::EmulationCost, in its tuning
+// table) predicts it at least kAutoGain times faster than the native kernel: the margin covers the model's
+// misses on the products it was fitted to (docs/design/ozaki.md, "Choosing it"). A device without a model never
+// emulates by itself.
+constexpr double kAutoGain = 1.1;
+
+// The emulated product's predicted time over the native kernel's, by the device's cost model.
+double predicted_gain(const tuning::EmulationCost& cost, const LaunchContext& ctx, const Problem& problem) {
+  const double m = problem.m, n = problem.n, k = problem.k, batch = problem.batch;
+  const uint32_t moduli = ctx.options.emulation_moduli ? ctx.options.emulation_moduli
+                                                       : ozaki::default_moduli(ctx.types.input, problem.k);
+  // The int8 products' tiles (coopmat2's 128 x 256) cover C in whole tiles.
+  const double waste = std::ceil(m / 128) * 128 * std::ceil(n / 256) * 256 / (m * n);
+  const double flops = 2 * m * n * k * batch;
+  const double emulated = (moduli + 1) * flops * waste / cost.int8_ops + 1e-9 * cost.split_ns * (m * k + k * n) * batch +
+                          1e-9 * cost.merge_ns * m * n * batch * moduli + 1e-6 * cost.fixed_us;
+  double native_gflops = ctx.types.input == DataType::f64 ? cost.f64_gflops : cost.f32_gflops;
+  if (const auto entry = ctx.table.lookup(ctx.device, ctx.types.input, problem.m, problem.n, problem.k);
+      entry && entry->gflops > 0.0 && batch == 1) {
+    native_gflops = entry->gflops;
+  }
+  return flops / (native_gflops * 1e9) / emulated;
+}
 
 std::vector<GemmOptions> candidates(const LaunchContext& ctx, const Problem& problem) {
   if (ctx.options.precision != Precision::emulated || problem.k == 0 || !ctx.device.float64 ||
-      uint64_t{problem.m} * problem.n * problem.k * problem.batch < kAutoMinVolume || !int8_matrix_units(ctx.device)) {
+      !int8_matrix_units(ctx.device)) {
     return {};
   }
+  const tuning::DeviceTable* table = ctx.table.find(ctx.device).first;
+  if (!table || !table->emulation || predicted_gain(*table->emulation, ctx, problem) < kAutoGain) return {};
   GemmOptions o = ctx.options;
   o.kernel = Kernel::ozaki;
   return {o};

@@ -81,6 +81,26 @@ bool same_key(const Entry& a, const Entry& b) {
   return a.type == b.type && a.m == b.m && a.n == b.n && a.k == b.k && same_ops(a, b.trans_a, b.trans_b);
 }
 
+EmulationCost emulation_from_json(const json& j) {
+  EmulationCost c;
+  c.int8_ops = j.at("int8_tops").get<double>() * 1e12;
+  c.split_ns = j.at("split_ns").get<double>(), c.merge_ns = j.at("merge_ns").get<double>();
+  c.fixed_us = j.at("fixed_us").get<double>();
+  c.f64_gflops = j.at("f64_gflops").get<double>(), c.f32_gflops = j.at("f32_gflops").get<double>();
+  c.measured = j.value("measured", "");
+  if (!(c.int8_ops > 0.0) || !(c.f64_gflops > 0.0) || !(c.f32_gflops > 0.0) || c.split_ns < 0.0 || c.merge_ns < 0.0 ||
+      c.fixed_us < 0.0) {
+    throw json::other_error::create(501, "emulation: rates must be positive and costs not negative", &j);
+  }
+  return c;
+}
+
+json emulation_to_json(const EmulationCost& c) {
+  return {{"int8_tops", c.int8_ops / 1e12}, {"split_ns", c.split_ns}, {"merge_ns", c.merge_ns},
+          {"fixed_us", c.fixed_us}, {"f64_gflops", c.f64_gflops}, {"f32_gflops", c.f32_gflops},
+          {"measured", c.measured}};
+}
+
 // `from`'s entries added to `into`, each replacing the entry of its key there.
 void merge_entries(std::vector<Entry>& into, const std::vector<Entry>& from) {
   for (const Entry& e : from) {
@@ -108,6 +128,7 @@ void Table::add_json(std::string_view text, const std::string& origin) {
       table.device = d.at("device").get<std::string>();
       table.driver = d.at("driver").get<std::string>();
       table.vendor_default = d.value("vendor_default", false);
+      if (d.contains("emulation")) table.emulation = emulation_from_json(d.at("emulation"));
       for (const auto& e : d.at("entries")) table.entries.push_back(entry_from_json(e, origin));
       std::erase_if(devices_, [&](const DeviceTable& t) { return same_table(t, table); });
       devices_.push_back(std::move(table));
@@ -132,6 +153,7 @@ void Table::add_layer_json(std::string_view text, const std::string& origin) {
       DeviceTable merged = *base;
       merged.driver = t.driver;
       merged.vendor_default = base->vendor_default || t.vendor_default;
+      if (t.emulation) merged.emulation = t.emulation;  // a layer's measurement replaces the built-in one
       merge_entries(merged.entries, t.entries);
       t = std::move(merged);
     }
@@ -233,6 +255,7 @@ std::string Table::to_json() const {
   for (const auto& t : devices_) {
     json d = {{"vendor_id", t.vendor_id}, {"device", t.device}, {"driver", t.driver}, {"entries", json::array()}};
     if (t.vendor_default) d["vendor_default"] = true;
+    if (t.emulation) d["emulation"] = emulation_to_json(*t.emulation);
     for (const auto& e : t.entries) {
       json entry = {{"type", std::string(to_string(e.type))}, {"m", e.m}, {"n", e.n}, {"k", e.k},
                     {"kernel", std::string(to_string(e.kernel))}, {"gflops", std::round(e.gflops * 10) / 10}};

@@ -31,12 +31,24 @@ struct Entry {
   double gflops = 0.0;  // what the tuner measured, for people reading the file
 };
 
+// The emulated product's measured cost model on one device (docs/design/ozaki.md, "Choosing it"): its time
+// predicted as (moduli + 1) 2 m n k batch tile_waste / int8_ops + split_ns (m k + k n) batch +
+// merge_ns m n batch moduli + fixed_us, set against the native kernel's rate (the table's nearest f32
+// entry, else native_gflops of the type). Fitted to products measured on the device ("measured" says which).
+struct EmulationCost {
+  double int8_ops = 0.0;  // per second
+  double split_ns = 0.0, merge_ns = 0.0, fixed_us = 0.0;
+  double f64_gflops = 0.0, f32_gflops = 0.0;
+  std::string measured;
+};
+
 struct DeviceTable {
   uint32_t vendor_id = 0;
   std::string device;  // VkPhysicalDeviceProperties::deviceName
   std::string driver;  // DeviceInfo::driver_version
   std::vector<Entry> entries;
   bool vendor_default = false;  // also serves the devices of its vendor_id that have no table of their own
+  std::optional<EmulationCost> emulation;  // absent: auto never emulates on this device
 };
 
 enum class Tier { device, vendor, none };
