@@ -32,7 +32,7 @@ routed=(-x LD_PRELOAD="$lib" -x VKGEMM_BLAS_THRESHOLD=0 -x VKGEMM_BLAS_VERBOSE=1
 # check_tester <output> <input .dat> <ranks> <s|d>: the tester's own summary says every test it was asked for passed.
 check_tester() {
   local out=$1 dat=$2 ranks=$3 t=${4^^}
-  if grep -nE 'FAILED|ERROR|SUSPECT|FATAL|[Ii]llegal|ILLEGAL|not supported' "$out"; then
+  if grep -nE 'FAILED|ERROR|SUSPECT|FATAL|[Ii]llegal|ILLEGAL|not supported' "$out" | grep -v 'TOTAL TESTS  PASSED   FAILED'; then
     echo "pblas: $out reports failures (above)"; return 1
   fi
   grep -q '^  Error-exit tests completed\.' "$out" || { echo "pblas: $out: the error-exit tests did not complete"; return 1; }

@@ -106,7 +106,10 @@ vkgemm_engine* the_engine() {
     info.struct_size = sizeof info;
     if (vkgemm_engine_device(e, &info) == VKGEMM_OK) {
       counts.device_name = info.name;
-      counts.device_choice = "[" + std::to_string(info.index) + "] " + info.name + ": " + vkgemm_engine_device_reason(e);
+      // Appended piece by piece: GCC 12 warns (-Wrestrict, a false alarm) on a "[" + std::string chain.
+      std::string& choice = counts.device_choice;
+      choice.append("[").append(std::to_string(info.index)).append("] ").append(info.name);
+      choice.append(": ").append(vkgemm_engine_device_reason(e));
     }
     engine = e;
   });
