@@ -134,6 +134,7 @@ if [[ ${PBLAS_UNPACK:-1} != 0 ]]; then
   ldconfig
 fi
 openblas=/usr/lib/x86_64-linux-gnu/openblas-pthread
+# mpirun.openmpi, not mpirun: the plain name is a link update-alternatives makes, which unpacking does not run.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # One rank on one node: shared memory and self, no network transport (the host has none to offer).
 export OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1 OMPI_MCA_mca_base_component_show_load_errors=0
@@ -142,7 +143,7 @@ cores=$(nproc)
   echo "host: $(nproc) CPUs; $(lscpu | sed -n 's/^Model name: *//p' | head -1); $(free -g | awk '/^Mem:/ {print $2}') GiB"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || true
   "$root/build/release/vkgemm" devices 2>/dev/null | grep -E '^\[|^this process' || true
-  mpirun --version | head -1
+  mpirun.openmpi --version | head -1
 } | tee "$out/host.txt"
 
 # tim_dat <nb list> <size list>: PDBLAS3TIM.dat for PDGEMM alone, one 1 x 1 grid, a warm-up test (the first
@@ -195,9 +196,11 @@ run_tim() {
   shift
   mkdir -p "$out/$tag"
   tim_dat "$nbs" "$sizes" > "$out/$tag/PDBLAS3TIM.dat"
-  (cd "$out/$tag" && /usr/bin/time -v mpirun -n "$ranks" --bind-to none -x LD_LIBRARY_PATH="$openblas" -x OPENBLAS_VERBOSE=2 \
+  local start=$SECONDS
+  (cd "$out/$tag" && mpirun.openmpi -n "$ranks" --bind-to none -x LD_LIBRARY_PATH="$openblas" -x OPENBLAS_VERBOSE=2 \
     -x OMPI_MCA_btl -x OMPI_MCA_pml -x OMPI_MCA_mca_base_component_show_load_errors "$@" "$debs/bin/dpb3tim") \
     > "$out/$tag.txt" 2> "$out/$tag.stderr" || { echo "pblas-timing: dpb3tim ($tag) failed"; tail -20 "$out/$tag.stderr"; }
+  echo "pblas-timing: dpb3tim ($tag) took $((SECONDS - start)) s"
   grep -E '^  \|  PDGEMM|Not enough|GEMMs on the device|vkgemm-blas|Core:' "$out/$tag.txt" "$out/$tag.stderr" || true
 }
 
@@ -285,9 +288,11 @@ PDTRSM  F
 PDGEADD F
 PDTRADD F
 EOF
-      (cd "$out/check" && /usr/bin/time -v mpirun -n 1 --bind-to none -x LD_LIBRARY_PATH="$openblas" -x LD_PRELOAD="$lib" \
+      start=$SECONDS
+      (cd "$out/check" && mpirun.openmpi -n 1 --bind-to none -x LD_LIBRARY_PATH="$openblas" -x LD_PRELOAD="$lib" \
         -x VKGEMM_BLAS_VERBOSE=1 -x OMPI_MCA_btl -x OMPI_MCA_pml -x OMPI_MCA_mca_base_component_show_load_errors \
         "$debs/bin/dpb3tst") > "$out/check.txt" 2> "$out/check.stderr" || echo "pblas-timing: dpb3tst failed"
+      echo "pblas-timing: dpb3tst took $((SECONDS - start)) s"
       grep -E 'PDGEMM +[0-9]|FAILED|SUSPECT|ERROR|GEMMs on the device|vkgemm-blas: device' "$out/check.txt" "$out/check.stderr" || true
       ;;
     *) echo "pblas-timing: unknown phase '$phase' (gpu, cpu, check)"; exit 2 ;;
@@ -326,14 +331,20 @@ check = out / "check.txt"
 if check.exists():
     text = check.read_text()
     m = re.search(r"\|  PDGEMM +(\d+) +(\d+) +(\d+) +(\d+)", text)
-    result["check"] = {"n": check_n, "summary": m.group(0) if m else None,
-                       "passed": bool(m) and m.group(1) == m.group(2) and m.group(3) == "0" and m.group(4) == "0"
-                                 and "FAILED" not in text}
+    failures = re.findall(r"\*\*\*\*\*.*(?:FAILED|SUSPECT|ERROR).*", text)
+    result["check"] = {"n": check_n, "summary": m.group(0) if m else None, "failures": failures,
+                       "passed": bool(m) and m.group(1) == m.group(2) != "0" and m.group(3) == "0"
+                                 and m.group(4) == "0" and not failures}
     print("check (dpb3tst, PDGEMM):", result["check"])
+# Through vkgemm, every GEMM must have run on the device: none on the CPU BLAS, none fallen back.
 for tag in ("gpu", "check"):
     err = out / f"{tag}.stderr"
     if err.exists():
-        result[f"{tag}_library"] = [l for l in err.read_text().splitlines() if l.startswith("vkgemm-blas:")]
-        print(tag, *result[f"{tag}_library"], sep="\n  ")
+        lines = [l for l in err.read_text().splitlines() if l.startswith("vkgemm-blas:")]
+        counts = [tuple(map(int, m.groups())) for l in lines
+                  if (m := re.search(r"(\d+) GEMMs on the device.*?, (\d+) on the CPU BLAS, (\d+) fell back", l))]
+        result[f"{tag}_library"] = lines
+        result[f"{tag}_all_on_device"] = bool(counts) and all(d > 0 and c == 0 and f == 0 for d, c, f in counts)
+        print(tag, *lines, f"every GEMM on the device: {result[f'{tag}_all_on_device']}", sep="\n  ")
 (out / "summary.json").write_text(json.dumps(result, indent=2) + "\n")
 PY
