@@ -27,10 +27,14 @@
 # timer times): its row is reported and left out of the comparison.
 #
 # C = A B (alpha 1, beta 0: C is written, not read), every operand not transposed.
-# Settings: PBLAS_SIZES (default "8192 16384 24576"), PBLAS_NBS ("256 1024 4096"), PBLAS_CHECK_N (4096: the
-# tester's check is serial, O(M N K) in Fortran loops), PBLAS_PHASES ("gpu cpu check": any of them, to split the
-# work over several device calls); for the timer, PBLAS_RANKS (1: a 1 x R grid, R ranks, each its own GPU by
-# its local rank) and PBLAS_LOGICAL_NB (the K step of each local GEMM from two ranks up; default the last NB).
+# Settings: PBLAS_CASES, the timed products as N:NB (M = N = K = N, distribution block NB; default "8192:256
+# 8192:1024 8192:4096 16384:4096 24576:4096": every block size at 8192, the largest sizes at 4096, since on one
+# rank the block size does not change the GEMM, and the timer generates each matrix serially, about 100 s for
+# the three of 24576 at 60 ns an element); PBLAS_CHECK_N and PBLAS_CHECK_NBS (4096 and "4096": the tester's own
+# check is serial, O(M N K) in Fortran loops, minutes at 4096, so it checks the product at that size, not at
+# the timed ones); PBLAS_PHASES ("gpu cpu check": any of them, to split the work over several device calls);
+# PBLAS_RANKS (1: the timer on a 1 x R grid, R ranks, each its own GPU by its local rank) and PBLAS_LOGICAL_NB
+# (4096: the K step of each local GEMM from two ranks up).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -115,18 +119,18 @@ debs=$(realpath "${1:-.pblas}")
 out=${OUT:-out/gpu}/pblas
 mkdir -p "$out"
 out=$(realpath "$out")
-sizes=${PBLAS_SIZES:-8192 16384 24576}
-nbs=${PBLAS_NBS:-256 1024 4096}
+cases=${PBLAS_CASES:-8192:256 8192:1024 8192:4096 16384:4096 24576:4096}
+check_nbs=${PBLAS_CHECK_NBS:-4096}
 check_n=${PBLAS_CHECK_N:-4096}
 ranks=${PBLAS_RANKS:-1}
-logical_nb=${PBLAS_LOGICAL_NB:-${nbs##* }}
+logical_nb=${PBLAS_LOGICAL_NB:-4096}
 phases=${PBLAS_PHASES:-gpu cpu check}
 lib=$root/build/release/lib/libvkgemm_blas.so.0
 [[ -f $lib ]] || { echo "pblas-timing: $lib is missing (carry build/release/lib)"; exit 1; }
 [[ -x $debs/bin/dpb3tim ]] || { echo "pblas-timing: $debs/bin/dpb3tim is missing (tools/gpu/pblas-timing.sh --fetch)"; exit 1; }
 
 # PBLAS_UNPACK=0 leaves / as it is: a dry run where the packages are installed (on lavapipe: PBLAS_UNPACK=0
-# PBLAS_SIZES=512 PBLAS_NBS="128 256" PBLAS_CHECK_N=256).
+# VKGEMM_BLAS_THRESHOLD=0 PBLAS_CASES="512:128 512:256" PBLAS_CHECK_N=256 PBLAS_CHECK_NBS=128).
 if [[ ${PBLAS_UNPACK:-1} != 0 ]]; then
   for f in "$debs"/*.deb; do
     dpkg-deb --fsys-tarfile "$f" | tar -x -C / --keep-directory-symlink --skip-old-files
@@ -146,13 +150,11 @@ cores=$(nproc)
   mpirun.openmpi --version | head -1
 } | tee "$out/host.txt"
 
-# tim_dat <nb list> <size list>: PDBLAS3TIM.dat for PDGEMM alone, one 1 x 1 grid, a warm-up test (the first
-# size and block size) and then every size with every block size (distribution blocks MB = NB of A, B, C).
+# tim_dat <cases>: PDBLAS3TIM.dat for PDGEMM alone on one 1 x R grid: a warm-up test (the first case again),
+# then each case N:NB (M = N = K = N, the distribution blocks MB = NB of A, B and C NB).
 tim_dat() {
-  local ms=() bs=()
-  local first_n=${2%% *} first_nb=${1%% *} n nb
-  ms+=("$first_n") bs+=("$first_nb")
-  for n in $2; do for nb in $1; do ms+=("$n") bs+=("$nb"); done; done
+  local ms=() bs=() case
+  for case in ${1%% *} $1; do ms+=("${case%%:*}") bs+=("${case##*:}"); done
   local count=${#ms[@]}
   ((count <= 20)) || { echo "pblas-timing: $count tests; the timer takes at most 20"; exit 1; }
   rep() { local v=$1; printf "%s " $(for ((i = 0; i < count; i++)); do echo "$v"; done); }
@@ -195,7 +197,7 @@ run_tim() {
   local tag=$1
   shift
   mkdir -p "$out/$tag"
-  tim_dat "$nbs" "$sizes" > "$out/$tag/PDBLAS3TIM.dat"
+  tim_dat "$cases" > "$out/$tag/PDBLAS3TIM.dat"
   local start=$SECONDS
   (cd "$out/$tag" && mpirun.openmpi -n "$ranks" --bind-to none -x LD_LIBRARY_PATH="$openblas" -x OPENBLAS_VERBOSE=2 \
     -x OMPI_MCA_btl -x OMPI_MCA_pml -x OMPI_MCA_mca_base_component_show_load_errors "$@" "$debs/bin/dpb3tim") \
@@ -211,7 +213,7 @@ for phase in $phases; do
     check)
       # ScaLAPACK's tester, PDGEMM alone through vkgemm at PBLAS_CHECK_N with each block size, error exits too.
       mkdir -p "$out/check"
-      awk -v n="$check_n" -v nbs="$nbs" '
+      awk -v n="$check_n" -v nbs="$check_nbs" '
         BEGIN { split(nbs, b, " "); count = length(b) }
         function rep(v,   s, i) { s = ""; for (i = 1; i <= count; i++) s = s v " "; return s }
         function list(   s, i) { s = ""; for (i = 1; i <= count; i++) s = s b[i] " "; return s }
@@ -300,11 +302,12 @@ EOF
 done
 
 # The comparison: each test's wall-time GFLOP/s through vkgemm and on the CPU, the warm-up left out.
-python3 - "$out" "$sizes" "$nbs" "$check_n" <<'PY' | tee "$out/summary.txt"
+python3 - "$out" "$cases" "$check_n" <<'PY' | tee "$out/summary.txt"
 import json, re, sys
 from pathlib import Path
-out, sizes, nbs, check_n = Path(sys.argv[1]), sys.argv[2].split(), sys.argv[3].split(), int(sys.argv[4])
-cases = [(int(sizes[0]), int(nbs[0]), "warm-up")] + [(int(n), int(nb), "") for n in sizes for nb in nbs]
+out, check_n = Path(sys.argv[1]), int(sys.argv[3])
+given = [tuple(map(int, c.split(":"))) for c in sys.argv[2].split()]
+cases = [given[0] + ("warm-up",)] + [c + ("",) for c in given]
 def rows(tag):
     p = out / f"{tag}.txt"
     if not p.exists():
