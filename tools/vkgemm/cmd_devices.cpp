@@ -84,6 +84,19 @@ int print_devices_json(const std::vector<DeviceInfo>& devices) {
   return devices.empty() ? 1 : 0;
 }
 
+// Which device an engine of this process takes, and why (VKGEMM_DEVICE, the launcher's local rank of an MPI
+// rank, or the best device): under mpirun, each rank says which GPU it gets. Exit 1 when it would take none.
+int print_choice(const std::vector<DeviceInfo>& devices) {
+  try {
+    const DeviceChoice choice = Engine::choose_device();
+    fmt::print("this process takes [{}] {}: {}\n", choice.index, devices.at(choice.index).name, choice.reason);
+    return 0;
+  } catch (const Error& e) {
+    fmt::print(stderr, "vkgemm: this process takes no device: {}\n", e.what());
+    return 1;
+  }
+}
+
 int list_devices(bool json) {
   const auto devices = Engine::devices();
   if (json) return print_devices_json(devices);
@@ -140,7 +153,7 @@ int list_devices(bool json) {
     }
     if (!d.has_compute_queue) fmt::print("    compute queue     none: vkgemm cannot use this device\n");
   }
-  return 0;
+  return print_choice(devices);
 }
 
 }  // namespace

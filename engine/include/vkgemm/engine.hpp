@@ -40,8 +40,10 @@ struct GemmPlanOptions;
 
 struct EngineOptions {
   // Which device: an index ("1") or a case-insensitive substring of its name ("llvmpipe").
-  // Empty: the VKGEMM_DEVICE environment variable, and without it the best device
-  // (discrete GPU, then integrated, then virtual, then CPU).
+  // Empty: the VKGEMM_DEVICE environment variable; without it, in a process an MPI launcher or Slurm started
+  // as one of several ranks on its node, the device at (local rank mod their number) among the devices of
+  // the best type, so that each rank of a multi-GPU node takes its own; else the best device (discrete
+  // GPU, then integrated, then virtual, then CPU). Engine::choose_device says which and why.
   std::string device;
   // Turn on VK_LAYER_KHRONOS_validation; every message it sends goes to on_validation_message
   // (stderr when that is empty) and is counted in Engine::validation_message_count().
@@ -59,6 +61,10 @@ struct EngineOptions {
 // The environment variables vkgemm reads, all of them, each when an Engine is created (or adopts a device):
 //   VKGEMM_DEVICE, VKGEMM_TUNING_FILE (else XDG_CONFIG_HOME, else HOME): EngineOptions' defaults, as
 //     with_environment below fills them in;
+//   OMPI_COMM_WORLD_LOCAL_RANK and _SIZE (Open MPI), MPI_LOCALRANKID and MPI_LOCALNRANKS (MPICH's and Intel
+//     MPI's Hydra), SLURM_LOCALID and SLURM_NTASKS_PER_NODE (Slurm): the local rank that picks the device
+//     when neither EngineOptions::device nor VKGEMM_DEVICE does (EngineOptions::device above); a value that
+//     is not a whole number, or a rank not below its size, is refused (Error invalid_argument);
 //   VKGEMM_WAIT=auto|spin|sleep: the engine's default for GemmOptions::wait's automatic (options.hpp);
 //   VKGEMM_TEST_MAX_GROUP_COUNT=N, VKGEMM_TEST_MAX_STORAGE_RANGE=BYTES: testing knobs that lower the
 //     maxComputeWorkGroupCount (every axis) and maxStorageBufferRange the engine honours, so that small
@@ -75,6 +81,13 @@ struct EngineOptions {
 // VKGEMM_DEVICE; tuning_file from VKGEMM_TUNING_FILE, else $XDG_CONFIG_HOME/vkgemm/tuning.json, else
 // ~/.config/vkgemm/tuning.json. The Engine constructor applies it.
 EngineOptions with_environment(EngineOptions options);
+
+// The device an engine takes and why: "VKGEMM_DEVICE=1", "local rank 1 of 2 (Open MPI: ...) mod the 2
+// discrete GPU devices [0] [1]", "the best device: ...".
+struct DeviceChoice {
+  uint32_t index = 0;  // DeviceInfo::index: the position in the loader's enumeration
+  std::string reason;
+};
 
 // A storage buffer on the engine's device. Move-only; it must not outlive its Engine.
 class Buffer {
@@ -137,8 +150,14 @@ class Engine {
 
   // Every device the Vulkan loader reports, with its properties.
   static std::vector<DeviceInfo> devices();
+  // The device an Engine made with `options` takes, and why (EngineOptions::device states the rule), with no
+  // device created. Throws what the constructor throws for the choice (no device; a selector that names
+  // none; a local-rank variable that is not a whole number, or a rank not below its size).
+  static DeviceChoice choose_device(const EngineOptions& options = {});
 
   const DeviceInfo& device() const noexcept;
+  // Why the engine took its device (as choose_device says it); for an adopted device, that it was adopted.
+  const std::string& device_reason() const noexcept;
   uint64_t validation_message_count() const noexcept;
 
   Buffer create_buffer(uint64_t bytes, std::string_view debug_name = {});

@@ -118,6 +118,9 @@ VKGEMM_C_API vkgemm_status vkgemm_engine_create_with(const vkgemm_engine_options
 VKGEMM_C_API uint64_t vkgemm_engine_validation_messages(const vkgemm_engine* engine);
 VKGEMM_C_API void vkgemm_engine_destroy(vkgemm_engine* engine);
 VKGEMM_C_API vkgemm_status vkgemm_engine_device(const vkgemm_engine* engine, vkgemm_device_info* out);
+/* Why the engine took its device ("VKGEMM_DEVICE=1", "local rank 1 of 2 (Open MPI: ...) mod the 2 ...",
+ * "the best device: ..."; vkgemm::Engine::device_reason), valid while the engine lives; "" for null. */
+VKGEMM_C_API const char* vkgemm_engine_device_reason(const vkgemm_engine* engine);
 
 /* The product `desc` describes on host memory laid out as it says (leading dimensions, strides, batch);
  * every argument checked as the reference BLAS checks them before anything runs. timing may be null. */

@@ -65,6 +65,7 @@ vkgemm_engine* engine = nullptr;  // never destroyed: the process's exit outlive
 struct Counts {
   std::atomic<uint64_t> device{0}, cpu{0}, fell_back{0};
   std::string device_name;
+  std::string device_choice;  // "[1] NAME: why the engine took it" (which rank of a node took which GPU)
   std::string validation;  // ", N validation messages" under VKGEMM_BLAS_VALIDATION=1
   ~Counts() {
     // Only where a GEMM was called: a preloaded library is in every process a command starts.
@@ -77,6 +78,7 @@ struct Counts {
                  device_name.empty() ? "" : (" (" + device_name + ")").c_str(),
                  static_cast<unsigned long long>(cpu.load()), static_cast<unsigned long long>(fell_back.load()),
                  validation.c_str());
+    if (!device_choice.empty()) std::fprintf(stderr, "vkgemm-blas: device %s\n", device_choice.c_str());
   }
 };
 Counts counts;
@@ -102,7 +104,13 @@ vkgemm_engine* the_engine() {
     }
     vkgemm_device_info info{};
     info.struct_size = sizeof info;
-    if (vkgemm_engine_device(e, &info) == VKGEMM_OK) counts.device_name = info.name;
+    if (vkgemm_engine_device(e, &info) == VKGEMM_OK) {
+      counts.device_name = info.name;
+      // Appended piece by piece: GCC 12 warns (-Wrestrict, a false alarm) on a "[" + std::string chain.
+      std::string& choice = counts.device_choice;
+      choice.append("[").append(std::to_string(info.index)).append("] ").append(info.name);
+      choice.append(": ").append(vkgemm_engine_device_reason(e));
+    }
     engine = e;
   });
   return engine;

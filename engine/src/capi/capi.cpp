@@ -220,6 +220,10 @@ vkgemm_status vkgemm_engine_device(const vkgemm_engine* engine, vkgemm_device_in
   });
 }
 
+const char* vkgemm_engine_device_reason(const vkgemm_engine* engine) {
+  return engine ? engine->engine.device_reason().c_str() : "";
+}
+
 vkgemm_status vkgemm_gemm(vkgemm_engine* engine, const vkgemm_gemm_desc* desc, const void* a, const void* b, void* c,
                           const vkgemm_gemm_options* options, vkgemm_timing* timing) {
   return guarded([&] {

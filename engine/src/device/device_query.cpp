@@ -46,16 +46,6 @@ DeviceType to_device_type(VkPhysicalDeviceType t) {
   }
 }
 
-int rank(DeviceType t) {
-  switch (t) {
-    case DeviceType::discrete_gpu: return 0;
-    case DeviceType::integrated_gpu: return 1;
-    case DeviceType::virtual_gpu: return 2;
-    case DeviceType::cpu: return 3;
-    default: return 4;
-  }
-}
-
 bool has_extension(VkPhysicalDevice pd, const char* name) {
   uint32_t count = 0;
   if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &count, nullptr) != VK_SUCCESS) return false;
@@ -250,17 +240,6 @@ PhysicalDevice query(VkInstance instance, VkPhysicalDevice pd, uint32_t index, u
   return out;
 }
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-std::string list_names(const std::vector<PhysicalDevice>& devices) {
-  std::string out;
-  for (const auto& d : devices) out += fmt::format("{}[{}] {}", out.empty() ? "" : ", ", d.info.index, d.info.name);
-  return out;
-}
-
 }  // namespace
 
 std::vector<PhysicalDevice> enumerate_devices(VkInstance instance, uint32_t instance_version) {
@@ -273,47 +252,11 @@ std::vector<PhysicalDevice> enumerate_devices(VkInstance instance, uint32_t inst
   return devices;
 }
 
-const PhysicalDevice& select_device(const std::vector<PhysicalDevice>& devices, const std::string& selector) {
-  if (devices.empty()) {
-    throw Error(ErrorCode::no_device,
-                "no Vulkan device found. Install a driver: apt-get install mesa-vulkan-drivers "
-                "(lavapipe runs Vulkan on the CPU)");
-  }
-  if (selector.empty()) {
-    const PhysicalDevice* best = nullptr;
-    for (const auto& d : devices) {
-      if (d.info.has_compute_queue && (!best || rank(d.info.type) < rank(best->info.type))) best = &d;
-    }
-    if (!best) throw Error(ErrorCode::no_device, "no Vulkan device has a compute queue: " + list_names(devices));
-    return *best;
-  }
-  uint32_t index = 0;
-  const auto [end, ec] = std::from_chars(selector.data(), selector.data() + selector.size(), index);
-  const PhysicalDevice* found = nullptr;
-  if (ec == std::errc() && end == selector.data() + selector.size()) {
-    if (index >= devices.size()) {
-      throw Error(ErrorCode::device_not_found,
-                  fmt::format("device index {} is out of range: there are {} devices ({})", index, devices.size(),
-                              list_names(devices)));
-    }
-    found = &devices[index];
-  } else {
-    const std::string needle = lower(selector);
-    for (const auto& d : devices) {
-      if (lower(d.info.name).find(needle) != std::string::npos) {
-        found = &d;
-        break;
-      }
-    }
-    if (!found) {
-      throw Error(ErrorCode::device_not_found,
-                  fmt::format("no device name contains \"{}\"; the devices are: {}", selector, list_names(devices)));
-    }
-  }
-  if (!found->info.has_compute_queue) {
-    throw Error(ErrorCode::no_device, fmt::format("device {} has no compute queue", found->info.name));
-  }
-  return *found;
+std::vector<DeviceInfo> device_infos(std::vector<PhysicalDevice> devices) {
+  std::vector<DeviceInfo> out;
+  out.reserve(devices.size());
+  for (auto& d : devices) out.push_back(std::move(d.info));
+  return out;
 }
 
 }  // namespace vkgemm

@@ -1,4 +1,4 @@
-// Finding devices: what each one offers (DeviceInfo) and which one a selector picks.
+// Finding devices: what each one offers (DeviceInfo). Which one an engine takes: device_choice.hpp.
 #pragma once
 
 #include <string>
@@ -25,9 +25,7 @@ struct PhysicalDevice {
 // queried (the validation layer reports them, and the driver may not honour them).
 std::vector<PhysicalDevice> enumerate_devices(VkInstance instance, uint32_t instance_version);
 
-// Picks a device: `selector` is an index or a case-insensitive name substring; empty means the best
-// device with a compute queue (discrete, integrated, virtual, CPU, other). Throws vkgemm::Error
-// (no_device, device_not_found) listing what there is.
-const PhysicalDevice& select_device(const std::vector<PhysicalDevice>& devices, const std::string& selector);
+// Their DeviceInfo, in the same order (which device an engine takes: device_choice.hpp).
+std::vector<DeviceInfo> device_infos(std::vector<PhysicalDevice> devices);
 
 }  // namespace vkgemm

@@ -156,6 +156,7 @@ EngineImpl::EngineImpl(const VulkanDevice& d) {
     if (p.handle == d.physical_device) physical = std::move(p), found = true;
   }
   require(found, "the VkPhysicalDevice among the instance's devices, so it");
+  device_reason = "adopted: the application's own device (adopt_device)";
 
   uint32_t family_count = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(d.physical_device, &family_count, nullptr);

@@ -34,8 +34,10 @@ EngineImpl::EngineImpl(const EngineOptions& asked) {
     tuning::load_user_tuning_file(tuning, options.tuning_file);
   }
   instance = std::make_unique<vk::Instance>(options.validation, &sink);
-  const auto devices = enumerate_devices(instance->get(), instance->api_version());
-  physical = select_device(devices, options.device);
+  auto devices = enumerate_devices(instance->get(), instance->api_version());
+  const DeviceChoice choice = choose_device(device_infos(devices), environment_device_request(asked));
+  physical = std::move(devices[choice.index]);
+  device_reason = choice.reason;
   apply_test_limits(physical.info);
   device = std::make_unique<vk::Device>(physical);
   memory = std::make_unique<vk::MemoryAllocator>(*instance, *device, physical.info);
@@ -171,12 +173,15 @@ Engine& Engine::operator=(Engine&&) noexcept = default;
 std::vector<DeviceInfo> Engine::devices() {
   vk::ValidationSink sink;
   vk::Instance instance(false, &sink);
-  std::vector<DeviceInfo> out;
-  for (auto& d : enumerate_devices(instance.get(), instance.api_version())) out.push_back(std::move(d.info));
-  return out;
+  return device_infos(enumerate_devices(instance.get(), instance.api_version()));
+}
+
+DeviceChoice Engine::choose_device(const EngineOptions& options) {
+  return detail::choose_device(devices(), detail::environment_device_request(options));
 }
 
 const DeviceInfo& Engine::device() const noexcept { return impl_->physical.info; }
+const std::string& Engine::device_reason() const noexcept { return impl_->device_reason; }
 uint64_t Engine::validation_message_count() const noexcept { return impl_->sink.count.load(); }
 
 Buffer Engine::create_buffer(uint64_t bytes, std::string_view debug_name) {

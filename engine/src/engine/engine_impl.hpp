@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -269,6 +270,7 @@ struct EngineImpl {
   tuning::Table tuning;
   std::unique_ptr<vk::Instance> instance;
   PhysicalDevice physical;
+  std::string device_reason;  // why this device (Engine::device_reason)
   std::unique_ptr<vk::Device> device;
   std::unique_ptr<vk::MemoryAllocator> memory;
   std::unique_ptr<vk::Submitter> submitter;

@@ -36,6 +36,23 @@ std::string environment_tuning_file() {
   return {};
 }
 
+DeviceRequest environment_device_request(const EngineOptions& asked) {
+  DeviceRequest request;
+  if (!asked.device.empty()) {
+    request.selector = asked.device;
+  } else if (const char* device = variable("VKGEMM_DEVICE")) {
+    request.selector = device;
+    request.selector_from = "VKGEMM_DEVICE";
+  } else {
+    for (const LocalRankVariables& vars : kLocalRankVariables) {
+      for (const char* name : {vars.rank, vars.size}) {
+        if (const char* value = variable(name)) request.launcher.emplace_back(name, value);
+      }
+    }
+  }
+  return request;
+}
+
 WaitMode environment_wait_mode() {
   const char* env = variable("VKGEMM_WAIT");
   if (!env) return WaitMode::automatic;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "device/device_choice.hpp"
 #include "vkgemm/device_info.hpp"
 #include "vkgemm/engine.hpp"
 
@@ -14,6 +15,10 @@ namespace vkgemm::detail {
 // The tuning file an engine reads when EngineOptions::tuning_file is empty: $VKGEMM_TUNING_FILE, else
 // $XDG_CONFIG_HOME/vkgemm/tuning.json, else ~/.config/vkgemm/tuning.json; empty when none is set.
 std::string environment_tuning_file();
+
+// What picks the device of an engine asked for `asked`: its device option, else VKGEMM_DEVICE, else the
+// local-rank variables of kLocalRankVariables that are set (device_choice.hpp states the rule).
+DeviceRequest environment_device_request(const EngineOptions& asked);
 
 // VKGEMM_WAIT: the engine's default for GemmOptions::wait's automatic (auto, spin or sleep; unset: auto).
 // Throws on another value.

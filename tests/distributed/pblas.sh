@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# ScaLAPACK's PBLAS Level-3 testers (Debian's scalapack-mpi-test: spb3tst, dpb3tst, with their own input files
+# PSBLAS3TST.dat, PDBLAS3TST.dat) under Open MPI's mpirun with 4 ranks, every rank's local GEMMs routed to vkgemm:
+# the drop-in library preloaded with the threshold at 0, under the validation layer. Passes when:
+#   - each tester's summary lists all 8 routines (P?GEMM, P?SYMM, P?SYRK, P?SYR2K, P?TRMM, P?TRSM, P?GEADD,
+#     P?TRADD), each with as many tests as its input file asks for (problems x the process grids that fit in 4
+#     ranks), all passed, none failed or skipped; as many "Computational check ... PASSED" and "Input-only
+#     parameter check ... PASSED" lines; "Error-exit tests completed." and "End of Tests."; and no line of
+#     failure (FAILED, ERROR, SUSPECT, FATAL, illegal input, not supported);
+#   - each of the 4 ranks' exit summaries counts GEMMs on the device and none on the CPU BLAS or fallen back,
+#     with 0 validation messages, and names its device and why (local rank r of 4, Open MPI's variables).
+# The checks are shown to fail: a tester's output with one PASSED made FAILED, and one with a summary row
+# taken out, are refused; the ranks' summaries of a run with the threshold at "never" are refused.
+# Then two ranks on two logical devices (lavapipe's ICD listed twice, the second through a copy of its
+# manifest: the loader then enumerates two devices): `vkgemm devices` under mpirun says rank 0 takes [0] and
+# rank 1 takes [1], and dpb3tst on the process grids of 2 ranks passes with each rank's GEMMs on its own device.
+# Usage: pblas.sh <libvkgemm_blas.so> <vkgemm program> <work dir>
+set -euo pipefail
+lib=$(realpath "$1")
+vkgemm=$(realpath "$2")
+work=$3
+testers=/usr/lib/x86_64-linux-gnu/scalapack/openmpi-tests/PBLAS
+if [[ ! -x $testers/dpb3tst ]] || ! command -v mpirun.openmpi >/dev/null; then
+  echo "pblas: $testers/dpb3tst or mpirun.openmpi is missing (install scalapack-mpi-test and openmpi-bin: tools/install-deps.sh)"
+  exit 77
+fi
+rm -rf "$work" && mkdir -p "$work" && cd "$work"
+# Root in CI (Open MPI refuses it unless told), and 4 ranks on however many cores there are.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+routed=(-x LD_PRELOAD="$lib" -x VKGEMM_BLAS_THRESHOLD=0 -x VKGEMM_BLAS_VERBOSE=1 -x VKGEMM_BLAS_VALIDATION=1)
+
+# check_tester <output> <input .dat> <ranks> <s|d>: the tester's own summary says every test it was asked for passed.
+check_tester() {
+  local out=$1 dat=$2 ranks=$3 t=${4^^}
+  if grep -nE 'FAILED|ERROR|SUSPECT|FATAL|[Ii]llegal|ILLEGAL|not supported' "$out" | grep -v 'TOTAL TESTS  PASSED   FAILED'; then
+    echo "pblas: $out reports failures (above)"; return 1
+  fi
+  grep -q '^  Error-exit tests completed\.' "$out" || { echo "pblas: $out: the error-exit tests did not complete"; return 1; }
+  grep -q '^  End of Tests\.' "$out" || { echo "pblas: $out: no 'End of Tests.'"; return 1; }
+  # Problems x the grids (P x Q, the first "number of process grids" of each list) that fit in the ranks.
+  local problems grids expected
+  problems=$(awk '/number of tests problems/ {print $1}' "$dat")
+  grids=$(awk -v ranks="$ranks" '/number of process grids/ {n = $1} /values of P$/ {for (i = 1; i <= n; i++) p[i] = $i}
+          /values of Q$/ {for (i = 1; i <= n; i++) if (p[i] * $i <= ranks) fit++} END {print fit + 0}' "$dat")
+  expected=$((problems * grids))
+  ((expected > 0)) || { echo "pblas: $dat asks for no test on $ranks ranks"; return 1; }
+  local routine row
+  for routine in GEMM SYMM SYRK SYR2K TRMM TRSM GEADD TRADD; do
+    row=$(grep -E "^  \|  P${t}${routine} +[0-9]" "$out" || true)
+    [[ $row =~ \|\ +P${t}${routine}\ +([0-9]+)\ +([0-9]+)\ +([0-9]+)\ +([0-9]+)$ ]] || {
+      echo "pblas: $out: no summary row for P${t}${routine}"; return 1; }
+    ((BASH_REMATCH[1] == expected && BASH_REMATCH[2] == expected && BASH_REMATCH[3] == 0 && BASH_REMATCH[4] == 0)) || {
+      echo "pblas: $out: P${t}${routine}: '$row', not $expected tests all passed"; return 1; }
+  done
+  local computational input_only
+  computational=$(grep -cE "Computational check: P${t}[A-Z0-9]+ +PASSED" "$out" || true)
+  input_only=$(grep -cE "Input-only parameter check: P${t}[A-Z0-9]+ +PASSED" "$out" || true)
+  ((computational == 8 * expected && input_only == 8 * expected)) || {
+    echo "pblas: $out: $computational computational and $input_only input-only checks passed, not $((8 * expected))"
+    return 1; }
+  echo "pblas: $(basename "$out"): 8 routines x $expected tests passed, error exits completed"
+}
+
+# check_ranks <output folder> <ranks> <devices>: each rank's exit summary counts GEMMs on the device and none
+# elsewhere, 0 validation messages, and rank r names device [r mod devices], chosen by its Open MPI local rank.
+check_ranks() {
+  local dir=$1 ranks=$2 devices=$3 r err line
+  for ((r = 0; r < ranks; r++)); do
+    err=$dir/1/rank.$r/stderr
+    line=$(grep 'GEMMs on the device' "$err" 2>/dev/null || true)
+    [[ $line =~ ([0-9]+)\ GEMMs\ on\ the\ device.*,\ ([0-9]+)\ on\ the\ CPU\ BLAS,\ ([0-9]+)\ fell ]] || {
+      echo "pblas: rank $r: no summary from the library in $err"; return 1; }
+    ((BASH_REMATCH[1] > 0 && BASH_REMATCH[2] == 0 && BASH_REMATCH[3] == 0)) || {
+      echo "pblas: rank $r: not every GEMM ran on the device: $line"; return 1; }
+    [[ $line == *", 0 validation messages" ]] || { echo "pblas: rank $r: validation messages: $line"; return 1; }
+    line=$(grep '^vkgemm-blas: device ' "$err" || true)
+    [[ $line == "vkgemm-blas: device [$((r % devices))] "*": local rank $r of $ranks (Open MPI: "* ]] || {
+      echo "pblas: rank $r: not on device [$((r % devices))] by its local rank: '$line'"; return 1; }
+    echo "pblas: rank $r: $(grep -o '[0-9]* GEMMs on the device' "$err"), device [$((r % devices))]"
+  done
+}
+
+# run_tester <s|d> <ranks> <input .dat> <tag> [mpirun arguments...]: runs the tester there, its ranks' output in $work/<tag>.
+run_tester() {
+  local t=$1 ranks=$2 dat=$3 tag=$4
+  shift 4
+  mkdir -p "$work/$tag" && cp "$dat" "$work/$tag/P${t^^}BLAS3TST.dat"
+  (cd "$work/$tag" && mpirun.openmpi -n "$ranks" --output-filename "$work/$tag/ranks" "$@" "$testers/${t}pb3tst" \
+    > "$work/$tag/stdout" 2> "$work/$tag/stderr") || {
+    echo "pblas: ${t}pb3tst ($tag) exited with $?"; cat "$work/$tag/stderr"; return 1; }
+  # Rank 0 writes the tester's report; the others' stdout is empty.
+  cp "$work/$tag/ranks/1/rank.0/stdout" "$work/$tag/report"
+}
+
+for t in s d; do
+  run_tester $t 4 "$testers/P${t^^}BLAS3TST.dat" "$t-4" "${routed[@]}"
+  check_tester "$work/$t-4/report" "$testers/P${t^^}BLAS3TST.dat" 4 $t
+  check_ranks "$work/$t-4/ranks" 4 1
+done
+
+# The checks can fail: a PASSED turned FAILED, a routine's summary row gone, GEMMs left on the CPU BLAS.
+sed '0,/Computational check: PDGEMM         PASSED/s//Computational check: PDGEMM         FAILED/' \
+  "$work/d-4/report" > "$work/failed-report"
+if check_tester "$work/failed-report" "$testers/PDBLAS3TST.dat" 4 d >/dev/null; then
+  echo "pblas: a FAILED computational check passed the tester check"; exit 1
+fi
+grep -v '|  PDTRSM ' "$work/d-4/report" > "$work/missing-report"
+if check_tester "$work/missing-report" "$testers/PDBLAS3TST.dat" 4 d >/dev/null; then
+  echo "pblas: a missing summary row passed the tester check"; exit 1
+fi
+run_tester d 4 "$testers/PDBLAS3TST.dat" d-never -x LD_PRELOAD="$lib" -x VKGEMM_BLAS_THRESHOLD=never -x VKGEMM_BLAS_VERBOSE=1
+check_tester "$work/d-never/report" "$testers/PDBLAS3TST.dat" 4 d >/dev/null
+if check_ranks "$work/d-never/ranks" 4 1 >/dev/null; then
+  echo "pblas: the routing check passed with every GEMM on the CPU BLAS"; exit 1
+fi
+echo "pblas: the checks refuse a failed test, a missing one, and GEMMs on the CPU BLAS"
+
+# Two ranks, two logical devices: lavapipe's manifest and a copy of it (the loader reads one path once).
+lvp=$(ls /usr/share/vulkan/icd.d/lvp_icd.*.json 2>/dev/null | head -1)
+[[ -n $lvp ]] || { echo "pblas: no lavapipe manifest in /usr/share/vulkan/icd.d (mesa-vulkan-drivers)"; exit 1; }
+cp "$lvp" "$work/second-lavapipe.json"
+export VK_ICD_FILENAMES=$lvp:$work/second-lavapipe.json
+mpirun.openmpi -n 2 --output-filename "$work/devices" "$vkgemm" devices > /dev/null
+for r in 0 1; do
+  line=$(grep '^this process takes' "$work/devices/1/rank.$r/stdout" || true)
+  [[ $line == "this process takes [$r] "*": local rank $r of 2 (Open MPI: "*" mod the 2 CPU devices [0] [1]" ]] || {
+    echo "pblas: vkgemm devices, rank $r of 2 on two devices: '$line'"; exit 1; }
+  echo "pblas: ${line}"
+done
+# dpb3tst on the input file's process grids that fit in 2 ranks (1 x 2 and 2 x 1).
+awk '/number of process grids/ {$1 = 2} /values of P$/ {$1 = 1; $2 = 2} /values of Q$/ {$1 = 2; $2 = 1} {print}' \
+  "$testers/PDBLAS3TST.dat" > "$work/PDBLAS3TST-2.dat"
+run_tester d 2 "$work/PDBLAS3TST-2.dat" d-2 "${routed[@]}" -x VK_ICD_FILENAMES
+check_tester "$work/d-2/report" "$work/PDBLAS3TST-2.dat" 2 d
+check_ranks "$work/d-2/ranks" 2 2
+echo "pblas: passed"
