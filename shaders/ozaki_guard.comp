@@ -26,7 +26,9 @@ double statistic(uint at) { return packDouble2x32(uvec2(uint(words[at]), uint(wo
 
 void main() {
   const uint j = gl_GlobalInvocationID.x, i = gl_GlobalInvocationID.y, entry = gl_WorkGroupID.z;
-  if (i >= p.M || j >= p.N) return;
+  // An input the split already found uncovered (NaN, infinity, a subnormal that matters) keeps its reason: its
+  // line statistics were not written.
+  if (i >= p.M || j >= p.N || words[p.split_stride] != 0) return;
   double sums_ij = 0.0;  // each chunk's sum is below 2^31 and nonnegative: the total is exact below 2^53
   for (uint chunk = 0u; chunk < p.K; ++chunk) {
     sums_ij += double(sums[p.a_offset + chunk * p.stride_b + entry * p.stride_a + i * p.N + j]);

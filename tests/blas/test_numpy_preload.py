@@ -79,6 +79,15 @@ def main():
     # One GEMM per product checked, each on the device.
     assert counts and counts[0] == checked and counts[1] == 0 and counts[2] == 0, f"not all on the device: {counts}"
 
+    # The emulated precision policy reaches the engine: every product still on the device and right (auto
+    # emulates where the device's cost model says so, the span guard keeping the native accuracy).
+    emulated = run({"LD_PRELOAD": lib, "VKGEMM_BLAS_THRESHOLD": "0", "VKGEMM_BLAS_VERBOSE": "1",
+                    "VKGEMM_BLAS_VALIDATION": "1", "VKGEMM_BLAS_PRECISION": "emulated"}, seed)
+    print(emulated.stdout + emulated.stderr)
+    assert emulated.returncode == 0, "the child failed with VKGEMM_BLAS_PRECISION=emulated"
+    counts = device_count(emulated.stderr)
+    assert counts and counts[0] == checked and counts[1] == 0 and counts[2] == 0, f"emulated: {counts}"
+
     # The check fails without the library: no summary, so no device count.
     plain = run({"VKGEMM_BLAS_VERBOSE": "1"}, seed)
     assert plain.returncode == 0 and device_count(plain.stderr) is None, "the device check passed without the library"

@@ -206,13 +206,28 @@ def test_bad_input(engine):
     assert e.value.code == "invalid_argument" and "fastest" in e.value.message
     with pytest.raises(vkgemm.Error) as e:
         engine.matmul(f32, f32, precision="emulated-f64")
-    assert e.value.code == "invalid_argument" and "native" in e.value.message
+    assert e.value.code == "invalid_argument" and "native, emulated" in e.value.message
     with pytest.raises(vkgemm.Error) as e:
         engine.matmul(np.ones((4, 4), np.int32), np.ones((4, 4), np.int32), alpha=0.5)
     assert e.value.code == "invalid_argument" and "alpha" in e.value.message
     with pytest.raises(vkgemm.Error) as e:
         vkgemm.Engine(device="no such device anywhere")
     assert e.value.code == "device_not_found"
+
+
+def test_emulated_precision(engine):
+    """precision="emulated" and kernel="ozaki" through the module: right within the native bound, and a
+    row whose exponents spread past what the moduli cover refused by the span guard to the native kernel
+    (the same bits as kernel="auto")."""
+    rng = np.random.default_rng(20261129)
+    a, b = rng.uniform(-1, 1, (40, 96)), rng.uniform(-1, 1, (96, 24))
+    bound = (96 + 2) * 2.0 ** -53 * (np.abs(a) @ np.abs(b))
+    for options in ({"precision": "emulated"}, {"kernel": "ozaki"}, {"kernel": "ozaki", "precision": "emulated"}):
+        c = engine.matmul(a, b, **options)
+        assert (np.abs(c - a @ b) <= 2 * bound).all(), options
+    spread = a * np.exp2(rng.integers(-60, 61, a.shape))
+    native = engine.matmul(spread, b)
+    assert np.array_equal(engine.matmul(spread, b, kernel="ozaki"), native)
 
 
 def test_zero_size(engine):

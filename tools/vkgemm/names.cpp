@@ -19,6 +19,10 @@ NameTable<DataType> type_table() {
 
 NameTable<Layout> layout_table() { return {{"row", Layout::row_major}, {"col", Layout::col_major}}; }
 
-NameTable<Precision> precision_table() { return {{"native", Precision::native}, {"emulated", Precision::emulated}}; }
+NameTable<Precision> precision_table() {
+  NameTable<Precision> out;
+  for (Precision p : all_precisions) out.emplace_back(std::string(to_string(p)), p);
+  return out;
+}
 
 }  // namespace vkgemm::cli

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -56,6 +57,9 @@ std::string_view to_string(WaitMode mode) noexcept;  // "auto", "spin", "sleep"
 // take the emulation for f64 and f32 where the device has int8 matrix units. Naming Kernel::ozaki asks for
 // the emulation whatever the policy.
 enum class Precision { native, emulated };
+inline constexpr Precision all_precisions[] = {Precision::native, Precision::emulated};
+std::string_view to_string(Precision precision) noexcept;  // "native", "emulated"
+std::optional<Precision> parse_precision(std::string_view name) noexcept;
 
 struct GemmOptions {
   Kernel kernel = Kernel::automatic;

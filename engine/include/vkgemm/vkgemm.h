@@ -78,10 +78,12 @@ typedef struct vkgemm_gemm_desc {
 /* How it runs; a null pointer means all the defaults. */
 typedef struct vkgemm_gemm_options {
   uint32_t struct_size;       /* sizeof(vkgemm_gemm_options) */
-  const char* kernel;         /* "auto" (or null), "naive", "tiled", "blocked", "coopmat", "coopmat2" */
+  const char* kernel;         /* "auto" (or null), "naive", "tiled", "blocked", "coopmat", "coopmat2", "ozaki" */
   uint32_t tile;              /* 0: the default (16) */
   uint32_t timestamps;        /* 1: time the product on the GPU (vkgemm_timing.gpu_ms) */
-  /* The precision policy: null or "native" (each type's own arithmetic, the only policy this build has).
+  /* The precision policy: null or "native" (each type's own arithmetic), or "emulated" (f64 and f32: auto may
+   * take the ozaki kernel's exact int8 products where the device's cost model predicts a gain; its span
+   * guard falls back to the native kernel wherever the emulation would be less accurate: docs/design/ozaki.md).
    * Any other name is refused with VKGEMM status invalid_argument naming the policies there are. */
   const char* precision;
 } vkgemm_gemm_options;

@@ -119,14 +119,19 @@ vkgemm::GemmOptions to_options(const vkgemm_gemm_options* o) {
   check_struct(o, o->struct_size, sizeof(vkgemm_gemm_options), "vkgemm_gemm_options");
   if (o->kernel && *o->kernel) {
     const auto kernel = vkgemm::parse_kernel(o->kernel);
-    if (!kernel) refuse(fmt::format("vkgemm: kernel \"{}\" is none of auto, naive, tiled, blocked, coopmat, coopmat2", o->kernel));
+    if (!kernel) {
+      std::string names = "auto";
+      for (vkgemm::Kernel k : vkgemm::all_kernels()) names += fmt::format(", {}", vkgemm::to_string(k));
+      refuse(fmt::format("vkgemm: kernel \"{}\" is none of {}", o->kernel, names));
+    }
     options.kernel = *kernel;
   }
   if (o->tile) options.tile = o->tile;
   options.timestamps = o->timestamps != 0;
-  // The precision policy's one place: today every type runs in its own arithmetic ("native").
-  if (o->precision && *o->precision && std::string_view(o->precision) != "native") {
-    refuse(fmt::format("vkgemm: precision \"{}\" is not a policy this build has (native)", o->precision));
+  if (o->precision && *o->precision) {
+    const auto precision = vkgemm::parse_precision(o->precision);
+    if (!precision) refuse(fmt::format("vkgemm: precision \"{}\" is none of native, emulated", o->precision));
+    options.precision = *precision;
   }
   return options;
 }

@@ -183,6 +183,9 @@ struct EngineImpl {
   Buffer create_buffer(uint64_t bytes, std::string_view name);
   void write(Buffer& buffer, uint64_t offset, const void* data, uint64_t bytes);
   void read(const Buffer& buffer, uint64_t offset, void* data, uint64_t bytes);
+  // An emulated product that completed: where its coverage flag was set, timing names the native kernel
+  // that computed it and why (the flag's bits).
+  void report_emulation(const GemmPlanState& plan, GemmTiming& timing);
   void fill(Buffer& buffer, uint64_t offset, uint64_t bytes, uint32_t word);
 
   ~EngineImpl();

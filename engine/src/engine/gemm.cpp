@@ -9,6 +9,7 @@
 #include "engine/engine_impl.hpp"
 #include "engine/epilogue_check.hpp"
 #include "kernels/registry.hpp"
+#include "ozaki_abi.h"
 #include "vk/check.hpp"
 #include "vkgemm/error.hpp"
 
@@ -86,7 +87,22 @@ GemmTiming EngineImpl::submit_plan(GemmPlanState& plan, const VulkanBufferRange 
   plan.last_completion = std::chrono::duration_cast<std::chrono::microseconds>(waited);
   GemmTiming timing = plan.timing(plan.queries.get());
   timing.submit_wait_ms = std::chrono::duration<double, std::milli>(waited).count();
+  if (plan.product.kernel == Kernel::ozaki && !plan.product.sequence.empty()) report_emulation(plan, timing);
   return timing;
+}
+
+void EngineImpl::report_emulation(const GemmPlanState& plan, GemmTiming& timing) {
+  // The coverage flag the passes left (ozaki_abi.h): nonzero where the native kernel computed the product.
+  int32_t flag = 0;
+  read(plan.workspace, 0, &flag, sizeof flag);
+  if (flag == 0) return;
+  std::string why;
+  if (flag & OZAKI_UNCOVERED_NONFINITE) why += ", an input is NaN or infinite";
+  if (flag & OZAKI_UNCOVERED_SUBNORMAL) why += ", an input is a subnormal the scaling would keep";
+  if (flag & OZAKI_UNCOVERED_SPAN) why += ", the span guard: a line's exponents spread past what the moduli cover";
+  timing.kernel = plan.product.fallback_kernel;
+  timing.config = fmt::format("{} (the ozaki kernel fell back to it: {})", plan.product.fallback_config,
+                              why.empty() ? std::string("coverage flag set") : why.substr(2));
 }
 
 GemmTiming EngineImpl::submit_k_chunks(const GemmDesc& desc, const VulkanBufferRange (&ops)[kOperands],

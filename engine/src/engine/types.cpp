@@ -82,6 +82,16 @@ std::optional<DataType> parse_data_type(std::string_view name) noexcept {
   return std::nullopt;
 }
 
+std::string_view to_string(Precision precision) noexcept {
+  return precision == Precision::emulated ? "emulated" : "native";
+}
+
+std::optional<Precision> parse_precision(std::string_view name) noexcept {
+  for (Precision p : all_precisions)
+    if (to_string(p) == name) return p;
+  return std::nullopt;
+}
+
 std::optional<Kernel> parse_kernel(std::string_view name) noexcept {
   for (Kernel k : all_kernels())
     if (to_string(k) == name) return k;

@@ -340,12 +340,15 @@ Schedule schedule_emulated(const GemmDesc& desc, const GemmOptions& options, con
   seq.insert(seq.end(), fallback.begin(), fallback.end());
   std::erase_if(seq, [](const SequencePass& pass) { return kernels::ozaki_drop_experiment(pass.pass.shape.shader); });
   if (blocks > 1) products += fmt::format(" in {} blocks of {} rows", blocks, rows);
+  const std::string native_config = out.config;
   out.config = fmt::format("{} moduli, scale bits {}+{}, {} K chunk{}, {} int8 products by {}{}; falls back to {} ({}) "
                            "if an input is NaN, infinite or a subnormal that matters{}",
                            s.moduli, bits.a, bits.b, s.chunks, s.chunks == 1 ? "" : "s", s.moduli * s.batch * s.chunks,
                            products, s.guarded ? fmt::format(" and {} for the span guard", s.batch * s.chunks) : "",
                            to_string(out.kernel), out.config,
                            s.guarded ? fmt::format(", or its exponent span needs more than {} moduli", s.moduli) : "");
+  out.fallback_kernel = out.kernel;
+  out.fallback_config = native_config;
   out.kernel = Kernel::ozaki;
   out.workspace_bytes = l.total;
   return out;

@@ -95,6 +95,10 @@ struct Schedule {
   std::vector<SequencePass> sequence;
   Kernel kernel = Kernel::automatic;  // what runs (auto resolved)
   std::string config;               // its configuration, and the count of pieces when there are several
+  // The emulated product: its native fallback's kernel and configuration (what ran where the coverage flag
+  // was set), and the first int32 of the workspace, the flag.
+  Kernel fallback_kernel = Kernel::automatic;
+  std::string fallback_config;
 };
 
 // The whole plan of one call admitted at the engine's door (engine/src/engine/door.cpp: check_gemm, the run
