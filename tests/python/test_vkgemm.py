@@ -4,6 +4,7 @@ integer types, wrapped modulo 2^32), outputs poisoned first. The seed is printed
 Run: PYTHONPATH=build/release/python python3 -m pytest tests/python (CTest: python.module, label e2e).
 """
 
+import ctypes
 import os
 import threading
 import time
@@ -352,3 +353,48 @@ def test_epilogue_and_dequantization(engine):
     with pytest.raises(vkgemm.Error) as e:
         engine.matmul(a, b, activation="swish")
     assert "activation 'swish'" in str(e.value)
+
+
+def test_epilogue_parameters_in_f64(engine):
+    """An f64 product's leaky ReLU slope and clamp bounds are doubles (0.7, not the float nearest it): the
+    result within the f64 bound of float64 numpy, where a float parameter would err by about 1e-8."""
+    g = rng(46)
+    a = g.uniform(-1, 1, (37, 29))
+    b = g.uniform(-1, 1, (29, 45))
+    x = 3 * (a @ b)
+    mag = 3 * (np.abs(a) @ np.abs(b))
+    bound = 31 * 2.0**-53 * mag + 2.0**-53 * np.abs(x)
+    got = engine.matmul(a, b, alpha=3, activation="leaky-relu", slope=0.7)
+    assert np.all(np.abs(got - np.where(x >= 0, x, 0.7 * x)) <= 0.7 * bound + 1e-300)
+    got = engine.matmul(a, b, alpha=3, activation="clamp", clamp=(-0.3, 0.7))
+    want = np.clip(x, -0.3, 0.7)
+    assert np.any(want == 0.7) and np.any(want == -0.3)
+    assert np.all(np.abs(got - want) <= bound)
+    as_float = np.clip(x, np.float32(-0.3), np.float32(0.7))  # the bounds as floats: outside the bound
+    assert np.any(np.abs(as_float - want) > bound)
+
+
+def test_clamp_needs_both_bounds(engine):
+    """activation="clamp" without both bounds is refused, naming the missing one (a default of 0 would zero C):
+    by matmul, and by the C ABI itself when a vkgemm_epilogue leaves has_lo or has_hi 0."""
+    a = np.ones((4, 4), np.float32)
+    for clamp, missing in ((None, "got clamp=None"), ((None, 0.7), "lo is missing"), ((-0.3, None), "hi is missing"),
+                           ((None, None), "lo and hi are missing"), (0.7, "got clamp=0.7")):
+        with pytest.raises(vkgemm.Error) as e:
+            engine.matmul(a, a, activation="clamp", clamp=clamp)
+        assert e.value.code == "invalid_argument" and missing in str(e.value), str(e.value)
+    from vkgemm import _capi
+    d = _capi.sized(_capi.GemmDesc)
+    d.type, d.c_type, d.m, d.n, d.k, d.alpha, d.batch = 0, -1, 4, 4, 4, 1.0, 1
+    d.stride_a = d.stride_b = d.stride_c = -1
+    c = np.zeros((4, 4), np.float32)
+    for has_lo, has_hi, missing in ((0, 1, "lo is not set"), (1, 0, "hi is not set"), (0, 0, "lo and hi are not set")):
+        e = _capi.sized(_capi.Epilogue)
+        e.activation, e.bias_type, e.tensor_scale = 8, 0, 1.0
+        e.has_lo, e.has_hi, e.lo, e.hi = has_lo, has_hi, -0.3, 0.7
+        status = _capi.library().vkgemm_gemm_epilogue(engine._live(), ctypes.byref(d), ctypes.byref(e), a.ctypes.data,
+                                                      a.ctypes.data, c.ctypes.data, None, None, None)
+        message = _capi.library().vkgemm_last_error().decode()
+        assert _capi.library().vkgemm_status_name(status).decode() == "invalid_argument", message
+        assert "clamp needs both bounds" in message and missing in message, message
+    assert not c.any()  # refused before any work
