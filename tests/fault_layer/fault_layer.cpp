@@ -90,6 +90,7 @@ std::mutex g_lock;
 bool g_armed = false;
 uint64_t g_fail_at = 0;  // the counted call that fails (1 the first); 0: none
 VkResult g_result = VK_SUCCESS;
+std::string g_fail_only;  // fail it only where it is this function (empty: any)
 uint64_t g_calls = 0, g_injected = 0;
 std::string g_failed;               // the function that failed
 std::vector<const char*> g_trace;   // each counted call's function, in order (the walk's list)
@@ -100,7 +101,7 @@ VkResult count(const char* name) {
   if (!g_armed) return VK_SUCCESS;
   ++g_calls;
   g_trace.push_back(name);
-  if (g_calls != g_fail_at) return VK_SUCCESS;
+  if (g_calls != g_fail_at || (!g_fail_only.empty() && g_fail_only != name)) return VK_SUCCESS;
   ++g_injected;
   g_failed = name;
   return g_result;
@@ -522,6 +523,7 @@ struct FromEnvironment {
     char* rest = nullptr;
     g_fail_at = std::strtoull(spec, &rest, 10);
     g_result = rest && *rest == ':' ? result_named(rest + 1) : VK_SUCCESS;
+    g_fail_only.clear();
     g_armed = true;
   }
   ~FromEnvironment() {
@@ -553,12 +555,14 @@ FAULT_EXPORT VKAPI_ATTR VkResult VKAPI_CALL vkNegotiateLoaderLayerInterfaceVersi
 
 // ---- control from the test, in the process (fault_control.hpp) ----
 
-// Counts from now, and fails counted call `fail_at` (1 the first; 0: none) with `result`.
-FAULT_EXPORT void vkgemm_fault_arm(uint64_t fail_at, int32_t result) {
+// Counts from now, and fails counted call `fail_at` (1 the first; 0: none) with `result`, where it is a call of
+// `function` (null: whatever it is; a run whose calls came in another order then fails none).
+FAULT_EXPORT void vkgemm_fault_arm(uint64_t fail_at, int32_t result, const char* function) {
   std::lock_guard lock(g_lock);
   g_armed = true;
   g_fail_at = fail_at;
   g_result = static_cast<VkResult>(result);
+  g_fail_only = function ? function : "";
   g_calls = g_injected = 0;
   g_failed.clear();
   g_trace.clear();

@@ -398,3 +398,83 @@ def test_clamp_needs_both_bounds(engine):
         assert _capi.library().vkgemm_status_name(status).decode() == "invalid_argument", message
         assert "clamp needs both bounds" in message and missing in message, message
     assert not c.any()  # refused before any work
+
+
+# The failures the fault layer injects (VkResult, its name, the vkgemm.Error code that must follow).
+FAULTS = {-1: ("VK_ERROR_OUT_OF_HOST_MEMORY", "out_of_memory"), -2: ("VK_ERROR_OUT_OF_DEVICE_MEMORY", "out_of_memory"),
+          -4: ("VK_ERROR_DEVICE_LOST", "device_lost"), -5: ("VK_ERROR_MEMORY_MAP_FAILED", "vulkan_error")}
+
+
+def fault_layer(folder):
+    """The test-only fault layer (tests/fault_layer) in the loader's chain of every instance made from now on in
+    this process, and its controls (the library the loader loads)."""
+    for var, value in (("VK_ADD_LAYER_PATH", folder), ("VK_INSTANCE_LAYERS", "VK_LAYER_VKGEMM_fault")):
+        os.environ[var] = ":".join(v for v in (value, os.environ.get(var)) if v)
+    lib = ctypes.CDLL(os.path.join(folder, "libvkgemm_fault_layer.so"))
+    lib.vkgemm_fault_arm.argtypes = [ctypes.c_uint64, ctypes.c_int32, ctypes.c_char_p]
+    lib.vkgemm_fault_disarm.restype = ctypes.c_bool
+    lib.vkgemm_fault_injected.restype = ctypes.c_uint64
+    lib.vkgemm_fault_call.argtypes, lib.vkgemm_fault_call.restype = [ctypes.c_uint64], ctypes.c_char_p
+    lib.vkgemm_fault_fails.argtypes, lib.vkgemm_fault_fails.restype = [ctypes.c_char_p], ctypes.c_uint32
+    return lib
+
+
+def test_driver_failures():
+    """Every counted Vulkan call of an engine's creation and a matmul failed in turn (the fault layer): a
+    vkgemm.Error naming the call and the result, then the engine works (out of memory) or says the device is
+    lost on every later call; never a wrong result. The engines run without validation: the loader names the
+    layer through the messenger (the C++ faults suite walks the same calls under validation)."""
+    folder = os.environ.get("VKGEMM_FAULT_LAYER_DIR")
+    if not folder:
+        pytest.skip("VKGEMM_FAULT_LAYER_DIR is not set (tests/python/run.sh sets it to the build's fault layer)")
+    layer = fault_layer(folder)
+    g = rng(47)
+    a, b = g.uniform(-1, 1, (21, 13)).astype(np.float32), g.uniform(-1, 1, (13, 17)).astype(np.float32)
+
+    def run(e):
+        check(e.matmul(a, b), a, b)
+
+    layer.vkgemm_fault_arm(0, 0, None)
+    with vkgemm.Engine() as e:
+        run(e)
+    layer.vkgemm_fault_disarm()
+    trace = []
+    while (name := layer.vkgemm_fault_call(len(trace) + 1)) is not None:
+        trace.append(name.decode())
+    counts = {"out_of_memory": 0, "device_lost": 0, "vulkan_error": 0, "refused engines": 0, "not reached": 0}
+    for n, function in enumerate(trace, 1):
+        fails = layer.vkgemm_fault_fails(function.encode())
+        results = [(-1 if n % 2 else -2)] if fails & 3 == 3 else [-1] if fails & 1 else [-2] if fails & 2 else []
+        results += [r for bit, r in ((4, -4), (8, -5)) if fails & bit]
+        for r in results:
+            result, code = FAULTS[r]
+            where = f"call {n} ({function}) failed with {result}"
+            layer.vkgemm_fault_arm(n, r, function.encode())
+            e, error = None, None
+            try:
+                e = vkgemm.Engine()
+                run(e)
+            except vkgemm.Error as err:
+                error = err
+            finally:
+                layer.vkgemm_fault_disarm()
+            if layer.vkgemm_fault_injected() == 0:  # polls depend on timing: call n was another function
+                assert error is None, f"{where}: not reached, yet {error}"
+                counts["not reached"] += 1
+                continue
+            assert error is not None, f"{where}: the failure was swallowed"
+            assert error.code == code and function in error.message and result in error.message, f"{where}: {error}"
+            if e is None:
+                counts["refused engines"] += 1
+                continue
+            if r == -4:
+                with pytest.raises(vkgemm.Error) as later:
+                    run(e)
+                assert later.value.code == "device_lost", f"{where}, then: {later.value}"
+            else:
+                run(e)  # the engine works again
+            e.close()
+            counts[code] += 1
+    print(f"python driver failures: {len(trace)} calls walked, {sum(counts.values())} runs: "
+          + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    assert counts["device_lost"] > 0 and counts["out_of_memory"] > 0
