@@ -12,8 +12,9 @@
 // runs is freed under it once the engine gives up: the loss is a result, not a use after free.
 //
 // Control, in the process (fault_control.hpp: the test loads this library and finds these functions) or
-// from the environment for a child process: VKGEMM_FAULT=N:RESULT (RESULT a VkResult's name; N 0 counts
-// only) arms it from the first call, and VKGEMM_FAULT_REPORT=path has it write what it saw at exit.
+// from the environment for a child process: VKGEMM_FAULT=N:RESULT[:FUNCTION] (RESULT a VkResult's name, N 0
+// counting only, FUNCTION the one call N must be) arms it from the first call, and VKGEMM_FAULT_REPORT=path
+// has it write what it saw when it is unloaded (its calls, the injections, the failed function, the trace).
 #include <vulkan/vk_layer.h>
 #include <vulkan/vulkan.h>
 
@@ -522,8 +523,10 @@ struct FromEnvironment {
     if (!spec) return;
     char* rest = nullptr;
     g_fail_at = std::strtoull(spec, &rest, 10);
-    g_result = rest && *rest == ':' ? result_named(rest + 1) : VK_SUCCESS;
-    g_fail_only.clear();
+    const std::string tail = rest && *rest == ':' ? rest + 1 : "";
+    const size_t colon = tail.find(':');
+    g_result = result_named(tail.substr(0, colon).c_str());
+    g_fail_only = colon == std::string::npos ? "" : tail.substr(colon + 1);
     g_armed = true;
   }
   ~FromEnvironment() {
