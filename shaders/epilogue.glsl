@@ -11,12 +11,7 @@
 // that no intermediate overflows into a NaN: tanh from exp(-2|x|), GELU's tanh form as a sigmoid, its erf by Abramowitz and Stegun 7.1.26
 // (absolute error under 1.5e-7). reference/epilogue.cpp bounds what that costs (docs/correctness.md).
 #ifndef VKGEMM_NO_EPILOGUE
-
-#ifdef VKGEMM_EPILOGUE_DOUBLE
-#define EPI_T double
-#else
-#define EPI_T float
-#endif
+// EPI_T is gemm_interface.glsl's (its push constants carry the parameters in it).
 
 layout(std430, set = 0, binding = GEMM_BIAS_BINDING) readonly buffer EpilogueBias { uint BIAS[]; };
 layout(constant_id = GEMM_EPILOGUE_CONSTANT_ID) const uint EPILOGUE = 0;
@@ -76,8 +71,8 @@ float epilogue_erf(float x) {
 EPI_T epilogue_activation(EPI_T x, uint act) {
   switch (act) {
     case GEMM_ACT_RELU: return max(x, EPI_T(0));
-    case GEMM_ACT_LEAKY_RELU: return x >= EPI_T(0) ? x : EPI_T(p.act_a) * x;
-    case GEMM_ACT_CLAMP: return min(max(x, EPI_T(p.act_a)), EPI_T(p.act_b));
+    case GEMM_ACT_LEAKY_RELU: return x >= EPI_T(0) ? x : p.act_a * x;
+    case GEMM_ACT_CLAMP: return min(max(x, p.act_a), p.act_b);
 #ifndef VKGEMM_EPILOGUE_DOUBLE  // the door refuses these on f64: GLSL has no double exp
     // 0.5 x (1 + tanh(u)) is x / (1 + exp(-2u)): one exp and one division, and no cancellation in 1 + tanh(u)
     // for negative x; the cap (above) gives x e^-44 where GELU is below that, about -0.

@@ -36,17 +36,21 @@
   FIELD(k_split)      /* split-K: the K range of one slice (K, at least 1, when not split) */                      \
   FIELD(split_stride) /* split-K (or a C through the workspace): elements between consecutive slices' sums; 0: none */
 // After the 16 fields (64 bytes): alpha then beta, each in the shader's SCALAR_T (float, int or double; 8
-// bytes each at most); then, at 80, the epilogue's four words and the dequantization's two (below), so the
-// block is 104 bytes, inside the 128 every device guarantees.
+// bytes each at most); then, at 80, the epilogue's two words; at 88, its two parameters, each in the
+// epilogue's type (epilogue.glsl's EPI_T: double for f64 sums, else float; 8 bytes each at most, so that an
+// f64 product's slope and bounds are doubles, not the floats nearest them); at 104, the dequantization's two
+// words (below). The block is 112 bytes, inside the 128 every device guarantees.
 #define GEMM_PUSH_SCALARS_OFFSET 64
 #define GEMM_PUSH_EPILOGUE_OFFSET 80
-#define GEMM_PUSH_BYTES 104
+#define GEMM_PUSH_ACT_OFFSET 88
+#define GEMM_PUSH_SCALE_OFFSET 104
+#define GEMM_PUSH_BYTES 112
 
 // ---- the fused epilogue (epilogue.glsl; vkgemm::Epilogue in blas.hpp) ----
 // The word `epilogue`: the activation in its low 4 bits, the bias's broadcast and its stored type above.
 // 0 is no epilogue at all: the stores are the plain product's. `bias_offset` is the first bias element
-// inside its binding (3), in elements; `act_a` and `act_b` the activation's parameters (leaky ReLU's slope
-// in act_a, clamp's lo and hi).
+// inside its binding (3), in elements; `act_a` and `act_b` the activation's parameters in the epilogue's type
+// (leaky ReLU's slope in act_a, clamp's lo and hi).
 #define GEMM_ACT_MASK 15u
 #define GEMM_ACT_NONE 0u
 #define GEMM_ACT_RELU 1u

@@ -112,6 +112,15 @@ layout(std430, set = 0, binding = 0) readonly buffer MatrixA { A_T A[]; };
 layout(std430, set = 0, binding = 1) readonly buffer MatrixB { B_T B[]; };
 layout(std430, set = 0, binding = 2) buffer MatrixC { C_T C[]; };  // read only when beta != 0
 
+// The fused epilogue's type (epilogue.glsl), its parameters' in the block below: the sums' precision (float
+// for f32, f16 and bf16 inputs and the dequantized int8 products, double for f64). Integer C has no epilogue;
+// its block keeps the words, as float.
+#ifdef VKGEMM_EPILOGUE_DOUBLE
+#define EPI_T double
+#else
+#define EPI_T float
+#endif
+
 // The push-constant block, its flag bits (GEMM_TRANS_A, ..., GEMM_VEC_C) and the kernels' specialization-
 // constant ids are gemm_abi.h's, shared with the host.
 #define GEMM_PUSH_UINT_FIELD(name) uint name;
@@ -121,9 +130,9 @@ layout(push_constant) uniform GemmParams {
   SCALAR_T beta;
   layout(offset = GEMM_PUSH_EPILOGUE_OFFSET) uint epilogue;  // the fused epilogue (epilogue.glsl); 0: none
   uint bias_offset;
-  float act_a;
-  float act_b;
-  uint scale;         // the dequantization (gemm_abi.h GEMM_SCALE_*; epilogue.glsl dequant_scale)
+  layout(offset = GEMM_PUSH_ACT_OFFSET) EPI_T act_a;  // its parameters, in its own type (gemm_abi.h)
+  EPI_T act_b;
+  layout(offset = GEMM_PUSH_SCALE_OFFSET) uint scale;  // the dequantization (GEMM_SCALE_*; dequant_scale)
   uint scale_offset;
 } p;
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -52,17 +53,21 @@ std::unique_ptr<Engine> engine_with_limits(uint32_t max_groups, uint64_t max_ran
 // Messages validation has reported in this process so far.
 uint64_t validation_messages();
 
-// While one lives, messages on the shared engine that contain `words` are counted here instead of failing
-// the test: for the one message a driver sends on purpose (Mesa reports the error it returns from
-// vkAllocateMemory, VK_ERROR_OUT_OF_DEVICE_MEMORY, through the debug messenger). Any other still fails.
+// While one lives, messages on the tests' engines (and the application's instance, app_vulkan.hpp) that contain
+// `words` are counted here instead of failing the test: for the one message a driver or the loader sends on
+// purpose (Mesa reports the error it returns from vkAllocateMemory, VK_ERROR_OUT_OF_DEVICE_MEMORY, through the
+// debug messenger; the loader names a layer enabled from the environment). Any other still fails.
 class ExpectedMessages {
  public:
   explicit ExpectedMessages(std::string words);
+  explicit ExpectedMessages(std::vector<std::string> words);  // a message containing any of them
   ~ExpectedMessages();
   ExpectedMessages(const ExpectedMessages&) = delete;
   ExpectedMessages& operator=(const ExpectedMessages&) = delete;
   uint64_t seen() const;
 };
+// Whether `message` is one an ExpectedMessages alive expects (counted there).
+bool expected_message(std::string_view message);
 
 // The seed of this run: VKGEMM_TEST_SEED when set, else fresh; printed at start and on every failure.
 uint64_t run_seed();

@@ -147,6 +147,11 @@ TEST_SUITE("bad_input") {
         {"tune --sizes ''", "--sizes: is empty"},
         {"bench --sizes 16 --tiles 8,2000", "--tiles: '2000' has 2000, outside 1 to 1024"},
         {"run --m 128 --n 128 --k 128 --batch 65535", "a 128x128x128 product in a batch of 65535 needs A 4294901760 bytes"},
+        // clamp has no default bounds (0 would zero C): each missing one named.
+        {"run --m 4 --n 4 --k 4 --act clamp", "--act clamp needs both bounds, --clamp-lo and --clamp-hi; both are missing"},
+        {"run --m 4 --n 4 --k 4 --act clamp --clamp-hi 1", "--clamp-lo is missing"},
+        {"run --m 4 --n 4 --k 4 --act clamp --clamp-lo -1", "--clamp-hi is missing"},
+        {"run --m 4 --n 4 --k 4 --act clamp --clamp-lo 1 --clamp-hi -1", "clamp needs lo <= hi (got lo 1 and hi -1)"},
     };
     for (const auto& bad : cases) {  // not a structured binding: INFO captures it, which clang 14 cannot
       const auto r = test::run_program(bad.first);

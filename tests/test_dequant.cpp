@@ -37,7 +37,7 @@ double activate(const Epilogue& e, double x) {
     case Activation::silu: return x / (1 + std::exp(-x));
     case Activation::sigmoid: return 1 / (1 + std::exp(-x));
     case Activation::tanh: return std::tanh(x);
-    case Activation::clamp: return std::min(std::max(x, double(e.lo)), double(e.hi));
+    case Activation::clamp: return std::min(std::max(x, *e.lo), *e.hi);
   }
   return x;
 }

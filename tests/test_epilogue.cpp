@@ -37,8 +37,9 @@ Epilogue epilogue_case(Activation act, size_t i, DataType c_type) {
   e.activation = act;
   e.bias = static_cast<BiasAxis>(i % 3);
   e.bias_type = (i / 3) % 2 ? c_type : DataType::f32;
-  e.slope = 0.125f;
-  e.lo = -0.25f, e.hi = 0.5f;
+  // Parameters no float holds (0.7f != 0.7): an f64 product must apply them as doubles.
+  e.slope = 0.7;
+  e.lo = -0.3, e.hi = 0.7;
   return e;
 }
 
@@ -141,6 +142,32 @@ TEST_SUITE("epilogue") {
   }
   TEST_CASE("coopmat2 kernel") { every_type(Kernel::coopmat2, {.kernel = Kernel::coopmat2}); }
   TEST_CASE("auto") { every_type(Kernel::automatic, {}); }
+
+  TEST_CASE("f64: leaky ReLU's slope and clamp's bounds are doubles, held to the f64 bound") {
+    // 0.7 and -0.3 are not floats: carried as floats they err by about 1e-8 of the element, which the f64
+    // bound (about 1e-15 of |A||B|) rejects. Every case, not a grid's sample: alpha 3 spreads x over about
+    // +-10, so both bounds and the negative side are taken.
+    auto rng = test::case_rng("epilogue f64 parameters");
+    int ran = 0;
+    for (const Kernel kernel : {Kernel::naive, Kernel::tiled, Kernel::blocked, Kernel::automatic}) {
+      const GemmOptions options{.kernel = kernel};
+      if (!runs(kernel, DataType::f64, DataType::f64, options)) continue;
+      for (const Epilogue& e : {Epilogue{.activation = Activation::leaky_relu, .slope = 0.7},
+                                Epilogue{.bias = BiasAxis::per_row, .activation = Activation::clamp, .lo = -0.3, .hi = 0.7},
+                                Epilogue{.activation = Activation::clamp, .lo = -2.0 / 3, .hi = 0.1}}) {
+        for (const Layout layout : {Layout::row_major, Layout::col_major}) {
+          GemmDesc d;
+          d.type = DataType::f64, d.m = 37, d.n = 45, d.k = 29, d.alpha = 3.0, d.beta = 0.5, d.layout = layout;
+          d.epilogue = e;
+          const auto result = test::check_gemm_call(d, options, rng);
+          INFO(to_string(kernel), " ", to_string(e.activation), ", seed ", test::run_seed(), ": ", result.detail);
+          CHECK(result.passed);
+          ++ran;
+        }
+      }
+    }
+    if (ran == 0) test::skip(fmt::format("{} runs no f64", test::engine().device().name));
+  }
 
   TEST_CASE("GELU, SiLU and sigmoid far out: sums of several hundred, where exp's argument is capped") {
     // alpha 200 spreads x over about -1000 to 1000: sigmoid and SiLU below -44 and GELU's tanh form below about
@@ -265,8 +292,15 @@ TEST_SUITE("epilogue") {
     bias_type.epilogue.bias_type = DataType::f16;
     refused(bias_type, "bias_type f16 must be f32 or C's type");
     GemmDesc clamp = d;
-    clamp.epilogue = {.activation = Activation::clamp, .lo = 1.0f, .hi = -1.0f};
+    clamp.epilogue = {.activation = Activation::clamp, .lo = 1.0, .hi = -1.0};
     refused(clamp, "lo <= hi");
+    // No default bounds (0 would zero C): each missing one is named.
+    clamp.epilogue = {.activation = Activation::clamp};
+    refused(clamp, "clamp needs both bounds, lo and hi; lo and hi are not set");
+    clamp.epilogue = {.activation = Activation::clamp, .hi = 0.5};
+    refused(clamp, "lo is not set");
+    clamp.epilogue = {.activation = Activation::clamp, .lo = -0.5};
+    refused(clamp, "hi is not set");
     GemmDesc slope = d;
     slope.epilogue = {.activation = Activation::leaky_relu, .slope = INFINITY};
     refused(slope, "slope inf is not finite");
@@ -310,7 +344,7 @@ TEST_SUITE("epilogue") {
     for (const Activation act : {Activation::gelu_tanh, Activation::gelu_erf, Activation::silu, Activation::sigmoid,
                                  Activation::tanh, Activation::leaky_relu, Activation::relu, Activation::clamp}) {
       CAPTURE(to_string(act));
-      d.epilogue = {.bias = BiasAxis::per_column, .activation = act, .slope = 0.125f, .lo = -0.25f, .hi = 0.5f};
+      d.epilogue = {.bias = BiasAxis::per_column, .activation = act, .slope = 0.125, .lo = -0.25, .hi = 0.5};
       const std::vector<float> right = result(d);
       CHECK(passes(right));
       GemmDesc wrong_axis = d;

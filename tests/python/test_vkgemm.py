@@ -4,6 +4,7 @@ integer types, wrapped modulo 2^32), outputs poisoned first. The seed is printed
 Run: PYTHONPATH=build/release/python python3 -m pytest tests/python (CTest: python.module, label e2e).
 """
 
+import ctypes
 import os
 import threading
 import time
@@ -367,3 +368,128 @@ def test_epilogue_and_dequantization(engine):
     with pytest.raises(vkgemm.Error) as e:
         engine.matmul(a, b, activation="swish")
     assert "activation 'swish'" in str(e.value)
+
+
+def test_epilogue_parameters_in_f64(engine):
+    """An f64 product's leaky ReLU slope and clamp bounds are doubles (0.7, not the float nearest it): the
+    result within the f64 bound of float64 numpy, where a float parameter would err by about 1e-8."""
+    g = rng(46)
+    a = g.uniform(-1, 1, (37, 29))
+    b = g.uniform(-1, 1, (29, 45))
+    x = 3 * (a @ b)
+    mag = 3 * (np.abs(a) @ np.abs(b))
+    bound = 31 * 2.0**-53 * mag + 2.0**-53 * np.abs(x)
+    got = engine.matmul(a, b, alpha=3, activation="leaky-relu", slope=0.7)
+    assert np.all(np.abs(got - np.where(x >= 0, x, 0.7 * x)) <= 0.7 * bound + 1e-300)
+    got = engine.matmul(a, b, alpha=3, activation="clamp", clamp=(-0.3, 0.7))
+    want = np.clip(x, -0.3, 0.7)
+    assert np.any(want == 0.7) and np.any(want == -0.3)
+    assert np.all(np.abs(got - want) <= bound)
+    as_float = np.clip(x, np.float32(-0.3), np.float32(0.7))  # the bounds as floats: outside the bound
+    assert np.any(np.abs(as_float - want) > bound)
+
+
+def test_clamp_needs_both_bounds(engine):
+    """activation="clamp" without both bounds is refused, naming the missing one (a default of 0 would zero C):
+    by matmul, and by the C ABI itself when a vkgemm_epilogue leaves has_lo or has_hi 0."""
+    a = np.ones((4, 4), np.float32)
+    for clamp, missing in ((None, "got clamp=None"), ((None, 0.7), "lo is missing"), ((-0.3, None), "hi is missing"),
+                           ((None, None), "lo and hi are missing"), (0.7, "got clamp=0.7")):
+        with pytest.raises(vkgemm.Error) as e:
+            engine.matmul(a, a, activation="clamp", clamp=clamp)
+        assert e.value.code == "invalid_argument" and missing in str(e.value), str(e.value)
+    from vkgemm import _capi
+    d = _capi.sized(_capi.GemmDesc)
+    d.type, d.c_type, d.m, d.n, d.k, d.alpha, d.batch = 0, -1, 4, 4, 4, 1.0, 1
+    d.stride_a = d.stride_b = d.stride_c = -1
+    c = np.zeros((4, 4), np.float32)
+    for has_lo, has_hi, missing in ((0, 1, "lo is not set"), (1, 0, "hi is not set"), (0, 0, "lo and hi are not set")):
+        e = _capi.sized(_capi.Epilogue)
+        e.activation, e.bias_type, e.tensor_scale = 8, 0, 1.0
+        e.has_lo, e.has_hi, e.lo, e.hi = has_lo, has_hi, -0.3, 0.7
+        status = _capi.library().vkgemm_gemm_epilogue(engine._live(), ctypes.byref(d), ctypes.byref(e), a.ctypes.data,
+                                                      a.ctypes.data, c.ctypes.data, None, None, None)
+        message = _capi.library().vkgemm_last_error().decode()
+        assert _capi.library().vkgemm_status_name(status).decode() == "invalid_argument", message
+        assert "clamp needs both bounds" in message and missing in message, message
+    assert not c.any()  # refused before any work
+
+
+# The failures the fault layer injects (VkResult, its name, the vkgemm.Error code that must follow).
+FAULTS = {-1: ("VK_ERROR_OUT_OF_HOST_MEMORY", "out_of_memory"), -2: ("VK_ERROR_OUT_OF_DEVICE_MEMORY", "out_of_memory"),
+          -4: ("VK_ERROR_DEVICE_LOST", "device_lost"), -5: ("VK_ERROR_MEMORY_MAP_FAILED", "vulkan_error")}
+
+
+def fault_layer(folder):
+    """The test-only fault layer (tests/fault_layer) in the loader's chain of every instance made from now on in
+    this process, and its controls (the library the loader loads)."""
+    for var, value in (("VK_ADD_LAYER_PATH", folder), ("VK_INSTANCE_LAYERS", "VK_LAYER_VKGEMM_fault")):
+        os.environ[var] = ":".join(v for v in (value, os.environ.get(var)) if v)
+    lib = ctypes.CDLL(os.path.join(folder, "libvkgemm_fault_layer.so"))
+    lib.vkgemm_fault_arm.argtypes = [ctypes.c_uint64, ctypes.c_int32, ctypes.c_char_p]
+    lib.vkgemm_fault_disarm.restype = ctypes.c_bool
+    lib.vkgemm_fault_injected.restype = ctypes.c_uint64
+    lib.vkgemm_fault_call.argtypes, lib.vkgemm_fault_call.restype = [ctypes.c_uint64], ctypes.c_char_p
+    lib.vkgemm_fault_fails.argtypes, lib.vkgemm_fault_fails.restype = [ctypes.c_char_p], ctypes.c_uint32
+    return lib
+
+
+def test_driver_failures():
+    """Every counted Vulkan call of an engine's creation and a matmul failed in turn (the fault layer): a
+    vkgemm.Error naming the call and the result, then the engine works (out of memory) or says the device is
+    lost on every later call; never a wrong result. The engines run without validation: the loader names the
+    layer through the messenger (the C++ faults suite walks the same calls under validation)."""
+    folder = os.environ.get("VKGEMM_FAULT_LAYER_DIR")
+    if not folder:
+        pytest.skip("VKGEMM_FAULT_LAYER_DIR is not set (tests/python/run.sh sets it to the build's fault layer)")
+    layer = fault_layer(folder)
+    g = rng(47)
+    a, b = g.uniform(-1, 1, (21, 13)).astype(np.float32), g.uniform(-1, 1, (13, 17)).astype(np.float32)
+
+    def run(e):
+        check(e.matmul(a, b), a, b)
+
+    layer.vkgemm_fault_arm(0, 0, None)
+    with vkgemm.Engine() as e:
+        run(e)
+    layer.vkgemm_fault_disarm()
+    trace = []
+    while (name := layer.vkgemm_fault_call(len(trace) + 1)) is not None:
+        trace.append(name.decode())
+    counts = {"out_of_memory": 0, "device_lost": 0, "vulkan_error": 0, "refused engines": 0, "not reached": 0}
+    for n, function in enumerate(trace, 1):
+        fails = layer.vkgemm_fault_fails(function.encode())
+        results = [(-1 if n % 2 else -2)] if fails & 3 == 3 else [-1] if fails & 1 else [-2] if fails & 2 else []
+        results += [r for bit, r in ((4, -4), (8, -5)) if fails & bit]
+        for r in results:
+            result, code = FAULTS[r]
+            where = f"call {n} ({function}) failed with {result}"
+            layer.vkgemm_fault_arm(n, r, function.encode())
+            e, error = None, None
+            try:
+                e = vkgemm.Engine()
+                run(e)
+            except vkgemm.Error as err:
+                error = err
+            finally:
+                layer.vkgemm_fault_disarm()
+            if layer.vkgemm_fault_injected() == 0:  # polls depend on timing: call n was another function
+                assert error is None, f"{where}: not reached, yet {error}"
+                counts["not reached"] += 1
+                continue
+            assert error is not None, f"{where}: the failure was swallowed"
+            assert error.code == code and function in error.message and result in error.message, f"{where}: {error}"
+            if e is None:
+                counts["refused engines"] += 1
+                continue
+            if r == -4:
+                with pytest.raises(vkgemm.Error) as later:
+                    run(e)
+                assert later.value.code == "device_lost", f"{where}, then: {later.value}"
+            else:
+                run(e)  # the engine works again
+            e.close()
+            counts[code] += 1
+    print(f"python driver failures: {len(trace)} calls walked, {sum(counts.values())} runs: "
+          + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    assert counts["device_lost"] > 0 and counts["out_of_memory"] > 0

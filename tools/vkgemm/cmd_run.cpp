@@ -49,10 +49,11 @@ struct RunOptions {
   // The fused epilogue (GemmDesc::epilogue): --bias, --bias-type, --act and its parameters.
   std::string bias = "none", act = "none";
   std::optional<DataType> bias_type;  // absent: f32
-  float slope = 0.01f, clamp_lo = 0.0f, clamp_hi = 0.0f;
+  double slope = 0.01;
+  std::optional<double> clamp_lo, clamp_hi;  // --act clamp needs both
   // The dequantization of an int8 product into float C (--out-type f32 or f16): --scale, --tensor-scale.
   std::string scale = "none";
-  std::optional<float> tensor_scale;
+  std::optional<double> tensor_scale;
   bool from_files() const { return !a_path.empty() || !b_path.empty(); }
 };
 
@@ -273,6 +274,11 @@ Epilogue epilogue_of(const RunOptions& o) {
   }
   e.activation = *act;
   e.slope = o.slope, e.lo = o.clamp_lo, e.hi = o.clamp_hi;
+  if (e.activation == Activation::clamp && (!o.clamp_lo || !o.clamp_hi)) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("--act clamp needs both bounds, --clamp-lo and --clamp-hi; {} missing",
+                            !o.clamp_lo && !o.clamp_hi ? "both are" : !o.clamp_lo ? "--clamp-lo is" : "--clamp-hi is"));
+  }
   if (o.scale != "none" && o.scale != "tensor" && o.scale != "col") {
     throw Error(ErrorCode::invalid_argument, fmt::format("--scale {}: none, tensor (--tensor-scale alone) or col (a "
                                                          "random scale per column of C, times --tensor-scale)", o.scale));
@@ -636,8 +642,8 @@ void add_epilogue_options(CLI::App& cmd, RunOptions& o) {
       ->capture_default_str();
   cmd.add_option("--tensor-scale", o.tensor_scale, "--scale tensor or col: the per-tensor scale (default 1)");
   cmd.add_option("--slope", o.slope, "--act leaky-relu: the negative side's slope")->capture_default_str();
-  cmd.add_option("--clamp-lo", o.clamp_lo, "--act clamp: the lower bound")->capture_default_str();
-  cmd.add_option("--clamp-hi", o.clamp_hi, "--act clamp: the upper bound (at least --clamp-lo)")->capture_default_str();
+  cmd.add_option("--clamp-lo", o.clamp_lo, "--act clamp: the lower bound (needed)");
+  cmd.add_option("--clamp-hi", o.clamp_hi, "--act clamp: the upper bound, at least --clamp-lo (needed)");
 }
 
 Command add_run_command(CLI::App& cmd, CommonOptions& common) {

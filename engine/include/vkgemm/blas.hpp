@@ -54,14 +54,18 @@ enum class BiasAxis : uint8_t { none, per_column, per_row };
 // (the sums converted). The per-column scales lead the epilogue's vector operand (below).
 enum class ScaleAxis : uint8_t { none, per_tensor, per_column };
 
+// Its numbers are doubles, as alpha and beta are: the host rounds each once to the epilogue's precision (the
+// sums'), so an f64 product's leaky ReLU and clamp use 0.7 itself, not the float nearest it.
 struct Epilogue {
   BiasAxis bias = BiasAxis::none;
   DataType bias_type = DataType::f32;  // f32, or C's type; its buffer is the call's fourth operand
   Activation activation = Activation::none;
-  float slope = 0.01f;         // leaky_relu: the negative side's slope
-  float lo = 0.0f, hi = 0.0f;  // clamp: lo <= hi
+  double slope = 0.01;  // leaky_relu: the negative side's slope
+  // clamp: both bounds, lo <= hi. No default: a clamp without one is refused at the door, naming it (a
+  // default of 0 would turn every element of C into 0).
+  std::optional<double> lo, hi;
   ScaleAxis scale = ScaleAxis::none;  // int8 products into float C only
-  float tensor_scale = 1.0f;          // per_tensor's scale, and the factor of every per_column scale
+  double tensor_scale = 1.0;          // per_tensor's scale, and the factor of every per_column scale
   bool active() const noexcept {
     return bias != BiasAxis::none || activation != Activation::none || scale != ScaleAxis::none;
   }

@@ -20,7 +20,7 @@
 extern "C" {
 #endif
 
-#define VKGEMM_C_ABI_VERSION 1
+#define VKGEMM_C_ABI_VERSION 2
 #if defined(VKGEMM_C_BUILDING)
 #define VKGEMM_C_API __attribute__((visibility("default")))
 #else
@@ -131,17 +131,19 @@ VKGEMM_C_API vkgemm_status vkgemm_gemm(vkgemm_engine* engine, const vkgemm_gemm_
                                        vkgemm_timing* timing);
 
 /* A fused epilogue and an int8 product's dequantization (vkgemm/blas.hpp's Epilogue; docs/library.md):
- * C = activation(alpha * scale * op(A) op(B) + beta C + bias), the numbers as the C++ enums'. */
+ * C = activation(alpha * scale * op(A) op(B) + beta C + bias), the numbers as the C++ enums'. Its scalars are
+ * doubles, rounded once to the product's precision (an f64 product's slope and bounds stay doubles). */
 typedef struct vkgemm_epilogue {
   uint32_t struct_size;       /* sizeof(vkgemm_epilogue) */
   int32_t bias;               /* 0 none, 1 per_column (n values), 2 per_row (m values) */
   int32_t bias_type;          /* vkgemm_type of the bias: VKGEMM_F32 or C's type */
   int32_t activation;         /* 0 none, 1 relu, 2 leaky_relu, 3 gelu_tanh, 4 gelu_erf, 5 silu, 6 sigmoid,
                                * 7 tanh, 8 clamp */
-  float slope;                /* leaky_relu's negative slope */
-  float lo, hi;               /* clamp's bounds, lo <= hi */
+  double slope;               /* leaky_relu's negative slope */
+  int32_t has_lo, has_hi;     /* clamp: 1 where lo (hi) is given; a clamp without both is refused */
+  double lo, hi;              /* clamp's bounds, lo <= hi */
   int32_t scale;              /* i8 or u8 into f32 or f16 C (c_type): 0 none, 1 per_tensor, 2 per_column */
-  float tensor_scale;         /* per_tensor's scale and the factor of every per_column one; 1 when unused */
+  double tensor_scale;        /* per_tensor's scale and the factor of every per_column one; 1 when unused */
 } vkgemm_epilogue;
 
 /* vkgemm_gemm with an epilogue (null: none). `vectors` is the epilogue's host memory: the per_column scales

@@ -286,6 +286,18 @@ class Engine:
 _ACTIVATIONS = ["none", "relu", "leaky-relu", "gelu-tanh", "gelu-erf", "silu", "sigmoid", "tanh", "clamp"]
 
 
+def _clamp_bounds(e, clamp):
+    """clamp=(lo, hi) into e: both bounds needed (none has a default; 0 would zero C)."""
+    bounds = tuple(clamp) if isinstance(clamp, (tuple, list)) else None
+    if bounds is None or len(bounds) != 2:
+        _fail("invalid_argument", f"matmul: activation 'clamp' needs clamp=(lo, hi), both bounds; got clamp={clamp!r}")
+    missing = [name for name, v in zip(("lo", "hi"), bounds) if v is None]
+    if missing:
+        _fail("invalid_argument", f"matmul: activation 'clamp' needs both bounds, clamp=(lo, hi); "
+                                  f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} missing")
+    e.has_lo, e.has_hi, e.lo, e.hi = 1, 1, float(bounds[0]), float(bounds[1])
+
+
 def _epilogue(bias, bias_axis, activation, slope, clamp, scale, tensor_scale, m, n):
     """matmul's epilogue as the C ABI's vkgemm_epilogue and its host vectors (the per-column scales, then the
     bias, in one byte array), or (None, None) for none. The engine checks the rest (types, K, finite values)."""
@@ -296,8 +308,8 @@ def _epilogue(bias, bias_axis, activation, slope, clamp, scale, tensor_scale, m,
     if name not in _ACTIVATIONS:
         _fail("invalid_argument", f"matmul: activation {activation!r} is none of {', '.join(_ACTIVATIONS)}")
     e.activation, e.slope, e.bias_type, e.tensor_scale = _ACTIVATIONS.index(name), float(slope), F32, 1.0
-    if clamp is not None:
-        e.lo, e.hi = float(clamp[0]), float(clamp[1])
+    if name == "clamp":
+        _clamp_bounds(e, clamp)
     parts = []
     if scale is not None:
         if np.ndim(scale) == 0:

@@ -9,7 +9,7 @@ import os
 import sysconfig
 import threading
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 LIBRARY = "libvkgemm_c.so.0"
 
 
@@ -72,11 +72,13 @@ class Epilogue(ctypes.Structure):
         ("bias", ctypes.c_int32),
         ("bias_type", ctypes.c_int32),
         ("activation", ctypes.c_int32),
-        ("slope", ctypes.c_float),
-        ("lo", ctypes.c_float),
-        ("hi", ctypes.c_float),
+        ("slope", ctypes.c_double),
+        ("has_lo", ctypes.c_int32),
+        ("has_hi", ctypes.c_int32),
+        ("lo", ctypes.c_double),
+        ("hi", ctypes.c_double),
         ("scale", ctypes.c_int32),
-        ("tensor_scale", ctypes.c_float),
+        ("tensor_scale", ctypes.c_double),
     ]
 
 

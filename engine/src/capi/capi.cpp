@@ -106,7 +106,14 @@ vkgemm::Epilogue to_epilogue(const vkgemm_epilogue* e) {
   out.bias = static_cast<vkgemm::BiasAxis>(byte(e->bias, "bias"));
   out.bias_type = to_type(e->bias_type, "bias_type");
   out.activation = static_cast<vkgemm::Activation>(byte(e->activation, "activation"));
-  out.slope = e->slope, out.lo = e->lo, out.hi = e->hi;
+  out.slope = e->slope;
+  // A bound not given stays unset: the door refuses a clamp without both, naming the missing one.
+  const auto given = [](int32_t v, const char* name) {
+    if (v != 0 && v != 1) refuse(fmt::format("vkgemm: vkgemm_epilogue.{} = {} is neither 0 nor 1", name, v));
+    return v == 1;
+  };
+  if (given(e->has_lo, "has_lo")) out.lo = e->lo;
+  if (given(e->has_hi, "has_hi")) out.hi = e->hi;
   out.scale = static_cast<vkgemm::ScaleAxis>(byte(e->scale, "scale"));
   out.tensor_scale = e->tensor_scale;
   return out;

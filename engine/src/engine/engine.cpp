@@ -78,6 +78,7 @@ static void check_range(const char* what, uint64_t offset, uint64_t bytes, uint6
 }
 
 void EngineImpl::write(Buffer& buffer, uint64_t offset, const void* data, uint64_t bytes) {
+  device->check_alive("write");  // mapped memory of a lost device holds nothing to trust
   const auto& dst = owned(buffer, "write");
   check_range("write", offset, bytes, dst.alloc.size);
   if (bytes == 0) return;
@@ -105,6 +106,7 @@ void EngineImpl::write(Buffer& buffer, uint64_t offset, const void* data, uint64
 }
 
 void EngineImpl::read(const Buffer& buffer, uint64_t offset, void* data, uint64_t bytes) {
+  device->check_alive("read");  // mapped memory of a lost device holds nothing to trust
   const auto& src = owned(buffer, "read");
   check_range("read", offset, bytes, src.alloc.size);
   if (bytes == 0) return;
@@ -132,6 +134,7 @@ void EngineImpl::read(const Buffer& buffer, uint64_t offset, void* data, uint64_
 }
 
 void EngineImpl::fill(Buffer& buffer, uint64_t offset, uint64_t bytes, uint32_t word) {
+  device->check_alive("fill");
   const auto& dst = owned(buffer, "fill");
   check_range("fill", offset, bytes, dst.alloc.size);
   if (offset % 4 || bytes % 4) {

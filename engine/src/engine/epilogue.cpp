@@ -83,7 +83,7 @@ void check_scale(const GemmDesc& d) {
                             "C; this is {} into {} (set c_type f32 or f16 on an i8 or u8 product)", to_string(d.type),
                             to_string(output_type(d))));
   }
-  if (!std::isfinite(e.tensor_scale) || (e.scale == ScaleAxis::none && e.tensor_scale != 1.0f)) {
+  if (!std::isfinite(e.tensor_scale) || (e.scale == ScaleAxis::none && e.tensor_scale != 1.0)) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("gemm: epilogue.tensor_scale {} {}", e.tensor_scale,
                             std::isfinite(e.tensor_scale) ? "is set but epilogue.scale is none (set per_tensor)"
@@ -97,6 +97,20 @@ void check_scale(const GemmDesc& d) {
                 fmt::format("gemm: a dequantizing {} product takes k up to {} (its 32-bit sums would wrap past it); "
                             "k is {}: split K into products of at most {} and add them (beta 1)",
                             to_string(d.type), k_max, d.k, k_max));
+  }
+}
+
+// clamp's bounds: both given (neither has a default: 0 would zero C), lo <= hi.
+void check_clamp(const Epilogue& e) {
+  if (!e.lo || !e.hi) {
+    const char* missing = !e.lo && !e.hi ? "lo and hi are" : !e.lo ? "lo is" : "hi is";
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("gemm: epilogue clamp needs both bounds, lo and hi; {} not set (set epilogue.lo and "
+                            "epilogue.hi, lo <= hi)", missing));
+  }
+  if (!(*e.lo <= *e.hi)) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("gemm: epilogue clamp needs lo <= hi (got lo {} and hi {})", *e.lo, *e.hi));
   }
 }
 
@@ -133,10 +147,7 @@ void check_epilogue(const GemmDesc& d) {
   if (e.activation == Activation::leaky_relu && !std::isfinite(e.slope)) {
     throw Error(ErrorCode::invalid_argument, fmt::format("gemm: epilogue.slope {} is not finite", e.slope));
   }
-  if (e.activation == Activation::clamp && !(e.lo <= e.hi)) {
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("gemm: epilogue clamp needs lo <= hi (got lo {} and hi {})", e.lo, e.hi));
-  }
+  if (e.activation == Activation::clamp) check_clamp(e);
 }
 
 }  // namespace detail

@@ -106,6 +106,7 @@ vk::DeviceHandle<VkQueryPool> make_queries(const EngineImpl& e, uint32_t count) 
 }
 
 std::shared_ptr<GemmPlanState> EngineImpl::make_plan(const GemmDesc& desc, const GemmPlanOptions& options) {
+  device->check_alive("plan");
   admit(desc, options.gemm);
   if (options.max_pending == 0 || options.max_pending > kMaxPending) {
     throw Error(ErrorCode::invalid_argument, fmt::format("plan: GemmPlanOptions::max_pending must be 1 to {} (got {})",
@@ -238,6 +239,7 @@ EngineImpl& GemmPlanState::live_engine(const char* what) const {
     throw Error(ErrorCode::invalid_argument, fmt::format("{}: the plan's engine was destroyed; a plan must not "
                                                          "outlive its engine", what));
   }
+  engine->device->check_alive(what);
   return *engine;
 }
 

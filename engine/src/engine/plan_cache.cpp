@@ -13,7 +13,7 @@ uint64_t CallKey::hash() const noexcept {
 
 #if UINTPTR_MAX == 0xffffffffffffffffu
 // A field added to GemmDesc or GemmOptions changes its size here: add it to call_key, then these numbers.
-static_assert(sizeof(GemmDesc) == 176 && sizeof(GemmOptions) == 68, "a new GemmDesc or GemmOptions field: key it");
+static_assert(sizeof(GemmDesc) == 216 && sizeof(GemmOptions) == 68, "a new GemmDesc or GemmOptions field: key it");
 #endif
 
 CallKey call_key(Door door, const GemmDesc& desc, const GemmOptions& options, const uint64_t (&offsets)[kOperands],
@@ -28,7 +28,8 @@ CallKey call_key(Door door, const GemmDesc& desc, const GemmOptions& options, co
   key.put(desc.alpha), key.put(desc.beta), key.put(desc.batch);
   for (const auto& s : {desc.stride_a, desc.stride_b, desc.stride_c}) key.put(s.has_value()), key.put(s.value_or(0));
   const Epilogue& e = desc.epilogue;
-  key.put(e.bias), key.put(e.bias_type), key.put(e.activation), key.put(e.slope), key.put(e.lo), key.put(e.hi);
+  key.put(e.bias), key.put(e.bias_type), key.put(e.activation), key.put(e.slope);
+  for (const auto& bound : {e.lo, e.hi}) key.put(bound.has_value()), key.put(bound.value_or(0.0));
   key.put(e.scale), key.put(e.tensor_scale);
   key.put(options.kernel), key.put(options.tile), key.put(options.blocked), key.put(options.repeat);
   key.put(options.warmup), key.put(options.timestamps), key.put(options.f16_accumulate);

@@ -34,7 +34,9 @@ inline constexpr int kOperands = 4;
 // nothing.
 class CallKey {
  public:
-  static constexpr size_t kCapacity = 256;
+  // Room for every field call_key puts, with some to spare (a call that overflowed it would never be cached;
+  // the plan cache suite's key test fails then).
+  static constexpr size_t kCapacity = 320;
 
   template <typename T>
   void put(const T& value) noexcept {

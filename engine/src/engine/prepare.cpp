@@ -7,6 +7,7 @@ namespace vkgemm {
 namespace detail {
 
 size_t EngineImpl::prepare(const std::vector<std::pair<GemmDesc, GemmOptions>>& calls, unsigned threads) {
+  device->check_alive("prepare");
   // Every call through the door before anything is built.
   for (const auto& [desc, options] : calls) {
     check_gemm(desc);

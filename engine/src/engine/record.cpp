@@ -80,6 +80,7 @@ void GemmPlanState::record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[k
 
 std::unique_ptr<RecordingImpl> EngineImpl::record(VkCommandBuffer cmd, const GemmDesc& desc,
                                                   const VulkanBufferRange (&ops)[kOperands], const GemmOptions& options) {
+  device->check_alive("record_gemm");
   const CallKey key = plan_key(Door::buffers, desc, options, ops);
   const PlanCache::Found found = find_plan(key);
   if (!found.admitted) admit(desc, options);  // else the door's memo (plan_cache.hpp)
@@ -106,7 +107,11 @@ std::unique_ptr<RecordingImpl> EngineImpl::record(VkCommandBuffer cmd, const Gem
 }
 
 GemmTiming RecordingImpl::timing() const {
-  if (done && plan->engine->device->table().vkGetEventStatus(plan->engine->device->get(), done.get()) != VK_EVENT_SET) {
+  const vk::Device& device = *plan->engine->device;
+  device.check_alive("GemmRecording::timing");
+  const VkResult status = done ? device.table().vkGetEventStatus(device.get(), done.get()) : VK_EVENT_SET;
+  if (status != VK_EVENT_SET && status != VK_EVENT_RESET) device.check(status, "vkGetEventStatus");
+  if (status != VK_EVENT_SET) {
     throw Error(ErrorCode::not_ready, "gemm timing: the recorded GEMM has not completed (wait for its submission's "
                                       "fence first)");
   }
@@ -130,7 +135,7 @@ GemmTiming GemmPlanState::timing(VkQueryPool qpool) const {
     throw Error(ErrorCode::not_ready, "gemm timing: the recorded GEMM has not completed (wait for its submission's "
                                       "fence first)");
   }
-  vk::check(r, "vkGetQueryPoolResults");
+  engine->device->check(r, "vkGetQueryPoolResults");
   const uint64_t mask = info.timestamp_valid_bits >= 64 ? ~0ull : (1ull << info.timestamp_valid_bits) - 1;
   for (uint32_t i = 0; i < repeat; ++i) {
     const uint64_t ticks = (stamps[2 * i + 1] - stamps[2 * i]) & mask;  // masked: survives a wrap

@@ -25,14 +25,17 @@ struct GemmPushConstants {
   // The fused epilogue (gemm_abi.h): 0 for none.
   uint32_t epilogue;
   uint32_t bias_offset;
-  float act_a, act_b;
+  // Its parameters (act_a, act_b) in the epilogue's type (f32, or f64 for f64 sums), each 8 bytes at most.
+  alignas(8) unsigned char act[16];
   // The dequantization's (gemm_abi.h): GEMM_SCALE_* or 0, and the scales' first word in binding 3.
   uint32_t scale;
   uint32_t scale_offset;
 };
 static_assert(offsetof(GemmPushConstants, scalars) == GEMM_PUSH_SCALARS_OFFSET, "the shader's alpha is at 64");
 static_assert(offsetof(GemmPushConstants, epilogue) == GEMM_PUSH_EPILOGUE_OFFSET, "the epilogue's words are at 80");
-static_assert(sizeof(GemmPushConstants) == GEMM_PUSH_BYTES, "the shader's block ends at 104");
+static_assert(offsetof(GemmPushConstants, act) == GEMM_PUSH_ACT_OFFSET, "the epilogue's parameters are at 88");
+static_assert(offsetof(GemmPushConstants, scale) == GEMM_PUSH_SCALE_OFFSET, "the dequantization's words are at 104");
+static_assert(sizeof(GemmPushConstants) == GEMM_PUSH_BYTES, "the shader's block ends at 112");
 static_assert(sizeof(GemmPushConstants) <= 128, "maxPushConstantsSize is at least 128 on every device");
 
 }  // namespace vkgemm::kernels

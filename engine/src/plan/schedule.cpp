@@ -89,7 +89,7 @@ DataType scalar_type(const kernels::Types& t) {
 // The alpha the shader multiplies by: a dequantization's per-tensor scale folded in (fp32 in the shader,
 // once: sum * column scale * alpha'), else the caller's.
 double shader_alpha(const GemmDesc& desc) {
-  return desc.epilogue.scale == ScaleAxis::none ? desc.alpha : desc.alpha * double(desc.epilogue.tensor_scale);
+  return desc.epilogue.scale == ScaleAxis::none ? desc.alpha : desc.alpha * desc.epilogue.tensor_scale;
 }
 
 kernels::GemmPushConstants push_constants(const kernels::Problem& p, const kernels::KernelLaunch& plan, double alpha,
@@ -192,8 +192,11 @@ void put_epilogue(kernels::GemmPushConstants& push, const GemmDesc& desc, bool t
   const auto act = static_cast<uint32_t>(e.activation);  // Activation's order is GEMM_ACT_*'s
   static_assert(static_cast<uint32_t>(Activation::clamp) == GEMM_ACT_CLAMP, "Activation numbers GEMM_ACT_*");
   push.epilogue = act;  // a bias alone sets its bits below: the word is nonzero whenever an epilogue is
-  push.act_a = e.activation == Activation::clamp ? e.lo : e.slope;
-  push.act_b = e.hi;
+  // The parameters in the epilogue's type (gemm_abi.h): an f64 product's as doubles, the others' as floats.
+  const DataType act_type = output_type(desc) == DataType::f64 ? DataType::f64 : DataType::f32;
+  const bool clamp = e.activation == Activation::clamp;
+  put_scalar(push.act, act_type, clamp ? e.lo.value_or(0.0) : e.slope);
+  put_scalar(push.act + element_size(act_type), act_type, clamp ? e.hi.value_or(0.0) : 0.0);
   if (e.bias == BiasAxis::none) return;
   // The user's per_column bias runs along the kernel's rows once the column-major turn swapped them.
   const bool along_columns = (e.bias == BiasAxis::per_column) != turned;

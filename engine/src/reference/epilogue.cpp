@@ -18,14 +18,15 @@ long double apply_activation(const Epilogue& e, long double x) noexcept {
     case Activation::silu: return x / (1.0L + std::exp(-x));
     case Activation::sigmoid: return 1.0L / (1.0L + std::exp(-x));
     case Activation::tanh: return std::tanh(x);
-    case Activation::clamp: return std::min<long double>(std::max<long double>(x, e.lo), e.hi);
+    case Activation::clamp:  // the door refuses a clamp without both bounds; none here clamps nothing
+      return std::min<long double>(std::max<long double>(x, e.lo.value_or(-INFINITY)), e.hi.value_or(INFINITY));
   }
   return x;
 }
 
 double activation_slope_bound(const Epilogue& e) noexcept {
   switch (e.activation) {
-    case Activation::leaky_relu: return std::max(1.0, std::fabs(double(e.slope)));
+    case Activation::leaky_relu: return std::max(1.0, std::fabs(e.slope));
     case Activation::gelu_tanh: case Activation::gelu_erf: return 1.13;  // max of GELU' is 1.1289 (at x = 2.12)
     case Activation::silu: return 1.1;                                    // max of SiLU' is 1.0998 (at x = 2.40)
     case Activation::sigmoid: return 0.25;
@@ -38,7 +39,13 @@ double activation_error(const Epilogue& e, double u_sums, double x) noexcept {
     case Activation::gelu_tanh: case Activation::gelu_erf: case Activation::silu: case Activation::sigmoid:
     case Activation::tanh:
       return std::ldexp(1.0, -18) * (1.0 + std::fabs(x));
-    case Activation::leaky_relu: return x < 0 ? u_sums * std::fabs(double(e.slope) * x) : 0.0;
+    // The slope rounded to the sums' precision, and the product's rounding.
+    case Activation::leaky_relu: return x < 0 ? 2.0 * u_sums * std::fabs(e.slope * x) : 0.0;
+    // A bound rounded to the sums' precision, where it is the result.
+    case Activation::clamp:
+      if (x < e.lo.value_or(-INFINITY)) return u_sums * std::fabs(*e.lo);
+      if (x > e.hi.value_or(INFINITY)) return u_sums * std::fabs(*e.hi);
+      return 0.0;
     default: return 0.0;
   }
 }

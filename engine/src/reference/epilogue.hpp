@@ -20,7 +20,8 @@ long double apply_activation(const Epilogue& e, long double x) noexcept;
 double activation_slope_bound(const Epilogue& e) noexcept;
 // e_act(x): what the shader's own evaluation of the activation at x may err by, in the sums' precision
 // (unit roundoff u_s): the transcendental ones (exp within 3 + 2|x| ulp, erf's approximation within 1.5e-7)
-// 2^-18 (1 + |x|) in fp32, leaky ReLU's product u_s |slope x|, the others exact.
+// 2^-18 (1 + |x|) in fp32, leaky ReLU's 2 u_s |slope x| (the slope rounded to the sums' precision, then the
+// product), clamp's u_s |bound| where a bound (rounded the same way) is the result, the others exact.
 double activation_error(const Epilogue& e, double u_sums, double x) noexcept;
 // Element (row, col) of C's bias (its logical row and column, whatever the layout); 0 without one.
 double bias_at(const GemmDesc& d, const void* bias, int64_t row, int64_t col) noexcept;

@@ -5,6 +5,8 @@
 #include <mutex>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "vk/check.hpp"
 #include "vk/instance.hpp"
 
@@ -154,6 +156,25 @@ Device::Device(const PhysicalDevice& physical) : physical_(physical.handle), fam
 Device::Device(VkPhysicalDevice physical, VkDevice borrowed, VkQueue queue, uint32_t family, bool timeline)
     : physical_(physical), device_(borrowed), queue_(queue), family_(family), owned_(false), timeline_(timeline) {
   volkLoadDeviceTable(&table_, device_);
+}
+
+void Device::lose(const char* what) const noexcept {
+  const char* none = nullptr;
+  lost_at_.compare_exchange_strong(none, what, std::memory_order_acq_rel);
+}
+
+void Device::check(VkResult result, const char* what) const {
+  if (result == VK_ERROR_DEVICE_LOST) lose(what);
+  vk::check(result, what);
+}
+
+void Device::check_alive(const char* what) const {
+  const char* at = lost_at_.load(std::memory_order_acquire);
+  if (!at) return;
+  throw Error(ErrorCode::device_lost,
+              fmt::format("{}: the device was lost ({} failed earlier: VK_ERROR_DEVICE_LOST); nothing more runs on "
+                          "it: create a new Engine", what, at),
+              VK_ERROR_DEVICE_LOST);
 }
 
 Device::~Device() {

@@ -4,6 +4,8 @@
 
 #include <volk.h>
 
+#include <atomic>
+
 #include "device/device_query.hpp"
 
 namespace vkgemm::vk {
@@ -26,6 +28,15 @@ class Device {
   // timelineSemaphore is on (the engine's own device: wherever Vulkan 1.3 is spoken, where it is required).
   bool timeline() const noexcept { return timeline_; }
 
+  // A lost device stays lost (a GPU reset by its driver's watchdog; VK_ERROR_DEVICE_LOST): vk::check of a
+  // result from this device, noting a loss, so that every later call of the engine says so (check_alive)
+  // rather than reaching a device whose results are undefined.
+  void check(VkResult result, const char* what) const;
+  // Throws ErrorCode::device_lost, naming `what` and the call that saw the loss, once the device was lost.
+  void check_alive(const char* what) const;
+  // Takes the device as lost from now on, `what` the call that found it so (the first such call is kept).
+  void lose(const char* what) const noexcept;
+
  private:
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
   VkDevice device_ = VK_NULL_HANDLE;
@@ -34,6 +45,8 @@ class Device {
   uint32_t family_ = 0;
   bool owned_ = true;
   bool timeline_ = false;
+  // The call that first saw the loss (a string literal), null while the device works.
+  mutable std::atomic<const char*> lost_at_{nullptr};
 };
 
 }  // namespace vkgemm::vk

@@ -45,6 +45,7 @@ AllocatedBuffer MemoryAllocator::create(uint64_t bytes, MemoryUse use, const cha
                 fmt::format("a buffer of {} bytes exceeds maxMemoryAllocationSize ({} bytes) on {}", bytes,
                             info_.max_allocation_size, info_.name));
   }
+  device_.check_alive("a buffer's allocation");
   const VkDevice dev = device_.get();
   const auto& t = device_.table();
   AllocatedBuffer out;
@@ -57,7 +58,7 @@ AllocatedBuffer MemoryAllocator::create(uint64_t bytes, MemoryUse use, const cha
   if (use == MemoryUse::storage) info.usage |= VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT;
   info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   VkBuffer buffer = VK_NULL_HANDLE;
-  check(t.vkCreateBuffer(dev, &info, nullptr, &buffer), "vkCreateBuffer");
+  device_.check(t.vkCreateBuffer(dev, &info, nullptr, &buffer), "vkCreateBuffer");
   out.buffer = DeviceHandle<VkBuffer>(t, dev, buffer);
 
   VkMemoryRequirements req;
@@ -84,12 +85,13 @@ AllocatedBuffer MemoryAllocator::create(uint64_t bytes, MemoryUse use, const cha
   const VkResult r = t.vkAllocateMemory(dev, &alloc, nullptr, &memory);
   if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY) {
     throw Error(ErrorCode::out_of_memory,
-                fmt::format("{} could not allocate {} bytes ({})", info_.name, req.size, result_name(r)), r);
+                fmt::format("vkAllocateMemory failed: {} ({} could not allocate {} bytes)", result_name(r), info_.name,
+                            req.size), r);
   }
-  check(r, "vkAllocateMemory");
+  device_.check(r, "vkAllocateMemory");
   out.memory = DeviceHandle<VkDeviceMemory>(t, dev, memory);
-  check(t.vkBindBufferMemory(dev, buffer, memory, 0), "vkBindBufferMemory");
-  if (mapped) check(t.vkMapMemory(dev, memory, 0, VK_WHOLE_SIZE, 0, &out.mapped), "vkMapMemory");
+  device_.check(t.vkBindBufferMemory(dev, buffer, memory, 0), "vkBindBufferMemory");
+  if (mapped) device_.check(t.vkMapMemory(dev, memory, 0, VK_WHOLE_SIZE, 0, &out.mapped), "vkMapMemory");
 
   instance_.set_name(dev, VK_OBJECT_TYPE_BUFFER, reinterpret_cast<uint64_t>(buffer), debug_name);
   return out;

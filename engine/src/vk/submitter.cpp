@@ -16,7 +16,7 @@ Submitter::Submitter(const Device& device, bool timeline, std::chrono::microseco
   pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   pool_info.queueFamilyIndex = device.queue_family();
   VkCommandPool pool = VK_NULL_HANDLE;
-  check(t.vkCreateCommandPool(dev, &pool_info, nullptr, &pool), "vkCreateCommandPool");
+  device_.check(t.vkCreateCommandPool(dev, &pool_info, nullptr, &pool), "vkCreateCommandPool");
   pool_ = DeviceHandle<VkCommandPool>(t, dev, pool);
 
   VkCommandBuffer cmds[kSlots];
@@ -24,7 +24,7 @@ Submitter::Submitter(const Device& device, bool timeline, std::chrono::microseco
   alloc.commandPool = pool;
   alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   alloc.commandBufferCount = kSlots;
-  check(t.vkAllocateCommandBuffers(dev, &alloc, cmds), "vkAllocateCommandBuffers");
+  device_.check(t.vkAllocateCommandBuffers(dev, &alloc, cmds), "vkAllocateCommandBuffers");
   for (size_t i = 0; i < kSlots; ++i) slots_[i].cmd = cmds[i];
 
   if (timeline) {
@@ -33,14 +33,14 @@ Submitter::Submitter(const Device& device, bool timeline, std::chrono::microseco
     type.initialValue = 0;
     VkSemaphoreCreateInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type};
     VkSemaphore semaphore = VK_NULL_HANDLE;
-    check(t.vkCreateSemaphore(dev, &info, nullptr, &semaphore), "vkCreateSemaphore (timeline)");
+    device_.check(t.vkCreateSemaphore(dev, &info, nullptr, &semaphore), "vkCreateSemaphore (timeline)");
     timeline_ = DeviceHandle<VkSemaphore>(t, dev, semaphore);
     return;
   }
   for (Slot& slot : slots_) {
     VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VkFence fence = VK_NULL_HANDLE;
-    check(t.vkCreateFence(dev, &fence_info, nullptr, &fence), "vkCreateFence");
+    device_.check(t.vkCreateFence(dev, &fence_info, nullptr, &fence), "vkCreateFence");
     slot.fence = DeviceHandle<VkFence>(t, dev, fence);
   }
 }
@@ -58,18 +58,25 @@ std::chrono::microseconds wait_spin(WaitMode mode, WaitMode fallback, DeviceType
 
 void Submitter::wait(uint64_t serial, std::chrono::microseconds spin) {
   using clock = std::chrono::steady_clock;
-  const auto& t = device_.table();
   const Slot& slot = slots_[serial % kSlots];
   if (!timeline_ && slot.serial != serial) return;  // the slot moved on: that submission completed before its reuse
-  const VkSemaphore semaphore = timeline_.get();
-  const VkFence fence = slot.fence.get();
-  if (done(serial)) return;  // complete already (a slot's reuse, mostly): neither polled nor slept
-  // Polls until done or past the bound, which is checked before each poll: the polling ends at most one
-  // poll's time after it.
-  const auto start = clock::now();
-  const auto until = start + spin;
+  // A poll that fails but by a loss (the driver out of memory) says nothing of the submission, which may still
+  // run: the blocking wait below runs all the same, and the poll's error is thrown once the submission
+  // completed, so that the caller may release what it used.
+  std::optional<Error> poll_failed;
   bool complete = false;
-  while (spin.count() > 0 && !complete && clock::now() < until) complete = done(serial);
+  auto start = clock::now();
+  try {
+    if (done(serial)) return;  // complete already (a slot's reuse, mostly): neither polled nor slept
+    // Polls until done or past the bound, which is checked before each poll: the polling ends at most one
+    // poll's time after it.
+    start = clock::now();
+    const auto until = start + spin;
+    while (spin.count() > 0 && !complete && clock::now() < until) complete = done(serial);
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::device_lost) throw;
+    poll_failed = e;
+  }
   last_poll_ns_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start).count(),
                       std::memory_order_relaxed);
   if (complete) {
@@ -77,15 +84,34 @@ void Submitter::wait(uint64_t serial, std::chrono::microseconds spin) {
     return;
   }
   slept_.fetch_add(1, std::memory_order_relaxed);
+  block(serial);
+  if (poll_failed) throw *poll_failed;
+}
+
+VkResult Submitter::block_once(uint64_t serial) {
+  const auto& t = device_.table();
   if (timeline_) {
+    const VkSemaphore semaphore = timeline_.get();
     VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
     info.semaphoreCount = 1;
     info.pSemaphores = &semaphore;
     info.pValues = &serial;
-    check(t.vkWaitSemaphores(device_.get(), &info, UINT64_MAX), "vkWaitSemaphores");
-    return;
+    return t.vkWaitSemaphores(device_.get(), &info, UINT64_MAX);
   }
-  check(t.vkWaitForFences(device_.get(), 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+  const VkFence fence = slots_[serial % kSlots].fence.get();
+  return t.vkWaitForFences(device_.get(), 1, &fence, VK_TRUE, UINT64_MAX);
+}
+
+void Submitter::block(uint64_t serial) {
+  const char* what = timeline_ ? "vkWaitSemaphores" : "vkWaitForFences";
+  const VkResult r = block_once(serial);
+  if (r == VK_SUCCESS) return;
+  if (r != VK_ERROR_DEVICE_LOST) {
+    // Not a loss: the submission may still run. Waited for once more before the error is thrown; where that
+    // fails too, the engine can no longer tell when its work completes, and takes the device as lost.
+    if (block_once(serial) != VK_SUCCESS) device_.lose(what);
+  }
+  device_.check(r, what);
 }
 
 WaitStats Submitter::wait_stats() const noexcept {
@@ -107,7 +133,8 @@ bool Submitter::done(uint64_t serial) {
     uint64_t seen = completed_.load(std::memory_order_relaxed);
     if (serial <= seen) return true;
     uint64_t value = 0;
-    check(t.vkGetSemaphoreCounterValue(device_.get(), timeline_.get(), &value), "vkGetSemaphoreCounterValue");
+    device_.check(t.vkGetSemaphoreCounterValue(device_.get(), timeline_.get(), &value),
+                  "vkGetSemaphoreCounterValue");
     while (value > seen && !completed_.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
     }
     return value >= serial;
@@ -116,7 +143,7 @@ bool Submitter::done(uint64_t serial) {
   if (slot.serial != serial) return true;
   const VkResult r = t.vkGetFenceStatus(device_.get(), slot.fence.get());
   if (r == VK_NOT_READY) return false;
-  check(r, "vkGetFenceStatus");
+  device_.check(r, "vkGetFenceStatus");
   return true;
 }
 
@@ -134,6 +161,7 @@ void Submitter::check_sync(const SubmitSync* sync) {
 }
 
 Submitter::Slot& Submitter::next_slot() {
+  device_.check_alive("a submission to the device");  // nothing is submitted to a lost device
   Slot& slot = slots_[next_serial_ % kSlots];
   if (slot.serial) wait(slot.serial);
   return slot;
@@ -141,13 +169,13 @@ Submitter::Slot& Submitter::next_slot() {
 
 void Submitter::begin(VkCommandBuffer cmd) {
   const auto& t = device_.table();
-  check(t.vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer");
+  device_.check(t.vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer");
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  check(t.vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
+  device_.check(t.vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
 }
 
-void Submitter::end(VkCommandBuffer cmd) { check(device_.table().vkEndCommandBuffer(cmd), "vkEndCommandBuffer"); }
+void Submitter::end(VkCommandBuffer cmd) { device_.check(device_.table().vkEndCommandBuffer(cmd), "vkEndCommandBuffer"); }
 
 uint64_t Submitter::queue_submit(Slot& slot, VkCommandBuffer cmd, const SubmitSync* sync) {
   const auto& t = device_.table();
@@ -175,15 +203,19 @@ uint64_t Submitter::queue_submit(Slot& slot, VkCommandBuffer cmd, const SubmitSy
   submit.signalSemaphoreCount = signal_count;
   submit.pSignalSemaphores = signals;
   VkFence fence = slot.fence.get();
-  if (fence) check(t.vkResetFences(device_.get(), 1, &fence), "vkResetFences");
+  if (fence) device_.check(t.vkResetFences(device_.get(), 1, &fence), "vkResetFences");
   submitted_ = std::chrono::steady_clock::now();
-  check(t.vkQueueSubmit(device_.queue(), 1, &submit, fence), "vkQueueSubmit");
+  device_.check(t.vkQueueSubmit(device_.queue(), 1, &submit, fence), "vkQueueSubmit");
   slot.serial = serial;
   ++next_serial_;
   if (sync && sync->fence != VK_NULL_HANDLE) {
     // The application's fence signals when this batch is done: an empty submission after it on the same
     // queue completes only after it (submission order).
-    check(t.vkQueueSubmit(device_.queue(), 0, nullptr, sync->fence), "vkQueueSubmit (the application's fence)");
+    const VkResult r = t.vkQueueSubmit(device_.queue(), 0, nullptr, sync->fence);
+    // The batch itself was submitted: it completes before the error reaches the caller, who may then
+    // release what it uses.
+    if (r != VK_SUCCESS && r != VK_ERROR_DEVICE_LOST) block(serial);
+    device_.check(r, "vkQueueSubmit (the application's fence)");
   }
   return serial;
 }

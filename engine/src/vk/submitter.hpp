@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <utility>
 
 #include <volk.h>
@@ -103,6 +104,10 @@ class Submitter {
   void end(VkCommandBuffer cmd);
   // vkQueueSubmit of `cmd` with `slot`'s serial and fence; the application's fence after it where `sync` has one.
   uint64_t queue_submit(Slot& slot, VkCommandBuffer cmd, const SubmitSync* sync);
+  // The blocking wait for `serial` (the timeline's value, else its slot's fence): block_once's result, or
+  // block's, which throws the failure once the submission completed or the device is lost (submitter.cpp).
+  VkResult block_once(uint64_t serial);
+  void block(uint64_t serial);
 
   const Device& device_;
   std::chrono::microseconds spin_;
