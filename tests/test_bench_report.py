@@ -134,6 +134,22 @@ class BenchAndReport(unittest.TestCase):
                 else:
                     self.assertIsNone(c["efficiency"])
                     self.assertIsNone(c["efficiency_ceiling"])
+                # The roofline: the lesser of that ceiling and the bytes (A, B read once, C written once: beta 0)
+                # at the copy rate measured with the ceilings, and the fraction of it reached.
+                sizes = {"f32": 4, "f64": 8, "i32": 4, "f16": 2, "bf16": 2, "i8": 1, "u8": 1}
+                out = {"f16": 4, "bf16": 4, "i8": 4, "u8": 4}.get(c["type"], sizes[c["type"]])
+                m, n, k = shape
+                nbytes = sizes[c["type"]] * (m * k + k * n) + out * m * n
+                r, copy_gbps = c["roofline"], doc["settings"]["copy_gbps"]
+                self.assertIsNotNone(copy_gbps)
+                self.assertAlmostEqual(r["bytes"], nbytes, delta=1e-9 * nbytes)
+                memory = 2 * m * n * k * copy_gbps / nbytes
+                self.assertAlmostEqual(r["memory_gflops"], memory, delta=1e-9 * memory)
+                compute = ceilings.get(c["efficiency_ceiling"]) if c["efficiency_ceiling"] else None
+                self.assertAlmostEqual(r["gflops"], memory if compute is None else min(compute, memory),
+                                       delta=1e-9 * r["gflops"])
+                self.assertEqual(r["bound"], "memory" if compute is None or memory < compute else "compute")
+                self.assertAlmostEqual(r["fraction"], c["gflops"] / r["gflops"], delta=1e-9 * r["fraction"])
         for l in doc["latency"]:
             if l["kernel"] in ("coopmat", "coopmat2") and l["status"] == "skipped":
                 continue  # as above
@@ -150,7 +166,8 @@ class BenchAndReport(unittest.TestCase):
         case.update(status="failed", reason="1 elements differ")
         case["verification"]["passed"] = False
         self.assertFalse(v.is_valid(doc), "a failed case that was timed must not validate")
-        case.update(gpu_time=None, gflops=None, gflops_best=None, efficiency=None, efficiency_ceiling=None)
+        case.update(gpu_time=None, gflops=None, gflops_best=None, efficiency=None, efficiency_ceiling=None,
+                    roofline=None)
         self.assertTrue(v.is_valid(doc), list(v.iter_errors(doc)))
         case["status"] = "passed"
         self.assertFalse(v.is_valid(doc), "a passed case needs a passing check and times")
