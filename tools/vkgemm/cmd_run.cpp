@@ -566,10 +566,10 @@ void report_roofline(const GemmDesc& d, const std::vector<PeakMeasurement>& rows
     return;
   }
   const double gflops = operations(d) / r.t.median_gpu_ms() * 1e-6;
-  fmt::print("roofline: {:.1f}% of {:.2f} {} ({} bound: {:.0f} bytes at {:.0f} GB/s allow {:.2f}{}{})\n",
+  fmt::print("roofline: {:.1f}% of {:.4g} {} ({} bound: {:.0f} bytes at {:.4g} GB/s allow {:.4g}{}{})\n",
              100.0 * gflops / roof->gflops, roof->gflops, is_integer(d.type) ? "GOP/s" : "GFLOP/s", roof->bound(),
              roof->bytes, *bench::copy_rate(rows), roof->memory_gflops, compute ? ", " : "",
-             compute ? fmt::format("{} {:.2f}", compute->name, compute->gflops) : std::string{});
+             compute ? fmt::format("{} {:.4g}", compute->name, compute->gflops) : std::string{});
   record["roofline"] = {{"gflops", roof->gflops}, {"bound", roof->bound()}, {"bytes", roof->bytes},
                         {"memory_gflops", roof->memory_gflops}, {"fraction", gflops / roof->gflops},
                         {"copy_gbps", *bench::copy_rate(rows)},
