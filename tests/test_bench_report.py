@@ -76,11 +76,11 @@ class BenchAndReport(unittest.TestCase):
         self.assertEqual((steady["verdict"], steady["unsteady_cases"]), ("steady", 0))
         for c in doc["cases"] + doc["latency"]:
             self.assertLess(c["segment"], len(steady["segments"]))
-        # naive and tiled run once per tile (8 and 64); blocked, coopmat, coopmat2 and ozaki once each, as the engine
+        # naive and tiled run once per tile (8 and 64); blocked, gemv, coopmat, coopmat2 and ozaki once each, as the engine
         # configures them ("all" is every kernel). Kernel x type pairs the device can never run are not cases:
         # the blocked kernel takes f32 and f64, the cooperative-matrix kernels f16 where the device has them.
         types = ["f32", "i32", "f64", "f16", "bf16", "i8", "u8"]  # bench's "all"
-        configs_per_kernel = {"naive": 2, "tiled": 2, "blocked": 1, "coopmat": 1, "coopmat2": 1, "ozaki": 1}
+        configs_per_kernel = {"naive": 2, "tiled": 2, "blocked": 1, "gemv": 1, "coopmat": 1, "coopmat2": 1, "ozaki": 1}
         never = {(n["kernel"], n["type"]) for n in doc["not_applicable"]}
         for pair in [("blocked", "i32"), ("blocked", "f16"), ("coopmat", "f32"), ("coopmat2", "f64"), ("ozaki", "f16")]:
             self.assertIn(pair, never)
@@ -213,6 +213,8 @@ class BenchAndReport(unittest.TestCase):
         self.assertRegex(out, r"\n(not run:)? +blocked with i32, f16, bf16, i8, u8: ")
         self.assertEqual(out.count("blocked with i32"), 1)
         self.assertIn("summary: the fastest kernel at each size", out)
+        self.assertIn("roofline: each case's ceiling is the lesser", out)
+        self.assertRegex(out, r"of its roofline \((memory|compute) bound\)")
         self.assertRegex(out, r"noisy: ")
         total = len(self.doc["cases"]) + len(self.doc["latency"])
         self.assertIn(f"{total}/{total} cases done", err)
@@ -236,6 +238,8 @@ class BenchAndReport(unittest.TestCase):
         md = (out / "report.md").read_text()
         self.assertIn(self.doc["device"]["name"], md)
         self.assertIn("| 33×17×9 | f32 | naive | tile 8 | passed |", md)
+        self.assertIn("| efficiency | roofline | check |", md)
+        self.assertRegex(md, r"\| \d+\.\d% \((memory|compute)\) \|")
         self.assertIn("(sampled)", md)
         self.assertIn("the sampled check above", md)
         self.assertIn("maxComputeWorkGroupInvocations", md)
