@@ -83,6 +83,11 @@
 // per-element callback its registers).
 #define GEMM_EPILOGUE_CONSTANT_ID 30
 
+// ---- the skinny kernel (gemv.comp, kernels/gemv.cpp) ----
+// The widest small side one workgroup computes (its SB): the products auto sends to the kernel have M or N at
+// most this; wider ones run in blocks of it along the grid's y.
+#define GEMM_GEMV_MAX_SMALL 16u
+
 // ---- the KHR cooperative-matrix kernel (coopmat.comp, kernels/coopmat_config.cpp) ----
 // Shared memory holds 8-element units, so every fragment side the host takes is a multiple of it.
 #define GEMM_COOPMAT_UNIT 8u

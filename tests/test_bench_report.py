@@ -76,11 +76,11 @@ class BenchAndReport(unittest.TestCase):
         self.assertEqual((steady["verdict"], steady["unsteady_cases"]), ("steady", 0))
         for c in doc["cases"] + doc["latency"]:
             self.assertLess(c["segment"], len(steady["segments"]))
-        # naive and tiled run once per tile (8 and 64); blocked, coopmat, coopmat2 and ozaki once each, as the engine
+        # naive and tiled run once per tile (8 and 64); blocked, gemv, coopmat, coopmat2 and ozaki once each, as the engine
         # configures them ("all" is every kernel). Kernel x type pairs the device can never run are not cases:
         # the blocked kernel takes f32 and f64, the cooperative-matrix kernels f16 where the device has them.
         types = ["f32", "i32", "f64", "f16", "bf16", "i8", "u8"]  # bench's "all"
-        configs_per_kernel = {"naive": 2, "tiled": 2, "blocked": 1, "coopmat": 1, "coopmat2": 1, "ozaki": 1}
+        configs_per_kernel = {"naive": 2, "tiled": 2, "blocked": 1, "gemv": 1, "coopmat": 1, "coopmat2": 1, "ozaki": 1}
         never = {(n["kernel"], n["type"]) for n in doc["not_applicable"]}
         for pair in [("blocked", "i32"), ("blocked", "f16"), ("coopmat", "f32"), ("coopmat2", "f64"), ("ozaki", "f16")]:
             self.assertIn(pair, never)
@@ -134,6 +134,22 @@ class BenchAndReport(unittest.TestCase):
                 else:
                     self.assertIsNone(c["efficiency"])
                     self.assertIsNone(c["efficiency_ceiling"])
+                # The roofline: the lesser of that ceiling and the bytes (A, B read once, C written once: beta 0)
+                # at the copy rate measured with the ceilings, and the fraction of it reached.
+                sizes = {"f32": 4, "f64": 8, "i32": 4, "f16": 2, "bf16": 2, "i8": 1, "u8": 1}
+                out = {"f16": 4, "bf16": 4, "i8": 4, "u8": 4}.get(c["type"], sizes[c["type"]])
+                m, n, k = shape
+                nbytes = sizes[c["type"]] * (m * k + k * n) + out * m * n
+                r, copy_gbps = c["roofline"], doc["settings"]["copy_gbps"]
+                self.assertIsNotNone(copy_gbps)
+                self.assertAlmostEqual(r["bytes"], nbytes, delta=1e-9 * nbytes)
+                memory = 2 * m * n * k * copy_gbps / nbytes
+                self.assertAlmostEqual(r["memory_gflops"], memory, delta=1e-9 * memory)
+                compute = ceilings.get(c["efficiency_ceiling"]) if c["efficiency_ceiling"] else None
+                self.assertAlmostEqual(r["gflops"], memory if compute is None else min(compute, memory),
+                                       delta=1e-9 * r["gflops"])
+                self.assertEqual(r["bound"], "memory" if compute is None or memory < compute else "compute")
+                self.assertAlmostEqual(r["fraction"], c["gflops"] / r["gflops"], delta=1e-9 * r["fraction"])
         for l in doc["latency"]:
             if l["kernel"] in ("coopmat", "coopmat2") and l["status"] == "skipped":
                 continue  # as above
@@ -150,7 +166,8 @@ class BenchAndReport(unittest.TestCase):
         case.update(status="failed", reason="1 elements differ")
         case["verification"]["passed"] = False
         self.assertFalse(v.is_valid(doc), "a failed case that was timed must not validate")
-        case.update(gpu_time=None, gflops=None, gflops_best=None, efficiency=None, efficiency_ceiling=None)
+        case.update(gpu_time=None, gflops=None, gflops_best=None, efficiency=None, efficiency_ceiling=None,
+                    roofline=None)
         self.assertTrue(v.is_valid(doc), list(v.iter_errors(doc)))
         case["status"] = "passed"
         self.assertFalse(v.is_valid(doc), "a passed case needs a passing check and times")
@@ -196,6 +213,8 @@ class BenchAndReport(unittest.TestCase):
         self.assertRegex(out, r"\n(not run:)? +blocked with i32, f16, bf16, i8, u8: ")
         self.assertEqual(out.count("blocked with i32"), 1)
         self.assertIn("summary: the fastest kernel at each size", out)
+        self.assertIn("roofline: each case's ceiling is the lesser", out)
+        self.assertRegex(out, r"of its roofline \((memory|compute) bound\)")
         self.assertRegex(out, r"noisy: ")
         total = len(self.doc["cases"]) + len(self.doc["latency"])
         self.assertIn(f"{total}/{total} cases done", err)
@@ -219,6 +238,8 @@ class BenchAndReport(unittest.TestCase):
         md = (out / "report.md").read_text()
         self.assertIn(self.doc["device"]["name"], md)
         self.assertIn("| 33×17×9 | f32 | naive | tile 8 | passed |", md)
+        self.assertIn("| efficiency | roofline | check |", md)
+        self.assertRegex(md, r"\| \d+\.\d% \((memory|compute)\) \|")
         self.assertIn("(sampled)", md)
         self.assertIn("the sampled check above", md)
         self.assertIn("maxComputeWorkGroupInvocations", md)

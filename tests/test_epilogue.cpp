@@ -130,6 +130,7 @@ void every_type(Kernel kernel, const GemmOptions& options) {
 TEST_SUITE("epilogue") {
   TEST_CASE("naive kernel") { every_type(Kernel::naive, {.kernel = Kernel::naive, .tile = 8}); }
   TEST_CASE("tiled kernel") { every_type(Kernel::tiled, {.kernel = Kernel::tiled, .tile = 16}); }
+  TEST_CASE("gemv kernel") { every_type(Kernel::gemv, {.kernel = Kernel::gemv}); }
   TEST_CASE("blocked kernel") {
     every_type(Kernel::blocked, {.kernel = Kernel::blocked, .blocked = parse_blocked_config("64x64x8 8x4")});
   }

@@ -230,7 +230,9 @@ int run_bench(const BenchOptions& o, const CommonOptions& common) {
     peak.repeat = defaults.peak_repeat;
     peak.target_ms = defaults.peak_target_ms;
     peak.warm_ms = run.settings.warmup_ms;  // the shared warm-up rule
-    run.settings.ceilings = ceilings_from(measure_peaks(engine, peak));
+    const std::vector<PeakMeasurement> rows = measure_peaks(engine, peak);
+    run.settings.ceilings = ceilings_from(rows);
+    run.settings.copy_gbps = copy_rate(rows);
   }
   run.vkgemm_version = version;
   run.vkgemm_commit = build_commit;  // the binary's own, never typed

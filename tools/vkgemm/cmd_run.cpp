@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/bench_ceiling.hpp"
 #include "build_commit.hpp"
 #include "commands.hpp"
 #include "names.hpp"
@@ -40,6 +41,7 @@ struct RunOptions {
   bool verify = false;
   double verify_max = 2048.0 * 2048.0 * 2048.0;  // --verify: the full reference up to this m*n*k (per entry)
   bool stats = false;
+  bool roofline = false;  // --roofline: the device's ceilings measured first (as vkgemm peak), the fraction reached
   std::optional<int64_t> max_k;  // --max-k-per-submission
   bool trans_a = false, trans_b = false;
   double alpha = 1.0, beta = 0.0;
@@ -555,6 +557,31 @@ bool verify(const Problem& p, const Inputs& in, const Measured& r, const RunOpti
   return cmp.passed;
 }
 
+// --roofline: the product's ceiling, the lesser of its compute ceiling (the one vkgemm bench's efficiency uses)
+// and its bytes at the copy rate (docs/bench.md, "The roofline"), measured by vkgemm peak before the product.
+void report_roofline(const GemmDesc& d, const std::vector<PeakMeasurement>& rows, const Measured& r,
+                     const GemmOptions& options, nlohmann::json& record) {
+  if (r.t.gpu_ms.empty()) return;
+  bench::Settings settings;
+  settings.ceilings = bench::ceilings_from(rows);
+  const auto compute = bench::ceiling_for(settings, d.type, r.t.kernel, options.f16_accumulate);
+  const auto roof = bench::roofline_for(compute, bench::copy_rate(rows), operations(d), bench::bytes_moved(d));
+  if (!roof) {
+    fmt::print("roofline: none (vkgemm peak measured no copy rate on this device)\n");
+    record["roofline"] = nullptr;
+    return;
+  }
+  const double gflops = operations(d) / r.t.median_gpu_ms() * 1e-6;
+  fmt::print("roofline: {:.1f}% of {:.4g} {} ({} bound: {:.0f} bytes at {:.4g} GB/s allow {:.4g}{}{})\n",
+             100.0 * gflops / roof->gflops, roof->gflops, is_integer(d.type) ? "GOP/s" : "GFLOP/s", roof->bound(),
+             roof->bytes, *bench::copy_rate(rows), roof->memory_gflops, compute ? ", " : "",
+             compute ? fmt::format("{} {:.4g}", compute->name, compute->gflops) : std::string{});
+  record["roofline"] = {{"gflops", roof->gflops}, {"bound", roof->bound()}, {"bytes", roof->bytes},
+                        {"memory_gflops", roof->memory_gflops}, {"fraction", gflops / roof->gflops},
+                        {"copy_gbps", *bench::copy_rate(rows)},
+                        {"compute_ceiling", compute ? nlohmann::json(compute->name) : nlohmann::json(nullptr)}};
+}
+
 void write_json(const std::string& path, const nlohmann::json& record) {
   files::write_atomically(path, record.dump() + "\n");
 }
@@ -594,6 +621,9 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
   // on inputs (random inputs for --m 100000 --n 100000 --k 100000 would take 80 GB of host memory).
   engine.check_fits(d, options);
   const Inputs in = make_inputs(p);
+  // --roofline: the ceilings first, while nothing of the product is on the device but its inputs' host copies.
+  std::vector<PeakMeasurement> peak_rows;
+  if (o.roofline) peak_rows = measure_peaks(engine);
   // The shared steadiness rule (steady.hpp) around a timed series: the calibration product before and after.
   std::optional<SteadyCheck> steady;
   if (d.beta == 0.0 && repeat > 1 && engine.device().timestamps && d.m && d.n && d.batch) {
@@ -616,6 +646,7 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
     print_statistics(report);
     record["pipeline_statistics"] = statistics_json(report);
   }
+  if (o.roofline) report_roofline(d, peak_rows, r, options, record);
   const bool passed = !o.verify || verify(p, in, r, o, options, record);
   if (!o.json_path.empty()) write_json(o.json_path, record);
   if (!o.out_path.empty()) write_c(o.out_path, p, r);
@@ -698,6 +729,9 @@ Command add_run_command(CLI::App& cmd, CommonOptions& common) {
   cmd.add_flag("--stats", o->stats,
                "Print the driver's statistics of the pipelines that ran (registers, shared memory, spills; "
                "needs VK_KHR_pipeline_executable_properties), also in --json");
+  cmd.add_flag("--roofline", o->roofline,
+               "Measure the device's ceilings first (as vkgemm peak) and print the fraction of the product's roofline "
+               "reached: the lesser of its compute ceiling and its bytes at the copy rate (docs/bench.md), also in --json");
   cmd.add_flag("--trans-a", o->trans_a, "op(A) = A^T (A is stored k x m)");
   cmd.add_flag("--trans-b", o->trans_b, "op(B) = B^T (B is stored n x k)");
   cmd.add_option("--alpha", o->alpha, "alpha (integers for i32)")->capture_default_str();

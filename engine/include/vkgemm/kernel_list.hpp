@@ -5,6 +5,8 @@
 // the CLI's kernel names and every list of kernels in messages.
 //
 //   ozaki     f64, f32 emulated through exact int8 products (Ozaki scheme II); auto only with Precision::emulated
+//   gemv      every type: GEMV and products with M or N at most 16, streaming the large operand once; auto by
+//             its rule (kernels/gemv.cpp), before the tuning table
 //   coopmat2  f16, bf16, i8, u8: workgroup-scope matrices loaded with tensor layouts (VK_NV_cooperative_matrix2)
 //   coopmat   f16, bf16, i8, u8: subgroup-scope cooperative matrices (VK_KHR_cooperative_matrix), tiles in shared memory
 //   blocked   f32, f64: register-blocked, vectorized, double-buffered; configured by BlockedConfig
@@ -16,6 +18,7 @@
 
 #define VKGEMM_LISTED_KERNELS(X) \
   X(ozaki, 6)                    \
+  X(gemv, 7)                     \
   X(coopmat2, 5)                 \
   X(coopmat, 4)                  \
   X(blocked, 2)                  \

@@ -50,8 +50,8 @@ inline constexpr DataType all_data_types[] = {DataType::f32,  DataType::i32, Dat
 // Every kernel the library has (not `automatic`), as its kernel table lists them: naive, tiled, blocked,
 // coopmat, coopmat2. Which of them a device runs, Engine::check_supported says.
 std::span<const Kernel> all_kernels() noexcept;
-// The SIMT kernels, which run on every device (blocked takes f32 and f64 only).
-inline constexpr Kernel simt_kernels[] = {Kernel::naive, Kernel::tiled, Kernel::blocked};
+// The SIMT kernels, which run on every device (blocked takes f32 and f64 only; gemv is for skinny products).
+inline constexpr Kernel simt_kernels[] = {Kernel::naive, Kernel::tiled, Kernel::blocked, Kernel::gemv};
 // The cooperative-matrix kernels: f16 inputs, on devices with the extension (Engine::check_supported says).
 inline constexpr Kernel matrix_kernels[] = {Kernel::coopmat, Kernel::coopmat2};
 

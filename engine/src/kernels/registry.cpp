@@ -117,6 +117,12 @@ GemmOptions choose_automatic(const LaunchContext& ctx, const Problem& p) {
       if (runs(emulated, o, nullptr)) return o;
     }
   }
+  // A skinny product streams its large operand (gemv.cpp's rule): the gemv kernel before any table's verdict,
+  // whose entries were measured on kernels that read it more than once.
+  const KernelSpec& skinny = *find_spec(Kernel::gemv);
+  for (const GemmOptions& o : skinny.auto_candidates(ctx, p)) {
+    if (runs(skinny, o, nullptr)) return o;
+  }
   if (tuning::tuned_type(ctx.types.input)) {  // the table has no f16, bf16, i8 or u8 entries
     const auto& t = ctx.table;
     if (const auto entry = t.lookup(ctx.device, ctx.types.input, p.m, p.n, p.k, p.trans_a, p.trans_b, p.batch)) {

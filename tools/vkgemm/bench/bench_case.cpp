@@ -193,10 +193,15 @@ CaseResult run_case(Engine& engine, const Shape& shape, DataType type, const Ben
     const double ops = 2.0 * shape.products();
     r.gflops = r.stats->median > 0.0 ? ops / r.stats->median * 1e-6 : 0.0;
     r.gflops_best = r.stats->min > 0.0 ? ops / r.stats->min * 1e-6 : 0.0;
-    if (const auto ceiling = ceiling_for(settings, type, t.kernel, config.options.f16_accumulate)) {
+    const auto ceiling = ceiling_for(settings, type, t.kernel, config.options.f16_accumulate);
+    if (ceiling) {
       r.efficiency = r.gflops / ceiling->gflops;
       r.efficiency_ceiling = ceiling->name;
     }
+    GemmDesc moved;  // the case's product as bytes_moved counts it: beta 0, C of the type's default
+    moved.type = type, moved.m = shape.m, moved.n = shape.n, moved.k = shape.k;
+    r.roofline = roofline_for(ceiling, settings.copy_gbps, ops, bytes_moved(moved));
+    if (r.roofline) r.roofline_fraction = r.gflops / r.roofline->gflops;
     r.status = r.check ? Status::passed : Status::unverified;
   } catch (const Error& e) {
     if (!is_refusal(e)) throw;

@@ -1,5 +1,6 @@
 #include "bench_ceiling.hpp"
 
+#include <algorithm>
 #include <string_view>
 
 namespace vkgemm::cli::bench {
@@ -56,6 +57,35 @@ std::optional<Ceiling> ceiling_for(const Settings& settings, DataType type, Kern
   if (type != DataType::f16) return std::nullopt;
   if (matrix) return best_mma(settings, f16_accumulate ? "f16*f16+f16" : "f16*f16+f32");
   return named(settings, f16_accumulate ? "f16 FMA (packed)" : "f32 FMA");
+}
+
+double bytes_moved(const GemmDesc& desc) {
+  const double in = double(element_size(desc.type)), out = double(element_size(output_type(desc)));
+  const double batch = double(desc.batch), m = double(desc.m), n = double(desc.n), k = double(desc.k);
+  const auto entries = [&](const std::optional<int64_t>& stride) { return stride && *stride == 0 ? 1.0 : batch; };
+  const bool reads_ab = desc.alpha != 0.0 && desc.k != 0;
+  const double a = reads_ab ? in * m * k * entries(desc.stride_a) : 0.0;
+  const double b = reads_ab ? in * k * n * entries(desc.stride_b) : 0.0;
+  const double c = out * m * n * batch * (desc.beta != 0.0 ? 2.0 : 1.0);
+  return a + b + c;
+}
+
+std::optional<double> copy_rate(const std::vector<PeakMeasurement>& rows) {
+  for (const PeakMeasurement& m : rows) {
+    if (m.name == "copy" && m.measured && m.unit == "GB/s" && m.value > 0.0) return m.value;
+  }
+  return std::nullopt;
+}
+
+std::optional<Roofline> roofline_for(const std::optional<Ceiling>& compute, std::optional<double> copy_gbps,
+                                     double operations, double bytes) {
+  if (!copy_gbps || bytes <= 0.0 || operations <= 0.0) return std::nullopt;
+  Roofline r;
+  r.bytes = bytes;
+  r.memory_gflops = operations * *copy_gbps / bytes;  // operations / (bytes / (GB/s * 1e9)) / 1e9
+  r.memory_bound = !compute || r.memory_gflops < compute->gflops;
+  r.gflops = r.memory_bound ? r.memory_gflops : compute->gflops;
+  return r;
 }
 
 }  // namespace vkgemm::cli::bench

@@ -3,7 +3,10 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
+
+#include "vkgemm/blas.hpp"
 
 #include "bench_result.hpp"
 #include "vkgemm/peak.hpp"
@@ -28,5 +31,15 @@ std::vector<Ceiling> ceilings_from(const std::vector<PeakMeasurement>& rows);
 //     widened to f32 in the shader, f32 sums), f32 FMA;
 //   i32: none.
 std::optional<Ceiling> ceiling_for(const Settings& settings, DataType type, Kernel kernel, bool f16_accumulate);
+
+// The bytes a product moves at the least: A and B read once, C written once and, where beta != 0, read once
+// (each operand once per batch entry, once in all where its stride is 0).
+double bytes_moved(const GemmDesc& desc);
+// The copy row's rate in GB/s, where it was measured.
+std::optional<double> copy_rate(const std::vector<PeakMeasurement>& rows);
+// The roofline of a product of `operations` (2 m n k batch) moving `bytes`: none without a copy rate; the
+// memory's ceiling alone where the type has no compute ceiling.
+std::optional<Roofline> roofline_for(const std::optional<Ceiling>& compute, std::optional<double> copy_gbps,
+                                     double operations, double bytes);
 
 }  // namespace vkgemm::cli::bench

@@ -102,6 +102,14 @@ json not_applicable_json(const std::vector<NotApplicable>& never) {
 }  // namespace
 
 // The measured ceilings, name -> GFLOP/s (empty when --peak-gflops was given).
+// A case's roofline (bench_result.hpp): its ceiling, the bound that sets it, the bytes and the fraction reached;
+// null where the copy rate was not measured or the case was not timed.
+json roofline_json(const std::optional<Roofline>& r, const std::optional<double>& fraction) {
+  if (!r || !fraction) return nullptr;
+  return {{"gflops", number(r->gflops)}, {"bound", std::string(r->bound())}, {"bytes", number(r->bytes)},
+          {"memory_gflops", number(r->memory_gflops)}, {"fraction", number(*fraction)}};
+}
+
 json ceilings_json(const std::vector<Ceiling>& ceilings) {
   json out = json::object();
   for (const Ceiling& c : ceilings) out[c.name] = number(c.gflops);
@@ -132,7 +140,8 @@ json case_json(const CaseResult& c) {
           {"gflops", optional_number(c.timed(), c.gflops)},
           {"gflops_best", optional_number(c.timed(), c.gflops_best)},
           {"efficiency", c.efficiency ? number(*c.efficiency) : json(nullptr)},
-          {"efficiency_ceiling", c.efficiency ? json(c.efficiency_ceiling) : json(nullptr)}};
+          {"efficiency_ceiling", c.efficiency ? json(c.efficiency_ceiling) : json(nullptr)},
+          {"roofline", roofline_json(c.roofline, c.roofline_fraction)}};
 }
 
 // One latency case's row of the JSON's "latency".
@@ -193,6 +202,7 @@ std::string to_json(const Run& run) {
         {"baseline_max", s.baseline_max},
         {"peak_gflops", s.peak_gflops ? json(*s.peak_gflops) : json(nullptr)},
         {"ceilings", ceilings_json(s.ceilings)},
+        {"copy_gbps", s.copy_gbps ? number(*s.copy_gbps) : json(nullptr)},
         {"latency_calls", s.latency_calls},
         {"seed", std::to_string(s.seed)}}},
       {"steadiness", steadiness_json(run)},

@@ -26,7 +26,7 @@ struct SweepSpec {
   std::vector<Kernel> latency_kernels;  // of the latency cases
   std::vector<uint32_t> latency_sizes;
   ConfigSpace space;
-  double baseline_max = 0.0;  // naive and tiled only up to this m*n*k (0: every size)
+  double baseline_max = 0.0;  // naive and tiled only up to this m*n*k, gemv not at all (0: every size and kernel)
 };
 
 // What to sweep: --sizes and --shapes govern every phase (the latency phase follows --sizes unless

@@ -33,6 +33,24 @@ enum class Status {
 };
 std::string_view to_string(Status status) noexcept;
 
+// One of the device's measured ceilings (vkgemm peak), by its measurement's name: "f32 FMA",
+// "f16 FMA (packed)", "coopmat 16x16x16 f16*f16+f32".
+struct Ceiling {
+  std::string name;
+  double gflops = 0.0;
+};
+
+// The roofline (docs/bench.md, "The roofline"): a product cannot run faster than its compute ceiling
+// (ceiling_for) nor than the memory moves its bytes at the copy rate vkgemm peak measured (its "copy" row:
+// bytes read and written per second). The ceiling is the lesser of the two, and the bound the one that sets it.
+struct Roofline {
+  double gflops = 0.0;        // the lesser ceiling, in GFLOP/s (GOP/s for integer types)
+  double memory_gflops = 0.0;  // operations / (bytes / copy rate)
+  double bytes = 0.0;         // bytes_moved
+  bool memory_bound = false;  // the memory's ceiling is the lesser (or the only one)
+  std::string_view bound() const { return memory_bound ? "memory" : "compute"; }
+};
+
 // One throughput case: a shape, a type and a kernel configuration.
 struct CaseResult {
   Shape shape;
@@ -52,6 +70,8 @@ struct CaseResult {
   double gflops_best = 0.0;             // 2*m*n*k / fastest time
   std::optional<double> efficiency;     // gflops over the ceiling of its type (ceiling_for), when there is one
   std::string efficiency_ceiling;       // which: "--peak-gflops", or a measured ceiling's name ("f32 FMA", ...)
+  std::optional<Roofline> roofline;     // the lesser of that ceiling and the memory's, where the copy rate is known
+  std::optional<double> roofline_fraction;  // gflops over roofline->gflops
   double check_seconds = 0.0;           // host time spent on the CPU reference (for the progress estimate)
   double data_seconds = 0.0;            // host time making the inputs and writing them to the device
   double wall_seconds = 0.0;            // the whole case's host wall time, inputs to the last timing
@@ -89,13 +109,6 @@ struct LatencyResult {
   bool timed() const { return stats.has_value(); }
 };
 
-// One of the device's measured ceilings (vkgemm peak), by its measurement's name: "f32 FMA",
-// "f16 FMA (packed)", "coopmat 16x16x16 f16*f16+f32".
-struct Ceiling {
-  std::string name;
-  double gflops = 0.0;
-};
-
 struct Settings {
   uint32_t repeat = 10;                 // timed dispatches per case
   uint32_t warmup = 2;                  // untimed dispatches before them, besides the warm-up by time
@@ -108,6 +121,7 @@ struct Settings {
                                         // GPU, bench_defaults.hpp); 0: at every size
   std::optional<double> peak_gflops;    // --peak-gflops, for the efficiency column of f32 cases
   std::vector<Ceiling> ceilings;        // measured (vkgemm peak) when --peak-gflops is not given
+  std::optional<double> copy_gbps;      // vkgemm peak's copy row, measured with them: the roofline's memory rate
   uint32_t latency_calls = 100;         // timed Engine::gemm calls per latency case
   uint64_t seed = 0;                    // of the whole run; each case's seed derives from it
 };

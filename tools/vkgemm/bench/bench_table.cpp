@@ -71,14 +71,27 @@ std::string run_header(const Run& run) {
                        "against f64 FMA; f16 against the fastest MMA shape of its sum type on coopmat and "
                        "coopmat2, else the FMA of its sum type\n", list);
   }
+  if (s.copy_gbps) {
+    out += fmt::format("roofline: each case's ceiling is the lesser of eff's and its bytes (A, B read once, C written "
+                       "once) at the copy rate, {:.0f} GB/s; roof: the fraction of it reached, m where the memory "
+                       "bounds it\n", *s.copy_gbps);
+  }
   return out;
 }
 
 std::string case_table_header() {
-  return fmt::format("\n{:<20} {:<4} {:<7} {:<9} {:<10} {:>11} {:>11} {:>11} {:>7} {:>10} {:>6}  {}\n", "m x n x k",
-                     "type", "kernel", "config", "status", "median ms", "min ms", "max ms", "spread", "GFLOP/s",
-                     "eff", "check (normwise error)");
+  return fmt::format("\n{:<20} {:<4} {:<7} {:<9} {:<10} {:>11} {:>11} {:>11} {:>7} {:>10} {:>6} {:>7}  {}\n",
+                     "m x n x k", "type", "kernel", "config", "status", "median ms", "min ms", "max ms", "spread",
+                     "GFLOP/s", "eff", "roof", "check (normwise error)");
 }
+
+namespace {
+// The fraction of the case's roofline reached, "m" where the memory bounds it: "91.2%m", "54.0%"; "-" without one.
+std::string roof_text(const CaseResult& c) {
+  if (!c.roofline || !c.roofline_fraction) return "-";
+  return fmt::format("{:.1f}%{}", *c.roofline_fraction * 100.0, c.roofline->memory_bound ? "m" : "");
+}
+}  // namespace
 
 std::string case_row(const CaseResult& c) {
   const std::string head = fmt::format("{:<20} {:<4} {:<7} {:<9} {:<10}", shape_text(c.shape), to_string(c.type),
@@ -88,8 +101,9 @@ std::string case_row(const CaseResult& c) {
   }
   const Stats& s = *c.stats;
   const std::string eff = c.efficiency ? fmt::format("{:.1f}%", *c.efficiency * 100.0) : "-";
-  return fmt::format("{} {:>11.4f} {:>11.4f} {:>11.4f} {:>6.1f}% {:>10.2f} {:>6}  {}{}\n", head, s.median, s.min,
-                     s.max, s.spread_pct, c.gflops, eff, check_text(c.check, c.type, c.status), ran_text(c.config, c.ran));
+  return fmt::format("{} {:>11.4f} {:>11.4f} {:>11.4f} {:>6.1f}% {:>10.2f} {:>6} {:>7}  {}{}\n", head, s.median, s.min,
+                     s.max, s.spread_pct, c.gflops, eff, roof_text(c), check_text(c.check, c.type, c.status),
+                     ran_text(c.config, c.ran));
 }
 
 std::string latency_table_header() {
@@ -148,7 +162,11 @@ std::string best_table(const Run& run) {
     }
     for (size_t i = 0; i < best.size(); ++i) {
       const CaseResult& c = *best[i];
-      const std::string eff = c.efficiency ? fmt::format("{:.1f}% of {}", *c.efficiency * 100.0, c.efficiency_ceiling) : "";
+      std::string eff = c.efficiency ? fmt::format("{:.1f}% of {}", *c.efficiency * 100.0, c.efficiency_ceiling) : "";
+      if (c.roofline && c.roofline_fraction) {
+        eff += fmt::format("{}{:.1f}% of its roofline ({} bound)", eff.empty() ? "" : ", ", *c.roofline_fraction * 100.0,
+                           c.roofline->bound());
+      }
       out += fmt::format("  {:<4} {:<20} {:<22} {:>10.2f} {:<7} {}{}\n", i == 0 ? to_string(type) : "",
                          shape_text(c.shape), fmt::format("{} {}", to_string(c.config.options.kernel), c.config.label),
                          c.gflops, is_integer(type) ? "GOP/s" : "GFLOP/s", eff,

@@ -1,0 +1,155 @@
+// The skinny kernel (shaders/gemv.comp): GEMV and products whose M or N is at most GEMM_GEMV_MAX_SMALL, which
+// the memory bounds (docs/design/gemv.md). Every type, every op combination, any product (a wider small side
+// runs in blocks of GEMM_GEMV_MAX_SMALL along the grid's y, correct but no faster than the other kernels).
+// auto takes it by skinny_first below, before the tuning table and the other kernels.
+#include <algorithm>
+#include <bit>
+
+#include <fmt/format.h>
+
+#include "gemm_abi.h"
+#include "kernels/kernel_spec.hpp"
+#include "kernels/push_constants.hpp"
+#include "vkgemm/error.hpp"
+
+namespace vkgemm::kernels {
+namespace {
+
+constexpr DataType kInputs[] = {DataType::f32,  DataType::i32, DataType::f64, DataType::f16,
+                                DataType::bf16, DataType::i8,  DataType::u8};
+
+// auto's rule (docs/design/planner.md, "Skinny products"): the small side at most GEMM_GEMV_MAX_SMALL, the
+// large side and K long enough that streaming the large operand is the product's cost, on a GPU. The bounds
+// are conservative until measured: below them the other kernels keep the products they were measured on.
+constexpr uint32_t kAutoMinLarge = 1024;
+constexpr uint32_t kAutoMinK = 256;
+
+// The workgroup: kWorkgroup invocations where the device and the shared memory allow, halved until they do
+// (kMinWorkgroup at least); KLANES of them split K for the same rows.
+constexpr uint32_t kWorkgroup = 256;
+constexpr uint32_t kMinWorkgroup = 32;
+// Along k (L's rows contiguous): 32 invocations of 4 elements each cover 128 consecutive k of a row.
+constexpr uint32_t kKLanesAlongK = 32;
+// Along r (L's columns contiguous): 8 invocations of 4 rows each cover 32 consecutive r (128 bytes of f32)
+// at one k; the rest of the workgroup walks K.
+constexpr uint32_t kRLanesAlongR = 8;
+
+// The accumulator's bytes (ACC_T: the shader's sums): f64 8, fp16 sums 2, every other type 4.
+uint32_t sum_bytes(const Types& types) {
+  if (types.input == DataType::f64) return 8;
+  return types.f16_accumulate ? 2 : 4;
+}
+
+uint32_t shared_bytes(uint32_t workgroup, uint32_t sb, const Types& types) { return workgroup * sb * sum_bytes(types); }
+
+// The largest workgroup (a power of two, kMinWorkgroup to kWorkgroup) whose sums of `sb` columns fit the device.
+uint32_t workgroup_for(const DeviceInfo& device, uint32_t sb, const Types& types) {
+  uint32_t wg = kWorkgroup;
+  while (wg > kMinWorkgroup && (wg > device.max_workgroup_invocations || wg > device.max_workgroup_size[0] ||
+                                shared_bytes(wg, sb, types) > device.max_shared_memory)) {
+    wg /= 2;
+  }
+  return wg;
+}
+
+// The orientation: the smaller side is the small one (N on a tie: then L is op(A), the classic GEMV).
+struct Sides {
+  bool small_m;
+  uint32_t small, large;
+};
+Sides sides_of(const Problem& p) {
+  const bool small_m = p.m < p.n;
+  return {small_m, small_m ? p.m : p.n, small_m ? p.n : p.m};
+}
+
+// Whether auto's rule takes this product (kAutoMinLarge, kAutoMinK).
+bool skinny(const DeviceInfo& device, const Problem& p) {
+  const Sides s = sides_of(p);
+  return device.type != DeviceType::cpu && s.small <= GEMM_GEMV_MAX_SMALL && s.large >= kAutoMinLarge &&
+         p.k >= kAutoMinK;
+}
+
+std::vector<GemmOptions> candidates(const LaunchContext& ctx, const Problem& p) {
+  if (!skinny(ctx.device, p)) return {};
+  GemmOptions o = ctx.options;
+  o.kernel = Kernel::gemv;
+  return {o};
+}
+
+// The widest block (GEMM_GEMV_MAX_SMALL columns) with the narrowest workgroup must fit: every product's
+// launch then does.
+void check(const LaunchContext& ctx) {
+  const LaunchShape shape{.shader = shader_name(Kernel::gemv, ctx.types)};
+  spirv(shape.shader);
+  const uint32_t wg = workgroup_for(ctx.device, GEMM_GEMV_MAX_SMALL, ctx.types);
+  check_workgroup(ctx.device, "gemv", {wg, 1, 1}, shared_bytes(wg, GEMM_GEMV_MAX_SMALL, ctx.types), ctx.types.input);
+}
+
+// The large operand read a vector of 4 at a time: its ld, offset and batch stride multiples of 4.
+uint32_t vec_flag(const Problem& p, bool small_m) {
+  if (small_m) return p.ldb % 4 == 0 && p.b_offset % 4 == 0 && p.stride_b % 4 == 0 ? kVecB : 0u;
+  return p.lda % 4 == 0 && p.a_offset % 4 == 0 && p.stride_a % 4 == 0 ? kVecA : 0u;
+}
+
+KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
+  const Sides s = sides_of(p);
+  const uint32_t sb = std::clamp(s.small, 1u, GEMM_GEMV_MAX_SMALL);
+  // L contiguous along r: A^T where N is small, B untransposed where M is.
+  const bool r_contig = s.small_m ? !p.trans_b : p.trans_a;
+  const uint32_t wg = workgroup_for(ctx.device, sb, ctx.types);
+  uint32_t klanes, rpi;
+  if (r_contig) {
+    rpi = 4;
+    klanes = wg / std::min(kRLanesAlongR, wg);
+  } else {
+    // No more K lanes than K's groups of 4 need; two rows an invocation where the small side is narrow (more
+    // loads in flight for as many sums).
+    klanes = std::min({kKLanesAlongK, wg, std::bit_ceil(std::max(1u, (p.k + 3) / 4))});
+    rpi = sb <= 4 ? 2 : 1;
+  }
+  const uint32_t rows = wg / klanes * rpi;
+  KernelLaunch out;
+  out.kernel = Kernel::gemv;
+  out.main.shader = shader_name(Kernel::gemv, ctx.types);
+  out.main.constants = {{"WG", wg},          {"SB", sb},         {"SMALL_M", s.small_m ? 1u : 0u},
+                        {"R_CONTIG", r_contig ? 1u : 0u}, {"KLANES", klanes}, {"RPI", rpi}};
+  out.main.workgroup_size = {wg, 1, 1};
+  out.main.shared_bytes = shared_bytes(wg, sb, ctx.types);
+  // The C block of a workgroup, columns x rows: rows of L along C's rows where N is small, along its columns
+  // where M is.
+  out.main.tile = s.small_m ? std::array<uint32_t, 2>{rows, sb} : std::array<uint32_t, 2>{sb, rows};
+  out.grid = {(s.large + rows - 1) / rows, (s.small + sb - 1) / sb, p.batch};
+  out.k_split = std::max(p.k, 1u);
+  out.flags = vec_flag(p, s.small_m);
+  out.description = fmt::format("{} small, {} columns, {} rows x {} K lanes{}", s.small_m ? "M" : "N", sb, rows,
+                                klanes, r_contig ? ", along rows" : "");
+  return out;
+}
+
+// Pieces (partition.hpp) plan themselves again (launch above): nothing is chosen but the workgroup's shape,
+// which follows from the piece's sides.
+Pinning pin(const KernelLaunch& whole, const DeviceInfo&, const GemmOptions& options) {
+  Pinning out{options, {}, 0};
+  out.options.kernel = Kernel::gemv;
+  out.blocking.cols = whole.main.tile[0], out.blocking.rows = whole.main.tile[1];
+  out.blocking.k_step = 4;
+  return out;
+}
+
+}  // namespace
+
+const KernelSpec gemv_spec{
+    .kernel = Kernel::gemv,
+    .name = "gemv",
+    .inputs = kInputs,
+    .computes = "computes every type",
+    .reads_transposed = true,
+    .auto_fallback = false,
+    .from_tuning = nullptr,
+    .auto_candidates = candidates,
+    .check = check,
+    .launch = launch,
+    .pin = pin,
+};
+
+}  // namespace vkgemm::kernels

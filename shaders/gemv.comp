@@ -1,0 +1,166 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+// The skinny kernel: GEMV and products with a small side (M or N at most GEMM_GEMV_MAX_SMALL), which are
+// bound by reading the large operand once, not by arithmetic. docs/design/gemv.md says why it is built so.
+//
+// The product seen from its large operand L (R x K) and its small one (K x S):
+//   N small (SMALL_M 0): L = op(A) (R = M), small = op(B), C(r, s);
+//   M small (SMALL_M 1): L = op(B)^T (R = N), small = op(A)^T, C(s, r).
+// A workgroup of WG invocations computes RW = RLANES * RPI rows of L against SB columns of the small operand
+// (the grid's y covers S in SB-wide blocks, so any product runs, a skinny one in one block). Its invocations
+// are RLANES groups of KLANES that split K between them; each holds RPI x SB sums in registers, and the
+// groups' sums meet in shared memory once at the end, where KLANES invocations' partial sums of one output are
+// added and stored through store_c (alpha, beta, the epilogue, C's type).
+//
+// The large operand is read once, coalesced, along whichever dimension it is contiguous in (R_CONTIG): along
+// k (op(A) = A untransposed, op(B) = B^T) an invocation reads 4 consecutive k of RPI rows, neighbours the next
+// 4; along r (A^T, B untransposed) it reads RPI = 4 consecutive r at one k, neighbours the next 4, and the
+// KLANES invocations of a column walk K. Each invocation issues UNROLL steps' loads before their sums, so that
+// enough bytes are in flight to cover the memory's latency. Where the variant has a vector type of the stored elements
+// (GEMV_VEC: f32, f64, i32, f16) and the operand's ld, offset and batch stride are multiples of 4 (the flags'
+// GEMM_VEC_A or GEMM_VEC_B), those 4 elements are one vector load; elsewhere, and at the edges, element by
+// element with zeros outside. The small operand is read element by element (its few columns stay in the
+// caches: every row of L reads the same ones).
+//
+// Sums: ACC_T (fp32 for f16 and bf16, i32 for i8 and u8, the type's own for f32 and f64); each output is the
+// sum over KLANES invocations of their strided partial sums, an order as valid as any (docs/correctness.md's
+// bounds hold for every order).
+#include "gemm_interface.glsl"
+
+layout(constant_id = 0) const uint WG = 256;       // invocations per workgroup
+layout(constant_id = 1) const uint SB = 1;         // columns of the small operand per workgroup (1 to GEMM_GEMV_MAX_SMALL)
+layout(constant_id = 2) const uint SMALL_M = 0;    // 1: M is the small side (L is op(B)^T); 0: N is
+layout(constant_id = 3) const uint R_CONTIG = 0;   // 1: L's elements are contiguous along r; 0: along k
+layout(constant_id = 4) const uint KLANES = 32;    // invocations splitting K for the same rows (divides WG)
+layout(constant_id = 5) const uint RPI = 1;        // rows of L per invocation (4 where R_CONTIG)
+layout(local_size_x_id = 0) in;
+
+const uint RLANES = WG / KLANES;
+// Steps of K an invocation loads before it sums any: loads in flight to cover the memory's latency.
+const uint UNROLL = 4;
+const uint RW = RLANES * RPI;
+
+#ifdef GEMV_VEC
+layout(std430, set = 0, binding = 0) readonly buffer MatrixA4 { VEC_T A4[]; };
+layout(std430, set = 0, binding = 1) readonly buffer MatrixB4 { VEC_T B4[]; };
+#endif
+
+shared ACC_T red[WG * SB];  // the partial sums of one row slot, [invocation][column]
+
+uint large_base(uint batch) { return SMALL_M != 0u ? p.b_offset + batch * p.stride_b : p.a_offset + batch * p.stride_a; }
+uint large_ld() { return SMALL_M != 0u ? p.ldb : p.lda; }
+bool large_vec() { return (p.flags & (SMALL_M != 0u ? GEMM_VEC_B : GEMM_VEC_A)) != 0u; }
+
+// Element i of the large operand's binding, widened.
+ACC_T large_at(uint i) { return ACC_T(SMALL_M != 0u ? WIDEN(B[i]) : WIDEN(A[i])); }
+
+// Elements i .. i + 3 (i a multiple of 4 where large_vec()), as a vector load where the variant has one.
+void large4(uint i, out ACC_T v[4]) {
+#ifdef GEMV_VEC
+  const VEC_T w = SMALL_M != 0u ? B4[i / 4u] : A4[i / 4u];
+  [[unroll]] for (uint t = 0; t < 4u; ++t) v[t] = ACC_T(w[t]);
+#else
+  [[unroll]] for (uint t = 0; t < 4u; ++t) v[t] = large_at(i + t);
+#endif
+}
+
+// Element (k, s) of the small operand: op(B)(k, s), or op(A)(s, k) where M is small; 0 outside.
+ACC_T small_at(uint batch, uint k, uint s, uint S) {
+  if (k >= p.K || s >= S) return ACC_T(0);
+  return ACC_T(SMALL_M != 0u ? load_a(batch, s, k) : load_b(batch, k, s));
+}
+
+void main() {
+  const uint batch = gemm_batch();
+  const uint R = SMALL_M != 0u ? p.N : p.M;
+  const uint S = SMALL_M != 0u ? p.M : p.N;
+  const uint id = gl_LocalInvocationIndex;
+  // Neighbouring invocations along L's contiguous dimension.
+  const uint kl = R_CONTIG != 0u ? id / RLANES : id % KLANES;
+  const uint rl = R_CONTIG != 0u ? id % RLANES : id / KLANES;
+  const uint r0 = gl_WorkGroupID.x * RW + rl * RPI;
+  const uint s0 = gl_WorkGroupID.y * SB;
+  const uint base = large_base(batch), ld = large_ld();
+  const bool vec = large_vec();
+
+  ACC_T acc[RPI][SB];
+  [[unroll]] for (uint j = 0; j < RPI; ++j) {
+    [[unroll]] for (uint s = 0; s < SB; ++s) acc[j][s] = ACC_T(0);
+  }
+
+  if (R_CONTIG == 0u) {  // L(r, k) at base + r * ld + k: 4 consecutive k of each of RPI rows, UNROLL groups
+    for (uint k0 = kl * 4u; k0 < p.K; k0 += UNROLL * KLANES * 4u) {
+      ACC_T l[UNROLL][RPI][4];
+      [[unroll]] for (uint u = 0; u < UNROLL; ++u) {  // every load of the step before any sum
+        const uint k = k0 + u * KLANES * 4u;
+        [[unroll]] for (uint j = 0; j < RPI; ++j) {
+          const uint r = r0 + j;
+          const uint at = base + r * ld + k;
+          if (r < R && vec && k + 4u <= p.K) {
+            ACC_T v[4];
+            large4(at, v);
+            [[unroll]] for (uint t = 0; t < 4u; ++t) l[u][j][t] = v[t];
+          } else {
+            [[unroll]] for (uint t = 0; t < 4u; ++t) l[u][j][t] = (r < R && k + t < p.K) ? large_at(at + t) : ACC_T(0);
+          }
+        }
+      }
+      [[unroll]] for (uint u = 0; u < UNROLL; ++u) {
+        const uint k = k0 + u * KLANES * 4u;
+        [[unroll]] for (uint s = 0; s < SB; ++s) {
+          [[unroll]] for (uint t = 0; t < 4u; ++t) {
+            const ACC_T x = small_at(batch, k + t, s0 + s, S);
+            [[unroll]] for (uint j = 0; j < RPI; ++j) acc[j][s] += l[u][j][t] * x;
+          }
+        }
+      }
+    }
+  } else {  // L(r, k) at base + k * ld + r: RPI consecutive r at one k, UNROLL values of k
+    for (uint k0 = kl; k0 < p.K; k0 += UNROLL * KLANES) {
+      ACC_T l[UNROLL][RPI];
+      [[unroll]] for (uint u = 0; u < UNROLL; ++u) {
+        const uint k = k0 + u * KLANES;
+        const uint at = base + k * ld + r0;
+        if (RPI == 4u && vec && r0 + 4u <= R && k < p.K) {
+          ACC_T v[4];
+          large4(at, v);
+          [[unroll]] for (uint j = 0; j < RPI; ++j) l[u][j] = v[j];
+        } else {
+          [[unroll]] for (uint j = 0; j < RPI; ++j) l[u][j] = (r0 + j < R && k < p.K) ? large_at(at + j) : ACC_T(0);
+        }
+      }
+      [[unroll]] for (uint u = 0; u < UNROLL; ++u) {
+        const uint k = k0 + u * KLANES;
+        [[unroll]] for (uint s = 0; s < SB; ++s) {
+          const ACC_T x = small_at(batch, k, s0 + s, S);
+          [[unroll]] for (uint j = 0; j < RPI; ++j) acc[j][s] += l[u][j] * x;
+        }
+      }
+    }
+  }
+
+  // The KLANES partial sums of each output, one row slot at a time through shared memory. The outputs are
+  // walked so that neighbouring invocations store neighbouring elements of C: along s where N is small (C's
+  // rows are r), along r where M is small.
+  const uint slot = (rl * KLANES + kl) * SB;
+  [[unroll]] for (uint j = 0; j < RPI; ++j) {
+    barrier();  // the previous slot's sums are read
+    [[unroll]] for (uint s = 0; s < SB; ++s) red[slot + s] = acc[j][s];
+    barrier();
+    for (uint o = id; o < RLANES * SB; o += WG) {
+      const uint orl = SMALL_M != 0u ? o % RLANES : o / SB;
+      const uint s = SMALL_M != 0u ? o / RLANES : o % SB;
+      ACC_T sum = ACC_T(0);
+      for (uint q = 0; q < KLANES; ++q) sum += red[(orl * KLANES + q) * SB + s];
+      const uint r = gl_WorkGroupID.x * RW + orl * RPI + j;
+      if (r < R && s0 + s < S) {
+        if (SMALL_M != 0u) {
+          store_c(batch, s0 + s, r, sum);
+        } else {
+          store_c(batch, r, s0 + s, sum);
+        }
+      }
+    }
+  }
+}

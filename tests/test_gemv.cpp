@@ -1,0 +1,209 @@
+// The skinny kernel (shaders/gemv.comp, kernels/gemv.cpp) on whole BLAS calls against the CPU reference:
+// the small side 1 to 17 (its block of 16 and one past), the large side around its workgroup's rows (16, 32,
+// 64, 256 and one either side), K from 1 to several thousand across its 4-element groups, its K lanes' 128
+// and the vector loads' edge; every op pair, both layouts, lds padded (odd: element loads; multiples of 4 at an
+// aligned start: vector loads), batches with B broadcast, alpha and beta (0 included), C's gaps poisoned
+// (tests/support.hpp, check_gemm_call). And auto's rule on described devices.
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "gemm_abi.h"
+#include "plan/schedule.hpp"
+#include "support.hpp"
+
+using namespace vkgemm;
+
+namespace {
+
+constexpr uint32_t kLarge[] = {1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 255, 256, 257};
+constexpr uint32_t kDepth[] = {1, 3, 4, 5, 127, 128, 129, 130, 511, 513, 1029, 4100};
+struct Scalars {
+  double alpha, beta;
+};
+constexpr Scalars kScalars[] = {{1.0, 0.0}, {0.5, 2.0}, {0.0, 1.5}, {-1.25, 0.0}, {1.0, 1.0}};
+
+int64_t round4(int64_t x) { return (x + 3) / 4 * 4; }
+
+// Call `i` of a combination's walk over the small side 1..17: the large side, K, the scalars, the ld
+// padding and the batch vary with i (and with `combo`, so each combination meets other pairings), so that
+// every value of each list meets both paddings and both orientations.
+GemmDesc call(DataType type, DataType out, Layout layout, Op op_a, Op op_b, bool small_m, uint32_t i, uint32_t combo) {
+  GemmDesc d;
+  d.type = type;
+  d.c_type = out;
+  d.layout = layout, d.op_a = op_a, d.op_b = op_b;
+  const uint32_t small = i + 1;
+  const uint32_t large = kLarge[(i + combo) % std::size(kLarge)];
+  d.k = kDepth[(i * 5 + combo) % std::size(kDepth)];
+  d.m = small_m ? small : large;
+  d.n = small_m ? large : small;
+  const Scalars s = kScalars[(i + 2 * combo) % std::size(kScalars)];
+  if (is_integer(type)) {
+    d.alpha = s.alpha == 0.0 ? 0.0 : (s.alpha < 0 ? -1.0 : 1.0);
+    d.beta = s.beta == 0.0 ? 0.0 : 2.0;
+  } else {
+    d.alpha = s.alpha, d.beta = s.beta;
+  }
+  // Stored rows and columns of each operand as the layout keeps them: ld is the stored matrix's row length
+  // (row-major) or column length (column-major).
+  const auto tight = [&](int64_t rows, int64_t cols) { return layout == Layout::row_major ? cols : rows; };
+  const int64_t a_rows = op_a == Op::n ? d.m : d.k, a_cols = op_a == Op::n ? d.k : d.m;
+  const int64_t b_rows = op_b == Op::n ? d.k : d.n, b_cols = op_b == Op::n ? d.n : d.k;
+  const bool vec = (i + combo) % 2 == 0;  // lds of multiples of 4 (vector loads at an aligned start) or odd pads
+  const auto ld = [&](int64_t t) { return vec ? round4(t) + 4 : t + 3; };
+  d.lda = ld(tight(a_rows, a_cols));
+  d.ldb = ld(tight(b_rows, b_cols));
+  d.ldc = ld(tight(d.m, d.n));
+  if ((i + combo) % 3 == 0) {
+    d.batch = 3;
+    d.stride_b = 0;  // one B for every entry
+  }
+  return d;
+}
+
+struct Grid {
+  std::vector<Layout> layouts{Layout::row_major, Layout::col_major};
+  std::vector<std::pair<Op, Op>> ops{{Op::n, Op::n}, {Op::n, Op::t}, {Op::t, Op::n}, {Op::t, Op::t}};
+  uint32_t every = 1;  // one small side in `every` (offset by the combination)
+};
+
+void run_grid(DataType type, DataType out, const Grid& grid, const GemmOptions& options = {.kernel = Kernel::gemv}) {
+  if (const auto feature = missing_feature(test::engine().device(), type); !feature.empty()) {
+    test::skip(fmt::format("{} has no {}", test::engine().device().name, feature));
+    return;
+  }
+  const std::string name = fmt::format("gemv {} {}", to_string(type), to_string(out));
+  auto rng = test::case_rng(name);
+  const test::GridSample sample = test::grid_sample(name);
+  int failures = 0, ran = 0;
+  uint64_t index = 0;
+  uint32_t combo = 0;
+  for (const Layout layout : grid.layouts) {
+    for (const auto& [op_a, op_b] : grid.ops) {
+      for (const bool small_m : {false, true}) {
+        ++combo;
+        for (uint32_t i = 0; i < 17; ++i) {
+          if ((i + combo) % grid.every != 0 || !sample.takes(index++)) continue;
+          const GemmDesc d = call(type, out, layout, op_a, op_b, small_m, i, combo);
+          const uint32_t skew = d.lda % 4 == 0 ? 0 : 3;
+          const auto result = test::check_gemm_call(d, options, rng, skew);
+          ++ran;
+          if (!result.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", result.detail);
+          // Every small side of at most 16 runs in one block of the skinny kernel.
+          if (result.passed && options.kernel == Kernel::gemv) CHECK(result.timing.kernel == Kernel::gemv);
+        }
+      }
+    }
+  }
+  MESSAGE(name, ": ", ran, " calls");
+  CHECK_MESSAGE(failures == 0, failures, " calls failed (the first 5 are listed); seed ", test::run_seed());
+}
+
+DeviceInfo described_gpu() {
+  DeviceInfo d;
+  d.name = "described GPU";
+  d.type = DeviceType::discrete_gpu;
+  d.float16 = d.storage16 = d.float64 = d.storage8 = true;
+  d.max_shared_memory = 48 * 1024;
+  d.max_workgroup_invocations = 1024;
+  d.max_workgroup_size = {1024, 1024, 64};
+  d.max_workgroup_count = {65535, 65535, 65535};
+  d.max_storage_buffer_range = 1ull << 32;
+  d.compute_units = 132;
+  return d;
+}
+
+Kernel planned(const GemmDesc& desc, const DeviceInfo& device) {
+  static const tuning::Table kNoTable;
+  return detail::schedule_product(desc, {}, device, kNoTable).kernel;
+}
+
+}  // namespace
+
+TEST_SUITE("gemv") {
+  TEST_CASE("f32: every op pair, both layouts, both orientations") { run_grid(DataType::f32, DataType::f32, {}); }
+
+  TEST_CASE("f64, f16, bf16, i8, u8, i32: every op pair, row and column-major in turn") {
+    Grid grid;
+    grid.every = 4;  // each type meets every op pair, layout and orientation; f32 takes the whole walk
+    for (const auto& [in, out] : {std::pair{DataType::f64, DataType::f64}, {DataType::f16, DataType::f32},
+                                  {DataType::f16, DataType::f16}, {DataType::bf16, DataType::f32},
+                                  {DataType::bf16, DataType::bf16}, {DataType::i8, DataType::i32},
+                                  {DataType::u8, DataType::i32}, {DataType::i32, DataType::i32},
+                                  {DataType::i8, DataType::f32}}) {
+      CAPTURE(to_string(in));
+      CAPTURE(to_string(out));
+      run_grid(in, out, grid);
+    }
+  }
+
+  TEST_CASE("the fused epilogue: a bias on either axis and an activation, in C's precision") {
+    auto rng = test::case_rng("gemv epilogue");
+    int failures = 0;
+    uint32_t i = 0;
+    for (const auto& [in, out] : {std::pair{DataType::f32, DataType::f32}, {DataType::f16, DataType::f16},
+                                  {DataType::bf16, DataType::bf16}, {DataType::f64, DataType::f64}}) {
+      if (!missing_feature(test::engine().device(), in).empty()) continue;
+      for (const BiasAxis axis : {BiasAxis::per_column, BiasAxis::per_row}) {
+        for (const bool small_m : {false, true}) {
+          GemmDesc d = call(in, out, i % 2 ? Layout::col_major : Layout::row_major, Op::n, i % 3 ? Op::n : Op::t,
+                            small_m, (i * 7) % 17, i);
+          d.epilogue.bias = axis;
+          d.epilogue.bias_type = in == DataType::f64 ? DataType::f64 : DataType::f32;
+          d.epilogue.activation = in == DataType::f64 ? Activation::relu : Activation::gelu_tanh;
+          ++i;
+          const auto result = test::check_gemm_call(d, {.kernel = Kernel::gemv}, rng, 3);
+          if (!result.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", result.detail);
+        }
+      }
+    }
+    CHECK_MESSAGE(failures == 0, failures, " calls failed; seed ", test::run_seed());
+  }
+
+  TEST_CASE("a wide small side runs in blocks of 16 along the grid: any product is the kernel's") {
+    auto rng = test::case_rng("gemv wide");
+    for (const auto& [m, n, k] : {std::array<int64_t, 3>{33, 40, 70}, {17, 17, 5}, {100, 48, 129}}) {
+      const GemmDesc d{.m = m, .n = n, .k = k, .beta = 0.5};
+      const auto result = test::check_gemm_call(d, {.kernel = Kernel::gemv}, rng, 3);
+      CHECK_MESSAGE(result.passed, "seed ", test::run_seed(), ": ", result.detail);
+    }
+  }
+
+  TEST_CASE("auto takes it for a small side of at most 16 with a long large side and K, on a GPU") {
+    const DeviceInfo gpu = described_gpu();
+    for (const DataType type : {DataType::f32, DataType::f16, DataType::f64, DataType::bf16, DataType::i8}) {
+      CAPTURE(to_string(type));
+      CHECK(planned({.type = type, .m = 1, .n = 4096, .k = 4096}, gpu) == Kernel::gemv);
+      CHECK(planned({.type = type, .m = 4096, .n = 16, .k = 4096}, gpu) == Kernel::gemv);
+      CHECK(planned({.type = type, .layout = Layout::col_major, .op_a = Op::t, .m = 16, .n = 4096, .k = 1024}, gpu) ==
+            Kernel::gemv);
+      // One past each bound keeps the other kernels.
+      CHECK(planned({.type = type, .m = 17, .n = 4096, .k = 4096}, gpu) != Kernel::gemv);
+      CHECK(planned({.type = type, .m = 1, .n = 1023, .k = 4096}, gpu) != Kernel::gemv);
+      CHECK(planned({.type = type, .m = 1, .n = 4096, .k = 255}, gpu) != Kernel::gemv);
+    }
+    // Unmeasured on CPU devices: their products keep the kernels they were tuned with.
+    DeviceInfo cpu = gpu;
+    cpu.type = DeviceType::cpu;
+    CHECK(planned({.m = 1, .n = 4096, .k = 4096}, cpu) != Kernel::gemv);
+  }
+
+  TEST_CASE("its launch: the orientation, one block of the small side, the vector flag where the large operand allows") {
+    static const tuning::Table kNoTable;
+    const GemmOptions gemv{.kernel = Kernel::gemv};
+    const auto plan = [&](const GemmDesc& d) { return detail::schedule_product(d, gemv, described_gpu(), kNoTable); };
+    const detail::Schedule n_small = plan({.m = 4096, .n = 3, .k = 4096});
+    REQUIRE(n_small.pieces.size() == 1);
+    CHECK(n_small.pieces[0].main.grid[1] == 1);
+    CHECK((n_small.pieces[0].main.push.flags & GEMM_VEC_A) != 0);
+    CHECK(n_small.config.find("N small, 3 columns") == 0);
+    const detail::Schedule m_small = plan({.m = 2, .n = 4096, .k = 4096, .ldb = 4097});
+    CHECK(m_small.config.find("M small, 2 columns") == 0);
+    CHECK((m_small.pieces[0].main.push.flags & (GEMM_VEC_A | GEMM_VEC_B)) == 0);  // ldb 4097: element loads
+    const detail::Schedule wide = plan({.m = 40, .n = 4096, .k = 64});
+    CHECK(wide.pieces[0].main.grid[1] == (40 + GEMM_GEMV_MAX_SMALL - 1) / GEMM_GEMV_MAX_SMALL);
+  }
+}
