@@ -172,23 +172,27 @@ TEST_SUITE("gemv") {
     }
   }
 
-  TEST_CASE("auto takes it for a small side of at most 16 with a long large side and K, on a GPU") {
+  TEST_CASE("auto takes it for a small side of one with a long large side and K, on a GPU") {
     const DeviceInfo gpu = described_gpu();
     for (const DataType type : {DataType::f32, DataType::f16, DataType::f64, DataType::bf16, DataType::i8}) {
       CAPTURE(to_string(type));
-      CHECK(planned({.type = type, .m = 1, .n = 4096, .k = 4096}, gpu) == Kernel::gemv);
-      CHECK(planned({.type = type, .m = 4096, .n = 16, .k = 4096}, gpu) == Kernel::gemv);
-      CHECK(planned({.type = type, .layout = Layout::col_major, .op_a = Op::t, .m = 16, .n = 4096, .k = 1024}, gpu) ==
-            Kernel::gemv);
-      // One past each bound keeps the other kernels.
-      CHECK(planned({.type = type, .m = 17, .n = 4096, .k = 4096}, gpu) != Kernel::gemv);
-      CHECK(planned({.type = type, .m = 1, .n = 1023, .k = 4096}, gpu) != Kernel::gemv);
-      CHECK(planned({.type = type, .m = 1, .n = 4096, .k = 255}, gpu) != Kernel::gemv);
+      const bool simt_type = type == DataType::f32 || type == DataType::f64;
+      CHECK(planned({.type = type, .m = 4096, .n = 1, .k = 4096}, gpu) == Kernel::gemv);
+      // One row of op(A): the SIMT types' kernels load B once per row anyway; coopmat2 streams it faster.
+      CHECK((planned({.type = type, .m = 1, .n = 4096, .k = 4096}, gpu) == Kernel::gemv) == simt_type);
+      // Column-major, turned (C^T = op(B)^T op(A)^T): the kernel sees one row, as in the case above.
+      CHECK((planned({.type = type, .layout = Layout::col_major, .op_a = Op::t, .m = 4096, .n = 1, .k = 1024}, gpu) ==
+             Kernel::gemv) == simt_type);
+      // Two rows or columns, or one past each bound, keep the other kernels: they reuse each loaded element.
+      CHECK(planned({.type = type, .m = 4096, .n = 2, .k = 4096}, gpu) != Kernel::gemv);
+      CHECK(planned({.type = type, .m = 4096, .n = 16, .k = 4096}, gpu) != Kernel::gemv);
+      CHECK(planned({.type = type, .m = 1023, .n = 1, .k = 4096}, gpu) != Kernel::gemv);
+      CHECK(planned({.type = type, .m = 4096, .n = 1, .k = 255}, gpu) != Kernel::gemv);
     }
     // Unmeasured on CPU devices: their products keep the kernels they were tuned with.
     DeviceInfo cpu = gpu;
     cpu.type = DeviceType::cpu;
-    CHECK(planned({.m = 1, .n = 4096, .k = 4096}, cpu) != Kernel::gemv);
+    CHECK(planned({.m = 4096, .n = 1, .k = 4096}, cpu) != Kernel::gemv);
   }
 
   TEST_CASE("its launch: the orientation, one block of the small side, the vector flag where the large operand allows") {

@@ -18,9 +18,11 @@ namespace {
 constexpr DataType kInputs[] = {DataType::f32,  DataType::i32, DataType::f64, DataType::f16,
                                 DataType::bf16, DataType::i8,  DataType::u8};
 
-// auto's rule (docs/design/planner.md, "Skinny products"): the small side at most GEMM_GEMV_MAX_SMALL, the
-// large side and K long enough that streaming the large operand is the product's cost, on a GPU. The bounds
-// are conservative until measured: below them the other kernels keep the products they were measured on.
+// auto's rule (docs/design/planner.md, "Skinny products"; docs/design/gemv.md, the measurements): a small side
+// of one, the large side and K long enough that streaming the large operand is the product's cost, on a GPU;
+// for f16, bf16, i8 and u8 only where the one is C's column count (one row of op(A) streams B faster through
+// coopmat2's tensor loads). With 4 or 16 rows the blocked and matrix kernels reuse each loaded element across
+// them and win: auto keeps them there.
 constexpr uint32_t kAutoMinLarge = 1024;
 constexpr uint32_t kAutoMinK = 256;
 
@@ -65,7 +67,9 @@ Sides sides_of(const Problem& p) {
 // Whether auto's rule takes this product (kAutoMinLarge, kAutoMinK).
 bool skinny(const DeviceInfo& device, const Problem& p) {
   const Sides s = sides_of(p);
-  return device.type != DeviceType::cpu && s.small <= GEMM_GEMV_MAX_SMALL && s.large >= kAutoMinLarge &&
+  const bool simt_type = p.types.input == DataType::f32 || p.types.input == DataType::f64 ||
+                         p.types.input == DataType::i32;
+  return device.type != DeviceType::cpu && s.small == 1 && (simt_type || !s.small_m) && s.large >= kAutoMinLarge &&
          p.k >= kAutoMinK;
 }
 
