@@ -174,7 +174,7 @@ TEST_SUITE("narrow") {
     expect_error([&] { e.check_supported(DataType::i8, DataType::i8, {}); }, ErrorCode::invalid_argument,
                  "i8 inputs give C of i32, not i8");
     expect_error([&] { e.check_supported(DataType::u8, {.kernel = Kernel::blocked}); }, ErrorCode::unsupported_type,
-                 "use coopmat2, coopmat, tiled, naive or auto for u8");
+                 "use gemv, coopmat2, coopmat, tiled, naive or auto for u8");
     DeviceInfo bare = e.device();
     bare.storage16 = false, bare.storage8 = false;
     bare.name = "a device without narrow storage";
