@@ -129,11 +129,12 @@ TEST_SUITE("gemv") {
   TEST_CASE("f64, f16, bf16, i8, u8, i32: every op pair, row and column-major in turn") {
     Grid grid;
     grid.every = 4;  // each type meets every op pair, layout and orientation; f32 takes the whole walk
-    for (const auto& [in, out] : {std::pair{DataType::f64, DataType::f64}, {DataType::f16, DataType::f32},
-                                  {DataType::f16, DataType::f16}, {DataType::bf16, DataType::f32},
-                                  {DataType::bf16, DataType::bf16}, {DataType::i8, DataType::i32},
-                                  {DataType::u8, DataType::i32}, {DataType::i32, DataType::i32},
-                                  {DataType::i8, DataType::f32}}) {
+    for (const auto& pair : {std::pair{DataType::f64, DataType::f64}, {DataType::f16, DataType::f32},
+                             {DataType::f16, DataType::f16}, {DataType::bf16, DataType::f32},
+                             {DataType::bf16, DataType::bf16}, {DataType::i8, DataType::i32},
+                             {DataType::u8, DataType::i32}, {DataType::i32, DataType::i32},
+                             {DataType::i8, DataType::f32}}) {
+      const DataType in = pair.first, out = pair.second;  // not a structured binding: CAPTURE's lambda takes them
       CAPTURE(to_string(in));
       CAPTURE(to_string(out));
       run_grid(in, out, grid);
