@@ -12,6 +12,9 @@
 
 #include "ozaki/bound.hpp"
 #include "ozaki/model.hpp"
+#include "plan/schedule.hpp"
+#include "tuning/tuning_table.hpp"
+#include "described_devices.hpp"
 #include "ozaki_families.hpp"
 #include "reference/element_access.hpp"
 #include "support.hpp"
@@ -270,6 +273,34 @@ TEST_SUITE("ozaki") {
     const bool units = !test::engine().device().coopmat_shapes.empty() || test::engine().device().coopmat2;
     if (!units) CHECK(u.kernel != Kernel::ozaki);
     CHECK(c[0] == 64 * 0.125);
+  }
+
+  TEST_CASE("auto emulates where the device's cost model predicts a gain, and keeps native elsewhere") {
+    // A described H200 with the built-in tables: its cost model (engine/tuning/nvidia-h200.json) against the
+    // products it was fitted to (docs/design/ozaki.md, "Choosing it").
+    tuning::Table table;
+    for (const auto& [name, text] : tuning::builtin_tables()) table.add_json(text, name);
+    DeviceInfo h200 = test::nvidia_int8();
+    h200.name = "NVIDIA H200", h200.vendor_id = 0x10de, h200.driver_version = "580.159.4.0", h200.float64 = true;
+    GemmOptions allowed;
+    allowed.precision = Precision::emulated;
+    const auto kernel = [&](DataType type, uint32_t m, uint32_t n, uint32_t k, const DeviceInfo& device) {
+      const GemmDesc d{.type = type, .m = m, .n = n, .k = k};
+      return detail::schedule_product(d, allowed, device, table).kernel;
+    };
+    CHECK(kernel(DataType::f64, 4096, 4096, 4096, h200) == Kernel::ozaki);
+    CHECK(kernel(DataType::f64, 8192, 8192, 8192, h200) == Kernel::ozaki);
+    CHECK(kernel(DataType::f32, 8192, 8192, 8192, h200) == Kernel::ozaki);
+    CHECK(kernel(DataType::f64, 1024, 1024, 1024, h200) != Kernel::ozaki);  // measured 0.56 x native
+    CHECK(kernel(DataType::f64, 127, 4096, 4096, h200) != Kernel::ozaki);   // 0.30 x
+    CHECK(kernel(DataType::f64, 16384, 16384, 1024, h200) != Kernel::ozaki);  // 0.84 x
+    CHECK(kernel(DataType::f32, 4096, 4096, 4096, h200) != Kernel::ozaki);    // predicted 0.92 x
+    // A device without a measured model never emulates by itself; the native policy never does.
+    DeviceInfo other = h200;
+    other.name = "described GPU", other.vendor_id = 0x1234;
+    CHECK(kernel(DataType::f64, 8192, 8192, 8192, other) != Kernel::ozaki);
+    allowed.precision = Precision::native;
+    CHECK(kernel(DataType::f64, 8192, 8192, 8192, h200) != Kernel::ozaki);
   }
 
   TEST_CASE("a bad moduli count is refused before any work, naming the option") {
