@@ -105,7 +105,8 @@
 // ---- the arm (ozaki_arm.comp): one invocation ----
 //   flags OZAKI_ARM_CLEAR: the coverage flag := 0. Otherwise the indirect dispatch at int32 a_offset gets
 //   (M, N, K) when the flag is set, else (0, 0, 0): the native kernel's dispatch runs only for an uncovered
-//   product.
+//   product. With OZAKI_ARM_INVERT the other way round: an int8 residue product runs only for a covered one.
 #define OZAKI_ARM_CLEAR 1u
+#define OZAKI_ARM_INVERT 2u
 
 #endif  // VKGEMM_OZAKI_ABI_H

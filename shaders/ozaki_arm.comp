@@ -1,8 +1,9 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // The emulated product's control words (ozaki_abi.h): with OZAKI_ARM_CLEAR, the coverage flag is cleared
-// before the splits; otherwise one indirect dispatch of the native kernel is armed after them, its grid
-// (M, N, K) when the flag is set and (0, 0, 0) when the emulation covers the product.
+// before the splits; otherwise one indirect dispatch is armed after them, its grid (M, N, K) when the flag is
+// set (the native kernel's) or, with OZAKI_ARM_INVERT, when it is clear (an int8 residue product's), else
+// (0, 0, 0).
 #include "gemm_abi.h"
 #include "ozaki_abi.h"
 
@@ -20,8 +21,8 @@ void main() {
     words[p.split_stride] = 0u;
     return;
   }
-  const bool fall_back = words[p.split_stride] != 0u;
-  words[p.a_offset] = fall_back ? p.M : 0u;
-  words[p.a_offset + 1u] = fall_back ? p.N : 0u;
-  words[p.a_offset + 2u] = fall_back ? p.K : 0u;
+  const bool run = (words[p.split_stride] != 0u) != ((p.flags & OZAKI_ARM_INVERT) != 0u);
+  words[p.a_offset] = run ? p.M : 0u;
+  words[p.a_offset + 1u] = run ? p.N : 0u;
+  words[p.a_offset + 2u] = run ? p.K : 0u;
 }

@@ -133,8 +133,10 @@ kernels::LaunchShape shape_of(std::string shader, uint32_t moduli, std::array<ui
 
 SequenceBinding words(const Layout& l) { return {3, 0, l.words_bytes}; }
 
-// The arm pass: clear the flag, or arm native dispatch `index` with `grid`.
-SequencePass arm(const Layout& l, std::optional<std::pair<uint32_t, std::array<uint32_t, 3>>> dispatch) {
+// The arm pass: clear the flag, or arm indirect dispatch `index` with `grid`: a native dispatch (run where the
+// flag is set), or with `covered` an int8 residue product (run where it is clear).
+SequencePass arm(const Layout& l, std::optional<std::pair<uint32_t, std::array<uint32_t, 3>>> dispatch,
+                 bool covered = false) {
   SequencePass s;
   s.pass.shape = shape_of("ozaki_arm_i32", 0, {1, 1, 1});
   s.pass.grid = {1, 1, 1};
@@ -142,6 +144,7 @@ SequencePass arm(const Layout& l, std::optional<std::pair<uint32_t, std::array<u
   if (!dispatch) {
     s.pass.push.flags = OZAKI_ARM_CLEAR;
   } else {
+    s.pass.push.flags = covered ? OZAKI_ARM_INVERT : 0u;
     s.pass.push.a_offset = kFirstIndirectWord + 4 * dispatch->first;
     s.pass.push.M = dispatch->second[0], s.pass.push.N = dispatch->second[1], s.pass.push.K = dispatch->second[2];
   }
@@ -262,6 +265,33 @@ SequencePass guard(const Shape& s, const Layout& l, DataType type) {
   return out;
 }
 
+// The residue products and merges, block by block: each product's dispatch indirect, armed (after the guard)
+// to run only where the flag is clear, so that a product the guard or the split refused costs no residue
+// product; its command in slot `first_slot` + j. Returns the products' description; `count` gets their number.
+std::string add_residues(std::vector<SequencePass>& seq, const Shape& s, const Layout& l, uint32_t first_slot,
+                         const SequenceBinding& c, const GemmDesc& desc, const DeviceInfo& device,
+                         const tuning::Table& tuning, uint32_t* count) {
+  std::string products;
+  uint32_t slot = first_slot;
+  for (uint32_t row0 = 0; row0 < s.m; row0 += l.rows) {
+    const uint32_t block_rows = std::min(l.rows, s.m - row0);
+    const Products residues{0, s.moduli, row0, block_rows, l.sums, l.chunk_bytes};
+    for (uint32_t chunk = 0; chunk < s.chunks; ++chunk) {
+      std::vector<SequencePass> passes;
+      const std::string planned = add_products(passes, s, l, chunk, residues, device, tuning);
+      if (row0 == 0 && chunk == 0) products = planned;
+      for (SequencePass& pass : passes) {
+        seq.push_back(arm(l, std::make_pair(slot, pass.pass.grid), true));
+        pass.indirect = uint64_t{kFirstIndirectWord + 4 * slot++} * 4;
+        seq.push_back(std::move(pass));
+      }
+    }
+    seq.push_back(merge(s, l, desc.type, c, desc, row0, block_rows));
+  }
+  if (count) *count = slot - first_slot;
+  return products;
+}
+
 // The native plan's dispatches, as lay_out (engine/gemm_plan.cpp) binds them, each made indirect.
 std::vector<SequencePass> native_passes(const Schedule& native, const Layout& l) {
   std::vector<SequencePass> out;
@@ -308,13 +338,19 @@ Schedule schedule_emulated(const GemmDesc& desc, const GemmOptions& options, con
   std::vector<SequencePass> fallback;
   const uint32_t dispatches = out.pieces.front().reduce ? 2 : 1;
   const uint32_t rows = choose_rows(s, dispatches, out.workspace_bytes, device);
-  const Layout l = lay_out_workspace(s, dispatches, out.workspace_bytes, rows);
+  const PiecePasses& piece = out.pieces.front();
+  const SequenceBinding c{out.source[2], piece.piece.c.offset, piece.piece.c.size};
+  // The residue products' indirect commands follow the native ones': counted on a first layout (their pieces
+  // do not depend on where the regions lie), then laid out for good.
+  uint32_t residue_dispatches = 0;
+  std::vector<SequencePass> scratch;
+  add_residues(scratch, s, lay_out_workspace(s, dispatches, out.workspace_bytes, rows), dispatches, c, desc, device,
+               tuning, &residue_dispatches);
+  const Layout l = lay_out_workspace(s, dispatches + residue_dispatches, out.workspace_bytes, rows);
   check_ranges(desc, l, device);
   const ozaki::ScaleBits bits = ozaki::scale_bits(ozaki::make_moduli(s.moduli), s.k);
-  const PiecePasses& piece = out.pieces.front();
   const SequenceBinding a{out.source[0], piece.piece.a.offset, piece.piece.a.size};
   const SequenceBinding b{out.source[1], piece.piece.b.offset, piece.piece.b.size};
-  const SequenceBinding c{out.source[2], piece.piece.c.offset, piece.piece.c.size};
   std::vector<SequencePass>& seq = out.sequence;
   seq.push_back(arm(l, std::nullopt));
   seq.push_back(split(s, l, device, desc.type, false, a, bits.a));
@@ -326,17 +362,8 @@ Schedule schedule_emulated(const GemmDesc& desc, const GemmOptions& options, con
   }
   fallback = native_passes(out, l);
   for (uint32_t i = 0; i < fallback.size(); ++i) seq.push_back(arm(l, std::make_pair(i, fallback[i].pass.grid)));
-  std::string products;
+  std::string products = add_residues(seq, s, l, dispatches, c, desc, device, tuning, nullptr);
   const uint32_t blocks = (s.m + rows - 1) / rows;
-  for (uint32_t row0 = 0; row0 < s.m; row0 += rows) {
-    const uint32_t block_rows = std::min(rows, s.m - row0);
-    const Products residues{0, s.moduli, row0, block_rows, l.sums, l.chunk_bytes};
-    for (uint32_t chunk = 0; chunk < s.chunks; ++chunk) {
-      const std::string planned = add_products(seq, s, l, chunk, residues, device, tuning);
-      if (row0 == 0 && chunk == 0) products = planned;
-    }
-    seq.push_back(merge(s, l, desc.type, c, desc, row0, block_rows));
-  }
   seq.insert(seq.end(), fallback.begin(), fallback.end());
   std::erase_if(seq, [](const SequencePass& pass) { return kernels::ozaki_drop_experiment(pass.pass.shape.shader); });
   if (blocks > 1) products += fmt::format(" in {} blocks of {} rows", blocks, rows);
