@@ -10,7 +10,8 @@
 //                 element's truncation bound passes its allowance
 //   arm (each)    the native kernel's dispatches armed: their grids where the flag is set, else empty
 //   products      per K chunk (at most ozaki::kChunkK), one strided batch of N x batch int8 products through
-//                 the engine's own planner (auto: coopmat2, coopmat, or tiled's packed dot products)
+//                 the engine's own planner (auto: coopmat2, coopmat, or tiled's packed dot products), each
+//                 dispatch indirect, armed before it to run only where the flag is clear
 //   merge         the int32 planes -> CRT -> scaled back -> alpha, beta -> C (shaders/ozaki_merge.comp);
 //                 nothing written when the flag is set
 //   native        the native kernel's plan of the same call (its pieces), dispatched indirectly: it runs
