@@ -43,40 +43,45 @@ struct Counted {
   uint32_t fails;
 };
 
-// Every function the layer counts, with the failures the specification allows it.
-constexpr Counted kCounted[] = {
-    {"vkCreateDevice", kMemory},
-    {"vkAllocateMemory", kMemory},
-    {"vkMapMemory", kMemory | kMapFailed},
-    {"vkBindBufferMemory", kMemory},
-    {"vkCreateBuffer", kMemory},
-    {"vkCreateShaderModule", kMemory},
-    {"vkCreatePipelineCache", kMemory},
-    {"vkCreatePipelineLayout", kMemory},
-    {"vkCreateDescriptorSetLayout", kMemory},
-    {"vkCreateComputePipelines", kMemory},
-    {"vkCreateDescriptorPool", kMemory},
-    {"vkAllocateDescriptorSets", kMemory},
-    {"vkCreateCommandPool", kMemory},
-    {"vkAllocateCommandBuffers", kMemory},
-    {"vkResetCommandBuffer", kDevice},
-    {"vkBeginCommandBuffer", kMemory},
-    {"vkEndCommandBuffer", kMemory},
-    {"vkCreateFence", kMemory},
-    {"vkCreateSemaphore", kMemory},
-    {"vkCreateQueryPool", kMemory},
-    {"vkCreateEvent", kMemory},
-    {"vkGetEventStatus", kMemory | kLost},
-    {"vkResetFences", kDevice},
-    {"vkQueueSubmit", kMemory | kLost},
-    {"vkWaitForFences", kMemory | kLost},
-    {"vkGetFenceStatus", kMemory | kLost},
-    {"vkWaitSemaphores", kMemory | kLost},
-    {"vkGetSemaphoreCounterValue", kMemory | kLost},
-    {"vkQueueWaitIdle", kMemory | kLost},
-    {"vkDeviceWaitIdle", kMemory | kLost},
-    {"vkGetQueryPoolResults", kMemory | kLost},
-};
+// Every device function the layer counts and hooks (its hook is the function of the same name without "vk"),
+// with the failures the specification allows it: one list, expanded below into the count table, the next
+// layer's table, its loading and the hooks.
+#define FAULT_FUNCTIONS(X) \
+  X(AllocateMemory, kMemory) \
+  X(MapMemory, kMemory | kMapFailed) \
+  X(BindBufferMemory, kMemory) \
+  X(CreateBuffer, kMemory) \
+  X(CreateShaderModule, kMemory) \
+  X(CreatePipelineCache, kMemory) \
+  X(CreatePipelineLayout, kMemory) \
+  X(CreateDescriptorSetLayout, kMemory) \
+  X(CreateComputePipelines, kMemory) \
+  X(CreateDescriptorPool, kMemory) \
+  X(AllocateDescriptorSets, kMemory) \
+  X(CreateCommandPool, kMemory) \
+  X(AllocateCommandBuffers, kMemory) \
+  X(ResetCommandBuffer, kDevice) \
+  X(BeginCommandBuffer, kMemory) \
+  X(EndCommandBuffer, kMemory) \
+  X(CreateFence, kMemory) \
+  X(CreateSemaphore, kMemory) \
+  X(CreateQueryPool, kMemory) \
+  X(CreateEvent, kMemory) \
+  X(GetEventStatus, kMemory | kLost) \
+  X(ResetFences, kDevice) \
+  X(QueueSubmit, kMemory | kLost) \
+  X(WaitForFences, kMemory | kLost) \
+  X(GetFenceStatus, kMemory | kLost) \
+  X(WaitSemaphores, kMemory | kLost) \
+  X(GetSemaphoreCounterValue, kMemory | kLost) \
+  X(QueueWaitIdle, kMemory | kLost) \
+  X(DeviceWaitIdle, kMemory | kLost) \
+  X(GetQueryPoolResults, kMemory | kLost)
+
+// Every function the layer counts: vkCreateDevice and the list above.
+#define FAULT_COUNTED(name, fails) {"vk" #name, fails},
+constexpr Counted kCounted[] = {{"vkCreateDevice", kMemory}, FAULT_FUNCTIONS(FAULT_COUNTED)};
+#undef FAULT_COUNTED
 
 uint32_t fails_of(const char* name) {
   for (const Counted& c : kCounted) {
@@ -123,37 +128,8 @@ struct DeviceTable {
   PFN_vkGetDeviceProcAddr gdpa = nullptr;
   PFN_vkDestroyDevice destroy = nullptr;
   std::atomic<bool> lost{false};
-#define FAULT_NEXT(name) PFN_##name name = nullptr;
-  FAULT_NEXT(vkAllocateMemory)
-  FAULT_NEXT(vkMapMemory)
-  FAULT_NEXT(vkBindBufferMemory)
-  FAULT_NEXT(vkCreateBuffer)
-  FAULT_NEXT(vkCreateShaderModule)
-  FAULT_NEXT(vkCreatePipelineCache)
-  FAULT_NEXT(vkCreatePipelineLayout)
-  FAULT_NEXT(vkCreateDescriptorSetLayout)
-  FAULT_NEXT(vkCreateComputePipelines)
-  FAULT_NEXT(vkCreateDescriptorPool)
-  FAULT_NEXT(vkAllocateDescriptorSets)
-  FAULT_NEXT(vkCreateCommandPool)
-  FAULT_NEXT(vkAllocateCommandBuffers)
-  FAULT_NEXT(vkResetCommandBuffer)
-  FAULT_NEXT(vkBeginCommandBuffer)
-  FAULT_NEXT(vkEndCommandBuffer)
-  FAULT_NEXT(vkCreateFence)
-  FAULT_NEXT(vkCreateSemaphore)
-  FAULT_NEXT(vkCreateQueryPool)
-  FAULT_NEXT(vkCreateEvent)
-  FAULT_NEXT(vkGetEventStatus)
-  FAULT_NEXT(vkResetFences)
-  FAULT_NEXT(vkQueueSubmit)
-  FAULT_NEXT(vkWaitForFences)
-  FAULT_NEXT(vkGetFenceStatus)
-  FAULT_NEXT(vkWaitSemaphores)
-  FAULT_NEXT(vkGetSemaphoreCounterValue)
-  FAULT_NEXT(vkQueueWaitIdle)
-  FAULT_NEXT(vkDeviceWaitIdle)
-  FAULT_NEXT(vkGetQueryPoolResults)
+#define FAULT_NEXT(name, fails) PFN_vk##name vk##name = nullptr;
+  FAULT_FUNCTIONS(FAULT_NEXT)
 #undef FAULT_NEXT
 };
 
@@ -387,37 +363,8 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical, const VkD
   t->device = *out;
   t->gdpa = gdpa;
   t->destroy = reinterpret_cast<PFN_vkDestroyDevice>(gdpa(*out, "vkDestroyDevice"));
-#define FAULT_LOAD(name) t->name = reinterpret_cast<PFN_##name>(gdpa(*out, #name));
-  FAULT_LOAD(vkAllocateMemory)
-  FAULT_LOAD(vkMapMemory)
-  FAULT_LOAD(vkBindBufferMemory)
-  FAULT_LOAD(vkCreateBuffer)
-  FAULT_LOAD(vkCreateShaderModule)
-  FAULT_LOAD(vkCreatePipelineCache)
-  FAULT_LOAD(vkCreatePipelineLayout)
-  FAULT_LOAD(vkCreateDescriptorSetLayout)
-  FAULT_LOAD(vkCreateComputePipelines)
-  FAULT_LOAD(vkCreateDescriptorPool)
-  FAULT_LOAD(vkAllocateDescriptorSets)
-  FAULT_LOAD(vkCreateCommandPool)
-  FAULT_LOAD(vkAllocateCommandBuffers)
-  FAULT_LOAD(vkResetCommandBuffer)
-  FAULT_LOAD(vkBeginCommandBuffer)
-  FAULT_LOAD(vkEndCommandBuffer)
-  FAULT_LOAD(vkCreateFence)
-  FAULT_LOAD(vkCreateSemaphore)
-  FAULT_LOAD(vkCreateQueryPool)
-  FAULT_LOAD(vkCreateEvent)
-  FAULT_LOAD(vkGetEventStatus)
-  FAULT_LOAD(vkResetFences)
-  FAULT_LOAD(vkQueueSubmit)
-  FAULT_LOAD(vkWaitForFences)
-  FAULT_LOAD(vkGetFenceStatus)
-  FAULT_LOAD(vkWaitSemaphores)
-  FAULT_LOAD(vkGetSemaphoreCounterValue)
-  FAULT_LOAD(vkQueueWaitIdle)
-  FAULT_LOAD(vkDeviceWaitIdle)
-  FAULT_LOAD(vkGetQueryPoolResults)
+#define FAULT_LOAD(name, fails) t->vk##name = reinterpret_cast<PFN_vk##name>(gdpa(*out, "vk" #name));
+  FAULT_FUNCTIONS(FAULT_LOAD)
 #undef FAULT_LOAD
   // Vulkan 1.2's names where the device has only the extensions' (the loader answers the core name null).
   if (!t->vkWaitSemaphores) {
@@ -448,39 +395,12 @@ VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCall
 PFN_vkVoidFunction device_function(const char* name) {
 #define FAULT_HOOK(vk_name, fn) \
   if (std::strcmp(name, #vk_name) == 0) return reinterpret_cast<PFN_vkVoidFunction>(fn);
-  FAULT_HOOK(vkAllocateMemory, AllocateMemory)
-  FAULT_HOOK(vkMapMemory, MapMemory)
-  FAULT_HOOK(vkBindBufferMemory, BindBufferMemory)
-  FAULT_HOOK(vkCreateBuffer, CreateBuffer)
-  FAULT_HOOK(vkCreateShaderModule, CreateShaderModule)
-  FAULT_HOOK(vkCreatePipelineCache, CreatePipelineCache)
-  FAULT_HOOK(vkCreatePipelineLayout, CreatePipelineLayout)
-  FAULT_HOOK(vkCreateDescriptorSetLayout, CreateDescriptorSetLayout)
-  FAULT_HOOK(vkCreateComputePipelines, CreateComputePipelines)
-  FAULT_HOOK(vkCreateDescriptorPool, CreateDescriptorPool)
-  FAULT_HOOK(vkAllocateDescriptorSets, AllocateDescriptorSets)
-  FAULT_HOOK(vkCreateCommandPool, CreateCommandPool)
-  FAULT_HOOK(vkAllocateCommandBuffers, AllocateCommandBuffers)
-  FAULT_HOOK(vkResetCommandBuffer, ResetCommandBuffer)
-  FAULT_HOOK(vkBeginCommandBuffer, BeginCommandBuffer)
-  FAULT_HOOK(vkEndCommandBuffer, EndCommandBuffer)
-  FAULT_HOOK(vkCreateFence, CreateFence)
-  FAULT_HOOK(vkCreateSemaphore, CreateSemaphore)
-  FAULT_HOOK(vkCreateQueryPool, CreateQueryPool)
-  FAULT_HOOK(vkCreateEvent, CreateEvent)
-  FAULT_HOOK(vkGetEventStatus, GetEventStatus)
-  FAULT_HOOK(vkResetFences, ResetFences)
-  FAULT_HOOK(vkQueueSubmit, QueueSubmit)
-  FAULT_HOOK(vkWaitForFences, WaitForFences)
-  FAULT_HOOK(vkGetFenceStatus, GetFenceStatus)
-  FAULT_HOOK(vkWaitSemaphores, WaitSemaphores)
+#define FAULT_LISTED_HOOK(name, fails) FAULT_HOOK(vk##name, name)
+  FAULT_FUNCTIONS(FAULT_LISTED_HOOK)
   FAULT_HOOK(vkWaitSemaphoresKHR, WaitSemaphores)
-  FAULT_HOOK(vkGetSemaphoreCounterValue, GetSemaphoreCounterValue)
   FAULT_HOOK(vkGetSemaphoreCounterValueKHR, GetSemaphoreCounterValue)
-  FAULT_HOOK(vkQueueWaitIdle, QueueWaitIdle)
-  FAULT_HOOK(vkDeviceWaitIdle, DeviceWaitIdle)
-  FAULT_HOOK(vkGetQueryPoolResults, GetQueryPoolResults)
   FAULT_HOOK(vkDestroyDevice, DestroyDevice)
+#undef FAULT_LISTED_HOOK
 #undef FAULT_HOOK
   return nullptr;
 }
