@@ -6,6 +6,7 @@
 // (tests/support.hpp, check_gemm_call). And auto's rule on described devices.
 #include <doctest/doctest.h>
 
+#include <set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -210,5 +211,33 @@ TEST_SUITE("gemv") {
     CHECK((m_small.pieces[0].main.push.flags & (GEMM_VEC_A | GEMM_VEC_B)) == 0);  // ldb 4097: element loads
     const detail::Schedule wide = plan({.m = 40, .n = 4096, .k = 64});
     CHECK(wide.pieces[0].main.grid[1] == (40 + GEMM_GEMV_MAX_SMALL - 1) / GEMM_GEMV_MAX_SMALL);
+  }
+
+  TEST_CASE("the pipelines it builds are few: no specialization value follows a product's exact sizes") {
+    // Pipelines are kept for the engine's life, so the kernel's variants must be a small known set: the
+    // small side's block a power of two up to 16 (5), two orientations, and along k two K-lane counts where
+    // the large operand is contiguous along k (1 + 2): at most 30 a type on a device.
+    static const tuning::Table kNoTable;
+    const GemmOptions gemv{.kernel = Kernel::gemv};
+    for (const DataType type : all_data_types) {
+      std::set<std::pair<std::string, std::vector<uint32_t>>> variants;
+      int products = 0;
+      for (uint32_t small = 1; small <= 40; ++small)
+        for (const uint32_t k : {1u, 3u, 4u, 5u, 16u, 31u, 32u, 33u, 64u, 100u, 127u, 128u, 129u, 513u, 4100u})
+          for (const int ops : {0, 1, 2, 3})
+            for (const bool small_m : {false, true}) {
+              GemmDesc d{.type = type, .m = small_m ? small : 300, .n = small_m ? 300 : small, .k = k};
+              d.op_a = (ops & 1) != 0 ? Op::t : Op::n, d.op_b = (ops & 2) != 0 ? Op::t : Op::n;
+              const detail::Schedule s = detail::schedule_product(d, gemv, described_gpu(), kNoTable);
+              for (const kernels::LaunchShape* shape : detail::pipeline_shapes(s)) {
+                std::vector<uint32_t> values;
+                for (const auto& c : shape->constants) values.push_back(c.value);
+                variants.emplace(shape->shader, values);
+              }
+              ++products;
+            }
+      INFO(to_string(type), ": ", products, " products planned");
+      CHECK(variants.size() <= 30);
+    }
   }
 }

@@ -54,23 +54,40 @@ struct Worker {
 
   // One product with each kernel, type and tile the device runs: every pipeline built before the memory
   // is measured (a random warm-up misses some; each costs the driver megabytes, GPU-AV more).
+  // The skinny kernel's variants (kernels/gemv.cpp) follow the small side's block (1 to 16 in powers of
+  // two), the orientation and whether K is short: one product of each.
   void every_pipeline() {
-    for (const DataType type : all_data_types)
+    for (const DataType type : all_data_types) {
       for (const Kernel kernel : simt_kernels)
         for (const uint32_t tile : {8u, 16u}) product(type, kernel, tile);
+      for (const uint32_t small : {1u, 2u, 4u, 8u, 16u})
+        for (const uint32_t k : {8u, 100u}) {
+          product(type, Kernel::gemv, 8, {small, 64, k});
+          product(type, Kernel::gemv, 8, {64, small, k});
+        }
+    }
   }
 
-  // One product of random shape; half through the host-memory call, half through device buffers created
-  // and destroyed for it (so buffer churn is part of the soak). Nothing when the device refuses it.
-  void product(DataType type, Kernel kernel, uint32_t tile) {
+  struct Shape {
+    uint32_t m, n, k;
+  };
+  Shape random_shape() {
+    return {static_cast<uint32_t>(1 + rng() % 96), static_cast<uint32_t>(1 + rng() % 96),
+            static_cast<uint32_t>(1 + rng() % 160)};
+  }
+
+  // One product of `shape` (random where not given); half through the host-memory call, half through device
+  // buffers created and destroyed for it (so buffer churn is part of the soak). Nothing when the device
+  // refuses it.
+  void product(DataType type, Kernel kernel, uint32_t tile) { product(type, kernel, tile, random_shape()); }
+  void product(DataType type, Kernel kernel, uint32_t tile, Shape shape) {
     const GemmOptions options{.kernel = kernel, .tile = tile};
     try {
       engine->check_supported(type, options);
     } catch (const Error&) {
       return;
     }
-    const auto m = static_cast<uint32_t>(1 + rng() % 96), n = static_cast<uint32_t>(1 + rng() % 96),
-               k = static_cast<uint32_t>(1 + rng() % 160);
+    const auto [m, n, k] = shape;
     const auto a = test::random_elements(type, size_t{m} * k, rng);
     const auto b = test::random_elements(type, size_t{k} * n, rng);
     const DataType out = default_output_type(type);  // f16 inputs: C f32

@@ -30,8 +30,11 @@ constexpr uint32_t kAutoMinK = 256;
 // (kMinWorkgroup at least); KLANES of them split K for the same rows.
 constexpr uint32_t kWorkgroup = 256;
 constexpr uint32_t kMinWorkgroup = 32;
-// Along k (L's rows contiguous): 32 invocations of 4 elements each cover 128 consecutive k of a row.
+// Along k (L's rows contiguous): 32 invocations of 4 elements each cover 128 consecutive k of a row; a K of
+// at most kShortK takes kKLanesShortK (fewer lanes idle on short rows).
 constexpr uint32_t kKLanesAlongK = 32;
+constexpr uint32_t kKLanesShortK = 8;
+constexpr uint32_t kShortK = 4 * kKLanesShortK;
 // Along r (L's columns contiguous): 8 invocations of 4 rows each cover 32 consecutive r (128 bytes of f32)
 // at one k; the rest of the workgroup walks K.
 constexpr uint32_t kRLanesAlongR = 8;
@@ -95,9 +98,15 @@ uint32_t vec_flag(const Problem& p, bool small_m) {
   return p.lda % 4 == 0 && p.a_offset % 4 == 0 && p.stride_a % 4 == 0 ? kVecA : 0u;
 }
 
+// The pipelines a device builds are few and known: every specialization value is drawn from a small set
+// (the block of the small side a power of two, two K-lane counts), never from a product's exact sizes. Each
+// pipeline is built once and kept for the engine's life (kernels/pipelines.hpp), so a value that followed
+// the sizes would grow the driver's memory with every new shape a program runs.
+uint32_t small_block(uint32_t small) { return std::bit_ceil(std::clamp(small, 1u, GEMM_GEMV_MAX_SMALL)); }
+
 KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   const Sides s = sides_of(p);
-  const uint32_t sb = std::clamp(s.small, 1u, GEMM_GEMV_MAX_SMALL);
+  const uint32_t sb = small_block(s.small);
   // L contiguous along r: A^T where N is small, B untransposed where M is.
   const bool r_contig = s.small_m ? !p.trans_b : p.trans_a;
   const uint32_t wg = workgroup_for(ctx.device, sb, ctx.types);
@@ -106,9 +115,9 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
     rpi = 4;
     klanes = wg / std::min(kRLanesAlongR, wg);
   } else {
-    // No more K lanes than K's groups of 4 need; two rows an invocation where the small side is narrow (more
-    // loads in flight for as many sums).
-    klanes = std::min({kKLanesAlongK, wg, std::bit_ceil(std::max(1u, (p.k + 3) / 4))});
+    // Fewer K lanes on short rows; two rows an invocation where the small side is narrow (more loads in
+    // flight for as many sums).
+    klanes = std::min(p.k <= kShortK ? kKLanesShortK : kKLanesAlongK, wg);
     rpi = sb <= 4 ? 2 : 1;
   }
   const uint32_t rows = wg / klanes * rpi;
@@ -125,8 +134,8 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   out.grid = {(s.large + rows - 1) / rows, (s.small + sb - 1) / sb, p.batch};
   out.k_split = std::max(p.k, 1u);
   out.flags = vec_flag(p, s.small_m);
-  out.description = fmt::format("{} small, {} columns, {} rows x {} K lanes{}", s.small_m ? "M" : "N", sb, rows,
-                                klanes, r_contig ? ", along rows" : "");
+  out.description = fmt::format("{} small, {} columns in blocks of {}, {} rows x {} K lanes{}", s.small_m ? "M" : "N",
+                                s.small, sb, rows, klanes, r_contig ? ", along rows" : "");
   return out;
 }
 
