@@ -32,6 +32,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/docs/bench.schema.json ${PROJECT_SOURCE_DIR}
 install(TARGETS vkgemm_c LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS vkgemm_blas LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_SKIP)
 install(FILES ${PROJECT_SOURCE_DIR}/engine/python/vkgemm/__init__.py ${PROJECT_SOURCE_DIR}/engine/python/vkgemm/_capi.py
+              ${PROJECT_SOURCE_DIR}/engine/python/vkgemm/array.py
         DESTINATION lib/python3/dist-packages/vkgemm)
 # The libblas.so.3 alternative (lib/vkgemm/libblas.so.3, finding libvkgemm_c one folder up), which the .deb
 # registers with update-alternatives (cmake/debian/postinst.in).

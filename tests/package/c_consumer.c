@@ -1,10 +1,50 @@
 /* A C program against the installed C ABI (vkgemm/vkgemm.h, -lvkgemm_c), built by tests/package/run.sh as
  * C99 with warnings as errors: the header is C, and the library answers. A 2x3 by 3x2 product with alpha,
- * beta and B transposed, checked exactly (small integers), then a refusal with its status name and sentence. */
+ * beta and B transposed, checked exactly (small integers), then a refusal with its status name and sentence;
+ * the same product on device buffers (vkgemm_gemm_buffers), and a buffer of another engine refused. */
 #include <stdio.h>
 #include <string.h>
 
 #include <vkgemm/vkgemm.h>
+
+/* The product of main's d on device buffers: A and B^T written, C = 1 everywhere, C read back; then a
+ * buffer of a second engine refused, naming the operand. */
+static int buffers(vkgemm_engine* engine, const vkgemm_gemm_desc* d, const float* a, const float* bt) {
+  const float ones[4] = {1, 1, 1, 1}, want[4] = {24, 20, 42, 32};
+  float c[4] = {0, 0, 0, 0};
+  vkgemm_buffer *ba = NULL, *bb = NULL, *bc = NULL, *foreign = NULL;
+  vkgemm_engine* second = NULL;
+  int failed = vkgemm_buffer_create(engine, 6 * sizeof(float), &ba) ||
+               vkgemm_buffer_create(engine, 6 * sizeof(float), &bb) ||
+               vkgemm_buffer_create(engine, 4 * sizeof(float), &bc) ||
+               vkgemm_buffer_write(engine, ba, 0, a, 6 * sizeof(float)) ||
+               vkgemm_buffer_write(engine, bb, 0, bt, 6 * sizeof(float)) ||
+               vkgemm_buffer_write(engine, bc, 0, ones, sizeof ones);
+  vkgemm_operand oa = {sizeof(vkgemm_operand), ba, 0}, ob = {sizeof(vkgemm_operand), bb, 0},
+                 oc = {sizeof(vkgemm_operand), bc, 0};
+  failed = failed || vkgemm_gemm_buffers(engine, d, NULL, &oa, &ob, &oc, NULL, NULL, NULL) ||
+           vkgemm_buffer_read(engine, bc, 0, c, sizeof c) || memcmp(c, want, sizeof want) != 0;
+  if (failed) {
+    fprintf(stderr, "c consumer: buffers: %s: %g %g %g %g\n", vkgemm_last_error(), c[0], c[1], c[2], c[3]);
+  } else if (vkgemm_engine_create(NULL, &second) != VKGEMM_OK ||
+             vkgemm_buffer_create(second, 64, &foreign) != VKGEMM_OK) {
+    fprintf(stderr, "c consumer: a second engine: %s\n", vkgemm_last_error());
+    failed = 1;
+  } else {
+    oc.buffer = foreign;
+    vkgemm_status status = vkgemm_gemm_buffers(engine, d, NULL, &oa, &ob, &oc, NULL, NULL, NULL);
+    if (strcmp(vkgemm_status_name(status), "invalid_argument") != 0 || !strstr(vkgemm_last_error(), "c.buffer")) {
+      fprintf(stderr, "c consumer: another engine's buffer gave %s: %s\n", vkgemm_status_name(status),
+              vkgemm_last_error());
+      failed = 1;
+    } else {
+      printf("c consumer: buffers passed (then \"%s\")\n", vkgemm_last_error());
+    }
+  }
+  vkgemm_buffer_destroy(ba), vkgemm_buffer_destroy(bb), vkgemm_buffer_destroy(bc), vkgemm_buffer_destroy(foreign);
+  vkgemm_engine_destroy(second);
+  return failed;
+}
 
 int main(void) {
   if (vkgemm_abi_version() != VKGEMM_C_ABI_VERSION) return 1;
@@ -45,6 +85,8 @@ int main(void) {
     return 1;
   }
   printf("c consumer: passed (%s, then \"%s\")\n", t.kernel, vkgemm_last_error());
+  d.lda = 0;
+  if (buffers(engine, &d, a, bt) != 0) return 1;
   vkgemm_engine_destroy(engine);
   return 0;
 }

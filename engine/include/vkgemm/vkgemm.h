@@ -1,7 +1,7 @@
 /* vkgemm's C ABI: the engine for every language that is not C++ (the drop-in BLAS library, the Python
  * module through ctypes, ...). A thin layer over the C++ API (vkgemm.hpp): one opaque engine handle, the
-  * device list, and the full BLAS GEMM on host memory (vkgemm/blas.hpp's GemmDesc). libvkgemm_c.so.0 holds
- * the engine and exports these functions alone.
+ * device list, the full BLAS GEMM on host memory (vkgemm/blas.hpp's GemmDesc), and the same on device buffers
+ * that stay on the device between products. libvkgemm_c.so.0 holds the engine and exports these functions alone.
  *
  * Errors: every function that can fail returns a vkgemm_status: VKGEMM_OK (0), or 1 + the C++
  * vkgemm::ErrorCode (the same order; vkgemm_status_name names it). The sentence that explains the failure
@@ -9,7 +9,12 @@
  * next failing call: vkgemm_last_error(). Nothing throws across the ABI.
  * Threads: an engine may be shared by several threads (its calls run one at a time, as the C++ Engine's).
  * Structures grow only at their end; each starts with its size, which the caller sets (sizeof), so a
- * library newer than the header reads only what the caller has. */
+ * library newer than the header reads only what the caller has.
+ * Versions: VKGEMM_C_ABI_VERSION changes only when something already here changes incompatibly (a
+ * structure's field moved, a function's signature changed): a caller refuses a library of another one.
+ * VKGEMM_C_ABI_FEATURE counts what was added compatibly (functions, fields at a structure's end): a caller
+ * needs a library whose vkgemm_abi_feature() is at least the header's, and a library of an older feature
+ * level lacks the newer functions' symbols. Feature 1: device buffers (vkgemm_buffer_*, vkgemm_gemm_buffers). */
 #ifndef VKGEMM_VKGEMM_H
 #define VKGEMM_VKGEMM_H
 
@@ -21,6 +26,7 @@ extern "C" {
 #endif
 
 #define VKGEMM_C_ABI_VERSION 2
+#define VKGEMM_C_ABI_FEATURE 1
 #if defined(VKGEMM_C_BUILDING)
 #define VKGEMM_C_API __attribute__((visibility("default")))
 #else
@@ -99,6 +105,8 @@ typedef struct vkgemm_timing {
 
 /* VKGEMM_C_ABI_VERSION of the library (a caller compares it with the header's). */
 VKGEMM_C_API int32_t vkgemm_abi_version(void);
+/* VKGEMM_C_ABI_FEATURE of the library (feature 1 on; a library before it has no such symbol: feature 0). */
+VKGEMM_C_API int32_t vkgemm_abi_feature(void);
 /* The library's version, "0.1.0". */
 VKGEMM_C_API const char* vkgemm_version(void);
 
@@ -152,6 +160,45 @@ VKGEMM_C_API vkgemm_status vkgemm_gemm_epilogue(vkgemm_engine* engine, const vkg
                                                 const vkgemm_epilogue* epilogue, const void* a, const void* b,
                                                 void* c, const void* vectors, const vkgemm_gemm_options* options,
                                                 vkgemm_timing* timing);
+
+/* ---- Device buffers (feature 1): operands that stay on the device between products ----
+ * A buffer belongs to the engine that made it: every call that takes an engine and a buffer refuses one of
+ * another engine, or one already destroyed. Destroying an engine frees the device memory of its buffers still
+ * alive; their handles then only await vkgemm_buffer_destroy (every other call refuses them). A buffer must not
+ * be destroyed while another thread uses it (as the C++ Buffer). */
+typedef struct vkgemm_buffer vkgemm_buffer;
+
+/* A buffer of `bytes` bytes (1 up to the device's maxMemoryAllocationSize) on the engine's device, its
+ * contents undefined until written. *out is null after a failure. */
+VKGEMM_C_API vkgemm_status vkgemm_buffer_create(vkgemm_engine* engine, uint64_t bytes, vkgemm_buffer** out);
+/* Frees the buffer (null: nothing). */
+VKGEMM_C_API void vkgemm_buffer_destroy(vkgemm_buffer* buffer);
+/* Its size in bytes; 0 for null, and once its engine is destroyed. */
+VKGEMM_C_API uint64_t vkgemm_buffer_size(const vkgemm_buffer* buffer);
+/* Copies `bytes` bytes from host memory to the buffer at byte `offset` (read: back), waiting until done; the
+ * range must lie inside the buffer. Ordered after every earlier product on the engine. */
+VKGEMM_C_API vkgemm_status vkgemm_buffer_write(vkgemm_engine* engine, vkgemm_buffer* buffer, uint64_t offset,
+                                               const void* data, uint64_t bytes);
+VKGEMM_C_API vkgemm_status vkgemm_buffer_read(vkgemm_engine* engine, const vkgemm_buffer* buffer, uint64_t offset,
+                                              void* data, uint64_t bytes);
+
+/* Where an operand starts: a buffer of the engine and a byte offset, a multiple of its element size. Its
+ * extent follows from the descriptor (leading dimensions, strides, batch) and must fit in the buffer. */
+typedef struct vkgemm_operand {
+  uint32_t struct_size;       /* sizeof(vkgemm_operand) */
+  vkgemm_buffer* buffer;
+  uint64_t offset;            /* bytes */
+} vkgemm_operand;
+
+/* vkgemm_gemm_epilogue on device buffers: the same descriptor, epilogue (null: none), options and timing,
+ * with a, b, c and the epilogue's vectors (the per_column scales, then the bias at byte 4 n, as
+ * vkgemm_gemm_epilogue's; null when the epilogue reads neither) in buffers of `engine`. Nothing crosses to
+ * the host: submitted and waited for. */
+VKGEMM_C_API vkgemm_status vkgemm_gemm_buffers(vkgemm_engine* engine, const vkgemm_gemm_desc* desc,
+                                               const vkgemm_epilogue* epilogue, const vkgemm_operand* a,
+                                               const vkgemm_operand* b, const vkgemm_operand* c,
+                                               const vkgemm_operand* vectors, const vkgemm_gemm_options* options,
+                                               vkgemm_timing* timing);
 
 /* The last failure's sentence on this thread ("" before any). Valid until this thread's next call. */
 VKGEMM_C_API const char* vkgemm_last_error(void);

@@ -173,7 +173,8 @@ class Engine:
         self._handle = handle
 
     def close(self):
-        """Frees the device now (else when the engine is garbage-collected)."""
+        """Frees the device now (else when the engine is garbage-collected), with the memory of its Arrays:
+        they refuse every use after it."""
         if getattr(self, "_handle", None):
             _capi.library().vkgemm_engine_destroy(self._handle)
             self._handle = None
@@ -206,6 +207,11 @@ class Engine:
             _fail("invalid_argument", "vkgemm.Engine: the engine is closed")
         return self._handle
 
+    def asarray(self, x):
+        """x, a NumPy array (2-D or 3-D, of a vkgemm type), uploaded once into a new vkgemm.Array on this
+        engine's device (an Array of this engine is returned as it is)."""
+        return array.upload(self, x)
+
     def matmul(self, a, b, *, c=None, out=None, alpha=1, beta=0, trans_a=False, trans_b=False, out_type=None,
                kernel="auto", tile=None, precision=None, timing=False, bias=None, bias_axis="col", activation=None,
                slope=0.01, clamp=None, scale=None, tensor_scale=None):
@@ -222,7 +228,13 @@ class Engine:
         scale (int8 a and b with out_type "f32" or "f16"): a number (per tensor) or a 1-D array of n (per
         column, times tensor_scale).
         Any strides NumPy can make are taken as they are where BLAS leading dimensions describe them, copied
-        otherwise. Raises vkgemm.Error with vkgemm's code and sentence."""
+        otherwise. Raises vkgemm.Error with vkgemm's code and sentence.
+        vkgemm.Array operands (array.py) stay on the device: a, b, c and out all Arrays of this engine, the
+        result an Array (out, else a new one); beta != 0 updates c in place (out=c)."""
+        if any(isinstance(x, array.Array) for x in (a, b, c, out)):
+            return array.matmul(self, a, b, c=c, out=out, alpha=alpha, beta=beta, trans_a=trans_a, trans_b=trans_b,
+                                out_type=out_type, how=(kernel, tile, precision, timing),
+                                epilogue_args=(bias, bias_axis, activation, slope, clamp, scale, tensor_scale))
         a = _as_matrix_stack(a, "a")
         b = _as_matrix_stack(b, "b")
         if a.dtype != b.dtype:
@@ -374,11 +386,24 @@ _default = None
 _default_lock = threading.Lock()
 
 
-def matmul(a, b, **kwargs):
-    """Engine.matmul on a default engine (VKGEMM_DEVICE, else the best device), created at the first call."""
+def _default_engine():
+    """The default engine (VKGEMM_DEVICE, else the best device), created at the first call that needs it."""
     global _default
     with _default_lock:
         if _default is None:
             _default = Engine()
-        engine = _default
+        return _default
+
+
+def matmul(a, b, **kwargs):
+    """Engine.matmul on a default engine (VKGEMM_DEVICE, else the best device), created at the first call;
+    on Arrays, on a's engine."""
+    engine = a.engine if isinstance(a, array.Array) else _default_engine()
     return engine.matmul(a, b, **kwargs)
+
+
+# Arrays on the device (array.py), imported last: it takes the helpers above.
+from . import array  # noqa: E402
+from .array import Array, asarray, empty  # noqa: E402
+
+__all__ += ["Array", "asarray", "empty"]

@@ -105,6 +105,18 @@ class Timing(ctypes.Structure):
     ]
 
 
+class Operand(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("buffer", ctypes.c_void_p),
+        ("offset", ctypes.c_uint64),
+    ]
+
+
+# The compatible additions this module needs (vkgemm.h's VKGEMM_C_ABI_FEATURE): 1, the device buffers.
+ABI_FEATURE = 1
+
+
 def sized(structure):
     """A zeroed instance of `structure` with its struct_size set."""
     s = structure()
@@ -137,6 +149,7 @@ def _declare(lib):
     p, c = ctypes.POINTER, ctypes
     sig = {
         "vkgemm_abi_version": (c.c_int32, []),
+        "vkgemm_abi_feature": (c.c_int32, []),
         "vkgemm_version": (c.c_char_p, []),
         "vkgemm_devices": (c.c_int32, [p(DeviceInfo), c.c_size_t, p(c.c_size_t)]),
         "vkgemm_engine_create": (c.c_int32, [c.c_char_p, p(c.c_void_p)]),
@@ -148,6 +161,13 @@ def _declare(lib):
                                     p(GemmOptions), p(Timing)]),
         "vkgemm_gemm_epilogue": (c.c_int32, [c.c_void_p, p(GemmDesc), p(Epilogue), c.c_void_p, c.c_void_p,
                                              c.c_void_p, c.c_void_p, p(GemmOptions), p(Timing)]),
+        "vkgemm_buffer_create": (c.c_int32, [c.c_void_p, c.c_uint64, p(c.c_void_p)]),
+        "vkgemm_buffer_destroy": (None, [c.c_void_p]),
+        "vkgemm_buffer_size": (c.c_uint64, [c.c_void_p]),
+        "vkgemm_buffer_write": (c.c_int32, [c.c_void_p, c.c_void_p, c.c_uint64, c.c_void_p, c.c_uint64]),
+        "vkgemm_buffer_read": (c.c_int32, [c.c_void_p, c.c_void_p, c.c_uint64, c.c_void_p, c.c_uint64]),
+        "vkgemm_gemm_buffers": (c.c_int32, [c.c_void_p, p(GemmDesc), p(Epilogue), p(Operand), p(Operand), p(Operand),
+                                            p(Operand), p(GemmOptions), p(Timing)]),
         "vkgemm_last_error": (c.c_char_p, []),
         "vkgemm_status_name": (c.c_char_p, [c.c_int32]),
         "vkgemm_type_size": (c.c_size_t, [c.c_int32]),
@@ -155,6 +175,21 @@ def _declare(lib):
     for name, (restype, argtypes) in sig.items():
         f = getattr(lib, name)
         f.restype, f.argtypes = restype, argtypes
+
+
+def _refuse_level(lib):
+    """Why this module cannot use lib's C ABI (another version, or a feature level below ABI_FEATURE: a
+    library without vkgemm_abi_feature is of level 0), or None."""
+    lib.vkgemm_abi_version.restype = ctypes.c_int32
+    if lib.vkgemm_abi_version() != ABI_VERSION:
+        return f"C ABI version {lib.vkgemm_abi_version()}, this module speaks {ABI_VERSION}"
+    feature = 0
+    if hasattr(lib, "vkgemm_abi_feature"):
+        lib.vkgemm_abi_feature.restype = ctypes.c_int32
+        feature = lib.vkgemm_abi_feature()
+    if feature < ABI_FEATURE:
+        return f"C ABI feature level {feature}, this module needs {ABI_FEATURE} (a newer libvkgemm_c)"
+    return None
 
 
 def library():
@@ -171,10 +206,11 @@ def library():
                 except OSError as e:
                     errors.append(f"{path}: {e}")
                     continue
-                _declare(lib)
-                if lib.vkgemm_abi_version() != ABI_VERSION:
-                    errors.append(f"{path}: C ABI version {lib.vkgemm_abi_version()}, this module speaks {ABI_VERSION}")
+                refusal = _refuse_level(lib)
+                if refusal:
+                    errors.append(f"{path}: {refusal}")
                     continue
+                _declare(lib)
                 _lib = lib
                 break
             if _lib is None:

@@ -1,10 +1,14 @@
 // The C ABI (vkgemm/vkgemm.h) over the C++ Engine: argument translation, and every exception turned into a
-// status with its sentence kept per thread. Nothing else lives here: the checks are the engine's own.
+// status with its sentence kept per thread, and which buffers are whose. The checks are the engine's own, but for
+// what only this layer knows: a structure's size, a handle's engine, and the buffer calls' sentences with the fix.
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <new>
 #include <string>
 #include <string_view>
+#include <unordered_set>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -13,8 +17,20 @@
 #include "vkgemm/version.hpp"
 #include "vkgemm/vkgemm.h"
 
+// An engine and the buffers it made and has not seen destroyed: the registry is how a call knows a buffer
+// is this engine's (a pointer of another engine's, or a destroyed one's, is never dereferenced), and how
+// destroying the engine frees the device memory of the buffers still alive before the device goes.
 struct vkgemm_engine {
+  explicit vkgemm_engine(vkgemm::Engine e) : engine(std::move(e)) {}
   vkgemm::Engine engine;
+  std::mutex lock;  // guards buffers
+  std::unordered_set<const vkgemm_buffer*> buffers;
+};
+
+// engine is null once the engine is destroyed: the handle then only awaits vkgemm_buffer_destroy.
+struct vkgemm_buffer {
+  vkgemm::Buffer buffer;
+  vkgemm_engine* engine = nullptr;
 };
 
 namespace {
@@ -170,11 +186,49 @@ void fill_timing(const vkgemm::GemmTiming& t, vkgemm_timing& out) {
   copy_text(out.config, t.config);
 }
 
+// The buffer, when it is a live buffer of `engine`; else refused, naming the argument and the fix.
+vkgemm::Buffer& owned(vkgemm_engine* engine, const vkgemm_buffer* buffer, const char* call, const char* name) {
+  if (!buffer) {
+    refuse(fmt::format("{}: {} is null; pass a buffer vkgemm_buffer_create made on this engine", call, name));
+  }
+  {
+    std::lock_guard guard(engine->lock);
+    if (engine->buffers.count(buffer)) return const_cast<vkgemm_buffer*>(buffer)->buffer;
+  }
+  refuse(fmt::format("{}: {} is no live buffer of this engine (one made by another engine, or destroyed, or whose "
+                     "engine was destroyed); create it with vkgemm_buffer_create on the engine of the call",
+                     call, name));
+}
+
+// [offset, offset + bytes) inside a buffer of `size` bytes, the sum never wrapping past 2^64.
+void check_range(const char* call, uint64_t offset, uint64_t bytes, uint64_t size) {
+  if (offset > ~uint64_t{0} - bytes) {  // the end past 2^64 would wrap to a small number
+    refuse(fmt::format("{}: offset {} + bytes {} overflows 64 bits; the range must lie inside the {}-byte buffer",
+                       call, offset, bytes, size));
+  }
+  if (offset > size || bytes > size - offset) {
+    refuse(fmt::format("{}: offset {} + bytes {} = {} passes the end of the {}-byte buffer; keep offset + bytes <= "
+                       "{}", call, offset, bytes, offset + bytes, size, size));
+  }
+}
+
+vkgemm::BufferOffset to_operand(vkgemm_engine* engine, const vkgemm_operand* op, const char* name) {
+  if (!op) {
+    refuse(fmt::format("vkgemm_gemm_buffers: {} is null; pass a vkgemm_operand with its buffer and offset", name));
+  }
+  if (op->struct_size < sizeof(vkgemm_operand)) {
+    refuse(fmt::format("vkgemm_gemm_buffers: {}.struct_size = {} is smaller than {}, the size this library reads (set "
+                       "it to sizeof(vkgemm_operand))", name, op->struct_size, sizeof(vkgemm_operand)));
+  }
+  return {&owned(engine, op->buffer, "vkgemm_gemm_buffers", fmt::format("{}.buffer", name).c_str()), op->offset};
+}
+
 }  // namespace
 
 extern "C" {
 
 int32_t vkgemm_abi_version(void) { return VKGEMM_C_ABI_VERSION; }
+int32_t vkgemm_abi_feature(void) { return VKGEMM_C_ABI_FEATURE; }
 const char* vkgemm_version(void) { return VKGEMM_VERSION; }
 const char* vkgemm_last_error(void) { return last_error.c_str(); }
 
@@ -215,7 +269,7 @@ vkgemm_status vkgemm_engine_create_with(const vkgemm_engine_options* options, vk
     vkgemm::EngineOptions o;
     if (options->device) o.device = options->device;
     o.validation = options->validation != 0;
-    *out = new vkgemm_engine{vkgemm::Engine(o)};
+    *out = new vkgemm_engine(vkgemm::Engine(o));
   });
 }
 
@@ -223,7 +277,20 @@ uint64_t vkgemm_engine_validation_messages(const vkgemm_engine* engine) {
   return engine ? engine->engine.validation_message_count() : 0;
 }
 
-void vkgemm_engine_destroy(vkgemm_engine* engine) { delete engine; }
+void vkgemm_engine_destroy(vkgemm_engine* engine) {
+  if (!engine) return;
+  {
+    // The C++ Buffer must not outlive its Engine: the memory of the buffers still alive goes first.
+    std::lock_guard guard(engine->lock);
+    for (const vkgemm_buffer* b : engine->buffers) {
+      auto* buffer = const_cast<vkgemm_buffer*>(b);
+      buffer->buffer = vkgemm::Buffer{};
+      buffer->engine = nullptr;
+    }
+    engine->buffers.clear();
+  }
+  delete engine;
+}
 
 vkgemm_status vkgemm_engine_device(const vkgemm_engine* engine, vkgemm_device_info* out) {
   return guarded([&] {
@@ -260,6 +327,84 @@ vkgemm_status vkgemm_gemm_epilogue(vkgemm_engine* engine, const vkgemm_gemm_desc
     const vkgemm::GemmOptions o = to_options(options);
     if (timing) check_struct(timing, timing->struct_size, sizeof(vkgemm_timing), "vkgemm_timing");
     const vkgemm::GemmTiming t = engine->engine.gemm(d, a, b, c, o, vectors);
+    if (timing) fill_timing(t, *timing);
+  });
+}
+
+vkgemm_status vkgemm_buffer_create(vkgemm_engine* engine, uint64_t bytes, vkgemm_buffer** out) {
+  if (out) *out = nullptr;
+  return guarded([&] {
+    if (!engine) refuse("vkgemm_buffer_create: engine is null; pass the engine vkgemm_engine_create made");
+    if (!out) refuse("vkgemm_buffer_create: out is null; pass the address of a vkgemm_buffer* to receive the buffer");
+    if (bytes == 0) refuse("vkgemm_buffer_create: bytes = 0; a buffer holds at least 1 byte (round an empty size up)");
+    const vkgemm::DeviceInfo& device = engine->engine.device();
+    if (device.max_allocation_size && bytes > device.max_allocation_size) {
+      throw vkgemm::Error(vkgemm::ErrorCode::too_large,
+                          fmt::format("vkgemm_buffer_create: bytes = {} exceeds maxMemoryAllocationSize, {} bytes on "
+                                      "{}; split the data over several buffers (a batch's entries apart)",
+                                      bytes, device.max_allocation_size, device.name));
+    }
+    auto buffer = std::make_unique<vkgemm_buffer>();
+    buffer->buffer = engine->engine.create_buffer(bytes, "vkgemm C ABI buffer");
+    buffer->engine = engine;
+    std::lock_guard guard(engine->lock);
+    engine->buffers.insert(buffer.get());
+    *out = buffer.release();
+  });
+}
+
+void vkgemm_buffer_destroy(vkgemm_buffer* buffer) {
+  if (!buffer) return;
+  if (vkgemm_engine* engine = buffer->engine) {
+    std::lock_guard guard(engine->lock);
+    engine->buffers.erase(buffer);
+    buffer->buffer = vkgemm::Buffer{};
+  }
+  delete buffer;
+}
+
+uint64_t vkgemm_buffer_size(const vkgemm_buffer* buffer) { return buffer ? buffer->buffer.size() : 0; }
+
+vkgemm_status vkgemm_buffer_write(vkgemm_engine* engine, vkgemm_buffer* buffer, uint64_t offset, const void* data,
+                                  uint64_t bytes) {
+  return guarded([&] {
+    if (!engine) refuse("vkgemm_buffer_write: engine is null; pass the engine that made the buffer");
+    vkgemm::Buffer& b = owned(engine, buffer, "vkgemm_buffer_write", "buffer");
+    check_range("vkgemm_buffer_write", offset, bytes, b.size());
+    if (!data && bytes) refuse(fmt::format("vkgemm_buffer_write: data is null but bytes = {}; pass the host memory "
+                                           "to copy from", bytes));
+    engine->engine.write(b, offset, data, bytes);
+  });
+}
+
+vkgemm_status vkgemm_buffer_read(vkgemm_engine* engine, const vkgemm_buffer* buffer, uint64_t offset, void* data,
+                                 uint64_t bytes) {
+  return guarded([&] {
+    if (!engine) refuse("vkgemm_buffer_read: engine is null; pass the engine that made the buffer");
+    const vkgemm::Buffer& b = owned(engine, buffer, "vkgemm_buffer_read", "buffer");
+    check_range("vkgemm_buffer_read", offset, bytes, b.size());
+    if (!data && bytes) refuse(fmt::format("vkgemm_buffer_read: data is null but bytes = {}; pass the host memory "
+                                           "to copy into", bytes));
+    engine->engine.read(b, offset, data, bytes);
+  });
+}
+
+vkgemm_status vkgemm_gemm_buffers(vkgemm_engine* engine, const vkgemm_gemm_desc* desc, const vkgemm_epilogue* epilogue,
+                                  const vkgemm_operand* a, const vkgemm_operand* b, const vkgemm_operand* c,
+                                  const vkgemm_operand* vectors, const vkgemm_gemm_options* options,
+                                  vkgemm_timing* timing) {
+  return guarded([&] {
+    if (!engine) refuse("vkgemm_gemm_buffers: engine is null; pass the engine that made the buffers");
+    check_struct(desc, desc ? desc->struct_size : 0, sizeof(vkgemm_gemm_desc), "vkgemm_gemm_desc");
+    vkgemm::GemmDesc d = to_desc(*desc);
+    d.epilogue = to_epilogue(epilogue);
+    const vkgemm::BufferOffset ops[3] = {to_operand(engine, a, "a"), to_operand(engine, b, "b"),
+                                         to_operand(engine, c, "c")};
+    // No vectors: an empty operand, which the engine refuses where the epilogue reads one.
+    const vkgemm::BufferOffset v = vectors ? to_operand(engine, vectors, "vectors") : vkgemm::BufferOffset{};
+    const vkgemm::GemmOptions o = to_options(options);
+    if (timing) check_struct(timing, timing->struct_size, sizeof(vkgemm_timing), "vkgemm_timing");
+    const vkgemm::GemmTiming t = engine->engine.gemm(d, ops[0], ops[1], ops[2], o, v);
     if (timing) fill_timing(t, *timing);
   });
 }
