@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "ozaki/moduli.hpp"
-#include "reference/element_access.hpp"
+#include "core/element_access.hpp"
 
 namespace vkgemm::test::ozaki_families {
 

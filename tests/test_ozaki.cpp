@@ -16,7 +16,7 @@
 #include "tuning/tuning_table.hpp"
 #include "described_devices.hpp"
 #include "ozaki_families.hpp"
-#include "reference/element_access.hpp"
+#include "core/element_access.hpp"
 #include "support.hpp"
 
 using namespace vkgemm;

@@ -15,8 +15,9 @@
 
 #include "ozaki/bound.hpp"
 #include "ozaki/model.hpp"
+#include "reference/emulated_check.hpp"
 #include "ozaki_families.hpp"
-#include "reference/element_access.hpp"
+#include "core/element_access.hpp"
 #include "support.hpp"
 #include "vkgemm/reference.hpp"
 

@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "plan/partition.hpp"
+#include "kernels/partition.hpp"
 #include "support.hpp"
 #include "vkgemm/vulkan.hpp"
 

@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "reference/element_access.hpp"
+#include "core/element_access.hpp"
 #include "vkgemm/blas.hpp"
 #include "vkgemm/half.hpp"
 #include "vkgemm/reference.hpp"

@@ -198,7 +198,6 @@ void check_blocked_rules(const DeviceInfo& device, DataType type, const BlockedC
 
 const KernelSpec blocked_spec{
     .kernel = Kernel::blocked,
-    .name = "blocked",
     .inputs = kInputs,
     .computes = "computes f32 and f64",
     .reads_transposed = true,

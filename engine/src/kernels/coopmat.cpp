@@ -58,7 +58,6 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
 
 const KernelSpec coopmat_spec{
     .kernel = Kernel::coopmat,
-    .name = "coopmat",
     .inputs = kInputs,
     .computes = "multiplies f16, bf16, i8 and u8 matrices",
     .reads_transposed = true,

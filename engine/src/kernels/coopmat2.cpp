@@ -107,7 +107,6 @@ Pinning pin(const KernelLaunch& whole, const DeviceInfo& device, const GemmOptio
 
 const KernelSpec coopmat2_spec{
     .kernel = Kernel::coopmat2,
-    .name = "coopmat2",
     .inputs = kInputs,
     .computes = "multiplies f16, bf16, i8 and u8 matrices",
     .reads_transposed = true,

@@ -153,7 +153,6 @@ Pinning pin(const KernelLaunch& whole, const DeviceInfo&, const GemmOptions& opt
 
 const KernelSpec gemv_spec{
     .kernel = Kernel::gemv,
-    .name = "gemv",
     .inputs = kInputs,
     .computes = "computes every type",
     .reads_transposed = true,

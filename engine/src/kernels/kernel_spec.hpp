@@ -17,7 +17,7 @@
 
 #include "vkgemm/kernel_list.hpp"
 #include "kernels/registry.hpp"
-#include "plan/partition.hpp"
+#include "kernels/partition.hpp"
 
 namespace vkgemm::kernels {
 
@@ -30,7 +30,7 @@ struct LaunchContext {
   const Types& types;
 };
 
-// How the pieces of a partitioned product are held to the plan of the whole (plan/partition.hpp).
+// How the pieces of a partitioned product are held to the plan of the whole (kernels/partition.hpp).
 struct Pinning {
   GemmOptions options;            // the whole product's kernel and configuration, fixed for every piece
   detail::Blocking blocking;      // how its workgroups cover C, which sizes the pieces
@@ -39,7 +39,6 @@ struct Pinning {
 
 struct KernelSpec {
   Kernel kernel;
-  std::string_view name;                   // as to_string(Kernel) and the CLI spell it
   std::span<const DataType> inputs;        // the types of A and B it computes
   std::string_view computes;               // "computes f32 and f64": for the error naming a type it lacks
   bool reads_transposed;                   // takes op(A) = A^T and op(B) = B^T

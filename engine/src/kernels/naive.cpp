@@ -24,7 +24,6 @@ std::vector<GemmOptions> candidates(const LaunchContext& ctx, const Problem&) {
 
 const KernelSpec naive_spec{
     .kernel = Kernel::naive,
-    .name = "naive",
     .inputs = kInputs,
     .computes = "computes every type",
     .reads_transposed = true,

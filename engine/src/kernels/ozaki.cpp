@@ -1,7 +1,7 @@
 // The emulated f64 and f32 product (Ozaki scheme II: docs/design/ozaki.md): its spec. The product itself is
 // not one kernel's launch but a sequence — the split of each operand into int8 residue planes, the engine's
 // own int8 product of every plane, the merge into C, and the native kernel's dispatches armed for inputs the
-// moduli cannot cover — which the schedule builds (ozaki/emulated_schedule.cpp). Here: what it computes,
+// moduli cannot cover — which the schedule builds (plan/emulated_schedule.cpp). Here: what it computes,
 // what the device must have, and when auto takes it (GemmOptions::precision emulated, int8 matrix units).
 #include <cmath>
 
@@ -104,7 +104,6 @@ Pinning pin(const KernelLaunch&, const DeviceInfo&, const GemmOptions& options) 
 
 const KernelSpec ozaki_spec{
     .kernel = Kernel::ozaki,
-    .name = "ozaki",
     .inputs = kInputs,
     .computes = "computes f64 and f32 (emulated through exact int8 products)",
     .reads_transposed = true,

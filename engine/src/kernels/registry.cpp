@@ -83,7 +83,7 @@ std::string alternatives(DataType type, bool transposed) {
   std::string out;
   for (const KernelSpec* spec : kernel_specs()) {
     if (computes(*spec, type) && (!transposed || spec->reads_transposed)) {
-      out += fmt::format("{}{}", out.empty() ? "" : ", ", spec->name);
+      out += fmt::format("{}{}", out.empty() ? "" : ", ", to_string(spec->kernel));
     }
   }
   return out + " or auto";
@@ -178,7 +178,7 @@ void check_types_for(const DeviceInfo& device, const KernelSpec& spec, const Typ
   check_types(device, types);
   if (!computes(spec, types.input)) {
     throw Error(ErrorCode::unsupported_type,
-                fmt::format("the {} kernel {}, not {}; use {} for {}", spec.name, spec.computes,
+                fmt::format("the {} kernel {}, not {}; use {} for {}", to_string(spec.kernel), spec.computes,
                             to_string(types.input), alternatives(types.input, false), to_string(types.input)));
   }
 }
@@ -368,7 +368,7 @@ KernelLaunch plan_supported(const DeviceInfo& device, const tuning::Table& table
     throw Error(ErrorCode::unsupported_config,
                 fmt::format("the {} kernel (GemmOptions::kernel) reads untransposed operands only (a row-major "
                             "op(A) = A and op(B) = B); use {} for transposed ones",
-                            spec.name, alternatives(types.input, true)));
+                            to_string(spec.kernel), alternatives(types.input, true)));
   }
   KernelLaunch out = spec.launch({device, table, resolved, types}, p);
   check_grids(device, out, p);

@@ -29,7 +29,6 @@ std::vector<GemmOptions> candidates(const LaunchContext& ctx, const Problem&) {
 
 const KernelSpec tiled_spec{
     .kernel = Kernel::tiled,
-    .name = "tiled",
     .inputs = kInputs,
     .computes = "computes every type",
     .reads_transposed = true,

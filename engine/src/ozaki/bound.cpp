@@ -5,8 +5,8 @@
 
 #include "ozaki/model.hpp"
 #include "ozaki/moduli.hpp"
-#include "reference/element_access.hpp"
-#include "reference/indexer.hpp"
+#include "core/element_access.hpp"
+#include "core/indexer.hpp"
 #include "vkgemm/error.hpp"
 #include "vkgemm/reference.hpp"
 

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "kernels/kernel_spec.hpp"
-#include "ozaki/emulated_schedule.hpp"
+#include "plan/emulated_schedule.hpp"
 #include "vkgemm/error.hpp"
 
 namespace vkgemm::detail {
@@ -239,7 +239,7 @@ Schedule schedule_product(const GemmDesc& desc, const GemmOptions& options, cons
     pinning = kernels::find_spec(out.whole.kernel)->pin(out.whole, device, options);
     pieces = partition(whole_product(turned), pinning.blocking, limits);
   };
-  // The emulated product (ozaki/emulated_schedule.hpp) is a sequence of passes around the native plan. Asked
+  // The emulated product (plan/emulated_schedule.hpp) is a sequence of passes around the native plan. Asked
   // for, a product it cannot take is refused with the limit named; chosen by auto, it is the native plan.
   if (options.kernel == Kernel::ozaki) return schedule_emulated(desc, options, device, tuning, placement);
   if (options.precision == Precision::emulated && !desc.epilogue.active() &&

@@ -13,7 +13,7 @@
 
 #include "kernels/push_constants.hpp"
 #include "kernels/registry.hpp"
-#include "plan/partition.hpp"
+#include "kernels/partition.hpp"
 #include "tuning/tuning_table.hpp"
 #include "vkgemm/blas.hpp"
 #include "vkgemm/device_info.hpp"
@@ -67,7 +67,7 @@ struct PiecePasses {
 };
 
 // One pass of a product recorded as a sequence rather than as pieces (the emulated product:
-// ozaki/emulated_schedule.hpp). Each binding names its source itself — the caller's operand (0 A, 1 B, 2 C,
+// plan/emulated_schedule.hpp). Each binding names its source itself — the caller's operand (0 A, 1 B, 2 C,
 // after the column-major turn's swap) or the workspace (3) — and its range in bytes; an indirect pass takes
 // its grid from the workspace, `indirect` bytes in (a VkDispatchIndirectCommand an earlier pass wrote).
 struct SequenceBinding {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "reference/element_access.hpp"
+#include "core/element_access.hpp"
 
 namespace vkgemm::detail {
 

@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 
 #include "vkgemm/error.hpp"
-#include "element_access.hpp"
+#include "core/element_access.hpp"
 #include "reference/parallel.hpp"
 #include "reference/tolerance.hpp"
 #include "vkgemm/half.hpp"

@@ -9,11 +9,11 @@
 
 #include <fmt/format.h>
 
-#include "element_access.hpp"
+#include "core/element_access.hpp"
 #include "ozaki/bound.hpp"
 #include "ozaki/moduli.hpp"
 #include "reference/epilogue.hpp"
-#include "reference/indexer.hpp"
+#include "core/indexer.hpp"
 #include "reference/pick.hpp"
 #include "reference/parallel.hpp"
 #include "reference/tolerance.hpp"

@@ -10,8 +10,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "element_access.hpp"
-#include "reference/indexer.hpp"
+#include "core/element_access.hpp"
+#include "core/indexer.hpp"
 #include "reference/parallel.hpp"
 #include "reference/tolerance.hpp"
 #include "reference/typed_load.hpp"

@@ -7,8 +7,8 @@
 #include <random>
 #include <vector>
 
-#include "element_access.hpp"
-#include "reference/indexer.hpp"
+#include "core/element_access.hpp"
+#include "core/indexer.hpp"
 #include "reference/parallel.hpp"
 #include "reference/pick.hpp"
 #include "reference/row_sums.hpp"

@@ -6,7 +6,7 @@
 
 #include <atomic>
 
-#include "device/device_query.hpp"
+#include "vk/physical_device.hpp"
 
 namespace vkgemm::vk {
 

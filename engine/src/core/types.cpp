@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "kernels/kernel_spec.hpp"
+#include "vkgemm/kernel_list.hpp"
 #include "vkgemm/device_info.hpp"
 #include "vkgemm/engine.hpp"
 #include "vkgemm/error.hpp"
@@ -60,16 +60,23 @@ std::string_view to_string(DataType type) noexcept {
 }
 
 std::string_view to_string(Kernel kernel) noexcept {
-  if (kernel == Kernel::automatic) return "auto";
-  const kernels::KernelSpec* spec = kernels::find_spec(kernel);
-  return spec ? spec->name : "?";
+  switch (kernel) {
+    case Kernel::automatic: return "auto";
+#define VKGEMM_KERNEL_NAME(name, value) \
+  case Kernel::name:                     \
+    return #name;
+    VKGEMM_KERNELS(VKGEMM_KERNEL_NAME)
+#undef VKGEMM_KERNEL_NAME
+  }
+  return "?";
 }
 
 std::span<const Kernel> all_kernels() noexcept {
-  // The kernel table's kernels in the order of the enum (the table itself is in auto's order).
+  // The kernel list's kernels in the order of the enum (the list itself is in auto's order).
   static const std::vector<Kernel> kernels = [] {
-    std::vector<Kernel> out;
-    for (const kernels::KernelSpec* spec : kernels::kernel_specs()) out.push_back(spec->kernel);
+#define VKGEMM_KERNEL_ENUMERATOR(name, value) Kernel::name,
+    std::vector<Kernel> out{VKGEMM_KERNELS(VKGEMM_KERNEL_ENUMERATOR)};
+#undef VKGEMM_KERNEL_ENUMERATOR
     std::sort(out.begin(), out.end());
     return out;
   }();

@@ -1,4 +1,4 @@
-#include "plan/partition.hpp"
+#include "kernels/partition.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "ozaki/emulated_schedule.hpp"
+#include "plan/emulated_schedule.hpp"
 
 #include <algorithm>
 #include <cstring>

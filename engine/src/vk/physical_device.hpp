@@ -1,0 +1,24 @@
+// A physical device as the engine keeps it: its handle, what it offers (DeviceInfo, found by
+// device/device_query.cpp) and the few facts of it that creating a vk::Device and binding buffers need.
+#pragma once
+
+#include <cstdint>
+
+#include <volk.h>
+
+#include "vkgemm/device_info.hpp"
+
+namespace vkgemm {
+
+// The storage buffers every GEMM kernel binds, set 0 bindings 0 to 3 (A, B, C and the epilogue's bias;
+// kernels/pipelines.cpp): the push descriptors a device must allow for vkgemm to push them.
+inline constexpr uint32_t kGemmBindings = 4;
+
+struct PhysicalDevice {
+  VkPhysicalDevice handle = VK_NULL_HANDLE;
+  DeviceInfo info;
+  uint32_t compute_family = 0;  // valid when info.has_compute_queue
+  uint64_t storage_offset_alignment = 1;  // minStorageBufferOffsetAlignment
+};
+
+}  // namespace vkgemm
