@@ -63,7 +63,9 @@ esac
 set_name=$1
 shift
 script=$(script_of "$set_name")
-is_set "$set_name" && [[ -n $script ]] || fail "no set named '$set_name'; the sets are: $(known)"
+if ! is_set "$set_name" || [[ -z $script ]]; then
+  fail "no set named '$set_name'; the sets are: $(known) (tools/gpu/run.sh --list says what each measures)"
+fi
 case $script in
   *.py) exec python3 "$script" "$@" ;;
   *) exec bash "$script" "$@" ;;

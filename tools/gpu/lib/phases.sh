@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the GPU sets that run named phases (tools/gpu/sets/check-and-bench.sh, epilogue.sh, dequant.sh):
 # each phase's output logged to $OUT/NAME.txt and timed, failures counted in $failures (77, a case skipped
 # because the device lacks a kernel, is not a failure); the suites run under the validation layer where
