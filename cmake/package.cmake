@@ -1,5 +1,5 @@
 # cpack: what cmake/install.cmake installs, as a Debian package (.deb, under /usr) and a relocatable
-# .tar.gz (the CMake package and vkgemm.pc find their files relative to themselves). tools/package.sh
+# .tar.gz (the CMake package and vkgemm.pc find their files relative to themselves). tools/dev/package.sh
 # builds both; the package CTest test unpacks the .deb and runs what it holds.
 set(CPACK_GENERATOR "DEB;TGZ")
 set(CPACK_PACKAGE_NAME vkgemm)

@@ -1,9 +1,9 @@
-// The check that the published H200 results (docs/results/h200, rows written by tools/bench-vs-cublas.py;
+// The check that the published H200 results (docs/results/h200, rows written by tools/gpu/sets/bench-vs-cublas.py;
 // the tests read their copies in tests/data)
 // describe this tree: each row planned on a described device with the built-in tuning tables must get the
 // kernel and configuration it was measured with. A change to the tuning table or the planner that plans a
 // case otherwise leaves that number describing code that no longer runs: measure the set again
-// (tools/gpu/published.sh), publish it under docs/results/h200 and copy it to tests/data.
+// (tools/gpu/sets/published.sh), publish it under docs/results/h200 and copy it to tests/data.
 #pragma once
 
 #include <fstream>

@@ -35,7 +35,7 @@ namespace {
 
 // A recorded default sweep (tests/data/default-bench-*.json) replayed through the progress estimate, case by
 // case: after each case, the estimate of the time left (TimeEstimate on the cases so far, then
-// sweep_seconds_left) against the time the sweep then took, as tools/gpu/default-bench.sh judges it (from the
+// sweep_seconds_left) against the time the sweep then took, as tools/gpu/sets/default-bench.sh judges it (from the
 // tenth case on, where at least 10 s were left). Returns the worst error (estimate / truth - 1).
 double worst_recorded_error(const char* path) {
   std::ifstream in(path);

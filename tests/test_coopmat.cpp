@@ -6,7 +6,7 @@
 // checked against the CPU reference with poisoned gaps and guard regions.
 //
 // A device without VK_KHR_cooperative_matrix (Debian 12's lavapipe) cannot run it: each case is then a
-// skip (test::skip). Where the kernel must run (tools/coopmat-lavapipe.sh, on a lavapipe that has the
+// skip (test::skip). Where the kernel must run (tools/dev/coopmat-lavapipe.sh, on a lavapipe that has the
 // extension), the support suite asserts it through VKGEMM_TEST_EXPECT and the script fails on any skip.
 #include <doctest/doctest.h>
 
@@ -179,7 +179,7 @@ GemmDesc make_desc(Layout layout, Op op_a, Op op_b, const Size& s, int64_t pad, 
   return d;
 }
 
-// A grid's verdict: how many products it checked (said on stdout too, which tools/coopmat-lavapipe.sh shows),
+// A grid's verdict: how many products it checked (said on stdout too, which tools/dev/coopmat-lavapipe.sh shows),
 // none failed, and at least one ran.
 void report_grid(const std::string& name, int runs, int failures) {
   MESSAGE(runs, " products checked");
@@ -489,7 +489,7 @@ TEST_SUITE("coopmat") {
     if (!runs_here() || !int8_runs_here()) return;
     run_turned_b("coopmat turned B");
   }
-  // Its own case (--test-case="*bf16*"): no device CI has runs it; a skip there (tools/coopmat-lavapipe.sh
+  // Its own case (--test-case="*bf16*"): no device CI has runs it; a skip there (tools/dev/coopmat-lavapipe.sh
   // accepts this one skip, which names the missing feature or shape).
   TEST_CASE("grid bf16: C f32 and bf16, every op and layout, across fragments, tiles and the fast loop") {
     if (!runs_here() || !bf16_runs_here()) return;

@@ -13,7 +13,7 @@
 // each case builds all its pipelines first, side by side.
 //
 // A device without VK_NV_cooperative_matrix2 (lavapipe) cannot run it: each case is then a skip. It runs
-// on an NVIDIA GPU (tools/gpu/check-and-bench.sh's tests phase).
+// on an NVIDIA GPU (tools/gpu/sets/check-and-bench.sh's tests phase).
 #include <doctest/doctest.h>
 
 #include <initializer_list>

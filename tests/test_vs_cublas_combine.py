@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""tools/bench-vs-cublas.py --combine: the published f32 set (measured in two parts: the square, ops and layout
+"""tools/gpu/sets/bench-vs-cublas.py --combine: the published f32 set (measured in two parts: the square, ops and layout
 groups, then the rest) combined again from its parts must equal the committed published-h200-f32.json; a case taken twice, a case missing and a file of
 the wrong type are errors that name it; with --partial a missing case is listed and left out instead."""
 import json
@@ -9,7 +9,7 @@ import sys
 import tempfile
 
 SOURCE = os.environ.get("VKGEMM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), ".."))
-TOOL = os.path.join(SOURCE, "tools", "bench-vs-cublas.py")
+TOOL = os.path.join(SOURCE, "tools", "gpu", "sets", "bench-vs-cublas.py")
 DIR = os.path.join(SOURCE, "tests", "data")
 # The second part names its groups (skinny, batched, k-heavy, k-light) to exercise FILE:GROUPS.
 PARTS = [os.path.join(DIR, "vs-cublas-f32-part-a.json"),

@@ -20,7 +20,7 @@ packages=(
   scalapack-mpi-test openmpi-bin      # ScaLAPACK's PBLAS testers under Open MPI (docs/distributed.md)
   clang-14 libclang-rt-14-dev         # the sanitizer build and its fuzzers: clang with ASan, UBSan, libFuzzer
   python3 xz-utils ca-certificates    # fetching the newer shader toolchain (tools/install-toolchain.sh)
-  debootstrap                         # the Debian trixie root with a newer lavapipe (tools/coopmat-lavapipe.sh)
+  debootstrap                         # the Debian trixie root with a newer lavapipe (tools/dev/coopmat-lavapipe.sh)
 )
 
 missing=()

@@ -11,7 +11,7 @@
 # and libvulkan-dev for the headers, unpacks them (dpkg -x, nothing installed) into build/toolchain/root,
 # and writes
 #   build/toolchain/prefix/bin/glslangValidator  a script running the unpacked glslang through the unpacked
-#                                                dynamic loader and libraries, as tools/coopmat-lavapipe.sh
+#                                                dynamic loader and libraries, as tools/dev/coopmat-lavapipe.sh
 #                                                runs the tests against Mesa 26
 #   build/toolchain/prefix/include/{vulkan,vk_video}
 # which CMake picks up by itself (VKGEMM_TOOLCHAIN_PREFIX defaults to it when it exists). A probe shader that

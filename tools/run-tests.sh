@@ -14,12 +14,12 @@
 #   1-3. the whole suite (Release, build/release) in three validation passes, each a CTest label:
 #        core (VK_LAYER_KHRONOS_validation as is), sync (synchronization validation), gpuav (GPU-assisted);
 #   4.   the end-to-end tests (label e2e, Release): vkgemm bench with vkgemm-report, the README's
-#        commands (tools/check-readme.sh), the graphics example, the installed package;
+#        commands (tools/dev/check-readme.sh), the graphics example, the installed package;
 #   5.   the coopmat and support suites on Mesa 26's lavapipe, which has VK_KHR_cooperative_matrix
-#        (tools/coopmat-lavapipe.sh: a Debian trixie root prepared once under build/);
+#        (tools/dev/coopmat-lavapipe.sh: a Debian trixie root prepared once under build/);
 #   6.   the suite's core pass again in the AddressSanitizer + UndefinedBehaviorSanitizer build (build/asan:
 #        clang, which also builds the fuzzers), LeakSanitizer on;
-#   7.   the .npy and argument-parser fuzzers from that build, FUZZ_SECONDS each (tools/run-fuzz.sh).
+#   7.   the .npy and argument-parser fuzzers from that build, FUZZ_SECONDS each (tools/dev/run-fuzz.sh).
 # Every registered test carries one of the labels these passes run (checked first: a test no pass would
 # run fails the script). A case that cannot run here is a skip, counted apart by CTest; the skips and why
 # are listed at the end. VKGEMM_TEST_EXPECT (default below: what CI's lavapipe and toolchain must have)
@@ -102,7 +102,7 @@ for pass in core sync gpuav e2e; do
 done
 # The KHR cooperative-matrix kernel where Debian 12's lavapipe cannot run it: Mesa 26's lavapipe in a trixie
 # root (prepared once under build/), under its newer validation layer.
-timed "coopmat pass (lavapipe 26, VK_KHR_cooperative_matrix)" tools/coopmat-lavapipe.sh
+timed "coopmat pass (lavapipe 26, VK_KHR_cooperative_matrix)" tools/dev/coopmat-lavapipe.sh
 
 cmake --preset asan >/dev/null
 timed "asan build" cmake --build --preset asan -j "$jobs"
@@ -118,6 +118,6 @@ export VKGEMM_TEST_GRID_SAMPLE=8
 timed "asan+ubsan pass (core)" ctest --preset asan -j "$jobs" -L "^core\$" "$@"
 unset VKGEMM_KEEP_LOADED ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS VKGEMM_TEST_GRID_SAMPLE
 
-timed "fuzzing" tools/run-fuzz.sh
+timed "fuzzing" tools/dev/run-fuzz.sh
 
 report

@@ -7,6 +7,8 @@
   the ILP64 names, which Debian's BLAS lacks, the library's own loops with one warning);
 - device failures fall back to the CPU with one warning and the right result: no device (VKGEMM_DEVICE naming
   none), and a policy the engine refuses (VKGEMM_BLAS_PRECISION);
+- VKGEMM_BLAS_CPU the only library searched; a value VKGEMM_BLAS_THRESHOLD, _VERBOSE or _VALIDATION does not
+  take: reported once, its default used;
 - threads: four threads calling at once, on the device;
 - MKL's strided batches and the 16-bit float routines (cblas_gemm_bf16bf16f32, cblas_sbgemm,
   cblas_gemm_f16f16f32), on the device and off it (the CPU BLAS's single GEMM, the library's loops);
@@ -225,6 +227,12 @@ def main():
     n = expect(p, "batches and 16-bit floats off the device: the CPU BLAS's single GEMM, the library's loops")
     assert summary(p.stderr) == (0, n - batched, 0) and p.stderr.count("no CPU BLAS has") == 3, p.stderr
 
+    # VKGEMM_BLAS_CPU names the only library searched: one that is not there leaves the LP64 names to the
+    # library's own loops, though Debian's BLAS is loaded.
+    p = child(pre + CHILD, [lib, lp64, "1", seed], dict(off, VKGEMM_BLAS_CPU="/nonexistent/libblas.so.3"))
+    n = expect(p, "VKGEMM_BLAS_CPU naming no library: the library's loops")
+    assert summary(p.stderr) == (0, n, 0) and p.stderr.count("no CPU BLAS has") == 4, p.stderr
+
     # Device failures: one warning (VERBOSE 0), right results.
     quiet = {"VKGEMM_BLAS_THRESHOLD": "0"}
     for what, env in (("no device", {"VKGEMM_DEVICE": "no such device anywhere"}),
@@ -236,6 +244,23 @@ def main():
         p = child(pre + CHILD, [lib, lp64, "1", seed], dict(quiet, VKGEMM_BLAS_VERBOSE="1", **env))
         fell = summary(p.stderr)
         assert fell and fell[0] == 0 and fell[1] > 0, fell
+
+    # A setting the library does not take: reported once, naming the variable, its value and what it takes,
+    # and its default used in its place (the right results all the same).
+    refusals = (("VKGEMM_BLAS_THRESHOLD", "12x", 'a count (m*n*k) or "never"', "1073741824"),
+                ("VKGEMM_BLAS_VERBOSE", "loud", "0, 1 or 2", "0"),
+                ("VKGEMM_BLAS_VALIDATION", "yes", "0 or 1", "0"))
+    for variable, value, takes, default in refusals:
+        p = child(pre + CHILD, [lib, "sgemm_,cblas_dgemm", "1", seed], dict(on, **{variable: value}))
+        n = expect(p, f"{variable}={value} refused")
+        sentence = f"vkgemm-blas: {variable}={value} is not {takes}; using {default}\n"
+        assert p.stderr.count(sentence) == 1, f"{variable}={value}: not refused once as {sentence!r}"
+        if variable == "VKGEMM_BLAS_THRESHOLD":  # the default threshold leaves these small products on the CPU
+            assert summary(p.stderr) == (0, n, 0), summary(p.stderr)
+        elif variable == "VKGEMM_BLAS_VERBOSE":  # verbosity 0: no summary
+            assert summary(p.stderr) is None, p.stderr
+        else:  # no validation layer: the summary counts no messages
+            assert summary(p.stderr) == (n, 0, 0) and "validation messages" not in p.stderr, p.stderr
 
     p = child(pre + CHILD, [lib, f"{lp64},{ilp64},{extra}", "4", seed], on)
     n = expect(p, "four threads on the device")

@@ -8,7 +8,7 @@
 //   tile             one 128 x 128 block off by more than its elements' allowance, less than the sums see
 //   K half           the second half of K lost (a split-K slice): must fail
 // Usage: vkgemm_check_cost TYPE SIZE [SEED]   (TYPE f32, f64, f16 or bf16; C f32 for the 16-bit types)
-// Exit 0 when every verdict is the expected one. tools/check-cost.sh runs the published sizes.
+// Exit 0 when every verdict is the expected one. tools/dev/check-cost.sh runs the published sizes.
 #include <chrono>
 #include <cmath>
 #include <algorithm>

@@ -1,5 +1,5 @@
 // What `vkgemm tune` tunes: each row-major product it times, from --sizes × --ops or from a shape-set file
-// (tools/shape-sets/*.json, as tools/bench-vs-cublas.py reads them).
+// (tools/shape-sets/*.json, as tools/gpu/sets/bench-vs-cublas.py reads them).
 #pragma once
 
 #include <string>

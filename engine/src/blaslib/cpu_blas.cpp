@@ -4,12 +4,13 @@
 #include <dlfcn.h>
 #include <link.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
 #include <vector>
+
+#include "blaslib/blas_environment.hpp"
 
 namespace vkgemm::blaslib {
 namespace {
@@ -69,9 +70,9 @@ struct Found {
 };
 
 Found search(const char* name) {
-  if (const char* path = std::getenv("VKGEMM_BLAS_CPU"); path && *path) {
+  if (const std::string& path = blas_environment().cpu_library; !path.empty()) {
     // The named library only: a user who names one means that one.
-    void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (void* address = handle ? foreign_symbol(handle, name) : nullptr) return {address, path};
     return {};
   }

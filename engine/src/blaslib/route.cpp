@@ -1,63 +1,21 @@
-// The drop-in BLAS's settings, its engine (created at the first routed call, never at load time), the
-// device call through the C ABI, and the counts VKGEMM_BLAS_VERBOSE reports.
+// The drop-in BLAS's engine (created at the first routed call, never at load time), the device call through
+// the C ABI, and the counts VKGEMM_BLAS_VERBOSE reports; its settings are blas_environment()'s.
 #include "blaslib/route.hpp"
 
 #include <atomic>
-#include <cerrno>
 #include <cfenv>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <type_traits>
 
+#include "blaslib/blas_environment.hpp"
 #include "vkgemm/vkgemm.h"
 
 namespace vkgemm::blaslib {
 namespace {
-
-// 1024^3: below it the copies to and from the device cost more than a multithreaded CPU BLAS spends on the
-// product (measured on an H200's host against its 16-core OpenBLAS, docs/design/bindings.md: 512^2 f32 took
-// 0.58 ms routed against 0.34 on the CPU, 1024^2 2.1 against 2.1, 2048^2 13.3 against 16.1).
-constexpr uint64_t kDefaultThreshold = uint64_t(1) << 30;
-constexpr uint64_t kNever = ~uint64_t(0);
-
-struct Settings {
-  uint64_t threshold = kDefaultThreshold;  // route when m·n·k >= threshold
-  int verbose = 0;                         // 1: a summary at exit; 2: also a line per call
-  bool validation = false;                 // the engine under VK_LAYER_KHRONOS_validation (the tests)
-  std::string precision = "native";        // the engine's precision policy (vkgemm.h)
-};
-
-void warn(const std::string& message) { std::fprintf(stderr, "vkgemm-blas: %s\n", message.c_str()); }
-
-uint64_t parse_threshold(const char* text) {
-  if (!text || !*text) return kDefaultThreshold;
-  if (std::string_view(text) == "never") return kNever;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long v = std::strtoull(text, &end, 10);
-  if (errno != 0 || *end != '\0' || text[0] == '-') {
-    warn(std::string("VKGEMM_BLAS_THRESHOLD=") + text + " is neither a count (m*n*k) nor \"never\"; using " +
-         std::to_string(kDefaultThreshold));
-    return kDefaultThreshold;
-  }
-  return v;
-}
-
-const Settings& settings() {
-  static const Settings s = [] {
-    Settings out;
-    out.threshold = parse_threshold(std::getenv("VKGEMM_BLAS_THRESHOLD"));
-    if (const char* v = std::getenv("VKGEMM_BLAS_VERBOSE")) out.verbose = std::atoi(v);
-    if (const char* v = std::getenv("VKGEMM_BLAS_VALIDATION")) out.validation = std::string_view(v) == "1";
-    if (const char* p = std::getenv("VKGEMM_BLAS_PRECISION"); p && *p) out.precision = p;
-    return out;
-  }();
-  return s;
-}
 
 std::once_flag engine_once;
 vkgemm_engine* engine = nullptr;  // never destroyed: the process's exit outlives any call
@@ -69,8 +27,8 @@ struct Counts {
   std::string validation;  // ", N validation messages" under VKGEMM_BLAS_VALIDATION=1
   ~Counts() {
     // Only where a GEMM was called: a preloaded library is in every process a command starts.
-    if (settings().verbose < 1 || device + cpu + fell_back == 0) return;
-    if (settings().validation && engine) {
+    if (blas_environment().verbose < 1 || device + cpu + fell_back == 0) return;
+    if (blas_environment().validation && engine) {
       validation = ", " + std::to_string(vkgemm_engine_validation_messages(engine)) + " validation messages";
     }
     std::fprintf(stderr, "vkgemm-blas: %llu GEMMs on the device%s, %llu on the CPU BLAS, %llu fell back to it%s\n",
@@ -88,7 +46,7 @@ std::atomic<bool> types_off[7];  // by vkgemm_type: the device refused the type 
 std::atomic<bool> warned{false};
 
 void warn_once(const std::string& message) {
-  if (!warned.exchange(true) || settings().verbose >= 1) warn(message);
+  if (!warned.exchange(true) || blas_environment().verbose >= 1) warn(message);
 }
 
 vkgemm_engine* the_engine() {
@@ -96,7 +54,7 @@ vkgemm_engine* the_engine() {
     vkgemm_engine* e = nullptr;
     vkgemm_engine_options options{};
     options.struct_size = sizeof options;
-    options.validation = settings().validation;
+    options.validation = blas_environment().validation;
     if (vkgemm_engine_create_with(&options, &e) != VKGEMM_OK) {
       warn_once(std::string("no device (") + vkgemm_last_error() + "); every GEMM runs on the CPU BLAS");
       device_off = true;
@@ -152,7 +110,7 @@ vkgemm_gemm_desc describe(const ColumnMajorGemm<T, In>& g) {
 
 template <class T, class In>
 bool run(const ColumnMajorGemm<T, In>& g, const char* routine) {
-  const Settings& s = settings();
+  const BlasEnvironment& s = blas_environment();
   std::atomic<bool>& type_off = types_off[type_of<In>()];
   // m·n·k·batch in double: exact enough for a threshold, and no wrap for ILP64 sizes.
   const bool big = double(g.m) * double(g.n) * double(g.k) * double(g.batch) >= double(s.threshold);
@@ -199,7 +157,7 @@ bool run_on_device(const ColumnMajorGemm<float, BFloat16>& g, const char* routin
 
 void count_cpu_call(const char* routine) {
   ++counts.cpu;
-  if (settings().verbose >= 2) std::fprintf(stderr, "vkgemm-blas: %s on the CPU BLAS\n", routine);
+  if (blas_environment().verbose >= 2) std::fprintf(stderr, "vkgemm-blas: %s on the CPU BLAS\n", routine);
 }
 
 void report_missing_cpu(const char* name) {

@@ -8,9 +8,9 @@
 #   progress.txt      one progress line per case (stderr): cases done, time spent, the estimate of the rest
 #   eta.txt           each estimate against the time the sweep then took, and the verdict
 # The promise judged: the whole command under 3 minutes, and every estimate from the tenth case on within
-# 30 % of the time that was in fact left. tools/bench-fixture.py cuts default.json to a fixture the bench
+# 30 % of the time that was in fact left. tools/dev/bench-fixture.py cuts default.json to a fixture the bench
 # suite replays through the estimate (tests/data/default-bench-*.json).
-# Usage: tools/gpu/default-bench.sh; COLD=1 tools/gpu/default-bench.sh runs it as on a fresh host, with the
+# Usage: tools/gpu/run.sh default-bench; COLD=1 tools/gpu/run.sh default-bench runs it as on a fresh host, with the
 # driver's shader cache empty (NVIDIA's: __GL_SHADER_DISK_CACHE_PATH, else under XDG_CACHE_HOME; Mesa's under
 # XDG_CACHE_HOME). vkgemm keeps no pipeline cache on disk.
 set -u

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the README's commands (or another page's) as written, so that none of them goes stale.
-# Usage: tools/check-readme.sh BUILD_DIR [SOURCE_DIR [PAGE]]   (BUILD_DIR: a Release build, e.g. build/release;
+# Usage: tools/dev/check-readme.sh BUILD_DIR [SOURCE_DIR [PAGE]]   (BUILD_DIR: a Release build, e.g. build/release;
 # PAGE: a Markdown file relative to SOURCE_DIR, default README.md; docs/distributed.md is checked so too)
 # Every ```sh block's commands run in order, in one shell, from a scratch folder laid out like the
 # repository's root (tools/, docs/, ... linked to SOURCE_DIR; build/release linked to BUILD_DIR; HOME the
@@ -8,8 +8,8 @@
 # ```python block whose first line is `# NAME: ...`, is written there as NAME first. The commands that install packages, build, or run the whole suite are
 # skipped, each named with the reason; every other command runs, and the first that fails fails the script.
 set -euo pipefail
-build=$(cd "${1:?usage: tools/check-readme.sh BUILD_DIR [SOURCE_DIR [PAGE]]}" && pwd)
-src=$(cd "${2:-$(dirname "$0")/..}" && pwd)
+build=$(cd "${1:?usage: tools/dev/check-readme.sh BUILD_DIR [SOURCE_DIR [PAGE]]}" && pwd)
+src=$(cd "${2:-$(dirname "$0")/../..}" && pwd)
 page=${3:-README.md}
 readme=$src/$page
 work=$(mktemp -d "${TMPDIR:-/tmp}/vkgemm-readme.XXXXXX")

@@ -30,10 +30,10 @@ cases the published floors are judged on), and writes JSON (--json, docs/vs-cubl
 naming the device and the vkgemm commits, then the rows; tools/vkgemm-report reads it beside the bench's
 results): each row carries m n k, op_a, op_b, layout, batch, group, judged, kernel,
 config, cublas_method and the commit the vkgemm binary reports of itself (its build_commit, "-dirty"
-included; a binary that reports none is an error, not "unknown"). tools/plot-vs-cublas.py draws it.
+included; a binary that reports none is an error, not "unknown"). tools/dev/plot-vs-cublas.py draws it.
 
 Small products' latency (one synchronous call beside cuBLAS's launch + synchronize) is
-tools/gpu/latency-vs-cublas.py's.
+tools/gpu/sets/latency-vs-cublas.py's.
 
 Needs python3 with torch (CUDA) and a built vkgemm; see docs/gpu.md.
 """
@@ -47,8 +47,8 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_SET = os.path.join(HERE, "shape-sets", "published.json")
+TOOLS = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/, from tools/gpu/sets/
+DEFAULT_SET = os.path.join(TOOLS, "shape-sets", "published.json")
 
 
 def parse_shape(text):

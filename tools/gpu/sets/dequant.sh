@@ -11,10 +11,10 @@
 #   network  tools/examples/network_frame.cpp at 1920x1080, its device now enabling the cooperative-matrix
 #            extensions: which kernel each layer runs on, the fused chain against plain products plus
 #            elementwise passes (--compare), 20 frames each
-# Usage: tools/gpu/dequant.sh [phase...]   (default: every phase; a few minutes of GPU time)
-# A dry run on a CPU device: DEQUANT_SIZE=128 DEQUANT_REPEAT=3 DEQUANT_FRAME=64x36 tools/gpu/dequant.sh time network
+# Usage: tools/gpu/run.sh dequant [phase...]   (default: every phase; a few minutes of GPU time)
+# A dry run on a CPU device: DEQUANT_SIZE=128 DEQUANT_REPEAT=3 DEQUANT_FRAME=64x36 tools/gpu/run.sh dequant time network
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 OUT=${OUT:-out/gpu/dequant}
 bin=${VKGEMM_BIN:-build/release/vkgemm}
 tests=build/release/tests/vkgemm_tests
@@ -22,7 +22,7 @@ example=build/release/tools/vkgemm_network_example
 mkdir -p "$OUT"
 phases=("$@")
 ((${#phases[@]})) || phases=(tests time network)
-source tools/gpu/phases.sh
+source tools/gpu/lib/phases.sh
 
 suites() {
   local env=()

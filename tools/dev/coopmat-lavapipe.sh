@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: tools/coopmat-lavapipe.sh   (from anywhere; prepares build/coopmat-lavapipe/ once)
+# Usage: tools/dev/coopmat-lavapipe.sh   (from anywhere; prepares build/coopmat-lavapipe/ once)
 # The cooperative-matrix pass: runs the coopmat test suite (the KHR kernel's shape grid) on a lavapipe that
 # has VK_KHR_cooperative_matrix, under a validation layer that knows the extension.
 #
@@ -17,11 +17,11 @@
 # Fails loudly (exit 1) when the root cannot be prepared (no network to deb.debian.org, not root), when the
 # driver does not list the extension, when the suite skips itself or runs no test case, or on any failure
 # or validation message. Needs the Release build (cmake --build --preset release) and root.
-#   tools/coopmat-lavapipe.sh            # prepare (once) and run
+#   tools/dev/coopmat-lavapipe.sh            # prepare (once) and run
 #   VKGEMM_COOPMAT_ROOT=DIR ...          # another place for the root
 #   VKGEMM_COOPMAT_MIRROR=URL ...        # another Debian mirror
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 here=$PWD
 root=${VKGEMM_COOPMAT_ROOT:-$here/build/coopmat-lavapipe/root}
 stamp=$root/.vkgemm-coopmat-lavapipe-1   # bump the number when what is installed here changes

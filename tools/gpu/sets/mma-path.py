@@ -9,8 +9,8 @@ instruction path allows under Vulkan's limits, the second what more staging woul
 Every configuration is checked against torch.matmul first; its PTX is searched for mma.sync and wgmma, so a
 row says which path it took. Timing: bursts of back-to-back products of at least --burst-ms between two CUDA
 events, the median of --bursts, after --warmup-ms of the kernel. Run from a machine with PyTorch and Triton:
-  python3 tools/gpu/mma-path.py --json out.json
-and the same tiles on wgmma, for a control: DISABLE_MMA_V3=0 python3 tools/gpu/mma-path.py --configs 2 --json w.json
+  tools/gpu/run.sh mma-path --json out.json
+and the same tiles on wgmma, for a control: DISABLE_MMA_V3=0 tools/gpu/run.sh mma-path --configs 2 --json w.json
 """
 import argparse
 import json

@@ -5,11 +5,11 @@
 # PDGEMM) through vkgemm at PBLAS_CHECK_N. Results: $OUT/pblas/ (each program's output, summary.txt, summary.json).
 #
 # Two steps, one script:
-#   tools/gpu/pblas-timing.sh --fetch [DIR]   here (Debian 12, network): DIR (default .pblas, git-ignored through
+#   tools/gpu/run.sh pblas-timing --fetch [DIR]   here (Debian 12, network): DIR (default .pblas, git-ignored through
 #       .git/info/exclude) gets Debian 12's .deb files of Open MPI, ScaLAPACK, OpenBLAS and what they load (about
 #       20 MB), and bin/dpb3tim, bin/dpb3tst built from Debian's own scalapack source package with the memory
 #       of their one work array raised (below). Needs gfortran, gcc and dpkg-source (dpkg-dev).
-#   tools/gpu/pblas-timing.sh [DIR]           on the GPU host (Ubuntu 24.04, glibc 2.39, no network): unpacks the
+#   tools/gpu/run.sh pblas-timing [DIR]           on the GPU host (Ubuntu 24.04, glibc 2.39, no network): unpacks the
 #       .deb files into / without replacing any file the host has (tar --skip-old-files: the host's newer
 #       libraries stay), then runs. Debian 12's packages need glibc 2.36 and GCC 12's runtime, which the host's
 #       are newer than. Needs build/release/lib (libvkgemm_blas.so.0) and the Vulkan loader (.gl, docs/gpu.md).
@@ -36,7 +36,7 @@
 # PBLAS_RANKS (1: the timer on a 1 x R grid, R ranks, each its own GPU by its local rank) and PBLAS_LOGICAL_NB
 # (4096: the K step of each local GEMM from two ranks up).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 root=$PWD
 
 # The .deb files: Open MPI 4.1 and what its components load, ScaLAPACK for Open MPI, the Fortran runtime,
@@ -127,7 +127,7 @@ logical_nb=${PBLAS_LOGICAL_NB:-4096}
 phases=${PBLAS_PHASES:-gpu cpu check}
 lib=$root/build/release/lib/libvkgemm_blas.so.0
 [[ -f $lib ]] || { echo "pblas-timing: $lib is missing (carry build/release/lib)"; exit 1; }
-[[ -x $debs/bin/dpb3tim ]] || { echo "pblas-timing: $debs/bin/dpb3tim is missing (tools/gpu/pblas-timing.sh --fetch)"; exit 1; }
+[[ -x $debs/bin/dpb3tim ]] || { echo "pblas-timing: $debs/bin/dpb3tim is missing (tools/gpu/run.sh pblas-timing --fetch)"; exit 1; }
 
 # PBLAS_UNPACK=0 leaves / as it is: a dry run where the packages are installed (on lavapipe: PBLAS_UNPACK=0
 # VKGEMM_BLAS_THRESHOLD=0 PBLAS_CASES="512:128 512:256" PBLAS_CHECK_N=256 PBLAS_CHECK_NBS=128).

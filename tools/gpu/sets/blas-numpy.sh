@@ -7,7 +7,7 @@
 # CPU's at 256 ... 4096 (float32).
 # Run from the repository root with build/release present (its lib/ and python/ are built by default) and the
 # Vulkan loader loadable (as for build/release/vkgemm devices). Results: $OUT/blas-numpy.json and .txt.
-# Usage: tools/gpu/blas-numpy.sh [python3]
+# Usage: tools/gpu/run.sh blas-numpy [python3]
 #   BLAS_NUMPY_N (default 4096) and BLAS_NUMPY_CROSSOVER (default "256 512 1024 2048"): a dry run on lavapipe
 #   takes BLAS_NUMPY_N=256 BLAS_NUMPY_CROSSOVER="64 128" VKGEMM_BLAS_THRESHOLD=0 (the default threshold routes
 #   4096^2 but not 256^2). Passes when both ways match NumPy's CPU product and the preloaded one ran on the device.
@@ -19,7 +19,7 @@
 # - The CPU BLAS underneath is that same OpenBLAS, found among the loaded objects; the run with
 #   VKGEMM_BLAS_CPU names its file (numpy.libs/ or the scipy_openblas64 package) to test the variable too.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 out=${OUT:-out/gpu}
 mkdir -p "$out"
 py=${1:-python3}

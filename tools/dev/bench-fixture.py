@@ -4,7 +4,7 @@
 check ran, and per case its shape, type, kernel, status, segment and where its time went. The fixtures under
 tests/data/default-bench-*.json are made with it, so a new record becomes one the same way:
 
-    tools/bench-fixture.py docs/results/h100/default-bench.json \\
+    tools/dev/bench-fixture.py docs/results/h100/default-bench.json \\
         "docs/results/h100/default-bench.json (binary 6047373, H100, ...)" > tests/data/default-bench-h100-cold.json
 """
 import json
@@ -32,7 +32,7 @@ def main():
         sys.exit(f"{sys.argv[1]}: the run is incomplete; a replay needs every case")
     s = run["settings"]
     fixture = {
-        "from": sys.argv[2] + ": the fields the progress estimate reads (tools/bench-fixture.py)",
+        "from": sys.argv[2] + ": the fields the progress estimate reads (tools/dev/bench-fixture.py)",
         "settings": {key: s[key] for key in ("repeat", "warmup", "warmup_ms", "verify_max", "latency_calls")},
         "steadiness_checks_at_s": [c["at_s"] for c in run["steadiness"]["checks"]],
         "cases": [case_fields(c, False) for c in run["cases"]],

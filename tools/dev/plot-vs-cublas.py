@@ -2,7 +2,7 @@
 """The picture of vkgemm against cuBLAS: one panel per bench-vs-cublas.py JSON file (one type each), a bar
 per case with its ratio vkgemm / cuBLAS, coloured by the case's group, the geometric mean of the judged
 cases and, with --floor, the issue's minimum drawn as lines. Cases that failed are drawn as red crosses at 0.
-Usage: tools/plot-vs-cublas.py bench-f32.json bench-f16.json --out vs-cublas.png [--floor f32=0.8 --floor f16=0.35]
+Usage: tools/dev/plot-vs-cublas.py bench-f32.json bench-f16.json --out vs-cublas.png [--floor f32=0.8 --floor f16=0.35]
 Needs python3-matplotlib (tools/install-deps.sh installs it).
 """
 import argparse

@@ -7,9 +7,9 @@
 #             products (which scale with the moduli) and the passes (which barely do)
 #   spread    f64 4096^3 with rows of A and columns of B scaled by 2^U(-20, 20), from .npy files (judged by
 #             the worst-case bound), ozaki and native
-#   cublas    tools/bench-vs-cublas.py at 4096 and 8192: f64 (ozaki and auto) against DGEMM, f32 (ozaki)
+#   cublas    tools/gpu/run.sh bench-vs-cublas at 4096 and 8192: f64 (ozaki and auto) against DGEMM, f32 (ozaki)
 #             against SGEMM
-# Usage: tools/gpu/bench-ozaki.sh [phase...]   (default: every phase; one device call is 10 minutes at most:
+# Usage: tools/gpu/run.sh bench-ozaki [phase...]   (default: every phase; one device call is 10 minutes at most:
 # run `devices run` and `spread cublas` in two calls if one runs long)
 set -u
 OUT=${OUT:-out/gpu/ozaki}
@@ -60,11 +60,11 @@ EOF
       run spread-native --a "$OUT/spread-a.npy" --b "$OUT/spread-b.npy" --repeat 20 --verify
       rm -f "$OUT"/spread-*.npy ;;
     cublas)
-      python3 tools/bench-vs-cublas.py --type f64 --shapes 4096 8192 --kernel ozaki --rounds 3 \
+      tools/gpu/run.sh bench-vs-cublas --type f64 --shapes 4096 8192 --kernel ozaki --rounds 3 \
         --json "$OUT/cublas-f64-ozaki.json" || status=1
-      python3 tools/bench-vs-cublas.py --type f64 --shapes 4096 8192 --rounds 3 \
+      tools/gpu/run.sh bench-vs-cublas --type f64 --shapes 4096 8192 --rounds 3 \
         --json "$OUT/cublas-f64-native.json" || status=1
-      python3 tools/bench-vs-cublas.py --type f32 --shapes 4096 8192 --kernel ozaki --rounds 3 \
+      tools/gpu/run.sh bench-vs-cublas --type f32 --shapes 4096 8192 --kernel ozaki --rounds 3 \
         --json "$OUT/cublas-f32-ozaki.json" || status=1 ;;
     *)
       echo "unknown phase $phase (devices, run, spread, cublas)" >&2

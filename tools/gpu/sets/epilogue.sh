@@ -13,11 +13,11 @@
 #   torch    the same network in PyTorch (fp16, fp32 sums: reduced-precision reductions off), bursts of at
 #            least 20 ms timed with CUDA events, the median of 7: matmul + bias + activation as separate
 #            kernels, and addmm (bias in cuBLAS's epilogue) + activation
-# Usage: tools/gpu/epilogue.sh [phase...]   (default: every phase; about 3 minutes of GPU time)
+# Usage: tools/gpu/run.sh epilogue [phase...]   (default: every phase; about 3 minutes of GPU time)
 # A dry run on a CPU device: EPILOGUE_SIZE=128 EPILOGUE_REPEAT=3 EPILOGUE_FRAME=64x36 EPILOGUE_FRAMES=2
-# tools/gpu/epilogue.sh gelu network
+# tools/gpu/run.sh epilogue gelu network
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 OUT=${OUT:-out/gpu/epilogue}
 bin=${VKGEMM_BIN:-build/release/vkgemm}
 tests=build/release/tests/vkgemm_tests
@@ -26,16 +26,7 @@ python=${PYTHON:-/opt/torch/.venv/bin/python3}
 mkdir -p "$OUT"
 phases=("$@")
 ((${#phases[@]})) || phases=(tests gelu network plain torch)
-source tools/gpu/phases.sh
-
-validation() {  # the layer where .gl's packages put it (tools/gpu/fetch-vulkan-layer.sh), else without
-  if have_layer; then
-    "$@"
-  else
-    echo "(no validation layer: running without it)"
-    VKGEMM_TEST_VALIDATION=0 "$@"
-  fi
-}
+source tools/gpu/lib/phases.sh
 
 validated_example() {  # the example's own --validate needs the layer; without it, unvalidated
   if have_layer; then

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: tools/gpu/check-fp16.sh   (no arguments; VKGEMM_DEVICE picks the device)
+# Usage: tools/gpu/run.sh check-fp16   (no arguments; VKGEMM_DEVICE picks the device)
 # fp16 on a GPU: verifies each cooperative-matrix kernel the device supports over edge shapes, then times
 # fp16 products (C f32) at 4096^2, 8192^2 and 4096x512x14336 and prints TFLOP/s.
 # Run from the repository root with build/release present (vkgemm carries its SPIR-V and loads Vulkan at
@@ -7,7 +7,7 @@
 # A kernel the device lacks is reported and skipped; none at all is exit 1. About 1 to 3 minutes;
 # VKGEMM_DEVICE picks the device.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 # The forced split counts below (VKGEMM_EXPERIMENT_COOPMAT2) are read only by a developer build: the dev
 # preset's build/dev/vkgemm (cmake --preset dev && cmake --build --preset dev --target vkgemm_program, here,
 # carried beside build/release). Without it those runs fail, saying so; every other run is the release build's.

@@ -8,9 +8,9 @@
 # knows them: the bf16 suites ran clean under it on the H100; it needs glibc 2.38 and libstdc++ 14, which
 # the GPU host has, while this machine's bookworm cannot install it); VKGEMM_GPU_VULKAN_SUITE=trixie takes
 # trixie's. Only .deb files are downloaded (a private apt state under build/); nothing of this system
-# changes. Usage: tools/gpu/fetch-vulkan-layer.sh [folder]
+# changes. Usage: tools/gpu/run.sh fetch-vulkan-layer [folder]
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 dest=${1:-.gl}
 mkdir -p "$dest"
 suite=${VKGEMM_GPU_VULKAN_SUITE:-sid}

@@ -3,7 +3,7 @@
 # that lavapipe cannot run (the cooperative-matrix kernels through the BLAS grid), the fp16 verification
 # and timing script (which runs the f16 suite too), then vkgemm against cuBLAS in the same run for f16 and f32.
 # Run from the repository root with build/release present; results go under $OUT (default out/gpu).
-# Usage: tools/gpu/check-and-bench.sh [phase...]
+# Usage: tools/gpu/run.sh check-and-bench [phase...]
 #   phases: tests bounds fp16 bench-f16 bench-f16-acc16 bench-f32 stats, and coopmat (the KHR kernel against
 #   cuBLAS, every op), peak (vkgemm peak --json), report (vkgemm bench for the report and its picture), f64
 #   (the blocked kernel's f64 configurations against the f64 FMA ceiling, tune, and auto verified), and the
@@ -13,7 +13,7 @@
 #   bf16-grid (coopmat2's bf16 grid without the validation layer and under it, each timed).
 # Exit status: 1 when any phase failed (each phase still runs).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 out=${OUT:-out/gpu}
 mkdir -p "$out"
 bin=${VKGEMM_BIN:-build/release/vkgemm}
@@ -23,27 +23,8 @@ phases=("$@")
 ((${#phases[@]})) || phases=(tests bounds fp16 bench-f16 bench-f16-acc16 bench-f32 coopmat peak stats report)
 failures=0
 
-phase() {  # phase NAME COMMAND...: runs it, logs to $out/NAME.txt, says how long it took
-  local name=$1 start rc
-  shift
-  start=$(date +%s)
-  echo "== $name"
-  "$@" 2>&1 | tee "$out/$name.txt"
-  rc=${PIPESTATUS[0]}
-  echo "== $name: exit $rc, $(($(date +%s) - start)) s"
-  ((rc == 0)) || failures=$((failures + 1))
-}
-
-# The validation layer is there when .gl's packages were unpacked (tools/gpu/fetch-vulkan-layer.sh: a layer
-# that knows the cooperative-matrix extensions); without it the suites run unvalidated.
-validation() {
-  if ls /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json >/dev/null 2>&1; then
-    "$@"
-  else
-    echo "(no validation layer: running without it)"
-    VKGEMM_TEST_VALIDATION=0 "$@"
-  fi
-}
+OUT=$out  # where lib/phases.sh's phase logs
+source tools/gpu/lib/phases.sh
 
 "$bin" devices > "$out/devices.txt" 2>&1
 
@@ -115,9 +96,9 @@ for p in "${phases[@]}"; do
     peak) phase peak "$bin" peak --json "$out/peak.json" ;;
     coopmat)
       # The portable KHR kernel beside cuBLAS: every op combination at 4096^3, and 4096x512x14336.
-      phase coopmat python3 tools/bench-vs-cublas.py --type f16 --kernel coopmat --ops nn,nt,tn,tt --shapes 4096 \
+      phase coopmat python3 tools/gpu/sets/bench-vs-cublas.py --type f16 --kernel coopmat --ops nn,nt,tn,tt --shapes 4096 \
         --json "$out/coopmat-ops.json" &&
-        phase coopmat-skinny python3 tools/bench-vs-cublas.py --type f16 --kernel coopmat --shapes 4096x512x14336 \
+        phase coopmat-skinny python3 tools/gpu/sets/bench-vs-cublas.py --type f16 --kernel coopmat --shapes 4096x512x14336 \
           --json "$out/coopmat.json" ;;
     report)
       # vkgemm bench's sweep (every kernel, f32 and f16, verified up to 2048^3) for the report and its picture.
@@ -135,12 +116,12 @@ for p in "${phases[@]}"; do
         done
         echo '== f16 4096x512x14336 fp16 sums'; $bin run --type f16 --f16-accumulate --m 4096 --n 512 --k 14336 --repeat 1 --warmup 0 --verify | grep -E 'kernel|verify' || exit 1
         echo '== f16 4096x512x14336 C f32'; $bin run --type f16 --out-type f32 --m 4096 --n 512 --k 14336 --repeat 1 --warmup 0 --verify | grep -E 'kernel|verify' || exit 1" ;;
-    fp16) phase fp16 tools/gpu/check-fp16.sh ;;
-    bench-f16) phase bench-f16 python3 tools/bench-vs-cublas.py --type f16 \
+    fp16) phase fp16 tools/gpu/sets/check-fp16.sh ;;
+    bench-f16) phase bench-f16 python3 tools/gpu/sets/bench-vs-cublas.py --type f16 \
                  --json "$out/bench-f16.json" ;;
-    bench-f16-acc16) phase bench-f16-acc16 python3 tools/bench-vs-cublas.py --type f16 --f16-accumulate \
+    bench-f16-acc16) phase bench-f16-acc16 python3 tools/gpu/sets/bench-vs-cublas.py --type f16 --f16-accumulate \
                  --json "$out/bench-f16-acc16.json" ;;
-    bench-f32) phase bench-f32 python3 tools/bench-vs-cublas.py --json "$out/bench-f32.json" ;;
+    bench-f32) phase bench-f32 python3 tools/gpu/sets/bench-vs-cublas.py --json "$out/bench-f32.json" ;;
     stats)
       # What limits the kernels, from the driver: registers, shared memory, spills per pipeline.
       phase stats bash -c "
@@ -173,11 +154,11 @@ for p in "${phases[@]}"; do
       phase bf16-grid-plain timeout 150 env VKGEMM_TEST_VALIDATION=0 "$tests" --test-suite=coopmat2 \
         "--test-case=fast path for bf16*" -d
       phase bf16-grid-validated timeout 240 "$tests" --test-suite=coopmat2 "--test-case=fast path for bf16*" -d ;;
-    types-bf16) phase types-bf16 python3 tools/bench-vs-cublas.py --type bf16 --rounds 1 --json "$out/published-bf16.json" ;;
-    types-f16-on-bf16) phase types-f16-on-bf16 python3 tools/bench-vs-cublas.py --type f16 --cases-of bf16 --rounds 1 \
+    types-bf16) phase types-bf16 python3 tools/gpu/sets/bench-vs-cublas.py --type bf16 --rounds 1 --json "$out/published-bf16.json" ;;
+    types-f16-on-bf16) phase types-f16-on-bf16 python3 tools/gpu/sets/bench-vs-cublas.py --type f16 --cases-of bf16 --rounds 1 \
                          --json "$out/f16-on-bf16-cases.json" ;;
-    types-i8) phase types-i8 python3 tools/bench-vs-cublas.py --type i8 --rounds 1 --json "$out/published-i8.json" ;;
-    types-f64) phase types-f64 python3 tools/bench-vs-cublas.py --type f64 --shapes 4096 --rounds 1 \
+    types-i8) phase types-i8 python3 tools/gpu/sets/bench-vs-cublas.py --type i8 --rounds 1 --json "$out/published-i8.json" ;;
+    types-f64) phase types-f64 python3 tools/gpu/sets/bench-vs-cublas.py --type f64 --shapes 4096 --rounds 1 \
                  --json "$out/f64.json" ;;
     *) echo "check-and-bench: unknown phase $p"; failures=$((failures + 1)) ;;
   esac

@@ -2,7 +2,7 @@
 # How long the commands a new user runs first take on this machine, against the targets docs/bench.md
 # states for a CPU device (lavapipe): `vkgemm bench --sizes 32,48` under 60 s, the default `vkgemm bench`
 # under 3 minutes, `vkgemm demo` under 20 s, and tune's first progress line within 5 s of its start.
-# Usage: tools/bench-timings.sh [BINARY]   (default build/release/vkgemm). Prints the load average
+# Usage: tools/dev/bench-timings.sh [BINARY]   (default build/release/vkgemm). Prints the load average
 # before each command: other work on the machine slows a CPU device.
 set -eu
 BINARY=${1:-build/release/vkgemm}

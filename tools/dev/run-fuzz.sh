@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Usage: [FUZZ_SECONDS=N] tools/run-fuzz.sh
+# Usage: [FUZZ_SECONDS=N] tools/dev/run-fuzz.sh
 # Builds the libFuzzer targets (in the asan preset's build, build/asan: clang, ASan, UBSan, the sanitizer
 # pass's own build) and fuzzes the .npy reader and the argument parser for FUZZ_SECONDS each (default 25),
 # starting from the corpus committed under tests/fuzz/corpus. New inputs go to build/asan/corpus-*, never
 # into the source tree; a crash leaves its input in build/asan/ (libFuzzer prints the path) and fails the
 # script.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 seconds="${FUZZ_SECONDS:-25}"
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$(nproc)" --target fuzz_npy fuzz_args

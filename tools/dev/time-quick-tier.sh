@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: tools/time-quick-tier.sh [DIR]
+# Usage: tools/dev/time-quick-tier.sh [DIR]
 # What the quick tier costs a fresh machine, measured: a clone of this checkout's HEAD into DIR (default a new
 # folder under /tmp), built without ccache and tested with empty shader caches (XDG_CACHE_HOME holds Mesa's
 # and the validation layer's), running tools/install-deps.sh then tools/run-tests.sh --quick there, timed
@@ -8,7 +8,7 @@
 # on the machine stretches the wall time). Packages already installed are not installed again; the shader
 # toolchain (tools/install-toolchain.sh) is, into the clone.
 set -euo pipefail
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 dir=${1:-$(mktemp -d /tmp/vkgemm-quick.XXXXXX)}
 git clone -q "$src" "$dir/vkgemm"
 export CCACHE_DISABLE=1 XDG_CACHE_HOME="$dir/cache"
