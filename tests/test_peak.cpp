@@ -14,6 +14,7 @@
 
 #include "bench/bench_case.hpp"
 #include "bench/bench_ceiling.hpp"
+#include "engine/engine_impl.hpp"
 #include "peak/timed_dispatch.hpp"
 #include "support.hpp"
 #include "vkgemm/peak.hpp"
@@ -264,8 +265,8 @@ TEST_SUITE("peak") {
     size_t built = 0;
     {
       const std::lock_guard lock(impl.lock);
-      built = detail::peak::prepare_pipelines(impl, quick());
-      CHECK(detail::peak::prepare_pipelines(impl, quick()) == 0);
+      built = detail::peak::prepare_pipelines(detail::peak_context(impl), quick());
+      CHECK(detail::peak::prepare_pipelines(detail::peak_context(impl), quick()) == 0);
     }
     CHECK(impl.pipelines->created() - before == built);
     const auto rows = measure_peaks(engine, quick());
@@ -304,7 +305,7 @@ TEST_SUITE("peak") {
     k.push.K = passes;
     {
       const std::lock_guard lock(impl.lock);
-      detail::peak::time_dispatches(impl, k, 0, 1);
+      detail::peak::time_dispatches(detail::peak_context(impl), k, 0, 1);
     }
     std::vector<uint32_t> got(size_t{groups} * wg * 4);
     engine.read(dst, 0, got.data(), got.size() * 4);

@@ -18,14 +18,6 @@ namespace {
 constexpr uint64_t kStagingChunk = 64ull << 20;  // staging buffer size cap: big copies go in pieces
 }
 
-void memory_barrier(const VolkDeviceTable& t, VkCommandBuffer cmd, VkPipelineStageFlags src_stage,
-                    VkAccessFlags src_access, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
-  VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  barrier.srcAccessMask = src_access;
-  barrier.dstAccessMask = dst_access;
-  t.vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &barrier, 0, nullptr, 0, nullptr);
-}
-
 EngineImpl::EngineImpl(const EngineOptions& asked) {
   const EngineOptions options = with_environment(asked);
   sink.callback = options.on_validation_message;

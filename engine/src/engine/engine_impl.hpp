@@ -16,8 +16,10 @@
 #include "engine/plan_cache.hpp"
 #include "kernels/registry.hpp"
 #include "kernels/pipelines.hpp"
+#include "peak/peak_context.hpp"
 #include "plan/schedule.hpp"
 #include "tuning/tuning_table.hpp"
+#include "vk/commands.hpp"
 #include "vk/device.hpp"
 #include "vk/handle.hpp"
 #include "vk/instance.hpp"
@@ -319,8 +321,9 @@ vk::DeviceHandle<VkDescriptorPool> make_sets(const EngineImpl& e, const GemmPlan
 // A timestamp query pool of `count` queries.
 vk::DeviceHandle<VkQueryPool> make_queries(const EngineImpl& e, uint32_t count);
 
-// One global memory barrier from `src` stages/accesses to `dst` ones.
-void memory_barrier(const VolkDeviceTable& t, VkCommandBuffer cmd, VkPipelineStageFlags src_stage,
-                    VkAccessFlags src_access, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access);
+using vk::memory_barrier;  // vk/commands.hpp
+
+// What vkgemm peak measures with, lent from `e` (peak_entry.cpp); the caller holds e.lock.
+peak::PeakContext peak_context(EngineImpl& e);
 
 }  // namespace vkgemm::detail

@@ -96,13 +96,7 @@ vk::DeviceHandle<VkDescriptorPool> make_sets(const EngineImpl& e, const GemmPlan
 }
 
 vk::DeviceHandle<VkQueryPool> make_queries(const EngineImpl& e, uint32_t count) {
-  const auto& t = e.device->table();
-  VkQueryPoolCreateInfo qinfo{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-  qinfo.queryType = VK_QUERY_TYPE_TIMESTAMP;
-  qinfo.queryCount = count;
-  VkQueryPool qpool = VK_NULL_HANDLE;
-  vk::check(t.vkCreateQueryPool(e.device->get(), &qinfo, nullptr, &qpool), "vkCreateQueryPool");
-  return vk::DeviceHandle<VkQueryPool>(t, e.device->get(), qpool);
+  return vk::timestamp_queries(*e.device, count);
 }
 
 std::shared_ptr<GemmPlanState> EngineImpl::make_plan(const GemmDesc& desc, const GemmPlanOptions& options) {

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "engine/engine_impl.hpp"
+#include "peak/peak_context.hpp"
 #include "ozaki/moduli.hpp"
 #include "peak/timed_dispatch.hpp"
 #include "vkgemm/error.hpp"
@@ -17,7 +17,7 @@
 namespace vkgemm {
 namespace {
 
-using detail::EngineImpl;
+using detail::peak::PeakContext;
 using detail::peak::PeakKernel;
 
 // The shaders' unrolled work per loop iteration (peak_fma.comp, peak_coopmat.comp).
@@ -100,13 +100,13 @@ kernels::LaunchShape fma_shape(const DeviceInfo& info, const PeakLoad& plan, con
   return shape;
 }
 
-PeakMeasurement measure_fma(EngineImpl& e, const PeakLoad& plan, const FmaRow& row) {
+PeakMeasurement measure_fma(const PeakContext& e, const PeakLoad& plan, const FmaRow& row) {
   const DeviceInfo& info = e.physical.info;
   PeakMeasurement m = unavailable(row.name, "TFLOP/s", fma_refusal(info, row));
   if (!m.reason.empty()) return m;
   const uint32_t wg = workgroup_size(info);
-  Buffer out = e.create_buffer(uint64_t{plan.groups} * wg * 16, "vkgemm peak fma");
-  const VkBuffer vk_out = detail::Access::impl(out)->alloc.buffer.get();
+  vk::AllocatedBuffer out = e.create_buffer(uint64_t{plan.groups} * wg * 16, "vkgemm peak fma");
+  const VkBuffer vk_out = out.buffer.get();
   PeakKernel k;
   k.shape = fma_shape(info, plan, row);
   k.groups = plan.groups;
@@ -134,11 +134,11 @@ kernels::LaunchShape sized_shape(const DeviceInfo& info, const char* shader) {
 constexpr const char* kCopyShader = "peak_copy_f32";
 constexpr const char* kCacheShader = "peak_cache_i32";
 
-PeakMeasurement measure_copy(EngineImpl& e, const PeakLoad& plan) {
+PeakMeasurement measure_copy(const PeakContext& e, const PeakLoad& plan) {
   const DeviceInfo& info = e.physical.info;
   PeakMeasurement m = unavailable("copy", "GB/s", "");
-  Buffer src = e.create_buffer(plan.copy_bytes, "vkgemm peak copy source");
-  Buffer dst = e.create_buffer(plan.copy_bytes, "vkgemm peak copy destination");
+  vk::AllocatedBuffer src = e.create_buffer(plan.copy_bytes, "vkgemm peak copy source");
+  vk::AllocatedBuffer dst = e.create_buffer(plan.copy_bytes, "vkgemm peak copy destination");
   e.fill(src, 0, plan.copy_bytes, 0x3f800000u);
   const uint32_t wg = workgroup_size(info);
   const uint64_t vec4s = plan.copy_bytes / 16;
@@ -146,8 +146,8 @@ PeakMeasurement measure_copy(EngineImpl& e, const PeakLoad& plan) {
   k.shape = sized_shape(info, kCopyShader);
   // One vec4 per invocation where the grid allows (lavapipe runs the grid-stride loop 3-5x slower).
   k.groups = static_cast<uint32_t>(std::min<uint64_t>((vec4s + wg - 1) / wg, info.max_workgroup_count[0]));
-  k.src = {detail::Access::impl(src)->alloc.buffer.get(), 0, plan.copy_bytes};
-  k.dst = {detail::Access::impl(dst)->alloc.buffer.get(), 0, plan.copy_bytes};
+  k.src = {src.buffer.get(), 0, plan.copy_bytes};
+  k.dst = {dst.buffer.get(), 0, plan.copy_bytes};
   k.push.M = static_cast<uint32_t>(vec4s);
   // No loop to grow (max_iterations 1): the same probe, then warm_ms of copies, then the timed ones.
   const auto timing = detail::peak::calibrate_and_time(e, k, plan.target_ms, plan.warm_ms, plan.repeat, 1);
@@ -157,17 +157,17 @@ PeakMeasurement measure_copy(EngineImpl& e, const PeakLoad& plan) {
   return m;
 }
 
-PeakMeasurement measure_cache(EngineImpl& e, const PeakLoad& plan) {
+PeakMeasurement measure_cache(const PeakContext& e, const PeakLoad& plan) {
   const DeviceInfo& info = e.physical.info;
   PeakMeasurement m = unavailable("cache read", "GB/s", "");
   const uint64_t bytes = std::min(kCacheBytes, std::bit_floor(plan.copy_bytes));
-  Buffer src = e.create_buffer(bytes, "vkgemm peak cache source");
+  vk::AllocatedBuffer src = e.create_buffer(bytes, "vkgemm peak cache source");
   e.fill(src, 0, bytes, 0x3f800000u);
   const uint32_t wg = workgroup_size(info);
-  Buffer dst = e.create_buffer(uint64_t{plan.groups} * wg * 16, "vkgemm peak cache result");
+  vk::AllocatedBuffer dst = e.create_buffer(uint64_t{plan.groups} * wg * 16, "vkgemm peak cache result");
   PeakKernel k = detail::peak::cache_kernel(info, plan.groups, bytes);
-  k.src = {detail::Access::impl(src)->alloc.buffer.get(), 0, bytes};
-  k.dst = {detail::Access::impl(dst)->alloc.buffer.get(), 0, VK_WHOLE_SIZE};
+  k.src = {src.buffer.get(), 0, bytes};
+  k.dst = {dst.buffer.get(), 0, VK_WHOLE_SIZE};
   const auto timing = detail::peak::calibrate_and_time(e, k, plan.target_ms, plan.warm_ms, plan.repeat, kMaxIterations);
   const double reads = double(plan.groups) * wg * kCacheUnroll * timing.target_iterations;
   finish(m, timing.gpu_ms, 16.0 * reads);
@@ -228,12 +228,12 @@ std::string coopmat_refusal(const DeviceInfo& info, const CooperativeMatrixShape
 
 // The MMA kernels' input: A and B filled with small values (2^-5 as f16 or bf16, whose products stay normal;
 // bytes of 1), sized for peak_coopmat.comp's layout of each type.
-Buffer mma_input(EngineImpl& e, const CooperativeMatrixShape& s, const MmaTypes& t) {
+vk::AllocatedBuffer mma_input(const PeakContext& e, const CooperativeMatrixShape& s, const MmaTypes& t) {
   const uint64_t bytes = t.in_bytes == 1 ? uint64_t{s.m + s.k} * 64  // rows of 64 bytes (PEAK_INT8)
                                          : uint64_t{s.m} * s.k * 2 + uint64_t{s.k} * s.n * 2 + 4;
-  Buffer in = e.create_buffer(bytes, "vkgemm peak coopmat in");
+  vk::AllocatedBuffer in = e.create_buffer(bytes, "vkgemm peak coopmat in");
   const uint32_t pattern = t.in_bytes == 1 ? 0x01010101u : std::string_view(t.a_b) == "bf16" ? 0x3d003d00u : 0x28002800u;
-  e.fill(in, 0, (in.size() / 4) * 4, pattern);
+  e.fill(in, 0, (in.size / 4) * 4, pattern);
   return in;
 }
 
@@ -260,23 +260,23 @@ kernels::LaunchShape coopmat_shape(const DeviceInfo& info, const CooperativeMatr
 // Times MMA kernel `k` on shape `s` (its input from mma_input, one fragment of C out per subgroup, the push
 // constants' scalar 1) over plan.groups workgroups of `subgroups`, each running `mmas_per_iteration` MMAs an
 // iteration, into m's value and iterations.
-void time_mma(EngineImpl& e, const PeakLoad& plan, PeakKernel k, const CooperativeMatrixShape& s, uint32_t subgroups,
+void time_mma(const PeakContext& e, const PeakLoad& plan, PeakKernel k, const CooperativeMatrixShape& s, uint32_t subgroups,
               double mmas_per_iteration, PeakMeasurement& m) {
   const MmaTypes& t = *mma_types(s);
   const float one = 1.0f;
   std::memcpy(k.push.scalars, &one, 4);
   k.groups = plan.groups;
-  Buffer in = mma_input(e, s, t);
-  Buffer out = e.create_buffer(uint64_t{plan.groups} * subgroups * s.m * s.n * t.acc_bytes, "vkgemm peak coopmat out");
-  k.src = {detail::Access::impl(in)->alloc.buffer.get(), 0, VK_WHOLE_SIZE};
-  k.dst = {detail::Access::impl(out)->alloc.buffer.get(), 0, VK_WHOLE_SIZE};
+  vk::AllocatedBuffer in = mma_input(e, s, t);
+  vk::AllocatedBuffer out = e.create_buffer(uint64_t{plan.groups} * subgroups * s.m * s.n * t.acc_bytes, "vkgemm peak coopmat out");
+  k.src = {in.buffer.get(), 0, VK_WHOLE_SIZE};
+  k.dst = {out.buffer.get(), 0, VK_WHOLE_SIZE};
   const auto timing = detail::peak::calibrate_and_time(e, k, plan.target_ms, plan.warm_ms, plan.repeat, kMaxIterations);
   const double mmas = mmas_per_iteration * timing.target_iterations * double(plan.groups) * subgroups;
   finish(m, timing.gpu_ms, 2.0 * s.m * s.n * s.k * mmas);
   m.iterations = timing.target_iterations;
 }
 
-PeakMeasurement measure_coopmat(EngineImpl& e, const PeakLoad& plan, const CooperativeMatrixShape& s) {
+PeakMeasurement measure_coopmat(const PeakContext& e, const PeakLoad& plan, const CooperativeMatrixShape& s) {
   const DeviceInfo& info = e.physical.info;
   const MmaTypes* t = mma_types(s);
   PeakMeasurement m = unavailable(shape_name(s), t ? t->unit : "TFLOP/s", coopmat_refusal(info, s));
@@ -357,7 +357,7 @@ kernels::LaunchShape shared_fed_launch(const DeviceInfo& info, const SharedFedRo
   return shape;
 }
 
-PeakMeasurement measure_shared_fed(EngineImpl& e, const PeakLoad& plan, const SharedFedRow& r) {
+PeakMeasurement measure_shared_fed(const PeakContext& e, const PeakLoad& plan, const SharedFedRow& r) {
   const DeviceInfo& info = e.physical.info;
   PeakMeasurement m = unavailable(shared_fed_name(info, r), "TFLOP/s", shared_fed_refusal(info, r));
   m.inputs = "f16";
@@ -418,7 +418,7 @@ kernels::LaunchShape coopmat2_shape(const Nv2PeakTile& t) {
   return shape;
 }
 
-PeakMeasurement measure_coopmat2(EngineImpl& e, const PeakLoad& plan, const Nv2PeakTile& t) {
+PeakMeasurement measure_coopmat2(const PeakContext& e, const PeakLoad& plan, const Nv2PeakTile& t) {
   const DeviceInfo& info = e.physical.info;
   PeakMeasurement m = unavailable(nv2_name(t), "TFLOP/s", nv2_refusal(info, t));
   if (!m.reason.empty()) return m;
@@ -428,11 +428,11 @@ PeakMeasurement measure_coopmat2(EngineImpl& e, const PeakLoad& plan, const Nv2P
   const float one = 1.0f;
   std::memcpy(k.push.scalars, &one, 4);
   k.groups = plan.groups;
-  Buffer in = e.create_buffer(uint64_t{t.bm + t.bn} * t.bk * 2, "vkgemm peak coopmat2 in");
-  e.fill(in, 0, in.size(), 0x28002800u);  // every half 2^-5: products stay normal
-  Buffer out = e.create_buffer(uint64_t{t.bm} * t.bn * t.acc_bytes, "vkgemm peak coopmat2 out");
-  k.src = {detail::Access::impl(in)->alloc.buffer.get(), 0, VK_WHOLE_SIZE};
-  k.dst = {detail::Access::impl(out)->alloc.buffer.get(), 0, VK_WHOLE_SIZE};
+  vk::AllocatedBuffer in = e.create_buffer(uint64_t{t.bm + t.bn} * t.bk * 2, "vkgemm peak coopmat2 in");
+  e.fill(in, 0, in.size, 0x28002800u);  // every half 2^-5: products stay normal
+  vk::AllocatedBuffer out = e.create_buffer(uint64_t{t.bm} * t.bn * t.acc_bytes, "vkgemm peak coopmat2 out");
+  k.src = {in.buffer.get(), 0, VK_WHOLE_SIZE};
+  k.dst = {out.buffer.get(), 0, VK_WHOLE_SIZE};
   const auto timing = detail::peak::calibrate_and_time(e, k, plan.target_ms, plan.warm_ms, plan.repeat, kMaxIterations);
   const double mmas = kNv2MmaPerIteration * timing.target_iterations * double(plan.groups);
   finish(m, timing.gpu_ms, 2.0 * t.bm * t.bn * t.bk * mmas);
@@ -451,7 +451,7 @@ kernels::LaunchShape dot_shape(const DeviceInfo& info, const PeakLoad& plan) {
   return shape;
 }
 
-PeakMeasurement measure_dot(EngineImpl& e, const PeakLoad& plan) {
+PeakMeasurement measure_dot(const PeakContext& e, const PeakLoad& plan) {
   const DeviceInfo& info = e.physical.info;
   PeakMeasurement m = unavailable(kDotRow, "TOP/s", "");
   if (!info.integer_dot) {
@@ -463,8 +463,8 @@ PeakMeasurement measure_dot(EngineImpl& e, const PeakLoad& plan) {
   k.shape = dot_shape(info, plan);
   kernels::spirv(k.shape.shader);  // throws, saying why, where this build has no such shader (guarded)
   k.groups = plan.groups;
-  Buffer out = e.create_buffer(uint64_t{plan.groups} * wg * 4, "vkgemm peak dot");
-  k.src = k.dst = {detail::Access::impl(out)->alloc.buffer.get(), 0, VK_WHOLE_SIZE};
+  vk::AllocatedBuffer out = e.create_buffer(uint64_t{plan.groups} * wg * 4, "vkgemm peak dot");
+  k.src = k.dst = {out.buffer.get(), 0, VK_WHOLE_SIZE};
   const uint32_t bytes = 0x01ff01ffu;  // 1, -1, 1, -1: the chains stay small
   std::memcpy(k.push.scalars, &bytes, 4);
   const auto timing = detail::peak::calibrate_and_time(e, k, plan.target_ms, plan.warm_ms, plan.repeat, kMaxIterations);
@@ -488,7 +488,7 @@ PeakMeasurement guarded(const char* name, const char* unit, Measure measure) {
   }
 }
 
-void add_coopmat_rows(EngineImpl& e, const PeakLoad& plan, std::vector<PeakMeasurement>& rows) {
+void add_coopmat_rows(const PeakContext& e, const PeakLoad& plan, std::vector<PeakMeasurement>& rows) {
   const DeviceInfo& info = e.physical.info;
   if (!info.coopmat_khr || info.coopmat_shapes.empty()) {
     rows.push_back(unavailable("coopmat", "TFLOP/s", "not available: the device has no VK_KHR_cooperative_matrix"));
@@ -590,7 +590,7 @@ PeakKernel cache_kernel(const DeviceInfo& info, uint32_t groups, uint64_t bytes)
   return k;
 }
 
-size_t prepare_pipelines(EngineImpl& e, const PeakOptions& options) {
+size_t prepare_pipelines(const PeakContext& e, const PeakOptions& options) {
   try {
     return e.pipelines->prepare(peak_shapes(e.physical.info, plan_for(e.physical.info, options)), 0);
   } catch (const Error& err) {
@@ -627,18 +627,7 @@ std::vector<PeakMeasurement> emulation_rows(const DeviceInfo& info, const std::v
   return out;
 }
 
-std::vector<PeakMeasurement> measure_peaks(Engine& engine, const PeakOptions& options) {
-  if (options.repeat == 0 || options.repeat > 1000) {
-    throw Error(ErrorCode::invalid_argument, fmt::format("measure_peaks: repeat must be 1 to 1000 (got {})",
-                                                         options.repeat));
-  }
-  if (!(options.target_ms >= 0.0 && options.target_ms <= 1000.0) || !(options.warm_ms <= 10000.0)) {
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("measure_peaks: target_ms must be 0 to 1000 and warm_ms at most 10000 (got {} and {})",
-                            options.target_ms, options.warm_ms));
-  }
-  EngineImpl& e = detail::Access::impl(engine);
-  const std::lock_guard lock(e.lock);
+std::vector<PeakMeasurement> detail::peak::measure(const PeakContext& e, const PeakOptions& options) {
   const DeviceInfo& info = e.physical.info;
   const PeakLoad plan = plan_for(info, options);
   std::vector<PeakMeasurement> rows;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "vk/check.hpp"
+#include "vk/commands.hpp"
 
 namespace vkgemm::detail::peak {
 namespace {
@@ -17,7 +18,7 @@ struct Descriptors {
   VkDescriptorSet set = VK_NULL_HANDLE;  // freed with the pool
 };
 
-void make_set(EngineImpl& e, Descriptors& out) {
+void make_set(const PeakContext& e, Descriptors& out) {
   const auto& t = e.device->table();
   const VkDevice dev = e.device->get();
   VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kGemmBindings};
@@ -39,7 +40,7 @@ void make_set(EngineImpl& e, Descriptors& out) {
 }
 
 // `kernel` must outlive the result: the writes point at its buffers.
-Descriptors make_descriptors(EngineImpl& e, const PeakKernel& kernel) {
+Descriptors make_descriptors(const PeakContext& e, const PeakKernel& kernel) {
   Descriptors out;
   const VkDescriptorBufferInfo* buffers[kGemmBindings] = {&kernel.src, &kernel.src, &kernel.dst, &kernel.dst};
   for (uint32_t i = 0; i < kGemmBindings; ++i) {
@@ -54,7 +55,7 @@ Descriptors make_descriptors(EngineImpl& e, const PeakKernel& kernel) {
   return out;
 }
 
-std::vector<double> read_queries(EngineImpl& e, VkQueryPool pool, uint32_t repeat) {
+std::vector<double> read_queries(const PeakContext& e, VkQueryPool pool, uint32_t repeat) {
   const auto& info = e.physical.info;
   std::vector<uint64_t> stamps(2 * repeat);
   vk::check(e.device->table().vkGetQueryPoolResults(e.device->get(), pool, 0, 2 * repeat,
@@ -72,20 +73,20 @@ std::vector<double> read_queries(EngineImpl& e, VkQueryPool pool, uint32_t repea
 
 }  // namespace
 
-std::vector<double> time_dispatches(EngineImpl& e, const PeakKernel& kernel, uint32_t warmup, uint32_t repeat) {
+std::vector<double> time_dispatches(const PeakContext& e, const PeakKernel& kernel, uint32_t warmup, uint32_t repeat) {
   const auto& t = e.device->table();
   const VkPipeline pipeline = e.pipelines->get(kernel.shape);
   const Descriptors descriptors = make_descriptors(e, kernel);
-  const auto queries = make_queries(e, 2 * std::max(repeat, 1u));
+  const auto queries = vk::timestamp_queries(*e.device, 2 * std::max(repeat, 1u));
   const VkPipelineLayout layout = e.pipelines->layout();
   // Each dispatch writes dst: the next waits for it (which also keeps the timestamps of consecutive ones apart).
   const auto barrier = [&](VkCommandBuffer cmd) {
-    memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
+    vk::memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
                    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
   };
   e.submitter->run([&](VkCommandBuffer cmd) {
     // Uploads and fills before this submission are done first.
-    memory_barrier(t, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+    vk::memory_barrier(t, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                    VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
     t.vkCmdResetQueryPool(cmd, queries.get(), 0, 2 * std::max(repeat, 1u));
@@ -111,7 +112,7 @@ double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-Timing calibrate_and_time(EngineImpl& e, PeakKernel kernel, double target_ms, double warm_ms, uint32_t repeat,
+Timing calibrate_and_time(const PeakContext& e, PeakKernel kernel, double target_ms, double warm_ms, uint32_t repeat,
                           uint32_t max_iterations) {
   uint32_t iterations = 1;
   double ms = 0.0;

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/engine_impl.hpp"
+#include "peak/peak_context.hpp"
 #include "kernels/push_constants.hpp"
 #include "kernels/registry.hpp"
 #include "vkgemm/peak.hpp"
@@ -22,7 +22,7 @@ struct PeakKernel {
 
 // `warmup` untimed then `repeat` timed dispatches in one submission, a barrier between each; the GPU ms of
 // each timed one. Needs timestamps (the caller checks).
-std::vector<double> time_dispatches(EngineImpl& engine, const PeakKernel& kernel, uint32_t warmup, uint32_t repeat);
+std::vector<double> time_dispatches(const PeakContext& engine, const PeakKernel& kernel, uint32_t warmup, uint32_t repeat);
 
 double median(std::vector<double> values);
 
@@ -30,7 +30,7 @@ double median(std::vector<double> values);
 // (Pipelines::prepare), before the first is timed: on NVIDIA with a cold driver cache each takes up to
 // seconds. Returns how many it built; one the driver refuses is left to its row, which says so when measured
 // (peak.cpp). The caller holds the engine's lock.
-size_t prepare_pipelines(EngineImpl& engine, const PeakOptions& options);
+size_t prepare_pipelines(const PeakContext& engine, const PeakOptions& options);
 
 // The cache row's kernel (peak_cache.comp) over a buffer of `bytes` (rounded down to a power of two of 16-byte
 // reads, at least 4 workgroups' worth), `groups` workgroups; src and dst left to the caller.
@@ -43,7 +43,7 @@ struct Timing {
 
 // Grows kernel.push.k from 1 (doubling, then by the measured rate) until the fastest of three dispatches lasts
 // target_ms, up to max_iterations; then runs warm_ms of dispatches and `repeat` timed ones.
-Timing calibrate_and_time(EngineImpl& engine, PeakKernel kernel, double target_ms, double warm_ms, uint32_t repeat,
+Timing calibrate_and_time(const PeakContext& engine, PeakKernel kernel, double target_ms, double warm_ms, uint32_t repeat,
                           uint32_t max_iterations);
 
 }  // namespace vkgemm::detail::peak

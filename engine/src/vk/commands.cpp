@@ -1,0 +1,25 @@
+#include "vk/commands.hpp"
+
+#include "vk/check.hpp"
+
+namespace vkgemm::vk {
+
+void memory_barrier(const VolkDeviceTable& t, VkCommandBuffer cmd, VkPipelineStageFlags src_stage,
+                    VkAccessFlags src_access, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
+  VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  barrier.srcAccessMask = src_access;
+  barrier.dstAccessMask = dst_access;
+  t.vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &barrier, 0, nullptr, 0, nullptr);
+}
+
+DeviceHandle<VkQueryPool> timestamp_queries(const Device& device, uint32_t count) {
+  const auto& t = device.table();
+  VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+  info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  info.queryCount = count;
+  VkQueryPool pool = VK_NULL_HANDLE;
+  check(t.vkCreateQueryPool(device.get(), &info, nullptr, &pool), "vkCreateQueryPool");
+  return DeviceHandle<VkQueryPool>(t, device.get(), pool);
+}
+
+}  // namespace vkgemm::vk
