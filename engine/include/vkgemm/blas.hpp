@@ -32,27 +32,18 @@ enum class Layout { row_major, col_major };
 // Float C only (f32, f64, f16, bf16); the transcendental activations (GELU, SiLU, sigmoid, tanh) not on f64,
 // whose shaders have no double exp. Refused at the door otherwise, naming the argument
 // (docs/design/epilogue.md).
-enum class Activation : uint8_t {
-  none,
-  relu,        // max(x, 0)
-  leaky_relu,  // x >= 0 ? x : slope * x
-  gelu_tanh,   // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-  gelu_erf,    // 0.5 x (1 + erf(x / sqrt(2)))
-  silu,        // x / (1 + exp(-x))
-  sigmoid,     // 1 / (1 + exp(-x))
-  tanh,
-  clamp,       // min(max(x, lo), hi)
-};
+// Each activation and its formula: vkgemm/names.hpp.
+enum class Activation : uint8_t { VKGEMM_ACTIVATIONS(VKGEMM_NAMES_ENUMERATOR) };
 // The bias vector's broadcast, in C's logical (m x n) shape whatever the layout: per_column adds bias[j] to
 // every element of column j (n values: a network layer with one row per sample), per_row adds bias[i] to
 // row i (m values). Every batch entry adds the same vector.
-enum class BiasAxis : uint8_t { none, per_column, per_row };
+enum class BiasAxis : uint8_t { VKGEMM_BIAS_AXES(VKGEMM_NAMES_ENUMERATOR) };
 // The dequantization of an int8 product (i8 or u8 A and B, C of f32 or f16: GemmDesc::c_type): its exact
 // integer sums s times a scale before anything else, y = activation(alpha * scale * s + beta * C + bias):
 // per_tensor, scale = tensor_scale; per_column, scale = scale[j] * tensor_scale, with scale[j] n f32 values
 // (a quantized layer's per-output-channel weight scales; tensor_scale its input's scale). none: scale 1
 // (the sums converted). The per-column scales lead the epilogue's vector operand (below).
-enum class ScaleAxis : uint8_t { none, per_tensor, per_column };
+enum class ScaleAxis : uint8_t { VKGEMM_SCALE_AXES(VKGEMM_NAMES_ENUMERATOR) };
 
 // Its numbers are doubles, as alpha and beta are: the host rounds each once to the epilogue's precision (the
 // sums'), so an f64 product's leaky ReLU and clamp use 0.7 itself, not the float nearest it.
@@ -73,6 +64,8 @@ struct Epilogue {
 };
 std::string_view to_string(Activation activation) noexcept;  // "relu", "gelu-tanh", ...
 std::optional<Activation> parse_activation(std::string_view name) noexcept;
+std::string_view to_string(BiasAxis axis) noexcept;   // "none", "per-column", "per-row"
+std::string_view to_string(ScaleAxis axis) noexcept;  // "none", "per-tensor", "per-column"
 // The bias's length: n for per_column, m for per_row, 0 without a bias.
 int64_t bias_length(const GemmDesc& desc) noexcept;
 // The epilogue's vector operand (the call's fourth: Engine::gemm's `bias`, GemmPlan::record's) holds the

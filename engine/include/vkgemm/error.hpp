@@ -6,31 +6,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "vkgemm/names.hpp"
+
 namespace vkgemm {
 
-enum class ErrorCode {
-  invalid_argument,      // a value outside what the call accepts (a zero repeat count, a bad tile size, ...)
-  dimension_mismatch,    // the shapes of A, B and C do not form a product
-  unsupported_type,      // the device lacks what the element type needs (shaderFloat64, ...)
-  unsupported_config,    // a kernel configuration that does not fit the device's limits
-  too_large,             // a matrix larger than maxStorageBufferRange, an allocation or device memory
-  out_of_memory,         // Vulkan could not allocate host or device memory
-  no_loader,             // no Vulkan loader (libvulkan.so.1) could be loaded
-  no_device,             // no Vulkan device with a compute queue
-  device_not_found,      // the device selector matched nothing
-  validation_unavailable,// validation was asked for but VK_LAYER_KHRONOS_validation is not installed
-  device_lost,           // VK_ERROR_DEVICE_LOST
-  vulkan_error,          // any other failing VkResult
-  file_format,           // a malformed or unsupported input file
-  io_error,              // a file could not be read or written
-  // The reference BLAS's own argument checks (xGEMM), one code each:
-  negative_dimension,    // m, n, k or the batch count below zero
-  invalid_leading_dimension,  // lda, ldb or ldc smaller than the rows (or columns) it must hold
-  invalid_stride,        // a negative batch stride, or C's stride letting batch entries overlap
-  buffer_too_small,      // a buffer (and offset) too small for the matrices the call describes
-  not_ready,             // a recorded GEMM's results were asked for before its submission completed
-  unsupported_feature,   // the device (as created) lacks an optional extension the call needs
-};
+// Each code and what it means: vkgemm/names.hpp.
+enum class ErrorCode { VKGEMM_ERROR_CODES(VKGEMM_NAMES_ENUMERATOR) };
 
 const char* to_string(ErrorCode code) noexcept;
 

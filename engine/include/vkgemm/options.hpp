@@ -40,15 +40,12 @@ inline constexpr uint32_t kMaxTile = 1024;
 // microseconds after the device is done; polling the timeline semaphore's value (or the fence's status) wakes
 // as soon as it is, at the cost of one CPU core busy while it polls. Every poll is bounded by
 // kWaitSpinMicroseconds, after which the call sleeps as it would have.
-enum class WaitMode : uint8_t {
-  // The engine's default: VKGEMM_WAIT (auto, spin or sleep) where set; else, on a GPU, poll where the plan's
-  // previous submission completed within the bound (or this is its first), sleep at once where it did not
-  // (a long product gains nothing from polling); on a CPU device (lavapipe) sleep, as polling takes a core
-  // from the driver's own threads.
-  automatic,
-  spin,   // poll for up to kWaitSpinMicroseconds, then sleep; on any device
-  sleep,  // sleep at once
-};
+// automatic: the engine's default: VKGEMM_WAIT (auto, spin or sleep) where set; else, on a GPU, poll where the
+// plan's previous submission completed within the bound (or this is its first), sleep at once where it did
+// not (a long product gains nothing from polling); on a CPU device (lavapipe) sleep, as polling takes a core
+// from the driver's own threads. spin: poll for up to kWaitSpinMicroseconds, then sleep; on any device.
+// sleep: sleep at once.
+enum class WaitMode : uint8_t { VKGEMM_WAIT_MODES(VKGEMM_NAMES_ENUMERATOR) };
 inline constexpr uint32_t kWaitSpinMicroseconds = 200;
 std::string_view to_string(WaitMode mode) noexcept;  // "auto", "spin", "sleep"
 
@@ -56,8 +53,10 @@ std::string_view to_string(WaitMode mode) noexcept;  // "auto", "spin", "sleep"
 // docs/design/ozaki.md). native: never, auto takes the device's own f64/f32 kernels. emulated: auto may
 // take the emulation for f64 and f32 where the device has int8 matrix units. Naming Kernel::ozaki asks for
 // the emulation whatever the policy.
-enum class Precision { native, emulated };
-inline constexpr Precision all_precisions[] = {Precision::native, Precision::emulated};
+enum class Precision { VKGEMM_PRECISIONS(VKGEMM_NAMES_ENUMERATOR) };
+#define VKGEMM_PRECISION_VALUE(enumerator, spelling) Precision::enumerator,
+inline constexpr Precision all_precisions[] = {VKGEMM_PRECISIONS(VKGEMM_PRECISION_VALUE)};
+#undef VKGEMM_PRECISION_VALUE
 std::string_view to_string(Precision precision) noexcept;  // "native", "emulated"
 std::optional<Precision> parse_precision(std::string_view name) noexcept;
 

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "vkgemm/kernel_list.hpp"
+#include "vkgemm/names.hpp"
 
 namespace vkgemm {
 
@@ -16,7 +17,7 @@ namespace vkgemm {
 // B; sums in fp32; C is f32 (the default) or bf16, rounded to nearest even.
 // i8, u8: signed and unsigned 8-bit integers, for A and B; C is i32 (two's complement, sums and alpha/beta
 // products wrap modulo 2^32, as i32 products do).
-enum class DataType { f32, i32, f64, f16, bf16, i8, u8 };
+enum class DataType { VKGEMM_DATA_TYPES(VKGEMM_NAMES_ENUMERATOR) };
 
 // The kernels: one enumerator per entry of vkgemm/kernel_list.hpp, numbered as the entry says (what each
 // kernel is: the list), and automatic ("auto": the best kernel and configuration for the shape, type and
@@ -45,8 +46,9 @@ bool is_half_width_float(DataType type) noexcept;
 // The integer types (i32, i8, u8): exact arithmetic, modulo 2^32.
 bool is_integer(DataType type) noexcept;
 
-inline constexpr DataType all_data_types[] = {DataType::f32,  DataType::i32, DataType::f64, DataType::f16,
-                                              DataType::bf16, DataType::i8,  DataType::u8};
+#define VKGEMM_DATA_TYPE_VALUE(enumerator, spelling) DataType::enumerator,
+inline constexpr DataType all_data_types[] = {VKGEMM_DATA_TYPES(VKGEMM_DATA_TYPE_VALUE)};
+#undef VKGEMM_DATA_TYPE_VALUE
 // Every kernel the library has (not `automatic`), as its kernel table lists them: naive, tiled, blocked,
 // coopmat, coopmat2. Which of them a device runs, Engine::check_supported says.
 std::span<const Kernel> all_kernels() noexcept;

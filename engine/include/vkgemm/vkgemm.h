@@ -14,7 +14,8 @@
  * structure's field moved, a function's signature changed): a caller refuses a library of another one.
  * VKGEMM_C_ABI_FEATURE counts what was added compatibly (functions, fields at a structure's end): a caller
  * needs a library whose vkgemm_abi_feature() is at least the header's, and a library of an older feature
- * level lacks the newer functions' symbols. Feature 1: device buffers (vkgemm_buffer_*, vkgemm_gemm_buffers). */
+ * level lacks the newer functions' symbols. Feature 1: device buffers (vkgemm_buffer_*, vkgemm_gemm_buffers).
+ * Feature 2: the names of every enumeration (vkgemm_enum_name). */
 #ifndef VKGEMM_VKGEMM_H
 #define VKGEMM_VKGEMM_H
 
@@ -26,7 +27,7 @@ extern "C" {
 #endif
 
 #define VKGEMM_C_ABI_VERSION 2
-#define VKGEMM_C_ABI_FEATURE 1
+#define VKGEMM_C_ABI_FEATURE 2
 #if defined(VKGEMM_C_BUILDING)
 #define VKGEMM_C_API __attribute__((visibility("default")))
 #else
@@ -206,6 +207,12 @@ VKGEMM_C_API const char* vkgemm_last_error(void);
 VKGEMM_C_API const char* vkgemm_status_name(vkgemm_status status);
 /* Bytes per element of a type (0 for a value that is no type). */
 VKGEMM_C_API size_t vkgemm_type_size(int32_t type);
+/* The spelling of number `value` of an enumeration (vkgemm/names.hpp, the one table): "type" (vkgemm_type),
+ * "kernel", "activation", "bias_axis", "scale_axis" (vkgemm_epilogue's numbers), "precision", "wait_mode",
+ * "error" (a status less 1). Numbers run from 0 up to the first that returns null; null also for a name
+ * that is no enumeration (a null `enumeration` lists the enumerations' own names the same way). The strings
+ * live as long as the library. Feature 2. */
+VKGEMM_C_API const char* vkgemm_enum_name(const char* enumeration, int32_t value);
 
 #ifdef __cplusplus
 }

@@ -21,8 +21,10 @@ __all__ = ["Error", "Device", "Timing", "Engine", "devices", "matmul", "version"
 
 # vkgemm's element types (vkgemm.h's vkgemm_type) by NumPy dtype. uint16 stands for bf16 bit patterns where
 # ml_dtypes is not installed (NumPy has no bfloat16 of its own).
-F32, I32, F64, F16, BF16, I8, U8 = range(7)
+# Numbered by position as the library numbers them (vkgemm_enum_name; a library whose names differ is refused
+# at load, and the names.drift test compares these with the engine's table).
 _TYPE_NAMES = ["f32", "i32", "f64", "f16", "bf16", "i8", "u8"]
+F32, I32, F64, F16, BF16, I8, U8 = range(len(_TYPE_NAMES))
 try:
     import ml_dtypes
 
@@ -296,6 +298,10 @@ class Engine:
 
 
 _ACTIVATIONS = ["none", "relu", "leaky-relu", "gelu-tanh", "gelu-erf", "silu", "sigmoid", "tanh", "clamp"]
+_BIAS_AXES = ["none", "per-column", "per-row"]
+_SCALE_AXES = ["none", "per-tensor", "per-column"]
+_capi.expected_names.update({"type": _TYPE_NAMES, "activation": _ACTIVATIONS, "bias_axis": _BIAS_AXES,
+                             "scale_axis": _SCALE_AXES})
 
 
 def _clamp_bounds(e, clamp):
@@ -327,12 +333,13 @@ def _epilogue(bias, bias_axis, activation, slope, clamp, scale, tensor_scale, m,
         if np.ndim(scale) == 0:
             if tensor_scale is not None:
                 _fail("invalid_argument", "matmul: tensor_scale goes with a per-column scale array")
-            e.scale, e.tensor_scale = 1, float(scale)
+            e.scale, e.tensor_scale = _SCALE_AXES.index("per-tensor"), float(scale)
         else:
             s = np.ascontiguousarray(scale, dtype=np.float32)
             if s.shape != (n,):
                 _fail("invalid_argument", f"matmul: scale has shape {s.shape}; a per-column scale has n = {n} values")
-            e.scale, e.tensor_scale = 2, float(1.0 if tensor_scale is None else tensor_scale)
+            e.scale = _SCALE_AXES.index("per-column")
+            e.tensor_scale = float(1.0 if tensor_scale is None else tensor_scale)
             parts.append(s.tobytes())
     if bias is not None:
         if bias_axis not in ("col", "row"):
@@ -343,7 +350,7 @@ def _epilogue(bias, bias_axis, activation, slope, clamp, scale, tensor_scale, m,
         if code is None or v.shape != (length,):
             _fail("invalid_argument", f"matmul: bias must be a 1-D array of {length} values (bias_axis "
                                       f"{bias_axis!r}), not {v.dtype} {v.shape}")
-        e.bias, e.bias_type = (1 if bias_axis == "col" else 2), code
+        e.bias, e.bias_type = _BIAS_AXES.index("per-column" if bias_axis == "col" else "per-row"), code
         raw = v.tobytes()
         parts.append(raw + b"\0" * (-len(raw) % 4))  # 2-byte biases are read as whole 32-bit words
     vectors = np.frombuffer(b"".join(parts), dtype=np.uint8).copy() if parts else None

@@ -113,8 +113,13 @@ class Operand(ctypes.Structure):
     ]
 
 
-# The compatible additions this module needs (vkgemm.h's VKGEMM_C_ABI_FEATURE): 1, the device buffers.
-ABI_FEATURE = 1
+# The compatible additions this module needs (vkgemm.h's VKGEMM_C_ABI_FEATURE): 1, the device buffers; 2, the
+# enumerations' names.
+ABI_FEATURE = 2
+
+# The spellings this module numbers by position (the package's __init__.py sets them): a library whose
+# enumerations differ (vkgemm_enum_name, from the engine's one table vkgemm/names.hpp) is refused at load.
+expected_names = {}
 
 
 def sized(structure):
@@ -171,6 +176,7 @@ def _declare(lib):
         "vkgemm_last_error": (c.c_char_p, []),
         "vkgemm_status_name": (c.c_char_p, [c.c_int32]),
         "vkgemm_type_size": (c.c_size_t, [c.c_int32]),
+        "vkgemm_enum_name": (c.c_char_p, [c.c_char_p, c.c_int32]),
     }
     for name, (restype, argtypes) in sig.items():
         f = getattr(lib, name)
@@ -192,6 +198,26 @@ def _refuse_level(lib):
     return None
 
 
+def enum_names(lib, enumeration):
+    """The spellings of `enumeration` in `lib`, in the order of their numbers (vkgemm_enum_name)."""
+    out = []
+    while True:
+        name = lib.vkgemm_enum_name(enumeration.encode(), len(out))
+        if name is None:
+            return out
+        out.append(name.decode())
+
+
+def _refuse_names(lib):
+    """Why lib's enumerations differ from the ones this module numbers by position, or None."""
+    for enumeration, names in expected_names.items():
+        theirs = enum_names(lib, enumeration)
+        if theirs != list(names):
+            return (f"its {enumeration} names {theirs} differ from this module's {list(names)} (a module and a "
+                    "library of different builds)")
+    return None
+
+
 def library():
     """The loaded C library (loaded at the first call that needs it, never at import)."""
     global _lib
@@ -207,10 +233,12 @@ def library():
                     errors.append(f"{path}: {e}")
                     continue
                 refusal = _refuse_level(lib)
+                if not refusal:
+                    _declare(lib)
+                    refusal = _refuse_names(lib)
                 if refusal:
                     errors.append(f"{path}: {refusal}")
                     continue
-                _declare(lib)
                 _lib = lib
                 break
             if _lib is None:

@@ -235,12 +235,18 @@ const char* vkgemm_last_error(void) { return last_error.c_str(); }
 const char* vkgemm_status_name(vkgemm_status status) {
   if (status == VKGEMM_OK) return "ok";
   if (status == VKGEMM_STATUS_INTERNAL) return "internal";
-  if (status < 1 || status > 1 + static_cast<int32_t>(vkgemm::ErrorCode::unsupported_feature)) return "unknown";
-  return vkgemm::to_string(static_cast<vkgemm::ErrorCode>(status - 1));
+  const auto errors = vkgemm::enumeration_names("error");
+  if (status < 1 || static_cast<size_t>(status) > errors.size()) return "unknown";
+  return errors[static_cast<size_t>(status) - 1];
+}
+
+const char* vkgemm_enum_name(const char* enumeration, int32_t value) {
+  const auto names = enumeration ? vkgemm::enumeration_names(enumeration) : vkgemm::enumerations();
+  return value >= 0 && static_cast<size_t>(value) < names.size() ? names[static_cast<size_t>(value)] : nullptr;
 }
 
 size_t vkgemm_type_size(int32_t type) {
-  if (type < 0 || type > static_cast<int32_t>(vkgemm::DataType::u8)) return 0;
+  if (type < 0 || static_cast<size_t>(type) >= std::size(vkgemm::all_data_types)) return 0;
   return vkgemm::element_size(static_cast<vkgemm::DataType>(type));
 }
 

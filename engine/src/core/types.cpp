@@ -6,13 +6,56 @@
 
 #include <fmt/format.h>
 
-#include "vkgemm/kernel_list.hpp"
+#include "vkgemm/blas.hpp"
 #include "vkgemm/device_info.hpp"
 #include "vkgemm/engine.hpp"
 #include "vkgemm/error.hpp"
+#include "vkgemm/kernel_list.hpp"
+#include "vkgemm/names.hpp"
 #include "vkgemm/types.hpp"
 
 namespace vkgemm {
+namespace {
+
+// Each enumeration's spellings, in the order of its numbers (vkgemm/names.hpp).
+#define VKGEMM_SPELLING(enumerator, spelling) spelling,
+constexpr const char* kDataTypeNames[] = {VKGEMM_DATA_TYPES(VKGEMM_SPELLING)};
+constexpr const char* kActivationNames[] = {VKGEMM_ACTIVATIONS(VKGEMM_SPELLING)};
+constexpr const char* kBiasAxisNames[] = {VKGEMM_BIAS_AXES(VKGEMM_SPELLING)};
+constexpr const char* kScaleAxisNames[] = {VKGEMM_SCALE_AXES(VKGEMM_SPELLING)};
+constexpr const char* kPrecisionNames[] = {VKGEMM_PRECISIONS(VKGEMM_SPELLING)};
+constexpr const char* kWaitModeNames[] = {VKGEMM_WAIT_MODES(VKGEMM_SPELLING)};
+constexpr const char* kErrorCodeNames[] = {VKGEMM_ERROR_CODES(VKGEMM_SPELLING)};
+#undef VKGEMM_SPELLING
+
+template <typename E, size_t N>
+std::string_view spelling(E value, const char* const (&names)[N], std::string_view otherwise) noexcept {
+  const auto i = static_cast<size_t>(value);
+  return i < N ? std::string_view(names[i]) : otherwise;
+}
+
+template <typename E, size_t N>
+std::optional<E> parsed(std::string_view name, const char* const (&names)[N]) noexcept {
+  for (size_t i = 0; i < N; ++i)
+    if (name == names[i]) return static_cast<E>(i);
+  return std::nullopt;
+}
+
+// A kernel's name as its kernel_list.hpp entry spells it; "auto" for automatic, null for no kernel.
+const char* kernel_name(Kernel kernel) noexcept {
+  switch (kernel) {
+    case Kernel::automatic: return "auto";
+#define VKGEMM_KERNEL_NAME(name, value) \
+  case Kernel::name:                     \
+    return #name;
+    VKGEMM_KERNELS(VKGEMM_KERNEL_NAME)
+#undef VKGEMM_KERNEL_NAME
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 
 std::size_t element_size(DataType type) noexcept {
   switch (type) {
@@ -46,29 +89,11 @@ bool is_integer(DataType type) noexcept {
   return type == DataType::i32 || type == DataType::i8 || type == DataType::u8;
 }
 
-std::string_view to_string(DataType type) noexcept {
-  switch (type) {
-    case DataType::f32: return "f32";
-    case DataType::i32: return "i32";
-    case DataType::f64: return "f64";
-    case DataType::f16: return "f16";
-    case DataType::bf16: return "bf16";
-    case DataType::i8: return "i8";
-    case DataType::u8: return "u8";
-  }
-  return "?";
-}
+std::string_view to_string(DataType type) noexcept { return spelling(type, kDataTypeNames, "?"); }
 
 std::string_view to_string(Kernel kernel) noexcept {
-  switch (kernel) {
-    case Kernel::automatic: return "auto";
-#define VKGEMM_KERNEL_NAME(name, value) \
-  case Kernel::name:                     \
-    return #name;
-    VKGEMM_KERNELS(VKGEMM_KERNEL_NAME)
-#undef VKGEMM_KERNEL_NAME
-  }
-  return "?";
+  const char* name = kernel_name(kernel);
+  return name ? name : "?";
 }
 
 std::span<const Kernel> all_kernels() noexcept {
@@ -83,21 +108,23 @@ std::span<const Kernel> all_kernels() noexcept {
   return kernels;
 }
 
-std::optional<DataType> parse_data_type(std::string_view name) noexcept {
-  for (DataType t : all_data_types)
-    if (to_string(t) == name) return t;
-  return std::nullopt;
-}
+std::optional<DataType> parse_data_type(std::string_view name) noexcept { return parsed<DataType>(name, kDataTypeNames); }
 
-std::string_view to_string(Precision precision) noexcept {
-  return precision == Precision::emulated ? "emulated" : "native";
-}
+std::string_view to_string(Precision precision) noexcept { return spelling(precision, kPrecisionNames, "?"); }
 
 std::optional<Precision> parse_precision(std::string_view name) noexcept {
-  for (Precision p : all_precisions)
-    if (to_string(p) == name) return p;
-  return std::nullopt;
+  return parsed<Precision>(name, kPrecisionNames);
 }
+
+std::string_view to_string(Activation activation) noexcept { return spelling(activation, kActivationNames, "unknown"); }
+
+std::optional<Activation> parse_activation(std::string_view name) noexcept {
+  return parsed<Activation>(name, kActivationNames);
+}
+
+std::string_view to_string(BiasAxis axis) noexcept { return spelling(axis, kBiasAxisNames, "unknown"); }
+
+std::string_view to_string(ScaleAxis axis) noexcept { return spelling(axis, kScaleAxisNames, "unknown"); }
 
 std::optional<Kernel> parse_kernel(std::string_view name) noexcept {
   for (Kernel k : all_kernels())
@@ -130,39 +157,39 @@ std::string_view to_string(DeviceType type) noexcept {
   return "other";
 }
 
-std::string_view to_string(WaitMode mode) noexcept {
-  switch (mode) {
-    case WaitMode::automatic: return "auto";
-    case WaitMode::spin: return "spin";
-    case WaitMode::sleep: return "sleep";
-  }
-  return "unknown";
-}
+std::string_view to_string(WaitMode mode) noexcept { return spelling(mode, kWaitModeNames, "unknown"); }
 
 const char* to_string(ErrorCode code) noexcept {
-  switch (code) {
-    case ErrorCode::invalid_argument: return "invalid_argument";
-    case ErrorCode::dimension_mismatch: return "dimension_mismatch";
-    case ErrorCode::unsupported_type: return "unsupported_type";
-    case ErrorCode::unsupported_config: return "unsupported_config";
-    case ErrorCode::too_large: return "too_large";
-    case ErrorCode::out_of_memory: return "out_of_memory";
-    case ErrorCode::no_loader: return "no_loader";
-    case ErrorCode::no_device: return "no_device";
-    case ErrorCode::device_not_found: return "device_not_found";
-    case ErrorCode::validation_unavailable: return "validation_unavailable";
-    case ErrorCode::device_lost: return "device_lost";
-    case ErrorCode::vulkan_error: return "vulkan_error";
-    case ErrorCode::file_format: return "file_format";
-    case ErrorCode::io_error: return "io_error";
-    case ErrorCode::negative_dimension: return "negative_dimension";
-    case ErrorCode::invalid_leading_dimension: return "invalid_leading_dimension";
-    case ErrorCode::invalid_stride: return "invalid_stride";
-    case ErrorCode::buffer_too_small: return "buffer_too_small";
-    case ErrorCode::not_ready: return "not_ready";
-    case ErrorCode::unsupported_feature: return "unsupported_feature";
-  }
-  return "unknown";
+  const auto i = static_cast<size_t>(code);
+  return i < std::size(kErrorCodeNames) ? kErrorCodeNames[i] : "unknown";
+}
+
+std::span<const char* const> enumeration_names(std::string_view enumeration) noexcept {
+  static const std::vector<const char*> kernels = [] {
+    std::vector<const char*> out;
+    for (const Kernel k : all_kernels()) {
+      const auto at = static_cast<size_t>(k);
+      if (out.size() <= at) out.resize(at + 1, nullptr);
+      out[at] = kernel_name(k);
+    }
+    out.at(static_cast<size_t>(Kernel::automatic)) = "auto";
+    return out;
+  }();
+  if (enumeration == "type") return kDataTypeNames;
+  if (enumeration == "kernel") return kernels;
+  if (enumeration == "activation") return kActivationNames;
+  if (enumeration == "bias_axis") return kBiasAxisNames;
+  if (enumeration == "scale_axis") return kScaleAxisNames;
+  if (enumeration == "precision") return kPrecisionNames;
+  if (enumeration == "wait_mode") return kWaitModeNames;
+  if (enumeration == "error") return kErrorCodeNames;
+  return {};
+}
+
+std::span<const char* const> enumerations() noexcept {
+  static constexpr const char* kNames[] = {"type",      "kernel",    "activation", "bias_axis",
+                                           "scale_axis", "precision", "wait_mode",  "error"};
+  return kNames;
 }
 
 }  // namespace vkgemm

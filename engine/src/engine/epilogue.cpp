@@ -1,8 +1,6 @@
-// The epilogue's names and its checks at the door (blas.hpp's Epilogue): what a fused bias and activation
+// The epilogue's checks at the door (blas.hpp's Epilogue): what a fused bias and activation
 // apply to, refused with the argument named before any work.
-#include <array>
 #include <cmath>
-#include <utility>
 
 #include <fmt/format.h>
 
@@ -13,18 +11,6 @@
 namespace vkgemm {
 namespace {
 
-constexpr std::array<std::pair<Activation, std::string_view>, 9> kNames{{
-    {Activation::none, "none"},
-    {Activation::relu, "relu"},
-    {Activation::leaky_relu, "leaky-relu"},
-    {Activation::gelu_tanh, "gelu-tanh"},
-    {Activation::gelu_erf, "gelu-erf"},
-    {Activation::silu, "silu"},
-    {Activation::sigmoid, "sigmoid"},
-    {Activation::tanh, "tanh"},
-    {Activation::clamp, "clamp"},
-}};
-
 // GELU, SiLU, sigmoid and tanh need exp, which GLSL has for 32-bit floats only.
 bool transcendental(Activation a) noexcept {
   return a == Activation::gelu_tanh || a == Activation::gelu_erf || a == Activation::silu ||
@@ -32,20 +18,6 @@ bool transcendental(Activation a) noexcept {
 }
 
 }  // namespace
-
-std::string_view to_string(Activation activation) noexcept {
-  for (const auto& [a, name] : kNames) {
-    if (a == activation) return name;
-  }
-  return "unknown";
-}
-
-std::optional<Activation> parse_activation(std::string_view name) noexcept {
-  for (const auto& [a, n] : kNames) {
-    if (n == name) return a;
-  }
-  return std::nullopt;
-}
 
 int64_t bias_length(const GemmDesc& desc) noexcept {
   switch (desc.epilogue.bias) {
