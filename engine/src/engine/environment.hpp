@@ -29,5 +29,18 @@ WaitMode environment_wait_mode();
 // VKGEMM_TEST_NO_PUSH_DESCRIPTOR=1 (testing knobs, engine.hpp); throws on a bad value.
 void apply_test_limits(DeviceInfo& info);
 
+// Which way the host-memory copies go (engine/host_copies.hpp): the engine's rule, or every copy one way.
+enum class HostCopyPath { automatic, import, staging };
+struct HostCopyKnobs {
+  HostCopyPath path = HostCopyPath::automatic;
+  uint64_t staging_chunk = 0;  // 0: the engine's own
+};
+
+// VKGEMM_TEST_HOST_COPIES (import or staging: every copy between host memory and a storage buffer goes that
+// way, whatever its size and whether the storage is mapped; import still falls back to staging where the
+// device refuses) and VKGEMM_TEST_STAGING_CHUNK (bytes, a staging chunk's size, so that small copies cross
+// chunk boundaries): testing knobs (engine.hpp). Throws on a bad value.
+HostCopyKnobs environment_host_copies();
+
 
 }  // namespace vkgemm::detail
