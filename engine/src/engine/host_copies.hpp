@@ -33,6 +33,8 @@ class HostCopies {
   void download(const vk::AllocatedBuffer& src, uint64_t offset, void* dst, uint64_t bytes);
 
   const HostCopyCounts& counts() const noexcept { return counts_; }
+  // Whether any copy may go imported here (the device imports host memory at an alignment within the page).
+  bool can_import() const noexcept { return alignment_ != 0; }
 
   // A staging chunk, and how many chunks the ring of each direction holds: the copy of one chunk runs while
   // the host copies the next (upload) or the one before (download).
