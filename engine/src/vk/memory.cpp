@@ -162,7 +162,9 @@ std::optional<AllocatedBuffer> MemoryAllocator::import_host(const void* base, ui
   out.buffer = DeviceHandle<VkBuffer>(t, dev, buffer);
   VkMemoryRequirements req;
   t.vkGetBufferMemoryRequirements(dev, buffer, &req);
-  const uint32_t type = find_type(req.memoryTypeBits & pointer_props.memoryTypeBits, 0, rank_download);
+  // Coherent: the host reads what the device copied into the caller's pages without an invalidation, which
+  // needs a mapping the import does not make.
+  const uint32_t type = find_type(req.memoryTypeBits & pointer_props.memoryTypeBits, kHostMapped, rank_download);
   if (type == kNoType || req.size > bytes) return std::nullopt;
 
   VkImportMemoryHostPointerInfoEXT import{VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT};
