@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
 
 #include "engine/engine_impl.hpp"
@@ -86,7 +87,8 @@ std::optional<HostCopies::Imported> HostCopies::import(const void* p, uint64_t b
 
 uint64_t HostCopies::ring(std::optional<vk::AllocatedBuffer>& ring, vk::MemoryUse use, uint64_t bytes,
                           const char* name) {
-  const uint64_t wanted = std::min(bytes, kSlots * chunk_);
+  // A power of two from 64 KiB: calls of growing sizes remake the ring a few times, not at each call.
+  const uint64_t wanted = std::min(std::max(std::bit_ceil(bytes), uint64_t{64} << 10), kSlots * chunk_);
   if (!ring || ring->size < wanted) {
     ring.reset();  // the old one's memory first: the new one may need it
     ring = memory_.create(wanted, use, name);
