@@ -18,11 +18,13 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "app_vulkan.hpp"
+#include "engine/engine_impl.hpp"
 #include "support.hpp"
 #include "vkgemm/reference.hpp"
 
@@ -477,5 +479,58 @@ TEST_SUITE("faults") {
     CHECK(total.wrong == 0);
     CHECK(total.device_lost > 0);
     CHECK(total.out_of_memory > 0);
+  }
+
+  TEST_CASE("an import of the host's pages the driver refuses: the copy goes through staging, its bytes right") {
+    (void)layer();
+    const test::ExpectedMessages loader_notices("VK_LAYER_VKGEMM_fault");
+    setenv("VKGEMM_TEST_HOST_COPIES", "import", 1);
+    const auto e = test::make_engine();
+    unsetenv("VKGEMM_TEST_HOST_COPIES");
+    if (!e->device().host_import) {
+      test::skip("the device has no VK_EXT_external_memory_host: no import to refuse");
+      return;
+    }
+    const detail::HostCopies& copies = *detail::Access::impl(*e).host_copies;
+    auto rng = test::case_rng(test::current_case_name());
+    const uint64_t bytes = 3 * 4099 + 5;
+    Buffer buffer = e->create_buffer(bytes + 64);
+    std::vector<std::byte> data(bytes), back(bytes);
+    // The calls of an imported upload and download, in order: the import's allocation is each one's first
+    // vkAllocateMemory (a staging ring would come after it, and only after a refusal).
+    const auto first_allocation = [&](const std::function<void()>& copy) {
+      layer().arm(0, 0, nullptr);
+      copy();
+      layer().disarm();
+      for (uint64_t n = 1; const char* f = layer().call(n); ++n) {
+        if (std::string_view(f) == "vkAllocateMemory") return n;
+      }
+      return uint64_t{0};
+    };
+    const auto upload = [&] { e->write(buffer, 7, data.data() + 1, bytes - 1); };
+    const auto download = [&] { e->read(buffer, 7, back.data() + 1, bytes - 1); };
+    const uint64_t at_upload = first_allocation(upload), at_download = first_allocation(download);
+    REQUIRE(at_upload > 0);
+    REQUIRE(at_download > 0);
+    for (const int32_t result : {VK_ERROR_OUT_OF_HOST_MEMORY, VK_ERROR_OUT_OF_DEVICE_MEMORY}) {
+      CAPTURE(result);
+      for (auto& x : data) x = std::byte(rng() & 0xff);
+      std::fill(back.begin(), back.end(), std::byte{0x5a});
+      const detail::HostCopyCounts before = copies.counts();
+      layer().arm(at_upload, result, "vkAllocateMemory");
+      upload();
+      CHECK(layer().injected() == 1);
+      layer().disarm();
+      layer().arm(at_download, result, "vkAllocateMemory");
+      download();
+      CHECK(layer().injected() == 1);
+      layer().disarm();
+      const detail::HostCopyCounts after = copies.counts();
+      CHECK(after.refused - before.refused == 2);
+      CHECK(after.staged - before.staged == 2);
+      CHECK(after.imported == before.imported);
+      CHECK(back[0] == std::byte{0x5a});  // the byte before the read's destination
+      CHECK(std::memcmp(back.data() + 1, data.data() + 1, bytes - 1) == 0);
+    }
   }
 }

@@ -81,6 +81,12 @@ struct DeviceInfo {
   // and no pending limit. False: each plan records from its ring of descriptor sets (GemmPlanOptions::max_pending).
   bool push_descriptor = false;
   uint32_t max_push_descriptors = 0;         // maxPushDescriptors; 0 without the extension
+  // VK_EXT_external_memory_host, on for the device as vkgemm uses it (an adopted device: where the application
+  // enabled the extension), with host allocations importable as transfer buffers: the host-memory calls copy
+  // straight from and to the caller's pages (docs/design/host-copies.md). imported_host_alignment:
+  // minImportedHostPointerAlignment (0 without the extension).
+  bool host_import = false;
+  uint64_t imported_host_alignment = 0;
   bool timestamps = false;                   // the compute queue has timestampValidBits > 0
   // hostQueryReset (Vulkan 1.2) on for the device as vkgemm uses it (an adopted device: where the application
   // enabled it): the engine's own synchronous products (Engine::gemm and the other calls that wait) reset their

@@ -74,6 +74,11 @@ struct EngineOptions {
 //     coopmat kernel's tiles take one shared-memory buffer where two no longer fit;
 //   VKGEMM_TEST_NO_PUSH_DESCRIPTOR=1: a testing knob that leaves VK_KHR_push_descriptor off, so that plans
 //     record from their ring of descriptor sets on a device that has it (DeviceInfo::push_descriptor);
+//   VKGEMM_TEST_HOST_COPIES=import|staging: a testing knob that sends every copy between host memory and the
+//     engine's buffers one way (the caller's pages imported, or the staging ring), whatever its size and
+//     whether the buffers are mapped (docs/design/host-copies.md);
+//   VKGEMM_TEST_STAGING_CHUNK=BYTES: a testing knob that sets the staging ring's chunk, so that small copies
+//     cross chunk boundaries;
 //   VKGEMM_EXPERIMENT_COOPMAT, VKGEMM_EXPERIMENT_COOPMAT2, VKGEMM_EXPERIMENT_SPIRV: experiment knobs for the performance work, read only
 //     by a developer build (CMake option VKGEMM_EXPERIMENTS, off by default; docs/gpu.md), once per
 //     process.

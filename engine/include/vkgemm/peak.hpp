@@ -29,7 +29,7 @@ struct PeakMeasurement {
   uint32_t products = 0;     // derived emulation rows: int8 products per emulated product (the moduli)
   std::string reason;   // when not measured: why ("not available: ...", "not measured: ...")
   double value = 0.0;   // the median over the timed dispatches, in `unit`
-  double median_ms = 0.0;         // GPU time of one dispatch, median
+  double median_ms = 0.0;         // GPU time of one dispatch, median (the host-copy rows: a call's wall time)
   std::vector<double> gpu_ms;     // every timed dispatch
   double work = 0.0;    // FLOPs (integer operations) or bytes (read + written) of one dispatch
   uint32_t iterations = 0;  // the shader's loop count, as calibrated (copy: 0, it has no loop)
@@ -39,7 +39,10 @@ struct PeakMeasurement {
 // Every measurement, in a fixed order: f32 FMA, f16 FMA (packed), f64 FMA, int8 dot product (packed), one row
 // per cooperative-matrix shape (KHR, subgroup scope: f16, bf16, i8 and u8 measured, others saying why),
 // coopmat2's workgroup-scope MMA on its kernel's large tiles (fp32 and fp16 sums; one "coopmat2" row saying
-// why where the device has no VK_NV_cooperative_matrix2), copy. A row the device cannot run says why instead of failing; throws
+// why where the device has no VK_NV_cooperative_matrix2), copy, cache read, then the host's copies across the
+// bus: "host upload (staged)", "host download (staged)", "host upload (imported)", "host download (imported)"
+// (GB/s of pageable host memory, timed on the host's clock: median_ms is a call's wall time, gpu_ms empty;
+// docs/design/host-copies.md). A row the device cannot run says why instead of failing; throws
 // vkgemm::Error only for bad options.
 // The emulated rows among them, after f64 FMA, sit beside the f32 and f64 FMA rows.
 std::vector<PeakMeasurement> measure_peaks(Engine& engine, const PeakOptions& options = {});

@@ -171,6 +171,25 @@ void query_push_descriptor(VkPhysicalDevice pd, const std::vector<std::string>& 
   info.push_descriptor = push.maxPushDescriptors >= kGemmBindings;  // else the ring: a dispatch binds them all
 }
 
+// VK_EXT_external_memory_host, its alignment, and whether a host allocation imports as a transfer buffer.
+void query_host_import(VkPhysicalDevice pd, const std::vector<std::string>& extensions, DeviceInfo& info) {
+  if (std::find(extensions.begin(), extensions.end(), VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) == extensions.end()) {
+    return;
+  }
+  VkPhysicalDeviceExternalMemoryHostPropertiesEXT host{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+  VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &host, {}};
+  vkGetPhysicalDeviceProperties2(pd, &props);
+  VkPhysicalDeviceExternalBufferInfo buffer{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO};
+  buffer.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  buffer.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
+  VkExternalBufferProperties external{VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES};
+  vkGetPhysicalDeviceExternalBufferProperties(pd, &buffer, &external);
+  info.imported_host_alignment = host.minImportedHostPointerAlignment;
+  info.host_import = (external.externalMemoryProperties.externalMemoryFeatures &
+                      VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT) != 0 && host.minImportedHostPointerAlignment > 0;
+}
+
 // VK_KHR_shader_bfloat16's features (its struct may only be chained where the extension is there): bfloat16_t
 // in shaders and in cooperative matrices.
 void query_bfloat16(VkPhysicalDevice pd, const std::vector<std::string>& extensions, DeviceInfo& info) {
@@ -199,6 +218,7 @@ void query_extensions(VkInstance instance, VkPhysicalDevice pd, DeviceInfo& info
   query_compute_units(pd, extensions, info);
   info.pipeline_statistics = has_pipeline_executable_info(pd);
   query_push_descriptor(pd, extensions, info);
+  query_host_import(pd, extensions, info);
 
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(pd, &mem);

@@ -18,6 +18,7 @@ namespace {
 struct Declared {
   bool float16 = false, storage16 = false, storage8 = false, memory_model = false, subgroup_size_control = false;
   bool maintenance4 = false, coopmat_khr = false, coopmat2 = false, timeline = false, push_descriptor = false;
+  bool host_import = false;
   bool host_query_reset = false, int8 = false, integer_dot = false, bfloat16 = false, bfloat16_coopmat = false;
 };
 
@@ -126,6 +127,7 @@ Declared declared(const VulkanDevice& d) {
   out.coopmat2 = c.nv2_feature && has(d.enabled_extensions, VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
 #endif
   out.push_descriptor = has(d.enabled_extensions, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+  out.host_import = has(d.enabled_extensions, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
 #if defined(VK_KHR_shader_bfloat16)
   const bool bf16_extension = has(d.enabled_extensions, VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
   out.bfloat16 = out.bfloat16 && bf16_extension;
@@ -189,6 +191,7 @@ EngineImpl::EngineImpl(const VulkanDevice& d) {
   info.coopmat2 = info.coopmat2 && on.coopmat2 && matrices;
   info.coopmat_nv = false;
   info.push_descriptor = info.push_descriptor && on.push_descriptor;
+  info.host_import = info.host_import && on.host_import;
   info.host_query_reset = info.host_query_reset && on.host_query_reset && d.api_version >= VK_API_VERSION_1_2;
   apply_test_limits(info);
   info.pipeline_statistics = false;  // the application's device: its extensions are not known here
@@ -202,6 +205,7 @@ EngineImpl::EngineImpl(const VulkanDevice& d) {
   submitter = std::make_unique<vk::Submitter>(*device, timeline,
                                               vk::wait_spin(WaitMode::automatic, default_wait, physical.info.type));
   pipelines = std::make_unique<kernels::Pipelines>(*instance, *device, false, info.push_descriptor);
+  host_copies = std::make_unique<HostCopies>(*device, *memory, *submitter, physical.info, environment_host_copies());
 }
 
 }  // namespace detail

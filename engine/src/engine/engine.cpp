@@ -14,9 +14,6 @@
 
 namespace vkgemm {
 namespace detail {
-namespace {
-constexpr uint64_t kStagingChunk = 64ull << 20;  // staging buffer size cap: big copies go in pieces
-}
 
 EngineImpl::EngineImpl(const EngineOptions& asked) {
   const EngineOptions options = with_environment(asked);
@@ -38,6 +35,7 @@ EngineImpl::EngineImpl(const EngineOptions& asked) {
                                               vk::wait_spin(WaitMode::automatic, default_wait, physical.info.type));
   pipelines = std::make_unique<kernels::Pipelines>(*instance, *device, physical.info.pipeline_statistics,
                                                    physical.info.push_descriptor);
+  host_copies = std::make_unique<HostCopies>(*device, *memory, *submitter, physical.info, environment_host_copies());
 }
 
 Buffer EngineImpl::create_buffer(uint64_t bytes, std::string_view name) {
@@ -75,26 +73,7 @@ void EngineImpl::write(Buffer& buffer, uint64_t offset, const void* data, uint64
   check_range("write", offset, bytes, dst.alloc.size);
   if (bytes == 0) return;
   if (!data) throw Error(ErrorCode::invalid_argument, "write: the source pointer is null");
-  if (dst.alloc.mapped) {
-    std::memcpy(static_cast<char*>(dst.alloc.mapped) + offset, data, bytes);
-    return;
-  }
-  const auto& t = device->table();
-  if (!staging) staging = memory->create(kStagingChunk, vk::MemoryUse::staging, "vkgemm staging");
-  for (uint64_t done = 0; done < bytes;) {
-    const uint64_t chunk = std::min(bytes - done, staging->size);
-    std::memcpy(staging->mapped, static_cast<const char*>(data) + done, chunk);
-    submitter->run([&](VkCommandBuffer cmd) {
-      // Earlier kernels or copies may still use the destination.
-      memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                     VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
-                         VK_ACCESS_TRANSFER_WRITE_BIT,
-                     VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
-      VkBufferCopy region{0, offset + done, chunk};
-      t.vkCmdCopyBuffer(cmd, staging->buffer.get(), dst.alloc.buffer.get(), 1, &region);
-    });
-    done += chunk;
-  }
+  host_copies->upload(data, bytes, dst.alloc, offset);
 }
 
 void EngineImpl::read(const Buffer& buffer, uint64_t offset, void* data, uint64_t bytes) {
@@ -103,26 +82,7 @@ void EngineImpl::read(const Buffer& buffer, uint64_t offset, void* data, uint64_
   check_range("read", offset, bytes, src.alloc.size);
   if (bytes == 0) return;
   if (!data) throw Error(ErrorCode::invalid_argument, "read: the destination pointer is null");
-  if (src.alloc.mapped) {
-    std::memcpy(data, static_cast<const char*>(src.alloc.mapped) + offset, bytes);
-    return;
-  }
-  const auto& t = device->table();
-  if (!staging) staging = memory->create(kStagingChunk, vk::MemoryUse::staging, "vkgemm staging");
-  for (uint64_t done = 0; done < bytes;) {
-    const uint64_t chunk = std::min(bytes - done, staging->size);
-    submitter->run([&](VkCommandBuffer cmd) {
-      memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                     VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                     VK_ACCESS_TRANSFER_READ_BIT);
-      VkBufferCopy region{offset + done, 0, chunk};
-      t.vkCmdCopyBuffer(cmd, src.alloc.buffer.get(), staging->buffer.get(), 1, &region);
-      memory_barrier(t, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-                     VK_ACCESS_HOST_READ_BIT);
-    });
-    std::memcpy(static_cast<char*>(data) + done, staging->mapped, chunk);
-    done += chunk;
-  }
+  host_copies->download(src.alloc, offset, data, bytes);
 }
 
 void EngineImpl::fill(Buffer& buffer, uint64_t offset, uint64_t bytes, uint32_t word) {
@@ -192,7 +152,7 @@ void Engine::read(const Buffer& buffer, uint64_t offset, void* data, uint64_t by
   impl_->read(buffer, offset, data, bytes);
 }
 void Engine::fill(Buffer& buffer, uint64_t offset, uint64_t bytes, uint32_t word) {
-  std::lock_guard guard(impl_->lock);  // as every member: the submitter and staging are the engine's one each
+  std::lock_guard guard(impl_->lock);  // as every member: the submitter and host copies are the engine's one each
   impl_->fill(buffer, offset, bytes, word);
 }
 void Engine::check_supported(DataType type, const GemmOptions& options) const {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "device/device_query.hpp"
+#include "vk/host_copies.hpp"
 #include "engine/plan_cache.hpp"
 #include "kernels/registry.hpp"
 #include "kernels/pipelines.hpp"
@@ -291,7 +292,8 @@ struct EngineImpl {
   // Testing only (a mutation): replay an engine plan's recording whatever the operands, as a replay that
   // checked nothing would. The tests show a product on other buffers then fails its check.
   bool test_replay_any_operands = false;
-  std::optional<vk::AllocatedBuffer> staging;
+  // Engine::write and read, and so every host-memory call (host_copies.hpp); made after the submitter it uses.
+  std::unique_ptr<HostCopies> host_copies;
   Buffer host_a, host_b, host_c, host_bias;  // reused by the host-memory gemm, grown on demand
 };
 

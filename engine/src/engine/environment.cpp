@@ -94,6 +94,27 @@ void apply_test_limits(DeviceInfo& info) {
   }
 }
 
+HostCopyKnobs environment_host_copies() {
+  HostCopyKnobs knobs;
+  if (const char* env = variable("VKGEMM_TEST_HOST_COPIES")) {
+    const std::string_view path(env);
+    if (path != "import" && path != "staging") {
+      throw Error(ErrorCode::invalid_argument, fmt::format("VKGEMM_TEST_HOST_COPIES={} is not import or staging", env));
+    }
+    knobs.path = path == "import" ? HostCopyPath::import : HostCopyPath::staging;
+  }
+  if (const char* env = variable("VKGEMM_TEST_STAGING_CHUNK")) {
+    constexpr unsigned long long kMax = 1ull << 30;
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(env, &end, 10);
+    if (*end || v == 0 || v > kMax || env[0] == '-') {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("VKGEMM_TEST_STAGING_CHUNK={} is not a whole number of bytes from 1 to {}", env, kMax));
+    }
+    knobs.staging_chunk = v;
+  }
+  return knobs;
+}
 
 }  // namespace detail
 }  // namespace vkgemm

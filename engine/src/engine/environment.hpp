@@ -7,6 +7,7 @@
 #include <string>
 
 #include "device/device_choice.hpp"
+#include "vk/host_copies.hpp"
 #include "vkgemm/device_info.hpp"
 #include "vkgemm/engine.hpp"
 
@@ -28,6 +29,12 @@ WaitMode environment_wait_mode();
 // VKGEMM_TEST_MAX_STORAGE_RANGE where those are set, and turns push_descriptor off under
 // VKGEMM_TEST_NO_PUSH_DESCRIPTOR=1 (testing knobs, engine.hpp); throws on a bad value.
 void apply_test_limits(DeviceInfo& info);
+
+// VKGEMM_TEST_HOST_COPIES (import or staging: every copy between host memory and a storage buffer goes that
+// way, whatever its size and whether the storage is mapped; import still falls back to staging where the
+// device refuses) and VKGEMM_TEST_STAGING_CHUNK (bytes, a staging chunk's size, so that small copies cross
+// chunk boundaries): testing knobs (engine.hpp). Throws on a bad value.
+HostCopyKnobs environment_host_copies();
 
 
 }  // namespace vkgemm::detail

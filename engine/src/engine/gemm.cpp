@@ -263,7 +263,11 @@ GemmTiming EngineImpl::gemm_host(const GemmDesc& desc, const void* a, const void
     write(host_a, 0, a, bytes[0]);
     write(host_b, 0, b, bytes[1]);
   }
-  write(host_c, 0, c, bytes[2]);  // also when beta = 0: the gaps between rows come back as they were
+  // C goes in where the product reads it (beta != 0) or leaves part of its span as it was (the gaps between
+  // rows and batch entries, which come back with it); with beta = 0 over a span without gaps the kernels
+  // write every byte the download brings back, and C's upload would only cost the bus its bytes.
+  const uint64_t c_elements = uint64_t(desc.m) * uint64_t(desc.n) * uint64_t(desc.batch);
+  if (desc.beta != 0.0 || operand_extent(desc, 'C').elements != c_elements) write(host_c, 0, c, bytes[2]);
   if (has_bias) {
     write(host_bias, 0, bias,
           bias_byte_offset(desc) + uint64_t(bias_length(desc)) * element_size(desc.epilogue.bias_type));

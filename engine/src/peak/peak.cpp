@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cstring>
 #include <string_view>
 
@@ -12,6 +13,7 @@
 #include "peak/peak_context.hpp"
 #include "ozaki/moduli.hpp"
 #include "peak/timed_dispatch.hpp"
+#include "vk/host_copies.hpp"
 #include "vkgemm/error.hpp"
 
 namespace vkgemm {
@@ -488,6 +490,61 @@ PeakMeasurement guarded(const char* name, const char* unit, Measure measure) {
   }
 }
 
+// One host-copy row: `copy` run once untimed (the staging ring's making, the pages' first touch), then
+// `repeat` times, each timed on the host's clock from the call to its completion: a copy between host memory
+// and the device is the host's work as much as the device's, and no GPU timestamp spans it.
+template <typename Copy>
+PeakMeasurement time_host_copy(std::string name, uint64_t bytes, uint32_t repeat, Copy&& copy) {
+  using clock = std::chrono::steady_clock;
+  PeakMeasurement m = unavailable(std::move(name), "GB/s", "");
+  copy();
+  std::vector<double> wall_ms;
+  for (uint32_t r = 0; r < repeat; ++r) {
+    const auto start = clock::now();
+    copy();
+    wall_ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - start).count());
+  }
+  m.measured = true;
+  m.median_ms = detail::peak::median(wall_ms);
+  m.work = double(bytes);
+  m.value = m.median_ms > 0.0 ? double(bytes) / (m.median_ms * 1e-3) * 1e-9 : 0.0;
+  m.detail = fmt::format("{} MiB of pageable host memory, host wall time of a call (no GPU times)", bytes >> 20);
+  return m;
+}
+
+// The host's copies across the bus (design/host-copies.md): the copy buffer's size of pageable host memory into
+// a storage buffer (upload) and back (download), through the staging ring and through the host's pages
+// imported, whatever the engine's own choice for that size would be.
+void add_host_copy_rows(const PeakContext& e, const PeakLoad& plan, std::vector<PeakMeasurement>& rows) {
+  const DeviceInfo& info = e.physical.info;
+  const uint64_t bytes = plan.copy_bytes;
+  const vk::AllocatedBuffer alloc = e.create_buffer(bytes, "vkgemm peak host copies");
+  std::vector<std::byte> host(bytes, std::byte{1});
+  for (const auto& [path, way] : {std::pair{detail::HostCopyPath::staging, "staged"},
+                                  std::pair{detail::HostCopyPath::import, "imported"}}) {
+    const std::string up = fmt::format("host upload ({})", way), down = fmt::format("host download ({})", way);
+    detail::HostCopies copies(*e.device, *e.memory, *e.submitter, info, {path, 0});
+    if (path == detail::HostCopyPath::import && !copies.can_import()) {
+      const std::string why = info.host_import ? "not available: the device's import alignment exceeds the page size"
+                                               : "not available: the device has no VK_EXT_external_memory_host";
+      rows.push_back(unavailable(up, "GB/s", why));
+      rows.push_back(unavailable(down, "GB/s", why));
+      continue;
+    }
+    rows.push_back(guarded(up.c_str(), "GB/s", [&] {
+      return time_host_copy(up, bytes, plan.repeat, [&] { copies.upload(host.data(), bytes, alloc, 0); });
+    }));
+    rows.push_back(guarded(down.c_str(), "GB/s", [&] {
+      return time_host_copy(down, bytes, plan.repeat, [&] { copies.download(alloc, 0, host.data(), bytes); });
+    }));
+    if (copies.counts().refused) {  // staged after all: not what the rows name
+      for (size_t i = rows.size() - 2; i < rows.size(); ++i) {
+        rows[i] = unavailable(rows[i].name, "GB/s", "not available: the driver refused to import the host's pages");
+      }
+    }
+  }
+}
+
 void add_coopmat_rows(const PeakContext& e, const PeakLoad& plan, std::vector<PeakMeasurement>& rows) {
   const DeviceInfo& info = e.physical.info;
   if (!info.coopmat_khr || info.coopmat_shapes.empty()) {
@@ -638,6 +695,7 @@ std::vector<PeakMeasurement> detail::peak::measure(const PeakContext& e, const P
     rows.push_back(unavailable(kDotRow, "TOP/s", why));
     rows.push_back(unavailable("copy", "GB/s", why));
     rows.push_back(unavailable("cache read", "GB/s", why));
+    add_host_copy_rows(e, plan, rows);  // timed on the host's clock
     insert_emulation_rows(info, rows);
     return rows;
   }
@@ -649,6 +707,7 @@ std::vector<PeakMeasurement> detail::peak::measure(const PeakContext& e, const P
   add_coopmat_rows(e, plan, rows);
   rows.push_back(guarded("copy", "GB/s", [&] { return measure_copy(e, plan); }));
   rows.push_back(guarded("cache read", "GB/s", [&] { return measure_cache(e, plan); }));
+  add_host_copy_rows(e, plan, rows);
   insert_emulation_rows(info, rows);
   return rows;
 }

@@ -53,6 +53,9 @@ class EnabledFeatures {
     }
     // VK_KHR_push_descriptor where the device has it (and enough of them): plans record with no descriptor set.
     if (d.push_descriptor) extensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+    // VK_EXT_external_memory_host where the device imports host allocations: host-memory calls copy from
+    // and to the caller's own pages.
+    if (d.host_import) extensions.push_back(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
   }
   EnabledFeatures(const EnabledFeatures&) = delete;
   EnabledFeatures& operator=(const EnabledFeatures&) = delete;

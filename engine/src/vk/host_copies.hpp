@@ -1,0 +1,78 @@
+// Copies between host memory and the engine's storage buffers: the one path under Engine::write and
+// Engine::read, and so under every host-memory product (Engine::gemm on host pointers, the C ABI, the
+// drop-in BLAS, the Python module). The rules and why: docs/design/host-copies.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "vk/device.hpp"
+#include "vk/memory.hpp"
+#include "vk/submitter.hpp"
+#include "vkgemm/device_info.hpp"
+
+namespace vkgemm::detail {
+
+// Which way the host-memory copies go: the engine's rule, or every copy one way (the testing knobs
+// VKGEMM_TEST_HOST_COPIES and VKGEMM_TEST_STAGING_CHUNK, engine/environment.cpp).
+enum class HostCopyPath { automatic, import, staging };
+struct HostCopyKnobs {
+  HostCopyPath path = HostCopyPath::automatic;
+  uint64_t staging_chunk = 0;  // 0: the engine's own
+};
+
+// How many copies went each way since the engine was made (the tests' view).
+struct HostCopyCounts {
+  uint64_t mapped = 0;    // a memcpy into or out of a mapped storage buffer
+  uint64_t imported = 0;  // one device copy from or to the caller's own pages
+  uint64_t staged = 0;    // through the staging ring
+  uint64_t refused = 0;   // imports the driver refused (then staged)
+};
+
+class HostCopies {
+ public:
+  HostCopies(const vk::Device& device, const vk::MemoryAllocator& memory, vk::Submitter& submitter,
+             const DeviceInfo& info, HostCopyKnobs knobs);
+
+  // `bytes` from the host's `src` into `dst` at `offset`, complete on return. The range was checked.
+  void upload(const void* src, uint64_t bytes, const vk::AllocatedBuffer& dst, uint64_t offset);
+  // `bytes` of `src` at `offset` into the host's `dst`, complete on return. The range was checked.
+  void download(const vk::AllocatedBuffer& src, uint64_t offset, void* dst, uint64_t bytes);
+
+  const HostCopyCounts& counts() const noexcept { return counts_; }
+  // Whether any copy may go imported here (the device imports host memory at an alignment within the page).
+  bool can_import() const noexcept { return alignment_ != 0; }
+
+  // A staging chunk, and how many chunks the ring of each direction holds: the copy of one chunk runs while
+  // the host copies the next (upload) or the one before (download).
+  static constexpr uint64_t kChunk = 8ull << 20;
+  static constexpr uint64_t kSlots = 4;
+  // Below this many bytes a copy is staged, not imported: an import pins pages and creates a buffer, a fixed
+  // cost a small memcpy does not have.
+  static constexpr uint64_t kImportMin = 1ull << 20;
+
+ private:
+  // The caller's pages around [p, p + bytes), rounded out to the import alignment, as a transfer buffer, and
+  // where p lies in it; empty where this range is not imported (the rule, or the driver refused).
+  struct Imported {
+    vk::AllocatedBuffer buffer;
+    uint64_t shift = 0;
+  };
+  std::optional<Imported> import(const void* p, uint64_t bytes);
+  bool imports(uint64_t bytes) const;
+  // A staging ring of at least min(bytes, kSlots chunks) (grown here), and its slots' size.
+  uint64_t ring(std::optional<vk::AllocatedBuffer>& ring, vk::MemoryUse use, uint64_t bytes, const char* name);
+  void upload_staged(const void* src, uint64_t bytes, const vk::AllocatedBuffer& dst, uint64_t offset);
+  void download_staged(const vk::AllocatedBuffer& src, uint64_t offset, void* dst, uint64_t bytes);
+
+  const vk::Device& device_;
+  const vk::MemoryAllocator& memory_;
+  vk::Submitter& submitter_;
+  HostCopyKnobs knobs_;
+  uint64_t chunk_ = kChunk;
+  uint64_t alignment_ = 0;  // the import's; 0: no import (no extension, or an alignment above the page size)
+  std::optional<vk::AllocatedBuffer> upload_ring_, download_ring_;
+  HostCopyCounts counts_;
+};
+
+}  // namespace vkgemm::detail

@@ -1,0 +1,234 @@
+// The host-memory path (vk/host_copies.hpp, docs/design/host-copies.md): products and transfers on host
+// pointers through each way the engine copies (the caller's pages imported, the staging ring, a mapped
+// buffer), at pointers 1 to 63 bytes past an aligned one, with sizes that are no multiple of any alignment
+// and that cross the staging chunks; inputs unchanged, outputs poisoned, guard bytes around them untouched.
+#include <doctest/doctest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "engine/engine_impl.hpp"
+#include "support.hpp"
+#include "vkgemm/reference.hpp"
+
+using namespace vkgemm;
+
+namespace {
+
+constexpr uint64_t kChunk = 4099;  // bytes a staging chunk: a prime, so no operand fills whole chunks
+constexpr std::byte kGuard{0xA5};
+constexpr size_t kGuardBytes = 4096 + 64;
+
+// An engine whose host copies go `path` ("import", "staging", or "" for the engine's rule) through chunks of
+// kChunk bytes; its validation messages fail the test.
+std::unique_ptr<Engine> engine_for(const std::string& path) {
+  if (!path.empty()) setenv("VKGEMM_TEST_HOST_COPIES", path.c_str(), 1);
+  setenv("VKGEMM_TEST_STAGING_CHUNK", std::to_string(kChunk).c_str(), 1);
+  auto e = test::make_engine();
+  unsetenv("VKGEMM_TEST_HOST_COPIES");
+  unsetenv("VKGEMM_TEST_STAGING_CHUNK");
+  return e;
+}
+
+detail::HostCopyCounts counts(Engine& e) { return detail::Access::impl(e).host_copies->counts(); }
+
+// `bytes` of host memory `skew` bytes past a 64-byte boundary, between guard regions.
+class Guarded {
+ public:
+  Guarded(size_t bytes, size_t skew) : bytes_(bytes), store_(2 * kGuardBytes + bytes + 64, kGuard) {
+    const auto base = reinterpret_cast<uintptr_t>(store_.data()) + kGuardBytes;
+    at_ = reinterpret_cast<std::byte*>((base + 63) / 64 * 64 + skew);
+  }
+  std::byte* data() { return at_; }
+  size_t size() const { return bytes_; }
+  // Every byte outside [data, data + size) is still the guard's.
+  bool guards_intact() const {
+    for (const std::byte* p = store_.data(); p < store_.data() + store_.size(); ++p) {
+      if ((p < at_ || p >= at_ + bytes_) && *p != kGuard) return false;
+    }
+    return true;
+  }
+
+ private:
+  size_t bytes_;
+  std::vector<std::byte> store_;
+  std::byte* at_;
+};
+
+void put(Guarded& g, const std::vector<float>& v) { std::memcpy(g.data(), v.data(), g.size()); }
+std::vector<float> get(Guarded& g) {
+  std::vector<float> v(g.size() / sizeof(float));
+  std::memcpy(v.data(), g.data(), g.size());
+  return v;
+}
+
+// The paths an engine on this device can take; import only where the device imports host memory.
+std::vector<std::string> paths(bool host_import) {
+  std::vector<std::string> out = {"", "staging"};
+  if (host_import) {
+    out.push_back("import");
+  } else {
+    test::skip("this device has no VK_EXT_external_memory_host: the import path is not tested here");
+  }
+  return out;
+}
+
+// What the copies of one call must have done on `path`: every one the path's way.
+void check_went(const std::string& path, const detail::HostCopyCounts& before, const detail::HostCopyCounts& after,
+                uint64_t copies) {
+  if (path == "import") {
+    CHECK(after.imported - before.imported == copies);
+    CHECK(after.staged == before.staged);
+  } else if (path == "staging") {
+    CHECK(after.staged - before.staged == copies);
+    CHECK(after.imported == before.imported);
+  }
+  CHECK(after.mapped - before.mapped + after.imported - before.imported + after.staged - before.staged == copies);
+}
+
+}  // namespace
+
+TEST_SUITE("host copies") {
+  TEST_CASE("products on host pointers through each path: skewed pointers, inputs unchanged, guards untouched") {
+    auto rng = test::case_rng(test::current_case_name());
+    const bool host_import = test::engine().device().host_import;
+    struct Shape {
+      uint32_t m, n, k;
+    };
+    // Bytes no multiple of 4099, 64 or a page; the last crosses more chunks than the ring has slots.
+    const Shape shapes[] = {{1, 1, 1}, {67, 45, 33}, {131, 97, 61}};
+    for (const std::string& path : paths(host_import)) {
+      auto e = engine_for(path);
+      for (const Shape& s : shapes) {
+        for (const size_t skew : {size_t{0}, size_t{1}, size_t{3}, size_t{17}, size_t{63}}) {
+          INFO(fmt::format("path '{}', {}x{}x{}, skew {}", path, s.m, s.n, s.k, skew));
+          const auto a = test::random_floats(size_t{s.m} * s.k, rng), b = test::random_floats(size_t{s.k} * s.n, rng);
+          Guarded ga(a.size() * 4, skew), gb(b.size() * 4, (skew * 7) % 64), gc(size_t{s.m} * s.n * 4, 63 - skew);
+          put(ga, a), put(gb, b);
+          std::memset(gc.data(), 0xff, gc.size());  // NaN: an element not written shows
+          const auto before = counts(*e);
+          e->gemm(DataType::f32, s.m, s.n, s.k, ga.data(), gb.data(), gc.data());
+          // A and B in, C out: C, dense, with beta 0, is written whole and never goes in.
+          check_went(path, before, counts(*e), 3);
+          CHECK(get(ga) == a);
+          CHECK(get(gb) == b);
+          CHECK(ga.guards_intact());
+          CHECK(gb.guards_intact());
+          CHECK(gc.guards_intact());
+          const auto c = get(gc);
+          const Comparison r = compare_with_reference(DataType::f32, s.m, s.n, s.k, a.data(), b.data(), c.data());
+          CHECK_MESSAGE(r.passed, fmt::format("{} elements off, the first at {}", r.bad_elements, r.first_bad));
+        }
+      }
+    }
+  }
+
+  TEST_CASE("the full call on host pointers: beta reads C, the gaps between C's rows come back unchanged") {
+    auto rng = test::case_rng(test::current_case_name());
+    for (const std::string& path : paths(test::engine().device().host_import)) {
+      auto e = engine_for(path);
+      for (const double beta : {-0.5, 0.0}) {  // 0: C is not read, but its gaps still go in and come back
+        INFO(fmt::format("path '{}', beta {}", path, beta));
+        GemmDesc desc;
+        desc.type = DataType::f32;
+        desc.m = 53, desc.n = 29, desc.k = 71;
+        desc.ldc = 29 + 6;
+        desc.alpha = 1.5, desc.beta = beta;
+        const auto a = test::random_floats(53 * 71, rng), b = test::random_floats(71 * 29, rng);
+        const auto c0 = test::random_floats(53 * 35 - 6, rng);  // the span: the last row ends at n
+        Guarded ga(a.size() * 4, 5), gb(b.size() * 4, 11), gc(c0.size() * 4, 33);
+        put(ga, a), put(gb, b), put(gc, c0);
+        const auto before = counts(*e);
+        e->gemm(desc, ga.data(), gb.data(), gc.data());
+        check_went(path, before, counts(*e), 4);  // A, B and C in, C out
+        CHECK(get(ga) == a);
+        CHECK(get(gb) == b);
+        CHECK(gc.guards_intact());
+        const auto c = get(gc);
+        const Comparison r = compare_with_reference(desc, a.data(), b.data(), c0.data(), c.data());
+        CHECK_MESSAGE(r.passed, fmt::format("{} elements off, the first at {}", r.bad_elements, r.first_bad));
+      }
+    }
+  }
+
+  TEST_CASE("write and read on host pointers through each path, across chunks, at odd offsets") {
+    auto rng = test::case_rng(test::current_case_name());
+    for (const std::string& path : paths(test::engine().device().host_import)) {
+      CAPTURE(path);
+      auto e = engine_for(path);
+      const uint64_t size = 9 * kChunk + 77;  // more chunks than the ring's slots
+      Buffer buffer = e->create_buffer(size);
+      std::vector<std::byte> all(size);
+      for (auto& x : all) x = std::byte(rng() & 0xff);
+      Guarded whole(size, 9);
+      std::memcpy(whole.data(), all.data(), size);
+      e->write(buffer, 0, whole.data(), size);
+      CHECK(std::memcmp(whole.data(), all.data(), size) == 0);  // the source unchanged
+      // A piece over chunk boundaries at an odd offset, written from a skewed pointer, then the whole read.
+      const uint64_t offset = kChunk - 3, bytes = 3 * kChunk + 5;
+      Guarded piece(bytes, 41);
+      for (uint64_t i = 0; i < bytes; ++i) piece.data()[i] = std::byte(rng() & 0xff);
+      std::memcpy(all.data() + offset, piece.data(), bytes);
+      e->write(buffer, offset, piece.data(), bytes);
+      CHECK(piece.guards_intact());
+      Guarded back(size, 62);
+      std::memset(back.data(), 0x5a, size);
+      e->read(buffer, 0, back.data(), size);
+      CHECK(back.guards_intact());
+      CHECK(std::memcmp(back.data(), all.data(), size) == 0);
+      // A read of an odd range into a skewed pointer lands there alone.
+      Guarded part(bytes, 1);
+      e->read(buffer, offset + 1, part.data(), bytes);
+      CHECK(part.guards_intact());
+      CHECK(std::memcmp(part.data(), all.data() + offset + 1, bytes) == 0);
+    }
+  }
+
+  TEST_CASE("an input on read-only pages is read, never written, on each path") {
+    auto rng = test::case_rng(test::current_case_name());
+    const long page = sysconf(_SC_PAGESIZE);
+    REQUIRE(page > 0);
+    const uint32_t m = 40, n = 24, k = 50;  // A and B share 3 pages, A from 5 bytes in, B right after it
+    const size_t bytes = 3 * size_t(page);
+    void* map = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(map != MAP_FAILED);
+    auto* a = static_cast<std::byte*>(map) + 5;
+    std::byte* b = a + size_t{m} * k * 4;
+    const auto va = test::random_floats(size_t{m} * k, rng), vb = test::random_floats(size_t{k} * n, rng);
+    std::memcpy(a, va.data(), va.size() * 4);
+    std::memcpy(b, vb.data(), vb.size() * 4);
+    REQUIRE(mprotect(map, bytes, PROT_READ) == 0);  // a write to them now faults
+    for (const std::string& path : paths(test::engine().device().host_import)) {
+      CAPTURE(path);
+      auto e = engine_for(path);
+      std::vector<float> c(size_t{m} * n, NAN);
+      const auto before = counts(*e);
+      e->gemm(DataType::f32, m, n, k, a, b, c.data());
+      const auto after = counts(*e);
+      // A driver may refuse to import read-only pages: those copies are staged instead.
+      if (path == "import") CHECK(after.imported - before.imported + after.refused - before.refused >= 2);
+      const Comparison r = compare_with_reference(DataType::f32, m, n, k, va.data(), vb.data(), c.data());
+      CHECK_MESSAGE(r.passed, fmt::format("{} elements off, the first at {}", r.bad_elements, r.first_bad));
+    }
+    CHECK(std::memcmp(a, va.data(), va.size() * 4) == 0);
+    CHECK(std::memcmp(b, vb.data(), vb.size() * 4) == 0);
+    munmap(map, bytes);
+  }
+
+  TEST_CASE("the knobs refuse what they do not know") {
+    setenv("VKGEMM_TEST_HOST_COPIES", "pinned", 1);
+    test::expect_error([] { test::make_engine(); }, ErrorCode::invalid_argument,
+                       "VKGEMM_TEST_HOST_COPIES=pinned is not import or staging");
+    unsetenv("VKGEMM_TEST_HOST_COPIES");
+    setenv("VKGEMM_TEST_STAGING_CHUNK", "0", 1);
+    test::expect_error([] { test::make_engine(); }, ErrorCode::invalid_argument, "VKGEMM_TEST_STAGING_CHUNK=0");
+    unsetenv("VKGEMM_TEST_STAGING_CHUNK");
+  }
+}
