@@ -1,7 +1,8 @@
 # The rule that compiles a shader variant to SPIR-V, used by shaders/ (every kernel) and by the add_kernel
 # test (a kernel added by docs/architecture.md's steps): defined here, before both, so both see it.
-# vkgemm_shader_variant(<kernel> <type> <target env> [extra glslang args...]) compiles
-# ${CMAKE_CURRENT_SOURCE_DIR}/<kernel>.comp into ${CMAKE_CURRENT_BINARY_DIR}/spirv/<kernel>_<type>.h (an array
+# vkgemm_shader_variant(<kernel> <type> <target env> [extra glslang args...]) compiles <kernel>.comp of
+# ${CMAKE_CURRENT_SOURCE_DIR} (of VKGEMM_SHADER_SOURCE_DIR where the caller sets it: the add_activation test
+# compiles the library's shaders) into ${CMAKE_CURRENT_BINARY_DIR}/spirv/<kernel>_<type>.h (an array
 # spv_<kernel>_<type>) and adds it to the caller's VKGEMM_SHADER_HEADERS, VKGEMM_SHADER_INCLUDES and
 # VKGEMM_SHADER_TABLE (shaders/spirv_table.cpp.in embeds the table).
 
@@ -51,15 +52,19 @@ function(vkgemm_shader_variant kernel type env)
   elseif((acc STREQUAL "int" OR acc STREQUAL "uint") AND NOT "-DVKGEMM_DEQUANT" IN_LIST ARGN)
     set(epilogue -DVKGEMM_NO_EPILOGUE)  # integer C (the dequantizing variants' float C has an fp32 epilogue)
   endif()
+  set(source ${CMAKE_CURRENT_SOURCE_DIR}/${kernel}.comp)
+  if(VKGEMM_SHADER_SOURCE_DIR)
+    set(source ${VKGEMM_SHADER_SOURCE_DIR}/${kernel}.comp)
+  endif()
   set(header ${CMAKE_CURRENT_BINARY_DIR}/spirv/${name}.h)
   file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/spirv)
   add_custom_command(
     OUTPUT ${header}
     COMMAND ${GLSLANG_VALIDATOR} -V --target-env ${env} -I${PROJECT_SOURCE_DIR}/shaders -DELEM_T=${elem}
             -DACC_T=${acc} -DC_T=${ctype} -DVEC_T=${vec} ${epilogue} ${ARGN}
-            --vn spv_${name} --depfile ${header}.d -o ${header} ${CMAKE_CURRENT_SOURCE_DIR}/${kernel}.comp
+            --vn spv_${name} --depfile ${header}.d -o ${header} ${source}
     DEPFILE ${header}.d
-    DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${kernel}.comp ${PROJECT_SOURCE_DIR}/shaders/gemm_interface.glsl
+    DEPENDS ${source} ${PROJECT_SOURCE_DIR}/shaders/gemm_interface.glsl
             ${PROJECT_SOURCE_DIR}/shaders/gemm_abi.h ${PROJECT_SOURCE_DIR}/shaders/epilogue.glsl
     COMMENT "glslang ${kernel}.comp (${type})"
     VERBATIM)

@@ -82,6 +82,11 @@ EPI_T epilogue_activation(EPI_T x, uint act) {
     case GEMM_ACT_SIGMOID: return epilogue_sigmoid(x);
     case GEMM_ACT_TANH: return epilogue_tanh(x);
 #endif
+#ifdef VKGEMM_EXTRA_ACTIVATIONS_GLSL
+    // Activations a build adds after the list (vkgemm/names.hpp's VKGEMM_EXTRA_ACTIVATIONS): none, except in
+    // the build of tests/add_activation/, whose file holds the test activation's number and case.
+#include "extra_activations.glsl"
+#endif
     default: return x;
   }
 }

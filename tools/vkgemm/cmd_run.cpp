@@ -272,7 +272,7 @@ Epilogue epilogue_of(const RunOptions& o) {
   const std::optional<Activation> act = parse_activation(o.act);
   if (!act) {
     throw Error(ErrorCode::invalid_argument,
-                fmt::format("--act {}: none, relu, leaky-relu, gelu-tanh, gelu-erf, silu, sigmoid, tanh or clamp", o.act));
+                fmt::format("--act {} is unknown ({})", o.act, joined_names(activation_table())));
   }
   e.activation = *act;
   e.slope = o.slope, e.lo = o.clamp_lo, e.hi = o.clamp_hi;
@@ -663,8 +663,8 @@ void add_epilogue_options(CLI::App& cmd, RunOptions& o) {
       ->capture_default_str();
   add_enum_option(cmd, "--bias-type", o.bias_type, type_table(), "The bias's type: f32 (default) or C's type");
   cmd.add_option("--act", o.act,
-                 "Fused epilogue: the activation after alpha op(A) op(B) + beta C + bias: none, relu, leaky-relu, "
-                 "gelu-tanh, gelu-erf, silu, sigmoid, tanh, clamp (float C; f64 takes relu, leaky-relu, clamp)")
+                 "Fused epilogue: the activation after alpha op(A) op(B) + beta C + bias: " +
+                     joined_names(activation_table()) + " (float C; f64 C takes those that need no exp)")
       ->capture_default_str();
   cmd.add_option("--scale", o.scale,
                  "Dequantization of an i8 or u8 product into f32 or f16 C (--out-type): tensor (C = --tensor-scale * "

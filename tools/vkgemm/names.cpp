@@ -1,5 +1,7 @@
 #include "names.hpp"
 
+#include "vkgemm/names.hpp"
+
 #include <algorithm>
 
 namespace vkgemm::cli {
@@ -14,6 +16,12 @@ NameTable<Kernel> kernel_table() {
 NameTable<DataType> type_table() {
   NameTable<DataType> out;
   for (DataType t : all_data_types) out.emplace_back(std::string(to_string(t)), t);
+  return out;
+}
+
+NameTable<Activation> activation_table() {
+  NameTable<Activation> out;
+  for (const char* name : enumeration_names("activation")) out.emplace_back(name, *parse_activation(name));
   return out;
 }
 

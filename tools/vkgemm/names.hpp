@@ -24,6 +24,8 @@ using NameTable = std::vector<std::pair<std::string, E>>;
 NameTable<Kernel> kernel_table();
 NameTable<DataType> type_table();
 NameTable<Layout> layout_table();
+// Every activation of the fused epilogue (vkgemm/names.hpp), `none` first.
+NameTable<Activation> activation_table();
 // GemmOptions::precision: native, emulated.
 NameTable<Precision> precision_table();
 

@@ -30,7 +30,14 @@
   X(silu, "silu")             /* x / (1 + exp(-x)) */                           \
   X(sigmoid, "sigmoid")       /* 1 / (1 + exp(-x)) */                           \
   X(tanh, "tanh")                                                               \
-  X(clamp, "clamp")           /* min(max(x, lo), hi) */
+  X(clamp, "clamp")           /* min(max(x, lo), hi) */                         \
+  VKGEMM_EXTRA_ACTIVATIONS(X)
+
+// Activations a build adds after the list: none, except in the build that shows an activation added by the
+// steps of docs/architecture.md (tests/add_activation/: its entry makes its enumerator as the list's do).
+#ifndef VKGEMM_EXTRA_ACTIVATIONS
+#define VKGEMM_EXTRA_ACTIVATIONS(X)
+#endif
 
 // The bias vector's broadcast (blas.hpp's BiasAxis).
 #define VKGEMM_BIAS_AXES(X)    \

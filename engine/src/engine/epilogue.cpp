@@ -1,20 +1,41 @@
 // The epilogue's checks at the door (blas.hpp's Epilogue): what a fused bias and activation
 // apply to, refused with the argument named before any work.
 #include <cmath>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "engine/epilogue_check.hpp"
 #include "vkgemm/blas.hpp"
 #include "vkgemm/error.hpp"
+#include "vkgemm/names.hpp"
 
 namespace vkgemm {
 namespace {
 
-// GELU, SiLU, sigmoid and tanh need exp, which GLSL has for 32-bit floats only.
+// GELU, SiLU, sigmoid and tanh need exp, which GLSL has for 32-bit floats only (shaders/epilogue.glsl keeps
+// their cases out of the f64 variants). An activation whose formula needs exp, log or the like joins them.
 bool transcendental(Activation a) noexcept {
   return a == Activation::gelu_tanh || a == Activation::gelu_erf || a == Activation::silu ||
          a == Activation::sigmoid || a == Activation::tanh;
+}
+
+// The activations f64 C takes, from the table (vkgemm/names.hpp): "relu, leaky-relu and clamp".
+std::string f64_activations() {
+  std::vector<std::string_view> taken;
+  for (const char* name : enumeration_names("activation")) {
+    const std::optional<Activation> a = parse_activation(name);
+    if (a && *a != Activation::none && !transcendental(*a)) taken.push_back(name);
+  }
+  std::string out;
+  for (size_t i = 0; i < taken.size(); ++i) {
+    out += i == 0 ? "" : i + 1 == taken.size() ? " and " : ", ";
+    out += taken[i];
+  }
+  return out;
 }
 
 }  // namespace
@@ -109,7 +130,7 @@ void check_epilogue(const GemmDesc& d) {
   if (out == DataType::f64 && transcendental(e.activation)) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("gemm: epilogue.activation {} is not available for f64 C (the shaders have no double "
-                            "exp); relu, leaky-relu and clamp are", to_string(e.activation)));
+                            "exp); {} are", to_string(e.activation), f64_activations()));
   }
   if (e.bias != BiasAxis::none && e.bias_type != DataType::f32 && e.bias_type != out) {
     throw Error(ErrorCode::invalid_argument,

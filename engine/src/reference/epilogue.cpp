@@ -5,6 +5,15 @@
 
 #include "core/element_access.hpp"
 
+// An activation a build adds after the list (vkgemm/names.hpp's VKGEMM_EXTRA_ACTIVATIONS) brings its cases of
+// the three switches below: none, except in the build of tests/add_activation/, where they are the test
+// activation's. An activation of the list writes its cases into the switches themselves.
+#ifndef VKGEMM_EXTRA_ACTIVATION_FORMULAS
+#define VKGEMM_EXTRA_ACTIVATION_FORMULAS
+#define VKGEMM_EXTRA_ACTIVATION_SLOPES
+#define VKGEMM_EXTRA_ACTIVATION_ERRORS
+#endif
+
 namespace vkgemm::detail {
 
 long double apply_activation(const Epilogue& e, long double x) noexcept {
@@ -20,6 +29,7 @@ long double apply_activation(const Epilogue& e, long double x) noexcept {
     case Activation::tanh: return std::tanh(x);
     case Activation::clamp:  // the door refuses a clamp without both bounds; none here clamps nothing
       return std::min<long double>(std::max<long double>(x, e.lo.value_or(-INFINITY)), e.hi.value_or(INFINITY));
+    VKGEMM_EXTRA_ACTIVATION_FORMULAS
   }
   return x;
 }
@@ -30,6 +40,7 @@ double activation_slope_bound(const Epilogue& e) noexcept {
     case Activation::gelu_tanh: case Activation::gelu_erf: return 1.13;  // max of GELU' is 1.1289 (at x = 2.12)
     case Activation::silu: return 1.1;                                    // max of SiLU' is 1.0998 (at x = 2.40)
     case Activation::sigmoid: return 0.25;
+    VKGEMM_EXTRA_ACTIVATION_SLOPES
     default: return 1.0;
   }
 }
@@ -46,6 +57,7 @@ double activation_error(const Epilogue& e, double u_sums, double x) noexcept {
       if (x < e.lo.value_or(-INFINITY)) return u_sums * std::fabs(*e.lo);
       if (x > e.hi.value_or(INFINITY)) return u_sums * std::fabs(*e.hi);
       return 0.0;
+    VKGEMM_EXTRA_ACTIVATION_ERRORS
     default: return 0.0;
   }
 }
