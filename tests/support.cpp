@@ -17,6 +17,8 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include "vkgemm/names.hpp"
+
 namespace vkgemm::test {
 namespace {
 
@@ -347,6 +349,12 @@ uint64_t run_seed() {
 
 std::mt19937_64 case_rng(const std::string& case_name) {
   return std::mt19937_64(run_seed() ^ std::hash<std::string>{}(case_name));
+}
+
+std::vector<Activation> every_activation() {
+  std::vector<Activation> out;
+  for (const char* name : enumeration_names("activation")) out.push_back(parse_activation(name).value());
+  return out;
 }
 
 GridSample grid_sample(const std::string& case_name) {

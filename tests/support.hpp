@@ -87,6 +87,11 @@ struct GridSample {
 };
 GridSample grid_sample(const std::string& case_name);
 
+// Every activation of the fused epilogue, in the table's order (vkgemm/names.hpp): the suites that loop over
+// these test an activation added there with no change of their own (docs/architecture.md, "Adding an
+// activation").
+std::vector<Activation> every_activation();
+
 // The quick tier's sample of a suite's costliest items (tools/run-tests.sh --quick sets
 // VKGEMM_TEST_QUICK_SAMPLE=N): items that each build pipelines of their own on a cold shader cache (the
 // tuner's candidates) or move hundreds of megabytes (the products past maxStorageBufferRange). One in N of a

@@ -22,10 +22,6 @@ using namespace vkgemm;
 
 namespace {
 
-constexpr Activation kActivations[] = {Activation::none,     Activation::relu,    Activation::leaky_relu,
-                                       Activation::gelu_tanh, Activation::gelu_erf, Activation::silu,
-                                       Activation::sigmoid,  Activation::tanh,    Activation::clamp};
-
 // The activation on the host, for the mutations (the reference's formulas in double).
 double activate(const Epilogue& e, double x) {
   switch (e.activation) {
@@ -81,7 +77,7 @@ int run_dequant(Kernel kernel, DataType input, DataType output, const GemmOption
   constexpr std::array<int64_t, 3> kShapes[] = {{37, 45, 29}, {64, 16, 67}, {5, 130, 8}};
   int ran = 0;
   size_t i = 0;
-  for (const Activation act : kActivations) {
+  for (const Activation act : test::every_activation()) {
     for (int scale = 0; scale < 2; ++scale, ++i) {
       if (!sample.takes(i)) continue;
       const auto [m, n, k] = kShapes[i % 3];
@@ -243,7 +239,7 @@ TEST_SUITE("dequant") {
     std::vector<int32_t> sums(kSide * kSide), zero(kSide * kSide, 0);
     reference_gemm(sums_desc, a.data(), b.data(), zero.data(), sums.data());
     const std::vector<float> c0(kSide * kSide, 0.0f);
-    for (const Activation act : kActivations) {
+    for (const Activation act : test::every_activation()) {
       CAPTURE(to_string(act));
       d.epilogue = {.bias = BiasAxis::per_column, .activation = act, .slope = 0.125f, .lo = -0.25f, .hi = 0.5f,
                     .scale = ScaleAxis::per_column, .tensor_scale = 1.0f / 4096};  // x = O(1): the activations bend

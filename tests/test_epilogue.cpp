@@ -22,10 +22,6 @@ using namespace vkgemm;
 
 namespace {
 
-constexpr Activation kActivations[] = {Activation::none,     Activation::relu,    Activation::leaky_relu,
-                                       Activation::gelu_tanh, Activation::gelu_erf, Activation::silu,
-                                       Activation::sigmoid,  Activation::tanh,    Activation::clamp};
-
 bool transcendental(Activation a) {
   return a == Activation::gelu_tanh || a == Activation::gelu_erf || a == Activation::silu ||
          a == Activation::sigmoid || a == Activation::tanh;
@@ -67,7 +63,7 @@ int run_epilogues(Kernel kernel, DataType input, DataType output, const GemmOpti
   int ran = 0;
   size_t i = 0;
   uint64_t index = 0;
-  for (const Activation act : kActivations) {
+  for (const Activation act : test::every_activation()) {
     if (output == DataType::f64 && transcendental(act)) continue;  // refused at the door (a test below)
     // The last two: whole tiles (the matrix kernels store their fragments straight, the epilogue applied in
     // registers), and whole tiles beside an edge row.
