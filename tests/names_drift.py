@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """The names.drift test: every copy of an enumeration's names agrees with the engine's one table
 (engine/include/vkgemm/names.hpp, read through the C ABI's vkgemm_enum_name): the C header's numbered
-vkgemm_type, the Python module's constants, the vkgemm program's choices, the shaders' type table, and the
-error codes the Python module raises. Prints each difference and exits 1 when there is one.
+vkgemm_type, the Python module's constants and NumPy dtypes, the vkgemm program's choices, the shaders' type
+table, and the error codes the Python module raises. Prints each difference and exits 1 when there is one.
 
 Usage: names_drift.py BUILD_DIR SOURCE_DIR
 """
@@ -64,6 +64,9 @@ def check(names, build, src):
     for i, t in enumerate(types):
         if getattr(vkgemm, t.upper(), None) != i:
             found.append(f"vkgemm.{t.upper()} is {getattr(vkgemm, t.upper(), None)}, not {i}")
+    untyped = [t for i, t in enumerate(types) if i not in set(vkgemm._BY_DTYPE.values())]
+    if untyped:
+        found.append(f"the Python module's NumPy dtype map (_BY_DTYPE) has no dtype for {untyped}")
     try:
         vkgemm.version()  # loads the library: the module's own check of its names at load
     except OSError as e:

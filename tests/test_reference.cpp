@@ -2,16 +2,71 @@
 // (one bad element, a NaN, an integer off by one) while passing rounding-level differences.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "core/element_access.hpp"
+#include "kernels/kernel_spec.hpp"
+#include "kernels/spirv_table.hpp"
+#include "support.hpp"
 #include "vkgemm/reference.hpp"
 
 using namespace vkgemm;
 
 TEST_SUITE("reference") {
+  TEST_CASE("every element type of the table has what docs/architecture.md's steps give it") {
+    // A type added to vkgemm/names.hpp's VKGEMM_DATA_TYPES without one of the steps that can be checked
+    // here fails: its size, its name, the reference's element access, the tests' random inputs, its place
+    // among the SIMT kernels' inputs and their shader variants (the C header's and the Python module's
+    // copies: the names.drift test).
+    std::mt19937_64 rng(test::run_seed());
+    for (const DataType t : all_data_types) {
+      CAPTURE(to_string(t));
+      CHECK(element_size(t) > 0);
+      CHECK(parse_data_type(to_string(t)) == t);
+      CHECK(output_allowed(t, default_output_type(t)));
+      CHECK((unit_roundoff(t) > 0) == !is_integer(t));  // the reference's rounding of a float type
+      // Element access: values every type holds, stored and read back.
+      std::vector<std::byte> one(element_size(t));
+      for (const double v : {1.0, 2.0, is_integer(t) && t != DataType::u8 ? -3.0 : 0.5}) {
+        detail::store_element(t, one.data(), 0, v);
+        CHECK(detail::load_element(t, one.data(), 0) == v);
+      }
+      // Random inputs: its size, and values of both signs (not zeros) of its range.
+      const auto values = test::random_elements(t, 64, rng);
+      REQUIRE(values.size() == 64 * element_size(t));
+      double lo = 0, hi = 0;
+      for (uint64_t i = 0; i < 64; ++i) {
+        const double v = detail::load_element(t, values.data(), i);
+        lo = std::min(lo, v), hi = std::max(hi, v);
+      }
+      if (t == DataType::u8) {
+        CHECK(hi > 127);  // read as the shaders widen it, 0 to 255
+      } else {
+        CHECK((lo < 0 && hi > 0));
+      }
+      // The portable kernels take every type, each from its own shader variant (shaders/CMakeLists.txt).
+      for (const Kernel k : {Kernel::naive, Kernel::tiled, Kernel::gemv}) {
+        CAPTURE(to_string(k));
+        const auto inputs = kernels::find_spec(k)->inputs;
+        CHECK(std::find(inputs.begin(), inputs.end(), t) != inputs.end());
+        const std::string variant = fmt::format("{}_{}", to_string(k), to_string(t));
+        bool compiled = false;
+        for (const kernels::SpirvBlob& blob : kernels::spirv_table()) {
+          const std::string name = blob.name;
+          compiled |= name == variant || name.rfind(variant + "_", 0) == 0;
+        }
+        CHECK(compiled);
+      }
+    }
+  }
+
   TEST_CASE("known products") {
     const std::vector<double> a = {1, 2, 3, 4}, b = {5, 6, 7, 8};
     std::vector<double> c(4);

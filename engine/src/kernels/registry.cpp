@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -334,8 +335,10 @@ void check_supported(const DeviceInfo& device, const tuning::Table& table, const
   // Enums cast from integers the API does not define: refuse them before anything sizes or switches on them.
   for (const DataType type : {types.input, types.output}) {
     if (element_size(type) == 0) {
-      throw Error(ErrorCode::unsupported_type, fmt::format("element type {} is not one vkgemm knows (f32, i32, f64, f16, bf16, i8, u8)",
-                                                           static_cast<int>(type)));
+      std::string known;
+      for (const DataType t : all_data_types) known += fmt::format("{}{}", known.empty() ? "" : ", ", to_string(t));
+      throw Error(ErrorCode::unsupported_type,
+                  fmt::format("element type {} is not one vkgemm knows ({})", static_cast<int>(type), known));
     }
   }
   const KernelSpec* spec = find_spec(options.kernel);
