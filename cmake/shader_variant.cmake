@@ -1,5 +1,6 @@
-# The rule that compiles a shader variant to SPIR-V, used by shaders/ (every kernel) and by the add_kernel
-# test (a kernel added by docs/architecture.md's steps): defined here, before both, so both see it.
+# The rule that compiles a shader variant to SPIR-V, used by shaders/ (every kernel) and by the add_kernel and
+# add_activation tests (a kernel, an activation added by docs/architecture.md's steps): defined here, before
+# them all, so all see it.
 # vkgemm_shader_variant(<kernel> <type> <target env> [extra glslang args...]) compiles <kernel>.comp of
 # ${CMAKE_CURRENT_SOURCE_DIR} (of VKGEMM_SHADER_SOURCE_DIR where the caller sets it: the add_activation test
 # compiles the library's shaders) into ${CMAKE_CURRENT_BINARY_DIR}/spirv/<kernel>_<type>.h (an array
