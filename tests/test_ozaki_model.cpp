@@ -192,7 +192,8 @@ TEST_SUITE("ozaki model") {
 
   TEST_CASE("the default moduli meet the native kernel's bound, on every layout, op, ld, batch and scalar") {
     std::mt19937_64 rng = test::case_rng("ozaki native bound");
-    int checked = 0;
+    constexpr int64_t kGuardExactK = 16;
+    int checked = 0, refused = 0;
     for (DataType type : {DataType::f64, DataType::f32})
       for (int spread : {0, 20})
         for (Layout layout : {Layout::row_major, Layout::col_major})
@@ -210,10 +211,18 @@ TEST_SUITE("ozaki model") {
                 const Outcome r = run(d, o);
                 CAPTURE(test::describe(d));
                 CAPTURE(spread);
-                CHECK(r.covered);
+                if (!r.covered) {
+                  // The span guard refused: the device computes the call with the native kernel. Its lower
+                  // bound of |A||B| sums k products of 7-bit magnitudes, coarse over a few terms, so it may
+                  // refuse unspread inputs below kGuardExactK; never at or above it.
+                  CHECK_MESSAGE(k < kGuardExactK, "the span guard refused unspread inputs");
+                  ++refused;
+                  continue;
+                }
                 CHECK_MESSAGE(r.native.passed, r.native.summary());
                 CHECK_MESSAGE(r.own.passed, r.own.worst_ratio);
               }
+    MESSAGE(checked, " products, ", refused, " refused by the span guard (k below ", kGuardExactK, ")");
   }
 
   TEST_CASE("the default moduli pass the span guard with a margin of 2 where no line spreads; one fewer does not") {
