@@ -142,7 +142,8 @@ void pick_extensions(App& app) {
   }
 }
 
-bool listed(const App& app, const char* extension) {
+// Unused where the Vulkan headers predate both cooperative-matrix extensions.
+[[maybe_unused]] bool listed(const App& app, const char* extension) {
   return std::any_of(app.extensions.begin(), app.extensions.end(),
                      [&](const char* e) { return std::strcmp(e, extension) == 0; });
 }
