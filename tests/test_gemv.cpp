@@ -165,6 +165,20 @@ TEST_SUITE("gemv") {
     CHECK_MESSAGE(failures == 0, failures, " calls failed; seed ", test::run_seed());
   }
 
+  TEST_CASE("instrumented: one f32 call of each orientation and contiguity, small sides 1 and 3") {
+    // The GPU-assisted pass's case (gemv.instrumented): few pipelines, each of the kernel's four loops.
+    auto rng = test::case_rng("gemv instrumented");
+    uint32_t combo = 0;
+    for (const bool small_m : {false, true})
+      for (const Op op : {Op::n, Op::t})
+        for (const uint32_t i : {0u, 2u}) {
+          const GemmDesc d = call(DataType::f32, DataType::f32, Layout::row_major, small_m ? op : Op::n,
+                                  small_m ? Op::n : op, small_m, i, combo++);
+          const auto result = test::check_gemm_call(d, {.kernel = Kernel::gemv}, rng, 3);
+          CHECK_MESSAGE(result.passed, "seed ", test::run_seed(), ": ", result.detail);
+        }
+  }
+
   TEST_CASE("a wide small side runs in blocks of 16 along the grid: any product is the kernel's") {
     auto rng = test::case_rng("gemv wide");
     for (const auto& [m, n, k] : {std::array<int64_t, 3>{33, 40, 70}, {17, 17, 5}, {100, 48, 129}}) {
