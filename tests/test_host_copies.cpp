@@ -195,8 +195,9 @@ TEST_SUITE("host copies") {
     auto rng = test::case_rng(test::current_case_name());
     const long page = sysconf(_SC_PAGESIZE);
     REQUIRE(page > 0);
-    const uint32_t m = 40, n = 24, k = 50;  // A and B share 3 pages, A from 5 bytes in, B right after it
-    const size_t bytes = 3 * size_t(page);
+    const uint32_t m = 40, n = 24, k = 50;  // A and B share their pages, A from 5 bytes in, B right after it
+    const size_t need = 5 + (size_t{m} * k + size_t{k} * n) * 4;
+    const size_t bytes = (need + size_t(page) - 1) / size_t(page) * size_t(page);
     void* map = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     REQUIRE(map != MAP_FAILED);
     auto* a = static_cast<std::byte*>(map) + 5;
