@@ -95,17 +95,7 @@ void EngineImpl::fill(Buffer& buffer, uint64_t offset, uint64_t bytes, uint32_t 
   }
   if (bytes == 0) return;
   const auto& t = device->table();
-  submitter->run([&](VkCommandBuffer cmd) {
-    memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                   VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
-                       VK_ACCESS_TRANSFER_WRITE_BIT,
-                   VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
-    t.vkCmdFillBuffer(cmd, dst.alloc.buffer.get(), offset, bytes, word);
-    memory_barrier(t, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-                   VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                   VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT |
-                       VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-  });
+  submitter->run([&](VkCommandBuffer cmd) { vk::record_fill(t, cmd, dst.alloc.buffer.get(), offset, bytes, word); });
 }
 
 }  // namespace detail

@@ -25,7 +25,7 @@ struct PeakContext {
   // A device-local storage buffer of `bytes`, labelled `name` for the validation layer and debuggers.
   vk::AllocatedBuffer create_buffer(uint64_t bytes, const char* name) const;
   // Every 4 bytes of buffer[offset, offset + bytes) set to `word` (both multiples of 4), finished before it
-  // returns, with full barriers around it.
+  // returns (vk::record_fill, as Engine::fill).
   void fill(const vk::AllocatedBuffer& buffer, uint64_t offset, uint64_t bytes, uint32_t word) const;
 };
 
