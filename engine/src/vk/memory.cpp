@@ -61,6 +61,21 @@ int rank_download(VkMemoryPropertyFlags f) {
 
 }  // namespace
 
+DeviceHandle<VkBuffer> MemoryAllocator::make_buffer(uint64_t bytes, VkBufferUsageFlags usage, const void* next,
+                                                    VkMemoryRequirements& req) const {
+  const auto& t = device_.table();
+  const VkDevice dev = device_.get();
+  VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, next};
+  info.size = bytes;
+  info.usage = usage;
+  info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  device_.check(t.vkCreateBuffer(dev, &info, nullptr, &buffer), "vkCreateBuffer");
+  DeviceHandle<VkBuffer> out(t, dev, buffer);
+  t.vkGetBufferMemoryRequirements(dev, buffer, &req);
+  return out;
+}
+
 AllocatedBuffer MemoryAllocator::create(uint64_t bytes, MemoryUse use, const char* debug_name) const {
   if (bytes == 0) throw Error(ErrorCode::invalid_argument, "a buffer of 0 bytes was requested");
   if (info_.max_allocation_size && bytes > info_.max_allocation_size) {
@@ -74,18 +89,13 @@ AllocatedBuffer MemoryAllocator::create(uint64_t bytes, MemoryUse use, const cha
   AllocatedBuffer out;
   out.size = bytes;
 
-  VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-  info.size = bytes;
-  info.usage = VkBufferUsageFlags{VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT};
+  VkBufferUsageFlags usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   // Storage buffers may hold an indirect dispatch's command too (the emulated product's workspace).
-  if (use == MemoryUse::storage) info.usage |= VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT;
-  info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  VkBuffer buffer = VK_NULL_HANDLE;
-  device_.check(t.vkCreateBuffer(dev, &info, nullptr, &buffer), "vkCreateBuffer");
-  out.buffer = DeviceHandle<VkBuffer>(t, dev, buffer);
-
+  if (use == MemoryUse::storage) usage |= VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT;
   VkMemoryRequirements req;
-  t.vkGetBufferMemoryRequirements(dev, buffer, &req);
+  out.buffer = make_buffer(bytes, usage, nullptr, req);
+  const VkBuffer buffer = out.buffer.get();
+
   const bool mapped = use != MemoryUse::storage || storage_is_mapped();
   const VkMemoryPropertyFlags required =
       use == MemoryUse::download ? VkMemoryPropertyFlags{VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT}
@@ -153,15 +163,9 @@ std::optional<AllocatedBuffer> MemoryAllocator::import_host(const void* base, ui
   out.size = bytes;
   VkExternalMemoryBufferCreateInfo external{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO};
   external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
-  VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, &external};
-  info.size = bytes;
-  info.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-  info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  VkBuffer buffer = VK_NULL_HANDLE;
-  device_.check(t.vkCreateBuffer(dev, &info, nullptr, &buffer), "vkCreateBuffer");
-  out.buffer = DeviceHandle<VkBuffer>(t, dev, buffer);
   VkMemoryRequirements req;
-  t.vkGetBufferMemoryRequirements(dev, buffer, &req);
+  out.buffer = make_buffer(bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, &external, req);
+  const VkBuffer buffer = out.buffer.get();
   // Coherent: the host reads what the device copied into the caller's pages without an invalidation, which
   // needs a mapping the import does not make.
   const uint32_t type = find_type(req.memoryTypeBits & pointer_props.memoryTypeBits, kHostMapped, rank_download);

@@ -55,6 +55,9 @@ class MemoryAllocator {
   void invalidate(const AllocatedBuffer& buffer) const;
 
  private:
+  // An exclusive buffer of `bytes` for `usage` (`next`: its create info's chain), and its memory requirements.
+  DeviceHandle<VkBuffer> make_buffer(uint64_t bytes, VkBufferUsageFlags usage, const void* next,
+                                     VkMemoryRequirements& req) const;
   // The allowed type with every `required` flag that ranks highest by `rank` (the lowest index among equals).
   uint32_t find_type(uint32_t allowed, VkMemoryPropertyFlags required, int (*rank)(VkMemoryPropertyFlags)) const;
 
