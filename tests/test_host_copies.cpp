@@ -15,16 +15,16 @@
 #include <fmt/format.h>
 
 #include "engine/engine_impl.hpp"
+#include "guarded.hpp"
 #include "support.hpp"
 #include "vkgemm/reference.hpp"
 
 using namespace vkgemm;
+using vkgemm::test::Guarded;
 
 namespace {
 
 constexpr uint64_t kChunk = 4099;  // bytes a staging chunk: a prime, so no operand fills whole chunks
-constexpr std::byte kGuard{0xA5};
-constexpr size_t kGuardBytes = 4096 + 64;
 
 // An engine whose host copies go `path` ("import", "staging", or "" for the engine's rule) through chunks of
 // kChunk bytes; its validation messages fail the test.
@@ -38,29 +38,6 @@ std::unique_ptr<Engine> engine_for(const std::string& path) {
 }
 
 detail::HostCopyCounts counts(Engine& e) { return detail::Access::impl(e).host_copies->counts(); }
-
-// `bytes` of host memory `skew` bytes past a 64-byte boundary, between guard regions.
-class Guarded {
- public:
-  Guarded(size_t bytes, size_t skew) : bytes_(bytes), store_(2 * kGuardBytes + bytes + 64, kGuard) {
-    const auto base = reinterpret_cast<uintptr_t>(store_.data()) + kGuardBytes;
-    at_ = reinterpret_cast<std::byte*>((base + 63) / 64 * 64 + skew);
-  }
-  std::byte* data() { return at_; }
-  size_t size() const { return bytes_; }
-  // Every byte outside [data, data + size) is still the guard's.
-  bool guards_intact() const {
-    for (const std::byte* p = store_.data(); p < store_.data() + store_.size(); ++p) {
-      if ((p < at_ || p >= at_ + bytes_) && *p != kGuard) return false;
-    }
-    return true;
-  }
-
- private:
-  size_t bytes_;
-  std::vector<std::byte> store_;
-  std::byte* at_;
-};
 
 void put(Guarded& g, const std::vector<float>& v) { std::memcpy(g.data(), v.data(), g.size()); }
 std::vector<float> get(Guarded& g) {

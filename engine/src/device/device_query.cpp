@@ -229,7 +229,7 @@ void query_extensions(VkInstance instance, VkPhysicalDevice pd, DeviceInfo& info
 
 }
 
-// The compute queue family, preferring one that can write timestamps.
+// The compute queue family, preferring one that can write timestamps, and a transfer-only family.
 void query_queues(VkPhysicalDevice pd, PhysicalDevice& out) {
   DeviceInfo& info = out.info;
   uint32_t family_count = 0;
@@ -244,6 +244,13 @@ void query_queues(VkPhysicalDevice pd, PhysicalDevice& out) {
       info.has_compute_queue = true;
       out.compute_family = i;
       info.timestamp_valid_bits = families[i].timestampValidBits;
+    }
+  }
+  constexpr VkQueueFlags kEngines = VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT;
+  for (uint32_t i = 0; i < family_count && out.copy_queue_count == 0; ++i) {
+    if ((families[i].queueFlags & VK_QUEUE_TRANSFER_BIT) && !(families[i].queueFlags & kEngines)) {
+      out.copy_family = i;
+      out.copy_queue_count = families[i].queueCount;
     }
   }
   info.timestamps = info.timestamp_valid_bits > 0 && info.timestamp_period_ns > 0.0f;

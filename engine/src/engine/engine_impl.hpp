@@ -14,6 +14,7 @@
 
 #include "device/device_query.hpp"
 #include "vk/host_copies.hpp"
+#include "engine/host_panels.hpp"
 #include "engine/plan_cache.hpp"
 #include "kernels/registry.hpp"
 #include "kernels/pipelines.hpp"
@@ -179,6 +180,22 @@ struct RecordingImpl {
   GemmTiming timing() const;
 };
 
+// A host-memory call's operands (Engine::gemm on host pointers).
+struct HostOperands {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* c = nullptr;
+  const void* bias = nullptr;
+};
+
+// The caller's pages of a product cut into panels (host_panels.cpp): the split operand's and C's, imported;
+// c_in: C goes in too (EngineImpl::c_goes_in).
+struct PanelPages {
+  const HostCopies::Imported* split = nullptr;
+  const HostCopies::Imported* c = nullptr;
+  bool c_in = false;
+};
+
 struct EngineImpl {
   explicit EngineImpl(const EngineOptions& options);
   explicit EngineImpl(const VulkanDevice& adopted);
@@ -240,6 +257,8 @@ struct EngineImpl {
   // The same, waited for, with its timing.
   GemmTiming submit_plan(GemmPlanState& plan, const VulkanBufferRange (&ops)[kOperands], const SubmitSync* sync,
                          const OperandIds* ids = nullptr);
+  // A submission of `plan` (its serial, and the host's time just before it) waited for, with its timing.
+  GemmTiming await_plan(GemmPlanState& plan, uint64_t serial, std::chrono::steady_clock::time_point submitted);
   // An engine plan's submission through its Replay (replay.cpp).
   uint64_t submit_replayed(GemmPlanState& plan, const VulkanBufferRange (&ops)[kOperands], const SubmitSync* sync,
                            const OperandIds* ids);
@@ -261,6 +280,20 @@ struct EngineImpl {
   GemmTiming gemm(const MatrixRef& a, const MatrixRef& b, const MatrixRef& c, const GemmOptions& options);
   GemmTiming gemm_host(const GemmDesc& desc, const void* a, const void* b, void* c, const void* bias,
                        const GemmOptions& options);
+  // Whether a host-memory product sends C in: where it reads C (beta != 0) or leaves part of C's span as it
+  // was (the gaps between rows and batch entries, which come back with it).
+  static bool c_goes_in(const GemmDesc& desc);
+  // The epilogue's vector operand (scales, bias), where it has one, into host_bias.
+  void write_bias(const GemmDesc& desc, const void* bias);
+  // The host-memory product cut into panels with their copies beside them (host_panels.cpp), where
+  // panel_cut cuts it and the split operand's and C's pages import; else nothing done (empty). `ranges` and
+  // `ids`: the host buffers (host_a, ...), sized for the call.
+  std::optional<GemmTiming> gemm_host_panels(const GemmDesc& desc, const HostOperands& host,
+                                             const uint64_t (&bytes)[kOperands], const GemmOptions& options,
+                                             const VulkanBufferRange (&ranges)[kOperands], const OperandIds& ids);
+  GemmTiming run_panels(const PanelCut& cut, const GemmDesc& desc, const GemmOptions& options,
+                        const VulkanBufferRange (&ranges)[kOperands], const OperandIds& ids, const PanelPages& pages,
+                        std::chrono::steady_clock::time_point start);
   // The driver's statistics of the pipelines gemm(desc, ..., options) runs (statistics.cpp).
   PipelineReport pipeline_statistics(const GemmDesc& desc, const GemmOptions& options);
 
@@ -295,6 +328,9 @@ struct EngineImpl {
   // Engine::write and read, and so every host-memory call (host_copies.hpp); made after the submitter it uses.
   std::unique_ptr<HostCopies> host_copies;
   Buffer host_a, host_b, host_c, host_bias;  // reused by the host-memory gemm, grown on demand
+  // The copies beside the products (host_panels.cpp), uploads and downloads on the device's copy queues;
+  // made at the first product cut into panels.
+  std::unique_ptr<vk::Submitter> copy_up, copy_down;
 };
 
 // Reaches the private parts of the public classes.

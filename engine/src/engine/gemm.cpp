@@ -80,7 +80,11 @@ GemmTiming EngineImpl::submit_plan(GemmPlanState& plan, const VulkanBufferRange 
   // validation did), and the window must hold every dispatch's time.
   using clock = std::chrono::steady_clock;
   const auto submitted = clock::now();
-  const uint64_t serial = submit_plan_async(plan, ops, sync, ids);
+  return await_plan(plan, submit_plan_async(plan, ops, sync, ids), submitted);
+}
+
+GemmTiming EngineImpl::await_plan(GemmPlanState& plan, uint64_t serial, std::chrono::steady_clock::time_point submitted) {
+  using clock = std::chrono::steady_clock;
   submitter->wait(serial, vk::wait_spin(plan.options.gemm.wait, default_wait, physical.info.type,
                                         plan.last_completion));
   const clock::duration waited = clock::now() - submitted;
@@ -214,6 +218,18 @@ GemmTiming EngineImpl::gemm(const MatrixRef& a, const MatrixRef& b, const Matrix
               options);
 }
 
+bool EngineImpl::c_goes_in(const GemmDesc& desc) {
+  // With beta = 0 over a span without gaps the kernels write every byte the download brings back, and C's
+  // upload would only cost the bus its bytes.
+  const uint64_t c_elements = uint64_t(desc.m) * uint64_t(desc.n) * uint64_t(desc.batch);
+  return desc.beta != 0.0 || operand_extent(desc, 'C').elements != c_elements;
+}
+
+void EngineImpl::write_bias(const GemmDesc& desc, const void* bias) {
+  if (!has_vector_operand(desc)) return;
+  write(host_bias, 0, bias, bias_byte_offset(desc) + uint64_t(bias_length(desc)) * element_size(desc.epilogue.bias_type));
+}
+
 GemmTiming EngineImpl::gemm_host(const GemmDesc& desc, const void* a, const void* b, void* c, const void* bias,
                                  const GemmOptions& options) {
   // The door, before anything is copied; the host buffers are the engine's, sized below, at offset 0. A call
@@ -257,21 +273,15 @@ GemmTiming EngineImpl::gemm_host(const GemmDesc& desc, const void* a, const void
     ids[size_t(i)] = Access::impl(*buffers[i])->id;
   }
 
+  if (auto panels = gemm_host_panels(desc, {a, b, c, bias}, bytes, options, ranges, ids)) return *panels;
   using clock = std::chrono::steady_clock;
   auto start = clock::now();
   if (reads_ab(desc)) {
     write(host_a, 0, a, bytes[0]);
     write(host_b, 0, b, bytes[1]);
   }
-  // C goes in where the product reads it (beta != 0) or leaves part of its span as it was (the gaps between
-  // rows and batch entries, which come back with it); with beta = 0 over a span without gaps the kernels
-  // write every byte the download brings back, and C's upload would only cost the bus its bytes.
-  const uint64_t c_elements = uint64_t(desc.m) * uint64_t(desc.n) * uint64_t(desc.batch);
-  if (desc.beta != 0.0 || operand_extent(desc, 'C').elements != c_elements) write(host_c, 0, c, bytes[2]);
-  if (has_bias) {
-    write(host_bias, 0, bias,
-          bias_byte_offset(desc) + uint64_t(bias_length(desc)) * element_size(desc.epilogue.bias_type));
-  }
+  if (c_goes_in(desc)) write(host_c, 0, c, bytes[2]);
+  write_bias(desc, bias);
   const double upload = std::chrono::duration<double, std::milli>(clock::now() - start).count();
   timing = chunked(desc, options)
                ? submit_k_chunks(desc, ranges, options, &ids)

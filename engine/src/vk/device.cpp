@@ -133,11 +133,17 @@ bool lists_portability_subset(VkPhysicalDevice physical) {
 }  // namespace
 
 Device::Device(const PhysicalDevice& physical) : physical_(physical.handle), family_(physical.compute_family) {
-  const float priority = 1.0f;
-  VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
-  queue_info.queueFamilyIndex = family_;
-  queue_info.queueCount = 1;
-  queue_info.pQueuePriorities = &priority;
+  const float priorities[2] = {1.0f, 1.0f};
+  // The compute queue, and up to two queues of a transfer-only family (the copies beside the products).
+  VkDeviceQueueCreateInfo queue_infos[2] = {{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO},
+                                            {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO}};
+  queue_infos[0].queueFamilyIndex = family_;
+  queue_infos[0].queueCount = 1;
+  queue_infos[0].pQueuePriorities = priorities;
+  const uint32_t copies = std::min<uint32_t>(physical.copy_queue_count, 2);
+  queue_infos[1].queueFamilyIndex = physical.copy_family;
+  queue_infos[1].queueCount = copies;
+  queue_infos[1].pQueuePriorities = priorities;
   const EnabledFeatures enabled(physical.info);
   timeline_ = enabled.timeline;
   std::vector<const char*> extensions = enabled.extensions;
@@ -146,19 +152,30 @@ Device::Device(const PhysicalDevice& physical) : physical_(physical.handle), fam
   info.pNext = &enabled.features;
   info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
   info.ppEnabledExtensionNames = extensions.data();
-  info.queueCreateInfoCount = 1;
-  info.pQueueCreateInfos = &queue_info;
+  info.queueCreateInfoCount = copies ? 2 : 1;
+  info.pQueueCreateInfos = queue_infos;
   {
     std::lock_guard lock(loader_list_mutex());
     check(vkCreateDevice(physical_, &info, nullptr, &device_), "vkCreateDevice");
     volkLoadDeviceTable(&table_, device_);
   }
   table_.vkGetDeviceQueue(device_, family_, 0, &queue_);
+  families_[0] = copy_family_ = family_;
+  copy_queues_[0] = copy_queues_[1] = queue_;
+  if (copies) {
+    copy_family_ = families_[1] = physical.copy_family;
+    family_count_ = 2;
+    table_.vkGetDeviceQueue(device_, copy_family_, 0, &copy_queues_[0]);
+    table_.vkGetDeviceQueue(device_, copy_family_, copies - 1, &copy_queues_[1]);
+  }
 }
 
 Device::Device(VkPhysicalDevice physical, VkDevice borrowed, VkQueue queue, uint32_t family, bool timeline)
     : physical_(physical), device_(borrowed), queue_(queue), family_(family), owned_(false), timeline_(timeline) {
   volkLoadDeviceTable(&table_, device_);
+  // The application's queue is the only one the engine has: its copies go there too.
+  families_[0] = copy_family_ = family_;
+  copy_queues_[0] = copy_queues_[1] = queue_;
 }
 
 void Device::lose(const char* what) const noexcept {

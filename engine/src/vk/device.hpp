@@ -5,6 +5,7 @@
 #include <volk.h>
 
 #include <atomic>
+#include <span>
 
 #include "vk/physical_device.hpp"
 
@@ -25,6 +26,13 @@ class Device {
   const VolkDeviceTable& table() const noexcept { return table_; }
   VkQueue queue() const noexcept { return queue_; }
   uint32_t queue_family() const noexcept { return family_; }
+  // The queues of the copies beside the products (docs/design/host-copies.md), 0 for uploads and 1 for
+  // downloads: the transfer-only family's (the same one where it has a single queue), else the compute
+  // queue; and their family.
+  VkQueue copy_queue(uint32_t i) const noexcept { return copy_queues_[i]; }
+  uint32_t copy_family() const noexcept { return copy_family_; }
+  // The distinct families of the queues above (one or two): a buffer both use is shared between them.
+  std::span<const uint32_t> families() const noexcept { return {families_, family_count_}; }
   // timelineSemaphore is on (the engine's own device: wherever Vulkan 1.3 is spoken, where it is required).
   bool timeline() const noexcept { return timeline_; }
 
@@ -43,6 +51,10 @@ class Device {
   VolkDeviceTable table_{};
   VkQueue queue_ = VK_NULL_HANDLE;
   uint32_t family_ = 0;
+  VkQueue copy_queues_[2] = {};
+  uint32_t copy_family_ = 0;
+  uint32_t families_[2] = {};
+  uint32_t family_count_ = 1;
   bool owned_ = true;
   bool timeline_ = false;
   // The call that first saw the loss (a string literal), null while the device works.

@@ -73,7 +73,7 @@ bool HostCopies::imports(uint64_t bytes) const {
   return knobs_.path == HostCopyPath::import || bytes >= kImportMin;
 }
 
-std::optional<HostCopies::Imported> HostCopies::import(const void* p, uint64_t bytes) {
+std::optional<HostCopies::Imported> HostCopies::import(const void* p, uint64_t bytes, uint64_t copies) {
   if (!imports(bytes)) return std::nullopt;
   const auto address = reinterpret_cast<uintptr_t>(p);
   const uintptr_t base = address & ~uintptr_t(alignment_ - 1);
@@ -83,6 +83,7 @@ std::optional<HostCopies::Imported> HostCopies::import(const void* p, uint64_t b
     ++counts_.refused;
     return std::nullopt;
   }
+  counts_.imported += copies;
   return Imported{std::move(*buffer), address - base};
 }
 
@@ -108,7 +109,6 @@ void HostCopies::upload(const void* src, uint64_t bytes, const vk::AllocatedBuff
     submitter_.run([&](VkCommandBuffer cmd) {
       record_upload(t, cmd, imported->buffer.buffer.get(), dst.buffer.get(), VkBufferCopy{imported->shift, offset, bytes});
     });
-    ++counts_.imported;
     return;
   }
   upload_staged(src, bytes, dst, offset);
@@ -127,7 +127,6 @@ void HostCopies::download(const vk::AllocatedBuffer& src, uint64_t offset, void*
     submitter_.run([&](VkCommandBuffer cmd) {
       record_download(t, cmd, src.buffer.get(), imported->buffer.buffer.get(), VkBufferCopy{offset, imported->shift, bytes});
     });
-    ++counts_.imported;
     return;
   }
   download_staged(src, offset, dst, bytes);

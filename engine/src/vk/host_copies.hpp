@@ -19,6 +19,9 @@ enum class HostCopyPath { automatic, import, staging };
 struct HostCopyKnobs {
   HostCopyPath path = HostCopyPath::automatic;
   uint64_t staging_chunk = 0;  // 0: the engine's own
+  // Panels of this many lines wherever a product may be cut (VKGEMM_TEST_HOST_PANELS, engine/host_panels.cpp),
+  // whatever its size and device; 0: the engine's rule.
+  uint64_t panel_lines = 0;
 };
 
 // How many copies went each way since the engine was made (the tests' view).
@@ -27,6 +30,7 @@ struct HostCopyCounts {
   uint64_t imported = 0;  // one device copy from or to the caller's own pages
   uint64_t staged = 0;    // through the staging ring
   uint64_t refused = 0;   // imports the driver refused (then staged)
+  uint64_t panels = 0;    // products cut into panels, their copies beside them (engine/host_panels.cpp)
 };
 
 class HostCopies {
@@ -40,6 +44,7 @@ class HostCopies {
   void download(const vk::AllocatedBuffer& src, uint64_t offset, void* dst, uint64_t bytes);
 
   const HostCopyCounts& counts() const noexcept { return counts_; }
+  const HostCopyKnobs& knobs() const noexcept { return knobs_; }
   // Whether any copy may go imported here (the device imports host memory at an alignment within the page).
   bool can_import() const noexcept { return alignment_ != 0; }
 
@@ -51,14 +56,18 @@ class HostCopies {
   // cost a small memcpy does not have.
   static constexpr uint64_t kImportMin = 1ull << 20;
 
- private:
   // The caller's pages around [p, p + bytes), rounded out to the import alignment, as a transfer buffer, and
-  // where p lies in it; empty where this range is not imported (the rule, or the driver refused).
+  // where p lies in it; empty where this range is not imported (the rule, or the driver refused). The pages
+  // must stay mapped while it lives. `copies`: the copies it will serve, counted as imported.
   struct Imported {
     vk::AllocatedBuffer buffer;
     uint64_t shift = 0;
   };
-  std::optional<Imported> import(const void* p, uint64_t bytes);
+  std::optional<Imported> import(const void* p, uint64_t bytes, uint64_t copies = 1);
+  // A product cut into panels (engine/host_panels.cpp), its imports serving `copies` copies.
+  void count_panels(uint64_t copies) noexcept { ++counts_.panels, counts_.imported += copies; }
+
+ private:
   bool imports(uint64_t bytes) const;
   // A staging ring of at least min(bytes, kSlots chunks) (grown here), and its slots' size.
   uint64_t ring(std::optional<vk::AllocatedBuffer>& ring, vk::MemoryUse use, uint64_t bytes, const char* name);

@@ -68,7 +68,15 @@ DeviceHandle<VkBuffer> MemoryAllocator::make_buffer(uint64_t bytes, VkBufferUsag
   VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, next};
   info.size = bytes;
   info.usage = usage;
-  info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  // Shared by the compute queue and the copy queues where their families differ (a copy on one and the
+  // product on the other, ordered by the host's waits: docs/design/host-copies.md), so no buffer needs an
+  // ownership transfer between them.
+  const std::span<const uint32_t> families = device_.families();
+  info.sharingMode = families.size() > 1 ? VK_SHARING_MODE_CONCURRENT : VK_SHARING_MODE_EXCLUSIVE;
+  if (families.size() > 1) {
+    info.queueFamilyIndexCount = static_cast<uint32_t>(families.size());
+    info.pQueueFamilyIndices = families.data();
+  }
   VkBuffer buffer = VK_NULL_HANDLE;
   device_.check(t.vkCreateBuffer(dev, &info, nullptr, &buffer), "vkCreateBuffer");
   DeviceHandle<VkBuffer> out(t, dev, buffer);

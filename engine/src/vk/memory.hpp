@@ -55,7 +55,7 @@ class MemoryAllocator {
   void invalidate(const AllocatedBuffer& buffer) const;
 
  private:
-  // An exclusive buffer of `bytes` for `usage` (`next`: its create info's chain), and its memory requirements.
+  // A buffer of `bytes` for `usage` (shared by the device's queue families) (`next`: its create info's chain), and its memory requirements.
   DeviceHandle<VkBuffer> make_buffer(uint64_t bytes, VkBufferUsageFlags usage, const void* next,
                                      VkMemoryRequirements& req) const;
   // The allowed type with every `required` flag that ranks highest by `rank` (the lowest index among equals).

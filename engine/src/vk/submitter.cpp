@@ -8,13 +8,14 @@
 
 namespace vkgemm::vk {
 
-Submitter::Submitter(const Device& device, bool timeline, std::chrono::microseconds spin)
-    : device_(device), spin_(spin) {
+Submitter::Submitter(const Device& device, VkQueue queue, uint32_t family, bool timeline,
+                     std::chrono::microseconds spin)
+    : device_(device), queue_(queue), spin_(spin) {
   const auto& t = device.table();
   const VkDevice dev = device.get();
   VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-  pool_info.queueFamilyIndex = device.queue_family();
+  pool_info.queueFamilyIndex = family;
   VkCommandPool pool = VK_NULL_HANDLE;
   device_.check(t.vkCreateCommandPool(dev, &pool_info, nullptr, &pool), "vkCreateCommandPool");
   pool_ = DeviceHandle<VkCommandPool>(t, dev, pool);
@@ -205,13 +206,13 @@ uint64_t Submitter::queue_submit(Slot& slot, VkCommandBuffer cmd, const SubmitSy
   VkFence fence = slot.fence.get();
   if (fence) device_.check(t.vkResetFences(device_.get(), 1, &fence), "vkResetFences");
   submitted_ = std::chrono::steady_clock::now();
-  device_.check(t.vkQueueSubmit(device_.queue(), 1, &submit, fence), "vkQueueSubmit");
+  device_.check(t.vkQueueSubmit(queue_, 1, &submit, fence), "vkQueueSubmit");
   slot.serial = serial;
   ++next_serial_;
   if (sync && sync->fence != VK_NULL_HANDLE) {
     // The application's fence signals when this batch is done: an empty submission after it on the same
     // queue completes only after it (submission order).
-    const VkResult r = t.vkQueueSubmit(device_.queue(), 0, nullptr, sync->fence);
+    const VkResult r = t.vkQueueSubmit(queue_, 0, nullptr, sync->fence);
     // The batch itself was submitted: it completes before the error reaches the caller, who may then
     // release what it uses.
     if (r != VK_SUCCESS && r != VK_ERROR_DEVICE_LOST) block(serial);

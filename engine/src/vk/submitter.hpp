@@ -46,7 +46,11 @@ class Submitter {
   // spin: how long wait() polls (the timeline semaphore's value, else the slot's fence) before it blocks in
   // vkWaitSemaphores or vkWaitForFences, where the caller names no bound (wait_spin above: a blocking wait's
   // wake-up costs tens of microseconds on a GPU; a small product is done sooner).
-  Submitter(const Device& device, bool timeline, std::chrono::microseconds spin = std::chrono::microseconds{0});
+  Submitter(const Device& device, bool timeline, std::chrono::microseconds spin = std::chrono::microseconds{0})
+      : Submitter(device, device.queue(), device.queue_family(), timeline, spin) {}
+  // The same on another of the device's queues (`family` its family): the copies beside the products.
+  Submitter(const Device& device, VkQueue queue, uint32_t family, bool timeline,
+            std::chrono::microseconds spin = std::chrono::microseconds{0});
 
   // Records with `record` (called with the command buffer) into the next slot's command buffer (first
   // waiting for the submission that used it last) and submits it to the device's queue, waiting on and
@@ -110,6 +114,7 @@ class Submitter {
   void block(uint64_t serial);
 
   const Device& device_;
+  VkQueue queue_;
   std::chrono::microseconds spin_;
   DeviceHandle<VkCommandPool> pool_;
   DeviceHandle<VkSemaphore> timeline_;

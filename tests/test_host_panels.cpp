@@ -1,0 +1,240 @@
+// Copies beside the products (engine/host_panels.hpp, docs/design/host-copies.md "Panels"): the rule that
+// cuts a host-memory product, the copies of a panel's lines in every layout and op, and products cut into
+// panels on lavapipe (VKGEMM_TEST_HOST_PANELS cuts small ones; the import knob imports small operands):
+// every layout and op pair, leading dimensions with gaps, beta, a bias, skewed pointers, inputs unchanged,
+// C poisoned, guard bytes untouched.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "engine/engine_impl.hpp"
+#include "engine/host_panels.hpp"
+#include "guarded.hpp"
+#include "support.hpp"
+#include "vkgemm/reference.hpp"
+
+using namespace vkgemm;
+using vkgemm::test::Guarded;
+
+namespace {
+
+constexpr uint64_t kLines = 8;  // the knob's panel: 37 rows are 5 panels, the last of 5
+
+// An engine whose products are cut into panels of kLines wherever the rule allows, the caller's pages
+// imported whatever their size.
+std::unique_ptr<Engine> panel_engine() {
+  setenv("VKGEMM_TEST_HOST_COPIES", "import", 1);
+  setenv("VKGEMM_TEST_HOST_PANELS", std::to_string(kLines).c_str(), 1);
+  auto e = test::make_engine();
+  unsetenv("VKGEMM_TEST_HOST_COPIES");
+  unsetenv("VKGEMM_TEST_HOST_PANELS");
+  return e;
+}
+
+uint64_t panels_run(Engine& e) { return detail::Access::impl(e).host_copies->counts().panels; }
+
+const char* name(Layout l) { return l == Layout::row_major ? "row-major" : "column-major"; }
+const char* name(Op op) { return op == Op::n ? "n" : "t"; }
+
+GemmDesc square(int64_t size, DataType type = DataType::f32) {
+  GemmDesc d;
+  d.type = type;
+  d.m = d.n = d.k = size;
+  return d;
+}
+
+// The storage offsets of every element of `which` ('A', 'B', 'C') seen along `axis`, and their line.
+std::map<uint64_t, uint64_t> element_lines(const GemmDesc& d, char which, char axis) {
+  const detail::LineView v = detail::line_view(d, which, axis);
+  const uint64_t lines = which == 'C' ? uint64_t(axis == 'M' ? d.m : d.n) : uint64_t(which == 'A' ? d.m : d.n);
+  std::map<uint64_t, uint64_t> out;
+  for (uint64_t r = 0; r < lines; ++r) {
+    for (uint64_t i = 0; i < v.inner; ++i) out[r * v.line_step + i * v.inner_step] = r;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_SUITE("host panels") {
+  TEST_CASE("the rule: products large enough to hide their copies, cut in whole tiles, along C's contiguous lines") {
+    const auto cut = [&](const GemmDesc& d, bool bus = true, uint64_t forced = 0, bool chunked = false,
+                         const GemmOptions& o = GemmOptions{}) { return detail::panel_cut(d, o, chunked, bus, forced); };
+    detail::PanelCut c = cut(square(4096));  // 2048 rows x 4096 columns: kPanelMinOutputs a panel
+    CHECK(c.axis == 'M');
+    CHECK(c.lines == 2048);
+    CHECK(c.count == 2);
+    c = cut(square(8192));  // 8 panels of 1024 rows (8M outputs each)
+    CHECK(c.lines == 1024);
+    CHECK(c.count == 8);
+    c = cut(square(16384, DataType::f64));  // at most kMaxPanels: 2048 rows
+    CHECK(c.lines == 2048);
+    CHECK(c.count == 8);
+    GemmDesc col = square(8192);
+    col.layout = Layout::col_major;
+    CHECK(cut(col).axis == 'N');  // C's columns are its contiguous lines
+    GemmDesc tall = square(8192);
+    tall.m = 20000, tall.n = 1000;  // 8389 rows a panel, rounded up to 8448: 3 panels
+    c = cut(tall);
+    CHECK(c.lines == 8448);
+    CHECK(c.count == 3);
+    CHECK(cut(square(2048)).count == 0);  // 4M outputs: one panel's worth
+    CHECK(cut(square(4096), false).count == 0);  // no bus: the storage is the host's
+    GemmDesc batched = square(4096);
+    batched.batch = 2;
+    CHECK(cut(batched).count == 0);
+    GemmOptions timed;
+    timed.repeat = 3;
+    CHECK(cut(square(4096), true, 0, false, timed).count == 0);
+    CHECK(cut(square(4096), true, 0, true).count == 0);  // K chunks: submissions of their own
+    GemmDesc no_ab = square(4096);
+    no_ab.alpha = 0.0;
+    CHECK(cut(no_ab).count == 0);  // nothing of A or B is read
+    GemmDesc row_bias = square(4096);
+    row_bias.epilogue.bias = BiasAxis::per_row;
+    CHECK(cut(row_bias).count == 0);  // the bias along the cut
+    row_bias.epilogue.bias = BiasAxis::per_column;
+    CHECK(cut(row_bias).count == 2);  // the bias across it: every panel reads all of it
+    GemmDesc small = square(20);
+    c = cut(small, false, 7);  // the knob: 7 rows a panel whatever the size and the bus
+    CHECK(c.lines == 7);
+    CHECK(c.count == 3);
+    CHECK(cut(small, false, 20).count == 0);  // one panel is no cut
+  }
+
+  TEST_CASE("a panel's copies hold every element of its lines and none of another line, in every layout and op") {
+    for (const Layout layout : {Layout::row_major, Layout::col_major}) {
+      for (const Op op_a : {Op::n, Op::t}) {
+        for (const Op op_b : {Op::n, Op::t}) {
+          GemmDesc d;
+          d.layout = layout, d.op_a = op_a, d.op_b = op_b;
+          d.m = 13, d.n = 11, d.k = 7;
+          d.lda = 17, d.ldb = 19, d.ldc = 23;  // gaps after every stored line
+          for (const char axis : {'M', 'N'}) {
+            for (const char which : {axis == 'M' ? 'A' : 'B', 'C'}) {
+              INFO(fmt::format("{} op_a {} op_b {}, {} along {}", name(layout), name(op_a), name(op_b),
+                               which, axis));
+              const auto lines = element_lines(d, which, axis);
+              const detail::LineView v = detail::line_view(d, which, axis);
+              for (const auto& [r0, r1] : {std::pair<uint64_t, uint64_t>{0, 3}, {3, 8}, {8, axis == 'M' ? 13 : 11}}) {
+                for (const bool to_host : {false, true}) {
+                  const uint64_t es = 4, shift = 12;
+                  std::map<uint64_t, int> covered;
+                  for (const VkBufferCopy& region : detail::line_copies(v, r0, r1, es, shift, to_host)) {
+                    const uint64_t device = to_host ? region.srcOffset : region.dstOffset;
+                    const uint64_t host = to_host ? region.dstOffset : region.srcOffset;
+                    CHECK(host == device + shift);  // the same offset, the import's shift apart
+                    CHECK(device % es == 0);
+                    CHECK(region.size % es == 0);
+                    for (uint64_t x = device / es; x < (device + region.size) / es; ++x) ++covered[x];
+                  }
+                  for (const auto& [x, line] : lines) {
+                    const bool inside = line >= r0 && line < r1;
+                    CHECK_MESSAGE(covered.count(x) == (inside ? 1u : 0u),
+                                  fmt::format("element at {} of line {}, lines [{}, {})", x, line, r0, r1));
+                  }
+                  for (const auto& [x, times] : covered) CHECK(times == 1);  // no element copied twice
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+
+  TEST_CASE("products cut into panels: every layout and op pair, gaps, beta, skewed pointers, C's gaps unchanged") {
+    auto rng = test::case_rng(test::current_case_name());
+    if (!test::engine().device().host_import) {
+      test::skip("this device has no VK_EXT_external_memory_host: products are cut only where the pages import");
+      return;
+    }
+    auto e = panel_engine();
+    for (const Layout layout : {Layout::row_major, Layout::col_major}) {
+      for (const Op op_a : {Op::n, Op::t}) {
+        for (const Op op_b : {Op::n, Op::t}) {
+          for (const double beta : {0.0, 0.75}) {
+            GemmDesc d;
+            d.layout = layout, d.op_a = op_a, d.op_b = op_b;
+            d.m = 37, d.n = 29, d.k = 23;  // 37 rows or 29 columns: 5 or 4 panels of 8, the last shorter
+            d.alpha = -1.25, d.beta = beta;
+            d.lda = 41, d.ldb = 43, d.ldc = 47;
+            INFO(fmt::format("{} op_a {} op_b {} beta {}", name(layout), name(op_a), name(op_b), beta));
+            const size_t na = operand_extent(d, 'A').elements, nb = operand_extent(d, 'B').elements,
+                         nc = operand_extent(d, 'C').elements;
+            const auto a = test::random_floats(na, rng), b = test::random_floats(nb, rng);
+            auto c0 = test::random_floats(nc, rng);
+            Guarded ga(na * 4, 3), gb(nb * 4, 17), gc(nc * 4, 61);
+            std::memcpy(ga.data(), a.data(), na * 4), std::memcpy(gb.data(), b.data(), nb * 4);
+            std::memcpy(gc.data(), c0.data(), nc * 4);
+            const uint64_t before = panels_run(*e);
+            const GemmTiming t = e->gemm(d, ga.data(), gb.data(), gc.data());
+            CHECK(panels_run(*e) == before + 1);
+            CHECK(t.config.find("panels of 8") != std::string::npos);
+            std::vector<float> c(nc);
+            std::memcpy(c.data(), gc.data(), nc * 4);
+            CHECK(std::memcmp(ga.data(), a.data(), na * 4) == 0);
+            CHECK(std::memcmp(gb.data(), b.data(), nb * 4) == 0);
+            CHECK(ga.guards_intact());
+            CHECK(gb.guards_intact());
+            CHECK(gc.guards_intact());
+            const Comparison r = compare_with_reference(d, a.data(), b.data(), c0.data(), c.data());
+            CHECK_MESSAGE(r.passed, fmt::format("{} elements off, the first at {}", r.bad_elements, r.first_bad));
+          }
+        }
+      }
+    }
+  }
+
+  TEST_CASE("cut into panels: f64, a bias across the cut with an activation; along it, not cut") {
+    auto rng = test::case_rng(test::current_case_name());
+    if (!test::engine().device().host_import) {
+      test::skip("this device has no VK_EXT_external_memory_host: products are cut only where the pages import");
+      return;
+    }
+    auto e = panel_engine();
+    {
+      GemmDesc d = square(30, DataType::f64);
+      d.n = 21;
+      std::vector<double> a(30 * 30), b(30 * 21), c(30 * 21, NAN);
+      for (auto& x : a) x = double(test::random_floats(1, rng)[0]);
+      for (auto& x : b) x = double(test::random_floats(1, rng)[0]) / 3.0;
+      const uint64_t before = panels_run(*e);
+      e->gemm(d, a.data(), b.data(), c.data());
+      CHECK(panels_run(*e) == before + 1);
+      const Comparison r = compare_with_reference(d, a.data(), b.data(), nullptr, c.data());
+      CHECK_MESSAGE(r.passed, fmt::format("f64: {} elements off, the first at {}", r.bad_elements, r.first_bad));
+    }
+    for (const BiasAxis axis : {BiasAxis::per_column, BiasAxis::per_row}) {
+      GemmDesc d = square(26);
+      d.n = 19;
+      d.epilogue.bias = axis;
+      d.epilogue.activation = Activation::relu;
+      const auto a = test::random_floats(26 * 26, rng), b = test::random_floats(26 * 19, rng);
+      const auto bias = test::random_floats(axis == BiasAxis::per_row ? 26 : 19, rng);
+      std::vector<float> c(26 * 19, NAN);
+      const uint64_t before = panels_run(*e);
+      e->gemm(d, a.data(), b.data(), c.data(), GemmOptions{}, bias.data());
+      // Row-major C is cut along its rows: a bias per row would need its own slice a panel.
+      CHECK(panels_run(*e) == before + (axis == BiasAxis::per_column ? 1 : 0));
+      const Comparison r = compare_with_reference(d, a.data(), b.data(), nullptr, c.data(), {}, bias.data());
+      CHECK_MESSAGE(r.passed, fmt::format("bias {}: {} elements off, the first at {}", to_string(axis),
+                                          r.bad_elements, r.first_bad));
+    }
+  }
+
+  TEST_CASE("the panel knob refuses what it does not know") {
+    setenv("VKGEMM_TEST_HOST_PANELS", "0", 1);
+    test::expect_error([] { test::make_engine(); }, ErrorCode::invalid_argument, "VKGEMM_TEST_HOST_PANELS=0");
+    setenv("VKGEMM_TEST_HOST_PANELS", "8rows", 1);
+    test::expect_error([] { test::make_engine(); }, ErrorCode::invalid_argument, "VKGEMM_TEST_HOST_PANELS=8rows");
+    unsetenv("VKGEMM_TEST_HOST_PANELS");
+  }
+}
