@@ -107,6 +107,7 @@ TEST_SUITE("host panels") {
     CHECK(c.lines == 7);
     CHECK(c.count == 3);
     CHECK(cut(small, false, 20).count == 0);  // one panel is no cut
+    CHECK(cut(square(8192), true, detail::HostCopyKnobs::kNoPanels).count == 0);  // the knob's none
   }
 
   TEST_CASE("a panel's copies hold every element of its lines and none of another line, in every layout and op") {
@@ -230,7 +231,17 @@ TEST_SUITE("host panels") {
     }
   }
 
-  TEST_CASE("the panel knob refuses what it does not know") {
+  TEST_CASE("the panel knob: none cuts nothing; it refuses what it does not know") {
+    if (test::engine().device().host_import) {
+      setenv("VKGEMM_TEST_HOST_COPIES", "import", 1);
+      setenv("VKGEMM_TEST_HOST_PANELS", "none", 1);
+      auto e = test::make_engine();
+      unsetenv("VKGEMM_TEST_HOST_COPIES");
+      std::vector<float> a(40 * 40, 0.5f), c(40 * 40, NAN);
+      e->gemm(DataType::f32, 40, 40, 40, a.data(), a.data(), c.data());
+      CHECK(panels_run(*e) == 0);
+      CHECK(c[0] == 10.0f);
+    }
     setenv("VKGEMM_TEST_HOST_PANELS", "0", 1);
     test::expect_error([] { test::make_engine(); }, ErrorCode::invalid_argument, "VKGEMM_TEST_HOST_PANELS=0");
     setenv("VKGEMM_TEST_HOST_PANELS", "8rows", 1);

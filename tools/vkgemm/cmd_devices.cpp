@@ -151,6 +151,13 @@ int list_devices(bool json) {
                                   : std::string("VKGEMM_TEST_NO_PUSH_DESCRIPTOR=1");
       fmt::print("    push descriptors  no ({}): plans record from a ring of descriptor sets\n", why);
     }
+    fmt::print("    host copies       {}; {}\n",
+               d.host_import ? fmt::format("the caller's pages imported (VK_EXT_external_memory_host, alignment {})",
+                                           d.imported_host_alignment)
+                             : std::string("staged (no VK_EXT_external_memory_host)"),
+               d.copy_queues ? fmt::format("{} copy queue{} (a transfer-only family) beside the compute queue",
+                                           d.copy_queues, d.copy_queues == 1 ? "" : "s")
+                             : std::string("no copy queue: copies on the compute queue"));
     if (!d.has_compute_queue) fmt::print("    compute queue     none: vkgemm cannot use this device\n");
   }
   return print_choice(devices);

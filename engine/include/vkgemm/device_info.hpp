@@ -87,6 +87,10 @@ struct DeviceInfo {
   // minImportedHostPointerAlignment (0 without the extension).
   bool host_import = false;
   uint64_t imported_host_alignment = 0;
+  // The queues of a transfer-only family (a discrete GPU's copy engines; 0: none, and for an adopted device):
+  // the host-memory products cut into panels move their copies there, beside the products, on up to two of
+  // them (one a direction).
+  uint32_t copy_queues = 0;
   bool timestamps = false;                   // the compute queue has timestampValidBits > 0
   // hostQueryReset (Vulkan 1.2) on for the device as vkgemm uses it (an adopted device: where the application
   // enabled it): the engine's own synchronous products (Engine::gemm and the other calls that wait) reset their

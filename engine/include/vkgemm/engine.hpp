@@ -79,8 +79,9 @@ struct EngineOptions {
 //     whether the buffers are mapped (docs/design/host-copies.md);
 //   VKGEMM_TEST_STAGING_CHUNK=BYTES: a testing knob that sets the staging ring's chunk, so that small copies
 //     cross chunk boundaries;
-//   VKGEMM_TEST_HOST_PANELS=LINES: a testing knob that cuts every host-memory product that may be cut into
-//     panels of LINES rows (or columns), their copies beside the products, whatever its size and device;
+//   VKGEMM_TEST_HOST_PANELS=LINES|none: a testing knob that cuts every host-memory product that may be cut
+//     into panels of LINES rows (or columns), their copies beside the products, whatever its size and device;
+//     none: cuts none (the whole copies, to compare);
 //   VKGEMM_EXPERIMENT_COOPMAT, VKGEMM_EXPERIMENT_COOPMAT2, VKGEMM_EXPERIMENT_SPIRV: experiment knobs for the performance work, read only
 //     by a developer build (CMake option VKGEMM_EXPERIMENTS, off by default; docs/gpu.md), once per
 //     process.

@@ -247,10 +247,10 @@ void query_queues(VkPhysicalDevice pd, PhysicalDevice& out) {
     }
   }
   constexpr VkQueueFlags kEngines = VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT;
-  for (uint32_t i = 0; i < family_count && out.copy_queue_count == 0; ++i) {
+  for (uint32_t i = 0; i < family_count && info.copy_queues == 0; ++i) {
     if ((families[i].queueFlags & VK_QUEUE_TRANSFER_BIT) && !(families[i].queueFlags & kEngines)) {
       out.copy_family = i;
-      out.copy_queue_count = families[i].queueCount;
+      info.copy_queues = families[i].queueCount;
     }
   }
   info.timestamps = info.timestamp_valid_bits > 0 && info.timestamp_period_ns > 0.0f;

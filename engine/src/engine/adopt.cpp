@@ -192,6 +192,7 @@ EngineImpl::EngineImpl(const VulkanDevice& d) {
   info.coopmat_nv = false;
   info.push_descriptor = info.push_descriptor && on.push_descriptor;
   info.host_import = info.host_import && on.host_import;
+  info.copy_queues = 0;  // the application's queue is the engine's only one
   info.host_query_reset = info.host_query_reset && on.host_query_reset && d.api_version >= VK_API_VERSION_1_2;
   apply_test_limits(info);
   info.pipeline_statistics = false;  // the application's device: its extensions are not known here

@@ -113,13 +113,16 @@ HostCopyKnobs environment_host_copies() {
     }
     knobs.staging_chunk = v;
   }
-  if (const char* env = variable("VKGEMM_TEST_HOST_PANELS")) {
+  if (const char* env = variable("VKGEMM_TEST_HOST_PANELS"); env && std::string_view(env) == "none") {
+    knobs.panel_lines = HostCopyKnobs::kNoPanels;
+  } else if (env) {
     constexpr unsigned long long kMax = 1ull << 31;
     char* end = nullptr;
     const unsigned long long v = std::strtoull(env, &end, 10);
     if (*end || v == 0 || v > kMax || env[0] == '-') {
       throw Error(ErrorCode::invalid_argument,
-                  fmt::format("VKGEMM_TEST_HOST_PANELS={} is not a whole number of lines from 1 to {}", env, kMax));
+                  fmt::format("VKGEMM_TEST_HOST_PANELS={} is neither none nor a whole number of lines from 1 to {}",
+                              env, kMax));
     }
     knobs.panel_lines = v;
   }

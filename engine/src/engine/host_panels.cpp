@@ -29,7 +29,7 @@ bool vector_along(const GemmDesc& desc, char axis) {
 
 PanelCut panel_cut(const GemmDesc& desc, const GemmOptions& options, bool k_chunked, bool bus, uint64_t forced) {
   const char axis = desc.layout == Layout::row_major ? 'M' : 'N';
-  if (desc.batch != 1 || options.warmup + options.repeat != 1 || k_chunked || !reads_ab(desc) ||
+  if (forced == HostCopyKnobs::kNoPanels || desc.batch != 1 || options.warmup + options.repeat != 1 || k_chunked || !reads_ab(desc) ||
       vector_along(desc, axis) || (!forced && !bus)) {
     return {};
   }

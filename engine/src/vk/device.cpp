@@ -140,7 +140,7 @@ Device::Device(const PhysicalDevice& physical) : physical_(physical.handle), fam
   queue_infos[0].queueFamilyIndex = family_;
   queue_infos[0].queueCount = 1;
   queue_infos[0].pQueuePriorities = priorities;
-  const uint32_t copies = std::min<uint32_t>(physical.copy_queue_count, 2);
+  const uint32_t copies = std::min<uint32_t>(physical.info.copy_queues, 2);
   queue_infos[1].queueFamilyIndex = physical.copy_family;
   queue_infos[1].queueCount = copies;
   queue_infos[1].pQueuePriorities = priorities;

@@ -20,8 +20,9 @@ struct HostCopyKnobs {
   HostCopyPath path = HostCopyPath::automatic;
   uint64_t staging_chunk = 0;  // 0: the engine's own
   // Panels of this many lines wherever a product may be cut (VKGEMM_TEST_HOST_PANELS, engine/host_panels.cpp),
-  // whatever its size and device; 0: the engine's rule.
+  // whatever its size and device; 0: the engine's rule; kNoPanels: never cut (the whole path, to compare).
   uint64_t panel_lines = 0;
+  static constexpr uint64_t kNoPanels = ~uint64_t{0};
 };
 
 // How many copies went each way since the engine was made (the tests' view).

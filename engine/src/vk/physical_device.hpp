@@ -18,11 +18,8 @@ struct PhysicalDevice {
   VkPhysicalDevice handle = VK_NULL_HANDLE;
   DeviceInfo info;
   uint32_t compute_family = 0;  // valid when info.has_compute_queue
-  // A family of transfer-only queues (neither graphics nor compute: a discrete GPU's copy engines, which run
-  // beside its compute units) and how many queues it has (0: none). Host copies beside the products use up
-  // to two of them (docs/design/host-copies.md).
+  // The family of DeviceInfo::copy_queues (valid where there are any).
   uint32_t copy_family = 0;
-  uint32_t copy_queue_count = 0;
   uint64_t storage_offset_alignment = 1;  // minStorageBufferOffsetAlignment
 };
 

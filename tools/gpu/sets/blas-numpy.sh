@@ -8,9 +8,11 @@
 # Run from the repository root with build/release present (its lib/ and python/ are built by default) and the
 # Vulkan loader loadable (as for build/release/vkgemm devices). Results: $OUT/blas-numpy.json and .txt.
 # Usage: tools/gpu/run.sh blas-numpy [python3]
-#   BLAS_NUMPY_N (default 4096) and BLAS_NUMPY_CROSSOVER (default "256 512 1024 2048"): a dry run on lavapipe
-#   takes BLAS_NUMPY_N=256 BLAS_NUMPY_CROSSOVER="64 128" VKGEMM_BLAS_THRESHOLD=0 (the default threshold routes
-#   4096^2 but not 256^2). Passes when both ways match NumPy's CPU product and the preloaded one ran on the device.
+#   BLAS_NUMPY_N (default 4096), BLAS_NUMPY_LARGE (default 8192: float32 only) and BLAS_NUMPY_CROSSOVER
+#   (default "256 512 1024 2048"): a dry run on lavapipe takes BLAS_NUMPY_N=256 BLAS_NUMPY_LARGE=384
+#   BLAS_NUMPY_CROSSOVER="64 128" VKGEMM_BLAS_THRESHOLD=0 (the default threshold routes 4096^2 but not 256^2).
+#   Each preloaded product runs twice: cut into panels where the engine's rule cuts it (the default), and
+#   whole (VKGEMM_TEST_HOST_PANELS=none): what the copies beside the products gain. Passes when both ways match NumPy's CPU product and the preloaded one ran on the device.
 #
 # What it assumes of the GPU host (Python 3.12, NumPy and PyTorch from pip, no Debian libblas):
 # - NumPy's pip wheels call their bundled OpenBLAS under suffixed ILP64 names (scipy_cblas_sgemm64_ in NumPy 2,
@@ -88,6 +90,8 @@ for dtype in ("float32", "float64"):
     row = {"cpu": cpu, "preload": dev}
     if os.path.exists(dev_path):
         row["preload_matches_cpu"], row["preload_max_err"] = check(np.load(dev_path), cpu_path, mag, n, dtype)
+    # The same without panels (the whole copies, then the product): what cutting into panels gains.
+    row["preload_whole"], _ = run_numpy(n, dtype, 5, dict(preload, VKGEMM_TEST_HOST_PANELS="none"), "preload-whole")
     if openblas:
         named, _ = run_numpy(n, dtype, 2, dict(preload, VKGEMM_BLAS_CPU=openblas[0], VKGEMM_BLAS_THRESHOLD="never"),
                              "cpu-named")
@@ -118,6 +122,21 @@ for dtype in ("float32", "float64"):
         pass
     results[dtype] = row
     print(dtype, json.dumps(row, indent=1))
+
+# A larger f32 product, with and without panels, checked against NumPy's CPU product.
+for n in map(int, os.environ.get("BLAS_NUMPY_LARGE", "8192").split()):
+    rng = np.random.default_rng(n)
+    a = rng.uniform(-1, 1, (n, n)).astype("float32")
+    b = rng.uniform(-1, 1, (n, n)).astype("float32")
+    mag = np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64)
+    cpu, cpu_path = run_numpy(n, "float32", 1, {}, "cpu")
+    row = {"cpu": cpu}
+    for tag, env in (("preload", preload), ("preload_whole", dict(preload, VKGEMM_TEST_HOST_PANELS="none"))):
+        row[tag], path = run_numpy(n, "float32", 3, env, tag)
+        if os.path.exists(path):
+            row[tag + "_matches_cpu"], row[tag + "_max_err"] = check(np.load(path), cpu_path, mag, n, "float32")
+    results[f"float32_{n}"] = row
+    print(n, json.dumps(row, indent=1))
 
 results["crossover_f32"] = {}
 for n in map(int, os.environ.get("BLAS_NUMPY_CROSSOVER", "256 512 1024 2048").split()):
