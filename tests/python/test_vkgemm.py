@@ -216,6 +216,43 @@ def test_bad_input(engine):
     assert e.value.code == "device_not_found"
 
 
+class _DLPackOnly:
+    """A host array of another library as vkgemm sees it: __dlpack__ and __dlpack_device__ only (device_type 1,
+    kDLCPU; or another to be refused)."""
+
+    def __init__(self, x, device_type=1):
+        self._x, self._device = x, device_type
+
+    def __dlpack__(self, **kwargs):
+        return self._x.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return (self._device, 0)
+
+
+def test_dlpack_host_arrays(engine):
+    """Host arrays of other libraries through DLPack: taken without a copy on the Python side, right; device
+    memory of another API refused, naming it."""
+    rng = np.random.default_rng(61)
+    a, b = rng.uniform(-1, 1, (9, 7)).astype(np.float32), rng.uniform(-1, 1, (7, 5)).astype(np.float32)
+    c = engine.matmul(_DLPackOnly(a), _DLPackOnly(b))
+    assert np.allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+    d = engine.asarray(_DLPackOnly(a))
+    assert np.array_equal(d.numpy(), a)
+    for device, name in ((2, "CUDA"), (10, "ROCm"), (99, "type 99")):
+        with pytest.raises(vkgemm.Error) as e:
+            engine.matmul(_DLPackOnly(a, device), b)
+        assert e.value.code == "invalid_argument" and name in e.value.message and "not host memory" in e.value.message
+        with pytest.raises(vkgemm.Error, match="not host memory"):
+            engine.asarray(_DLPackOnly(a, device))
+    try:
+        import torch
+    except ImportError:
+        return
+    t = torch.from_numpy(a)  # a PyTorch CPU tensor, where PyTorch is installed (the GPU host)
+    assert np.allclose(engine.matmul(t, b), a @ b, rtol=1e-5, atol=1e-5)
+
+
 def test_emulated_precision(engine):
     """precision="emulated" and kernel="ozaki" through the module: right within the native bound, and a
     row whose exponents spread past what the moduli cover refused by the span guard to the native kernel

@@ -95,9 +95,32 @@ def _fail(code, message):
     raise Error(code, message)
 
 
+# DLPack's device types whose memory the host reads (dlpack.h): kDLCPU, kDLCUDAHost (pinned), kDLROCMHost,
+# kDLCUDAManaged; the names of the others, for the sentence that refuses them.
+_DLPACK_HOST = {1, 3, 11, 13}
+_DLPACK_NAMES = {2: "CUDA", 4: "OpenCL", 7: "Vulkan", 8: "Metal", 9: "VPI", 10: "ROCm", 12: "ExtDev", 14: "oneAPI",
+                 15: "WebGPU", 16: "Hexagon"}
+
+
+def _host_array(x, what):
+    """x as a NumPy array: itself, or a host array of another library through DLPack (np.from_dlpack, no copy:
+    a PyTorch CPU tensor, a JAX or CuPy pinned array); refused naming what x is where its memory is not the
+    host's."""
+    if isinstance(x, np.ndarray):
+        return x
+    if hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__"):
+        device, _ = x.__dlpack_device__()
+        if int(device) not in _DLPACK_HOST:
+            name = _DLPACK_NAMES.get(int(device), f"type {int(device)}")
+            _fail("invalid_argument", f"{what} is a {type(x).__name__} in {name} device memory (DLPack), not host "
+                                      "memory: vkgemm reads host arrays and its own Arrays; copy it to the host "
+                                      "first (e.g. .cpu() or .get())")
+        return np.from_dlpack(x)
+    _fail("invalid_argument", f"{what} is a {type(x).__name__}, not a NumPy array or a host array with __dlpack__")
+
+
 def _as_matrix_stack(x, name):
-    if not isinstance(x, np.ndarray):
-        _fail("invalid_argument", f"matmul: {name} is a {type(x).__name__}, not a NumPy array")
+    x = _host_array(x, f"matmul: {name}")
     if x.ndim not in (2, 3):
         _fail("dimension_mismatch", f"matmul: {name} has {x.ndim} dimensions; a matrix has 2, a batch of them 3")
     return x

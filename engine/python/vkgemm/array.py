@@ -3,8 +3,9 @@
 An Array is a C-ordered matrix (2-D) or batch of matrices (3-D) of one vkgemm type in a device buffer of one
 Engine (the C ABI's vkgemm_buffer). engine.asarray(x) uploads a NumPy array once; engine.matmul on Arrays runs
 on the buffers and returns an Array, so a chain of products crosses the bus twice (the first upload, the last
-download) instead of three times a product; .numpy() downloads. No DLPack: an Array's memory is a Vulkan
-buffer, which no DLPack device type names.
+download) instead of three times a product; .numpy() downloads. Host arrays of other libraries come in
+through DLPack (np.from_dlpack); an Array exports none: its memory is a Vulkan buffer of vkgemm's own device,
+which no other library opens in place.
 """
 
 import ctypes
@@ -13,7 +14,7 @@ import math
 import numpy as np
 
 from . import _capi
-from . import (Error, Timing, _BY_DTYPE, _check, _default_engine, _epilogue, _fail, _out_dtype,
+from . import (Error, Timing, _BY_DTYPE, _check, _default_engine, _epilogue, _fail, _host_array, _out_dtype,
                _out_type_code, _product_shape)
 
 _UINT64_LIMIT = 2**64
@@ -102,8 +103,7 @@ def upload(engine, x):
                                       f"than {_engine_name(engine)}; Arrays do not move between engines: pass "
                                       "x.numpy() to upload its values")
         return x
-    if not isinstance(x, np.ndarray):
-        _fail("invalid_argument", f"vkgemm.asarray: x is a {type(x).__name__}, not a NumPy array")
+    x = _host_array(x, "vkgemm.asarray: x")
     if x.ndim not in (2, 3):
         _fail("dimension_mismatch", f"vkgemm.asarray: x has {x.ndim} dimensions; a matrix has 2, a batch of them 3")
     array = Array(engine, x.shape, x.dtype)
