@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -18,6 +19,7 @@
 #include "bench/bench_case.hpp"
 #include "bench/bench_defaults.hpp"
 #include "bench/bench_files.hpp"
+#include "bench/bench_host.hpp"
 #include "bench/bench_jobs.hpp"
 #include "bench/bench_prebuild.hpp"
 #include "bench/bench_progress.hpp"
@@ -57,7 +59,7 @@ double worst_recorded_error(const char* path) {
       const double device = latency ? 0.0 : double(c["gpu_median_ms"]) * 1e-3 * (settings.repeat + settings.warmup + 1);
       // A latency case's warm-up is not in its record: its overhead holds it.
       const double warmup = c.value("warmup_busy_ms", 0.0) * 1e-3;
-      rows.push_back({case_work(s, settings, latency),
+      rows.push_back({case_work(s, settings, latency ? JobKind::latency : JobKind::throughput),
                       {c["wall_seconds"], c["data_seconds"], c["check_seconds"], device, warmup}, c["segment"]});
     }
   }
@@ -146,7 +148,7 @@ SweepOutcome run_jobs(Engine& engine, const std::vector<Job>& jobs, const Settin
       c.assign(bytes, bytes + elements * element_size(type));
     };
     const uint64_t seed = case_seed(settings.seed, i);
-    if (job.latency) {
+    if (job.kind == JobKind::latency) {
       const LatencyResult r = run_latency(engine, job.shape.m, job.type, job.config, settings, seed, keep);
       out.status.push_back(r.status), out.ran.push_back(r.ran);
     } else {
@@ -234,7 +236,7 @@ TEST_SUITE("bench") {
     // What each size and type runs, in order: "kernel config, ...".
     std::map<std::pair<uint32_t, DataType>, std::string> cases, latency;
     for (const Job& j : jobs) {
-      std::string& list = (j.latency ? latency : cases)[{j.shape.m, j.type}];
+      std::string& list = (j.kind == JobKind::latency ? latency : cases)[{j.shape.m, j.type}];
       list += fmt::format("{}{} {}", list.empty() ? "" : ", ", to_string(j.config.options.kernel), j.config.label);
     }
     // After auto, the kernels in the library's order (all_kernels) that take the type.
@@ -255,7 +257,7 @@ TEST_SUITE("bench") {
       for (const DataType t : all_data_types) CHECK(latency[{n, t}] == "auto default");
     CHECK(cases.size() == 3 * std::size(all_data_types));
     CHECK(latency.size() == 3 * std::size(all_data_types));
-    const auto throughput = std::count_if(jobs.begin(), jobs.end(), [](const Job& j) { return !j.latency; });
+    const auto throughput = std::count_if(jobs.begin(), jobs.end(), [](const Job& j) { return j.kind == JobKind::throughput; });
     CHECK(throughput == 85);
     CHECK(jobs.size() == 85 + 21);
     // --sizes, --tiles and --kernels ask for more: the baselines at every size asked for, each tile, the latency
@@ -265,9 +267,9 @@ TEST_SUITE("bench") {
     const SweepSpec spec = make_sweep(asked, d);
     CHECK(spec.baseline_max == 0.0);
     const auto more = make_jobs(spec, settings, never);
-    CHECK(std::count_if(more.begin(), more.end(), [](const Job& j) { return !j.latency && j.shape.m == 8192; }) ==
+    CHECK(std::count_if(more.begin(), more.end(), [](const Job& j) { return j.kind == JobKind::throughput && j.shape.m == 8192; }) ==
           7 * 2 + 4);  // naive's two tiles for every type, coopmat for the four it takes
-    CHECK(std::count_if(more.begin(), more.end(), [](const Job& j) { return j.latency; }) == 7 + 4);
+    CHECK(std::count_if(more.begin(), more.end(), [](const Job& j) { return j.kind == JobKind::latency; }) == 7 + 4);
     // A CPU device keeps its quick sweep: every tile and every kernel's latency.
     DeviceInfo cpu;
     cpu.type = DeviceType::cpu;
@@ -603,6 +605,10 @@ TEST_SUITE("bench") {
       const LatencyResult l = run_latency(test::engine(), 16, type, config(Kernel::tiled, 8), quick_settings(), 3, corrupt);
       CHECK(l.status == Status::failed);
       CHECK_FALSE(l.timed());
+      const HostResult h = run_host(test::engine(), 16, type, config(Kernel::tiled, 8), quick_settings(), 3, corrupt);
+      CHECK(h.status == Status::failed);
+      CHECK_FALSE(h.timed());
+      CHECK(h.wall_ms.empty());
       Settings sampled = quick_settings();  // the same wrong element, by the sampled check
       sampled.verify_max = 0.0;
       const CaseResult s = run_case(test::engine(), {31, 17, 23}, type, config(Kernel::naive, 8), sampled, 11, corrupt);
@@ -611,7 +617,47 @@ TEST_SUITE("bench") {
       REQUIRE(s.check.has_value());
       CHECK(s.check->sampled.has_value());
     }
-    CHECK(calls == 3 * static_cast<int>(std::size(all_data_types)));
+    CHECK(calls == 4 * static_cast<int>(std::size(all_data_types)));
+  }
+
+  TEST_CASE("host-memory products: checked, then timed by the host's clock, the copies with the product; cut into panels") {
+    setenv("VKGEMM_TEST_HOST_COPIES", "import", 1);
+    setenv("VKGEMM_TEST_HOST_PANELS", "16", 1);
+    auto paneled = test::make_engine();
+    unsetenv("VKGEMM_TEST_HOST_COPIES");
+    unsetenv("VKGEMM_TEST_HOST_PANELS");
+    const bool cut = paneled->device().host_import;
+    for (const DataType type : {DataType::f32, DataType::f64}) {
+      INFO(to_string(type));
+      const HostResult h = run_host(*paneled, 40, type, config(Kernel::automatic, 0), quick_settings(), 21);
+      CHECK(h.status == Status::passed);
+      REQUIRE(h.check.has_value());
+      CHECK(h.check->passed);
+      REQUIRE(h.timed());
+      CHECK(h.wall_ms.size() == 3);
+      CHECK(h.bytes == 3.0 * 40 * 40 * double(element_size(type)));
+      CHECK(h.gflops > 0.0);
+      CHECK(h.copy_gbps > 0.0);
+      CHECK(h.stats->median >= h.gpu_ms);
+      CHECK(contains(h.ran, "panels of 16 rows") == cut);  // 40 rows: 3 panels where the pages import
+    }
+    Settings sampled = quick_settings();
+    sampled.verify_max = 0.0;
+    const HostResult s = run_host(test::engine(), 40, DataType::f32, config(Kernel::tiled, 8), sampled, 4);
+    CHECK(s.status == Status::passed);
+    REQUIRE(s.check.has_value());
+    CHECK(s.check->sampled.has_value());
+    // --host-sizes makes a host case per type and latency kernel, after the latency cases.
+    SweepRequest request;
+    request.sizes = "16", request.types = "f32,f64", request.kernels = "auto", request.latency_sizes = "none";
+    request.host_sizes = "32,48";
+    const SweepSpec spec = make_sweep(request, sweep_defaults(test::engine().device()));
+    CHECK(spec.host_sizes == std::vector<uint32_t>{32, 48});
+    const auto jobs = make_jobs(spec, quick_settings(), {});
+    CHECK(std::count_if(jobs.begin(), jobs.end(), [](const Job& j) { return j.kind == JobKind::host; }) == 4);
+    CHECK(jobs.back().kind == JobKind::host);
+    request.host_sizes = "none";
+    CHECK(make_sweep(request, sweep_defaults(test::engine().device())).host_sizes.empty());
   }
 
   TEST_CASE("above --verify-max a case gets the sampled check; --no-check times it unverified; efficiency needs a peak") {
@@ -685,7 +731,8 @@ TEST_SUITE("bench") {
     std::vector<Job> jobs = make_jobs(spec, settings, {});
     // A latency case whose pipeline no throughput case uses (the default's latency sizes plan tiles of their
     // own on a GPU): tiled at tile 4.
-    jobs.push_back({{16, 16, 16}, DataType::f32, config(Kernel::tiled, 4), true, case_work({16, 16, 16}, settings, true)});
+    jobs.push_back({{16, 16, 16}, DataType::f32, config(Kernel::tiled, 4), JobKind::latency,
+                    case_work({16, 16, 16}, settings, JobKind::latency)});
     MESSAGE("seed ", settings.seed, ", ", jobs.size(), " cases");
     // Without: each case builds its own pipelines as it first runs them.
     auto own = test::make_engine();
@@ -708,7 +755,7 @@ TEST_SUITE("bench") {
     size_t ran = 0;
     for (size_t i = 0; i < jobs.size(); ++i) {
       INFO("case ", i, ": ", to_string(jobs[i].type), " ", to_string(jobs[i].config.options.kernel), " ",
-           jobs[i].shape.m, "x", jobs[i].shape.n, "x", jobs[i].shape.k, jobs[i].latency ? " latency" : "");
+           jobs[i].shape.m, "x", jobs[i].shape.n, "x", jobs[i].shape.k, jobs[i].kind == JobKind::latency ? " latency" : "");
       CHECK(outcome.status[i] == unprepared.status[i]);
       CHECK(outcome.ran[i] == unprepared.ran[i]);
       CHECK(outcome.c[i] == unprepared.c[i]);  // bit for bit: the same pipelines on the same inputs

@@ -31,7 +31,7 @@ ENV = dict(os.environ, VKGEMM_VALIDATION="1")  # any validation message makes vk
 # wide, so the statuses do not hang on how busy the machine is (test_bench.cpp tests the rule itself).
 SWEEP = ["--steady-tolerance", "1000", "--sizes", "16,32", "--shapes", "33x17x9", "--types", "all", "--kernels", "all", "--tiles", "8,64",
          "--repeat", "3", "--warmup", "1", "--verify-max", "20000", "--latency-sizes", "16", "--latency-calls", "5",
-         "--seed", "12345"]
+         "--host-sizes", "24", "--seed", "12345"]
 
 
 def run(*args):
@@ -90,6 +90,18 @@ class BenchAndReport(unittest.TestCase):
         pairs = [(k, t) for k in configs_per_kernel for t in types if (k, t) not in never]
         self.assertEqual(len(doc["cases"]), 3 * sum(configs_per_kernel[k] for k, _ in pairs))
         self.assertEqual(len(doc["latency"]), len(pairs))
+        # The host-memory cases (--host-sizes 24): one per latency case's pair, checked and timed by the host's
+        # clock where the device runs the pair, the bytes of A and B in and C out.
+        self.assertEqual(len(doc["host_products"]), len(pairs))
+        for h in doc["host_products"]:
+            with self.subTest(host=(h["type"], h["kernel"])):
+                self.assertIn(h["status"], ("passed", "skipped"))
+                if h["status"] == "passed":
+                    self.assertEqual(h["wall_time"]["count"], 3)
+                    self.assertGreater(h["copy_gbps"], 0)
+                    self.assertGreater(h["bytes"], 0)
+                    self.assertTrue(h["verification"]["passed"])
+        self.assertIn("host-memory products:", self.bench.stdout)
         for c in doc["cases"] + doc["latency"]:
             self.assertNotIn((c["kernel"], c["type"]), never)
         self.assertEqual(len({c["seed"] for c in doc["cases"] + doc["latency"]}), len(doc["cases"]) + len(doc["latency"]))
@@ -190,7 +202,7 @@ class BenchAndReport(unittest.TestCase):
     def test_csv_holds_the_same_cases(self):
         with open(self.csv_path, newline="") as f:
             rows = list(csv.DictReader(f))
-        self.assertEqual(len(rows), len(self.doc["cases"]) + len(self.doc["latency"]))
+        self.assertEqual(len(rows), len(self.doc["cases"]) + len(self.doc["latency"]) + len(self.doc["host_products"]))
         for row, case in zip(rows, self.doc["cases"]):
             self.assertEqual(row["kind"], "throughput")
             self.assertEqual(row["device"], self.doc["device"]["name"])  # a name with a comma, quoted
@@ -198,7 +210,7 @@ class BenchAndReport(unittest.TestCase):
                              (case["m"], case["type"], case["config"], case["status"]))
             if case["gflops"] is not None:
                 self.assertAlmostEqual(float(row["gflops"]), case["gflops"], delta=1e-6 * case["gflops"])
-        self.assertEqual({r["kind"] for r in rows[len(self.doc["cases"]):]}, {"latency"})
+        self.assertEqual({r["kind"] for r in rows[len(self.doc["cases"]):]}, {"latency", "host"})
 
     def test_table_on_stdout_progress_on_stderr(self):
         out, err = self.bench.stdout, self.bench.stderr
@@ -216,7 +228,7 @@ class BenchAndReport(unittest.TestCase):
         self.assertIn("roofline: each case's ceiling is the lesser", out)
         self.assertRegex(out, r"of its roofline \((memory|compute) bound\)")
         self.assertRegex(out, r"noisy: ")
-        total = len(self.doc["cases"]) + len(self.doc["latency"])
+        total = len(self.doc["cases"]) + len(self.doc["latency"]) + len(self.doc["host_products"])
         self.assertIn(f"{total}/{total} cases done", err)
         self.assertNotIn("GFLOP/s", err)
 
@@ -244,6 +256,7 @@ class BenchAndReport(unittest.TestCase):
         self.assertIn("the sampled check above", md)
         self.assertIn("maxComputeWorkGroupInvocations", md)
         self.assertIn("End-to-end latency", md)
+        self.assertIn("Host-memory products", md)
 
     def test_report_devices_side_by_side(self):
         other = copy.deepcopy(self.doc)

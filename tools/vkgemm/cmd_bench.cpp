@@ -13,6 +13,7 @@
 #include "bench/bench_defaults.hpp"
 #include "bench/bench_environment.hpp"
 #include "bench/bench_files.hpp"
+#include "bench/bench_host.hpp"
 #include "bench/bench_jobs.hpp"
 #include "bench/bench_prebuild.hpp"
 #include "bench/bench_progress.hpp"
@@ -126,7 +127,16 @@ Ran run_job(Engine& engine, const Job& job, size_t i, Run& run, size_t segment) 
   const uint64_t seed = case_seed(run.settings.seed, i);
   const auto start = std::chrono::steady_clock::now();
   const auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  if (!job.latency) {
+  if (job.kind == JobKind::host) {
+    HostResult r = run_host(engine, job.shape.m, job.type, job.config, run.settings, seed);
+    r.segment = segment;
+    r.wall_seconds = seconds();
+    if (run.host_products.empty()) out.row = host_table_header();
+    out.row += host_row(r);
+    out.status = r.status, out.checked = r.check.has_value();
+    out.spent = {0.0, r.data_seconds, r.check_seconds, 0.0, r.warmup.busy_ms * 1e-3};
+    run.host_products.push_back(std::move(r));
+  } else if (job.kind == JobKind::throughput) {
     CaseResult r = run_case(engine, job.shape, job.type, job.config, run.settings, seed);
     r.segment = segment;
     r.wall_seconds = seconds();
@@ -166,7 +176,7 @@ void sweep(Engine& engine, const BenchOptions& o, const std::vector<Job>& jobs, 
     for (size_t i = 0; i < jobs.size(); ++i) {
       const Job& job = jobs[i];
       const bench::Shape& s = job.shape;
-      progress.start(fmt::format("{} {}x{}x{} {} {} {}", job.latency ? "latency" : "throughput", s.m, s.n, s.k,
+      progress.start(fmt::format("{} {}x{}x{} {} {} {}", to_string(job.kind), s.m, s.n, s.k,
                                  to_string(job.type),
                                  to_string(job.config.options.kernel), job.config.label));
       const Ran ran = run_job(engine, job, i, run, steady.segment());
@@ -253,6 +263,7 @@ int run_bench(const BenchOptions& o, const CommonOptions& common) {
   bool any_failed = false;
   for (const auto& c : run.cases) any_failed |= c.status == Status::failed;
   for (const auto& l : run.latency) any_failed |= l.status == Status::failed;
+  for (const auto& h : run.host_products) any_failed |= h.status == Status::failed;
   const bool unsteady = o.fail_unsteady && unsteady_count(run) > 0;
   return finish(engine, any_failed ? 1 : unsteady ? 4 : 0);
 }
@@ -310,6 +321,12 @@ Command add_bench_command(CLI::App& cmd, CommonOptions& common) {
                  "each type and kernel (its first configuration); none to skip [default: the square --sizes up "
                  "to 256 (or the smallest) where --sizes or --shapes is given, else 16,64,256 on a GPU and 16,32 on "
                  "a CPU device]")
+      ->check(non_empty_list());
+  cmd.add_option("--host-sizes", o->sweep.host_sizes,
+                 "Host-memory products at these n x n x n, for each type and latency kernel: Engine::gemm on host "
+                 "pointers as NumPy and the drop-in BLAS call it, the copies in and out timed with the product "
+                 "(host clock, --repeat calls), cut into panels where the engine's rule says; none to skip "
+                 "[default: none]")
       ->check(non_empty_list());
   cmd.add_option("--latency-calls", o->latency_calls, "Timed calls per latency case; the median is reported "
                                                       "[default: 100 on a GPU, 10 on a CPU device]");

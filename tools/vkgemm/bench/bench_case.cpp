@@ -24,48 +24,6 @@ constexpr uint32_t kLatencyWarmupCalls = 5;
 // Records timed for the cost of GemmPlan::record alone (cheap: no submission), at least.
 constexpr uint32_t kRecordCalls = 1000;
 
-// Elements bounded away from zero (floats: magnitude in [0.5, 1), integers: 1 to 8, either sign; u8 positive), so no
-// product is flattered by zeros and every element of C depends on every term.
-std::vector<std::byte> nonzero_random(DataType type, uint64_t count, std::mt19937_64& rng) {
-  std::vector<std::byte> out(count * element_size(type));
-  std::uniform_real_distribution<double> magnitude(0.5, 1.0);
-  std::uniform_int_distribution<int32_t> integer(1, 8);
-  std::bernoulli_distribution negative(0.5);
-  for (uint64_t i = 0; i < count; ++i) {
-    const double sign = negative(rng) ? -1.0 : 1.0;
-    switch (type) {
-      case DataType::f32: reinterpret_cast<float*>(out.data())[i] = static_cast<float>(sign * magnitude(rng)); break;
-      case DataType::f64: reinterpret_cast<double*>(out.data())[i] = sign * magnitude(rng); break;
-      case DataType::i32: reinterpret_cast<int32_t*>(out.data())[i] = static_cast<int32_t>(sign) * integer(rng); break;
-      case DataType::f16:
-        reinterpret_cast<uint16_t*>(out.data())[i] = float_to_half(static_cast<float>(sign * magnitude(rng)));
-        break;
-      case DataType::bf16:
-        reinterpret_cast<uint16_t*>(out.data())[i] = float_to_bfloat16(static_cast<float>(sign * magnitude(rng)));
-        break;
-      case DataType::i8: reinterpret_cast<int8_t*>(out.data())[i] = static_cast<int8_t>(sign * integer(rng)); break;
-      case DataType::u8: reinterpret_cast<uint8_t*>(out.data())[i] = static_cast<uint8_t>(integer(rng)); break;
-    }
-  }
-  return out;
-}
-
-// A value no correct product holds, so an element the kernel never wrote fails the check.
-std::vector<std::byte> poison(DataType type, uint64_t count) {
-  std::vector<std::byte> out(count * element_size(type));
-  for (uint64_t i = 0; i < count; ++i) {
-    switch (type) {
-      case DataType::f32: reinterpret_cast<float*>(out.data())[i] = std::numeric_limits<float>::quiet_NaN(); break;
-      case DataType::f64: reinterpret_cast<double*>(out.data())[i] = std::numeric_limits<double>::quiet_NaN(); break;
-      case DataType::i32: reinterpret_cast<int32_t*>(out.data())[i] = std::numeric_limits<int32_t>::min(); break;
-      case DataType::f16: reinterpret_cast<uint16_t*>(out.data())[i] = 0x7e00; break;  // a quiet NaN
-      case DataType::bf16: reinterpret_cast<uint16_t*>(out.data())[i] = 0x7fc0; break;  // a quiet NaN
-      case DataType::i8: case DataType::u8: break;  // never C's type
-    }
-  }
-  return out;
-}
-
 // Buffers and inputs of one product, uploaded once.
 struct Operands {
   std::vector<std::byte> a, b, c;
@@ -147,6 +105,48 @@ WarmUp warm_up_case(Engine& engine, Operands& o, GemmOptions options, double war
 }
 
 }  // namespace
+
+// Elements bounded away from zero (floats: magnitude in [0.5, 1), integers: 1 to 8, either sign; u8 positive), so no
+// product is flattered by zeros and every element of C depends on every term.
+std::vector<std::byte> nonzero_random(DataType type, uint64_t count, std::mt19937_64& rng) {
+  std::vector<std::byte> out(count * element_size(type));
+  std::uniform_real_distribution<double> magnitude(0.5, 1.0);
+  std::uniform_int_distribution<int32_t> integer(1, 8);
+  std::bernoulli_distribution negative(0.5);
+  for (uint64_t i = 0; i < count; ++i) {
+    const double sign = negative(rng) ? -1.0 : 1.0;
+    switch (type) {
+      case DataType::f32: reinterpret_cast<float*>(out.data())[i] = static_cast<float>(sign * magnitude(rng)); break;
+      case DataType::f64: reinterpret_cast<double*>(out.data())[i] = sign * magnitude(rng); break;
+      case DataType::i32: reinterpret_cast<int32_t*>(out.data())[i] = static_cast<int32_t>(sign) * integer(rng); break;
+      case DataType::f16:
+        reinterpret_cast<uint16_t*>(out.data())[i] = float_to_half(static_cast<float>(sign * magnitude(rng)));
+        break;
+      case DataType::bf16:
+        reinterpret_cast<uint16_t*>(out.data())[i] = float_to_bfloat16(static_cast<float>(sign * magnitude(rng)));
+        break;
+      case DataType::i8: reinterpret_cast<int8_t*>(out.data())[i] = static_cast<int8_t>(sign * integer(rng)); break;
+      case DataType::u8: reinterpret_cast<uint8_t*>(out.data())[i] = static_cast<uint8_t>(integer(rng)); break;
+    }
+  }
+  return out;
+}
+
+// A value no correct product holds, so an element the kernel never wrote fails the check.
+std::vector<std::byte> poison(DataType type, uint64_t count) {
+  std::vector<std::byte> out(count * element_size(type));
+  for (uint64_t i = 0; i < count; ++i) {
+    switch (type) {
+      case DataType::f32: reinterpret_cast<float*>(out.data())[i] = std::numeric_limits<float>::quiet_NaN(); break;
+      case DataType::f64: reinterpret_cast<double*>(out.data())[i] = std::numeric_limits<double>::quiet_NaN(); break;
+      case DataType::i32: reinterpret_cast<int32_t*>(out.data())[i] = std::numeric_limits<int32_t>::min(); break;
+      case DataType::f16: reinterpret_cast<uint16_t*>(out.data())[i] = 0x7e00; break;  // a quiet NaN
+      case DataType::bf16: reinterpret_cast<uint16_t*>(out.data())[i] = 0x7fc0; break;  // a quiet NaN
+      case DataType::i8: case DataType::u8: break;  // never C's type
+    }
+  }
+  return out;
+}
 
 CheckHow check_how(const Settings& settings, const Shape& shape) {
   if (!settings.check) return CheckHow::none;

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <random>
+#include <vector>
 
 #include "bench_result.hpp"
 #include "vkgemm/engine.hpp"
@@ -29,6 +31,13 @@ bool is_refusal(const Error& e);
 
 // The seed of case `index` of a run seeded with `run_seed` (SplitMix64, so neighbours differ widely).
 uint64_t case_seed(uint64_t run_seed, uint64_t index);
+
+// A case's inputs: `count` elements of `type` bounded away from zero (floats: magnitude in [0.5, 1), integers:
+// 1 to 8, either sign; u8 positive), so no product is flattered by zeros and every element of C depends on
+// every term.
+std::vector<std::byte> nonzero_random(DataType type, uint64_t count, std::mt19937_64& rng);
+// `count` elements of C's `type` no correct product holds (NaN, INT32_MIN), so one never written fails the check.
+std::vector<std::byte> poison(DataType type, uint64_t count);
 
 // Throughput: settings.repeat dispatches timed with timestamps after settings.warmup untimed ones.
 CaseResult run_case(Engine& engine, const Shape& shape, DataType type, const BenchConfig& config,

@@ -176,6 +176,32 @@ json latency_json(const LatencyResult& l) {
           {"calls", l.calls}};
 }
 
+// One host-memory case's row of the JSON's "host_products".
+json host_json(const HostResult& h) {
+  const bool t = h.timed();
+  return {{"n", h.size},
+          {"type", std::string(to_string(h.type))},
+          {"kernel", std::string(to_string(h.config.options.kernel))},
+          {"config", h.config.label},
+          {"ran", h.ran},
+          {"options", options_json(h.config.options)},
+          {"seed", std::to_string(h.seed)},
+          {"status", std::string(to_string(h.status))},
+          {"reason", h.reason},
+          {"verification", check_json(h.check, h.check_seconds)},
+          {"segment", h.segment},
+          {"wall_seconds", h.wall_seconds},
+          {"data_seconds", h.data_seconds},
+          {"warmup", warmup_json(t, h.warmup)},
+          {"wall_time", stats_json(h.stats, h.wall_ms, "ms")},
+          {"gpu_ms", optional_number(t, h.gpu_ms)},
+          {"before_first_product_ms", optional_number(t, h.upload_ms)},
+          {"after_last_product_ms", optional_number(t, h.download_ms)},
+          {"bytes", optional_number(t, h.bytes)},
+          {"copy_gbps", optional_number(t, h.copy_gbps)},
+          {"gflops", optional_number(t, h.gflops)}};
+}
+
 }  // namespace
 
 std::string to_json(const Run& run) {
@@ -183,6 +209,8 @@ std::string to_json(const Run& run) {
   for (const CaseResult& c : run.cases) cases.push_back(case_json(c));
   json latency = json::array();
   for (const LatencyResult& l : run.latency) latency.push_back(latency_json(l));
+  json host = json::array();
+  for (const HostResult& h : run.host_products) host.push_back(host_json(h));
   const Settings& s = run.settings;
   const json doc = {
       {"format", "vkgemm-bench"},
@@ -208,7 +236,8 @@ std::string to_json(const Run& run) {
       {"steadiness", steadiness_json(run)},
       {"not_applicable", not_applicable_json(run.not_applicable)},
       {"cases", cases},
-      {"latency", latency}};
+      {"latency", latency},
+      {"host_products", host}};
   return doc.dump(1) + "\n";
 }
 
@@ -241,6 +270,10 @@ std::string to_csv(const Run& run) {
   for (const LatencyResult& l : run.latency) {
     row("latency", {l.size, l.size, l.size}, l.type, l.config, l.status, "us", l.stats, false, 0, 0, std::nullopt,
         l.check, l.seed, l.ran);
+  }
+  for (const HostResult& h : run.host_products) {
+    row("host", {h.size, h.size, h.size}, h.type, h.config, h.status, "ms", h.stats, true, h.gflops, h.gflops,
+        std::nullopt, h.check, h.seed, h.ran);
   }
   return out;
 }

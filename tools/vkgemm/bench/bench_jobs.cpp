@@ -27,8 +27,19 @@ double operand_elements(const Shape& s) { return double(s.m) * s.k + double(s.k)
 
 }  // namespace
 
-Work case_work(const Shape& s, const Settings& settings, bool latency) {
-  if (latency) return {s.products() * (settings.latency_calls + kLatencyExtraCalls), s.products(), operand_elements(s)};
+std::string_view to_string(JobKind kind) noexcept {
+  switch (kind) {
+    case JobKind::throughput: return "throughput";
+    case JobKind::latency: return "latency";
+    case JobKind::host: return "host";
+  }
+  return "?";
+}
+
+Work case_work(const Shape& s, const Settings& settings, JobKind kind) {
+  if (kind == JobKind::latency) {
+    return {s.products() * (settings.latency_calls + kLatencyExtraCalls), s.products(), operand_elements(s)};
+  }
   const double dispatches = settings.repeat + settings.warmup + 1;
   return {s.products() * dispatches, host_check_work(check_how(settings, s), s), operand_elements(s)};
 }
@@ -59,6 +70,9 @@ SweepSpec make_sweep(const SweepRequest& r, const SweepDefaults& d) {
   } else {
     for (const Shape& s : parse_sizes(d.latency_sizes, "--latency-sizes")) p.latency_sizes.push_back(s.m);
   }
+  if (!r.host_sizes.empty() && r.host_sizes != "none") {
+    for (const Shape& s : parse_sizes(r.host_sizes, "--host-sizes")) p.host_sizes.push_back(s.m);
+  }
   return p;
 }
 
@@ -74,15 +88,17 @@ std::vector<Job> make_jobs(const SweepSpec& spec, const Settings& settings, cons
           // The default sweep's squares are not what the skinny kernel is for (it runs them in blocks of 16
           // columns, slower than naive): it is timed where asked for, on the shapes given.
           if (k == Kernel::gemv && spec.baseline_max > 0.0) continue;
-          jobs.push_back({s, t, std::move(c), false, case_work(s, settings, false)});
+          jobs.push_back({s, t, std::move(c), JobKind::throughput, case_work(s, settings, JobKind::throughput)});
         }
-  for (uint32_t n : spec.latency_sizes)
-    for (DataType t : spec.types)
-      for (Kernel k : spec.latency_kernels) {
-        if (!applies(never, k, t)) continue;
-        const Shape s{n, n, n};
-        jobs.push_back({s, t, configurations(k, spec.space).front(), true, case_work(s, settings, true)});
-      }
+  for (const auto& [sizes, kind] : {std::pair{&spec.latency_sizes, JobKind::latency},
+                                   std::pair{&spec.host_sizes, JobKind::host}})
+    for (uint32_t n : *sizes)
+      for (DataType t : spec.types)
+        for (Kernel k : spec.latency_kernels) {
+          if (!applies(never, k, t)) continue;
+          const Shape s{n, n, n};
+          jobs.push_back({s, t, configurations(k, spec.space).front(), kind, case_work(s, settings, kind)});
+        }
   return jobs;
 }
 

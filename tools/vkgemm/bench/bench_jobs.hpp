@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bench_defaults.hpp"
@@ -17,6 +18,7 @@ namespace vkgemm::cli::bench {
 struct SweepRequest {
   std::string sizes, shapes, types = "all";
   std::optional<std::string> kernels, tiles, latency_sizes;
+  std::string host_sizes;  // empty or none: no host-memory cases
 };
 
 struct SweepSpec {
@@ -25,6 +27,7 @@ struct SweepSpec {
   std::vector<Kernel> kernels;          // of the throughput cases
   std::vector<Kernel> latency_kernels;  // of the latency cases
   std::vector<uint32_t> latency_sizes;
+  std::vector<uint32_t> host_sizes;     // the host-memory cases (bench_host.hpp), of the latency kernels
   ConfigSpace space;
   double baseline_max = 0.0;  // naive and tiled only up to this m*n*k, gemv not at all (0: every size and kernel)
 };
@@ -42,19 +45,24 @@ struct Work {
   double data = 0.0;    // elements made on the host and written to the device (A, B and C's poison)
 };
 
-// The work of a throughput case of this shape, or of a latency case (for the progress estimate).
-Work case_work(const Shape& shape, const Settings& settings, bool latency);
+// A job's kind: a throughput case (bench_case.hpp's run_case), a latency case (run_latency) or a host-memory
+// case (bench_host.hpp).
+enum class JobKind { throughput, latency, host };
+std::string_view to_string(JobKind kind) noexcept;
+
+// The work of a case of this shape and kind (for the progress estimate).
+Work case_work(const Shape& shape, const Settings& settings, JobKind kind);
 
 struct Job {
   Shape shape;
   DataType type = DataType::f32;
   BenchConfig config;
-  bool latency = false;
+  JobKind kind = JobKind::throughput;
   Work work;
 };
 
 // The whole sweep in the order it runs: each shape, each type, each kernel that applies (the pairs in
-// `never` are left out) and each of its configurations; then the latency cases.
+// `never` are left out) and each of its configurations; then the latency cases; then the host-memory cases.
 std::vector<Job> make_jobs(const SweepSpec& spec, const Settings& settings, const std::vector<NotApplicable>& never);
 
 }  // namespace vkgemm::cli::bench

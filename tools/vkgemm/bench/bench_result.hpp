@@ -109,6 +109,35 @@ struct LatencyResult {
   bool timed() const { return stats.has_value(); }
 };
 
+// One host-memory case: Engine::gemm on host pointers (as NumPy through the drop-in BLAS or the Python module
+// calls it), the copies of A and B in and C out with the product, timed by the host's clock
+// (docs/design/host-copies.md): what the bus costs a caller and how much of it the copies beside the products
+// hide.
+struct HostResult {
+  uint32_t size = 0;                    // an n x n x n product
+  DataType type = DataType::f32;
+  BenchConfig config;
+  std::string ran;                      // as CaseResult::ran, with the panels where the product was cut
+  uint64_t seed = 0;
+  Status status = Status::skipped;
+  std::string reason;
+  std::optional<Comparison> check;
+  std::vector<double> wall_ms;          // one per call: copies in, product, copies out
+  WarmUp warmup;
+  size_t segment = 0;
+  std::optional<Stats> stats;           // of wall_ms
+  // Of the median call: the product's GPU time (the panels' sum where cut), the host's time before its first
+  // product was submitted and after its last completed.
+  double gpu_ms = 0.0, upload_ms = 0.0, download_ms = 0.0;
+  double bytes = 0.0;                   // crossing the bus: A and B in, C out
+  double gflops = 0.0;                  // 2 n^3 / median wall time
+  // bytes / (median wall - gpu_ms): the copies' rate as the caller pays for it. Above the bus's own rate
+  // (vkgemm peak's host rows) exactly where copies ran beside the product.
+  double copy_gbps = 0.0;
+  double check_seconds = 0.0, data_seconds = 0.0, wall_seconds = 0.0;  // as CaseResult's
+  bool timed() const { return stats.has_value(); }
+};
+
 struct Settings {
   uint32_t repeat = 10;                 // timed dispatches per case
   uint32_t warmup = 2;                  // untimed dispatches before them, besides the warm-up by time
@@ -152,6 +181,7 @@ struct Run {
   Settings settings;
   std::vector<CaseResult> cases;
   std::vector<LatencyResult> latency;
+  std::vector<HostResult> host_products;
   Steadiness steadiness;
   std::vector<NotApplicable> not_applicable;  // named once in the header and the files
   bool complete = false;                // false while the sweep runs (the files are rewritten as it goes)

@@ -21,12 +21,14 @@ void apply_steadiness(Run& run) {
   const auto verdicts = judge_segments(run.steadiness.checks, run.settings.steady_tolerance_pct);
   for (CaseResult& c : run.cases) judge(c, verdicts);
   for (LatencyResult& l : run.latency) judge(l, verdicts);
+  for (HostResult& h : run.host_products) judge(h, verdicts);
 }
 
 size_t unsettled_count(const Run& run) {
   size_t n = 0;
   for (const CaseResult& c : run.cases) n += c.timed() && c.warmup.dispatches > 0 && !c.warmup.settled;
   for (const LatencyResult& l : run.latency) n += l.timed() && l.warmup.dispatches > 0 && !l.warmup.settled;
+  for (const HostResult& h : run.host_products) n += h.timed() && h.warmup.dispatches > 0 && !h.warmup.settled;
   return n;
 }
 
@@ -34,6 +36,7 @@ size_t unsteady_count(const Run& run) {
   size_t n = 0;
   for (const CaseResult& c : run.cases) n += c.status == Status::unsteady;
   for (const LatencyResult& l : run.latency) n += l.status == Status::unsteady;
+  for (const HostResult& h : run.host_products) n += h.status == Status::unsteady;
   return n;
 }
 

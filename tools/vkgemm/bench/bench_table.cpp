@@ -130,6 +130,27 @@ std::string latency_row(const LatencyResult& l) {
       l.timed_plan_us, l.inflight_us, check_text(l.check, l.type, l.status), ran_text(l.config, l.ran));
 }
 
+std::string host_table_header() {
+  return fmt::format("\nhost-memory products: Engine::gemm on host pointers (A and B copied in, C out, with the product), "
+                     "host wall time of each call; of the median call its GPU time, the time before its first product "
+                     "and after its last; the copies' rate as the caller pays it, bytes / (wall - GPU): above the "
+                     "bus's own (vkgemm peak's host rows) where copies ran beside the product\n"
+                     "{:<12} {:<4} {:<7} {:<9} {:<8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9}  {}\n",
+                     "n x n x n", "type", "kernel", "config", "status", "median ms", "min ms", "max ms", "gpu ms",
+                     "before ms", "after ms", "GB/s", "GFLOP/s", "check");
+}
+
+std::string host_row(const HostResult& h) {
+  const std::string head = fmt::format("{:<12} {:<4} {:<7} {:<9} {:<8}", fmt::format("{0}x{0}x{0}", h.size),
+                                       to_string(h.type), to_string(h.config.options.kernel), h.config.label,
+                                       to_string(h.status));
+  if (!h.timed()) return fmt::format("{} {}{}\n", head, h.status == Status::failed ? "FAILED, not timed: " : "", h.reason);
+  const Stats& s = *h.stats;
+  return fmt::format("{} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>8.2f} {:>9.1f}  {}{}\n", head, s.median,
+                     s.min, s.max, h.gpu_ms, h.upload_ms, h.download_ms, h.copy_gbps, h.gflops,
+                     check_text(h.check, h.type, h.status), ran_text(h.config, h.ran));
+}
+
 // The steadiness checks in a line: how many, the calibration product's fastest and slowest reading, the verdict.
 std::string steadiness_line(const Run& run) {
   const auto& checks = run.steadiness.checks;
@@ -207,6 +228,7 @@ std::string checks_line(const Run& run) {
   };
   for (const auto& c : run.cases) count(c.check, c.check_seconds);
   for (const auto& l : run.latency) count(l.check, l.check_seconds);
+  for (const auto& h : run.host_products) count(h.check, h.check_seconds);
   const double share = run.sweep_seconds > 0.0 ? 100.0 * seconds / run.sweep_seconds : 0.0;
   return fmt::format("checks: {} by the full reference, {} sampled; {:.1f} s of host time, {:.1f}% of the sweep's "
                      "{:.1f} s\n",
@@ -217,8 +239,9 @@ std::string run_summary(const Run& run) {
   size_t counts[5] = {};
   for (const auto& c : run.cases) ++counts[static_cast<int>(c.status)];
   for (const auto& l : run.latency) ++counts[static_cast<int>(l.status)];
+  for (const auto& h : run.host_products) ++counts[static_cast<int>(h.status)];
   return fmt::format("{}\n{} cases: {} passed, {} unverified, {} unsteady, {} failed, {} skipped\n{}{}{}",
-                     best_table(run), run.cases.size() + run.latency.size(), counts[0], counts[1], counts[4], counts[2],
+                     best_table(run), run.cases.size() + run.latency.size() + run.host_products.size(), counts[0], counts[1], counts[4], counts[2],
                      counts[3], checks_line(run), steadiness_line(run), noisy_line(run));
 }
 

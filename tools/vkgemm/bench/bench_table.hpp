@@ -12,6 +12,8 @@ std::string case_table_header();
 std::string case_row(const CaseResult& c);
 std::string latency_table_header();
 std::string latency_row(const LatencyResult& l);
+std::string host_table_header();
+std::string host_row(const HostResult& h);
 // Timed cases whose spread ((max - min) / median) is above this are called out as noisy in the summary.
 constexpr double kNoisySpreadPct = 10.0;
 
