@@ -105,6 +105,8 @@ class Session {
   // whose copy went another way (the engine counts it), the result still checked. note_refusals: before it.
   virtual void note_refusals() {}
   virtual bool absorbed() { return false; }
+  // After run() threw `e`: what the failed work must have left as it was (nothing checked by default).
+  virtual void check_untouched(const Error& /*e*/) {}
 };
 
 struct Scenario {
@@ -155,6 +157,13 @@ class HostGemm : public Session {
   Engine& engine() override { return *engine_; }
   void note_refusals() override { refused_ = refused(); }
   bool absorbed() override { return refused() > refused_; }
+  // A product that reads C (beta != 0) and failed left the caller's C as it was (the drop-in BLAS's fallback
+  // computes from it, docs/blas.md), unless the failure came while C itself came back, which it then says.
+  void check_untouched(const Error& e) override {
+    if (d_.beta == 0.0 || ops_.c == ops_.c0) return;
+    CHECK_MESSAGE(std::string(e.what()).find("may hold part of them") != std::string::npos,
+                  "a failed host product that reads C changed it, and its error does not say so");
+  }
 
  private:
   uint64_t refused() const { return detail::Access::impl(*engine_).host_copies->counts().refused; }
@@ -405,6 +414,7 @@ void inject(const Scenario& scenario, uint64_t n, const std::string& function, i
   }
   const std::string what = error->what();
   INFO("the error: ", what);
+  s->check_untouched(*error);
   const bool named = what.find(function) != std::string::npos && what.find(result_name(result)) != std::string::npos;
   CHECK_MESSAGE(named, "the error names neither the call nor the result");
   CHECK(error->code() == expected_code(result));

@@ -71,8 +71,8 @@ python3 -c 'import json, sys
 d = json.load(open(sys.argv[1])); d["device"]["name"] = "Another device"; json.dump(d, open(sys.argv[2], "w"))' \
   "$work/result.json" "$work/another.json"
 (cd "$work" && "$root/usr/bin/vkgemm-report" result.json another.json --out report)
-grep -q "Another device" "$work/report/report.md"
-test -s "$work/report/compare.png"
+grep -q "Another device" "$work/report/report.md" || { echo "package test: the report lacks the second device"; exit 1; }
+test -s "$work/report/compare.png" || { echo "package test: the report drew no comparison"; exit 1; }
 # The .deb's Python module (finding its libvkgemm_c three folders up) and its drop-in BLAS under Debian's
 # NumPy (threshold 0: the product must be counted on the device).
 PYTHONPATH=$root/usr/lib/python3/dist-packages /usr/bin/python3 -c 'import numpy as np, vkgemm, sys
@@ -81,12 +81,13 @@ a = np.arange(12, dtype=np.float32).reshape(3, 4)
 assert (vkgemm.matmul(a, a.T) == a @ a.T).all()' "$root"
 LD_PRELOAD=$root/usr/lib/libvkgemm_blas.so.0 VKGEMM_BLAS_THRESHOLD=0 VKGEMM_BLAS_VERBOSE=1 /usr/bin/python3 -c '
 import numpy as np; a = np.arange(12, dtype=np.float64).reshape(3, 4); b = a.T.copy(); assert (a @ b == [[14, 38, 62], [38, 126, 214], [62, 214, 366]]).all()' \
-  2> "$work/preload.log"
+  2> "$work/preload.log" || { cat "$work/preload.log"; echo "package test: NumPy under the .deb's preloaded BLAS failed"; exit 1; }
 grep -q ' 1 GEMMs on the device' "$work/preload.log" || { cat "$work/preload.log"; echo "package test: the .deb's BLAS did not route"; exit 1; }
 # ... and its libblas.so.3 alternative, as the alternatives' link would load it (postinst registers it).
 dpkg-deb --ctrl-tarfile "$deb" | tar -tf - | grep -q postinst
 LD_LIBRARY_PATH=$root/usr/lib/vkgemm VKGEMM_BLAS_THRESHOLD=0 VKGEMM_BLAS_VERBOSE=1 /usr/bin/python3 -c '
 import numpy as np; a = np.arange(12, dtype=np.float32).reshape(3, 4); b = a.T.copy(); assert (a @ b == [[14, 38, 62], [38, 126, 214], [62, 214, 366]]).all()
-assert abs(np.linalg.norm(a) - 22.4944) < 1e-3  # a routine the alternative forwards' 2> "$work/alternative.log"
+assert abs(np.linalg.norm(a) - 22.4944) < 1e-3  # a routine the alternative forwards' 2> "$work/alternative.log" \
+  || { cat "$work/alternative.log"; echo "package test: NumPy on the .deb's libblas.so.3 alternative failed"; exit 1; }
 grep -q ' 1 GEMMs on the device' "$work/alternative.log" || { cat "$work/alternative.log"; echo "package test: the .deb's alternative did not route"; exit 1; }
 echo "package test: passed"

@@ -206,7 +206,9 @@ class Engine {
                   const GemmOptions& options = {});
   // The same on host memory: a, b and c hold the matrices exactly as desc describes them (leading
   // dimensions, strides, batch). The span of c is copied to the device and back, so elements in the
-  // gaps of ldc or stride_c come back unchanged; the kernel reads C only when beta != 0.
+  // gaps of ldc or stride_c come back unchanged; the kernel reads C only when beta != 0. A call that throws
+  // leaves c untouched where it reads c (beta != 0, or gaps); with beta = 0 it may have written part of it
+  // (a large product's panels come back as they complete: docs/design/host-copies.md).
   GemmTiming gemm(const GemmDesc& desc, const void* a, const void* b, void* c, const GemmOptions& options = {});
   // The same two with the epilogue's bias (GemmDesc::epilogue, blas.hpp): bias_length(desc) elements of
   // epilogue.bias_type, on the device or on the host. A desc whose epilogue has a bias needs these.

@@ -164,8 +164,15 @@ GemmTiming EngineImpl::run_panels(const PanelCut& cut, const GemmDesc& desc, con
     }
     return serial;
   };
-  const auto download = [&](uint64_t i) {
-    return submit_copies(*copy_down, t, c_dev, c_host, line_copies(cv, r0(i), r1(i), cs, pages.c->shift, true), true);
+  // Panels [first, last]'s lines of C to the host: the ranges their uploads sent (the gaps after each panel's
+  // last line are not C's, for a panel).
+  const auto download = [&](uint64_t first, uint64_t last) {
+    std::vector<VkBufferCopy> regions;
+    for (uint64_t i = first; i <= last; ++i) {
+      const auto more = line_copies(cv, r0(i), r1(i), cs, pages.c->shift, true);
+      regions.insert(regions.end(), more.begin(), more.end());
+    }
+    return submit_copies(*copy_down, t, c_dev, c_host, regions, true);
   };
   struct Running {
     std::shared_ptr<GemmPlanState> plan;
@@ -193,7 +200,12 @@ GemmTiming EngineImpl::run_panels(const PanelCut& cut, const GemmDesc& desc, con
     if (i + 1 < cut.count) next_upload = upload(i + 1);  // on the copy queue while panel i computes
     copy_up->wait(this_upload);
     // The panel before is collected first: its plan (shared by panels of one shape) is submitted again next.
-    if (i > 0) finish(i - 1, run), downloaded = download(i - 1);
+    // Where C goes in, its values are the caller's input: it comes back only once every product completed, so
+    // a call that fails leaves it untouched (the BLAS library's fallback then computes from it).
+    if (i > 0) {
+      finish(i - 1, run);
+      if (!pages.c_in) downloaded = download(i - 1, i - 1);
+    }
     (cut.axis == 'M' ? sub.m : sub.n) = static_cast<int64_t>(r1(i) - r0(i));
     VulkanBufferRange moved[kOperands] = {ranges[0], ranges[1], ranges[2], ranges[3]};
     for (const auto& [op, step, size] : {std::tuple{split, sv.line_step, es}, std::tuple{2, cv.line_step, cs}}) {
@@ -207,8 +219,12 @@ GemmTiming EngineImpl::run_panels(const PanelCut& cut, const GemmDesc& desc, con
   }
   finish(cut.count - 1, run);
   const auto computed = clock::now();
-  downloaded = download(cut.count - 1);
-  copy_down->wait(downloaded);  // and so every download before it on its queue
+  try {
+    downloaded = download(pages.c_in ? 0 : cut.count - 1, cut.count - 1);
+    copy_down->wait(downloaded);  // and so every download before it on its queue
+  } catch (const Error& e) {
+    throw HostCopies::partial_destination(e);
+  }
   in_flight.completed = true;
   if (total.gpu_timestamps) total.gpu_ms.push_back(gpu_ms);
   total.upload_ms = upload_ms;

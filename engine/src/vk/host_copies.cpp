@@ -122,14 +122,20 @@ void HostCopies::download(const vk::AllocatedBuffer& src, uint64_t offset, void*
     ++counts_.mapped;
     return;
   }
-  if (auto imported = import(dst, bytes)) {
+  auto imported = import(dst, bytes);
+  try {
+    if (!imported) return download_staged(src, offset, dst, bytes);
     const auto& t = device_.table();
     submitter_.run([&](VkCommandBuffer cmd) {
       record_download(t, cmd, src.buffer.get(), imported->buffer.buffer.get(), VkBufferCopy{offset, imported->shift, bytes});
     });
-    return;
+  } catch (const Error& e) {
+    throw partial_destination(e);
   }
-  download_staged(src, offset, dst, bytes);
+}
+
+Error HostCopies::partial_destination(const Error& e) {
+  return Error(e.code(), std::string(e.what()) + kPartialDestination, e.vk_result());
 }
 
 void HostCopies::upload_staged(const void* src, uint64_t bytes, const vk::AllocatedBuffer& dst, uint64_t offset) {

@@ -10,6 +10,7 @@
 #include "vk/memory.hpp"
 #include "vk/submitter.hpp"
 #include "vkgemm/device_info.hpp"
+#include "vkgemm/error.hpp"
 
 namespace vkgemm::detail {
 
@@ -41,8 +42,12 @@ class HostCopies {
 
   // `bytes` from the host's `src` into `dst` at `offset`, complete on return. The range was checked.
   void upload(const void* src, uint64_t bytes, const vk::AllocatedBuffer& dst, uint64_t offset);
-  // `bytes` of `src` at `offset` into the host's `dst`, complete on return. The range was checked.
+  // `bytes` of `src` at `offset` into the host's `dst`, complete on return. The range was checked. A failure
+  // once bytes may have reached `dst` (the device lost while copying into the caller's pages, a chunk's wait
+  // failing after earlier chunks landed) says so in its message (kPartialDestination): `dst` is unspecified.
   void download(const vk::AllocatedBuffer& src, uint64_t offset, void* dst, uint64_t bytes);
+  static constexpr const char* kPartialDestination =
+      " (while the bytes came into host memory: the destination may hold part of them)";
 
   const HostCopyCounts& counts() const noexcept { return counts_; }
   const HostCopyKnobs& knobs() const noexcept { return knobs_; }
@@ -67,6 +72,8 @@ class HostCopies {
   std::optional<Imported> import(const void* p, uint64_t bytes, uint64_t copies = 1);
   // A product cut into panels (engine/host_panels.cpp), its imports serving `copies` copies.
   void count_panels(uint64_t copies) noexcept { ++counts_.panels, counts_.imported += copies; }
+  // `e` with kPartialDestination added: a copy into host memory failed once bytes may have landed there.
+  static Error partial_destination(const Error& e);
 
  private:
   bool imports(uint64_t bytes) const;
