@@ -188,14 +188,6 @@ struct HostOperands {
   const void* bias = nullptr;
 };
 
-// The caller's pages of a product cut into panels (host_panels.cpp): the split operand's and C's, imported;
-// c_in: C goes in too (EngineImpl::c_goes_in).
-struct PanelPages {
-  const HostCopies::Imported* split = nullptr;
-  const HostCopies::Imported* c = nullptr;
-  bool c_in = false;
-};
-
 struct EngineImpl {
   explicit EngineImpl(const EngineOptions& options);
   explicit EngineImpl(const VulkanDevice& adopted);
@@ -291,9 +283,6 @@ struct EngineImpl {
   std::optional<GemmTiming> gemm_host_panels(const GemmDesc& desc, const HostOperands& host,
                                              const uint64_t (&bytes)[kOperands], const GemmOptions& options,
                                              const VulkanBufferRange (&ranges)[kOperands], const OperandIds& ids);
-  GemmTiming run_panels(const PanelCut& cut, const GemmDesc& desc, const GemmOptions& options,
-                        const VulkanBufferRange (&ranges)[kOperands], const OperandIds& ids, const PanelPages& pages,
-                        std::chrono::steady_clock::time_point start);
   // The driver's statistics of the pipelines gemm(desc, ..., options) runs (statistics.cpp).
   PipelineReport pipeline_statistics(const GemmDesc& desc, const GemmOptions& options);
 

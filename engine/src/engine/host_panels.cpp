@@ -78,9 +78,9 @@ std::vector<VkBufferCopy> line_copies(const LineView& v, uint64_t r0, uint64_t r
 
 namespace {
 
-// Waits, when it goes before the last download was waited for, for everything the panels still have in
-// flight on the three queues: a call that throws half-way releases its imported pages only once nothing reads
-// or writes them. A call that completed waited for all of it, and a failure of these waits would be lost here.
+// Waits, when it goes before the call completed, for everything the panels still have in flight on the three
+// queues: a call that throws or gives up half-way releases its imported pages only once nothing reads or
+// writes them. A call that completed waited for all of it, and a failure of these waits would be lost here.
 struct InFlight {
   explicit InFlight(EngineImpl& e) : engine(e) {}
   ~InFlight() {
@@ -112,6 +112,141 @@ uint64_t submit_copies(vk::Submitter& s, const VolkDeviceTable& t, VkBuffer src,
 
 }  // namespace
 
+namespace {
+
+// The caller's pages of a product cut into panels: the split operand's and C's, imported; c_in: C goes in too
+// (EngineImpl::c_goes_in).
+struct PanelPages {
+  const HostCopies::Imported* split = nullptr;
+  const HostCopies::Imported* c = nullptr;
+  bool c_in = false;
+};
+
+// One product cut into panels, run: each panel's copies (on the engine's copy queues) and product.
+class PanelRun {
+ public:
+  PanelRun(EngineImpl& e, const PanelCut& cut, const GemmDesc& desc, const GemmOptions& options,
+           const VulkanBufferRange (&ranges)[kOperands], const OperandIds& ids, const PanelPages& pages)
+      : e_(e), t_(e.device->table()), cut_(cut), options_(options), ids_(ids), pages_(pages),
+        split_(cut.axis == 'M' ? 0 : 1), lines_(uint64_t(cut.axis == 'M' ? desc.m : desc.n)),
+        sv_(line_view(desc, split_ ? 'B' : 'A', cut.axis)), cv_(line_view(desc, 'C', cut.axis)), sub_(desc) {
+    const kernels::Types types = kernels::types_of(desc, options);
+    es_ = element_size(types.input), cs_ = element_size(types.output);
+    for (int i = 0; i < kOperands; ++i) ranges_[i] = ranges[i];
+    // A panel's shape differs from the call's: its lds are the call's, given explicitly.
+    sub_.lda = operand_extent(desc, 'A').ld, sub_.ldb = operand_extent(desc, 'B').ld;
+    sub_.ldc = operand_extent(desc, 'C').ld;
+  }
+
+  GemmTiming run(std::chrono::steady_clock::time_point start);
+
+ private:
+  using clock = std::chrono::steady_clock;
+  uint64_t r0(uint64_t i) const { return i * cut_.lines; }
+  uint64_t r1(uint64_t i) const { return std::min(lines_, (i + 1) * cut_.lines); }
+
+  // Panel i's lines of the split operand, and of C where it goes in, to the device.
+  uint64_t upload(uint64_t i) {
+    const VkBuffer split_host = pages_.split->buffer.buffer.get(), c_host = pages_.c->buffer.buffer.get();
+    uint64_t serial = submit_copies(*e_.copy_up, t_, split_host, ranges_[split_].buffer,
+                                    line_copies(sv_, r0(i), r1(i), es_, pages_.split->shift, false), false);
+    if (pages_.c_in) {
+      serial = submit_copies(*e_.copy_up, t_, c_host, ranges_[2].buffer,
+                             line_copies(cv_, r0(i), r1(i), cs_, pages_.c->shift, false), false);
+    }
+    return serial;
+  }
+
+  // Panels [first, last]'s lines of C to the host: the ranges their uploads sent (the gaps after a panel's last
+  // line are not C's, for a panel).
+  uint64_t download(uint64_t first, uint64_t last) {
+    std::vector<VkBufferCopy> regions;
+    for (uint64_t i = first; i <= last; ++i) {
+      const auto more = line_copies(cv_, r0(i), r1(i), cs_, pages_.c->shift, true);
+      regions.insert(regions.end(), more.begin(), more.end());
+    }
+    return submit_copies(*e_.copy_down, t_, ranges_[2].buffer, pages_.c->buffer.buffer.get(), regions, true);
+  }
+
+  // Panel i's product submitted: its rows (or columns) of the split operand and C, the rest as the call's.
+  void submit_product(uint64_t i) {
+    (cut_.axis == 'M' ? sub_.m : sub_.n) = static_cast<int64_t>(r1(i) - r0(i));
+    VulkanBufferRange moved[kOperands] = {ranges_[0], ranges_[1], ranges_[2], ranges_[3]};
+    for (const auto& [op, step, size] : {std::tuple{split_, sv_.line_step, es_}, std::tuple{2, cv_.line_step, cs_}}) {
+      const uint64_t delta = r0(i) * step * size;  // inside the range: the call's extent covers it
+      moved[op].offset += delta, moved[op].size -= delta;
+    }
+    plan_ = e_.cached_plan(sub_, options_, moved, false);
+    submitted_ = clock::now();
+    serial_ = e_.submit_plan_async(*plan_, moved, nullptr, &ids_);
+  }
+
+  // Panel i's product waited for, its timing added to the call's.
+  void finish(uint64_t i) {
+    const GemmTiming done = e_.await_plan(*plan_, serial_, submitted_);
+    for (double ms : done.gpu_ms) gpu_ms_ += ms;
+    total_.submit_wait_ms += done.submit_wait_ms;
+    total_.gpu_timestamps = done.gpu_timestamps;
+    if (i == 0) total_.kernel = done.kernel, total_.config = done.config;
+    if (i > 0 && done.kernel != total_.kernel) {
+      total_.config += fmt::format("; panel {}: {} {}", i, to_string(done.kernel), done.config);
+    }
+  }
+
+  EngineImpl& e_;
+  const VolkDeviceTable& t_;
+  const PanelCut& cut_;
+  const GemmOptions& options_;
+  const OperandIds& ids_;
+  const PanelPages& pages_;
+  const int split_;
+  const uint64_t lines_;
+  const LineView sv_, cv_;
+  GemmDesc sub_;
+  uint64_t es_ = 0, cs_ = 0;
+  VulkanBufferRange ranges_[kOperands];
+  std::shared_ptr<GemmPlanState> plan_;  // the product in flight
+  uint64_t serial_ = 0;
+  clock::time_point submitted_;
+  GemmTiming total_;
+  double gpu_ms_ = 0.0;
+};
+
+GemmTiming PanelRun::run(clock::time_point start) {
+  uint64_t next_upload = upload(0), downloaded = 0;
+  double upload_ms = 0.0;
+  for (uint64_t i = 0; i < cut_.count; ++i) {
+    const uint64_t this_upload = next_upload;
+    if (i + 1 < cut_.count) next_upload = upload(i + 1);  // on the copy queue while panel i computes
+    e_.copy_up->wait(this_upload);
+    // The panel before is collected first: its plan (shared by panels of one shape) is submitted again next.
+    // Where C goes in, its values are the caller's input: it comes back only once every product completed, so
+    // a call that fails leaves it untouched (the BLAS library's fallback then computes from it).
+    if (i > 0) {
+      finish(i - 1);
+      if (!pages_.c_in) downloaded = download(i - 1, i - 1);
+    }
+    if (i == 0) upload_ms = std::chrono::duration<double, std::milli>(clock::now() - start).count();
+    submit_product(i);
+  }
+  finish(cut_.count - 1);
+  const auto computed = clock::now();
+  try {
+    downloaded = download(pages_.c_in ? 0 : cut_.count - 1, cut_.count - 1);
+    e_.copy_down->wait(downloaded);  // and so every download before it on its queue
+  } catch (const Error& e) {
+    throw HostCopies::partial_destination(e);
+  }
+  if (total_.gpu_timestamps) total_.gpu_ms.push_back(gpu_ms_);
+  total_.upload_ms = upload_ms;
+  total_.download_ms = std::chrono::duration<double, std::milli>(clock::now() - computed).count();
+  total_.config += fmt::format(", {} panels of {} {} with their copies beside them", cut_.count, cut_.lines,
+                               cut_.axis == 'M' ? "rows" : "columns");
+  return total_;
+}
+
+}  // namespace
+
 std::optional<GemmTiming> EngineImpl::gemm_host_panels(const GemmDesc& desc, const HostOperands& host,
                                                        const uint64_t (&bytes)[kOperands], const GemmOptions& options,
                                                        const VulkanBufferRange (&ranges)[kOperands],
@@ -119,14 +254,8 @@ std::optional<GemmTiming> EngineImpl::gemm_host_panels(const GemmDesc& desc, con
   const bool bus = !memory->storage_is_mapped() && host_copies->can_import();
   const PanelCut cut = panel_cut(desc, options, chunked(desc, options), bus, host_copies->knobs().panel_lines);
   if (!cut.count) return std::nullopt;
-  const int split = cut.axis == 'M' ? 0 : 1;  // the operand cut with C: A for 'M', B for 'N'
+  const int split = cut.axis == 'M' ? 0 : 1, whole = 1 - split;  // the operand cut with C (A for 'M'), the other
   const bool c_in = c_goes_in(desc);
-  // Both imports or neither: the caller's serial path copies whatever was not imported.
-  auto split_pages = host_copies->import(split ? host.b : host.a, bytes[split], 0);
-  if (!split_pages) return std::nullopt;
-  auto c_pages = host_copies->import(host.c, bytes[2], 0);
-  if (!c_pages) return std::nullopt;
-  host_copies->count_panels(c_in ? 3 : 2);
   const auto spin = vk::wait_spin(WaitMode::automatic, default_wait, physical.info.type);
   for (uint32_t i : {0u, 1u}) {
     auto& s = i ? copy_down : copy_up;
@@ -134,104 +263,28 @@ std::optional<GemmTiming> EngineImpl::gemm_host_panels(const GemmDesc& desc, con
   }
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
-  write(split ? host_a : host_b, 0, split ? host.a : host.b, bytes[1 - split]);  // the operand every panel reads
-  write_bias(desc, host.bias);
-  return run_panels(cut, desc, options, ranges, ids, PanelPages{&*split_pages, &*c_pages, c_in}, start);
-}
-
-GemmTiming EngineImpl::run_panels(const PanelCut& cut, const GemmDesc& desc, const GemmOptions& options,
-                                  const VulkanBufferRange (&ranges)[kOperands], const OperandIds& ids,
-                                  const PanelPages& pages, std::chrono::steady_clock::time_point start) {
-  using clock = std::chrono::steady_clock;
-  const auto& t = device->table();
-  const int split = cut.axis == 'M' ? 0 : 1;
-  const char split_name = split ? 'B' : 'A';
-  const kernels::Types types = kernels::types_of(desc, options);
-  const uint64_t es = element_size(types.input), cs = element_size(types.output);
-  const LineView sv = line_view(desc, split_name, cut.axis), cv = line_view(desc, 'C', cut.axis);
-  const uint64_t lines = uint64_t(cut.axis == 'M' ? desc.m : desc.n);
-  const VkBuffer split_dev = ranges[split].buffer, c_dev = ranges[2].buffer;
-  const VkBuffer split_host = pages.split->buffer.buffer.get(), c_host = pages.c->buffer.buffer.get();
-  GemmDesc sub = desc;  // a panel's shape differs from the call's: its lds are the call's, given explicitly
-  sub.lda = operand_extent(desc, 'A').ld, sub.ldb = operand_extent(desc, 'B').ld, sub.ldc = operand_extent(desc, 'C').ld;
-  const auto r0 = [&](uint64_t i) { return i * cut.lines; };
-  const auto r1 = [&](uint64_t i) { return std::min(lines, (i + 1) * cut.lines); };
-  const auto upload = [&](uint64_t i) {
-    uint64_t serial = submit_copies(*copy_up, t, split_host, split_dev,
-                                    line_copies(sv, r0(i), r1(i), es, pages.split->shift, false), false);
-    if (pages.c_in) {
-      serial = submit_copies(*copy_up, t, c_host, c_dev, line_copies(cv, r0(i), r1(i), cs, pages.c->shift, false), false);
-    }
-    return serial;
-  };
-  // Panels [first, last]'s lines of C to the host: the ranges their uploads sent (the gaps after each panel's
-  // last line are not C's, for a panel).
-  const auto download = [&](uint64_t first, uint64_t last) {
-    std::vector<VkBufferCopy> regions;
-    for (uint64_t i = first; i <= last; ++i) {
-      const auto more = line_copies(cv, r0(i), r1(i), cs, pages.c->shift, true);
-      regions.insert(regions.end(), more.begin(), more.end());
-    }
-    return submit_copies(*copy_down, t, c_dev, c_host, regions, true);
-  };
-  struct Running {
-    std::shared_ptr<GemmPlanState> plan;
-    uint64_t serial = 0;
-    clock::time_point submitted;
-  };
-  GemmTiming total;
-  double gpu_ms = 0.0;
-  const auto finish = [&](uint64_t i, Running& run) {
-    const GemmTiming done = await_plan(*run.plan, run.serial, run.submitted);
-    for (double ms : done.gpu_ms) gpu_ms += ms;
-    total.submit_wait_ms += done.submit_wait_ms;
-    total.gpu_timestamps = done.gpu_timestamps;
-    if (i == 0) total.kernel = done.kernel, total.config = done.config;
-    if (i > 0 && done.kernel != total.kernel) {
-      total.config += fmt::format("; panel {}: {} {}", i, to_string(done.kernel), done.config);
-    }
-  };
+  // The pages outlive what is in flight (declared before it: destroyed after its waits).
+  std::optional<HostCopies::Imported> whole_pages, split_pages, c_pages;
   InFlight in_flight(*this);
-  Running run;
-  uint64_t next_upload = upload(0), downloaded = 0;
-  double upload_ms = 0.0;
-  for (uint64_t i = 0; i < cut.count; ++i) {
-    const uint64_t this_upload = next_upload;
-    if (i + 1 < cut.count) next_upload = upload(i + 1);  // on the copy queue while panel i computes
-    copy_up->wait(this_upload);
-    // The panel before is collected first: its plan (shared by panels of one shape) is submitted again next.
-    // Where C goes in, its values are the caller's input: it comes back only once every product completed, so
-    // a call that fails leaves it untouched (the BLAS library's fallback then computes from it).
-    if (i > 0) {
-      finish(i - 1, run);
-      if (!pages.c_in) downloaded = download(i - 1, i - 1);
-    }
-    (cut.axis == 'M' ? sub.m : sub.n) = static_cast<int64_t>(r1(i) - r0(i));
-    VulkanBufferRange moved[kOperands] = {ranges[0], ranges[1], ranges[2], ranges[3]};
-    for (const auto& [op, step, size] : {std::tuple{split, sv.line_step, es}, std::tuple{2, cv.line_step, cs}}) {
-      const uint64_t delta = r0(i) * step * size;  // inside the range: the call's extent covers it
-      moved[op].offset += delta, moved[op].size -= delta;
-    }
-    run.plan = cached_plan(sub, options, moved, false);
-    if (i == 0) upload_ms = std::chrono::duration<double, std::milli>(clock::now() - start).count();
-    run.submitted = clock::now();
-    run.serial = submit_plan_async(*run.plan, moved, nullptr, &ids);
+  // The operand every panel reads goes first, on the upload queue, while the split operand's and C's pages are
+  // pinned (an import is the driver pinning them: milliseconds for tens of MiB).
+  const void* whole_host = whole ? host.b : host.a;
+  whole_pages = host_copies->import(whole_host, bytes[whole], 0);
+  if (whole_pages) {
+    submit_copies(*copy_up, device->table(), whole_pages->buffer.buffer.get(), ranges[whole].buffer,
+                  {VkBufferCopy{whole_pages->shift, 0, bytes[whole]}}, false);
   }
-  finish(cut.count - 1, run);
-  const auto computed = clock::now();
-  try {
-    downloaded = download(pages.c_in ? 0 : cut.count - 1, cut.count - 1);
-    copy_down->wait(downloaded);  // and so every download before it on its queue
-  } catch (const Error& e) {
-    throw HostCopies::partial_destination(e);
-  }
+  // Both imports or neither: the caller's serial path copies whatever was not imported.
+  split_pages = host_copies->import(split ? host.b : host.a, bytes[split], 0);
+  if (split_pages) c_pages = host_copies->import(host.c, bytes[2], 0);
+  if (!split_pages || !c_pages) return std::nullopt;  // in_flight waits for the copy above
+  if (!whole_pages) write(whole ? host_b : host_a, 0, whole_host, bytes[whole]);
+  host_copies->count_panels(uint64_t{c_in ? 3u : 2u} + (whole_pages ? 1u : 0u));
+  write_bias(desc, host.bias);
+  const PanelPages pages{&*split_pages, &*c_pages, c_in};
+  GemmTiming timing = PanelRun(*this, cut, desc, options, ranges, ids, pages).run(start);
   in_flight.completed = true;
-  if (total.gpu_timestamps) total.gpu_ms.push_back(gpu_ms);
-  total.upload_ms = upload_ms;
-  total.download_ms = std::chrono::duration<double, std::milli>(clock::now() - computed).count();
-  total.config += fmt::format(", {} panels of {} {} with their copies beside them", cut.count, cut.lines,
-                              cut.axis == 'M' ? "rows" : "columns");
-  return total;
+  return timing;
 }
 
 }  // namespace vkgemm::detail
