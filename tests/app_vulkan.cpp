@@ -1,8 +1,10 @@
 #include "app_vulkan.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <doctest/doctest.h>
 
@@ -25,7 +27,8 @@ void ok(VkResult r, const char* what) {
 
 }  // namespace
 
-AppVulkan::AppVulkan(bool shader_float64, bool f16, const VkAllocationCallbacks* device_allocator, bool validation)
+AppVulkan::AppVulkan(bool shader_float64, bool f16, const VkAllocationCallbacks* device_allocator, bool validation,
+                     bool host_import)
     : device_allocator_(device_allocator) {
   ok(volkInitialize(), "volkInitialize");
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
@@ -87,6 +90,9 @@ AppVulkan::AppVulkan(bool shader_float64, bool f16, const VkAllocationCallbacks*
     enabled11.pNext = &enabled12;
   }
   enable_push_descriptor();
+  if (host_import && offers(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME)) {
+    device_extensions.push_back(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+  }
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   qci.queueFamilyIndex = family;
@@ -117,6 +123,15 @@ AppVulkan::~AppVulkan() {
   vkDestroyDevice(device, device_allocator_);
   if (messenger_) vkDestroyDebugUtilsMessengerEXT(instance, messenger_, nullptr);
   vkDestroyInstance(instance, nullptr);
+}
+
+bool AppVulkan::offers(const char* extension) const {
+  uint32_t n = 0;
+  vkEnumerateDeviceExtensionProperties(physical, nullptr, &n, nullptr);
+  std::vector<VkExtensionProperties> offered(n);
+  vkEnumerateDeviceExtensionProperties(physical, nullptr, &n, offered.data());
+  return std::any_of(offered.begin(), offered.end(),
+                     [&](const VkExtensionProperties& e) { return std::string_view(e.extensionName) == extension; });
 }
 
 void AppVulkan::enable_push_descriptor() {

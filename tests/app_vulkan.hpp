@@ -27,8 +27,10 @@ class AppVulkan {
   // device_allocator: the VkAllocationCallbacks given to vkCreateDevice (the driver's device-level
   // allocations, and those of objects created with no allocator of their own, go through it).
   // validation false: no layer (for counting allocations: the layer allocates for its own tracking).
+  // host_import: enable VK_EXT_external_memory_host where the device has it (declared in adopt_info), so the
+  // engine imports the host's pages on the application's device too.
   explicit AppVulkan(bool shader_float64, bool f16 = false, const VkAllocationCallbacks* device_allocator = nullptr,
-                     bool validation = true);
+                     bool validation = true, bool host_import = false);
   ~AppVulkan();
   AppVulkan(const AppVulkan&) = delete;
   AppVulkan& operator=(const AppVulkan&) = delete;
@@ -56,6 +58,7 @@ class AppVulkan {
 
  private:
   void enable_push_descriptor();  // fills device_extensions and max_push_descriptors
+  bool offers(const char* extension) const;  // the physical device lists it
 
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
   VkCommandPool pool_ = VK_NULL_HANDLE;

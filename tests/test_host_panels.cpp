@@ -15,10 +15,12 @@
 #include <fmt/format.h>
 
 #include "engine/engine_impl.hpp"
+#include "app_vulkan.hpp"
 #include "engine/host_panels.hpp"
 #include "guarded.hpp"
 #include "support.hpp"
 #include "vkgemm/reference.hpp"
+#include "vkgemm/vulkan.hpp"
 
 using namespace vkgemm;
 using vkgemm::test::Guarded;
@@ -228,6 +230,32 @@ TEST_SUITE("host panels") {
       const Comparison r = compare_with_reference(d, a.data(), b.data(), nullptr, c.data(), {}, bias.data());
       CHECK_MESSAGE(r.passed, fmt::format("bias {}: {} elements off, the first at {}", to_string(axis),
                                           r.bad_elements, r.first_bad));
+    }
+  }
+
+  TEST_CASE("cut into panels on an application's device: its one queue, fences where it enabled no timeline") {
+    auto rng = test::case_rng(test::current_case_name());
+    for (const bool timeline : {false, true}) {  // AppVulkan's f16 flag: Vulkan 1.2 with timelineSemaphore
+      CAPTURE(timeline);
+      test::AppVulkan app(false, timeline, nullptr, true, true);
+      setenv("VKGEMM_TEST_HOST_COPIES", "import", 1);
+      setenv("VKGEMM_TEST_HOST_PANELS", std::to_string(kLines).c_str(), 1);
+      Engine e = adopt_device(app.adopt_info());
+      unsetenv("VKGEMM_TEST_HOST_COPIES");
+      unsetenv("VKGEMM_TEST_HOST_PANELS");
+      if (!e.device().host_import) {
+        test::skip("the application's device has no VK_EXT_external_memory_host: nothing is cut there");
+        return;
+      }
+      GemmDesc d;
+      d.m = 37, d.n = 29, d.k = 23, d.ldc = 31, d.alpha = 0.5, d.beta = -1.0;
+      const auto a = test::random_floats(37 * 23, rng), b = test::random_floats(23 * 29, rng);
+      const auto c0 = test::random_floats(36 * 31 + 29, rng);
+      auto c = c0;
+      e.gemm(d, a.data(), b.data(), c.data());
+      CHECK(panels_run(e) == 1);
+      const Comparison r = compare_with_reference(d, a.data(), b.data(), c0.data(), c.data());
+      CHECK_MESSAGE(r.passed, fmt::format("{} elements off, the first at {}", r.bad_elements, r.first_bad));
     }
   }
 
