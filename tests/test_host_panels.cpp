@@ -270,6 +270,11 @@ TEST_SUITE("host panels") {
       CHECK(panels_run(*e) == 0);
       CHECK(c[0] == 10.0f);
     }
+    setenv("VKGEMM_TEST_NO_COPY_QUEUES", "1", 1);  // the copy queues off: none to turn off here, accepted
+    CHECK(test::make_engine()->device().copy_queues == 0);
+    setenv("VKGEMM_TEST_NO_COPY_QUEUES", "yes", 1);
+    test::expect_error([] { test::make_engine(); }, ErrorCode::invalid_argument, "VKGEMM_TEST_NO_COPY_QUEUES=yes");
+    unsetenv("VKGEMM_TEST_NO_COPY_QUEUES");
     setenv("VKGEMM_TEST_HOST_PANELS", "0", 1);
     test::expect_error([] { test::make_engine(); }, ErrorCode::invalid_argument, "VKGEMM_TEST_HOST_PANELS=0");
     setenv("VKGEMM_TEST_HOST_PANELS", "8rows", 1);

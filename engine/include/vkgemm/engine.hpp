@@ -74,6 +74,8 @@ struct EngineOptions {
 //     coopmat kernel's tiles take one shared-memory buffer where two no longer fit;
 //   VKGEMM_TEST_NO_PUSH_DESCRIPTOR=1: a testing knob that leaves VK_KHR_push_descriptor off, so that plans
 //     record from their ring of descriptor sets on a device that has it (DeviceInfo::push_descriptor);
+//   VKGEMM_TEST_NO_COPY_QUEUES=1: a testing knob that creates the engine's device without copy queues
+//     (DeviceInfo::copy_queues 0), so that the copies beside the products go to the compute queue;
 //   VKGEMM_TEST_HOST_COPIES=import|staging: a testing knob that sends every copy between host memory and the
 //     engine's buffers one way (the caller's pages imported, or the staging ring), whatever its size and
 //     whether the buffers are mapped (docs/design/host-copies.md);

@@ -92,6 +92,14 @@ void apply_test_limits(DeviceInfo& info) {
     }
     if (env[0] == '1') info.push_descriptor = false;
   }
+  // The copies beside the products on the compute queue, where the device has copy queues: the A/B of what
+  // those queues bring, and a way around them.
+  if (const char* env = variable("VKGEMM_TEST_NO_COPY_QUEUES")) {
+    if (std::string_view(env) != "0" && std::string_view(env) != "1") {
+      throw Error(ErrorCode::invalid_argument, fmt::format("VKGEMM_TEST_NO_COPY_QUEUES={} is not 0 or 1", env));
+    }
+    if (env[0] == '1') info.copy_queues = 0;
+  }
 }
 
 HostCopyKnobs environment_host_copies() {

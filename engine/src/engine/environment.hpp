@@ -26,8 +26,9 @@ DeviceRequest environment_device_request(const EngineOptions& asked);
 WaitMode environment_wait_mode();
 
 // Lowers `info`'s maxComputeWorkGroupCount and maxStorageBufferRange to VKGEMM_TEST_MAX_GROUP_COUNT and
-// VKGEMM_TEST_MAX_STORAGE_RANGE where those are set, and turns push_descriptor off under
-// VKGEMM_TEST_NO_PUSH_DESCRIPTOR=1 (testing knobs, engine.hpp); throws on a bad value.
+// VKGEMM_TEST_MAX_STORAGE_RANGE where those are set, turns push_descriptor off under
+// VKGEMM_TEST_NO_PUSH_DESCRIPTOR=1 and the copy queues under VKGEMM_TEST_NO_COPY_QUEUES=1 (testing knobs,
+// engine.hpp); throws on a bad value.
 void apply_test_limits(DeviceInfo& info);
 
 // VKGEMM_TEST_HOST_COPIES (import or staging: every copy between host memory and a storage buffer goes that
