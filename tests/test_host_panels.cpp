@@ -126,7 +126,9 @@ TEST_SUITE("host panels") {
                                which, axis));
               const auto lines = element_lines(d, which, axis);
               const detail::LineView v = detail::line_view(d, which, axis);
-              for (const auto& [r0, r1] : {std::pair<uint64_t, uint64_t>{0, 3}, {3, 8}, {8, axis == 'M' ? 13 : 11}}) {
+              // No structured bindings below: clang 14 does not let doctest's message lambdas capture them.
+              for (const auto& range : {std::pair<uint64_t, uint64_t>{0, 3}, {3, 8}, {8, axis == 'M' ? 13 : 11}}) {
+                const uint64_t r0 = range.first, r1 = range.second;
                 for (const bool to_host : {false, true}) {
                   const uint64_t es = 4, shift = 12;
                   std::map<uint64_t, int> covered;
@@ -138,12 +140,13 @@ TEST_SUITE("host panels") {
                     CHECK(region.size % es == 0);
                     for (uint64_t x = device / es; x < (device + region.size) / es; ++x) ++covered[x];
                   }
-                  for (const auto& [x, line] : lines) {
+                  for (const auto& element : lines) {
+                    const uint64_t x = element.first, line = element.second;
                     const bool inside = line >= r0 && line < r1;
                     CHECK_MESSAGE(covered.count(x) == (inside ? 1u : 0u),
                                   fmt::format("element at {} of line {}, lines [{}, {})", x, line, r0, r1));
                   }
-                  for (const auto& [x, times] : covered) CHECK(times == 1);  // no element copied twice
+                  for (const auto& element : covered) CHECK(element.second == 1);  // no element copied twice
                 }
               }
             }
