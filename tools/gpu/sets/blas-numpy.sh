@@ -12,7 +12,9 @@
 #   (default "256 512 1024 2048"): a dry run on lavapipe takes BLAS_NUMPY_N=256 BLAS_NUMPY_LARGE=384
 #   BLAS_NUMPY_CROSSOVER="64 128" VKGEMM_BLAS_THRESHOLD=0 (the default threshold routes 4096^2 but not 256^2).
 #   Each preloaded product runs twice: cut into panels where the engine's rule cuts it (the default), and
-#   whole (VKGEMM_TEST_HOST_PANELS=none): what the copies beside the products gain. Passes when both ways match NumPy's CPU product and the preloaded one ran on the device.
+#   whole (VKGEMM_TEST_HOST_PANELS=none): what the copies beside the products gain. Then three chained
+#   float32 products on vkgemm.Array at BLAS_NUMPY_N: their wall time over their GPU time plus the one upload
+#   and the one download (array_chain_f32.ratio; the host-array issue's bar is 1.2). Passes when both ways match NumPy's CPU product and the preloaded one ran on the device.
 #
 # What it assumes of the GPU host (Python 3.12, NumPy and PyTorch from pip, no Debian libblas):
 # - NumPy's pip wheels call their bundled OpenBLAS under suffixed ILP64 names (scipy_cblas_sgemm64_ in NumPy 2,
@@ -138,6 +140,32 @@ for n in map(int, os.environ.get("BLAS_NUMPY_LARGE", "8192").split()):
     results[f"float32_{n}"] = row
     print(n, json.dumps(row, indent=1))
 
+# Three chained float32 products on vkgemm.Array (the operands uploaded once, the last result downloaded once):
+# their wall time against their GPU time plus that one upload and one download, each checked against float64.
+import vkgemm
+n = int(os.environ.get("BLAS_NUMPY_N", "4096"))
+rng = np.random.default_rng(n + 1)
+a = rng.uniform(-1, 1, (n, n)).astype("float32")
+b = (rng.uniform(-1, 1, (n, n)) / np.sqrt(n)).astype("float32")  # scaled: the chain's values stay near 1
+with vkgemm.Engine() as e:
+    e.matmul(e.asarray(a), e.asarray(b))  # pipelines built, buffers made: not timed
+    t0 = time.perf_counter(); da, db = e.asarray(a), e.asarray(b); t1 = time.perf_counter()
+    gpu = 0.0
+    c = da
+    for _ in range(3):
+        c, tm = e.matmul(c, db, timing=True)
+        gpu += tm.gpu_ms or 0.0
+    t2 = time.perf_counter(); host = c.numpy(); t3 = time.perf_counter()
+ref = a.astype(np.float64)
+for _ in range(3):
+    ref = ref @ b.astype(np.float64)
+bound = 3 * (n + 2) * np.finfo(np.float32).eps / 2 * 4 * np.abs(ref).max()  # three steps' sums, loosely
+chain = {"n": n, "upload_s": t1 - t0, "products_s": t2 - t1, "download_s": t3 - t2, "gpu_ms": gpu,
+         "max_err": float(np.abs(host - ref).max()), "ok": bool(np.abs(host - ref).max() <= bound)}
+chain["ratio"] = (t3 - t0) / (t1 - t0 + gpu * 1e-3 + t3 - t2)
+results["array_chain_f32"] = chain
+print("array chain", json.dumps(chain))
+
 results["crossover_f32"] = {}
 for n in map(int, os.environ.get("BLAS_NUMPY_CROSSOVER", "256 512 1024 2048").split()):
     cpu, _ = run_numpy(n, "float32", 5, {}, "cpu")
@@ -155,7 +183,7 @@ def routed(r):
     m = re.match(r"(\d+) GEMMs on the device", r.get("vkgemm_blas") or "")
     return bool(m and int(m.group(1)) > 0)
 ok = all(results[d].get("preload_matches_cpu") and results[d].get("module_matches_cpu") and
-         routed(results[d]["preload"]) for d in ("float32", "float64"))
+         routed(results[d]["preload"]) for d in ("float32", "float64")) and results["array_chain_f32"]["ok"]
 print("blas-numpy:", "passed" if ok else "FAILED")
 sys.exit(0 if ok else 1)
 PY
