@@ -199,7 +199,7 @@ TEST_SUITE("host panels") {
     }
   }
 
-  TEST_CASE("cut into panels: f64, a bias across the cut with an activation; along it, not cut") {
+  TEST_CASE("cut into panels: f64, A and B one array, a bias across the cut with an activation; along it, not cut") {
     auto rng = test::case_rng(test::current_case_name());
     if (!test::engine().device().host_import) {
       test::skip("this device has no VK_EXT_external_memory_host: products are cut only where the pages import");
@@ -217,6 +217,16 @@ TEST_SUITE("host panels") {
       CHECK(panels_run(*e) == before + 1);
       const Comparison r = compare_with_reference(d, a.data(), b.data(), nullptr, c.data());
       CHECK_MESSAGE(r.passed, fmt::format("f64: {} elements off, the first at {}", r.bad_elements, r.first_bad));
+    }
+    {  // a @ a: A and B one host array, its pages imported twice at once (B whole, A panel by panel)
+      GemmDesc d = square(33);
+      const auto a = test::random_floats(33 * 33, rng);
+      std::vector<float> c(33 * 33, NAN);
+      const uint64_t before = panels_run(*e);
+      e->gemm(d, a.data(), a.data(), c.data());
+      CHECK(panels_run(*e) == before + 1);
+      const Comparison r = compare_with_reference(d, a.data(), a.data(), nullptr, c.data());
+      CHECK_MESSAGE(r.passed, fmt::format("a @ a: {} elements off, the first at {}", r.bad_elements, r.first_bad));
     }
     for (const BiasAxis axis : {BiasAxis::per_column, BiasAxis::per_row}) {
       GemmDesc d = square(26);
