@@ -267,7 +267,7 @@ std::optional<GemmTiming> EngineImpl::gemm_host_panels(const GemmDesc& desc, con
   std::optional<HostCopies::Imported> whole_pages, split_pages, c_pages;
   InFlight in_flight(*this);
   // The operand every panel reads goes first, on the upload queue, while the split operand's and C's pages are
-  // pinned (an import is the driver pinning them: milliseconds for tens of MiB).
+  // pinned (an import is the driver pinning them, a cost that grows with their size).
   const void* whole_host = whole ? host.b : host.a;
   whole_pages = host_copies->import(whole_host, bytes[whole], 0);
   if (whole_pages) {
