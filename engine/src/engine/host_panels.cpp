@@ -110,10 +110,6 @@ uint64_t submit_copies(vk::Submitter& s, const VolkDeviceTable& t, VkBuffer src,
   });
 }
 
-}  // namespace
-
-namespace {
-
 // The caller's pages of a product cut into panels: the split operand's and C's, imported; c_in: C goes in too
 // (EngineImpl::c_goes_in).
 struct PanelPages {
