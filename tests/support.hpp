@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <random>
 #include <string>
@@ -50,6 +51,21 @@ std::unique_ptr<Engine> make_engine(EngineOptions options = {});
 // `max_groups` and `max_range` (0: the device's own), through VKGEMM_TEST_MAX_GROUP_COUNT and
 // VKGEMM_TEST_MAX_STORAGE_RANGE: the limits' paths on any device.
 std::unique_ptr<Engine> engine_with_limits(uint32_t max_groups, uint64_t max_range);
+// `make()`'s result (an engine made in it) with the host panels' knobs set while it runs: host products cut
+// into panels of `lines` wherever the rule allows, every page imported (VKGEMM_TEST_HOST_PANELS and
+// VKGEMM_TEST_HOST_COPIES=import, read when an engine is made; docs/design/host-copies.md).
+template <typename Make>
+auto with_panels(uint64_t lines, Make&& make) {
+  setenv("VKGEMM_TEST_HOST_COPIES", "import", 1);
+  setenv("VKGEMM_TEST_HOST_PANELS", std::to_string(lines).c_str(), 1);
+  struct Unset {
+    ~Unset() {
+      unsetenv("VKGEMM_TEST_HOST_COPIES");
+      unsetenv("VKGEMM_TEST_HOST_PANELS");
+    }
+  } unset;
+  return make();
+}
 // Messages validation has reported in this process so far.
 uint64_t validation_messages();
 

@@ -621,11 +621,7 @@ TEST_SUITE("bench") {
   }
 
   TEST_CASE("host-memory products: checked, then timed by the host's clock, the copies with the product; cut into panels") {
-    setenv("VKGEMM_TEST_HOST_COPIES", "import", 1);
-    setenv("VKGEMM_TEST_HOST_PANELS", "16", 1);
-    auto paneled = test::make_engine();
-    unsetenv("VKGEMM_TEST_HOST_COPIES");
-    unsetenv("VKGEMM_TEST_HOST_PANELS");
+    auto paneled = test::with_panels(16, [] { return test::make_engine(); });
     const bool cut = paneled->device().host_import;
     for (const DataType type : {DataType::f32, DataType::f64}) {
       INFO(to_string(type));

@@ -140,15 +140,8 @@ struct HostOperands {
 class HostGemm : public Session {
  public:
   HostGemm(GemmDesc d, GemmOptions options, std::mt19937_64& rng, bool panels = false)
-      : engine_(panels ? panel_engine() : test::make_engine()), d_(d), options_(options), ops_(d, rng) {}
-  static std::unique_ptr<Engine> panel_engine() {
-    setenv("VKGEMM_TEST_HOST_COPIES", "import", 1);
-    setenv("VKGEMM_TEST_HOST_PANELS", "8", 1);
-    auto e = test::make_engine();
-    unsetenv("VKGEMM_TEST_HOST_COPIES");
-    unsetenv("VKGEMM_TEST_HOST_PANELS");
-    return e;
-  }
+      : engine_(panels ? test::with_panels(8, [] { return test::make_engine(); }) : test::make_engine()), d_(d),
+        options_(options), ops_(d, rng) {}
   void run() override {
     ops_.c = ops_.c0;
     engine_->gemm(d_, ops_.a.data(), ops_.b.data(), ops_.c.data(), options_);

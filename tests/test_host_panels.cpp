@@ -31,14 +31,7 @@ constexpr uint64_t kLines = 8;  // the knob's panel: 37 rows are 5 panels, the l
 
 // An engine whose products are cut into panels of kLines wherever the rule allows, the caller's pages
 // imported whatever their size.
-std::unique_ptr<Engine> panel_engine() {
-  setenv("VKGEMM_TEST_HOST_COPIES", "import", 1);
-  setenv("VKGEMM_TEST_HOST_PANELS", std::to_string(kLines).c_str(), 1);
-  auto e = test::make_engine();
-  unsetenv("VKGEMM_TEST_HOST_COPIES");
-  unsetenv("VKGEMM_TEST_HOST_PANELS");
-  return e;
-}
+std::unique_ptr<Engine> panel_engine() { return test::with_panels(kLines, [] { return test::make_engine(); }); }
 
 uint64_t panels_run(Engine& e) { return detail::Access::impl(e).host_copies->counts().panels; }
 
@@ -251,11 +244,7 @@ TEST_SUITE("host panels") {
     for (const bool timeline : {false, true}) {  // AppVulkan's f16 flag: Vulkan 1.2 with timelineSemaphore
       CAPTURE(timeline);
       test::AppVulkan app(false, timeline, nullptr, true, true);
-      setenv("VKGEMM_TEST_HOST_COPIES", "import", 1);
-      setenv("VKGEMM_TEST_HOST_PANELS", std::to_string(kLines).c_str(), 1);
-      Engine e = adopt_device(app.adopt_info());
-      unsetenv("VKGEMM_TEST_HOST_COPIES");
-      unsetenv("VKGEMM_TEST_HOST_PANELS");
+      Engine e = test::with_panels(kLines, [&] { return adopt_device(app.adopt_info()); });
       if (!e.device().host_import) {
         test::skip("the application's device has no VK_EXT_external_memory_host: nothing is cut there");
         return;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -127,34 +128,33 @@ Ran run_job(Engine& engine, const Job& job, size_t i, Run& run, size_t segment) 
   const uint64_t seed = case_seed(run.settings.seed, i);
   const auto start = std::chrono::steady_clock::now();
   const auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  if (job.kind == JobKind::host) {
-    HostResult r = run_host(engine, job.shape.m, job.type, job.config, run.settings, seed);
+  // The result with where its time went, its table row (its kind's header before the first) and its list.
+  const auto keep = [&](auto r, auto& list, std::string (*header)(), auto row) {
     r.segment = segment;
     r.wall_seconds = seconds();
-    if (run.host_products.empty()) out.row = host_table_header();
-    out.row += host_row(r);
+    if (list.empty()) out.row = header();
+    out.row += row(r);
     out.status = r.status, out.checked = r.check.has_value();
     out.spent = {0.0, r.data_seconds, r.check_seconds, 0.0, r.warmup.busy_ms * 1e-3};
-    run.host_products.push_back(std::move(r));
-  } else if (job.kind == JobKind::throughput) {
-    CaseResult r = run_case(engine, job.shape, job.type, job.config, run.settings, seed);
-    r.segment = segment;
-    r.wall_seconds = seconds();
-    if (i == 0) out.row = case_table_header();
-    out.row += case_row(r);
-    out.status = r.status, out.checked = r.check.has_value();
-    out.spent = {0.0, r.data_seconds, r.check_seconds, 0.0, r.warmup.busy_ms * 1e-3};
-    if (r.timed()) out.spent.device_seconds = r.stats->median * 1e-3 * (run.settings.repeat + run.settings.warmup + 1);
-    run.cases.push_back(std::move(r));
-  } else {
-    LatencyResult r = run_latency(engine, job.shape.m, job.type, job.config, run.settings, seed);
-    r.segment = segment;
-    r.wall_seconds = seconds();
-    if (run.latency.empty()) out.row = latency_table_header();
-    out.row += latency_row(r);
-    out.status = r.status, out.checked = r.check.has_value();
-    out.spent = {0.0, r.data_seconds, r.check_seconds, 0.0, r.warmup.busy_ms * 1e-3};
-    run.latency.push_back(std::move(r));
+    list.push_back(std::move(r));
+  };
+  switch (job.kind) {
+    case JobKind::throughput: {
+      keep(run_case(engine, job.shape, job.type, job.config, run.settings, seed), run.cases, case_table_header,
+           case_row);
+      const CaseResult& r = run.cases.back();
+      const double dispatches = run.settings.repeat + run.settings.warmup + 1;
+      if (r.timed()) out.spent.device_seconds = r.stats->median * 1e-3 * dispatches;
+      break;
+    }
+    case JobKind::latency:
+      keep(run_latency(engine, job.shape.m, job.type, job.config, run.settings, seed), run.latency,
+           latency_table_header, latency_row);
+      break;
+    case JobKind::host:
+      keep(run_host(engine, job.shape.m, job.type, job.config, run.settings, seed), run.host_products,
+           host_table_header, host_row);
+      break;
   }
   return out;
 }

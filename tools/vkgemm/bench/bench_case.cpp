@@ -167,7 +167,7 @@ CaseResult run_case(Engine& engine, const Shape& shape, DataType type, const Ben
   r.type = type;
   r.config = config;
   r.seed = seed;
-  try {
+  skipping_refusals(r, shape, [&] {
     engine.check_supported(type, config.options);
     Operands o = upload(engine, shape, type, config.options, seed, r.data_seconds);
     r.check = check_once(engine, o, shape, type, config.options, check_how(settings, shape), seed, hook,
@@ -175,7 +175,7 @@ CaseResult run_case(Engine& engine, const Shape& shape, DataType type, const Ben
     if (r.check && !r.check->passed) {
       r.status = Status::failed;
       r.reason = r.check->summary();
-      return r;  // never timed
+      return;  // never timed
     }
     // The shared warm-up (steady.hpp): after the CPU check the device sat idle; then as many products again
     // as the warm-up's last batch inside the timed submission, so no idle gap comes before the timed ones.
@@ -203,17 +203,7 @@ CaseResult run_case(Engine& engine, const Shape& shape, DataType type, const Ben
     r.roofline = roofline_for(ceiling, settings.copy_gbps, ops, bytes_moved(moved));
     if (r.roofline) r.roofline_fraction = r.gflops / r.roofline->gflops;
     r.status = r.check ? Status::passed : Status::unverified;
-  } catch (const Error& e) {
-    if (!is_refusal(e)) throw;
-    r.status = Status::skipped;
-    r.reason = e.what();
-    r.check.reset();
-  } catch (const std::bad_alloc&) {
-    r.status = Status::skipped;
-    r.check.reset();
-    r.reason = fmt::format("not enough host memory for the inputs and the reference of {}x{}x{}", shape.m, shape.n,
-                           shape.k);
-  }
+  });
   return r;
 }
 
@@ -300,7 +290,7 @@ LatencyResult run_latency(Engine& engine, uint32_t n, DataType type, const Bench
   r.config = config;
   r.seed = seed;
   const Shape shape{n, n, n};
-  try {
+  skipping_refusals(r, shape, [&] {
     engine.check_supported(type, config.options);
     Operands o = upload(engine, shape, type, config.options, seed, r.data_seconds);
     // Small: always checked.
@@ -308,7 +298,7 @@ LatencyResult run_latency(Engine& engine, uint32_t n, DataType type, const Bench
     if (!r.check->passed) {
       r.status = Status::failed;
       r.reason = r.check->summary();
-      return r;
+      return;
     }
     GemmOptions once = config.options;
     once.repeat = 1;
@@ -335,12 +325,7 @@ LatencyResult run_latency(Engine& engine, uint32_t n, DataType type, const Bench
     time_timed_plan(engine, desc, plan_options, {a, b, c}, r);
     r.stats = summarize(r.wall_us);
     r.status = Status::passed;
-  } catch (const Error& e) {
-    if (!is_refusal(e)) throw;
-    r.status = Status::skipped;
-    r.reason = e.what();
-    r.check.reset();
-  }
+  });
   return r;
 }
 

@@ -6,8 +6,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <new>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "bench_result.hpp"
 #include "vkgemm/engine.hpp"
@@ -28,6 +33,27 @@ CheckHow check_how(const Settings& settings, const Shape& shape);
 // What the device cannot do (an unsupported type or configuration, too large, out of memory): a skipped case;
 // anything else (a lost device, a driver error) ends the run.
 bool is_refusal(const Error& e);
+
+// `body`, the work of a case of `shape` whose result is `r`: what the device cannot do (is_refusal) and the
+// host's memory running out for its inputs make `r` a skipped case with the reason, no check kept; anything
+// else is thrown.
+template <typename Result, typename Body>
+void skipping_refusals(Result& r, const Shape& shape, Body&& body) {
+  const auto skip = [&](std::string reason) {
+    r.status = Status::skipped;
+    r.reason = std::move(reason);
+    r.check.reset();
+  };
+  try {
+    body();
+  } catch (const Error& e) {
+    if (!is_refusal(e)) throw;
+    skip(e.what());
+  } catch (const std::bad_alloc&) {
+    skip(fmt::format("not enough host memory for the inputs and the reference of {}x{}x{}", shape.m, shape.n,
+                     shape.k));
+  }
+}
 
 // The seed of case `index` of a run seeded with `run_seed` (SplitMix64, so neighbours differ widely).
 uint64_t case_seed(uint64_t run_seed, uint64_t index);

@@ -118,88 +118,72 @@ json ceilings_json(const std::vector<Ceiling>& ceilings) {
 
 namespace {
 
+// What a case's row holds whatever its kind (the schema's common part): what it is, how it ran, its check,
+// its warm-up and where its time went.
+template <typename Result>
+json common_json(const Result& r) {
+  return {{"type", std::string(to_string(r.type))},
+          {"kernel", std::string(to_string(r.config.options.kernel))},
+          {"config", r.config.label},
+          {"ran", r.ran},
+          {"options", options_json(r.config.options)},
+          {"seed", std::to_string(r.seed)},
+          {"status", std::string(to_string(r.status))},
+          {"reason", r.reason},
+          {"verification", check_json(r.check, r.check_seconds)},
+          {"segment", r.segment},
+          {"wall_seconds", r.wall_seconds},
+          {"data_seconds", r.data_seconds},
+          {"warmup", warmup_json(r.timed(), r.warmup)}};
+}
+
 // One throughput case's row of the JSON's "cases".
 json case_json(const CaseResult& c) {
-  return {{"m", c.shape.m},
-          {"n", c.shape.n},
-          {"k", c.shape.k},
-          {"type", std::string(to_string(c.type))},
-          {"kernel", std::string(to_string(c.config.options.kernel))},
-          {"config", c.config.label},
-          {"ran", c.ran},
-          {"options", options_json(c.config.options)},
-          {"seed", std::to_string(c.seed)},
-          {"status", std::string(to_string(c.status))},
-          {"reason", c.reason},
-          {"verification", check_json(c.check, c.check_seconds)},
-          {"warmup", warmup_json(c.timed(), c.warmup)},
-          {"segment", c.segment},
-          {"wall_seconds", c.wall_seconds},
-          {"data_seconds", c.data_seconds},
-          {"gpu_time", stats_json(c.stats, c.gpu_ms, "ms")},
-          {"gflops", optional_number(c.timed(), c.gflops)},
-          {"gflops_best", optional_number(c.timed(), c.gflops_best)},
-          {"efficiency", c.efficiency ? number(*c.efficiency) : json(nullptr)},
-          {"efficiency_ceiling", c.efficiency ? json(c.efficiency_ceiling) : json(nullptr)},
-          {"roofline", roofline_json(c.roofline, c.roofline_fraction)}};
+  json out = {{"m", c.shape.m}, {"n", c.shape.n}, {"k", c.shape.k}};
+  out.update(common_json(c));
+  out.update({{"gpu_time", stats_json(c.stats, c.gpu_ms, "ms")},
+              {"gflops", optional_number(c.timed(), c.gflops)},
+              {"gflops_best", optional_number(c.timed(), c.gflops_best)},
+              {"efficiency", c.efficiency ? number(*c.efficiency) : json(nullptr)},
+              {"efficiency_ceiling", c.efficiency ? json(c.efficiency_ceiling) : json(nullptr)},
+              {"roofline", roofline_json(c.roofline, c.roofline_fraction)}});
+  return out;
 }
 
 // One latency case's row of the JSON's "latency".
 json latency_json(const LatencyResult& l) {
-  return {{"n", l.size},
-          {"type", std::string(to_string(l.type))},
-          {"kernel", std::string(to_string(l.config.options.kernel))},
-          {"config", l.config.label},
-          {"ran", l.ran},
-          {"options", options_json(l.config.options)},
-          {"seed", std::to_string(l.seed)},
-          {"status", std::string(to_string(l.status))},
-          {"reason", l.reason},
-          {"verification", check_json(l.check, l.check_seconds)},
-          {"segment", l.segment},
-          {"wall_seconds", l.wall_seconds},
-          {"data_seconds", l.data_seconds},
-          {"warmup", warmup_json(l.timed(), l.warmup)},
-          {"wall_time", stats_json(l.stats, l.wall_us, "us")},
-          {"record_us", optional_number(l.timed(), l.record_us)},
-          {"record_calls", l.record_calls},
-          {"sync_us", optional_number(l.timed(), l.timed() ? l.stats->median : 0.0)},
-          {"timed_sync_us", optional_number(l.timed(), l.timed_sync_us)},
-          {"gpu_us", optional_number(l.timed() && l.gpu_us >= 0, l.gpu_us)},
-          {"submit_wait_us", optional_number(l.timed(), l.submit_wait_us)},
-          {"inflight_us", optional_number(l.timed(), l.inflight_us)},
-          {"plan_submit_us", optional_number(l.timed(), l.plan_submit_us)},
-          {"plan_wait_us", optional_number(l.timed(), l.plan_wait_us)},
-          {"plan_sync_us", optional_number(l.timed(), l.plan_sync_us)},
-          {"timed_plan_us", optional_number(l.timed(), l.timed_plan_us)},
-          {"rerecord_us", optional_number(l.timed(), l.rerecord_us)},
-          {"calls", l.calls}};
+  json out = {{"n", l.size}};
+  out.update(common_json(l));
+  out.update({{"wall_time", stats_json(l.stats, l.wall_us, "us")},
+              {"record_us", optional_number(l.timed(), l.record_us)},
+              {"record_calls", l.record_calls},
+              {"sync_us", optional_number(l.timed(), l.timed() ? l.stats->median : 0.0)},
+              {"timed_sync_us", optional_number(l.timed(), l.timed_sync_us)},
+              {"gpu_us", optional_number(l.timed() && l.gpu_us >= 0, l.gpu_us)},
+              {"submit_wait_us", optional_number(l.timed(), l.submit_wait_us)},
+              {"inflight_us", optional_number(l.timed(), l.inflight_us)},
+              {"plan_submit_us", optional_number(l.timed(), l.plan_submit_us)},
+              {"plan_wait_us", optional_number(l.timed(), l.plan_wait_us)},
+              {"plan_sync_us", optional_number(l.timed(), l.plan_sync_us)},
+              {"timed_plan_us", optional_number(l.timed(), l.timed_plan_us)},
+              {"rerecord_us", optional_number(l.timed(), l.rerecord_us)},
+              {"calls", l.calls}});
+  return out;
 }
 
 // One host-memory case's row of the JSON's "host_products".
 json host_json(const HostResult& h) {
   const bool t = h.timed();
-  return {{"n", h.size},
-          {"type", std::string(to_string(h.type))},
-          {"kernel", std::string(to_string(h.config.options.kernel))},
-          {"config", h.config.label},
-          {"ran", h.ran},
-          {"options", options_json(h.config.options)},
-          {"seed", std::to_string(h.seed)},
-          {"status", std::string(to_string(h.status))},
-          {"reason", h.reason},
-          {"verification", check_json(h.check, h.check_seconds)},
-          {"segment", h.segment},
-          {"wall_seconds", h.wall_seconds},
-          {"data_seconds", h.data_seconds},
-          {"warmup", warmup_json(t, h.warmup)},
-          {"wall_time", stats_json(h.stats, h.wall_ms, "ms")},
-          {"gpu_ms", optional_number(t, h.gpu_ms)},
-          {"before_first_product_ms", optional_number(t, h.upload_ms)},
-          {"after_last_product_ms", optional_number(t, h.download_ms)},
-          {"bytes", optional_number(t, h.bytes)},
-          {"copy_gbps", optional_number(t, h.copy_gbps)},
-          {"gflops", optional_number(t, h.gflops)}};
+  json out = {{"n", h.size}};
+  out.update(common_json(h));
+  out.update({{"wall_time", stats_json(h.stats, h.wall_ms, "ms")},
+              {"gpu_ms", optional_number(t, h.gpu_ms)},
+              {"before_first_product_ms", optional_number(t, h.upload_ms)},
+              {"after_last_product_ms", optional_number(t, h.download_ms)},
+              {"bytes", optional_number(t, h.bytes)},
+              {"copy_gbps", optional_number(t, h.copy_gbps)},
+              {"gflops", optional_number(t, h.gflops)}});
+  return out;
 }
 
 }  // namespace

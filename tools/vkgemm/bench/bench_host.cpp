@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
-#include <new>
 
 #include <fmt/format.h>
 
@@ -85,7 +84,7 @@ HostResult run_host(Engine& engine, uint32_t n, DataType type, const BenchConfig
                     uint64_t seed, const ResultHook& hook) {
   HostResult r;
   r.size = n, r.type = type, r.config = config, r.seed = seed;
-  try {
+  skipping_refusals(r, Shape{n, n, n}, [&] {
     engine.check_supported(type, config.options);
     HostInputs o = make_operands(engine, n, type, config.options, seed, r.data_seconds);
     GemmOptions once = config.options;
@@ -94,7 +93,7 @@ HostResult run_host(Engine& engine, uint32_t n, DataType type, const BenchConfig
     if (r.check && !r.check->passed) {
       r.status = Status::failed;
       r.reason = r.check->summary();
-      return r;  // never timed
+      return;  // never timed
     }
     // Warmed by time as every case is (the device sat idle through the check), with the case's own calls.
     r.warmup = warm_up(settings.warmup_ms, [&](uint32_t calls) {
@@ -111,16 +110,7 @@ HostResult run_host(Engine& engine, uint32_t n, DataType type, const BenchConfig
     r.gflops = median > 0.0 ? 2.0 * double(n) * n * n / median * 1e-6 : 0.0;
     r.copy_gbps = median > r.gpu_ms ? r.bytes / (median - r.gpu_ms) * 1e-6 : 0.0;
     r.status = r.check ? Status::passed : Status::unverified;
-  } catch (const Error& e) {
-    if (!is_refusal(e)) throw;
-    r.status = Status::skipped;
-    r.reason = e.what();
-    r.check.reset();
-  } catch (const std::bad_alloc&) {
-    r.status = Status::skipped;
-    r.check.reset();
-    r.reason = fmt::format("not enough host memory for the operands and the reference of {0}x{0}x{0}", n);
-  }
+  });
   return r;
 }
 

@@ -106,6 +106,20 @@ std::string case_row(const CaseResult& c) {
                      ran_text(c.config, c.ran));
 }
 
+namespace {
+// The head of an n x n x n case's row (latency, host memory): size, type, kernel, configuration, status; and
+// the whole row of one not timed (skipped, or failed: its reason).
+template <typename Result>
+std::string square_head(const Result& r) {
+  return fmt::format("{:<12} {:<4} {:<7} {:<9} {:<8}", fmt::format("{0}x{0}x{0}", r.size), to_string(r.type),
+                     to_string(r.config.options.kernel), r.config.label, to_string(r.status));
+}
+template <typename Result>
+std::string untimed_row(const Result& r) {
+  return fmt::format("{} {}{}\n", square_head(r), r.status == Status::failed ? "FAILED, not timed: " : "", r.reason);
+}
+}  // namespace
+
 std::string latency_table_header() {
   return fmt::format("\nend-to-end latency: host wall time of one Engine::gemm on device buffers without timestamps "
                      "(the same buffers each call: its recording submitted again); on alternating C buffers (rerec, "
@@ -119,15 +133,12 @@ std::string latency_table_header() {
 }
 
 std::string latency_row(const LatencyResult& l) {
-  const std::string head = fmt::format("{:<12} {:<4} {:<7} {:<9} {:<8}", fmt::format("{0}x{0}x{0}", l.size),
-                                       to_string(l.type), to_string(l.config.options.kernel), l.config.label,
-                                       to_string(l.status));
-  if (!l.timed()) return fmt::format("{} {}{}\n", head, l.status == Status::failed ? "FAILED, not timed: " : "", l.reason);
+  if (!l.timed()) return untimed_row(l);
   const Stats& s = *l.stats;
   return fmt::format(
-      "{} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.2f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f}  {}{}\n", head,
-      s.median, s.min, s.max, l.rerecord_us, l.timed_sync_us, l.gpu_us, l.record_us, l.plan_submit_us, l.plan_wait_us,
-      l.timed_plan_us, l.inflight_us, check_text(l.check, l.type, l.status), ran_text(l.config, l.ran));
+      "{} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.2f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f}  {}{}\n",
+      square_head(l), s.median, s.min, s.max, l.rerecord_us, l.timed_sync_us, l.gpu_us, l.record_us, l.plan_submit_us,
+      l.plan_wait_us, l.timed_plan_us, l.inflight_us, check_text(l.check, l.type, l.status), ran_text(l.config, l.ran));
 }
 
 std::string host_table_header() {
@@ -141,13 +152,11 @@ std::string host_table_header() {
 }
 
 std::string host_row(const HostResult& h) {
-  const std::string head = fmt::format("{:<12} {:<4} {:<7} {:<9} {:<8}", fmt::format("{0}x{0}x{0}", h.size),
-                                       to_string(h.type), to_string(h.config.options.kernel), h.config.label,
-                                       to_string(h.status));
-  if (!h.timed()) return fmt::format("{} {}{}\n", head, h.status == Status::failed ? "FAILED, not timed: " : "", h.reason);
+  if (!h.timed()) return untimed_row(h);
   const Stats& s = *h.stats;
-  return fmt::format("{} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>8.2f} {:>9.1f}  {}{}\n", head, s.median,
-                     s.min, s.max, h.gpu_ms, h.upload_ms, h.download_ms, h.copy_gbps, h.gflops,
+  return fmt::format("{} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>8.2f} {:>9.1f}  {}{}\n",
+                     square_head(h), s.median, s.min, s.max, h.gpu_ms, h.upload_ms, h.download_ms, h.copy_gbps,
+                     h.gflops,
                      check_text(h.check, h.type, h.status), ran_text(h.config, h.ran));
 }
 
