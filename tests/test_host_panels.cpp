@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "engine/engine_impl.hpp"
+#include "engine/environment.hpp"
 #include "app_vulkan.hpp"
 #include "engine/host_panels.hpp"
 #include "guarded.hpp"
@@ -272,7 +273,11 @@ TEST_SUITE("host panels") {
       CHECK(panels_run(*e) == 0);
       CHECK(c[0] == 10.0f);
     }
-    setenv("VKGEMM_TEST_NO_COPY_QUEUES", "1", 1);  // the copy queues off: none to turn off here, accepted
+    setenv("VKGEMM_TEST_NO_COPY_QUEUES", "1", 1);  // a device's copy queues off (lavapipe has none to turn off)
+    DeviceInfo gpu;
+    gpu.copy_queues = 2;
+    detail::apply_test_limits(gpu);
+    CHECK(gpu.copy_queues == 0);
     CHECK(test::make_engine()->device().copy_queues == 0);
     setenv("VKGEMM_TEST_NO_COPY_QUEUES", "yes", 1);
     test::expect_error([] { test::make_engine(); }, ErrorCode::invalid_argument, "VKGEMM_TEST_NO_COPY_QUEUES=yes");
