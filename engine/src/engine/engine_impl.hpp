@@ -283,6 +283,10 @@ struct EngineImpl {
   std::optional<GemmTiming> gemm_host_panels(const GemmDesc& desc, const HostOperands& host,
                                              const uint64_t (&bytes)[kOperands], const GemmOptions& options,
                                              const VulkanBufferRange (&ranges)[kOperands], const OperandIds& ids);
+  // A host-memory product whose operands pass what the device allocates at once, cut into blocks of C that
+  // fit (host_blocks.hpp), each through gemm_host; empty where block_cut does not cut it.
+  std::optional<GemmTiming> gemm_host_blocks(const GemmDesc& desc, const HostOperands& host,
+                                             const GemmOptions& options);
   // The driver's statistics of the pipelines gemm(desc, ..., options) runs (statistics.cpp).
   PipelineReport pipeline_statistics(const GemmDesc& desc, const GemmOptions& options);
 

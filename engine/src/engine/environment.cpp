@@ -81,6 +81,9 @@ void apply_test_limits(DeviceInfo& info) {
   if (const auto v = read("VKGEMM_TEST_MAX_STORAGE_RANGE", ~0ull)) {
     info.max_storage_buffer_range = std::min(info.max_storage_buffer_range, *v);
   }
+  if (const auto v = read("VKGEMM_TEST_MAX_ALLOCATION", ~0ull)) {
+    info.max_allocation_size = std::min(info.max_allocation_size, *v);
+  }
   if (const auto v = read("VKGEMM_TEST_MAX_SHARED_MEMORY", 0xffffffffull)) {
     info.max_shared_memory = std::min<uint32_t>(info.max_shared_memory, static_cast<uint32_t>(*v));
   }

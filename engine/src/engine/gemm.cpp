@@ -239,7 +239,14 @@ GemmTiming EngineImpl::gemm_host(const GemmDesc& desc, const void* a, const void
   const PlanCache::Found found = find_plan(key);
   if (!found.admitted) {
     admit(desc, options);
-    check_fits(desc, options, physical.info, nullptr);  // the operands against the device, before allocating
+    try {
+      check_fits(desc, options, physical.info, nullptr);  // the operands against the device, before allocating
+    } catch (const Error& e) {
+      // Past what the device allocates at once: blocks of C that fit, where the product can be cut so.
+      if (e.code() != ErrorCode::too_large) throw;
+      if (auto blocks = gemm_host_blocks(desc, {a, b, c, bias}, options)) return *blocks;
+      throw;
+    }
   }
   const kernels::Types types = kernels::types_of(desc, options);
   const uint64_t es = element_size(types.input);
