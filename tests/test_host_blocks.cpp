@@ -195,6 +195,17 @@ TEST_SUITE("host blocks") {
       const Comparison r = compare_with_reference(d, a.data(), b.data(), nullptr, c.data());
       CHECK_MESSAGE(r.passed, fmt::format("f64: {} elements off, the first at {}", r.bad_elements, r.first_bad));
     }
+    {  // check_fits refuses what is past the limit; check_fits_host passes what gemm on host memory cuts
+      GemmDesc d;
+      d.m = 200, d.n = 150, d.k = 200;  // B, 120 KB, past the limit along its lines, K
+      CHECK_THROWS_AS(e->check_fits(d), Error);
+      CHECK_NOTHROW(e->check_fits_host(d));
+      GemmOptions timed;
+      timed.repeat = 3;  // B's lines are K: a K cut, which a repeated run would add to C again
+      CHECK_THROWS_AS(e->check_fits_host(d, timed), Error);
+      d.epilogue.bias = BiasAxis::per_row;
+      CHECK_THROWS_AS(e->check_fits_host(d), Error);
+    }
     {  // a per-row bias is a vector along the cut: refused, naming the limit, C untouched
       GemmDesc d;
       d.m = 200, d.n = 150, d.k = 150;

@@ -188,6 +188,9 @@ class Engine {
   // allocates; a caller about to allocate the operands (or their host copies) checks it first. Also throws
   // what gemm would throw for desc and options' arguments.
   void check_fits(const GemmDesc& desc, const GemmOptions& options = {}) const;
+  // check_fits for gemm on host memory, which cuts a product past maxMemoryAllocationSize into blocks that
+  // fit where it can (batch 1, no epilogue vector; K cut only for one run): passes what that gemm runs.
+  void check_fits_host(const GemmDesc& desc, const GemmOptions& options = {}) const;
 
   // C = A * B on device buffers. A is m x k, B is k x n, C is m x n; all of one type, except that f16
   // inputs take C of f32 (fp32 accumulation) or f16.

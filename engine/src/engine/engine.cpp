@@ -8,6 +8,7 @@
 
 #include "engine/engine_impl.hpp"
 #include "engine/environment.hpp"
+#include "engine/host_blocks.hpp"
 #include "tuning/tuning_file.hpp"
 #include "vk/check.hpp"
 #include "vkgemm/error.hpp"
@@ -154,6 +155,14 @@ void Engine::check_supported(DataType input, DataType output, const GemmOptions&
 void Engine::check_fits(const GemmDesc& desc, const GemmOptions& options) const {
   impl_->admit(desc, options);  // the door's checks first: the schedule trusts them
   detail::check_fits(desc, options, impl_->physical.info, &impl_->tuning);
+}
+void Engine::check_fits_host(const GemmDesc& desc, const GemmOptions& options) const {
+  impl_->admit(desc, options);
+  try {
+    detail::check_fits(desc, options, impl_->physical.info, &impl_->tuning);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::too_large || !detail::host_block_cut(desc, options, impl_->physical.info)) throw;
+  }
 }
 GemmTiming Engine::gemm(const MatrixRef& a, const MatrixRef& b, const MatrixRef& c, const GemmOptions& options) {
   std::lock_guard guard(impl_->lock);

@@ -76,18 +76,22 @@ std::optional<BlockCut> block_cut(const GemmDesc& desc, bool one_run,
   return cut;
 }
 
-std::optional<GemmTiming> EngineImpl::gemm_host_blocks(const GemmDesc& desc, const HostOperands& host,
-                                                       const GemmOptions& options) {
+std::optional<BlockCut> host_block_cut(const GemmDesc& desc, const GemmOptions& options, const DeviceInfo& device) {
   const auto fits = [&](const GemmDesc& block) {
     try {
-      check_fits(block, options, physical.info, nullptr);
+      check_fits(block, options, device, nullptr);
       return true;
     } catch (const Error& e) {
       if (e.code() == ErrorCode::too_large) return false;
       throw;
     }
   };
-  const std::optional<BlockCut> cut = block_cut(desc, options.warmup + options.repeat == 1, fits);
+  return block_cut(desc, options.warmup + options.repeat == 1, fits);
+}
+
+std::optional<GemmTiming> EngineImpl::gemm_host_blocks(const GemmDesc& desc, const HostOperands& host,
+                                                       const GemmOptions& options) {
+  const std::optional<BlockCut> cut = host_block_cut(desc, options, physical.info);
   if (!cut) return std::nullopt;
   const kernels::Types types = kernels::types_of(desc, options);
   const uint64_t es = element_size(types.input), ec = element_size(types.output);

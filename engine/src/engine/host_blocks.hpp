@@ -9,6 +9,8 @@
 #include <optional>
 
 #include "vkgemm/blas.hpp"
+#include "vkgemm/device_info.hpp"
+#include "vkgemm/options.hpp"
 
 namespace vkgemm::detail {
 
@@ -38,5 +40,8 @@ char line_axis(const GemmDesc& desc, char which);
 // run), since each K block adds to C. Empty where the product is not cut this way, or where one line of an
 // operand is more than the device allocates.
 std::optional<BlockCut> block_cut(const GemmDesc& desc, bool one_run, const std::function<bool(const GemmDesc&)>& fits);
+
+// block_cut for a host product on `device`: a block fits where check_fits (plan/schedule.hpp) passes it.
+std::optional<BlockCut> host_block_cut(const GemmDesc& desc, const GemmOptions& options, const DeviceInfo& device);
 
 }  // namespace vkgemm::detail

@@ -26,7 +26,7 @@ HostInputs make_operands(Engine& engine, uint32_t n, DataType type, const GemmOp
   o.c_type = default_output_type(type);
   o.desc.type = type, o.desc.c_type = o.c_type;
   o.desc.m = o.desc.n = o.desc.k = n;
-  engine.check_fits(o.desc, options);  // the device's memory, before host memory is spent on the inputs
+  engine.check_fits_host(o.desc, options);  // the device's memory, before host memory is spent on the inputs
   std::mt19937_64 rng(seed);
   o.a = nonzero_random(type, uint64_t{n} * n, rng);
   o.b = nonzero_random(type, uint64_t{n} * n, rng);
