@@ -23,6 +23,11 @@
 // element with zeros outside. The small operand is read element by element (its few columns stay in the
 // caches: every row of L reads the same ones).
 //
+// K may be split across workgroups (the host's k_split below K; f32 and f64): the grid's z is then slices x
+// batch, each workgroup sums its slice's K range and stores the raw sums to the workspace bound as C (row
+// stride ldc = N, slices split_stride apart), and splitk_reduce.comp adds the slices with alpha, beta and the
+// epilogue.
+//
 // Sums: ACC_T (fp32 for f16 and bf16, i32 for i8 and u8, the type's own for f32 and f64); each output is the
 // sum over KLANES invocations of their strided partial sums, an order as valid as any (docs/correctness.md's
 // bounds hold for every order).
@@ -65,14 +70,17 @@ void large4(uint i, out ACC_T v[4]) {
 #endif
 }
 
-// Element (k, s) of the small operand: op(B)(k, s), or op(A)(s, k) where M is small; 0 outside.
-ACC_T small_at(uint batch, uint k, uint s, uint S) {
-  if (k >= p.K || s >= S) return ACC_T(0);
+// Element (k, s) of the small operand: op(B)(k, s), or op(A)(s, k) where M is small; 0 outside the slice's
+// K range (its neighbour's elements may be infinite: 0 times them would be NaN).
+ACC_T small_at(uint batch, uint k, uint k_end, uint s, uint S) {
+  if (k >= k_end || s >= S) return ACC_T(0);
   return ACC_T(SMALL_M != 0u ? load_a(batch, s, k) : load_b(batch, k, s));
 }
 
 void main() {
-  const uint batch = gemm_batch();
+  const uint slices = p.K == 0u ? 1u : (p.K + p.k_split - 1u) / p.k_split;
+  const uint batch = gl_WorkGroupID.z / slices, slice = gl_WorkGroupID.z % slices;
+  const uint k_begin = slice * p.k_split, k_end = min(p.K, k_begin + p.k_split);
   const uint R = SMALL_M != 0u ? p.N : p.M;
   const uint S = SMALL_M != 0u ? p.M : p.N;
   const uint id = gl_LocalInvocationIndex;
@@ -90,19 +98,19 @@ void main() {
   }
 
   if (R_CONTIG == 0u) {  // L(r, k) at base + r * ld + k: 4 consecutive k of each of RPI rows, UNROLL groups
-    for (uint k0 = kl * 4u; k0 < p.K; k0 += UNROLL * KLANES * 4u) {
+    for (uint k0 = k_begin + kl * 4u; k0 < k_end; k0 += UNROLL * KLANES * 4u) {
       ACC_T l[UNROLL][RPI][4];
       [[unroll]] for (uint u = 0; u < UNROLL; ++u) {  // every load of the step before any sum
         const uint k = k0 + u * KLANES * 4u;
         [[unroll]] for (uint j = 0; j < RPI; ++j) {
           const uint r = r0 + j;
           const uint at = base + r * ld + k;
-          if (r < R && vec && k + 4u <= p.K) {
+          if (r < R && vec && k + 4u <= k_end) {
             ACC_T v[4];
             large4(at, v);
             [[unroll]] for (uint t = 0; t < 4u; ++t) l[u][j][t] = v[t];
           } else {
-            [[unroll]] for (uint t = 0; t < 4u; ++t) l[u][j][t] = (r < R && k + t < p.K) ? large_at(at + t) : ACC_T(0);
+            [[unroll]] for (uint t = 0; t < 4u; ++t) l[u][j][t] = (r < R && k + t < k_end) ? large_at(at + t) : ACC_T(0);
           }
         }
       }
@@ -110,30 +118,30 @@ void main() {
         const uint k = k0 + u * KLANES * 4u;
         [[unroll]] for (uint s = 0; s < SB; ++s) {
           [[unroll]] for (uint t = 0; t < 4u; ++t) {
-            const ACC_T x = small_at(batch, k + t, s0 + s, S);
+            const ACC_T x = small_at(batch, k + t, k_end, s0 + s, S);
             [[unroll]] for (uint j = 0; j < RPI; ++j) acc[j][s] += l[u][j][t] * x;
           }
         }
       }
     }
   } else {  // L(r, k) at base + k * ld + r: RPI consecutive r at one k, UNROLL values of k
-    for (uint k0 = kl; k0 < p.K; k0 += UNROLL * KLANES) {
+    for (uint k0 = k_begin + kl; k0 < k_end; k0 += UNROLL * KLANES) {
       ACC_T l[UNROLL][RPI];
       [[unroll]] for (uint u = 0; u < UNROLL; ++u) {
         const uint k = k0 + u * KLANES;
         const uint at = base + k * ld + r0;
-        if (RPI == 4u && vec && r0 + 4u <= R && k < p.K) {
+        if (RPI == 4u && vec && r0 + 4u <= R && k < k_end) {
           ACC_T v[4];
           large4(at, v);
           [[unroll]] for (uint j = 0; j < RPI; ++j) l[u][j] = v[j];
         } else {
-          [[unroll]] for (uint j = 0; j < RPI; ++j) l[u][j] = (r0 + j < R && k < p.K) ? large_at(at + j) : ACC_T(0);
+          [[unroll]] for (uint j = 0; j < RPI; ++j) l[u][j] = (r0 + j < R && k < k_end) ? large_at(at + j) : ACC_T(0);
         }
       }
       [[unroll]] for (uint u = 0; u < UNROLL; ++u) {
         const uint k = k0 + u * KLANES;
         [[unroll]] for (uint s = 0; s < SB; ++s) {
-          const ACC_T x = small_at(batch, k, s0 + s, S);
+          const ACC_T x = small_at(batch, k, k_end, s0 + s, S);
           [[unroll]] for (uint j = 0; j < RPI; ++j) acc[j][s] += l[u][j] * x;
         }
       }
@@ -155,10 +163,11 @@ void main() {
       for (uint q = 0; q < KLANES; ++q) sum += red[(orl * KLANES + q) * SB + s];
       const uint r = gl_WorkGroupID.x * RW + orl * RPI + j;
       if (r < R && s0 + s < S) {
-        if (SMALL_M != 0u) {
-          store_c(batch, s0 + s, r, sum);
+        const uint row = SMALL_M != 0u ? s0 + s : r, col = SMALL_M != 0u ? r : s0 + s;
+        if (slices > 1u) {
+          C[gl_WorkGroupID.z * p.split_stride + row * p.ldc + col] = C_STORE(sum);  // raw: the reduce finishes it
         } else {
-          store_c(batch, r, s0 + s, sum);
+          store_c(batch, row, col, sum);
         }
       }
     }

@@ -39,6 +39,15 @@ constexpr uint32_t kShortK = 4 * kKLanesShortK;
 // at one k; the rest of the workgroup walks K.
 constexpr uint32_t kRLanesAlongR = 8;
 
+// K split across workgroups where the rows alone give fewer than kSplitWorkgroups of them (1 x 4096 x 4096
+// read along its rows is 128 workgroups of 256 invocations: an eighth of what keeps an H200's 132 SMs' loads
+// in flight), into slices of at least kSplitMinK (whole multiples of kSplitAlign: vector loads stay aligned),
+// the slices' sums added by splitk_reduce (alpha, beta and the epilogue there). f32 and f64 only: their
+// partial sums are C's own type, which the reduce variants read.
+constexpr uint32_t kSplitWorkgroups = 1024;
+constexpr uint32_t kSplitMinK = 512;
+constexpr uint32_t kSplitAlign = 128;
+
 // The accumulator's bytes (ACC_T: the shader's sums): f64 8, fp16 sums 2, every other type 4.
 uint32_t sum_bytes(const Types& types) {
   if (types.input == DataType::f64) return 8;
@@ -104,6 +113,17 @@ uint32_t vec_flag(const Problem& p, bool small_m) {
 // the sizes would grow the driver's memory with every new shape a program runs.
 uint32_t small_block(uint32_t small) { return std::bit_ceil(std::clamp(small, 1u, GEMM_GEMV_MAX_SMALL)); }
 
+// The K slices of a product whose grid (x times y, per batch entry) is `groups` workgroups: Problem::splits
+// where the partition fixed it for the pieces, else kSplitWorkgroups' rule.
+uint32_t splits_for(const Problem& p, uint32_t groups, const Types& types) {
+  const bool splittable = (types.input == DataType::f32 || types.input == DataType::f64) &&
+                          types.output == types.input && !types.f16_accumulate;
+  if (!splittable || p.k == 0) return 1;
+  if (p.splits) return p.splits;
+  const uint64_t wanted = (kSplitWorkgroups + uint64_t{groups} * p.batch - 1) / (uint64_t{groups} * p.batch);
+  return static_cast<uint32_t>(std::clamp<uint64_t>(wanted, 1, std::max(1u, p.k / kSplitMinK)));
+}
+
 KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   const Sides s = sides_of(p);
   const uint32_t sb = small_block(s.small);
@@ -132,20 +152,35 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   // where M is.
   out.main.tile = s.small_m ? std::array<uint32_t, 2>{rows, sb} : std::array<uint32_t, 2>{sb, rows};
   out.grid = {(s.large + rows - 1) / rows, (s.small + sb - 1) / sb, p.batch};
-  out.k_split = std::max(p.k, 1u);
+  const uint32_t wanted = splits_for(p, out.grid[0] * out.grid[1], ctx.types);
+  const uint32_t slice = (p.k + wanted - 1) / wanted;
+  out.k_split = wanted > 1 ? (slice + kSplitAlign - 1) / kSplitAlign * kSplitAlign : std::max(p.k, 1u);
+  out.splits = (p.k + out.k_split - 1) / out.k_split;
+  if (p.k == 0) out.splits = 1;
+  out.grid[2] = out.splits * p.batch;
   out.flags = vec_flag(p, s.small_m);
-  out.description = fmt::format("{} small, {} columns in blocks of {}, {} rows x {} K lanes{}", s.small_m ? "M" : "N",
-                                s.small, sb, rows, klanes, r_contig ? ", along rows" : "");
+  out.description = fmt::format("{} small, {} columns in blocks of {}, {} rows x {} K lanes{}{}", s.small_m ? "M" : "N",
+                                s.small, sb, rows, klanes, r_contig ? ", along rows" : "",
+                                out.splits > 1 ? fmt::format(", K in {} slices", out.splits) : "");
+  if (out.splits > 1) {
+    add_reduce(out, fmt::format("splitk_reduce_{}", to_string(ctx.types.input)), p.m, p.n, p.batch,
+               static_cast<uint32_t>(element_size(ctx.types.input)));
+  }
   return out;
 }
 
-// Pieces (partition.hpp) plan themselves again (launch above): nothing is chosen but the workgroup's shape,
-// which follows from the piece's sides.
+// Pieces (partition.hpp) plan themselves again (launch above) with the whole product's K slices: nothing else
+// is chosen but the workgroup's shape, which follows from the piece's sides.
 Pinning pin(const KernelLaunch& whole, const DeviceInfo&, const GemmOptions& options) {
-  Pinning out{options, {}, 0};
+  Pinning out{options, {}, whole.splits};
   out.options.kernel = Kernel::gemv;
   out.blocking.cols = whole.main.tile[0], out.blocking.rows = whole.main.tile[1];
-  out.blocking.k_step = 4;
+  out.blocking.k_step = whole.splits > 1 ? kSplitAlign : 4;
+  out.blocking.z_per_entry = whole.splits;
+  if (whole.splits > 1) {  // the reduce pass: one invocation per element of C
+    out.blocking.reduce_cols = whole.reduce.workgroup_size[0], out.blocking.reduce_rows = whole.reduce.workgroup_size[1];
+    out.blocking.workspace_element_size = whole.workspace_element_size;
+  }
   return out;
 }
 
