@@ -70,6 +70,8 @@ struct EngineOptions {
 //     maxComputeWorkGroupCount (every axis) and maxStorageBufferRange the engine honours, so that small
 //     products exercise the cutting of large ones into pieces (device() reports the lowered values). Never
 //     raised past the device's own; unset in normal use;
+//   VKGEMM_TEST_MAX_ALLOCATION=BYTES: a testing knob that lowers maxMemoryAllocationSize, so that small
+//     host-memory products are cut into blocks as those past the device's allocation limit are;
 //   VKGEMM_TEST_MAX_SHARED_MEMORY=BYTES: a testing knob that lowers maxComputeSharedMemorySize, so that the
 //     coopmat kernel's tiles take one shared-memory buffer where two no longer fit;
 //   VKGEMM_TEST_NO_PUSH_DESCRIPTOR=1: a testing knob that leaves VK_KHR_push_descriptor off, so that plans
