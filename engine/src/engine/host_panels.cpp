@@ -110,16 +110,12 @@ uint64_t submit_copies(vk::Submitter& s, const VolkDeviceTable& t, VkBuffer src,
   });
 }
 
-// The caller's pages of a product cut into panels: the split operand's, imported; C's, imported before the first
-// product where C goes in (c_in: EngineImpl::c_goes_in), else after it (`late_c`, filled by the run; the caller
-// keeps it alive past every wait), so that their pinning runs beside the first panel's product.
+// The caller's pages of a product cut into panels: the split operand's and C's, imported; c_in: C goes in too
+// (EngineImpl::c_goes_in).
 struct PanelPages {
   const HostCopies::Imported* split = nullptr;
   const HostCopies::Imported* c = nullptr;
   bool c_in = false;
-  std::optional<HostCopies::Imported>* late_c = nullptr;
-  void* c_host = nullptr;
-  uint64_t c_bytes = 0;
 };
 
 // One product cut into panels, run: each panel's copies (on the engine's copy queues) and product.
@@ -127,7 +123,7 @@ class PanelRun {
  public:
   PanelRun(EngineImpl& e, const PanelCut& cut, const GemmDesc& desc, const GemmOptions& options,
            const VulkanBufferRange (&ranges)[kOperands], const OperandIds& ids, const PanelPages& pages)
-      : e_(e), t_(e.device->table()), cut_(cut), options_(options), ids_(ids), pages_(pages), c_(pages.c),
+      : e_(e), t_(e.device->table()), cut_(cut), options_(options), ids_(ids), pages_(pages),
         split_(cut.axis == 'M' ? 0 : 1), lines_(uint64_t(cut.axis == 'M' ? desc.m : desc.n)),
         sv_(line_view(desc, split_ ? 'B' : 'A', cut.axis)), cv_(line_view(desc, 'C', cut.axis)), sub_(desc) {
     const kernels::Types types = kernels::types_of(desc, options);
@@ -147,39 +143,25 @@ class PanelRun {
 
   // Panel i's lines of the split operand, and of C where it goes in, to the device.
   uint64_t upload(uint64_t i) {
-    const VkBuffer split_host = pages_.split->buffer.buffer.get();
+    const VkBuffer split_host = pages_.split->buffer.buffer.get(), c_host = pages_.c->buffer.buffer.get();
     uint64_t serial = submit_copies(*e_.copy_up, t_, split_host, ranges_[split_].buffer,
                                     line_copies(sv_, r0(i), r1(i), es_, pages_.split->shift, false), false);
-    if (pages_.c_in) {  // imported before the first panel
-      serial = submit_copies(*e_.copy_up, t_, pages_.c->buffer.buffer.get(), ranges_[2].buffer,
+    if (pages_.c_in) {
+      serial = submit_copies(*e_.copy_up, t_, c_host, ranges_[2].buffer,
                              line_copies(cv_, r0(i), r1(i), cs_, pages_.c->shift, false), false);
     }
     return serial;
   }
 
   // Panels [first, last]'s lines of C to the host: the ranges their uploads sent (the gaps after a panel's last
-  // line are not C's, for a panel). Where C's late import was refused, through the engine's own reads, each
-  // complete on return (0: nothing to wait for).
+  // line are not C's, for a panel).
   uint64_t download(uint64_t first, uint64_t last) {
     std::vector<VkBufferCopy> regions;
     for (uint64_t i = first; i <= last; ++i) {
-      const auto more = line_copies(cv_, r0(i), r1(i), cs_, c_ ? c_->shift : 0, true);
+      const auto more = line_copies(cv_, r0(i), r1(i), cs_, pages_.c->shift, true);
       regions.insert(regions.end(), more.begin(), more.end());
     }
-    if (!c_) {
-      for (const VkBufferCopy& r : regions) {
-        e_.read(e_.host_c, r.srcOffset, static_cast<char*>(pages_.c_host) + r.dstOffset, r.size);
-      }
-      return 0;
-    }
-    return submit_copies(*e_.copy_down, t_, ranges_[2].buffer, c_->buffer.buffer.get(), regions, true);
-  }
-
-  // C's pages imported once the first product is submitted (they are written only by downloads).
-  void import_c_late() {
-    if (c_ || !pages_.late_c) return;
-    *pages_.late_c = e_.host_copies->import(pages_.c_host, pages_.c_bytes, 1);
-    c_ = *pages_.late_c ? &**pages_.late_c : nullptr;
+    return submit_copies(*e_.copy_down, t_, ranges_[2].buffer, pages_.c->buffer.buffer.get(), regions, true);
   }
 
   // Panel i's product submitted: its rows (or columns) of the split operand and C, the rest as the call's.
@@ -213,7 +195,6 @@ class PanelRun {
   const GemmOptions& options_;
   const OperandIds& ids_;
   const PanelPages& pages_;
-  const HostCopies::Imported* c_;  // C's imported pages; null where its late import was refused
   const int split_;
   const uint64_t lines_;
   const LineView sv_, cv_;
@@ -243,13 +224,12 @@ GemmTiming PanelRun::run(clock::time_point start) {
     }
     if (i == 0) upload_ms = std::chrono::duration<double, std::milli>(clock::now() - start).count();
     submit_product(i);
-    if (i == 0) import_c_late();
   }
   finish(cut_.count - 1);
   const auto computed = clock::now();
   try {
     downloaded = download(pages_.c_in ? 0 : cut_.count - 1, cut_.count - 1);
-    if (downloaded) e_.copy_down->wait(downloaded);  // and so every download before it on its queue
+    e_.copy_down->wait(downloaded);  // and so every download before it on its queue
   } catch (const Error& e) {
     throw HostCopies::partial_destination(e);
   }
@@ -280,7 +260,7 @@ std::optional<GemmTiming> EngineImpl::gemm_host_panels(const GemmDesc& desc, con
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   // The pages outlive what is in flight (declared before it: destroyed after its waits).
-  std::optional<HostCopies::Imported> whole_pages, split_pages, c_pages, late_c_pages;
+  std::optional<HostCopies::Imported> whole_pages, split_pages, c_pages;
   InFlight in_flight(*this);
   // The operand every panel reads goes first, on the upload queue, while the split operand's and C's pages are
   // pinned (an import is the driver pinning them, a cost that grows with their size).
@@ -290,16 +270,14 @@ std::optional<GemmTiming> EngineImpl::gemm_host_panels(const GemmDesc& desc, con
     submit_copies(*copy_up, device->table(), whole_pages->buffer.buffer.get(), ranges[whole].buffer,
                   {VkBufferCopy{whole_pages->shift, 0, bytes[whole]}}, false);
   }
-  // The split operand's pages and, where C goes in, C's: both imports or neither (the caller's serial path
-  // copies whatever was not imported). A C that does not go in is imported after the first product is
-  // submitted, its pinning beside that product (its downloads staged if the driver then refuses).
+  // Both imports or neither: the caller's serial path copies whatever was not imported.
   split_pages = host_copies->import(split ? host.b : host.a, bytes[split], 0);
-  if (split_pages && c_in) c_pages = host_copies->import(host.c, bytes[2], 0);
-  if (!split_pages || (c_in && !c_pages)) return std::nullopt;  // in_flight waits for the copy above
+  if (split_pages) c_pages = host_copies->import(host.c, bytes[2], 0);
+  if (!split_pages || !c_pages) return std::nullopt;  // in_flight waits for the copy above
   if (!whole_pages) write(whole ? host_b : host_a, 0, whole_host, bytes[whole]);
-  host_copies->count_panels(uint64_t{c_in ? 3u : 1u} + (whole_pages ? 1u : 0u));
+  host_copies->count_panels(uint64_t{c_in ? 3u : 2u} + (whole_pages ? 1u : 0u));
   write_bias(desc, host.bias);
-  const PanelPages pages{&*split_pages, c_pages ? &*c_pages : nullptr, c_in, &late_c_pages, host.c, bytes[2]};
+  const PanelPages pages{&*split_pages, &*c_pages, c_in};
   GemmTiming timing = PanelRun(*this, cut, desc, options, ranges, ids, pages).run(start);
   in_flight.completed = true;
   return timing;
