@@ -268,6 +268,27 @@ def test_emulated_precision(engine):
     assert np.array_equal(engine.matmul(spread, b, kernel="ozaki"), native)
 
 
+def test_past_the_allocation_limit_in_blocks():
+    """A product whose matrices pass what the device allocates at once runs in blocks that fit (here under a
+    limit lowered to 96 KiB, VKGEMM_TEST_MAX_ALLOCATION, read when an engine is made): transposes, beta, f64."""
+    os.environ["VKGEMM_TEST_MAX_ALLOCATION"] = str(96 << 10)
+    try:
+        small = vkgemm.Engine(validation=VALIDATION)
+    finally:
+        del os.environ["VKGEMM_TEST_MAX_ALLOCATION"]
+    with small:
+        g = rng(96)
+        for dtype, ta, tb, beta in ((np.float32, False, False, 0), (np.float32, True, True, 0.5),
+                                    (np.float64, False, True, 2)):
+            a = random((230, 170) if ta else (170, 230), dtype, g)
+            b = random((140, 230) if tb else (230, 140), dtype, g)
+            c = random((170, 140), dtype, g)
+            got, t = small.matmul(a, b, c=c, beta=beta, trans_a=ta, trans_b=tb, timing=True)
+            assert "blocks of" in t.config, t.config
+            check(got, a, b, c, 1, beta, ta, tb)
+        assert small.validation_messages == 0
+
+
 def test_zero_size(engine):
     z = engine.matmul(np.ones((0, 3), np.float32), np.ones((3, 4), np.float32))
     assert z.shape == (0, 4)
