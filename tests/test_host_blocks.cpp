@@ -99,6 +99,13 @@ TEST_SUITE("host blocks") {
     refused.alpha = 0.0;  // C = beta C: nothing read, nothing to cut
     CHECK_FALSE(detail::block_cut(refused, true, fits_in(2600)).has_value());
     CHECK_FALSE(detail::block_cut(d, true, fits_in(299)).has_value());  // one row of C is 300 elements
+    GemmDesc gaps;  // rows 2^14 apart, a row a block: 2^17 blocks, past the most a product is cut into
+    gaps.m = 1 << 17, gaps.n = 4, gaps.k = 4, gaps.lda = 1 << 14;
+    CHECK_FALSE(detail::block_cut(gaps, true, fits_in(1 << 14)).has_value());
+    gaps.m = 1 << 10;  // 1024 rows: 1024 blocks of one row each, within the most
+    const auto rows = detail::block_cut(gaps, true, fits_in(1 << 14));
+    REQUIRE(rows.has_value());
+    CHECK(rows->row_blocks == 1024);
   }
 
   TEST_CASE("each block's operands are the whole product's, every element, in every layout and op") {

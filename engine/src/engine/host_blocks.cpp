@@ -18,6 +18,10 @@ namespace {
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+// The most blocks a product is cut into: a 100000^2 f64 product (80 GB a matrix) takes 4096 on a device that
+// allocates 4.29 GB at once; each block is a call with its own fixed costs.
+constexpr uint64_t kMaxBlocks = 65536;
+
 // `lines` cut into `count` blocks: each block's lines, whole multiples of kPanelAlign where that many or more.
 uint64_t block_lines(uint64_t lines, uint64_t count) {
   const uint64_t each = ceil_div(lines, count);
@@ -69,6 +73,8 @@ std::optional<BlockCut> block_cut(const GemmDesc& desc, bool one_run,
     const char axis = line_axis(desc, largest);
     const int x = axis == 'M' ? 0 : axis == 'N' ? 1 : 2;
     if (*lines[x] == 1) return std::nullopt;  // one line of the largest operand is past the limit
+    // Operands mostly gaps (a huge ld) would need a block a line: refused rather than run as a million calls.
+    if (cut.row_blocks * cut.col_blocks * cut.k_blocks * 2 > kMaxBlocks) return std::nullopt;
     if (x == 2 && !one_run) return std::nullopt;  // a repeated K block would add to C again
     *lines[x] = block_lines(size[x], *counts[x] * 2);
     *counts[x] = ceil_div(size[x], *lines[x]);

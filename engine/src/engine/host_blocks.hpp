@@ -37,8 +37,9 @@ char line_axis(const GemmDesc& desc, char which);
 // false) into blocks that do: while the first (largest) block does not fit, the block count doubles along the
 // line axis of its largest operand. Blocks of 256 lines or more are whole multiples of 256 (the kernels'
 // largest tile side). K is cut only for a call that runs its product once (`one_run`: no warm-up, one timed
-// run), since each K block adds to C. Empty where the product is not cut this way, or where one line of an
-// operand is more than the device allocates.
+// run), since each K block adds to C. Empty where the product is not cut this way, where one line of an
+// operand is more than the device allocates, or where it would take more than 65536 blocks (operands that
+// are mostly the gaps of a huge leading dimension).
 std::optional<BlockCut> block_cut(const GemmDesc& desc, bool one_run, const std::function<bool(const GemmDesc&)>& fits);
 
 // block_cut for a host product on `device`: a block fits where check_fits (plan/schedule.hpp) passes it.
