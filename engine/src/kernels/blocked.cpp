@@ -138,10 +138,7 @@ Pinning pin(const KernelLaunch& whole, const DeviceInfo& device, const GemmOptio
   detail::Blocking& b = out.blocking;
   b.rows = whole.blocked.bm, b.cols = whole.blocked.bn, b.k_step = whole.blocked.bk;
   b.z_per_entry = out.options.blocked.split_k;
-  if (b.z_per_entry > 1) {  // the reduce pass: one invocation per element of C
-    b.reduce_cols = whole.reduce.workgroup_size[0], b.reduce_rows = whole.reduce.workgroup_size[1];
-    b.workspace_element_size = whole.workspace_element_size;
-  }
+  pin_reduce(b, whole);
   return out;
 }
 

@@ -152,11 +152,12 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   // where M is.
   out.main.tile = s.small_m ? std::array<uint32_t, 2>{rows, sb} : std::array<uint32_t, 2>{sb, rows};
   out.grid = {(s.large + rows - 1) / rows, (s.small + sb - 1) / sb, p.batch};
-  const uint32_t wanted = splits_for(p, out.grid[0] * out.grid[1], ctx.types);
-  const uint32_t slice = (p.k + wanted - 1) / wanted;
-  out.k_split = wanted > 1 ? (slice + kSplitAlign - 1) / kSplitAlign * kSplitAlign : std::max(p.k, 1u);
-  out.splits = (p.k + out.k_split - 1) / out.k_split;
-  if (p.k == 0) out.splits = 1;
+  const uint32_t wanted = splits_for(p, out.grid[0] * out.grid[1], ctx.types);  // 1 where K is 0
+  out.k_split = std::max(p.k, 1u);
+  if (wanted > 1) {  // slices of whole kSplitAlign steps; rounding them up may leave fewer than wanted
+    out.k_split = ((p.k + wanted - 1) / wanted + kSplitAlign - 1) / kSplitAlign * kSplitAlign;
+    out.splits = (p.k + out.k_split - 1) / out.k_split;
+  }
   out.grid[2] = out.splits * p.batch;
   out.flags = vec_flag(p, s.small_m);
   out.description = fmt::format("{} small, {} columns in blocks of {}, {} rows x {} K lanes{}{}", s.small_m ? "M" : "N",
@@ -177,10 +178,7 @@ Pinning pin(const KernelLaunch& whole, const DeviceInfo&, const GemmOptions& opt
   out.blocking.cols = whole.main.tile[0], out.blocking.rows = whole.main.tile[1];
   out.blocking.k_step = whole.splits > 1 ? kSplitAlign : 4;
   out.blocking.z_per_entry = whole.splits;
-  if (whole.splits > 1) {  // the reduce pass: one invocation per element of C
-    out.blocking.reduce_cols = whole.reduce.workgroup_size[0], out.blocking.reduce_rows = whole.reduce.workgroup_size[1];
-    out.blocking.workspace_element_size = whole.workspace_element_size;
-  }
+  pin_reduce(out.blocking, whole);
   return out;
 }
 

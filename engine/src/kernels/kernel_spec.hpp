@@ -105,5 +105,8 @@ Pinning matrix_pin(const KernelLaunch& whole, const DeviceInfo& device, const Ge
 // workspace holds sums of workspace_element_size bytes.
 void add_reduce(KernelLaunch& plan, std::string shader, uint32_t m, uint32_t n, uint32_t batch,
                 uint32_t workspace_element_size);
+// A pinned product's reduce pass as the partition sizes its pieces by (its block, the workspace's sums), where
+// the whole product goes through the workspace (add_reduce); nothing otherwise.
+void pin_reduce(detail::Blocking& blocking, const KernelLaunch& whole);
 
 }  // namespace vkgemm::kernels

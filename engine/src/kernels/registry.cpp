@@ -301,11 +301,14 @@ Pinning matrix_pin(const KernelLaunch& whole, const DeviceInfo&, const GemmOptio
   b.cols = whole.main.tile[0], b.rows = whole.main.tile[1];
   b.k_step = 64;
   b.z_per_entry = whole.splits;
-  if (whole.through_workspace()) {
-    b.reduce_cols = whole.reduce.workgroup_size[0], b.reduce_rows = whole.reduce.workgroup_size[1];
-    b.workspace_element_size = whole.workspace_element_size;
-  }
+  pin_reduce(b, whole);
   return out;
+}
+
+void pin_reduce(detail::Blocking& blocking, const KernelLaunch& whole) {
+  if (!whole.through_workspace()) return;
+  blocking.reduce_cols = whole.reduce.workgroup_size[0], blocking.reduce_rows = whole.reduce.workgroup_size[1];
+  blocking.workspace_element_size = whole.workspace_element_size;
 }
 
 void add_reduce(KernelLaunch& plan, std::string shader, uint32_t m, uint32_t n, uint32_t batch,
