@@ -33,14 +33,11 @@ uint64_t block_lines(uint64_t lines, uint64_t count) {
 Block block_of(const GemmDesc& desc, const BlockCut& cut, uint64_t i, uint64_t j, uint64_t l) {
   const uint64_t m0 = i * cut.rows, n0 = j * cut.cols, k0 = l * cut.depth;
   Block out;
-  out.desc = desc;
+  out.desc = with_explicit_lds(desc);
   out.desc.m = int64_t(std::min(cut.rows, uint64_t(desc.m) - m0));
   out.desc.n = int64_t(std::min(cut.cols, uint64_t(desc.n) - n0));
   out.desc.k = int64_t(std::min(cut.depth, uint64_t(desc.k) - k0));
   if (l > 0) out.desc.beta = 1.0;  // the sums of the K blocks before are in C
-  out.desc.lda = operand_extent(desc, 'A').ld;
-  out.desc.ldb = operand_extent(desc, 'B').ld;
-  out.desc.ldc = operand_extent(desc, 'C').ld;
   const LineView a = line_view(desc, 'A', 'M'), b = line_view(desc, 'B', 'N');  // inner_step: along K
   out.a = m0 * a.line_step + k0 * a.inner_step;
   out.b = n0 * b.line_step + k0 * b.inner_step;
@@ -103,7 +100,7 @@ std::optional<GemmTiming> EngineImpl::gemm_host_blocks(const GemmDesc& desc, con
   const uint64_t es = element_size(types.input), ec = element_size(types.output);
   const auto at = [](const void* p, uint64_t bytes) { return static_cast<const char*>(p) + bytes; };
   GemmTiming total;
-  bool first = true, landed = false;  // a block's C came back: a failure after it leaves C in part updated
+  bool landed = false;  // a block's C came back: a failure after it leaves C in part updated
   for (uint64_t b = 0; b < cut->row_blocks * cut->col_blocks * cut->k_blocks; ++b) {
     const uint64_t l = b % cut->k_blocks, j = b / cut->k_blocks % cut->col_blocks,
                    i = b / (cut->k_blocks * cut->col_blocks);  // each block of C through its K blocks in turn
@@ -116,13 +113,13 @@ std::optional<GemmTiming> EngineImpl::gemm_host_blocks(const GemmDesc& desc, con
       if (landed && c_goes_in(desc)) throw HostCopies::partial_destination(e);
       throw;
     }
-    landed = true;
-    if (first) {
-      total = t, first = false;
+    if (!landed) {
+      total = t;
     } else {
       for (size_t r = 0; r < std::min(total.gpu_ms.size(), t.gpu_ms.size()); ++r) total.gpu_ms[r] += t.gpu_ms[r];
       total.submit_wait_ms += t.submit_wait_ms, total.upload_ms += t.upload_ms, total.download_ms += t.download_ms;
     }
+    landed = true;
   }
   total.config += fmt::format(", in {} blocks of {}x{}x{} (past maxMemoryAllocationSize)",
                               cut->row_blocks * cut->col_blocks * cut->k_blocks, cut->rows, cut->cols, cut->depth);

@@ -44,6 +44,13 @@ PanelCut panel_cut(const GemmDesc& desc, const GemmOptions& options, bool k_chun
   return {axis, panel, count};
 }
 
+GemmDesc with_explicit_lds(const GemmDesc& desc) {
+  GemmDesc out = desc;
+  out.lda = operand_extent(desc, 'A').ld, out.ldb = operand_extent(desc, 'B').ld;
+  out.ldc = operand_extent(desc, 'C').ld;
+  return out;
+}
+
 LineView line_view(const GemmDesc& desc, char which, char axis) {
   const bool row_major = desc.layout == Layout::row_major;
   const uint64_t ld = uint64_t(operand_extent(desc, which).ld);
@@ -125,13 +132,11 @@ class PanelRun {
            const VulkanBufferRange (&ranges)[kOperands], const OperandIds& ids, const PanelPages& pages)
       : e_(e), t_(e.device->table()), cut_(cut), options_(options), ids_(ids), pages_(pages),
         split_(cut.axis == 'M' ? 0 : 1), lines_(uint64_t(cut.axis == 'M' ? desc.m : desc.n)),
-        sv_(line_view(desc, split_ ? 'B' : 'A', cut.axis)), cv_(line_view(desc, 'C', cut.axis)), sub_(desc) {
+        sv_(line_view(desc, split_ ? 'B' : 'A', cut.axis)), cv_(line_view(desc, 'C', cut.axis)),
+        sub_(with_explicit_lds(desc)) {
     const kernels::Types types = kernels::types_of(desc, options);
     es_ = element_size(types.input), cs_ = element_size(types.output);
     for (int i = 0; i < kOperands; ++i) ranges_[i] = ranges[i];
-    // A panel's shape differs from the call's: its lds are the call's, given explicitly.
-    sub_.lda = operand_extent(desc, 'A').ld, sub_.ldb = operand_extent(desc, 'B').ld;
-    sub_.ldc = operand_extent(desc, 'C').ld;
   }
 
   GemmTiming run(std::chrono::steady_clock::time_point start);

@@ -34,6 +34,10 @@ inline constexpr uint64_t kMaxPanels = 8;
 // which never cuts.
 PanelCut panel_cut(const GemmDesc& desc, const GemmOptions& options, bool k_chunked, bool bus, uint64_t forced);
 
+// `desc` with the leading dimensions in effect given explicitly: a part of the product (a panel, a block) keeps
+// the call's, which its own smaller shape would not resolve to.
+GemmDesc with_explicit_lds(const GemmDesc& desc);
+
 // Where one operand's lines lie in storage: element i of line r at r * line_step + i * inner_step (elements),
 // i < inner. Lines are contiguous where inner_step is 1.
 struct LineView {
