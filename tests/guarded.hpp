@@ -4,7 +4,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <random>
 #include <vector>
+
+#include "support.hpp"
+#include "vkgemm/reference.hpp"
 
 namespace vkgemm::test {
 
@@ -33,5 +38,33 @@ class Guarded {
   std::vector<std::byte> store_;
   std::byte* at_;
 };
+
+// One f32 product on host memory `desc` describes, its random A, B and C each between guard regions at skews
+// of 3, 17 and 61 bytes: what the call returned, whether A and B are as they were, whether every guard is
+// intact (A, B, C), and C against the reference (the gaps of its lines included: they must be C's values).
+struct GuardedHostRun {
+  GemmTiming timing;
+  bool a_unchanged = false, b_unchanged = false;
+  bool guards_intact[3] = {};
+  Comparison result;
+};
+inline GuardedHostRun guarded_host_gemm(Engine& e, const GemmDesc& d, std::mt19937_64& rng) {
+  const size_t na = operand_extent(d, 'A').elements, nb = operand_extent(d, 'B').elements,
+               nc = operand_extent(d, 'C').elements;
+  const auto a = random_floats(na, rng), b = random_floats(nb, rng), c0 = random_floats(nc, rng);
+  Guarded ga(na * 4, 3), gb(nb * 4, 17), gc(nc * 4, 61);
+  std::memcpy(ga.data(), a.data(), na * 4), std::memcpy(gb.data(), b.data(), nb * 4);
+  std::memcpy(gc.data(), c0.data(), nc * 4);
+  GuardedHostRun run;
+  run.timing = e.gemm(d, ga.data(), gb.data(), gc.data());
+  std::vector<float> c(nc);
+  std::memcpy(c.data(), gc.data(), nc * 4);
+  run.a_unchanged = std::memcmp(ga.data(), a.data(), na * 4) == 0;
+  run.b_unchanged = std::memcmp(gb.data(), b.data(), nb * 4) == 0;
+  run.guards_intact[0] = ga.guards_intact(), run.guards_intact[1] = gb.guards_intact();
+  run.guards_intact[2] = gc.guards_intact();
+  run.result = compare_with_reference(d, a.data(), b.data(), c0.data(), c.data());
+  return run;
+}
 
 }  // namespace vkgemm::test

@@ -7,7 +7,6 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -19,7 +18,6 @@
 #include "vkgemm/reference.hpp"
 
 using namespace vkgemm;
-using vkgemm::test::Guarded;
 
 namespace {
 
@@ -132,12 +130,17 @@ TEST_SUITE("host blocks") {
                 for (uint64_t r = 0; r < uint64_t(b.desc.m); ++r) {
                   for (uint64_t c = 0; c < uint64_t(b.desc.n); ++c) {
                     CHECK(b.c + at(b.desc, 'C', r, c) == at(d, 'C', m0 + r, n0 + c));
-                    for (uint64_t k = 0; k < uint64_t(b.desc.k); ++k) ++seen[((m0 + r) * uint64_t(d.n) + n0 + c) * uint64_t(d.k) + k0 + k];
+                    const uint64_t term = ((m0 + r) * uint64_t(d.n) + n0 + c) * uint64_t(d.k) + k0;
+                    for (uint64_t k = 0; k < uint64_t(b.desc.k); ++k) ++seen[term + k];
                   }
-                  for (uint64_t k = 0; k < uint64_t(b.desc.k); ++k) CHECK(b.a + at(b.desc, 'A', r, k) == at(d, 'A', m0 + r, k0 + k));
+                  for (uint64_t k = 0; k < uint64_t(b.desc.k); ++k) {
+                    CHECK(b.a + at(b.desc, 'A', r, k) == at(d, 'A', m0 + r, k0 + k));
+                  }
                 }
                 for (uint64_t c = 0; c < uint64_t(b.desc.n); ++c) {
-                  for (uint64_t k = 0; k < uint64_t(b.desc.k); ++k) CHECK(b.b + at(b.desc, 'B', k, c) == at(d, 'B', k0 + k, n0 + c));
+                  for (uint64_t k = 0; k < uint64_t(b.desc.k); ++k) {
+                    CHECK(b.b + at(b.desc, 'B', k, c) == at(d, 'B', k0 + k, n0 + c));
+                  }
                 }
               }
             }
@@ -158,28 +161,18 @@ TEST_SUITE("host blocks") {
           for (const double beta : {0.0, 0.75}) {
             GemmDesc d;
             d.layout = layout, d.op_a = op_a, d.op_b = op_b;
-            d.m = 173, d.n = 151, d.k = 97;  // A, B and C each past 96 KiB
+            d.m = 173, d.n = 151, d.k = 160;  // A, B and C each past 96 KiB: K cut where A's or B's lines are K
             d.alpha = -1.25, d.beta = beta;
             d.lda = 181, d.ldb = 179, d.ldc = 181;
             INFO(fmt::format("{} op_a {} op_b {} beta {}", name(layout), name(op_a), name(op_b), beta));
-            const size_t na = operand_extent(d, 'A').elements, nb = operand_extent(d, 'B').elements,
-                         nc = operand_extent(d, 'C').elements;
-            const auto a = test::random_floats(na, rng), b = test::random_floats(nb, rng);
-            const auto c0 = test::random_floats(nc, rng);
-            Guarded ga(na * 4, 3), gb(nb * 4, 17), gc(nc * 4, 61);
-            std::memcpy(ga.data(), a.data(), na * 4), std::memcpy(gb.data(), b.data(), nb * 4);
-            std::memcpy(gc.data(), c0.data(), nc * 4);
-            const GemmTiming t = e->gemm(d, ga.data(), gb.data(), gc.data());
-            CHECK_MESSAGE(t.config.find("blocks of") != std::string::npos, t.config);
-            std::vector<float> c(nc);
-            std::memcpy(c.data(), gc.data(), nc * 4);
-            CHECK(std::memcmp(ga.data(), a.data(), na * 4) == 0);
-            CHECK(std::memcmp(gb.data(), b.data(), nb * 4) == 0);
-            CHECK(ga.guards_intact());
-            CHECK(gb.guards_intact());
-            CHECK(gc.guards_intact());
-            // compare_with_reference checks the gaps of C's lines too: they must hold c0's values.
-            const Comparison r = compare_with_reference(d, a.data(), b.data(), c0.data(), c.data());
+            const test::GuardedHostRun run = test::guarded_host_gemm(*e, d, rng);
+            CHECK_MESSAGE(run.timing.config.find("blocks of") != std::string::npos, run.timing.config);
+            CHECK(run.a_unchanged);
+            CHECK(run.b_unchanged);
+            CHECK(run.guards_intact[0]);
+            CHECK(run.guards_intact[1]);
+            CHECK(run.guards_intact[2]);
+            const Comparison& r = run.result;  // C's gaps included: they must hold C's values
             CHECK_MESSAGE(r.passed, fmt::format("{} elements off, the first at {}", r.bad_elements, r.first_bad));
           }
         }

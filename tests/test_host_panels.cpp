@@ -7,7 +7,6 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -24,7 +23,6 @@
 #include "vkgemm/vulkan.hpp"
 
 using namespace vkgemm;
-using vkgemm::test::Guarded;
 
 namespace {
 
@@ -167,25 +165,16 @@ TEST_SUITE("host panels") {
             d.alpha = -1.25, d.beta = beta;
             d.lda = 41, d.ldb = 43, d.ldc = 47;
             INFO(fmt::format("{} op_a {} op_b {} beta {}", name(layout), name(op_a), name(op_b), beta));
-            const size_t na = operand_extent(d, 'A').elements, nb = operand_extent(d, 'B').elements,
-                         nc = operand_extent(d, 'C').elements;
-            const auto a = test::random_floats(na, rng), b = test::random_floats(nb, rng);
-            auto c0 = test::random_floats(nc, rng);
-            Guarded ga(na * 4, 3), gb(nb * 4, 17), gc(nc * 4, 61);
-            std::memcpy(ga.data(), a.data(), na * 4), std::memcpy(gb.data(), b.data(), nb * 4);
-            std::memcpy(gc.data(), c0.data(), nc * 4);
             const uint64_t before = panels_run(*e);
-            const GemmTiming t = e->gemm(d, ga.data(), gb.data(), gc.data());
+            const test::GuardedHostRun run = test::guarded_host_gemm(*e, d, rng);
             CHECK(panels_run(*e) == before + 1);
-            CHECK(t.config.find("panels of 8") != std::string::npos);
-            std::vector<float> c(nc);
-            std::memcpy(c.data(), gc.data(), nc * 4);
-            CHECK(std::memcmp(ga.data(), a.data(), na * 4) == 0);
-            CHECK(std::memcmp(gb.data(), b.data(), nb * 4) == 0);
-            CHECK(ga.guards_intact());
-            CHECK(gb.guards_intact());
-            CHECK(gc.guards_intact());
-            const Comparison r = compare_with_reference(d, a.data(), b.data(), c0.data(), c.data());
+            CHECK(run.timing.config.find("panels of 8") != std::string::npos);
+            CHECK(run.a_unchanged);
+            CHECK(run.b_unchanged);
+            CHECK(run.guards_intact[0]);
+            CHECK(run.guards_intact[1]);
+            CHECK(run.guards_intact[2]);
+            const Comparison& r = run.result;
             CHECK_MESSAGE(r.passed, fmt::format("{} elements off, the first at {}", r.bad_elements, r.first_bad));
           }
         }
