@@ -135,18 +135,12 @@ bool AppVulkan::offers(const char* extension) const {
 }
 
 void AppVulkan::enable_push_descriptor() {
-  uint32_t n = 0;
-  vkEnumerateDeviceExtensionProperties(physical, nullptr, &n, nullptr);
-  std::vector<VkExtensionProperties> offered(n);
-  vkEnumerateDeviceExtensionProperties(physical, nullptr, &n, offered.data());
-  for (const VkExtensionProperties& e : offered) {
-    if (std::string_view(e.extensionName) != VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME) continue;
-    device_extensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
-    VkPhysicalDevicePushDescriptorPropertiesKHR push{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR};
-    VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &push, {}};
-    vkGetPhysicalDeviceProperties2(physical, &props);
-    max_push_descriptors = push.maxPushDescriptors;
-  }
+  if (!offers(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME)) return;
+  device_extensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+  VkPhysicalDevicePushDescriptorPropertiesKHR push{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR};
+  VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &push, {}};
+  vkGetPhysicalDeviceProperties2(physical, &props);
+  max_push_descriptors = push.maxPushDescriptors;
 }
 
 VulkanDevice AppVulkan::adopt_info() const {
