@@ -52,16 +52,20 @@ std::unique_ptr<Engine> make_engine(EngineOptions options = {});
 // VKGEMM_TEST_MAX_STORAGE_RANGE: the limits' paths on any device.
 std::unique_ptr<Engine> engine_with_limits(uint32_t max_groups, uint64_t max_range);
 // `make()`'s result (an engine made in it) with the host panels' knobs set while it runs: host products cut
-// into panels of `lines` wherever the rule allows, every page imported (VKGEMM_TEST_HOST_PANELS and
-// VKGEMM_TEST_HOST_COPIES=import, read when an engine is made; docs/design/host-copies.md).
+// into panels of `lines` wherever the rule allows, every copy one `path` ("import": every page imported;
+// "staging": the staging rings, their memcpy spread over `copy_threads` host threads where not 0)
+// (VKGEMM_TEST_HOST_PANELS, VKGEMM_TEST_HOST_COPIES and VKGEMM_TEST_COPY_THREADS, read when an engine is made;
+// docs/design/host-copies.md).
 template <typename Make>
-auto with_panels(uint64_t lines, Make&& make) {
-  setenv("VKGEMM_TEST_HOST_COPIES", "import", 1);
+auto with_panels(uint64_t lines, Make&& make, const char* path = "import", unsigned copy_threads = 0) {
+  setenv("VKGEMM_TEST_HOST_COPIES", path, 1);
   setenv("VKGEMM_TEST_HOST_PANELS", std::to_string(lines).c_str(), 1);
+  if (copy_threads) setenv("VKGEMM_TEST_COPY_THREADS", std::to_string(copy_threads).c_str(), 1);
   struct Unset {
     ~Unset() {
       unsetenv("VKGEMM_TEST_HOST_COPIES");
       unsetenv("VKGEMM_TEST_HOST_PANELS");
+      unsetenv("VKGEMM_TEST_COPY_THREADS");
     }
   } unset;
   return make();

@@ -135,13 +135,14 @@ struct HostOperands {
 };
 
 // Engine::gemm on host memory with `options` (a kernel family, or the emulated product).
-// panels: the engine cuts the product into panels of 8 lines, every page imported (the host panels suite's
-// knobs), so that the copies beside the products fail too.
+// panels: the engine cuts the product into panels of 8 lines, every copy `panels` ("import": every page
+// imported; "staging": through the staging rings by 2 copy threads; the host panels suite's knobs), so that the
+// copies beside the products fail too.
 class HostGemm : public Session {
  public:
-  HostGemm(GemmDesc d, GemmOptions options, std::mt19937_64& rng, bool panels = false)
-      : engine_(panels ? test::with_panels(8, [] { return test::make_engine(); }) : test::make_engine()), d_(d),
-        options_(options), ops_(d, rng) {}
+  HostGemm(GemmDesc d, GemmOptions options, std::mt19937_64& rng, const char* panels = nullptr)
+      : engine_(panels ? test::with_panels(8, [] { return test::make_engine(); }, panels, 2) : test::make_engine()),
+        d_(d), options_(options), ops_(d, rng) {}
   void run() override {
     ops_.c = ops_.c0;
     engine_->gemm(d_, ops_.a.data(), ops_.b.data(), ops_.c.data(), options_);
@@ -494,13 +495,17 @@ TEST_SUITE("faults") {
                            [&] { return std::make_unique<HostGemm>(f64, GemmOptions{.kernel = Kernel::ozaki}, rng); }});
     }
     scenarios.push_back({"Engine::gemm cut into panels, copies beside the products", [&] {
-                           return std::make_unique<HostGemm>(f32, GemmOptions{}, rng, true);
+                           return std::make_unique<HostGemm>(f32, GemmOptions{}, rng, "import");
                          }});
     // beta 0: C does not go in; each panel's C comes back once its product completed.
     scenarios.push_back({"Engine::gemm cut into panels, beta 0", [&] {
                            GemmDesc d = f32;
                            d.beta = 0.0;
-                           return std::make_unique<HostGemm>(d, GemmOptions{}, rng, true);
+                           return std::make_unique<HostGemm>(d, GemmOptions{}, rng, "import");
+                         }});
+    // Staged panels: each copy the host's, complete on return; C (beta != 0) comes back only at the end.
+    scenarios.push_back({"Engine::gemm cut into panels, staged", [&] {
+                           return std::make_unique<HostGemm>(f32, GemmOptions{}, rng, "staging");
                          }});
     scenarios.push_back({"chain", [&] { return std::make_unique<ChainRun>(rng); }});
     scenarios.push_back({"adopted device, recorded", [&] { return std::make_unique<AdoptedRecord>(rng); }});

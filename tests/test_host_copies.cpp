@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "core/copy_workers.hpp"
 #include "engine/engine_impl.hpp"
 #include "guarded.hpp"
 #include "support.hpp"
@@ -73,6 +74,35 @@ void check_went(const std::string& path, const detail::HostCopyCounts& before, c
 }  // namespace
 
 TEST_SUITE("host copies") {
+  TEST_CASE("copy workers: every byte of every part lands, none outside, across part sizes and one pool's reuse") {
+    auto rng = test::case_rng(test::current_case_name());
+    using detail::CopyWorkers;
+    constexpr uint64_t kPart = CopyWorkers::kMinPart, kGuard = 64;
+    // Sizes around the part boundaries: one part, two, a tail of one byte, a part that is not whole cache lines.
+    const std::vector<uint64_t> sizes = {0, 1, kPart - 1, kPart, 2 * kPart - 1, 2 * kPart + 1, 5 * kPart + 4097,
+                                         (3ull << 20) + 13};
+    std::vector<unsigned char> src((3ull << 20) + 64);
+    for (auto& x : src) x = static_cast<unsigned char>(rng());
+    for (const unsigned threads : {1u, 2u, 3u, 5u}) {
+      CopyWorkers workers(threads);
+      CHECK(workers.threads() == threads);
+      for (int round = 0; round < 3; ++round) {  // one pool, many copies: each wakes only its own parts
+        for (const uint64_t bytes : sizes) {
+          INFO(fmt::format("{} threads, {} bytes, round {}", threads, bytes, round));
+          std::vector<unsigned char> dst(bytes + 2 * kGuard + 3, 0xA5);
+          workers.copy(dst.data() + kGuard + 3, src.data() + 5 + round, bytes);  // neither end aligned
+          CHECK(std::memcmp(dst.data() + kGuard + 3, src.data() + 5 + round, bytes) == 0);
+          bool guards = true;
+          for (uint64_t i = 0; i < kGuard + 3; ++i) guards = guards && dst[i] == 0xA5;
+          for (uint64_t i = kGuard + 3 + bytes; i < dst.size(); ++i) guards = guards && dst[i] == 0xA5;
+          CHECK(guards);
+        }
+      }
+    }
+    CHECK(CopyWorkers::default_threads() >= 1);
+    CHECK(CopyWorkers::default_threads() <= CopyWorkers::kMaxThreads);
+  }
+
   TEST_CASE("products on host pointers through each path: skewed pointers, inputs unchanged, guards untouched") {
     auto rng = test::case_rng(test::current_case_name());
     const bool host_import = test::engine().device().host_import;
@@ -208,5 +238,11 @@ TEST_SUITE("host copies") {
     setenv("VKGEMM_TEST_STAGING_CHUNK", "0", 1);
     test::expect_error([] { test::make_engine(); }, ErrorCode::invalid_argument, "VKGEMM_TEST_STAGING_CHUNK=0");
     unsetenv("VKGEMM_TEST_STAGING_CHUNK");
+    for (const char* bad : {"0", "65", "-3", "4x"}) {
+      setenv("VKGEMM_TEST_COPY_THREADS", bad, 1);
+      test::expect_error([] { test::make_engine(); }, ErrorCode::invalid_argument,
+                         fmt::format("VKGEMM_TEST_COPY_THREADS={} is not a whole number of threads from 1 to 64", bad));
+    }
+    unsetenv("VKGEMM_TEST_COPY_THREADS");
   }
 }

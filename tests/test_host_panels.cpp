@@ -1,6 +1,7 @@
 // Copies beside the products (engine/host_panels.hpp, docs/design/host-copies.md "Panels"): the rule that
 // cuts a host-memory product, the copies of a panel's lines in every layout and op, and products cut into
-// panels on lavapipe (VKGEMM_TEST_HOST_PANELS cuts small ones; the import knob imports small operands):
+// panels on lavapipe (VKGEMM_TEST_HOST_PANELS cuts small ones; the import knob imports small operands, the
+// staging knob stages them through host threads):
 // every layout and op pair, leading dimensions with gaps, beta, a bias, skewed pointers, inputs unchanged,
 // C poisoned, guard bytes untouched.
 #include <doctest/doctest.h>
@@ -53,6 +54,37 @@ std::map<uint64_t, uint64_t> element_lines(const GemmDesc& d, char which, char a
     for (uint64_t i = 0; i < v.inner; ++i) out[r * v.line_step + i * v.inner_step] = r;
   }
   return out;
+}
+
+// Products cut into panels of kLines on `e`, both layouts, every op pair, beta 0 and not, gaps between lines:
+// each against the reference, inputs unchanged, guard bytes intact. Staged panels cut only where the split
+// operand's lines are contiguous (row-major op(A) = A, column-major op(B) = B); the others run whole.
+void panel_grid(Engine& e, bool staged, std::mt19937_64& rng) {
+  for (const Layout layout : {Layout::row_major, Layout::col_major}) {
+    for (const Op op_a : {Op::n, Op::t}) {
+      for (const Op op_b : {Op::n, Op::t}) {
+        for (const double beta : {0.0, 0.75}) {
+          GemmDesc d;
+          d.layout = layout, d.op_a = op_a, d.op_b = op_b;
+          d.m = 37, d.n = 29, d.k = 23;  // 37 rows or 29 columns: 5 or 4 panels of 8, the last shorter
+          d.alpha = -1.25, d.beta = beta;
+          d.lda = 41, d.ldb = 43, d.ldc = 47;
+          INFO(fmt::format("{} op_a {} op_b {} beta {}", name(layout), name(op_a), name(op_b), beta));
+          const bool cut = !staged || (layout == Layout::row_major ? op_a : op_b) == Op::n;
+          const uint64_t before = panels_run(e);
+          const test::GuardedHostRun run = test::guarded_host_gemm(e, d, rng);
+          CHECK(panels_run(e) == before + (cut ? 1 : 0));
+          CHECK((run.timing.config.find("panels of 8") != std::string::npos) == cut);
+          CHECK((run.timing.config.find("staged by 3 host threads") != std::string::npos) == (cut && staged));
+          CHECK(run.a_unchanged);
+          CHECK(run.b_unchanged);
+          for (const bool intact : run.guards_intact) CHECK(intact);
+          const Comparison& r = run.result;
+          CHECK_MESSAGE(r.passed, fmt::format("{} elements off, the first at {}", r.bad_elements, r.first_bad));
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -150,35 +182,41 @@ TEST_SUITE("host panels") {
 
   TEST_CASE("products cut into panels: every layout and op pair, gaps, beta, skewed pointers, C's gaps unchanged") {
     auto rng = test::case_rng(test::current_case_name());
-    if (!test::engine().device().host_import) {
-      test::skip("this device has no VK_EXT_external_memory_host: products are cut only where the pages import");
-      return;
-    }
-    auto e = panel_engine();
-    for (const Layout layout : {Layout::row_major, Layout::col_major}) {
-      for (const Op op_a : {Op::n, Op::t}) {
-        for (const Op op_b : {Op::n, Op::t}) {
-          for (const double beta : {0.0, 0.75}) {
-            GemmDesc d;
-            d.layout = layout, d.op_a = op_a, d.op_b = op_b;
-            d.m = 37, d.n = 29, d.k = 23;  // 37 rows or 29 columns: 5 or 4 panels of 8, the last shorter
-            d.alpha = -1.25, d.beta = beta;
-            d.lda = 41, d.ldb = 43, d.ldc = 47;
-            INFO(fmt::format("{} op_a {} op_b {} beta {}", name(layout), name(op_a), name(op_b), beta));
-            const uint64_t before = panels_run(*e);
-            const test::GuardedHostRun run = test::guarded_host_gemm(*e, d, rng);
-            CHECK(panels_run(*e) == before + 1);
-            CHECK(run.timing.config.find("panels of 8") != std::string::npos);
-            CHECK(run.a_unchanged);
-            CHECK(run.b_unchanged);
-            CHECK(run.guards_intact[0]);
-            CHECK(run.guards_intact[1]);
-            CHECK(run.guards_intact[2]);
-            const Comparison& r = run.result;
-            CHECK_MESSAGE(r.passed, fmt::format("{} elements off, the first at {}", r.bad_elements, r.first_bad));
-          }
-        }
+    for (const char* path : {"import", "staging"}) {
+      if (path == std::string("import") && !test::engine().device().host_import) {
+        MESSAGE("imported panels not run: this device has no VK_EXT_external_memory_host");
+        continue;
       }
+      CAPTURE(path);
+      // Staged: a chunk of 1000 bytes, so that a panel's lines cross chunks and wrap the ring.
+      if (path == std::string("staging")) setenv("VKGEMM_TEST_STAGING_CHUNK", "1000", 1);
+      auto e = test::with_panels(kLines, [] { return test::make_engine(); }, path, 3);
+      unsetenv("VKGEMM_TEST_STAGING_CHUNK");
+      panel_grid(*e, path == std::string("staging"), rng);
+    }
+  }
+
+  TEST_CASE("staged panels whose copies the host's threads share: every part of a copy lands, in both directions") {
+    auto rng = test::case_rng(test::current_case_name());
+    // 640 x 643 x 601 f32 in panels of 256 rows: 601 KiB of A and 643 KiB of C a full panel (2 parts each), the
+    // whole B 1.5 MiB (3 parts): CopyWorkers splits a copy where it holds two of kMinPart, and none of these
+    // sizes divides into whole cache lines.
+    auto e = test::with_panels(256, [] { return test::make_engine(); }, "staging", 3);
+    REQUIRE(detail::Access::impl(*e).host_copies->copy_threads() == 3);
+    for (const double beta : {0.0, 0.5}) {
+      GemmDesc d;
+      d.m = 640, d.n = 643, d.k = 601, d.beta = beta;
+      CAPTURE(beta);
+      const uint64_t before = panels_run(*e);
+      const test::GuardedHostRun run = test::guarded_host_gemm(*e, d, rng);
+      CHECK(panels_run(*e) == before + 1);
+      CHECK(run.timing.config.find("3 panels of 256 rows with their copies beside them (staged by 3 host threads)") !=
+            std::string::npos);
+      CHECK(run.a_unchanged);
+      CHECK(run.b_unchanged);
+      for (const bool intact : run.guards_intact) CHECK(intact);
+      CHECK_MESSAGE(run.result.passed, fmt::format("{} elements off, the first at {}", run.result.bad_elements,
+                                                   run.result.first_bad));
     }
   }
 

@@ -137,6 +137,16 @@ HostCopyKnobs environment_host_copies() {
     }
     knobs.panel_lines = v;
   }
+  if (const char* env = variable("VKGEMM_TEST_COPY_THREADS")) {
+    constexpr unsigned long long kMax = 64;
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(env, &end, 10);
+    if (*end || v == 0 || v > kMax || env[0] == '-') {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("VKGEMM_TEST_COPY_THREADS={} is not a whole number of threads from 1 to {}", env, kMax));
+    }
+    knobs.copy_threads = static_cast<unsigned>(v);
+  }
   return knobs;
 }
 

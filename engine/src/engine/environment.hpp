@@ -35,7 +35,8 @@ void apply_test_limits(DeviceInfo& info);
 // way, whatever its size and whether the storage is mapped; import still falls back to staging where the
 // device refuses) and VKGEMM_TEST_STAGING_CHUNK (bytes, a staging chunk's size, so that small copies cross
 // chunk boundaries) and VKGEMM_TEST_HOST_PANELS (lines a panel: every product that may be cut is, whatever
-// its size and device; none: no product is): testing knobs (engine.hpp). Throws on a bad value.
+// its size and device; none: no product is) and VKGEMM_TEST_COPY_THREADS (the host threads a staged copy's
+// memcpy is spread over): testing knobs (engine.hpp). Throws on a bad value.
 HostCopyKnobs environment_host_copies();
 
 

@@ -1,6 +1,7 @@
 // Copies beside the products (host_panels.hpp, docs/design/host-copies.md "Panels"): a host-memory product
-// cut along C's contiguous lines, the split operand and C imported once, each panel's upload on one copy
-// queue, its product on the compute queue and its download on the other copy queue, ordered by the host.
+// cut along C's contiguous lines, the split operand and C imported once (or staged a panel at a time by the
+// host's copy threads), each panel's upload on one copy queue, its product on the compute queue and its
+// download on the other copy queue, ordered by the host.
 #include "engine/host_panels.hpp"
 
 #include <algorithm>
@@ -117,12 +118,16 @@ uint64_t submit_copies(vk::Submitter& s, const VolkDeviceTable& t, VkBuffer src,
   });
 }
 
-// The caller's pages of a product cut into panels: the split operand's and C's, imported; c_in: C goes in too
-// (EngineImpl::c_goes_in).
+// The caller's pages of a product cut into panels: the split operand's and C's, imported, or (staged) their host
+// addresses, each panel's lines then copied through the staging rings by the host's copy threads; c_in: C goes
+// in too (EngineImpl::c_goes_in).
 struct PanelPages {
   const HostCopies::Imported* split = nullptr;
   const HostCopies::Imported* c = nullptr;
   bool c_in = false;
+  bool staged = false;
+  const void* split_host = nullptr;
+  void* c_host = nullptr;
 };
 
 // One product cut into panels, run: each panel's copies (on the engine's copy queues) and product.
@@ -139,15 +144,26 @@ class PanelRun {
     for (int i = 0; i < kOperands; ++i) ranges_[i] = ranges[i];
   }
 
-  GemmTiming run(std::chrono::steady_clock::time_point start);
+  // Imported: the copies submitted ahead on the copy queues. Staged: each copy is the host's work, complete on
+  // return, so the host runs them while the GPU computes the panel before.
+  GemmTiming run(std::chrono::steady_clock::time_point start) { return pages_.staged ? run_staged(start) : run_imported(start); }
 
  private:
+  GemmTiming run_imported(std::chrono::steady_clock::time_point start);
+  GemmTiming run_staged(std::chrono::steady_clock::time_point start);
+  GemmTiming finished(double upload_ms, std::chrono::steady_clock::time_point computed);
   using clock = std::chrono::steady_clock;
   uint64_t r0(uint64_t i) const { return i * cut_.lines; }
   uint64_t r1(uint64_t i) const { return std::min(lines_, (i + 1) * cut_.lines); }
 
-  // Panel i's lines of the split operand, and of C where it goes in, to the device.
+  // Panel i's lines of the split operand, and of C where it goes in, to the device: submitted (the serial to
+  // wait for), or staged (complete, 0).
   uint64_t upload(uint64_t i) {
+    if (pages_.staged) {
+      stage_up(pages_.split_host, ranges_[split_].buffer, line_copies(sv_, r0(i), r1(i), es_, 0, false));
+      if (pages_.c_in) stage_up(pages_.c_host, ranges_[2].buffer, line_copies(cv_, r0(i), r1(i), cs_, 0, false));
+      return 0;
+    }
     const VkBuffer split_host = pages_.split->buffer.buffer.get(), c_host = pages_.c->buffer.buffer.get();
     uint64_t serial = submit_copies(*e_.copy_up, t_, split_host, ranges_[split_].buffer,
                                     line_copies(sv_, r0(i), r1(i), es_, pages_.split->shift, false), false);
@@ -163,10 +179,23 @@ class PanelRun {
   uint64_t download(uint64_t first, uint64_t last) {
     std::vector<VkBufferCopy> regions;
     for (uint64_t i = first; i <= last; ++i) {
-      const auto more = line_copies(cv_, r0(i), r1(i), cs_, pages_.c->shift, true);
+      const auto more = line_copies(cv_, r0(i), r1(i), cs_, pages_.staged ? 0 : pages_.c->shift, true);
       regions.insert(regions.end(), more.begin(), more.end());
     }
+    if (pages_.staged) {
+      for (const VkBufferCopy& r : regions) {
+        e_.host_copies->download_staged(ranges_[2].buffer, r.srcOffset, static_cast<char*>(pages_.c_host) + r.dstOffset,
+                                        r.size, *e_.copy_down);
+      }
+      return 0;
+    }
     return submit_copies(*e_.copy_down, t_, ranges_[2].buffer, pages_.c->buffer.buffer.get(), regions, true);
+  }
+
+  void stage_up(const void* host, VkBuffer device, const std::vector<VkBufferCopy>& regions) {
+    for (const VkBufferCopy& r : regions) {
+      e_.host_copies->upload_staged(static_cast<const char*>(host) + r.srcOffset, r.size, device, r.dstOffset, *e_.copy_up);
+    }
   }
 
   // Panel i's product submitted: its rows (or columns) of the split operand and C, the rest as the call's.
@@ -213,8 +242,8 @@ class PanelRun {
   double gpu_ms_ = 0.0;
 };
 
-GemmTiming PanelRun::run(clock::time_point start) {
-  uint64_t next_upload = upload(0), downloaded = 0;
+GemmTiming PanelRun::run_imported(clock::time_point start) {
+  uint64_t next_upload = upload(0);
   double upload_ms = 0.0;
   for (uint64_t i = 0; i < cut_.count; ++i) {
     const uint64_t this_upload = next_upload;
@@ -225,7 +254,7 @@ GemmTiming PanelRun::run(clock::time_point start) {
     // a call that fails leaves it untouched (the BLAS library's fallback then computes from it).
     if (i > 0) {
       finish(i - 1);
-      if (!pages_.c_in) downloaded = download(i - 1, i - 1);
+      if (!pages_.c_in) download(i - 1, i - 1);
     }
     if (i == 0) upload_ms = std::chrono::duration<double, std::milli>(clock::now() - start).count();
     submit_product(i);
@@ -233,16 +262,44 @@ GemmTiming PanelRun::run(clock::time_point start) {
   finish(cut_.count - 1);
   const auto computed = clock::now();
   try {
-    downloaded = download(pages_.c_in ? 0 : cut_.count - 1, cut_.count - 1);
-    e_.copy_down->wait(downloaded);  // and so every download before it on its queue
+    e_.copy_down->wait(download(pages_.c_in ? 0 : cut_.count - 1, cut_.count - 1));  // and every one before it
   } catch (const Error& e) {
     throw HostCopies::partial_destination(e);
   }
+  return finished(upload_ms, computed);
+}
+
+GemmTiming PanelRun::run_staged(clock::time_point start) {
+  upload(0);
+  const double upload_ms = std::chrono::duration<double, std::milli>(clock::now() - start).count();
+  bool landed = false;  // a panel of C reached the caller's memory
+  try {
+    for (uint64_t i = 0; i < cut_.count; ++i) {
+      if (i > 0) finish(i - 1);
+      submit_product(i);
+      // While panel i computes, the host copies panel i + 1 in, then panel i - 1 out (C's values come back only
+      // at the end where they go in, as run_imported's).
+      if (i + 1 < cut_.count) upload(i + 1);
+      if (i > 0 && !pages_.c_in) landed = true, download(i - 1, i - 1);
+    }
+    finish(cut_.count - 1);
+    const auto computed = clock::now();
+    landed = true, download(pages_.c_in ? 0 : cut_.count - 1, cut_.count - 1);
+    return finished(upload_ms, computed);
+  } catch (const Error& e) {
+    if (landed) throw HostCopies::partial_destination(e);
+    throw;
+  }
+}
+
+GemmTiming PanelRun::finished(double upload_ms, clock::time_point computed) {
   if (total_.gpu_timestamps) total_.gpu_ms.push_back(gpu_ms_);
   total_.upload_ms = upload_ms;
   total_.download_ms = std::chrono::duration<double, std::milli>(clock::now() - computed).count();
-  total_.config += fmt::format(", {} panels of {} {} with their copies beside them", cut_.count, cut_.lines,
-                               cut_.axis == 'M' ? "rows" : "columns");
+  total_.config += fmt::format(", {} panels of {} {} with their copies beside them{}", cut_.count, cut_.lines,
+                               cut_.axis == 'M' ? "rows" : "columns",
+                               pages_.staged ? fmt::format(" (staged by {} host threads)", e_.host_copies->copy_threads())
+                                             : "");
   return total_;
 }
 
@@ -252,37 +309,45 @@ std::optional<GemmTiming> EngineImpl::gemm_host_panels(const GemmDesc& desc, con
                                                        const uint64_t (&bytes)[kOperands], const GemmOptions& options,
                                                        const VulkanBufferRange (&ranges)[kOperands],
                                                        const OperandIds& ids) {
-  const bool bus = !memory->storage_is_mapped() && host_copies->can_import();
-  const PanelCut cut = panel_cut(desc, options, chunked(desc, options), bus, host_copies->knobs().panel_lines);
+  const PanelCut cut = panel_cut(desc, options, chunked(desc, options), !memory->storage_is_mapped(),
+                                 host_copies->knobs().panel_lines);
   if (!cut.count) return std::nullopt;
   const int split = cut.axis == 'M' ? 0 : 1, whole = 1 - split;  // the operand cut with C (A for 'M'), the other
-  const bool c_in = c_goes_in(desc);
+  // Staged where the caller's pages are not imported here (the rule, or the testing knob), and only where the
+  // split operand's lines are contiguous: a panel is then one staged copy, not one per element of a line.
+  const bool staged = !host_copies->can_import() || host_copies->knobs().path == HostCopyPath::staging;
+  if (staged && line_view(desc, split ? 'B' : 'A', cut.axis).inner_step != 1) return std::nullopt;
   const auto spin = vk::wait_spin(WaitMode::automatic, default_wait, physical.info.type);
   for (uint32_t i : {0u, 1u}) {
     auto& s = i ? copy_down : copy_up;
     if (!s) s = std::make_unique<vk::Submitter>(*device, device->copy_queue(i), device->copy_family(), device->timeline(), spin);
   }
-  using clock = std::chrono::steady_clock;
-  const auto start = clock::now();
+  const auto start = std::chrono::steady_clock::now();
   // The pages outlive what is in flight (declared before it: destroyed after its waits).
   std::optional<HostCopies::Imported> whole_pages, split_pages, c_pages;
   InFlight in_flight(*this);
-  // The operand every panel reads goes first, on the upload queue, while the split operand's and C's pages are
-  // pinned (an import is the driver pinning them, a cost that grows with their size).
+  PanelPages pages{nullptr, nullptr, c_goes_in(desc), staged, split ? host.b : host.a, host.c};
   const void* whole_host = whole ? host.b : host.a;
-  whole_pages = host_copies->import(whole_host, bytes[whole], 0);
-  if (whole_pages) {
-    submit_copies(*copy_up, device->table(), whole_pages->buffer.buffer.get(), ranges[whole].buffer,
-                  {VkBufferCopy{whole_pages->shift, 0, bytes[whole]}}, false);
+  if (staged) {
+    host_copies->upload_staged(whole_host, bytes[whole], ranges[whole].buffer, 0, *copy_up);
+    host_copies->count_staged_panels();
+  } else {
+    // The operand every panel reads goes first, on the upload queue, while the split operand's and C's pages
+    // are pinned (an import is the driver pinning them, a cost that grows with their size).
+    whole_pages = host_copies->import(whole_host, bytes[whole], 0);
+    if (whole_pages) {
+      submit_copies(*copy_up, device->table(), whole_pages->buffer.buffer.get(), ranges[whole].buffer,
+                    {VkBufferCopy{whole_pages->shift, 0, bytes[whole]}}, false);
+    }
+    // Both imports or neither: the caller's serial path copies whatever was not imported.
+    split_pages = host_copies->import(pages.split_host, bytes[split], 0);
+    if (split_pages) c_pages = host_copies->import(host.c, bytes[2], 0);
+    if (!split_pages || !c_pages) return std::nullopt;  // in_flight waits for the copy above
+    if (!whole_pages) write(whole ? host_b : host_a, 0, whole_host, bytes[whole]);
+    host_copies->count_panels(uint64_t{pages.c_in ? 3u : 2u} + (whole_pages ? 1u : 0u));
+    pages.split = &*split_pages, pages.c = &*c_pages;
   }
-  // Both imports or neither: the caller's serial path copies whatever was not imported.
-  split_pages = host_copies->import(split ? host.b : host.a, bytes[split], 0);
-  if (split_pages) c_pages = host_copies->import(host.c, bytes[2], 0);
-  if (!split_pages || !c_pages) return std::nullopt;  // in_flight waits for the copy above
-  if (!whole_pages) write(whole ? host_b : host_a, 0, whole_host, bytes[whole]);
-  host_copies->count_panels(uint64_t{c_in ? 3u : 2u} + (whole_pages ? 1u : 0u));
   write_bias(desc, host.bias);
-  const PanelPages pages{&*split_pages, &*c_pages, c_in};
   GemmTiming timing = PanelRun(*this, cut, desc, options, ranges, ids, pages).run(start);
   in_flight.completed = true;
   return timing;

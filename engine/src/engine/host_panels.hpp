@@ -29,7 +29,7 @@ inline constexpr uint64_t kMaxPanels = 8;
 
 // How `desc` is cut, or not (count 0): one product (batch 1, one timed run, not cut into K chunks: `k_chunked`)
 // that reads A and B and has no epilogue vector along the cut. `bus`: host copies cross a bus here (the
-// storage is not host-mapped) and may import the caller's pages. `forced`: the testing knob's lines
+// storage is not host-mapped): the copies go imported or staged. `forced`: the testing knob's lines
 // (VKGEMM_TEST_HOST_PANELS; 0: none), which cuts whatever the size and the bus, or HostCopyKnobs::kNoPanels,
 // which never cuts.
 PanelCut panel_cut(const GemmDesc& desc, const GemmOptions& options, bool k_chunked, bool bus, uint64_t forced);

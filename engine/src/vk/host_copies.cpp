@@ -31,21 +31,32 @@ struct Pending {
   std::array<uint64_t, HostCopies::kSlots> serials{};
 };
 
+// The stages that may have used a buffer before a copy on `queue`: the kernels too on the compute queue; a copy
+// queue's barriers may name only the stages its family supports (the host orders it after the kernels).
+struct Before {
+  VkPipelineStageFlags stages;
+  VkAccessFlags reads, writes;
+};
+Before before_on(bool compute_queue) {
+  if (!compute_queue) return {VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT, VK_ACCESS_TRANSFER_WRITE_BIT};
+  return {VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT,
+          VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
+}
+
 // A copy into `dst`: kernels and copies before it are done with the destination.
-void record_upload(const VolkDeviceTable& t, VkCommandBuffer cmd, VkBuffer src, VkBuffer dst, const VkBufferCopy& region) {
-  vk::memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                 VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
-                     VK_ACCESS_TRANSFER_WRITE_BIT,
-                 VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+void record_upload(const VolkDeviceTable& t, VkCommandBuffer cmd, VkBuffer src, VkBuffer dst, const VkBufferCopy& region,
+                   bool compute_queue = true) {
+  const Before b = before_on(compute_queue);
+  vk::memory_barrier(t, cmd, b.stages, b.reads | b.writes, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
   t.vkCmdCopyBuffer(cmd, src, dst, 1, &region);
 }
 
 // A copy out of `src` for the host: the writes before it are done, and the host sees what it wrote.
 void record_download(const VolkDeviceTable& t, VkCommandBuffer cmd, VkBuffer src, VkBuffer dst,
-                     const VkBufferCopy& region) {
-  vk::memory_barrier(t, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                 VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                 VK_ACCESS_TRANSFER_READ_BIT);
+                     const VkBufferCopy& region, bool compute_queue = true) {
+  const Before b = before_on(compute_queue);
+  vk::memory_barrier(t, cmd, b.stages, b.writes, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
   t.vkCmdCopyBuffer(cmd, src, dst, 1, &region);
   vk::memory_barrier(t, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
                  VK_ACCESS_HOST_READ_BIT);
@@ -111,7 +122,7 @@ void HostCopies::upload(const void* src, uint64_t bytes, const vk::AllocatedBuff
     });
     return;
   }
-  upload_staged(src, bytes, dst, offset);
+  upload_staged(src, bytes, dst.buffer.get(), offset, submitter_);
 }
 
 void HostCopies::download(const vk::AllocatedBuffer& src, uint64_t offset, void* dst, uint64_t bytes) {
@@ -124,7 +135,7 @@ void HostCopies::download(const vk::AllocatedBuffer& src, uint64_t offset, void*
   }
   auto imported = import(dst, bytes);
   try {
-    if (!imported) return download_staged(src, offset, dst, bytes);
+    if (!imported) return download_staged(src.buffer.get(), offset, dst, bytes, submitter_);
     const auto& t = device_.table();
     submitter_.run([&](VkCommandBuffer cmd) {
       record_download(t, cmd, src.buffer.get(), imported->buffer.buffer.get(), VkBufferCopy{offset, imported->shift, bytes});
@@ -138,45 +149,58 @@ Error HostCopies::partial_destination(const Error& e) {
   return Error(e.code(), std::string(e.what()) + kPartialDestination, e.vk_result());
 }
 
-void HostCopies::upload_staged(const void* src, uint64_t bytes, const vk::AllocatedBuffer& dst, uint64_t offset) {
+unsigned HostCopies::copy_threads() const noexcept {
+  return knobs_.copy_threads ? knobs_.copy_threads : CopyWorkers::default_threads();
+}
+
+CopyWorkers& HostCopies::workers() {
+  if (!workers_) workers_ = std::make_unique<CopyWorkers>(copy_threads());
+  return *workers_;
+}
+
+void HostCopies::upload_staged(const void* src, uint64_t bytes, VkBuffer dst, uint64_t offset, vk::Submitter& queue) {
   const uint64_t slot = ring(upload_ring_, vk::MemoryUse::upload, bytes, "vkgemm upload staging");
   const uint64_t slots = upload_ring_->size / slot;
   const auto& t = device_.table();
-  Pending pending(submitter_);
+  CopyWorkers& threads = workers();
+  Pending pending(queue);
   // Chunk j goes through slot j % slots: the host fills one while the device copies the ones before.
   for (uint64_t done = 0, j = 0; done < bytes; done += slot, ++j) {
     const uint64_t n = std::min(slot, bytes - done);
     uint64_t& serial = pending.serials[j % slots];
-    if (serial) submitter_.wait(std::exchange(serial, 0));  // the slot's last copy has read it
+    if (serial) queue.wait(std::exchange(serial, 0));  // the slot's last copy has read it
     char* at = static_cast<char*>(upload_ring_->mapped) + (j % slots) * slot;
-    std::memcpy(at, static_cast<const char*>(src) + done, n);  // coherent: the submission makes it visible
-    serial = submitter_.submit([&](VkCommandBuffer cmd) {
-      record_upload(t, cmd, upload_ring_->buffer.get(), dst.buffer.get(), VkBufferCopy{(j % slots) * slot, offset + done, n});
+    threads.copy(at, static_cast<const char*>(src) + done, n);  // coherent: the submission makes it visible
+    serial = queue.submit([&](VkCommandBuffer cmd) {
+      record_upload(t, cmd, upload_ring_->buffer.get(), dst, VkBufferCopy{(j % slots) * slot, offset + done, n},
+                    &queue == &submitter_);
     });
   }
   ++counts_.staged;
 }  // Pending waits for the last copies: the call is complete on return
 
-void HostCopies::download_staged(const vk::AllocatedBuffer& src, uint64_t offset, void* dst, uint64_t bytes) {
+void HostCopies::download_staged(VkBuffer src, uint64_t offset, void* dst, uint64_t bytes, vk::Submitter& queue) {
   const uint64_t slot = ring(download_ring_, vk::MemoryUse::download, bytes, "vkgemm download staging");
   const uint64_t slots = download_ring_->size / slot;
   const uint64_t chunks = (bytes + slot - 1) / slot;
   const auto& t = device_.table();
-  Pending pending(submitter_);
+  CopyWorkers& threads = workers();
+  Pending pending(queue);
   const auto copy = [&](uint64_t j) {
     const uint64_t done = j * slot, n = std::min(slot, bytes - done);
-    pending.serials[j % slots] = submitter_.submit([&](VkCommandBuffer cmd) {
-      record_download(t, cmd, src.buffer.get(), download_ring_->buffer.get(), VkBufferCopy{offset + done, (j % slots) * slot, n});
+    pending.serials[j % slots] = queue.submit([&](VkCommandBuffer cmd) {
+      record_download(t, cmd, src, download_ring_->buffer.get(), VkBufferCopy{offset + done, (j % slots) * slot, n},
+                      &queue == &submitter_);
     });
   };
   // The device copies up to `slots` chunks ahead of the host, which copies each out once it landed.
   for (uint64_t j = 0; j < std::min(slots, chunks); ++j) copy(j);
   for (uint64_t j = 0; j < chunks; ++j) {
-    submitter_.wait(std::exchange(pending.serials[j % slots], 0));
+    queue.wait(std::exchange(pending.serials[j % slots], 0));
     memory_.invalidate(*download_ring_);
     const uint64_t done = j * slot;
-    std::memcpy(static_cast<char*>(dst) + done, static_cast<const char*>(download_ring_->mapped) + (j % slots) * slot,
-                std::min(slot, bytes - done));
+    threads.copy(static_cast<char*>(dst) + done, static_cast<const char*>(download_ring_->mapped) + (j % slots) * slot,
+                 std::min(slot, bytes - done));
     if (j + slots < chunks) copy(j + slots);
   }
   ++counts_.staged;

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 
+#include "core/copy_workers.hpp"
 #include "vk/device.hpp"
 #include "vk/memory.hpp"
 #include "vk/submitter.hpp"
@@ -24,6 +26,8 @@ struct HostCopyKnobs {
   // whatever its size and device; 0: the engine's rule; kNoPanels: never cut (the whole path, to compare).
   uint64_t panel_lines = 0;
   static constexpr uint64_t kNoPanels = ~uint64_t{0};
+  // Host threads a staged copy's memcpy is spread over (VKGEMM_TEST_COPY_THREADS); 0: CopyWorkers' rule.
+  unsigned copy_threads = 0;
 };
 
 // How many copies went each way since the engine was made (the tests' view).
@@ -46,6 +50,12 @@ class HostCopies {
   // once bytes may have reached `dst` (the device lost while copying into the caller's pages, a chunk's wait
   // failing after earlier chunks landed) says so in its message (kPartialDestination): `dst` is unspecified.
   void download(const vk::AllocatedBuffer& src, uint64_t offset, void* dst, uint64_t bytes);
+  // The staged way alone, on `queue` (the engine's compute queue, or a copy queue beside the products), complete
+  // on return: what the staged panels run (engine/host_panels.cpp). Counted as staged.
+  void upload_staged(const void* src, uint64_t bytes, VkBuffer dst, uint64_t offset, vk::Submitter& queue);
+  void download_staged(VkBuffer src, uint64_t offset, void* dst, uint64_t bytes, vk::Submitter& queue);
+  // How many host threads a staged copy's memcpy is spread over (the knob's count, else CopyWorkers' rule).
+  unsigned copy_threads() const noexcept;
   static constexpr const char* kPartialDestination =
       " (while the bytes came into host memory: the destination may hold part of them)";
 
@@ -72,6 +82,7 @@ class HostCopies {
   std::optional<Imported> import(const void* p, uint64_t bytes, uint64_t copies = 1);
   // A product cut into panels (engine/host_panels.cpp), its imports serving `copies` copies.
   void count_panels(uint64_t copies) noexcept { ++counts_.panels, counts_.imported += copies; }
+  void count_staged_panels() noexcept { ++counts_.panels; }
   // `e` with kPartialDestination added: a copy into host memory failed once bytes may have landed there.
   static Error partial_destination(const Error& e);
 
@@ -79,8 +90,7 @@ class HostCopies {
   bool imports(uint64_t bytes) const;
   // A staging ring of at least min(bytes, kSlots chunks) (grown here), and its slots' size.
   uint64_t ring(std::optional<vk::AllocatedBuffer>& ring, vk::MemoryUse use, uint64_t bytes, const char* name);
-  void upload_staged(const void* src, uint64_t bytes, const vk::AllocatedBuffer& dst, uint64_t offset);
-  void download_staged(const vk::AllocatedBuffer& src, uint64_t offset, void* dst, uint64_t bytes);
+  CopyWorkers& workers();  // made at the first staged copy
 
   const vk::Device& device_;
   const vk::MemoryAllocator& memory_;
@@ -89,6 +99,7 @@ class HostCopies {
   uint64_t chunk_ = kChunk;
   uint64_t alignment_ = 0;  // the import's; 0: no import (no extension, or an alignment above the page size)
   std::optional<vk::AllocatedBuffer> upload_ring_, download_ring_;
+  std::unique_ptr<CopyWorkers> workers_;
   HostCopyCounts counts_;
 };
 

@@ -12,7 +12,8 @@
 #   (default "256 512 1024 2048"): a dry run on lavapipe takes BLAS_NUMPY_N=256 BLAS_NUMPY_LARGE=384
 #   BLAS_NUMPY_CROSSOVER="64 128" VKGEMM_BLAS_THRESHOLD=0 (the default threshold routes 4096^2 but not 256^2).
 #   Each preloaded product runs twice: cut into panels where the engine's rule cuts it (the default), and
-#   whole (VKGEMM_TEST_HOST_PANELS=none): what the copies beside the products gain. Then three chained
+#   whole (VKGEMM_TEST_HOST_PANELS=none): what the copies beside the products gain; and staged by the host's
+#   copy threads instead of imported (VKGEMM_TEST_HOST_COPIES=staging). Then three chained
 #   float32 products on vkgemm.Array at BLAS_NUMPY_N: their wall time over their GPU time plus the one upload
 #   and the one download (array_chain_f32.ratio; the host-array issue's bar is 1.2). Passes when both ways match NumPy's CPU product and the preloaded one ran on the device.
 #
@@ -94,6 +95,11 @@ for dtype in ("float32", "float64"):
         row["preload_matches_cpu"], row["preload_max_err"] = check(np.load(dev_path), cpu_path, mag, n, dtype)
     # The same without panels (the whole copies, then the product): what cutting into panels gains.
     row["preload_whole"], _ = run_numpy(n, dtype, 5, dict(preload, VKGEMM_TEST_HOST_PANELS="none"), "preload-whole")
+    # Staged through the host's copy threads instead of imported (no pinning a call), each verified.
+    row["preload_staged"], staged_path = run_numpy(n, dtype, 5, dict(preload, VKGEMM_TEST_HOST_COPIES="staging"),
+                                                   "preload-staged")
+    if os.path.exists(staged_path):
+        row["preload_staged_matches_cpu"], _ = check(np.load(staged_path), cpu_path, mag, n, dtype)
     if openblas:
         named, _ = run_numpy(n, dtype, 2, dict(preload, VKGEMM_BLAS_CPU=openblas[0], VKGEMM_BLAS_THRESHOLD="never"),
                              "cpu-named")
@@ -133,7 +139,8 @@ for n in map(int, os.environ.get("BLAS_NUMPY_LARGE", "8192").split()):
     mag = np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64)
     cpu, cpu_path = run_numpy(n, "float32", 1, {}, "cpu")
     row = {"cpu": cpu}
-    for tag, env in (("preload", preload), ("preload_whole", dict(preload, VKGEMM_TEST_HOST_PANELS="none"))):
+    for tag, env in (("preload", preload), ("preload_whole", dict(preload, VKGEMM_TEST_HOST_PANELS="none")),
+                     ("preload_staged", dict(preload, VKGEMM_TEST_HOST_COPIES="staging"))):
         row[tag], path = run_numpy(n, "float32", 3, env, tag)
         if os.path.exists(path):
             row[tag + "_matches_cpu"], row[tag + "_max_err"] = check(np.load(path), cpu_path, mag, n, "float32")
@@ -182,8 +189,9 @@ os.replace(tmp, os.path.join(out, "blas-numpy.json"))
 def routed(r):
     m = re.match(r"(\d+) GEMMs on the device", r.get("vkgemm_blas") or "")
     return bool(m and int(m.group(1)) > 0)
-ok = all(results[d].get("preload_matches_cpu") and results[d].get("module_matches_cpu") and
-         routed(results[d]["preload"]) for d in ("float32", "float64")) and results["array_chain_f32"]["ok"]
+ok = all(results[d].get("preload_matches_cpu") and results[d].get("preload_staged_matches_cpu") and
+         results[d].get("module_matches_cpu") and routed(results[d]["preload"]) for d in ("float32", "float64"))
+ok = ok and results["array_chain_f32"]["ok"]
 print("blas-numpy:", "passed" if ok else "FAILED")
 sys.exit(0 if ok else 1)
 PY

@@ -1,0 +1,50 @@
+// A memcpy spread over host threads: the staged host copies (vk/host_copies.cpp) move every byte through the
+// CPU, and one core's copy moves a fraction of what a PCIe Gen5 bus carries (docs/design/host-copies.md).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace vkgemm::detail {
+
+class CopyWorkers {
+ public:
+  // `threads` copying in all, the caller's among them (1: the caller alone, no thread started). A thread the
+  // system refuses to start leaves fewer.
+  explicit CopyWorkers(unsigned threads);
+  ~CopyWorkers();
+  CopyWorkers(const CopyWorkers&) = delete;
+  CopyWorkers& operator=(const CopyWorkers&) = delete;
+
+  // `bytes` from `src` to `dst` (not overlapping), complete on return: parts of at least kMinPart bytes, one a
+  // thread, the caller copying the first. One copy at a time (the caller's thread is the engine's).
+  void copy(void* dst, const void* src, uint64_t bytes);
+  unsigned threads() const noexcept { return static_cast<unsigned>(pool_.size()) + 1; }
+
+  // Below this a part's copy is shorter than waking a thread.
+  static constexpr uint64_t kMinPart = 256ull << 10;
+  // The threads of the engine's rule: every core up to kMaxThreads (the memory's bandwidth, not the cores,
+  // bounds a copy beyond a few of them).
+  static constexpr unsigned kMaxThreads = 8;
+  static unsigned default_threads() noexcept;
+
+ private:
+  void work(unsigned index);
+  void copy_part(unsigned index) const;
+
+  std::mutex mutex_;
+  std::condition_variable start_, done_;
+  std::vector<std::thread> pool_;
+  uint64_t generation_ = 0;  // one more for each copy the pool takes part in
+  unsigned pending_ = 0;     // parts of the current copy still running on the pool
+  bool stop_ = false;
+  char* dst_ = nullptr;
+  const char* src_ = nullptr;
+  uint64_t bytes_ = 0, part_ = 0;
+  unsigned parts_ = 0;
+};
+
+}  // namespace vkgemm::detail
