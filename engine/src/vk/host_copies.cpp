@@ -14,7 +14,8 @@ namespace vkgemm::detail {
 namespace {
 
 // Waits, when it goes, for the submissions still using a staging ring: a copy that throws half-way leaves
-// none running into the ring the next copy takes.
+// none running into the ring the next copy takes. A copy that completes waits for its own (a failure then
+// throws): these waits swallow theirs.
 struct Pending {
   explicit Pending(vk::Submitter& s) : submitter(s) {}
   ~Pending() {
@@ -176,8 +177,12 @@ void HostCopies::upload_staged(const void* src, uint64_t bytes, VkBuffer dst, ui
                     &queue == &submitter_);
     });
   }
+  // The last copies waited for here, where a failed wait throws; Pending's own waits are for a copy that threw.
+  for (uint64_t& serial : pending.serials) {
+    if (serial) queue.wait(std::exchange(serial, 0));
+  }
   ++counts_.staged;
-}  // Pending waits for the last copies: the call is complete on return
+}
 
 void HostCopies::download_staged(VkBuffer src, uint64_t offset, void* dst, uint64_t bytes, vk::Submitter& queue) {
   const uint64_t slot = ring(download_ring_, vk::MemoryUse::download, bytes, "vkgemm download staging");
