@@ -226,7 +226,8 @@ TEST_SUITE("gemv") {
     const detail::Schedule wide = plan({.m = 40, .n = 4096, .k = 64});
     CHECK(wide.pieces[0].main.grid[1] == (40 + GEMM_GEMV_MAX_SMALL - 1) / GEMM_GEMV_MAX_SMALL);
     // K split across workgroups where the rows give few: 1 x 4096 read along its rows is 128 workgroups of 32
-    // rows, so 8 slices of 512; 4096 x 1 read along k is 256 of 16 rows, 4 slices. f16 is not split.
+    // rows, so 8 slices of 512; 4096 x 1 read along k is 256 of 16 rows, 4 slices. f16 sums its slices in fp32
+    // (the variant with C f32), fp16 sums run one slice.
     const detail::Schedule row = plan({.m = 1, .n = 4096, .k = 4096});
     CHECK(row.pieces[0].main.grid[0] == 128);
     CHECK(row.pieces[0].main.grid[2] == 8);
@@ -236,9 +237,22 @@ TEST_SUITE("gemv") {
     const detail::Schedule column = plan({.type = DataType::f64, .m = 4096, .n = 1, .k = 4096});
     CHECK(column.pieces[0].main.grid[2] == 4);
     CHECK(column.pieces[0].main.push.k_split == 1024);
-    const detail::Schedule half = plan({.type = DataType::f16, .m = 1, .n = 4096, .k = 4096});
-    CHECK(half.pieces[0].main.grid[2] == 1);
-    CHECK_FALSE(half.pieces[0].reduce.has_value());
+    const detail::Schedule half = plan({.type = DataType::f16, .c_type = DataType::f16, .m = 1, .n = 4096, .k = 4096});
+    CHECK(half.pieces[0].main.grid[2] == 8);
+    CHECK(half.pieces[0].main.shape.shader == "gemv_f16_f32");
+    REQUIRE(half.pieces[0].reduce.has_value());
+    CHECK(half.pieces[0].reduce->shape.shader == "splitk_reduce_f16_f16");
+    const detail::Schedule brain =
+        plan({.type = DataType::bf16, .c_type = DataType::bf16, .m = 1, .n = 4096, .k = 4096});
+    CHECK(brain.pieces[0].main.shape.shader == "gemv_bf16_f32");
+    REQUIRE(brain.pieces[0].reduce.has_value());
+    CHECK(brain.pieces[0].reduce->shape.shader == "splitk_reduce_bf16_bf16");
+    const detail::Schedule acc16 = detail::schedule_product({.type = DataType::f16, .c_type = DataType::f16, .m = 1,
+                                                             .n = 4096, .k = 4096},
+                                                            {.kernel = Kernel::gemv, .f16_accumulate = true},
+                                                            described_gpu(), kNoTable);
+    CHECK(acc16.pieces[0].main.grid[2] == 1);
+    CHECK_FALSE(acc16.pieces[0].reduce.has_value());
     const detail::Schedule shallow = plan({.m = 1, .n = 4096, .k = 1000});  // slices of 512 at least: one
     CHECK(shallow.pieces[0].main.grid[2] == 1);
   }
@@ -253,6 +267,35 @@ TEST_SUITE("gemv") {
     const GemmTiming t = test::engine().gemm(d, a.data(), b.data(), c.data(), {.kernel = Kernel::gemv});
     CHECK_MESSAGE(t.config.find("K in 3 slices") != std::string::npos, t.config);
     for (const float x : c) REQUIRE(x == INFINITY);
+  }
+
+  TEST_CASE("K split of 16-bit inputs: fp32 sums in the workspace, C f16, bf16 or f32, beta and the epilogue") {
+    // 1 x 2048 x 1536 along rows (64 workgroups of 32 rows) and 600 x 1 x 1536 along k (38 of 16): 3 slices of
+    // 512 each. The main pass writes fp32 sums (the variant with C f32) that the 16-bit reduce variants read.
+    auto rng = test::case_rng(test::current_case_name());
+    const DeviceInfo& dev = test::engine().device();
+    int i = 0;
+    for (const auto& [in, out] : {std::pair{DataType::f16, DataType::f16}, {DataType::f16, DataType::f32},
+                                  {DataType::bf16, DataType::bf16}, {DataType::bf16, DataType::f32}}) {
+      if (!missing_feature(dev, in).empty() || !dev.float16 || !dev.storage16) {
+        MESSAGE("not run here: ", to_string(in), " or fp16 arithmetic missing");
+        continue;
+      }
+      for (const bool small_m : {true, false}) {
+        GemmDesc d{.type = in, .c_type = out, .m = small_m ? 1 : 600, .n = small_m ? 2048 : 1, .k = 1536};
+        d.alpha = 0.75, d.beta = i % 2 ? 0.5 : 0.0;
+        if (i % 3 == 0) {
+          d.epilogue.bias = small_m ? BiasAxis::per_column : BiasAxis::per_row;
+          d.epilogue.activation = Activation::gelu_tanh;
+        }
+        ++i;
+        INFO(test::describe(d));
+        const detail::Schedule s = detail::schedule_product(d, {.kernel = Kernel::gemv}, dev, tuning::Table{});
+        CHECK(s.config.find("K in 3 slices") != std::string::npos);
+        const auto result = test::check_gemm_call(d, {.kernel = Kernel::gemv}, rng, 3);
+        CHECK_MESSAGE(result.passed, "seed ", test::run_seed(), ": ", result.detail);
+      }
+    }
   }
 
   TEST_CASE("the pipelines it builds are few: no specialization value follows a product's exact sizes") {

@@ -146,7 +146,9 @@ class PanelRun {
 
   // Imported: the copies submitted ahead on the copy queues. Staged: each copy is the host's work, complete on
   // return, so the host runs them while the GPU computes the panel before.
-  GemmTiming run(std::chrono::steady_clock::time_point start) { return pages_.staged ? run_staged(start) : run_imported(start); }
+  GemmTiming run(std::chrono::steady_clock::time_point start) {
+    return pages_.staged ? run_staged(start) : run_imported(start);
+  }
 
  private:
   GemmTiming run_imported(std::chrono::steady_clock::time_point start);
@@ -194,7 +196,8 @@ class PanelRun {
 
   void stage_up(const void* host, VkBuffer device, const std::vector<VkBufferCopy>& regions) {
     for (const VkBufferCopy& r : regions) {
-      e_.host_copies->upload_staged(static_cast<const char*>(host) + r.srcOffset, r.size, device, r.dstOffset, *e_.copy_up);
+      const char* from = static_cast<const char*>(host) + r.srcOffset;
+      e_.host_copies->upload_staged(from, r.size, device, r.dstOffset, *e_.copy_up);
     }
   }
 
@@ -296,10 +299,10 @@ GemmTiming PanelRun::finished(double upload_ms, clock::time_point computed) {
   if (total_.gpu_timestamps) total_.gpu_ms.push_back(gpu_ms_);
   total_.upload_ms = upload_ms;
   total_.download_ms = std::chrono::duration<double, std::milli>(clock::now() - computed).count();
+  const std::string staged =
+      pages_.staged ? fmt::format(" (staged by {} host threads)", e_.host_copies->copy_threads()) : "";
   total_.config += fmt::format(", {} panels of {} {} with their copies beside them{}", cut_.count, cut_.lines,
-                               cut_.axis == 'M' ? "rows" : "columns",
-                               pages_.staged ? fmt::format(" (staged by {} host threads)", e_.host_copies->copy_threads())
-                                             : "");
+                               cut_.axis == 'M' ? "rows" : "columns", staged);
   return total_;
 }
 

@@ -42,8 +42,9 @@ constexpr uint32_t kRLanesAlongR = 8;
 // K split across workgroups where the rows alone give fewer than kSplitWorkgroups of them (1 x 4096 x 4096
 // read along its rows is 128 workgroups of 256 invocations: an eighth of what keeps an H200's 132 SMs' loads
 // in flight), into slices of at least kSplitMinK (whole multiples of kSplitAlign: vector loads stay aligned),
-// the slices' sums added by splitk_reduce (alpha, beta and the epilogue there). f32 and f64 only: their
-// partial sums are C's own type, which the reduce variants read.
+// the slices' sums added by splitk_reduce (alpha, beta and the epilogue there). f32 and f64 sum in C's own
+// type; f16 and bf16 in fp32 (the variant with C f32 writes them, the 16-bit inputs' reduce variants read them,
+// as coopmat2's split); the integer types and fp16 sums run one slice.
 constexpr uint32_t kSplitWorkgroups = 1024;
 constexpr uint32_t kSplitMinK = 512;
 constexpr uint32_t kSplitAlign = 128;
@@ -114,10 +115,12 @@ uint32_t vec_flag(const Problem& p, bool small_m) {
 uint32_t small_block(uint32_t small) { return std::bit_ceil(std::clamp(small, 1u, GEMM_GEMV_MAX_SMALL)); }
 
 // The K slices of a product whose grid (x times y, per batch entry) is `groups` workgroups: Problem::splits
-// where the partition fixed it for the pieces, else kSplitWorkgroups' rule.
-uint32_t splits_for(const Problem& p, uint32_t groups, const Types& types) {
-  const bool splittable = (types.input == DataType::f32 || types.input == DataType::f64) &&
-                          types.output == types.input && !types.f16_accumulate;
+// where the partition fixed it for the pieces, else kSplitWorkgroups' rule; one where the types do not split.
+uint32_t splits_for(const Problem& p, uint32_t groups, const Types& types, const DeviceInfo& device) {
+  const bool own_sums = (types.input == DataType::f32 || types.input == DataType::f64) && types.output == types.input;
+  // The 16-bit inputs' reduce variants are built with 16-bit arithmetic (shaders/CMakeLists.txt).
+  const bool fp32_sums = is_half_width_float(types.input) && device.float16 && device.storage16;
+  const bool splittable = (own_sums || fp32_sums) && !types.f16_accumulate;
   if (!splittable || p.k == 0) return 1;
   if (p.splits) return p.splits;
   const uint64_t wanted = (kSplitWorkgroups + uint64_t{groups} * p.batch - 1) / (uint64_t{groups} * p.batch);
@@ -152,7 +155,7 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   // where M is.
   out.main.tile = s.small_m ? std::array<uint32_t, 2>{rows, sb} : std::array<uint32_t, 2>{sb, rows};
   out.grid = {(s.large + rows - 1) / rows, (s.small + sb - 1) / sb, p.batch};
-  const uint32_t wanted = splits_for(p, out.grid[0] * out.grid[1], ctx.types);  // 1 where K is 0
+  const uint32_t wanted = splits_for(p, out.grid[0] * out.grid[1], ctx.types, ctx.device);  // 1 where K is 0
   out.k_split = std::max(p.k, 1u);
   if (wanted > 1) {  // slices of whole kSplitAlign steps; rounding them up may leave fewer than wanted
     out.k_split = ((p.k + wanted - 1) / wanted + kSplitAlign - 1) / kSplitAlign * kSplitAlign;
@@ -163,7 +166,13 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   out.description = fmt::format("{} small, {} columns in blocks of {}, {} rows x {} K lanes{}{}", s.small_m ? "M" : "N",
                                 s.small, sb, rows, klanes, r_contig ? ", along rows" : "",
                                 out.splits > 1 ? fmt::format(", K in {} slices", out.splits) : "");
-  if (out.splits > 1) {
+  if (out.splits > 1 && is_half_width_float(ctx.types.input)) {  // fp32 sums in the workspace
+    out.main.shader = shader_name(Kernel::gemv, {ctx.types.input, DataType::f32, false});
+    add_reduce(out,
+               ctx.types.output == DataType::bf16 ? std::string("splitk_reduce_bf16_bf16")
+                                                  : fmt::format("splitk_reduce_f16_{}", to_string(ctx.types.output)),
+               p.m, p.n, p.batch, 4);
+  } else if (out.splits > 1) {  // sums in C's own type
     add_reduce(out, fmt::format("splitk_reduce_{}", to_string(ctx.types.input)), p.m, p.n, p.batch,
                static_cast<uint32_t>(element_size(ctx.types.input)));
   }

@@ -39,17 +39,20 @@ struct Before {
   VkAccessFlags reads, writes;
 };
 Before before_on(bool compute_queue) {
-  if (!compute_queue) return {VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT, VK_ACCESS_TRANSFER_WRITE_BIT};
+  if (!compute_queue) {
+    return {VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT, VK_ACCESS_TRANSFER_WRITE_BIT};
+  }
   return {VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
           VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT,
           VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
 }
 
 // A copy into `dst`: kernels and copies before it are done with the destination.
-void record_upload(const VolkDeviceTable& t, VkCommandBuffer cmd, VkBuffer src, VkBuffer dst, const VkBufferCopy& region,
-                   bool compute_queue = true) {
+void record_upload(const VolkDeviceTable& t, VkCommandBuffer cmd, VkBuffer src, VkBuffer dst,
+                   const VkBufferCopy& region, bool compute_queue = true) {
   const Before b = before_on(compute_queue);
-  vk::memory_barrier(t, cmd, b.stages, b.reads | b.writes, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+  vk::memory_barrier(t, cmd, b.stages, b.reads | b.writes, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                     VK_ACCESS_TRANSFER_WRITE_BIT);
   t.vkCmdCopyBuffer(cmd, src, dst, 1, &region);
 }
 
