@@ -4,6 +4,7 @@
 // and that cross the staging chunks; inputs unchanged, outputs poisoned, guard bytes around them untouched.
 #include <doctest/doctest.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -99,6 +100,26 @@ TEST_SUITE("host copies") {
         }
       }
     }
+    // A child forked from a process whose pool runs has none of its threads: it copies alone, and its pool goes
+    // without waiting for them (alarm: a hang kills the child, and the check below fails).
+    CopyWorkers parent(3);
+    std::vector<unsigned char> scratch(2 * kPart);
+    parent.copy(scratch.data(), src.data(), scratch.size());  // the threads started and waited for once
+    const pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      alarm(20);
+      std::vector<unsigned char> copy(src.size());
+      parent.copy(copy.data(), src.data(), src.size());
+      const bool same = std::memcmp(copy.data(), src.data(), src.size()) == 0;
+      parent.~CopyWorkers();
+      _exit(same ? 0 : 1);
+    }
+    int status = 0;
+    REQUIRE(waitpid(child, &status, 0) == child);
+    INFO("exited ", WIFEXITED(status), " code ", WEXITSTATUS(status), " signal ",
+         WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    CHECK_MESSAGE((WIFEXITED(status) && WEXITSTATUS(status) == 0), "the forked child's copy hung or was wrong");
     CHECK(CopyWorkers::default_threads() >= 1);
     CHECK(CopyWorkers::default_threads() <= CopyWorkers::kMaxThreads);
   }

@@ -4,13 +4,15 @@
 #include <cstring>
 #include <system_error>
 
+#include <unistd.h>
+
 namespace vkgemm::detail {
 
 unsigned CopyWorkers::default_threads() noexcept {
   return std::clamp(std::thread::hardware_concurrency(), 1u, kMaxThreads);
 }
 
-CopyWorkers::CopyWorkers(unsigned threads) {
+CopyWorkers::CopyWorkers(unsigned threads) : owner_(static_cast<long>(getpid())), shared_(std::make_unique<Shared>()) {
   for (unsigned i = 1; i < threads; ++i) {
     try {
       pool_.emplace_back([this, i] { work(i); });
@@ -21,53 +23,61 @@ CopyWorkers::CopyWorkers(unsigned threads) {
 }
 
 CopyWorkers::~CopyWorkers() {
-  {
-    std::lock_guard lock(mutex_);
-    stop_ = true;
+  if (static_cast<long>(getpid()) != owner_) {  // a forked child: the threads and their waits are the parent's
+    for (auto& t : pool_) t.detach();
+    (void)shared_.release();
+    return;
   }
-  start_.notify_all();
+  {
+    std::lock_guard lock(shared_->mutex);
+    shared_->stop = true;
+  }
+  shared_->start.notify_all();
   for (auto& t : pool_) t.join();
 }
 
 void CopyWorkers::copy_part(unsigned index) const {
-  const uint64_t begin = std::min(bytes_, index * part_), end = std::min(bytes_, begin + part_);
-  if (begin < end) std::memcpy(dst_ + begin, src_ + begin, end - begin);
+  const Shared& s = *shared_;
+  const uint64_t begin = std::min(s.bytes, index * s.part), end = std::min(s.bytes, begin + s.part);
+  if (begin < end) std::memcpy(s.dst + begin, s.src + begin, end - begin);
 }
 
 void CopyWorkers::work(unsigned index) {
+  Shared& s = *shared_;
   uint64_t seen = 0;
   for (;;) {
     {
-      std::unique_lock lock(mutex_);
-      start_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-      if (index >= parts_) continue;  // this copy has fewer parts than threads
+      std::unique_lock lock(s.mutex);
+      s.start.wait(lock, [&] { return s.stop || s.generation != seen; });
+      if (s.stop) return;
+      seen = s.generation;
+      if (index >= s.parts) continue;  // this copy has fewer parts than threads
     }
     copy_part(index);
-    std::lock_guard lock(mutex_);
-    if (--pending_ == 0) done_.notify_one();
+    std::lock_guard lock(s.mutex);
+    if (--s.pending == 0) s.done.notify_one();
   }
 }
 
 void CopyWorkers::copy(void* dst, const void* src, uint64_t bytes) {
   const uint64_t most = std::max<uint64_t>(1, bytes / kMinPart);
   const unsigned parts = static_cast<unsigned>(std::min<uint64_t>(threads(), most));
-  if (parts <= 1) {
+  if (parts <= 1 || static_cast<long>(getpid()) != owner_) {
     std::memcpy(dst, src, bytes);
     return;
   }
+  Shared& s = *shared_;
   {
-    std::lock_guard lock(mutex_);
-    dst_ = static_cast<char*>(dst), src_ = static_cast<const char*>(src), bytes_ = bytes;
-    part_ = ((bytes + parts - 1) / parts + 63) / 64 * 64;  // whole cache lines a part
-    parts_ = parts, pending_ = parts - 1;
-    ++generation_;
+    std::lock_guard lock(s.mutex);
+    s.dst = static_cast<char*>(dst), s.src = static_cast<const char*>(src), s.bytes = bytes;
+    s.part = ((bytes + parts - 1) / parts + 63) / 64 * 64;  // whole cache lines a part
+    s.parts = parts, s.pending = parts - 1;
+    ++s.generation;
   }
-  start_.notify_all();
+  s.start.notify_all();
   copy_part(0);
-  std::unique_lock lock(mutex_);
-  done_.wait(lock, [&] { return pending_ == 0; });
+  std::unique_lock lock(s.mutex);
+  s.done.wait(lock, [&] { return s.pending == 0; });
 }
 
 }  // namespace vkgemm::detail

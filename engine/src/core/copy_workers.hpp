@@ -4,6 +4,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -35,16 +36,24 @@ class CopyWorkers {
   void work(unsigned index);
   void copy_part(unsigned index) const;
 
-  std::mutex mutex_;
-  std::condition_variable start_, done_;
+  // What the threads and the caller share. Held apart so that a forked child can leave it: its condition
+  // variables have the parent's threads as waiters, which the child does not have, and destroying them would
+  // wait for those forever.
+  struct Shared {
+    std::mutex mutex;
+    std::condition_variable start, done;
+    uint64_t generation = 0;  // one more for each copy the pool takes part in
+    unsigned pending = 0;     // parts of the current copy still running on the pool
+    bool stop = false;
+    char* dst = nullptr;
+    const char* src = nullptr;
+    uint64_t bytes = 0, part = 0;
+    unsigned parts = 0;
+  };
+  // The process that started the threads: a child forked since has none of them (it copies alone).
+  const long owner_;
+  std::unique_ptr<Shared> shared_;
   std::vector<std::thread> pool_;
-  uint64_t generation_ = 0;  // one more for each copy the pool takes part in
-  unsigned pending_ = 0;     // parts of the current copy still running on the pool
-  bool stop_ = false;
-  char* dst_ = nullptr;
-  const char* src_ = nullptr;
-  uint64_t bytes_ = 0, part_ = 0;
-  unsigned parts_ = 0;
 };
 
 }  // namespace vkgemm::detail
