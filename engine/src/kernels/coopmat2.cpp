@@ -24,12 +24,6 @@ std::string fp32_sums_shader(const Types& t) {
   return shader_name(Kernel::coopmat2, {t.input, DataType::f32, t.f16_accumulate});
 }
 std::string main_shader(const Types& t) { return shader_name(Kernel::coopmat2, t); }
-// The pass that adds the workspace's fp32 sums into C, and the bytes of one sum.
-std::string reduce_shader(const Types& t) {
-  if (t.output == DataType::bf16) return "splitk_reduce_bf16_bf16";
-  return fmt::format("splitk_reduce_f16_{}", to_string(t.output));
-}
-constexpr uint32_t kSumBytes = 4;
 const Types kBf16C{DataType::bf16, DataType::bf16, false};
 
 LaunchShape shape(const LaunchContext& ctx, uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
@@ -83,7 +77,7 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   if (out.splits > 1 || bf16_c) {
     out.main.shader = fp32_sums_shader(ctx.types);
     out.grid[2] = p.batch * out.splits;
-    add_reduce(out, reduce_shader(ctx.types), p.m, p.n, p.batch, kSumBytes);  // fp32 sums, whatever C's type
+    add_reduce(out, fp32_sums_reduce(ctx.types), p.m, p.n, p.batch, kFp32SumBytes);  // fp32 sums, whatever C's type
     if (out.splits > 1) out.description += fmt::format(" split {}", out.splits);
     if (ctx.types.output == DataType::bf16) out.description += ", C through fp32";
   }
@@ -96,7 +90,7 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
 Pinning pin(const KernelLaunch& whole, const DeviceInfo& device, const GemmOptions& options) {
   KernelLaunch cut = whole;
   if (!whole.through_workspace() && whole.main.shader == main_shader(kBf16C)) {
-    add_reduce(cut, reduce_shader(kBf16C), 0, 0, 1, kSumBytes);
+    add_reduce(cut, fp32_sums_reduce(kBf16C), 0, 0, 1, kFp32SumBytes);
   }
   Pinning out = matrix_pin(cut, device, options);
   out.options.tile = coopmat2_tile_option(whole.main.tile[1], whole.main.tile[0]);

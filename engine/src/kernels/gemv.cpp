@@ -168,10 +168,7 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
                                 out.splits > 1 ? fmt::format(", K in {} slices", out.splits) : "");
   if (out.splits > 1 && is_half_width_float(ctx.types.input)) {  // fp32 sums in the workspace
     out.main.shader = shader_name(Kernel::gemv, {ctx.types.input, DataType::f32, false});
-    add_reduce(out,
-               ctx.types.output == DataType::bf16 ? std::string("splitk_reduce_bf16_bf16")
-                                                  : fmt::format("splitk_reduce_f16_{}", to_string(ctx.types.output)),
-               p.m, p.n, p.batch, 4);
+    add_reduce(out, fp32_sums_reduce(ctx.types), p.m, p.n, p.batch, kFp32SumBytes);
   } else if (out.splits > 1) {  // sums in C's own type
     add_reduce(out, fmt::format("splitk_reduce_{}", to_string(ctx.types.input)), p.m, p.n, p.batch,
                static_cast<uint32_t>(element_size(ctx.types.input)));

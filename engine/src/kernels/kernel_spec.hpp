@@ -105,6 +105,11 @@ Pinning matrix_pin(const KernelLaunch& whole, const DeviceInfo& device, const Ge
 // workspace holds sums of workspace_element_size bytes.
 void add_reduce(KernelLaunch& plan, std::string shader, uint32_t m, uint32_t n, uint32_t batch,
                 uint32_t workspace_element_size);
+// The reduce pass of a 16-bit float product whose K slices sum in fp32 (coopmat2's split, the skinny kernel's):
+// it rounds them into C's type (splitk_reduce_f16_f16, _f16_f32, which serves bf16 inputs with C f32 too, and
+// _bf16_bf16); kFp32SumBytes a sum.
+std::string fp32_sums_reduce(const Types& types);
+inline constexpr uint32_t kFp32SumBytes = 4;
 // A pinned product's reduce pass as the partition sizes its pieces by (its block, the workspace's sums), where
 // the whole product goes through the workspace (add_reduce); nothing otherwise.
 void pin_reduce(detail::Blocking& blocking, const KernelLaunch& whole);

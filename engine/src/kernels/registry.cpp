@@ -311,6 +311,11 @@ void pin_reduce(detail::Blocking& blocking, const KernelLaunch& whole) {
   blocking.workspace_element_size = whole.workspace_element_size;
 }
 
+std::string fp32_sums_reduce(const Types& types) {
+  if (types.output == DataType::bf16) return "splitk_reduce_bf16_bf16";
+  return fmt::format("splitk_reduce_f16_{}", to_string(types.output));
+}
+
 void add_reduce(KernelLaunch& plan, std::string shader, uint32_t m, uint32_t n, uint32_t batch,
                 uint32_t workspace_element_size) {
   plan.reduce.shader = std::move(shader);
