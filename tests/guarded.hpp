@@ -67,4 +67,23 @@ inline GuardedHostRun guarded_host_gemm(Engine& e, const GemmDesc& d, std::mt199
   return run;
 }
 
+// The host paths' grid: `shape` (its sizes and leading dimensions) in both layouts, every op pair, beta 0 and
+// 0.75, alpha -1.25, each passed to `f` with the call described in the test's messages.
+template <typename F>
+void each_layout_op_beta(const GemmDesc& shape, F&& f) {
+  for (const Layout layout : {Layout::row_major, Layout::col_major}) {
+    for (const Op op_a : {Op::n, Op::t}) {
+      for (const Op op_b : {Op::n, Op::t}) {
+        for (const double beta : {0.0, 0.75}) {
+          GemmDesc d = shape;
+          d.layout = layout, d.op_a = op_a, d.op_b = op_b;
+          d.alpha = -1.25, d.beta = beta;
+          INFO(describe(d));
+          f(d);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace vkgemm::test

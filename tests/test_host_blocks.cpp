@@ -155,29 +155,19 @@ TEST_SUITE("host blocks") {
     auto rng = test::case_rng(test::current_case_name());
     auto e = engine_allocating(kLimit);
     CHECK(e->device().max_allocation_size == kLimit);
-    for (const Layout layout : {Layout::row_major, Layout::col_major}) {
-      for (const Op op_a : {Op::n, Op::t}) {
-        for (const Op op_b : {Op::n, Op::t}) {
-          for (const double beta : {0.0, 0.75}) {
-            GemmDesc d;
-            d.layout = layout, d.op_a = op_a, d.op_b = op_b;
-            d.m = 173, d.n = 151, d.k = 160;  // A, B and C each past 96 KiB: K cut where A's or B's lines are K
-            d.alpha = -1.25, d.beta = beta;
-            d.lda = 181, d.ldb = 179, d.ldc = 181;
-            INFO(fmt::format("{} op_a {} op_b {} beta {}", name(layout), name(op_a), name(op_b), beta));
-            const test::GuardedHostRun run = test::guarded_host_gemm(*e, d, rng);
-            CHECK_MESSAGE(run.timing.config.find("blocks of") != std::string::npos, run.timing.config);
-            CHECK(run.a_unchanged);
-            CHECK(run.b_unchanged);
-            CHECK(run.guards_intact[0]);
-            CHECK(run.guards_intact[1]);
-            CHECK(run.guards_intact[2]);
-            const Comparison& r = run.result;  // C's gaps included: they must hold C's values
-            CHECK_MESSAGE(r.passed, fmt::format("{} elements off, the first at {}", r.bad_elements, r.first_bad));
-          }
-        }
-      }
-    }
+    // A, B and C each past 96 KiB: K cut where A's or B's lines are K.
+    const GemmDesc shape{.m = 173, .n = 151, .k = 160, .lda = 181, .ldb = 179, .ldc = 181};
+    test::each_layout_op_beta(shape, [&](const GemmDesc& d) {
+      const test::GuardedHostRun run = test::guarded_host_gemm(*e, d, rng);
+      CHECK_MESSAGE(run.timing.config.find("blocks of") != std::string::npos, run.timing.config);
+      CHECK(run.a_unchanged);
+      CHECK(run.b_unchanged);
+      CHECK(run.guards_intact[0]);
+      CHECK(run.guards_intact[1]);
+      CHECK(run.guards_intact[2]);
+      const Comparison& r = run.result;  // C's gaps included: they must hold C's values
+      CHECK_MESSAGE(r.passed, fmt::format("{} elements off, the first at {}", r.bad_elements, r.first_bad));
+    });
   }
 
   TEST_CASE("in blocks: f64 with panels inside each block; what cannot be cut is refused as before") {

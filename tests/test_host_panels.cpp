@@ -60,31 +60,21 @@ std::map<uint64_t, uint64_t> element_lines(const GemmDesc& d, char which, char a
 // each against the reference, inputs unchanged, guard bytes intact. Staged panels cut only where the split
 // operand's lines are contiguous (row-major op(A) = A, column-major op(B) = B); the others run whole.
 void panel_grid(Engine& e, bool staged, std::mt19937_64& rng) {
-  for (const Layout layout : {Layout::row_major, Layout::col_major}) {
-    for (const Op op_a : {Op::n, Op::t}) {
-      for (const Op op_b : {Op::n, Op::t}) {
-        for (const double beta : {0.0, 0.75}) {
-          GemmDesc d;
-          d.layout = layout, d.op_a = op_a, d.op_b = op_b;
-          d.m = 37, d.n = 29, d.k = 23;  // 37 rows or 29 columns: 5 or 4 panels of 8, the last shorter
-          d.alpha = -1.25, d.beta = beta;
-          d.lda = 41, d.ldb = 43, d.ldc = 47;
-          INFO(fmt::format("{} op_a {} op_b {} beta {}", name(layout), name(op_a), name(op_b), beta));
-          const bool cut = !staged || (layout == Layout::row_major ? op_a : op_b) == Op::n;
-          const uint64_t before = panels_run(e);
-          const test::GuardedHostRun run = test::guarded_host_gemm(e, d, rng);
-          CHECK(panels_run(e) == before + (cut ? 1 : 0));
-          CHECK((run.timing.config.find("panels of 8") != std::string::npos) == cut);
-          CHECK((run.timing.config.find("staged by 3 host threads") != std::string::npos) == (cut && staged));
-          CHECK(run.a_unchanged);
-          CHECK(run.b_unchanged);
-          for (const bool intact : run.guards_intact) CHECK(intact);
-          const Comparison& r = run.result;
-          CHECK_MESSAGE(r.passed, fmt::format("{} elements off, the first at {}", r.bad_elements, r.first_bad));
-        }
-      }
-    }
-  }
+  // 37 rows or 29 columns: 5 or 4 panels of 8, the last shorter.
+  const GemmDesc shape{.m = 37, .n = 29, .k = 23, .lda = 41, .ldb = 43, .ldc = 47};
+  test::each_layout_op_beta(shape, [&](const GemmDesc& d) {
+    const bool cut = !staged || (d.layout == Layout::row_major ? d.op_a : d.op_b) == Op::n;
+    const uint64_t before = panels_run(e);
+    const test::GuardedHostRun run = test::guarded_host_gemm(e, d, rng);
+    CHECK(panels_run(e) == before + (cut ? 1 : 0));
+    CHECK((run.timing.config.find("panels of 8") != std::string::npos) == cut);
+    CHECK((run.timing.config.find("staged by 3 host threads") != std::string::npos) == (cut && staged));
+    CHECK(run.a_unchanged);
+    CHECK(run.b_unchanged);
+    for (const bool intact : run.guards_intact) CHECK(intact);
+    const Comparison& r = run.result;
+    CHECK_MESSAGE(r.passed, fmt::format("{} elements off, the first at {}", r.bad_elements, r.first_bad));
+  });
 }
 
 }  // namespace
