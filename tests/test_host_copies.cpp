@@ -251,6 +251,43 @@ TEST_SUITE("host copies") {
     munmap(map, bytes);
   }
 
+  TEST_CASE("the rule: host memory staged from kStagingThreads copy threads on, imported below; a set path wins") {
+    auto rng = test::case_rng(test::current_case_name());
+    if (!test::engine().device().host_import) {
+      return test::skip("this device has no VK_EXT_external_memory_host: every copy is staged here");
+    }
+    constexpr unsigned kAt = detail::HostCopies::kStagingThreads;
+    struct Case {
+      const char* path;  // "" for the engine's rule
+      unsigned threads;
+      bool staged;
+    };
+    const Case cases[] = {{"", kAt - 1, false}, {"", kAt, true}, {"", 16, true}, {"import", 16, false},
+                          {"staging", 1, true}};
+    for (const Case& c : cases) {
+      CAPTURE(c.path);
+      CAPTURE(c.threads);
+      if (*c.path) setenv("VKGEMM_TEST_HOST_COPIES", c.path, 1);
+      setenv("VKGEMM_TEST_COPY_THREADS", std::to_string(c.threads).c_str(), 1);
+      setenv("VKGEMM_TEST_HOST_PANELS", "256", 1);
+      auto e = test::make_engine();
+      for (const char* knob : {"VKGEMM_TEST_HOST_COPIES", "VKGEMM_TEST_COPY_THREADS", "VKGEMM_TEST_HOST_PANELS"}) {
+        unsetenv(knob);
+      }
+      CHECK(detail::Access::impl(*e).host_copies->stages() == c.staged);
+      // A product cut into panels (here on any device: the knob) goes the rule's way and says so; A and C of
+      // more than HostCopies::kImportMin, so that the rule's imports are made.
+      GemmDesc d;
+      d.m = 1100, d.n = 300, d.k = 300;
+      const test::GuardedHostRun run = test::guarded_host_gemm(*e, d, rng);
+      CHECK(run.timing.config.find("5 panels of 256 rows") != std::string::npos);
+      CHECK((run.timing.config.find(fmt::format("(staged by {} host threads)", c.threads)) != std::string::npos) ==
+            c.staged);
+      CHECK_MESSAGE(run.result.passed, fmt::format("{} elements off, the first at {}", run.result.bad_elements,
+                                                   run.result.first_bad));
+    }
+  }
+
   TEST_CASE("the knobs refuse what they do not know") {
     setenv("VKGEMM_TEST_HOST_COPIES", "pinned", 1);
     test::expect_error([] { test::make_engine(); }, ErrorCode::invalid_argument,

@@ -87,7 +87,7 @@ struct EngineOptions {
 //     into panels of LINES rows (or columns), their copies beside the products, whatever its size and device;
 //     none: cuts none (the whole copies, to compare);
 //   VKGEMM_TEST_COPY_THREADS=N: a testing knob that spreads each staged copy's memcpy over N host threads
-//     (1 to 64; the rule: one a core, at most 8);
+//     (1 to 64; the rule: one a core, at most 16; from 4 threads on, host memory is staged, not imported);
 //   VKGEMM_EXPERIMENT_COOPMAT, VKGEMM_EXPERIMENT_COOPMAT2, VKGEMM_EXPERIMENT_SPIRV: experiment knobs for the performance work, read only
 //     by a developer build (CMake option VKGEMM_EXPERIMENTS, off by default; docs/gpu.md), once per
 //     process.

@@ -27,9 +27,9 @@ class CopyWorkers {
 
   // Below this a part's copy is shorter than waking a thread.
   static constexpr uint64_t kMinPart = 256ull << 10;
-  // The threads of the engine's rule: every core up to kMaxThreads (the memory's bandwidth, not the cores,
-  // bounds a copy beyond a few of them).
-  static constexpr unsigned kMaxThreads = 8;
+  // The threads of the engine's rule: every core up to kMaxThreads (the host memory's bandwidth, not the
+  // cores, bounds a copy beyond that: docs/design/host-copies.md).
+  static constexpr unsigned kMaxThreads = 16;
   static unsigned default_threads() noexcept;
 
  private:

@@ -316,9 +316,9 @@ std::optional<GemmTiming> EngineImpl::gemm_host_panels(const GemmDesc& desc, con
                                  host_copies->knobs().panel_lines);
   if (!cut.count) return std::nullopt;
   const int split = cut.axis == 'M' ? 0 : 1, whole = 1 - split;  // the operand cut with C (A for 'M'), the other
-  // Staged where the caller's pages are not imported here (the rule, or the testing knob), and only where the
-  // split operand's lines are contiguous: a panel is then one staged copy, not one per element of a line.
-  const bool staged = !host_copies->can_import() || host_copies->knobs().path == HostCopyPath::staging;
+  // Staged where the caller's pages are not imported here (HostCopies::stages), and only where the split
+  // operand's lines are contiguous: a panel is then one staged copy, not one per element of a line.
+  const bool staged = host_copies->stages();
   if (staged && line_view(desc, split ? 'B' : 'A', cut.axis).inner_step != 1) return std::nullopt;
   const auto spin = vk::wait_spin(WaitMode::automatic, default_wait, physical.info.type);
   for (uint32_t i : {0u, 1u}) {

@@ -524,7 +524,7 @@ void add_host_copy_rows(const PeakContext& e, const PeakLoad& plan, std::vector<
                                   std::pair{detail::HostCopyPath::import, "imported"}}) {
     const std::string up = fmt::format("host upload ({})", way), down = fmt::format("host download ({})", way);
     detail::HostCopies copies(*e.device, *e.memory, *e.submitter, info, {path, 0});
-    if (path == detail::HostCopyPath::import && !copies.can_import()) {
+    if (path == detail::HostCopyPath::import && copies.stages()) {  // the device cannot import
       const std::string why = info.host_import ? "not available: the device's import alignment exceeds the page size"
                                                : "not available: the device has no VK_EXT_external_memory_host";
       rows.push_back(unavailable(up, "GB/s", why));

@@ -83,8 +83,14 @@ HostCopies::HostCopies(const vk::Device& device, const vk::MemoryAllocator& memo
     : device_(device), memory_(memory), submitter_(submitter), knobs_(knobs),
       chunk_(knobs.staging_chunk ? knobs.staging_chunk : kChunk), alignment_(usable_alignment(info)) {}
 
+bool HostCopies::stages() const noexcept {
+  if (!alignment_ || knobs_.path == HostCopyPath::staging) return true;
+  if (knobs_.path == HostCopyPath::import) return false;
+  return copy_threads() >= kStagingThreads;
+}
+
 bool HostCopies::imports(uint64_t bytes) const {
-  if (!alignment_ || knobs_.path == HostCopyPath::staging) return false;
+  if (stages()) return false;
   return knobs_.path == HostCopyPath::import || bytes >= kImportMin;
 }
 

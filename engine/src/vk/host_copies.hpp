@@ -61,8 +61,13 @@ class HostCopies {
 
   const HostCopyCounts& counts() const noexcept { return counts_; }
   const HostCopyKnobs& knobs() const noexcept { return knobs_; }
-  // Whether any copy may go imported here (the device imports host memory at an alignment within the page).
-  bool can_import() const noexcept { return alignment_ != 0; }
+  // Whether host memory goes through the staging rings, never imported: where the device cannot import (no
+  // extension, or an alignment above the page size), by the testing knob, and by the rule where the engine
+  // has kStagingThreads copy threads or more. The imported path pays the driver's pinning of the caller's
+  // pages at each call, about as slow as one core's memcpy; several copy threads filling rings that are
+  // pinned once move more (docs/design/host-copies.md, measured on the H200).
+  bool stages() const noexcept;
+  static constexpr unsigned kStagingThreads = 4;
 
   // A staging chunk, and how many chunks the ring of each direction holds: the copy of one chunk runs while
   // the host copies the next (upload) or the one before (download).
