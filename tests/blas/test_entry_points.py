@@ -7,7 +7,7 @@
   the ILP64 names, which Debian's BLAS lacks, the library's own loops with one warning);
 - device failures fall back to the CPU with one warning and the right result: no device (VKGEMM_DEVICE naming
   none), and a policy the engine refuses (VKGEMM_BLAS_PRECISION);
-- VKGEMM_BLAS_CPU the only library searched; a value VKGEMM_BLAS_THRESHOLD, _VERBOSE or _VALIDATION does not
+- VKGEMM_BLAS_CPU the only library searched; a value VKGEMM_BLAS_THRESHOLD, _VERBOSE, _VALIDATION or _CHECK does not
   take: reported once, its default used;
 - threads: four threads calling at once, on the device;
 - MKL's strided batches and the 16-bit float routines (cblas_gemm_bf16bf16f32, cblas_sbgemm,
@@ -16,7 +16,9 @@
   returns leave C alone.
 Under the validation layer (any message fails). Each result is checked against float64 products within (k + 2) u |A||B| + |beta| u |C|; C's elements outside
 the product (the gaps of ldc) must come back as they were. The bound is shown to reject a moved result.
-Usage: test_entry_points.py <libvkgemm_blas.so>   (run by CTest, label e2e)
+- VKGEMM_BLAS_CHECK=1: each device product judged on the host, and under a device that returns wrong results
+  (tests/blas/wrong_result.cpp preloaded), each caught, said and recomputed on the CPU BLAS.
+Usage: test_entry_points.py <libvkgemm_blas.so> <libvkgemm_test_wrong_result.so>   (run by CTest, label e2e)
 """
 
 import os
@@ -201,7 +203,7 @@ def expect(p, what):
 
 
 def main():
-    lib = os.path.realpath(sys.argv[1])
+    lib, wrong_result = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
     seed = os.environ.get("VKGEMM_TEST_SEED", "1127")
     print(f"entry-points: seed {seed}")
     lp64 = "sgemm_,dgemm_,cblas_sgemm,cblas_dgemm"
@@ -249,7 +251,8 @@ def main():
     # and its default used in its place (the right results all the same).
     refusals = (("VKGEMM_BLAS_THRESHOLD", "12x", 'a count (m*n*k) or "never"', "1073741824"),
                 ("VKGEMM_BLAS_VERBOSE", "loud", "0, 1 or 2", "0"),
-                ("VKGEMM_BLAS_VALIDATION", "yes", "0 or 1", "0"))
+                ("VKGEMM_BLAS_VALIDATION", "yes", "0 or 1", "0"),
+                ("VKGEMM_BLAS_CHECK", "on", "0 or 1", "0"))
     for variable, value, takes, default in refusals:
         p = child(pre + CHILD, [lib, "sgemm_,cblas_dgemm", "1", seed], dict(on, **{variable: value}))
         n = expect(p, f"{variable}={value} refused")
@@ -259,12 +262,29 @@ def main():
             assert summary(p.stderr) == (0, n, 0), summary(p.stderr)
         elif variable == "VKGEMM_BLAS_VERBOSE":  # verbosity 0: no summary
             assert summary(p.stderr) is None, p.stderr
+        elif variable == "VKGEMM_BLAS_CHECK":  # no check: the summary counts none
+            assert summary(p.stderr) == (n, 0, 0) and "checked on the host" not in p.stderr, p.stderr
         else:  # no validation layer: the summary counts no messages
             assert summary(p.stderr) == (n, 0, 0) and "validation messages" not in p.stderr, p.stderr
 
     p = child(pre + CHILD, [lib, f"{lp64},{ilp64},{extra}", "4", seed], on)
     n = expect(p, "four threads on the device")
     assert summary(p.stderr) == (n - 4 * batched, 0, 0), summary(p.stderr)
+
+    # VKGEMM_BLAS_CHECK=1: every device product judged on the host by the sampled check, none failing; then
+    # under a device whose results are wrong (wrong_result.cpp preloaded: one element of each f32 or f64 C
+    # moved off), every product fails the check, is said, and the program gets the CPU BLAS's result (which the
+    # child checks; without the check's recomputing it fails there).
+    checked = lambda err: tuple(map(int, re.search(r"(\d+) checked on the host, (\d+) of them failed", err).groups()))
+    p = child(pre + CHILD, [lib, f"{lp64},{ilp64},{extra}", "1", seed], dict(on, VKGEMM_BLAS_CHECK="1"))
+    n = expect(p, "every entry point on the device, each result checked on the host")
+    assert summary(p.stderr) == (n - batched, 0, 0) and checked(p.stderr) == (n - batched, 0), p.stderr
+    p = child(pre + CHILD, [lib, f"{lp64},{ilp64},{extra}", "1", seed],
+              dict(on, VKGEMM_BLAS_CHECK="1", LD_PRELOAD=wrong_result))
+    n = expect(p, "a device whose results are wrong, each caught by the check and recomputed on the CPU BLAS")
+    calls = n - batched  # every C here is f32 or f64: every product fails
+    assert p.stderr.count("FAILED the check, recomputed on the CPU BLAS") == calls, p.stderr
+    assert summary(p.stderr) == (0, calls, 0) and checked(p.stderr) == (calls, calls), p.stderr
 
     p = child(pre + XERBLA, [lib], {"VKGEMM_BLAS_THRESHOLD": "0"})
     print(f"--- xerbla\n{p.stdout}{p.stderr}")

@@ -46,6 +46,28 @@ static int buffers(vkgemm_engine* engine, const vkgemm_gemm_desc* d, const float
   return failed;
 }
 
+/* The sampled check (feature 3): the right C passes, one element moved fails, a missing result is refused. */
+static int check(const vkgemm_gemm_desc* d, const float* a, const float* bt, const float* c) {
+  const float c_in[4] = {1, 1, 1, 1};
+  float moved[4];
+  memcpy(moved, c, sizeof moved);
+  moved[3] += 0.5f;
+  vkgemm_check_result right, wrong;
+  memset(&right, 0, sizeof right), memset(&wrong, 0, sizeof wrong);
+  right.struct_size = wrong.struct_size = sizeof right;
+  const vkgemm_status s1 = vkgemm_check(d, a, bt, c_in, c, 7, &right);
+  const vkgemm_status s2 = vkgemm_check(d, a, bt, c_in, moved, 7, &wrong);
+  const vkgemm_status s3 = vkgemm_check(d, a, bt, c_in, c, 7, NULL);
+  if (s1 != VKGEMM_OK || !right.passed || s2 != VKGEMM_OK || wrong.passed || wrong.bad_elements == 0 ||
+      strcmp(vkgemm_status_name(s3), "invalid_argument") != 0) {
+    fprintf(stderr, "c consumer: check: %s %d (%s); moved: %s %d (%s); no result: %s\n", vkgemm_status_name(s1),
+            right.passed, right.summary, vkgemm_status_name(s2), wrong.passed, wrong.summary, vkgemm_status_name(s3));
+    return 1;
+  }
+  printf("c consumer: check passed (%s)\n", wrong.summary);
+  return 0;
+}
+
 int main(void) {
   if (vkgemm_abi_version() != VKGEMM_C_ABI_VERSION) return 1;
   vkgemm_engine* engine = NULL;
@@ -78,6 +100,8 @@ int main(void) {
             c[2], c[3]);
     return 1;
   }
+  const float c_out[4] = {24, 20, 42, 32};
+  if (check(&d, a, bt, c_out) != 0) return 1;
   d.lda = 2; /* smaller than the 3 columns of the row-major A */
   status = vkgemm_gemm(engine, &d, a, bt, c, NULL, NULL);
   if (strcmp(vkgemm_status_name(status), "invalid_leading_dimension") != 0 || !strstr(vkgemm_last_error(), "lda")) {

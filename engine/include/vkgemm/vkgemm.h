@@ -15,7 +15,7 @@
  * VKGEMM_C_ABI_FEATURE counts what was added compatibly (functions, fields at a structure's end): a caller
  * needs a library whose vkgemm_abi_feature() is at least the header's, and a library of an older feature
  * level lacks the newer functions' symbols. Feature 1: device buffers (vkgemm_buffer_*, vkgemm_gemm_buffers).
- * Feature 2: the names of every enumeration (vkgemm_enum_name). */
+ * Feature 2: the names of every enumeration (vkgemm_enum_name). Feature 3: the sampled check (vkgemm_check). */
 #ifndef VKGEMM_VKGEMM_H
 #define VKGEMM_VKGEMM_H
 
@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define VKGEMM_C_ABI_VERSION 2
-#define VKGEMM_C_ABI_FEATURE 2
+#define VKGEMM_C_ABI_FEATURE 3
 #if defined(VKGEMM_C_BUILDING)
 #define VKGEMM_C_API __attribute__((visibility("default")))
 #else
@@ -200,6 +200,27 @@ VKGEMM_C_API vkgemm_status vkgemm_gemm_buffers(vkgemm_engine* engine, const vkge
                                                const vkgemm_operand* b, const vkgemm_operand* c,
                                                const vkgemm_operand* vectors, const vkgemm_gemm_options* options,
                                                vkgemm_timing* timing);
+
+/* ---- The sampled check (feature 3): a product's result judged on the host ----
+ * vkgemm::check_sampled (vkgemm/reference.hpp; docs/correctness.md, "The sampled check"): C's whole span
+ * `c_out`, what a product `desc` describes made of `c_in` (C's span before it: its values where beta is not 0
+ * and in the gaps of ldc and stride_c, which must come back unchanged) from `a` and `b`, judged in
+ * O(batch (mk + kn + mn)) work: Freivalds's row sums against random vectors drawn from `seed`, and witnesses
+ * in every 64 x 64 tile of C judged element by element, at the native kernel's bound (which the default
+ * emulation meets). Inputs of the product's own types, no epilogue. A check that ran returns VKGEMM_OK with
+ * its verdict in *result. */
+typedef struct vkgemm_check_result {
+  uint32_t struct_size;       /* sizeof(vkgemm_check_result) */
+  int32_t passed;             /* 1: every witness and row sum within its bound, the gaps unchanged; 0: not */
+  double worst_element_ratio; /* the worst witness's error over its allowance (at most 1 passes) */
+  double row_sum_ratio;       /* the worst row sum's difference over its bound (at most 1 passes) */
+  uint64_t bad_elements;      /* witnesses (and gap elements) off, and the first as an index of C's span */
+  uint64_t first_bad;
+  uint64_t bad_rows;          /* rows whose sums failed */
+  char summary[400];          /* one line for people: the verdict, the errors, the seed, what was judged */
+} vkgemm_check_result;
+VKGEMM_C_API vkgemm_status vkgemm_check(const vkgemm_gemm_desc* desc, const void* a, const void* b, const void* c_in,
+                                        const void* c_out, uint64_t seed, vkgemm_check_result* result);
 
 /* The last failure's sentence on this thread ("" before any). Valid until this thread's next call. */
 VKGEMM_C_API const char* vkgemm_last_error(void);

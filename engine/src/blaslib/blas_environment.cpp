@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
+#include <utility>
 
 namespace vkgemm::blaslib {
 namespace {
@@ -55,12 +56,15 @@ BlasEnvironment parse_blas_environment(const char* (*lookup)(const char* name)) 
       out.refused.push_back(refusal("VKGEMM_BLAS_VERBOSE", v, "0, 1 or 2", "0"));
     }
   }
-  if (const char* v = variable(lookup, "VKGEMM_BLAS_VALIDATION")) {
-    const std::string_view text(v);
-    if (text == "0" || text == "1") {
-      out.validation = text == "1";
-    } else {
-      out.refused.push_back(refusal("VKGEMM_BLAS_VALIDATION", v, "0 or 1", "0"));
+  for (const auto& [name, flag] : {std::pair{"VKGEMM_BLAS_VALIDATION", &out.validation},
+                                   std::pair{"VKGEMM_BLAS_CHECK", &out.check}}) {
+    if (const char* v = variable(lookup, name)) {
+      const std::string_view text(v);
+      if (text == "0" || text == "1") {
+        *flag = text == "1";
+      } else {
+        out.refused.push_back(refusal(name, v, "0 or 1", "0"));
+      }
     }
   }
   if (const char* v = variable(lookup, "VKGEMM_BLAS_PRECISION")) out.precision = v;

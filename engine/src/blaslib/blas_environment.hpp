@@ -18,6 +18,7 @@ struct BlasEnvironment {
   uint64_t threshold = kDefaultThreshold;  // VKGEMM_BLAS_THRESHOLD: route when m·n·k >= threshold
   int verbose = 0;                         // VKGEMM_BLAS_VERBOSE: 1 a summary at exit; 2 also a line per call
   bool validation = false;                 // VKGEMM_BLAS_VALIDATION=1: the engine under the validation layer
+  bool check = false;                      // VKGEMM_BLAS_CHECK=1: each device product checked on the host
   std::string precision = "native";        // VKGEMM_BLAS_PRECISION: the engine's policy (it judges the name)
   std::string cpu_library;                 // VKGEMM_BLAS_CPU: the CPU BLAS to forward to; empty: searched
   // A value not taken, one sentence each: the variable, its value, what it takes and the default used in its

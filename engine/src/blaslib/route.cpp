@@ -2,14 +2,17 @@
 // the C ABI, and the counts VKGEMM_BLAS_VERBOSE reports; its settings are blas_environment()'s.
 #include "blaslib/route.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cfenv>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <random>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "blaslib/blas_environment.hpp"
 #include "vkgemm/vkgemm.h"
@@ -22,6 +25,7 @@ vkgemm_engine* engine = nullptr;  // never destroyed: the process's exit outlive
 
 struct Counts {
   std::atomic<uint64_t> device{0}, cpu{0}, fell_back{0};
+  std::atomic<uint64_t> checked{0}, check_failed{0};  // VKGEMM_BLAS_CHECK=1: checked on the host, and failed
   std::string device_name;
   std::string device_choice;  // "[1] NAME: why the engine took it" (which rank of a node took which GPU)
   std::string validation;  // ", N validation messages" under VKGEMM_BLAS_VALIDATION=1
@@ -31,11 +35,16 @@ struct Counts {
     if (blas_environment().validation && engine) {
       validation = ", " + std::to_string(vkgemm_engine_validation_messages(engine)) + " validation messages";
     }
-    std::fprintf(stderr, "vkgemm-blas: %llu GEMMs on the device%s, %llu on the CPU BLAS, %llu fell back to it%s\n",
+    std::string check;
+    if (blas_environment().check) {
+      check = "; " + std::to_string(checked) + " checked on the host, " + std::to_string(check_failed) +
+              " of them failed (recomputed on the CPU BLAS)";
+    }
+    std::fprintf(stderr, "vkgemm-blas: %llu GEMMs on the device%s, %llu on the CPU BLAS, %llu fell back to it%s%s\n",
                  static_cast<unsigned long long>(device.load()),
                  device_name.empty() ? "" : (" (" + device_name + ")").c_str(),
                  static_cast<unsigned long long>(cpu.load()), static_cast<unsigned long long>(fell_back.load()),
-                 validation.c_str());
+                 validation.c_str(), check.c_str());
     if (!device_choice.empty()) std::fprintf(stderr, "vkgemm-blas: device %s\n", device_choice.c_str());
   }
 };
@@ -108,6 +117,39 @@ vkgemm_gemm_desc describe(const ColumnMajorGemm<T, In>& g) {
   return d;
 }
 
+// C's span: from its first element to the last of the last batch entry (the gaps of ldc and stride_c within).
+template <class T, class In>
+size_t c_span(const ColumnMajorGemm<T, In>& g) {
+  if (g.m == 0 || g.n == 0 || g.batch == 0) return 0;
+  return size_t(g.batch - 1) * size_t(g.stride_c) + size_t(g.ldc) * size_t(g.n - 1) + size_t(g.m);
+}
+
+// VKGEMM_BLAS_CHECK=1: the device's C (`before`: C's span before the call) judged by the sampled check. A
+// result that fails is said on stderr, C's span restored and false returned: the CPU BLAS computes it again.
+template <class T, class In>
+bool checked_on_host(const ColumnMajorGemm<T, In>& g, const vkgemm_gemm_desc& d, const std::vector<T>& before,
+                     const char* routine) {
+  static std::atomic<uint64_t> calls{0};
+  static const uint64_t base = std::random_device{}() * 0x9E3779B97F4A7C15ull;
+  vkgemm_check_result r{};
+  r.struct_size = sizeof r;
+  std::fenv_t fp_state{};
+  std::fegetenv(&fp_state);
+  const vkgemm_status status = vkgemm_check(&d, g.a, g.b, before.data(), g.c, base + calls++, &r);
+  std::fesetenv(&fp_state);
+  ++counts.checked;
+  if (status == VKGEMM_OK && r.passed) {
+    if (blas_environment().verbose >= 2) warn(std::string(routine) + " checked: " + r.summary);
+    return true;
+  }
+  ++counts.check_failed;
+  warn(std::string(routine) + " " + std::to_string(g.m) + " x " + std::to_string(g.n) + " x " + std::to_string(g.k) +
+       ": the device's result FAILED the check, recomputed on the CPU BLAS: " +
+       (status == VKGEMM_OK ? std::string(r.summary) : std::string("no check: ") + vkgemm_last_error()));
+  std::copy(before.begin(), before.end(), g.c);
+  return false;
+}
+
 template <class T, class In>
 bool run(const ColumnMajorGemm<T, In>& g, const char* routine) {
   const BlasEnvironment& s = blas_environment();
@@ -127,10 +169,13 @@ bool run(const ColumnMajorGemm<T, In>& g, const char* routine) {
   vkgemm_gemm_options o{};
   o.struct_size = sizeof o;
   o.precision = s.precision.c_str();
+  std::vector<T> before;
+  if (s.check) before.assign(g.c, g.c + c_span(g));
   std::fegetenv(&fp_state);
   const vkgemm_status status = vkgemm_gemm(engine, &d, g.a, g.b, g.c, &o, nullptr);
   std::fesetenv(&fp_state);
   if (status == VKGEMM_OK) {
+    if (s.check && !checked_on_host(g, d, before, routine)) return false;
     ++counts.device;
     if (s.verbose >= 2) {
       std::fprintf(stderr, "vkgemm-blas: %s %lld x %lld x %lld (batch %lld) on the device\n", routine,

@@ -14,6 +14,7 @@
 
 #include "vkgemm/engine.hpp"
 #include "vkgemm/error.hpp"
+#include "vkgemm/reference.hpp"
 #include "vkgemm/version.hpp"
 #include "vkgemm/vkgemm.h"
 
@@ -416,3 +417,27 @@ vkgemm_status vkgemm_gemm_buffers(vkgemm_engine* engine, const vkgemm_gemm_desc*
 }
 
 }  // extern "C"
+
+vkgemm_status vkgemm_check(const vkgemm_gemm_desc* desc, const void* a, const void* b, const void* c_in,
+                           const void* c_out, uint64_t seed, vkgemm_check_result* result) {
+  return guarded([&] {
+    check_struct(desc, desc ? desc->struct_size : 0, sizeof(vkgemm_gemm_desc), "vkgemm_gemm_desc");
+    check_struct(result, result ? result->struct_size : 0, sizeof(vkgemm_check_result), "vkgemm_check_result");
+    const vkgemm::GemmDesc d = to_desc(*desc);
+    vkgemm::check_gemm(d);
+    for (const auto& [p, name] : {std::pair{a, 'A'}, std::pair{b, 'B'}, std::pair{c_in, 'C'}, std::pair{c_out, 'C'}}) {
+      if (!p && vkgemm::operand_extent(d, name).elements > 0) {
+        refuse(fmt::format("vkgemm_check: the pointer of {} (c_in and c_out for C) is null, but it has elements", name));
+      }
+    }
+    vkgemm::SampleOptions sample;
+    sample.seed = seed;
+    const vkgemm::Comparison r = vkgemm::check_sampled(d, a, b, c_in, c_out, {}, sample);
+    result->passed = r.passed ? 1 : 0;
+    result->worst_element_ratio = r.worst_element_ratio;
+    result->row_sum_ratio = r.sampled ? r.sampled->row_sum_ratio : 0.0;
+    result->bad_elements = r.bad_elements, result->first_bad = r.first_bad;
+    result->bad_rows = r.sampled ? r.sampled->bad_rows : 0;
+    copy_text(result->summary, r.summary());
+  });
+}

@@ -32,7 +32,8 @@
 # rank the block size does not change the GEMM, and the timer generates each matrix serially, about 100 s for
 # the three of 24576 at 60 ns an element); PBLAS_CHECK_N and PBLAS_CHECK_NBS (4096 and "4096": the tester's own
 # check is serial, O(M N K) in Fortran loops, minutes at 4096, so it checks the product at that size, not at
-# the timed ones); PBLAS_PHASES ("gpu cpu check": any of them, to split the work over several device calls);
+# the timed ones); PBLAS_PHASES ("gpu cpu check": any of them, and "checked": the gpu phase again with every
+# local GEMM's result judged on the host, VKGEMM_BLAS_CHECK=1, untimed; to split the work over several calls);
 # PBLAS_RANKS (1: the timer on a 1 x R grid, R ranks, each its own GPU by its local rank) and PBLAS_LOGICAL_NB
 # (4096: the K step of each local GEMM from two ranks up).
 set -euo pipefail
@@ -192,16 +193,23 @@ EOF
   for op in PDSYMM PDSYRK PDSYR2K PDTRMM PDTRSM PDGEADD PDTRADD; do printf '%-8sF\tput F for no test in the same column\n' "$op"; done
 }
 
-# run_tim <tag> [mpirun -x settings...]: dpb3tim with one rank in $out/<tag>/, its report to $out/<tag>.txt.
+# run_tim <tag> [mpirun -x settings...]: dpb3tim with PBLAS_RANKS ranks in $out/<tag>/, its report to
+# $out/<tag>.txt; where nvidia-smi is, each GPU's use sampled every half second meanwhile into $out/<tag>.smi.csv.
 run_tim() {
   local tag=$1
   shift
   mkdir -p "$out/$tag"
   tim_dat "$cases" > "$out/$tag/PDBLAS3TIM.dat"
-  local start=$SECONDS
+  local start=$SECONDS smi=
+  if command -v nvidia-smi > /dev/null; then
+    nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used --format=csv,noheader,nounits -lms 500 \
+      > "$out/$tag.smi.csv" 2> /dev/null &
+    smi=$!
+  fi
   (cd "$out/$tag" && mpirun.openmpi -n "$ranks" --bind-to none -x LD_LIBRARY_PATH="$openblas" -x OPENBLAS_VERBOSE=2 \
     -x OMPI_MCA_btl -x OMPI_MCA_pml -x OMPI_MCA_mca_base_component_show_load_errors "$@" "$debs/bin/dpb3tim") \
     > "$out/$tag.txt" 2> "$out/$tag.stderr" || { echo "pblas-timing: dpb3tim ($tag) failed"; tail -20 "$out/$tag.stderr"; }
+  [[ -z $smi ]] || kill "$smi" 2> /dev/null || true
   echo "pblas-timing: dpb3tim ($tag) took $((SECONDS - start)) s"
   grep -E '^  \|  PDGEMM|Not enough|GEMMs on the device|vkgemm-blas|Core:' "$out/$tag.txt" "$out/$tag.stderr" || true
 }
@@ -209,16 +217,22 @@ run_tim() {
 for phase in $phases; do
   case $phase in
     gpu) run_tim gpu -x LD_PRELOAD="$lib" -x VKGEMM_BLAS_VERBOSE=1 -x OPENBLAS_NUM_THREADS="$cores" ;;
+    # The same products again, each local GEMM's result judged on the host by the library's sampled check
+    # (VKGEMM_BLAS_CHECK=1, docs/blas.md): not timed (the check's copy of C and its passes are in the call).
+    checked) run_tim checked -x LD_PRELOAD="$lib" -x VKGEMM_BLAS_VERBOSE=1 -x VKGEMM_BLAS_CHECK=1 \
+               -x OPENBLAS_NUM_THREADS="$cores" ;;
     cpu) run_tim cpu -x OPENBLAS_NUM_THREADS="$cores" ;;
     check)
-      # ScaLAPACK's tester, PDGEMM alone through vkgemm at PBLAS_CHECK_N with each block size, error exits too.
+      # ScaLAPACK's tester, PDGEMM alone through vkgemm at PBLAS_CHECK_N with each block size, error exits too,
+      # on the 1 x PBLAS_RANKS grid, every GEMM routed (threshold 0: the tester's local GEMMs are small).
       mkdir -p "$out/check"
-      awk -v n="$check_n" -v nbs="$check_nbs" '
+      awk -v n="$check_n" -v nbs="$check_nbs" -v ranks="$ranks" '
         BEGIN { split(nbs, b, " "); count = length(b) }
         function rep(v,   s, i) { s = ""; for (i = 1; i <= count; i++) s = s v " "; return s }
         function list(   s, i) { s = ""; for (i = 1; i <= count; i++) s = s b[i] " "; return s }
         /number of process grids/ { print "1\t\tnumber of process grids (ordered pairs of P & Q)"; next }
-        /values of [PQ]$/ { print "1\t\tvalues of " $NF; next }
+        /values of P$/ { print "1\t\tvalues of P"; next }
+        /values of Q$/ { print ranks "\t\tvalues of Q"; next }
         /number of tests problems/ { print count "\t\tnumber of tests problems"; next }
         /values of (DIAG|SIDE|TRANSA|TRANSB|UPLO)$/ { print rep("'\''" ($1 ~ /U/ ? "U" : ($1 ~ /L/ ? "L" : "N")) "'\''") "\tvalues of " $NF; next }
         /values of [MNK]$/ || /values of [MN]_[ABC]$/ { print rep(n) "\tvalues of " $NF; next }
@@ -291,21 +305,21 @@ PDGEADD F
 PDTRADD F
 EOF
       start=$SECONDS
-      (cd "$out/check" && mpirun.openmpi -n 1 --bind-to none -x LD_LIBRARY_PATH="$openblas" -x LD_PRELOAD="$lib" \
-        -x VKGEMM_BLAS_VERBOSE=1 -x OMPI_MCA_btl -x OMPI_MCA_pml -x OMPI_MCA_mca_base_component_show_load_errors \
+      (cd "$out/check" && mpirun.openmpi -n "$ranks" --bind-to none -x LD_LIBRARY_PATH="$openblas" -x LD_PRELOAD="$lib" \
+        -x VKGEMM_BLAS_VERBOSE=1 -x VKGEMM_BLAS_THRESHOLD=0 -x OMPI_MCA_btl -x OMPI_MCA_pml -x OMPI_MCA_mca_base_component_show_load_errors \
         "$debs/bin/dpb3tst") > "$out/check.txt" 2> "$out/check.stderr" || echo "pblas-timing: dpb3tst failed"
       echo "pblas-timing: dpb3tst took $((SECONDS - start)) s"
       grep -E 'PDGEMM +[0-9]|FAILED|SUSPECT|ERROR|GEMMs on the device|vkgemm-blas: device' "$out/check.txt" "$out/check.stderr" || true
       ;;
-    *) echo "pblas-timing: unknown phase '$phase' (gpu, cpu, check)"; exit 2 ;;
+    *) echo "pblas-timing: unknown phase '$phase' (gpu, checked, cpu, check)"; exit 2 ;;
   esac
 done
 
 # The comparison: each test's wall-time GFLOP/s through vkgemm and on the CPU, the warm-up left out.
-python3 - "$out" "$cases" "$check_n" <<'PY' | tee "$out/summary.txt"
+python3 - "$out" "$cases" "$check_n" "$ranks" <<'PY' | tee "$out/summary.txt"
 import json, re, sys
 from pathlib import Path
-out, check_n = Path(sys.argv[1]), int(sys.argv[3])
+out, check_n, ranks = Path(sys.argv[1]), int(sys.argv[3]), int(sys.argv[4])
 given = [tuple(map(int, c.split(":"))) for c in sys.argv[2].split()]
 cases = [given[0] + ("warm-up",)] + [c + ("",) for c in given]
 def rows(tag):
@@ -319,7 +333,7 @@ def rows(tag):
         found.append((float(m.group(1)), float(m.group(2)) / 1e3) if m else None)
     return found
 gpu, cpu = rows("gpu"), rows("cpu")
-result = {"cases": []}
+result = {"ranks": ranks, "cases": []}
 print(f"{'n':>6} {'NB':>5}  {'vkgemm s':>9} {'GFLOP/s':>9}  {'CPU s':>9} {'GFLOP/s':>9}  ratio")
 for i, (n, nb, note) in enumerate(cases):
     g = gpu[i] if gpu and i < len(gpu) else None
@@ -339,8 +353,9 @@ if check.exists():
                        "passed": bool(m) and m.group(1) == m.group(2) != "0" and m.group(3) == "0"
                                  and m.group(4) == "0" and not failures}
     print("check (dpb3tst, PDGEMM):", result["check"])
-# Through vkgemm, every GEMM must have run on the device: none on the CPU BLAS, none fallen back.
-for tag in ("gpu", "check"):
+# Through vkgemm, every GEMM must have run on the device: none on the CPU BLAS, none fallen back; under the
+# check, every one checked and none failed.
+for tag in ("gpu", "checked", "check"):
     err = out / f"{tag}.stderr"
     if err.exists():
         lines = [l for l in err.read_text().splitlines() if l.startswith("vkgemm-blas:")]
@@ -349,5 +364,21 @@ for tag in ("gpu", "check"):
         result[f"{tag}_library"] = lines
         result[f"{tag}_all_on_device"] = bool(counts) and all(d > 0 and c == 0 and f == 0 for d, c, f in counts)
         print(tag, *lines, f"every GEMM on the device: {result[f'{tag}_all_on_device']}", sep="\n  ")
+        if tag == "checked":
+            judged = [tuple(map(int, m.groups())) for l in lines
+                      if (m := re.search(r"(\d+) checked on the host, (\d+) of them failed", l))]
+            result["checked_all_passed"] = (len(judged) == len(counts) == ranks > 0 and
+                                            all(j == d and f == 0 for (j, f), (d, _, _) in zip(judged, counts)))
+            print(f"  every local GEMM checked, none failed: {result['checked_all_passed']}")
+    smi = out / f"{tag}.smi.csv"
+    if smi.exists():  # each GPU's busiest sample and the share of samples it was busy (utilization > 50 %)
+        use = {}
+        for line in smi.read_text().splitlines():
+            f = [x.strip() for x in line.split(",")]
+            if len(f) == 4 and f[2].isdigit():
+                use.setdefault(f[1], []).append(int(f[2]))
+        result[f"{tag}_gpu_use"] = {g: {"max_pct": max(u), "busy_share": sum(x > 50 for x in u) / len(u),
+                                        "samples": len(u)} for g, u in use.items()}
+        print(f"  GPU use during {tag}: {result[f'{tag}_gpu_use']}")
 (out / "summary.json").write_text(json.dumps(result, indent=2) + "\n")
 PY
