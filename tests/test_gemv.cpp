@@ -192,13 +192,20 @@ TEST_SUITE("gemv") {
     const DeviceInfo gpu = described_gpu();
     for (const DataType type : {DataType::f32, DataType::f16, DataType::f64, DataType::bf16, DataType::i8}) {
       CAPTURE(to_string(type));
-      const bool simt_type = type == DataType::f32 || type == DataType::f64;
+      // One row of op(A): gemv where its K splits (the SIMT types, f16 and bf16 with their fp32 sums); int8's
+      // one slice loses to coopmat2's tensor loads of B.
+      const bool one_row = type != DataType::i8;
       CHECK(planned({.type = type, .m = 4096, .n = 1, .k = 4096}, gpu) == Kernel::gemv);
-      // One row of op(A): the SIMT types' kernels load B once per row anyway; coopmat2 streams it faster.
-      CHECK((planned({.type = type, .m = 1, .n = 4096, .k = 4096}, gpu) == Kernel::gemv) == simt_type);
+      CHECK((planned({.type = type, .m = 1, .n = 4096, .k = 4096}, gpu) == Kernel::gemv) == one_row);
       // Column-major, turned (C^T = op(B)^T op(A)^T): the kernel sees one row, as in the case above.
       CHECK((planned({.type = type, .layout = Layout::col_major, .op_a = Op::t, .m = 4096, .n = 1, .k = 1024}, gpu) ==
-             Kernel::gemv) == simt_type);
+             Kernel::gemv) == one_row);
+      // f16 and bf16 on a device without 16-bit arithmetic: one slice, so one row stays coopmat2's.
+      if (type == DataType::f16 || type == DataType::bf16) {
+        DeviceInfo no_f16 = gpu;
+        no_f16.float16 = false;
+        CHECK(planned({.type = type, .m = 1, .n = 4096, .k = 4096}, no_f16) != Kernel::gemv);
+      }
       // Two rows or columns, or one past each bound, keep the other kernels: they reuse each loaded element.
       CHECK(planned({.type = type, .m = 4096, .n = 2, .k = 4096}, gpu) != Kernel::gemv);
       CHECK(planned({.type = type, .m = 4096, .n = 16, .k = 4096}, gpu) != Kernel::gemv);

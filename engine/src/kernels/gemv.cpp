@@ -20,9 +20,10 @@ constexpr DataType kInputs[] = {DataType::f32,  DataType::i32, DataType::f64, Da
 
 // auto's rule (docs/design/planner.md, "Skinny products"; docs/design/gemv.md, the measurements): a small side
 // of one, the large side and K long enough that streaming the large operand is the product's cost, on a GPU;
-// for f16, bf16, i8 and u8 only where the one is C's column count (one row of op(A) streams B faster through
-// coopmat2's tensor loads). With 4 or 16 rows the blocked and matrix kernels reuse each loaded element across
-// them and win: auto keeps them there.
+// for i8, u8, and f16 and bf16 whose K the device cannot split (no 16-bit arithmetic for their reduce), only
+// where the one is C's column count (one row of op(A) streams B faster through coopmat2's tensor loads than one
+// slice of K does). With 4 or 16 rows the blocked and matrix kernels reuse each loaded element across them and
+// win: auto keeps them there.
 constexpr uint32_t kAutoMinLarge = 1024;
 constexpr uint32_t kAutoMinK = 256;
 
@@ -77,12 +78,22 @@ Sides sides_of(const Problem& p) {
   return {small_m, small_m ? p.m : p.n, small_m ? p.n : p.m};
 }
 
+// Whether K may be split across workgroups: the slices' sums in C's own type (f32, f64), or f16's and bf16's
+// in fp32 where the device builds their reduce variants (16-bit arithmetic: shaders/CMakeLists.txt); the
+// integer types and fp16 sums run one slice.
+bool splits_k(const Types& types, const DeviceInfo& device) {
+  const bool own_sums = (types.input == DataType::f32 || types.input == DataType::f64) && types.output == types.input;
+  const bool fp32_sums = is_half_width_float(types.input) && device.float16 && device.storage16;
+  return (own_sums || fp32_sums) && !types.f16_accumulate;
+}
+
 // Whether auto's rule takes this product (kAutoMinLarge, kAutoMinK).
 bool skinny(const DeviceInfo& device, const Problem& p) {
   const Sides s = sides_of(p);
   const bool simt_type = p.types.input == DataType::f32 || p.types.input == DataType::f64 ||
                          p.types.input == DataType::i32;
-  return device.type != DeviceType::cpu && s.small == 1 && (simt_type || !s.small_m) && s.large >= kAutoMinLarge &&
+  const bool one_row = simt_type || (is_half_width_float(p.types.input) && splits_k(p.types, device));
+  return device.type != DeviceType::cpu && s.small == 1 && (one_row || !s.small_m) && s.large >= kAutoMinLarge &&
          p.k >= kAutoMinK;
 }
 
@@ -117,11 +128,7 @@ uint32_t small_block(uint32_t small) { return std::bit_ceil(std::clamp(small, 1u
 // The K slices of a product whose grid (x times y, per batch entry) is `groups` workgroups: Problem::splits
 // where the partition fixed it for the pieces, else kSplitWorkgroups' rule; one where the types do not split.
 uint32_t splits_for(const Problem& p, uint32_t groups, const Types& types, const DeviceInfo& device) {
-  const bool own_sums = (types.input == DataType::f32 || types.input == DataType::f64) && types.output == types.input;
-  // The 16-bit inputs' reduce variants are built with 16-bit arithmetic (shaders/CMakeLists.txt).
-  const bool fp32_sums = is_half_width_float(types.input) && device.float16 && device.storage16;
-  const bool splittable = (own_sums || fp32_sums) && !types.f16_accumulate;
-  if (!splittable || p.k == 0) return 1;
+  if (!splits_k(types, device) || p.k == 0) return 1;
   if (p.splits) return p.splits;
   const uint64_t wanted = (kSplitWorkgroups + uint64_t{groups} * p.batch - 1) / (uint64_t{groups} * p.batch);
   return static_cast<uint32_t>(std::clamp<uint64_t>(wanted, 1, std::max(1u, p.k / kSplitMinK)));
