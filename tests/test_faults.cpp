@@ -578,4 +578,38 @@ TEST_SUITE("faults") {
       CHECK(std::memcmp(back.data() + 1, data.data() + 1, bytes - 1) == 0);
     }
   }
+  TEST_CASE("a buffer refused for memory while the pool keeps others: the pool released, the allocation tried again") {
+    (void)layer();  // in the chain before the engine's instance
+    const test::ExpectedMessages loader_notices("VK_LAYER_VKGEMM_fault");
+    auto e = test::make_engine();
+    detail::BufferPool& pool = *detail::Access::impl(*e).buffer_pool;
+    // Where a new buffer's allocation comes among its calls (counting, nothing failed).
+    layer().arm(0, 0, nullptr);
+    (void)e->create_buffer(3 << 20);
+    layer().disarm();
+    uint64_t at = 0;
+    for (uint64_t n = 1; const char* f = layer().call(n); ++n) {
+      if (std::string_view(f) == "vkAllocateMemory") {
+        at = n;
+        break;
+      }
+    }
+    REQUIRE(at > 0);
+    for (const bool kept : {true, false}) {
+      CAPTURE(kept);
+      pool.clear();
+      if (kept) (void)e->create_buffer(1 << 20);  // freed at once: kept
+      REQUIRE(pool.count() == (kept ? 1u : 0u));
+      layer().arm(at, VK_ERROR_OUT_OF_DEVICE_MEMORY, "vkAllocateMemory");
+      if (kept) {
+        Buffer b = e->create_buffer(5 << 20);  // refused once, then made once the pool let go
+        CHECK(b.size() == uint64_t{5} << 20);
+        CHECK(pool.count() == 0);
+      } else {
+        test::expect_error([&] { (void)e->create_buffer(5 << 20); }, ErrorCode::out_of_memory, "");
+      }
+      CHECK(layer().injected() == 1);
+      layer().disarm();
+    }
+  }
 }

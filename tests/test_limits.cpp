@@ -212,7 +212,9 @@ TEST_SUITE("limits") {
     CHECK(contains(failure, e.device().name));
     CHECK(allocated >= 1);
     CHECK(allocated <= budget / chunk);
-    CHECK(driver_report.seen() <= 1);  // Mesa's own report of the failure it returned, nothing more
+    // Mesa's own report of each failure it returned, nothing more: the allocation's, and its second try's where
+    // the engine's pool of freed buffers held some (buffer_pool.hpp: released, then tried once more).
+    CHECK(driver_report.seen() <= 2);
     MESSAGE("exhausted after ", allocated, " x 64 MiB: ", failure);
     check_still_usable("memory exhaustion");
   }

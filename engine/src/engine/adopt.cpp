@@ -202,6 +202,7 @@ EngineImpl::EngineImpl(const VulkanDevice& d) {
   const bool timeline = on.timeline && d.api_version >= VK_API_VERSION_1_2;
   device = std::make_unique<vk::Device>(d.physical_device, d.device, d.queue, d.queue_family_index, timeline);
   memory = std::make_unique<vk::MemoryAllocator>(*instance, *device, physical.info);
+  buffer_pool = std::make_unique<BufferPool>(physical.info.device_local_memory);
   default_wait = environment_wait_mode();
   submitter = std::make_unique<vk::Submitter>(*device, timeline,
                                               vk::wait_spin(WaitMode::automatic, default_wait, physical.info.type));

@@ -31,6 +31,7 @@ EngineImpl::EngineImpl(const EngineOptions& asked) {
   apply_test_limits(physical.info);
   device = std::make_unique<vk::Device>(physical);
   memory = std::make_unique<vk::MemoryAllocator>(*instance, *device, physical.info);
+  buffer_pool = std::make_unique<BufferPool>(physical.info.device_local_memory);
   default_wait = environment_wait_mode();
   submitter = std::make_unique<vk::Submitter>(*device, device->timeline(),
                                               vk::wait_spin(WaitMode::automatic, default_wait, physical.info.type));
@@ -42,8 +43,19 @@ EngineImpl::EngineImpl(const EngineOptions& asked) {
 Buffer EngineImpl::create_buffer(uint64_t bytes, std::string_view name) {
   auto impl = std::make_unique<BufferImpl>();
   const std::string label = name.empty() ? std::string("vkgemm buffer") : std::string(name);
-  impl->alloc = memory->create(bytes, vk::MemoryUse::storage, label.c_str());
+  if (auto kept = buffer_pool->take(bytes)) {
+    impl->alloc = std::move(*kept);
+  } else {
+    try {
+      impl->alloc = memory->create(bytes, vk::MemoryUse::storage, label.c_str());
+    } catch (const Error& e) {
+      // The kept buffers hold memory the driver may need: released, the allocation is tried once more.
+      if (e.code() != ErrorCode::out_of_memory || buffer_pool->clear() == 0) throw;
+      impl->alloc = memory->create(bytes, vk::MemoryUse::storage, label.c_str());
+    }
+  }
   impl->owner = this;
+  impl->pool = buffer_pool.get();
   impl->id = next_buffer_id.fetch_add(1, std::memory_order_relaxed);
   return Buffer(std::move(impl));
 }

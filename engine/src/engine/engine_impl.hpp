@@ -14,6 +14,7 @@
 
 #include "device/device_query.hpp"
 #include "vk/host_copies.hpp"
+#include "engine/buffer_pool.hpp"
 #include "engine/host_panels.hpp"
 #include "engine/plan_cache.hpp"
 #include "kernels/registry.hpp"
@@ -34,8 +35,13 @@
 namespace vkgemm::detail {
 
 struct BufferImpl {
+  // Its allocation goes back to the engine's pool (buffer_pool.hpp), for the next buffer of its size.
+  ~BufferImpl() {
+    if (pool && alloc.buffer.get() != VK_NULL_HANDLE) pool->keep(std::move(alloc));
+  }
   vk::AllocatedBuffer alloc;
   const EngineImpl* owner = nullptr;
+  BufferPool* pool = nullptr;
   // Unique among the engine's buffers and never reused, unlike a VkBuffer handle, which a driver may hand
   // out again once the buffer is destroyed: what a replayed recording (Replay) knows its operands by.
   uint64_t id = 0;
@@ -305,6 +311,8 @@ struct EngineImpl {
   std::string device_reason;  // why this device (Engine::device_reason)
   std::unique_ptr<vk::Device> device;
   std::unique_ptr<vk::MemoryAllocator> memory;
+  // The freed buffers kept for reuse: made after `memory`, destroyed after every Buffer the engine holds.
+  std::unique_ptr<BufferPool> buffer_pool;
   std::unique_ptr<vk::Submitter> submitter;
   std::unique_ptr<kernels::Pipelines> pipelines;
   std::shared_ptr<PlanRegistry> plans = std::make_shared<PlanRegistry>();
