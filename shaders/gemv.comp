@@ -15,8 +15,8 @@
 //
 // The large operand is read once, coalesced, along whichever dimension it is contiguous in (R_CONTIG): along
 // k (op(A) = A untransposed, op(B) = B^T) an invocation reads 4 consecutive k of RPI rows, neighbours the next
-// 4; along r (A^T, B untransposed) it reads RPI = 4 consecutive r at one k, neighbours the next 4, and the
-// KLANES invocations of a column walk K. Each invocation issues UNROLL steps' loads before their sums, so that
+// 4; along r (A^T, B untransposed) it reads RPI (4, or 8 for 16-bit elements: 16 bytes either way)
+// consecutive r at one k, neighbours the next RPI, and the KLANES invocations of a column walk K. Each invocation issues UNROLL steps' loads before their sums, so that
 // enough bytes are in flight to cover the memory's latency. Where the variant has a vector type of the stored elements
 // (GEMV_VEC: f32, f64, i32, f16) and the operand's ld, offset and batch stride are multiples of 4 (the flags'
 // GEMM_VEC_A or GEMM_VEC_B), those 4 elements are one vector load; elsewhere, and at the edges, element by
@@ -38,7 +38,7 @@ layout(constant_id = 1) const uint SB = 1;         // columns of the small opera
 layout(constant_id = 2) const uint SMALL_M = 0;    // 1: M is the small side (L is op(B)^T); 0: N is
 layout(constant_id = 3) const uint R_CONTIG = 0;   // 1: L's elements are contiguous along r; 0: along k
 layout(constant_id = 4) const uint KLANES = 32;    // invocations splitting K for the same rows (divides WG)
-layout(constant_id = 5) const uint RPI = 1;        // rows of L per invocation (4 where R_CONTIG)
+layout(constant_id = 5) const uint RPI = 1;        // rows of L per invocation (4 or 8 where R_CONTIG)
 layout(local_size_x_id = 0) in;
 
 const uint RLANES = WG / KLANES;
@@ -130,12 +130,17 @@ void main() {
       [[unroll]] for (uint u = 0; u < UNROLL; ++u) {
         const uint k = k0 + u * KLANES;
         const uint at = base + k * ld + r0;
-        if (RPI == 4u && vec && r0 + 4u <= R && k < k_end) {
-          ACC_T v[4];
-          large4(at, v);
-          [[unroll]] for (uint j = 0; j < RPI; ++j) l[u][j] = v[j];
-        } else {
-          [[unroll]] for (uint j = 0; j < RPI; ++j) l[u][j] = (r0 + j < R && k < k_end) ? large_at(at + j) : ACC_T(0);
+        [[unroll]] for (uint g = 0; g < RPI / 4u; ++g) {  // RPI a multiple of 4 here
+          if (vec && r0 + 4u * g + 4u <= R && k < k_end) {
+            ACC_T v[4];
+            large4(at + 4u * g, v);
+            [[unroll]] for (uint t = 0; t < 4u; ++t) l[u][4u * g + t] = v[t];
+          } else {
+            [[unroll]] for (uint t = 0; t < 4u; ++t) {
+              const uint j = 4u * g + t;
+              l[u][j] = (r0 + j < R && k < k_end) ? large_at(at + j) : ACC_T(0);
+            }
+          }
         }
       }
       [[unroll]] for (uint u = 0; u < UNROLL; ++u) {

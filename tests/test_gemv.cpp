@@ -232,11 +232,12 @@ TEST_SUITE("gemv") {
     CHECK((m_small.pieces[0].main.push.flags & (GEMM_VEC_A | GEMM_VEC_B)) == 0);  // ldb 4097: element loads
     const detail::Schedule wide = plan({.m = 40, .n = 4096, .k = 64});
     CHECK(wide.pieces[0].main.grid[1] == (40 + GEMM_GEMV_MAX_SMALL - 1) / GEMM_GEMV_MAX_SMALL);
-    // K split across workgroups where the rows give few: 1 x 4096 read along its rows is 128 workgroups of 32
-    // rows, so 8 slices of 512; 4096 x 1 read along k is 256 of 16 rows, 4 slices. f16 sums its slices in fp32
-    // (the variant with C f32), fp16 sums run one slice.
+    // K split across workgroups where the rows give few: 1 x 4096 read along its rows is 64 workgroups of 64
+    // rows (16 invocations of 4), so 8 slices of 512 (at most K / 512); 4096 x 1 read along k is 256 of 16 rows,
+    // 4 slices. f16 reads 8 rows an invocation along its rows (16 bytes, as f32's 4), sums its slices in fp32
+    // (the variant with C f32); fp16 sums run one slice.
     const detail::Schedule row = plan({.m = 1, .n = 4096, .k = 4096});
-    CHECK(row.pieces[0].main.grid[0] == 128);
+    CHECK(row.pieces[0].main.grid[0] == 64);
     CHECK(row.pieces[0].main.grid[2] == 8);
     CHECK(row.pieces[0].main.push.k_split == 512);
     CHECK(row.pieces[0].reduce.has_value());
@@ -245,6 +246,8 @@ TEST_SUITE("gemv") {
     CHECK(column.pieces[0].main.grid[2] == 4);
     CHECK(column.pieces[0].main.push.k_split == 1024);
     const detail::Schedule half = plan({.type = DataType::f16, .c_type = DataType::f16, .m = 1, .n = 4096, .k = 4096});
+    CHECK(half.pieces[0].main.grid[0] == 32);
+    CHECK(half.config.find("128 rows x 16 K lanes, along rows") != std::string::npos);
     CHECK(half.pieces[0].main.grid[2] == 8);
     CHECK(half.pieces[0].main.shape.shader == "gemv_f16_f32");
     REQUIRE(half.pieces[0].reduce.has_value());

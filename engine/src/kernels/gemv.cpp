@@ -36,9 +36,11 @@ constexpr uint32_t kMinWorkgroup = 32;
 constexpr uint32_t kKLanesAlongK = 32;
 constexpr uint32_t kKLanesShortK = 8;
 constexpr uint32_t kShortK = 4 * kKLanesShortK;
-// Along r (L's columns contiguous): 8 invocations of 4 rows each cover 32 consecutive r (128 bytes of f32)
-// at one k; the rest of the workgroup walks K.
-constexpr uint32_t kRLanesAlongR = 8;
+// Along r (L's columns contiguous): 16 invocations of 16 bytes each (4 rows of f32, 8 of f16 where the small
+// side is at most kWideRowsMaxSmall) cover 256 consecutive bytes of a row of L at one k; the rest of the
+// workgroup walks K. Fewer bytes a load keep fewer in flight (docs/design/gemv.md, the measurements).
+constexpr uint32_t kRLanesAlongR = 16;
+constexpr uint32_t kWideRowsMaxSmall = 4;
 
 // K split across workgroups where the rows alone give fewer than kSplitWorkgroups of them (1 x 4096 x 4096
 // read along its rows is 128 workgroups of 256 invocations: an eighth of what keeps an H200's 132 SMs' loads
@@ -142,7 +144,7 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   const uint32_t wg = workgroup_for(ctx.device, sb, ctx.types);
   uint32_t klanes, rpi;
   if (r_contig) {
-    rpi = 4;
+    rpi = ctx.types.input == DataType::f16 && sb <= kWideRowsMaxSmall ? 8 : 4;  // f16: the variant's vector loads
     klanes = wg / std::min(kRLanesAlongR, wg);
   } else {
     // Fewer K lanes on short rows; two rows an invocation where the small side is narrow (more loads in
