@@ -179,6 +179,28 @@ TEST_SUITE("gemv") {
         }
   }
 
+  TEST_CASE("f16 along rows at 8 rows an invocation: vector and element loads, a ragged last block, both C types") {
+    // 1 x 1101 x 2048: 9 workgroups of 128 rows (the last holds 77: its last invocation 5 of 8), 4 slices;
+    // rows_along_r takes 8 rows where 36 workgroups are 4 a compute unit (a CPU device's are its threads).
+    // Operands at aligned offsets, ldb 1104 (a multiple of 4: vector loads) and 1103 (element loads).
+    if (const auto feature = missing_feature(test::engine().device(), DataType::f16); !feature.empty()) {
+      return test::skip(std::string(feature));
+    }
+    const bool eight = 9 * 4 >= 4 * std::max(1u, test::engine().device().compute_units);
+    auto rng = test::case_rng(test::current_case_name());
+    for (const DataType out : {DataType::f32, DataType::f16}) {
+      for (const int64_t ldb : {1104, 1103}) {
+        CAPTURE(to_string(out));
+        CAPTURE(ldb);
+        const GemmDesc d{.type = DataType::f16, .c_type = out, .m = 1, .n = 1101, .k = 2048, .ldb = ldb, .beta = 0.5};
+        const auto result = test::check_gemm_call(d, {.kernel = Kernel::gemv}, rng, 0);  // aligned: vector loads
+        CHECK(result.timing.config.find(eight ? "128 rows x 16 K lanes, along rows, K in 4 slices"
+                                              : "64 rows x 16 K lanes, along rows") != std::string::npos);
+        CHECK_MESSAGE(result.passed, "seed ", test::run_seed(), ": ", result.detail);
+      }
+    }
+  }
+
   TEST_CASE("a wide small side runs in blocks of 16 along the grid: any product is the kernel's") {
     auto rng = test::case_rng("gemv wide");
     for (const auto& [m, n, k] : {std::array<int64_t, 3>{33, 40, 70}, {17, 17, 5}, {100, 48, 129}}) {
@@ -246,9 +268,14 @@ TEST_SUITE("gemv") {
     CHECK(column.pieces[0].main.grid[2] == 4);
     CHECK(column.pieces[0].main.push.k_split == 1024);
     const detail::Schedule half = plan({.type = DataType::f16, .c_type = DataType::f16, .m = 1, .n = 4096, .k = 4096});
-    CHECK(half.pieces[0].main.grid[0] == 32);
-    CHECK(half.config.find("128 rows x 16 K lanes, along rows") != std::string::npos);
+    // f16 along rows: 8 rows an invocation where the grid keeps 4 workgroups a compute unit with them (16384
+    // rows: 128 workgroups of 128, 8 slices, on 132 units), else 4 (4096 rows: 32 of 128 rows would give 256).
+    CHECK(half.pieces[0].main.grid[0] == 64);
+    CHECK(half.config.find("64 rows x 16 K lanes, along rows") != std::string::npos);
     CHECK(half.pieces[0].main.grid[2] == 8);
+    const detail::Schedule long_half = plan({.type = DataType::f16, .c_type = DataType::f16, .m = 1, .n = 16384, .k = 4096});
+    CHECK(long_half.config.find("128 rows x 16 K lanes, along rows, K in 8 slices") != std::string::npos);
+    CHECK(long_half.pieces[0].main.grid[0] == 128);
     CHECK(half.pieces[0].main.shape.shader == "gemv_f16_f32");
     REQUIRE(half.pieces[0].reduce.has_value());
     CHECK(half.pieces[0].reduce->shape.shader == "splitk_reduce_f16_f16");

@@ -36,9 +36,8 @@ constexpr uint32_t kMinWorkgroup = 32;
 constexpr uint32_t kKLanesAlongK = 32;
 constexpr uint32_t kKLanesShortK = 8;
 constexpr uint32_t kShortK = 4 * kKLanesShortK;
-// Along r (L's columns contiguous): 16 invocations of 16 bytes each (4 rows of f32, 8 of f16 where the small
-// side is at most kWideRowsMaxSmall) cover 256 consecutive bytes of a row of L at one k; the rest of the
-// workgroup walks K. Fewer bytes a load keep fewer in flight (docs/design/gemv.md, the measurements).
+// Along r (L's columns contiguous): 16 invocations of 16 bytes each (4 rows of f32, 8 of f16: rows_along_r)
+// cover 256 consecutive bytes of a row of L at one k; the rest of the workgroup walks K. Fewer bytes a load keep fewer in flight (docs/design/gemv.md, the measurements).
 constexpr uint32_t kRLanesAlongR = 16;
 constexpr uint32_t kWideRowsMaxSmall = 4;
 
@@ -136,6 +135,18 @@ uint32_t splits_for(const Problem& p, uint32_t groups, const Types& types, const
   return static_cast<uint32_t>(std::clamp<uint64_t>(wanted, 1, std::max(1u, p.k / kSplitMinK)));
 }
 
+// Rows of L an invocation reads along r: 4 (16 bytes of f32); f16 8, so that a load is 16 bytes too, where
+// the small side is narrow and the wider rows still leave kHalfWave workgroups a compute unit once K is split
+// (half of the 8 of 256 invocations a unit holds: enough loads in flight); a short R keeps 4, for more
+// workgroups of fewer rows. A piece of a partitioned product chooses by its own sides, as its K lanes do.
+constexpr uint32_t kHalfWave = 4;
+uint32_t rows_along_r(const Problem& p, const Sides& s, uint32_t sb, uint32_t rlanes, const LaunchContext& ctx) {
+  if (ctx.types.input != DataType::f16 || sb > kWideRowsMaxSmall) return 4;
+  const uint64_t groups = (uint64_t{s.large} + rlanes * 8 - 1) / (rlanes * 8);
+  const uint64_t slices = splits_k(ctx.types, ctx.device) ? std::max(1u, p.k / kSplitMinK) : 1;
+  return groups * slices * p.batch >= uint64_t{kHalfWave} * std::max(1u, ctx.device.compute_units) ? 8 : 4;
+}
+
 KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   const Sides s = sides_of(p);
   const uint32_t sb = small_block(s.small);
@@ -144,7 +155,7 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   const uint32_t wg = workgroup_for(ctx.device, sb, ctx.types);
   uint32_t klanes, rpi;
   if (r_contig) {
-    rpi = ctx.types.input == DataType::f16 && sb <= kWideRowsMaxSmall ? 8 : 4;  // f16: the variant's vector loads
+    rpi = rows_along_r(p, s, sb, std::min(kRLanesAlongR, wg), ctx);
     klanes = wg / std::min(kRLanesAlongR, wg);
   } else {
     // Fewer K lanes on short rows; two rows an invocation where the small side is narrow (more loads in
