@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """The drop-in BLAS under driver failures: every counted Vulkan call of its first routed dgemm_ (the engine's
 creation and the product) failed in turn by the fault layer (tests/fault_layer), one process each. Each must
-end with the right result from the CPU BLAS, one warning that names the failed call and its result, and a
-second dgemm_ right as well (on the device again after running out of memory; on the CPU after a loss, with no
+end with the right result from the CPU BLAS, one warning that names the failed call and its result (or, for a
+buffer's allocation while the engine's pool keeps freed buffers, the pool released and the buffer made on the
+device at a second try, with no warning), and a second dgemm_ right as well (on the device again after running out of memory; on the CPU after a loss, with no
 second warning). Runs without the validation layer: the loader names the layer through the messenger (the
 faults suite walks the same calls under validation).
 Usage: test_faults.py <libvkgemm_blas.so> <the fault layer's folder>   (run by CTest, label e2e)
@@ -44,6 +45,9 @@ RESULTS = {-1: "VK_ERROR_OUT_OF_HOST_MEMORY", -2: "VK_ERROR_OUT_OF_DEVICE_MEMORY
 LOST = {"vkQueueSubmit", "vkWaitForFences", "vkGetFenceStatus", "vkWaitSemaphores", "vkGetSemaphoreCounterValue",
         "vkGetEventStatus", "vkQueueWaitIdle", "vkDeviceWaitIdle", "vkGetQueryPoolResults"}
 DEVICE_ONLY = {"vkResetCommandBuffer", "vkResetFences"}
+# A buffer's calls out of memory while the engine's pool keeps freed buffers (engine/buffer_pool.hpp): the pool
+# lets them go and the buffer is made on a second try, on the device, with no warning.
+POOLED = {"vkCreateBuffer", "vkAllocateMemory", "vkBindBufferMemory", "vkMapMemory"}
 
 
 def run(lib, layer_dir, fault, report):
@@ -66,7 +70,7 @@ def main():
         report = os.path.join(tmp, "report")
         p, _, _, trace = run(lib, layer_dir, "0:none", report)
         assert p.returncode == 0 and "vkgemm-blas:" not in p.stderr, f"the unfailed run: {p.stdout}{p.stderr}"
-        counts = {"fell back": 0, "not reached": 0}
+        counts = {"fell back": 0, "absorbed": 0, "not reached": 0}
         for n, function in enumerate(trace, 1):
             results = [-2] if function in DEVICE_ONLY else [-1 if n % 2 else -2]
             results += [-4] if function in LOST else []
@@ -82,11 +86,15 @@ def main():
                     counts["not reached"] += 1
                     continue
                 assert failed == function, f"{where}: {failed} failed instead"
+                if not warnings and function in POOLED and r in (-1, -2):
+                    counts["absorbed"] += 1  # the pool released its buffers, the second try made the buffer
+                    continue
                 assert len(warnings) == 1, f"{where}: {len(warnings)} warnings, not one: {out}"
                 assert function in warnings[0] and RESULTS[r] in warnings[0], f"{where}: {warnings[0]}"
                 counts["fell back"] += 1
         print(f"drop-in faults: {len(trace)} calls walked, {sum(counts.values())} processes: "
-              f"{counts['fell back']} fell back with one warning naming the call, {counts['not reached']} not reached")
+              f"{counts['fell back']} fell back with one warning naming the call, {counts['absorbed']} absorbed by "
+              f"the buffer pool's second try, {counts['not reached']} not reached")
         assert counts["fell back"] > 0
 
 
