@@ -192,7 +192,8 @@ TEST_SUITE("gemv") {
       for (const int64_t ldb : {1104, 1103}) {
         CAPTURE(to_string(out));
         CAPTURE(ldb);
-        const GemmDesc d{.type = DataType::f16, .c_type = out, .m = 1, .n = 1101, .k = 2048, .ldb = ldb, .beta = 0.5};
+        const GemmDesc d{
+            .type = DataType::f16, .c_type = out, .m = 1, .n = 1101, .k = 2048, .ldb = ldb, .beta = 0.5};
         const auto result = test::check_gemm_call(d, {.kernel = Kernel::gemv}, rng, 0);  // aligned: vector loads
         CHECK(result.timing.config.find(eight ? "128 rows x 16 K lanes, along rows, K in 4 slices"
                                               : "64 rows x 16 K lanes, along rows") != std::string::npos);
@@ -273,7 +274,8 @@ TEST_SUITE("gemv") {
     CHECK(half.pieces[0].main.grid[0] == 64);
     CHECK(half.config.find("64 rows x 16 K lanes, along rows") != std::string::npos);
     CHECK(half.pieces[0].main.grid[2] == 8);
-    const detail::Schedule long_half = plan({.type = DataType::f16, .c_type = DataType::f16, .m = 1, .n = 16384, .k = 4096});
+    const detail::Schedule long_half =
+        plan({.type = DataType::f16, .c_type = DataType::f16, .m = 1, .n = 16384, .k = 4096});
     CHECK(long_half.config.find("128 rows x 16 K lanes, along rows, K in 8 slices") != std::string::npos);
     CHECK(long_half.pieces[0].main.grid[0] == 128);
     CHECK(half.pieces[0].main.shape.shader == "gemv_f16_f32");

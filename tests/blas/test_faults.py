@@ -3,8 +3,8 @@
 creation and the product) failed in turn by the fault layer (tests/fault_layer), one process each. Each must
 end with the right result from the CPU BLAS, one warning that names the failed call and its result (or, for a
 buffer's allocation while the engine's pool keeps freed buffers, the pool released and the buffer made on the
-device at a second try, with no warning), and a second dgemm_ right as well (on the device again after running out of memory; on the CPU after a loss, with no
-second warning). Runs without the validation layer: the loader names the layer through the messenger (the
+device at a second try, with no warning), and a second dgemm_ right as well (on the device again after running
+out of memory; on the CPU after a loss, with no second warning). Runs without the validation layer: the loader names the layer through the messenger (the
 faults suite walks the same calls under validation).
 Usage: test_faults.py <libvkgemm_blas.so> <the fault layer's folder>   (run by CTest, label e2e)
 """

@@ -427,7 +427,8 @@ vkgemm_status vkgemm_check(const vkgemm_gemm_desc* desc, const void* a, const vo
     vkgemm::check_gemm(d);
     for (const auto& [p, name] : {std::pair{a, 'A'}, std::pair{b, 'B'}, std::pair{c_in, 'C'}, std::pair{c_out, 'C'}}) {
       if (!p && vkgemm::operand_extent(d, name).elements > 0) {
-        refuse(fmt::format("vkgemm_check: the pointer of {} (c_in and c_out for C) is null, but it has elements", name));
+        refuse(fmt::format("vkgemm_check: the pointer of {} (c_in and c_out for C) is null, but it has elements",
+                           name));
       }
     }
     vkgemm::SampleOptions sample;

@@ -37,7 +37,8 @@ constexpr uint32_t kKLanesAlongK = 32;
 constexpr uint32_t kKLanesShortK = 8;
 constexpr uint32_t kShortK = 4 * kKLanesShortK;
 // Along r (L's columns contiguous): 16 invocations of 16 bytes each (4 rows of f32, 8 of f16: rows_along_r)
-// cover 256 consecutive bytes of a row of L at one k; the rest of the workgroup walks K. Fewer bytes a load keep fewer in flight (docs/design/gemv.md, the measurements).
+// cover 256 consecutive bytes of a row of L at one k; the rest of the workgroup walks K. Fewer bytes a load
+// keep fewer in flight (docs/design/gemv.md, the measurements).
 constexpr uint32_t kRLanesAlongR = 16;
 constexpr uint32_t kWideRowsMaxSmall = 4;
 

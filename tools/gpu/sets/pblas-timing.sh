@@ -143,7 +143,8 @@ openblas=/usr/lib/x86_64-linux-gnu/openblas-pthread
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # The ranks of one node: shared memory and self, no network transport (the host has none to offer); a
 # transport set in the environment wins (OMPI_MCA_pml=ucx: UCX's shared-memory transports).
-export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader} OMPI_MCA_pml=${OMPI_MCA_pml:-ob1} OMPI_MCA_mca_base_component_show_load_errors=0
+export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader} OMPI_MCA_pml=${OMPI_MCA_pml:-ob1}
+export OMPI_MCA_mca_base_component_show_load_errors=0
 cores=$(nproc)
 {
   echo "host: $(nproc) CPUs; $(lscpu | sed -n 's/^Model name: *//p' | head -1); $(free -g | awk '/^Mem:/ {print $2}') GiB"
