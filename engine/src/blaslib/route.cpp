@@ -117,6 +117,18 @@ vkgemm_gemm_desc describe(const ColumnMajorGemm<T, In>& g) {
   return d;
 }
 
+// `f()`, the host's floating-point state (its exception flags, x86's denormal flag included) left as the
+// caller's arithmetic left it: the driver's host code (lavapipe's LLVM, the engine's checks) raises flags of
+// its own that the reference BLAS would not, and gfortran reports raised flags at STOP.
+template <class F>
+auto keeping_fp_state(F&& f) {
+  std::fenv_t fp_state{};
+  std::fegetenv(&fp_state);
+  const auto result = f();
+  std::fesetenv(&fp_state);
+  return result;
+}
+
 // C's span: from its first element to the last of the last batch entry (the gaps of ldc and stride_c within).
 template <class T, class In>
 size_t c_span(const ColumnMajorGemm<T, In>& g) {
@@ -133,10 +145,9 @@ bool checked_on_host(const ColumnMajorGemm<T, In>& g, const vkgemm_gemm_desc& d,
   static const uint64_t base = std::random_device{}() * 0x9E3779B97F4A7C15ull;
   vkgemm_check_result r{};
   r.struct_size = sizeof r;
-  std::fenv_t fp_state{};
-  std::fegetenv(&fp_state);
-  const vkgemm_status status = vkgemm_check(&d, g.a, g.b, before.data(), g.c, base + calls++, &r);
-  std::fesetenv(&fp_state);
+  const uint64_t seed = base + calls++;
+  const vkgemm_status status =
+      keeping_fp_state([&] { return vkgemm_check(&d, g.a, g.b, before.data(), g.c, seed, &r); });
   ++counts.checked;
   if (status == VKGEMM_OK && r.passed) {
     if (blas_environment().verbose >= 2) warn(std::string(routine) + " checked: " + r.summary);
@@ -157,23 +168,15 @@ bool run(const ColumnMajorGemm<T, In>& g, const char* routine) {
   // m·n·k·batch in double: exact enough for a threshold, and no wrap for ILP64 sizes.
   const bool big = double(g.m) * double(g.n) * double(g.k) * double(g.batch) >= double(s.threshold);
   if (s.threshold == kNever || !big || device_off || type_off) return false;
-  // The host's floating-point state (its exception flags, x86's denormal flag included) stays as the
-  // caller's arithmetic left it: the driver's host code (lavapipe's LLVM, the engine's checks) raises flags
-  // of its own that the reference BLAS would not, and gfortran reports raised flags at STOP.
-  std::fenv_t fp_state{};
-  std::fegetenv(&fp_state);
-  const bool have_engine = the_engine() != nullptr;  // created here at the first routed call
-  std::fesetenv(&fp_state);
-  if (!have_engine) return false;
+  // The engine is created here, at the first routed call.
+  if (!keeping_fp_state([] { return the_engine() != nullptr; })) return false;
   const vkgemm_gemm_desc d = describe(g);
   vkgemm_gemm_options o{};
   o.struct_size = sizeof o;
   o.precision = s.precision.c_str();
   std::vector<T> before;
   if (s.check) before.assign(g.c, g.c + c_span(g));
-  std::fegetenv(&fp_state);
-  const vkgemm_status status = vkgemm_gemm(engine, &d, g.a, g.b, g.c, &o, nullptr);
-  std::fesetenv(&fp_state);
+  const vkgemm_status status = keeping_fp_state([&] { return vkgemm_gemm(engine, &d, g.a, g.b, g.c, &o, nullptr); });
   if (status == VKGEMM_OK) {
     if (s.check && !checked_on_host(g, d, before, routine)) return false;
     ++counts.device;

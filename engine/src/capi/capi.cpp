@@ -416,8 +416,6 @@ vkgemm_status vkgemm_gemm_buffers(vkgemm_engine* engine, const vkgemm_gemm_desc*
   });
 }
 
-}  // extern "C"
-
 vkgemm_status vkgemm_check(const vkgemm_gemm_desc* desc, const void* a, const void* b, const void* c_in,
                            const void* c_out, uint64_t seed, vkgemm_check_result* result) {
   return guarded([&] {
@@ -442,3 +440,5 @@ vkgemm_status vkgemm_check(const vkgemm_gemm_desc* desc, const void* a, const vo
     copy_text(result->summary, r.summary());
   });
 }
+
+}  // extern "C"

@@ -81,6 +81,7 @@ uint64_t usable_alignment(const DeviceInfo& info) {
 HostCopies::HostCopies(const vk::Device& device, const vk::MemoryAllocator& memory, vk::Submitter& submitter,
                        const DeviceInfo& info, HostCopyKnobs knobs)
     : device_(device), memory_(memory), submitter_(submitter), knobs_(knobs),
+      threads_(knobs.copy_threads ? knobs.copy_threads : CopyWorkers::default_threads()),
       chunk_(knobs.staging_chunk ? knobs.staging_chunk : kChunk), alignment_(usable_alignment(info)) {}
 
 bool HostCopies::stages() const noexcept {
@@ -157,10 +158,6 @@ void HostCopies::download(const vk::AllocatedBuffer& src, uint64_t offset, void*
 
 Error HostCopies::partial_destination(const Error& e) {
   return Error(e.code(), std::string(e.what()) + kPartialDestination, e.vk_result());
-}
-
-unsigned HostCopies::copy_threads() const noexcept {
-  return knobs_.copy_threads ? knobs_.copy_threads : CopyWorkers::default_threads();
 }
 
 CopyWorkers& HostCopies::workers() {

@@ -54,8 +54,9 @@ class HostCopies {
   // on return: what the staged panels run (engine/host_panels.cpp). Counted as staged.
   void upload_staged(const void* src, uint64_t bytes, VkBuffer dst, uint64_t offset, vk::Submitter& queue);
   void download_staged(VkBuffer src, uint64_t offset, void* dst, uint64_t bytes, vk::Submitter& queue);
-  // How many host threads a staged copy's memcpy is spread over (the knob's count, else CopyWorkers' rule).
-  unsigned copy_threads() const noexcept;
+  // How many host threads a staged copy's memcpy is spread over (the knob's count, else CopyWorkers' rule),
+  // fixed when the engine is made: the rule between the paths (stages) asks it at every copy.
+  unsigned copy_threads() const noexcept { return threads_; }
   static constexpr const char* kPartialDestination =
       " (while the bytes came into host memory: the destination may hold part of them)";
 
@@ -101,6 +102,7 @@ class HostCopies {
   const vk::MemoryAllocator& memory_;
   vk::Submitter& submitter_;
   HostCopyKnobs knobs_;
+  unsigned threads_;  // copy_threads()
   uint64_t chunk_ = kChunk;
   uint64_t alignment_ = 0;  // the import's; 0: no import (no extension, or an alignment above the page size)
   std::optional<vk::AllocatedBuffer> upload_ring_, download_ring_;
