@@ -75,7 +75,7 @@ void check_went(const std::string& path, const detail::HostCopyCounts& before, c
 }  // namespace
 
 TEST_SUITE("host copies") {
-  TEST_CASE("copy workers: every byte of every part lands, none outside, across part sizes and one pool's reuse") {
+  TEST_CASE("copy workers: every byte of every part lands, none outside, across part sizes, stores and a pool's reuse") {
     auto rng = test::case_rng(test::current_case_name());
     using detail::CopyWorkers;
     constexpr uint64_t kPart = CopyWorkers::kMinPart, kGuard = 64;
@@ -88,15 +88,20 @@ TEST_SUITE("host copies") {
       CopyWorkers workers(threads);
       CHECK(workers.threads() == threads);
       for (int round = 0; round < 3; ++round) {  // one pool, many copies: each wakes only its own parts
-        for (const uint64_t bytes : sizes) {
-          INFO(fmt::format("{} threads, {} bytes, round {}", threads, bytes, round));
-          std::vector<unsigned char> dst(bytes + 2 * kGuard + 3, 0xA5);
-          workers.copy(dst.data() + kGuard + 3, src.data() + 5 + round, bytes);  // neither end aligned
-          CHECK(std::memcmp(dst.data() + kGuard + 3, src.data() + 5 + round, bytes) == 0);
-          bool guards = true;
-          for (uint64_t i = 0; i < kGuard + 3; ++i) guards = guards && dst[i] == 0xA5;
-          for (uint64_t i = kGuard + 3 + bytes; i < dst.size(); ++i) guards = guards && dst[i] == 0xA5;
-          CHECK(guards);
+        for (const auto stores : {CopyWorkers::Stores::plain, CopyWorkers::Stores::streaming}) {
+          for (const uint64_t bytes : sizes) {
+            // Neither end aligned, the destination's offset from a cache line varied (the streaming copy's head).
+            const uint64_t skew = kGuard + 3 + 29 * static_cast<uint64_t>(round);
+            INFO(fmt::format("{} threads, {} bytes, round {}, {} stores", threads, bytes, round,
+                             stores == CopyWorkers::Stores::plain ? "plain" : "streaming"));
+            std::vector<unsigned char> dst(bytes + 2 * skew, 0xA5);
+            workers.copy(dst.data() + skew, src.data() + 5 + round, bytes, stores);
+            CHECK(std::memcmp(dst.data() + skew, src.data() + 5 + round, bytes) == 0);
+            bool guards = true;
+            for (uint64_t i = 0; i < skew; ++i) guards = guards && dst[i] == 0xA5;
+            for (uint64_t i = skew + bytes; i < dst.size(); ++i) guards = guards && dst[i] == 0xA5;
+            CHECK(guards);
+          }
         }
       }
     }

@@ -6,7 +6,37 @@
 
 #include <unistd.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace vkgemm::detail {
+namespace {
+
+// memcpy with non-temporal stores for the 64-byte-aligned body of dst (memcpy for the head and tail, and on
+// targets without SSE2). The fence orders the weakly ordered streaming stores before whatever the caller
+// signals next (the part's completion, another thread's read).
+void copy_streaming(char* dst, const char* src, uint64_t bytes) {
+#if defined(__SSE2__)
+  const uint64_t head = std::min<uint64_t>(bytes, (64 - reinterpret_cast<uintptr_t>(dst) % 64) % 64);
+  std::memcpy(dst, src, head);
+  dst += head, src += head, bytes -= head;
+  for (; bytes >= 64; dst += 64, src += 64, bytes -= 64) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 16));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 32));
+    const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst), a);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + 16), b);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + 32), c);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + 48), d);
+  }
+  _mm_sfence();
+#endif
+  std::memcpy(dst, src, bytes);
+}
+
+}  // namespace
 
 unsigned CopyWorkers::default_threads() noexcept {
   return std::clamp(std::thread::hardware_concurrency(), 1u, kMaxThreads);
@@ -39,7 +69,12 @@ CopyWorkers::~CopyWorkers() {
 void CopyWorkers::copy_part(unsigned index) const {
   const Shared& s = *shared_;
   const uint64_t begin = std::min(s.bytes, index * s.part), end = std::min(s.bytes, begin + s.part);
-  if (begin < end) std::memcpy(s.dst + begin, s.src + begin, end - begin);
+  if (begin >= end) return;
+  if (s.stores == Stores::streaming) {
+    copy_streaming(s.dst + begin, s.src + begin, end - begin);
+  } else {
+    std::memcpy(s.dst + begin, s.src + begin, end - begin);
+  }
 }
 
 void CopyWorkers::work(unsigned index) {
@@ -59,11 +94,16 @@ void CopyWorkers::work(unsigned index) {
   }
 }
 
-void CopyWorkers::copy(void* dst, const void* src, uint64_t bytes) {
+void CopyWorkers::copy(void* dst, const void* src, uint64_t bytes, Stores stores) {
+  if (bytes < kMinPart) stores = Stores::plain;  // small enough that the caches may serve whoever reads it next
   const uint64_t most = std::max<uint64_t>(1, bytes / kMinPart);
   const unsigned parts = static_cast<unsigned>(std::min<uint64_t>(threads(), most));
   if (parts <= 1 || static_cast<long>(getpid()) != owner_) {
-    std::memcpy(dst, src, bytes);
+    if (stores == Stores::streaming) {
+      copy_streaming(static_cast<char*>(dst), static_cast<const char*>(src), bytes);
+    } else {
+      std::memcpy(dst, src, bytes);
+    }
     return;
   }
   Shared& s = *shared_;
@@ -71,7 +111,7 @@ void CopyWorkers::copy(void* dst, const void* src, uint64_t bytes) {
     std::lock_guard lock(s.mutex);
     s.dst = static_cast<char*>(dst), s.src = static_cast<const char*>(src), s.bytes = bytes;
     s.part = ((bytes + parts - 1) / parts + 63) / 64 * 64;  // whole cache lines a part
-    s.parts = parts, s.pending = parts - 1;
+    s.parts = parts, s.pending = parts - 1, s.stores = stores;
     ++s.generation;
   }
   s.start.notify_all();

@@ -20,9 +20,15 @@ class CopyWorkers {
   CopyWorkers(const CopyWorkers&) = delete;
   CopyWorkers& operator=(const CopyWorkers&) = delete;
 
+  // How a copy writes its destination. `streaming`: non-temporal stores, which write whole cache lines to
+  // memory without reading them first (no read-for-ownership) and leave the caches alone -- for a
+  // destination in cached host memory that is larger than the caches, such as the caller's array a download
+  // lands in. `plain`: memcpy (write-combined destinations already stream).
+  enum class Stores { plain, streaming };
+
   // `bytes` from `src` to `dst` (not overlapping), complete on return: parts of at least kMinPart bytes, one a
   // thread, the caller copying the first. One copy at a time (the caller's thread is the engine's).
-  void copy(void* dst, const void* src, uint64_t bytes);
+  void copy(void* dst, const void* src, uint64_t bytes, Stores stores = Stores::plain);
   unsigned threads() const noexcept { return static_cast<unsigned>(pool_.size()) + 1; }
 
   // Below this a part's copy is shorter than waking a thread.
@@ -49,6 +55,7 @@ class CopyWorkers {
     const char* src = nullptr;
     uint64_t bytes = 0, part = 0;
     unsigned parts = 0;
+    Stores stores = Stores::plain;
   };
   // The process that started the threads: a child forked since has none of them (it copies alone).
   const long owner_;

@@ -210,8 +210,9 @@ void HostCopies::download_staged(VkBuffer src, uint64_t offset, void* dst, uint6
     queue.wait(std::exchange(pending.serials[j % slots], 0));
     memory_.invalidate(*download_ring_);
     const uint64_t done = j * slot;
+    // Streaming stores: the caller's array is written once, past the caches, without reading it first.
     threads.copy(static_cast<char*>(dst) + done, static_cast<const char*>(download_ring_->mapped) + (j % slots) * slot,
-                 std::min(slot, bytes - done));
+                 std::min(slot, bytes - done), CopyWorkers::Stores::streaming);
     if (j + slots < chunks) copy(j + slots);
   }
   ++counts_.staged;
