@@ -811,6 +811,11 @@ TEST_SUITE("coopmat config") {
     // The 32-row tile's workgroups run two to an SM: 64 of them at 32 x 4096 split in 4, not 2.
     CHECK(planned(32, 4096, 8192, DataType::f16, false).splits == 4);
     CHECK(planned(32, 4096, 8192, DataType::f16, false).description == "32x64 split 4");
+    // Its products are bound by reading B: 16 x 4096 x 4096 takes four slices of 1024, not two of 2048;
+    // 16 x 4096 x 2048 (slices of 512) runs one; 64 x 4096 x 16384's 128 workgroups take 2 slices.
+    CHECK(planned(16, 4096, 4096, DataType::f16, false).description == "32x64 split 4");
+    CHECK(planned(8, 4096, 4096, DataType::f32, false).splits == 4);
+    CHECK(planned(16, 4096, 2048, DataType::f16, false).splits == 1);
     // A pinned split count (the whole product's, for its pieces) is kept.
     kernels::Problem p;
     p.types = {DataType::f16, DataType::f32, false};

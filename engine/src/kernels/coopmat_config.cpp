@@ -68,6 +68,10 @@ constexpr Nv2Tile kNv2Narrow{.invocations = 128, .bm = 256, .bn = 64, .bk = 64, 
 // Its workgroups of 128 invocations run two to an SM: it splits to twice kEnoughWorkgroups (4 slices of
 // 32 x 4096 x 8192 beat 2 by 1.54x and 8 by 1.07x).
 constexpr uint64_t kThinWorkgroups = 2 * 128;
+// Its products (at most 32 rows against n x k) are bound by reading B once, not by the matrix units: slices
+// as short as kThinMinSlice still pay for themselves, up to kThinMaxSlices of them.
+constexpr uint32_t kThinMinSlice = 1024;
+constexpr uint32_t kThinMaxSlices = 8;
 
 const char* acc_name(const Types& t) { return t.f16_accumulate ? "f16" : "f32"; }
 
@@ -545,6 +549,10 @@ uint32_t coopmat2_splits(const LaunchShape& shape, uint32_t m, uint32_t n, uint3
   const uint64_t groups = tiles(m, n, shape.tile[1], shape.tile[0]) * batch;
   const uint64_t enough = shape.tile[1] == kNv2Thin.bm ? kThinWorkgroups : kEnoughWorkgroups;
   if (groups >= enough || k < 4096) return 1;
+  if (shape.tile[1] == kNv2Thin.bm) {
+    const uint64_t wanted = std::min<uint64_t>((enough + groups - 1) / groups, k / kThinMinSlice);
+    return static_cast<uint32_t>(std::clamp<uint64_t>(wanted, 1, kThinMaxSlices));
+  }
   if (const uint32_t s = splits_to_fill(groups, k, enough)) return s;
   return std::clamp(k / 2048, 1u, 4u);
 }
