@@ -16,7 +16,8 @@
 // The large operand is read once, coalesced, along whichever dimension it is contiguous in (R_CONTIG): along
 // k (op(A) = A untransposed, op(B) = B^T) an invocation reads 4 consecutive k of RPI rows, neighbours the next
 // 4; along r (A^T, B untransposed) it reads RPI (4, or 8 for 16-bit elements: 16 bytes either way)
-// consecutive r at one k, neighbours the next RPI, and the KLANES invocations of a column walk K. Each
+// consecutive r at one k (f16 and bf16 eight as one 16-byte load: GEMV_VEC16), neighbours the next RPI, and the
+// KLANES invocations of a column walk K. Each
 // invocation issues UNROLL steps' loads before their sums, so that enough bytes are in flight to cover the
 // memory's latency. Where the variant has a vector type of the stored elements
 // (GEMV_VEC: f32, f64, i32, f16) and the operand's ld, offset and batch stride are multiples of 4 (the flags'
@@ -51,6 +52,11 @@ const uint RW = RLANES * RPI;
 layout(std430, set = 0, binding = 0) readonly buffer MatrixA4 { VEC_T A4[]; };
 layout(std430, set = 0, binding = 1) readonly buffer MatrixB4 { VEC_T B4[]; };
 #endif
+#ifdef GEMV_VEC16
+// 16-bit elements (f16, bf16) eight at a time: one 16-byte load, the flag's alignment a multiple of 8 elements.
+layout(std430, set = 0, binding = 0) readonly buffer MatrixA8 { uvec4 A8[]; };
+layout(std430, set = 0, binding = 1) readonly buffer MatrixB8 { uvec4 B8[]; };
+#endif
 
 shared ACC_T red[WG * SB];  // the partial sums of one row slot, [invocation][column]
 
@@ -70,6 +76,27 @@ void large4(uint i, out ACC_T v[4]) {
   [[unroll]] for (uint t = 0; t < 4u; ++t) v[t] = large_at(i + t);
 #endif
 }
+
+#ifdef GEMV_VEC16
+// A word's two 16-bit elements, widened exactly; the lower half is the earlier element.
+vec2 widen_pair(uint w) {
+#ifdef VKGEMM_BF16
+  return vec2(uintBitsToFloat(w << 16), uintBitsToFloat(w & 0xffff0000u));
+#else
+  return unpackHalf2x16(w);
+#endif
+}
+
+// Elements i .. i + 7 (i a multiple of 8 where large_vec()), as one 16-byte load.
+void large8(uint i, out ACC_T v[8]) {
+  const uvec4 w = SMALL_M != 0u ? B8[i / 8u] : A8[i / 8u];
+  [[unroll]] for (uint t = 0; t < 4u; ++t) {
+    const vec2 h = widen_pair(w[t]);
+    v[2u * t] = ACC_T(h.x);
+    v[2u * t + 1u] = ACC_T(h.y);
+  }
+}
+#endif
 
 // Element (k, s) of the small operand: op(B)(k, s), or op(A)(s, k) where M is small; 0 outside the slice's
 // K range (its neighbour's elements may be infinite: 0 times them would be NaN).
@@ -131,6 +158,14 @@ void main() {
       [[unroll]] for (uint u = 0; u < UNROLL; ++u) {
         const uint k = k0 + u * KLANES;
         const uint at = base + k * ld + r0;
+#ifdef GEMV_VEC16
+        if (RPI == 8u && vec && r0 + 8u <= R && k < k_end) {  // the 8 rows in one load
+          ACC_T v[8];
+          large8(at, v);
+          [[unroll]] for (uint j = 0; j < RPI; ++j) l[u][j] = v[j];
+          continue;
+        }
+#endif
         [[unroll]] for (uint g = 0; g < RPI / 4u; ++g) {  // RPI a multiple of 4 here
           if (vec && r0 + 4u * g + 4u <= R && k < k_end) {
             ACC_T v[4];

@@ -179,25 +179,29 @@ TEST_SUITE("gemv") {
         }
   }
 
-  TEST_CASE("f16 along rows at 8 rows an invocation: vector and element loads, a ragged last block, both C types") {
+  TEST_CASE("f16 and bf16 along rows at 8 rows an invocation: 16-byte and element loads, a ragged block, both Cs") {
     // 1 x 1101 x 2048: 9 workgroups of 128 rows (the last holds 77: its last invocation 5 of 8), 4 slices;
     // rows_along_r takes 8 rows where 36 workgroups are 4 a compute unit (a CPU device's are its threads).
-    // Operands at aligned offsets, ldb 1104 (a multiple of 4: vector loads) and 1103 (element loads).
-    if (const auto feature = missing_feature(test::engine().device(), DataType::f16); !feature.empty()) {
-      return test::skip(std::string(feature));
-    }
+    // Operands at aligned offsets, ldb 1104 (a multiple of 8: one 16-byte load of 8 rows), 1108 (of 4 only)
+    // and 1103 (element loads).
     const bool eight = 9 * 4 >= 4 * std::max(1u, test::engine().device().compute_units);
     auto rng = test::case_rng(test::current_case_name());
-    for (const DataType out : {DataType::f32, DataType::f16}) {
-      for (const int64_t ldb : {1104, 1103}) {
-        CAPTURE(to_string(out));
-        CAPTURE(ldb);
-        const GemmDesc d{
-            .type = DataType::f16, .c_type = out, .m = 1, .n = 1101, .k = 2048, .ldb = ldb, .beta = 0.5};
-        const auto result = test::check_gemm_call(d, {.kernel = Kernel::gemv}, rng, 0);  // aligned: vector loads
-        CHECK(result.timing.config.find(eight ? "128 rows x 16 K lanes, along rows, K in 4 slices"
-                                              : "64 rows x 16 K lanes, along rows") != std::string::npos);
-        CHECK_MESSAGE(result.passed, "seed ", test::run_seed(), ": ", result.detail);
+    for (const DataType type : {DataType::f16, DataType::bf16}) {
+      if (const auto feature = missing_feature(test::engine().device(), type); !feature.empty()) {
+        test::skip(std::string(feature));
+        continue;
+      }
+      for (const DataType out : {DataType::f32, type}) {
+        for (const int64_t ldb : {1104, 1108, 1103}) {
+          CAPTURE(to_string(type));
+          CAPTURE(to_string(out));
+          CAPTURE(ldb);
+          const GemmDesc d{.type = type, .c_type = out, .m = 1, .n = 1101, .k = 2048, .ldb = ldb, .beta = 0.5};
+          const auto result = test::check_gemm_call(d, {.kernel = Kernel::gemv}, rng, 0);  // aligned offsets
+          CHECK(result.timing.config.find(eight ? "128 rows x 16 K lanes, along rows, K in 4 slices"
+                                                : "64 rows x 16 K lanes, along rows") != std::string::npos);
+          CHECK_MESSAGE(result.passed, "seed ", test::run_seed(), ": ", result.detail);
+        }
       }
     }
   }

@@ -115,10 +115,12 @@ void check(const LaunchContext& ctx) {
   check_workgroup(ctx.device, "gemv", {wg, 1, 1}, shared_bytes(wg, GEMM_GEMV_MAX_SMALL, ctx.types), ctx.types.input);
 }
 
-// The large operand read a vector of 4 at a time: its ld, offset and batch stride multiples of 4.
+// The large operand read a vector at a time: its ld, offset and batch stride multiples of 4 elements, of 8 for
+// the 16-bit floats (whose vector is 8 elements: 16 bytes, GEMV_VEC16).
 uint32_t vec_flag(const Problem& p, bool small_m) {
-  if (small_m) return p.ldb % 4 == 0 && p.b_offset % 4 == 0 && p.stride_b % 4 == 0 ? kVecB : 0u;
-  return p.lda % 4 == 0 && p.a_offset % 4 == 0 && p.stride_a % 4 == 0 ? kVecA : 0u;
+  const uint32_t v = is_half_width_float(p.types.input) ? 8 : 4;
+  if (small_m) return p.ldb % v == 0 && p.b_offset % v == 0 && p.stride_b % v == 0 ? kVecB : 0u;
+  return p.lda % v == 0 && p.a_offset % v == 0 && p.stride_a % v == 0 ? kVecA : 0u;
 }
 
 // The pipelines a device builds are few and known: every specialization value is drawn from a small set
@@ -136,13 +138,13 @@ uint32_t splits_for(const Problem& p, uint32_t groups, const Types& types, const
   return static_cast<uint32_t>(std::clamp<uint64_t>(wanted, 1, std::max(1u, p.k / kSplitMinK)));
 }
 
-// Rows of L an invocation reads along r: 4 (16 bytes of f32); f16 8, so that a load is 16 bytes too, where
+// Rows of L an invocation reads along r: 4 (16 bytes of f32); f16 and bf16 8, one 16-byte load too, where
 // the small side is narrow and the wider rows still leave kHalfWave workgroups a compute unit once K is split
 // (half of the 8 of 256 invocations a unit holds: enough loads in flight); a short R keeps 4, for more
 // workgroups of fewer rows. A piece of a partitioned product chooses by its own sides, as its K lanes do.
 constexpr uint32_t kHalfWave = 4;
 uint32_t rows_along_r(const Problem& p, const Sides& s, uint32_t sb, uint32_t rlanes, const LaunchContext& ctx) {
-  if (ctx.types.input != DataType::f16 || sb > kWideRowsMaxSmall) return 4;
+  if (!is_half_width_float(ctx.types.input) || sb > kWideRowsMaxSmall) return 4;
   const uint64_t groups = (uint64_t{s.large} + rlanes * 8 - 1) / (rlanes * 8);
   const uint64_t slices = splits_k(ctx.types, ctx.device) ? std::max(1u, p.k / kSplitMinK) : 1;
   return groups * slices * p.batch >= uint64_t{kHalfWave} * std::max(1u, ctx.device.compute_units) ? 8 : 4;
