@@ -305,4 +305,45 @@ TEST_SUITE("partition") {
     INFO(cmp.summary());
     CHECK(cmp.passed);
   }
+
+  TEST_CASE("a 16-bit C cut along K: its chunks sum in fp32 and C is rounded once, with beta and the epilogue") {
+    // A plan's K bound cuts K = 300 into chunks of 16 (19 of them): stored in C's type between chunks, C would
+    // be rounded 19 times, past the bound of one rounding (the mutation: sums_chunks_in_fp32 false fails it).
+    Engine& e = test::engine();
+    auto rng = test::case_rng(test::current_case_name());
+    uint32_t ran = 0;
+    for (const DataType type : {DataType::f16, DataType::bf16}) {
+      if (!missing_feature(e.device(), type).empty()) continue;
+      for (const Kernel kernel : {Kernel::naive, Kernel::tiled, Kernel::gemv, Kernel::automatic}) {
+        for (const Layout layout : {Layout::row_major, Layout::col_major}) {
+          GemmDesc d{.type = type, .c_type = type, .layout = layout, .op_b = Op::t, .m = kernel == Kernel::gemv ? 1 : 37,
+                     .n = 70, .k = 300, .alpha = 1.5, .beta = -0.5, .batch = 2};
+          if (kernel == Kernel::tiled) d.epilogue = {.bias = BiasAxis::per_row, .activation = Activation::gelu_erf};
+          CAPTURE(to_string(type));
+          CAPTURE(to_string(kernel));
+          CAPTURE(layout == Layout::row_major);
+          const uint64_t na = uint64_t(d.m * d.k * d.batch), nb = uint64_t(d.k * d.n * d.batch);
+          const uint64_t nc = uint64_t(d.m * d.n * d.batch);
+          const auto a = test::random_elements(type, na, rng), b = test::random_elements(type, nb, rng);
+          const auto c0 = test::random_elements(type, nc, rng);
+          const auto bias = test::random_elements(DataType::f32, uint64_t(d.m), rng);
+          Buffer ba = e.create_buffer(a.size()), bb = e.create_buffer(b.size()), bc = e.create_buffer(c0.size());
+          Buffer bbias = e.create_buffer(bias.size());
+          e.write(ba, 0, a.data(), a.size()), e.write(bb, 0, b.data(), b.size()), e.write(bc, 0, c0.data(), c0.size());
+          e.write(bbias, 0, bias.data(), bias.size());
+          GemmPlan plan = e.plan(d, {.gemm = {.kernel = kernel, .max_k_per_submission = 16}});
+          CHECK(contains(plan.config(), "K chunks summed in fp32"));
+          e.run(plan, {&ba, 0}, {&bb, 0}, {&bc, 0}, {&bbias, 0});
+          std::vector<std::byte> c(c0.size());
+          e.read(bc, 0, c.data(), c.size());
+          const Comparison cmp = compare_with_reference(d, a.data(), b.data(), c0.data(), c.data(),
+                                                        {.random_inputs = true}, bias.data());
+          INFO(plan.config(), ": ", cmp.summary());
+          CHECK(cmp.passed);
+          ++ran;
+        }
+      }
+    }
+    if (ran == 0) test::skip("the device has neither f16 nor bf16");
+  }
 }

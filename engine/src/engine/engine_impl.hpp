@@ -94,6 +94,7 @@ struct Dispatch {
 // shift from the planned one, the workspace (3), or the epilogue's bias (4: the caller's fourth operand,
 // ops[3], moved likewise).
 inline constexpr uint32_t kSourceWorkspace = 3;
+static_assert(kSourceWorkspace == kSequenceWorkspace, "a sequence names the workspace as the plan binds it");
 inline constexpr uint32_t kSourceBias = 4;
 struct BindingSource {
   uint32_t source = 0;

@@ -25,10 +25,13 @@ constexpr const char* kOffsetNames[kOperands] = {"a_offset", "b_offset", "c_offs
 // The dispatches of one product and the bindings of one slot's sets (with push descriptors: of the dispatches).
 void lay_out(GemmPlanState& p, kernels::Pipelines& pipelines) {
   const Schedule& plan = p.product;
-  for (const SequencePass& pass : plan.sequence) {  // the emulated product: its passes bind as they say
+  for (const SequencePass& pass : plan.sequence) {  // a sequence's passes bind as they say
     p.dispatches.push_back({pipelines.get(pass.pass.shape), &pass.pass, p.sets_per_record++, pass.indirect});
     for (const SequenceBinding& b : pass.bindings) p.bindings.push_back({b.source, b.offset, b.size});
-    p.bindings.push_back(p.bindings.back());  // binding 3 (the epilogue's bias): no emulated pass reads it
+    // Binding 3, the epilogue's bias: read by the pass that stores C with it (no emulated pass has one).
+    const bool bias = p.bias && pass.pass.push.epilogue != 0;
+    p.bindings.push_back(bias ? BindingSource{kSourceBias, p.bias_binding, p.needed[3] + p.bias_shift}
+                              : p.bindings.back());
   }
   for (const PiecePasses& piece : plan.pieces) {
     if (!plan.sequence.empty()) break;  // the pieces are the emulated product's fallback, in its sequence

@@ -171,6 +171,92 @@ PiecePasses schedule_piece(const Piece& piece, const kernels::Problem& whole, co
   return out;
 }
 
+// A 16-bit float C with fp32 sums whose product the partition cuts along K (an operand past
+// maxStorageBufferRange): each chunk's result stored in C's type would round C once a chunk, past the bound
+// of the one rounding (docs/correctness.md). So the chunks of a C block sum in fp32 in the workspace and one
+// pass rounds them into C.
+bool sums_chunks_in_fp32(const kernels::Types& types, const std::vector<Piece>& pieces) {
+  if (!is_half_width_float(types.input) || !is_half_width_float(types.output) || types.f16_accumulate) return false;
+  return std::any_of(pieces.begin(), pieces.end(), [](const Piece& p) { return !p.first_k; });
+}
+
+// The pass that rounds a C block's fp32 sums (the workspace from `sums`, row stride n) into C: the split-K
+// reduce over one slice, with alpha, beta C and the epilogue, as the last chunk's main pass would have.
+SequencePass finish_block(const Piece& piece, const kernels::Problem& whole, const GemmDesc& desc,
+                          const DeviceInfo& device, const Placement& placement, const SequenceBinding& sums,
+                          const std::array<uint32_t, 3>& source) {
+  Pass f;
+  f.shape.shader = kernels::fp32_sums_reduce(whole.types);
+  f.shape.workgroup_size = {64, 4, 1};
+  f.grid = {(piece.n + 63) / 64, (piece.m + 3) / 4, piece.batch};
+  for (size_t axis = 0; axis < 3; ++axis) {
+    if (f.grid[axis] > device.max_workgroup_count[axis]) {
+      throw Error(ErrorCode::too_large,
+                  fmt::format("a {}x{} block of a 16-bit C summed in fp32 across K chunks needs {} workgroups on "
+                              "axis {}; {} allows {} (maxComputeWorkGroupCount)", piece.m, piece.n,
+                              f.grid[axis], axis, device.name, device.max_workgroup_count[axis]));
+    }
+  }
+  kernels::GemmPushConstants& push = f.push;
+  push.M = piece.m, push.N = piece.n, push.K = 1, push.batch = piece.batch;
+  push.lda = piece.n, push.split_stride = piece.m * piece.n;
+  push.ldc = whole.ldc, push.c_offset = piece.c.element_offset, push.stride_c = whole.stride_c;
+  push.flags = desc.beta == 0.0 ? kernels::kBetaZero : 0u;
+  const DataType scalars = scalar_type(whole.types);
+  put_scalar(push.scalars, scalars, desc.alpha);
+  put_scalar(push.scalars + element_size(scalars), scalars, desc.beta);
+  put_epilogue(push, desc, desc.layout == Layout::col_major, piece.m0, piece.n0, placement);
+  if (push.epilogue != 0) f.shape.constants.push_back({"EPILOGUE", push.epilogue});
+  return {f, {sums, sums, SequenceBinding{source[2], piece.c.offset, piece.c.size}}, std::nullopt};
+}
+
+// sums_chunks_in_fp32's product as a sequence: each piece computed into an fp32 block of the workspace (the
+// first chunk of a C block writes it, the later ones add to it: alpha 1, no epilogue; a split's slices below
+// it), then finish_block after the block's last chunk. The pieces stay the plan's (its count and config).
+void sum_chunks_in_fp32(Schedule& out, const std::vector<Piece>& pieces, const kernels::Problem& whole,
+                        const GemmDesc& desc, const DeviceInfo& device, const tuning::Table& tuning,
+                        const kernels::Pinning& pinning, const Placement& placement) {
+  GemmDesc raw = desc;
+  raw.alpha = 1.0, raw.beta = 0.0, raw.epilogue = {};
+  std::vector<PiecePasses> passes;
+  uint64_t slices = 0, block = 0;
+  for (const Piece& piece : pieces) {
+    const uint64_t bytes = uint64_t{piece.m} * piece.n * piece.batch * kernels::kFp32SumBytes;
+    if (bytes > device.max_storage_buffer_range) {
+      throw Error(ErrorCode::too_large,
+                  fmt::format("a {}x{}x{} block of a 16-bit C summed in fp32 across K chunks needs {} bytes; {} "
+                              "binds at most {} (maxStorageBufferRange)", piece.batch, piece.m, piece.n, bytes,
+                              device.name, device.max_storage_buffer_range));
+    }
+    kernels::Problem p = whole;
+    p.types.output = DataType::f32;
+    p.ldc = piece.n, p.stride_c = piece.m * piece.n;
+    Piece q = piece;
+    q.c = {0, bytes, 0};
+    passes.push_back(schedule_piece(q, p, raw, device, tuning, pinning, false, placement));
+    slices = std::max(slices, passes.back().workspace_bytes), block = std::max(block, bytes);
+  }
+  const uint64_t align = std::max<uint64_t>(placement.alignment, 16);
+  const SequenceBinding sums{kSequenceWorkspace, (slices + align - 1) / align * align, block};
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const Piece& piece = pieces[i];
+    const PiecePasses& pp = passes[i];
+    const SequenceBinding a{out.source[0], piece.a.offset, piece.a.size}, b{out.source[1], piece.b.offset, piece.b.size};
+    const SequenceBinding split{kSequenceWorkspace, 0, pp.workspace_bytes};
+    if (pp.reduce) {
+      out.sequence.push_back({pp.main, {a, b, split}, std::nullopt});
+      out.sequence.push_back({*pp.reduce, {split, split, sums}, std::nullopt});
+    } else {
+      out.sequence.push_back({pp.main, {a, b, sums}, std::nullopt});
+    }
+    if (i + 1 == pieces.size() || pieces[i + 1].first_k) {
+      out.sequence.push_back(finish_block(piece, whole, desc, device, placement, sums, out.source));
+    }
+  }
+  out.workspace_bytes = sums.offset + block;
+  out.config += ", K chunks summed in fp32";
+}
+
 }  // namespace
 
 void put_scale(kernels::GemmPushConstants& push, const GemmDesc& desc, bool turned, uint32_t m0, uint32_t n0,
@@ -270,6 +356,9 @@ Schedule schedule_product(const GemmDesc& desc, const GemmOptions& options, cons
     out.pieces.push_back(schedule_piece(piece, turned.problem, desc, device, tuning, pinning, turn_b, placement));
     out.workspace_bytes = std::max(out.workspace_bytes, out.pieces.back().workspace_bytes);
   }
+  if (sums_chunks_in_fp32(out.types, pieces)) {
+    sum_chunks_in_fp32(out, pieces, turned.problem, desc, device, tuning, pinning, placement);
+  }
   return out;
 }
 
@@ -321,7 +410,7 @@ void check_fits(const GemmDesc& desc, const GemmOptions& options, const DeviceIn
   if (!tuning) return;
   const Schedule plan = schedule_product(desc, options, device, *tuning);
   const bool turned = !plan.pieces.empty() && plan.pieces.front().turn_b;
-  needs.push_back({!plan.sequence.empty() ? "the emulated product's workspace"
+  needs.push_back({plan.kernel == Kernel::ozaki ? "the emulated product's workspace"
                    : turned             ? "the turned B's workspace"
                                         : "the split-K workspace",
                    static_cast<long double>(plan.workspace_bytes)});

@@ -70,8 +70,9 @@ struct PiecePasses {
 // plan/emulated_schedule.hpp). Each binding names its source itself — the caller's operand (0 A, 1 B, 2 C,
 // after the column-major turn's swap) or the workspace (3) — and its range in bytes; an indirect pass takes
 // its grid from the workspace, `indirect` bytes in (a VkDispatchIndirectCommand an earlier pass wrote).
+inline constexpr uint32_t kSequenceWorkspace = 3;  // SequenceBinding::source: the plan's workspace
 struct SequenceBinding {
-  uint32_t source = 3;
+  uint32_t source = kSequenceWorkspace;
   uint64_t offset = 0, size = 0;
 };
 struct SequencePass {
@@ -91,7 +92,8 @@ struct Schedule {
                                     // in turn)
   // The emulated product (Kernel::ozaki): its passes in order, recorded instead of the pieces' (which are
   // then the native kernel's plan of the same product, its fallback, whose dispatches are in the sequence
-  // too); empty for every other kernel.
+  // too). Or a 16-bit C whose K chunks sum in fp32 in the workspace (schedule.cpp, sums_chunks_in_fp32): the
+  // pieces' passes bound there, and the passes that round each C block. Empty for every other product.
   std::vector<SequencePass> sequence;
   Kernel kernel = Kernel::automatic;  // what runs (auto resolved)
   std::string config;               // its configuration, and the count of pieces when there are several
