@@ -316,8 +316,8 @@ TEST_SUITE("partition") {
       if (!missing_feature(e.device(), type).empty()) continue;
       for (const Kernel kernel : {Kernel::naive, Kernel::tiled, Kernel::gemv, Kernel::automatic}) {
         for (const Layout layout : {Layout::row_major, Layout::col_major}) {
-          GemmDesc d{.type = type, .c_type = type, .layout = layout, .op_b = Op::t, .m = kernel == Kernel::gemv ? 1 : 37,
-                     .n = 70, .k = 300, .alpha = 1.5, .beta = -0.5, .batch = 2};
+          GemmDesc d{.type = type, .c_type = type, .layout = layout, .op_b = Op::t,
+                     .m = kernel == Kernel::gemv ? 1 : 37, .n = 70, .k = 300, .alpha = 1.5, .beta = -0.5, .batch = 2};
           if (kernel == Kernel::tiled) d.epilogue = {.bias = BiasAxis::per_row, .activation = Activation::gelu_erf};
           CAPTURE(to_string(type));
           CAPTURE(to_string(kernel));

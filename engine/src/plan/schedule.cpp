@@ -241,7 +241,8 @@ void sum_chunks_in_fp32(Schedule& out, const std::vector<Piece>& pieces, const k
   for (size_t i = 0; i < pieces.size(); ++i) {
     const Piece& piece = pieces[i];
     const PiecePasses& pp = passes[i];
-    const SequenceBinding a{out.source[0], piece.a.offset, piece.a.size}, b{out.source[1], piece.b.offset, piece.b.size};
+    const SequenceBinding a{out.source[0], piece.a.offset, piece.a.size};
+    const SequenceBinding b{out.source[1], piece.b.offset, piece.b.size};
     const SequenceBinding split{kSequenceWorkspace, 0, pp.workspace_bytes};
     if (pp.reduce) {
       out.sequence.push_back({pp.main, {a, b, split}, std::nullopt});
