@@ -260,8 +260,8 @@ TEST_SUITE("gemv") {
     const detail::Schedule wide = plan({.m = 40, .n = 4096, .k = 64});
     CHECK(wide.pieces[0].main.grid[1] == (40 + GEMM_GEMV_MAX_SMALL - 1) / GEMM_GEMV_MAX_SMALL);
     // K split across workgroups where the rows give few: 1 x 4096 read along its rows is 64 workgroups of 64
-    // rows (16 invocations of 4), so 8 slices of 512 (at most K / 512); 4096 x 1 read along k is 256 of 16 rows,
-    // 4 slices. f16 reads 8 rows an invocation along its rows (16 bytes, as f32's 4), sums its slices in fp32
+    // rows (16 invocations of 4), so 8 slices of 512 (512 workgroups, at most K / 512); 4096 x 1 read along k is
+    // 256 of 16 rows, 2 slices. f16 reads 8 rows an invocation along its rows (16 bytes, as f32's 4), sums its slices in fp32
     // (the variant with C f32); fp16 sums run one slice.
     const detail::Schedule row = plan({.m = 1, .n = 4096, .k = 4096});
     CHECK(row.pieces[0].main.grid[0] == 64);
@@ -270,17 +270,18 @@ TEST_SUITE("gemv") {
     CHECK(row.pieces[0].reduce.has_value());
     CHECK(row.config.find("K in 8 slices") != std::string::npos);
     const detail::Schedule column = plan({.type = DataType::f64, .m = 4096, .n = 1, .k = 4096});
-    CHECK(column.pieces[0].main.grid[2] == 4);
-    CHECK(column.pieces[0].main.push.k_split == 1024);
+    CHECK(column.pieces[0].main.grid[2] == 2);
+    CHECK(column.pieces[0].main.push.k_split == 2048);
     const detail::Schedule half = plan({.type = DataType::f16, .c_type = DataType::f16, .m = 1, .n = 4096, .k = 4096});
     // f16 along rows: 8 rows an invocation where the grid keeps 4 workgroups a compute unit with them (16384
-    // rows: 128 workgroups of 128, 8 slices, on 132 units), else 4 (4096 rows: 32 of 128 rows would give 256).
+    // rows: 128 workgroups of 128, K's 8 slices of 512 at most, on 132 units; 4 taken), else 4 (4096 rows: 32 of
+    // 128 rows would give 256).
     CHECK(half.pieces[0].main.grid[0] == 64);
     CHECK(half.config.find("64 rows x 16 K lanes, along rows") != std::string::npos);
     CHECK(half.pieces[0].main.grid[2] == 8);
     const detail::Schedule long_half =
         plan({.type = DataType::f16, .c_type = DataType::f16, .m = 1, .n = 16384, .k = 4096});
-    CHECK(long_half.config.find("128 rows x 16 K lanes, along rows, K in 8 slices") != std::string::npos);
+    CHECK(long_half.config.find("128 rows x 16 K lanes, along rows, K in 4 slices") != std::string::npos);
     CHECK(long_half.pieces[0].main.grid[0] == 128);
     CHECK(half.pieces[0].main.shape.shader == "gemv_f16_f32");
     REQUIRE(half.pieces[0].reduce.has_value());

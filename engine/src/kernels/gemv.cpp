@@ -43,12 +43,13 @@ constexpr uint32_t kRLanesAlongR = 16;
 constexpr uint32_t kWideRowsMaxSmall = 4;
 
 // K split across workgroups where the rows alone give fewer than kSplitWorkgroups of them (1 x 4096 x 4096
-// read along its rows is 128 workgroups of 256 invocations: an eighth of what keeps an H200's 132 SMs' loads
-// in flight), into slices of at least kSplitMinK (whole multiples of kSplitAlign: vector loads stay aligned),
+// read along its rows is 64 workgroups of 256 invocations, too few to keep an H200's 132 SMs' loads in
+// flight; about 4 a compute unit is the rule: 8, with slices half as long, measured slower on every long case,
+// docs/design/gemv.md), into slices of at least kSplitMinK (whole multiples of kSplitAlign: vector loads stay aligned),
 // the slices' sums added by splitk_reduce (alpha, beta and the epilogue there). f32 and f64 sum in C's own
 // type; f16 and bf16 in fp32 (the variant with C f32 writes them, the 16-bit inputs' reduce variants read them,
 // as coopmat2's split); the integer types and fp16 sums run one slice.
-constexpr uint32_t kSplitWorkgroups = 1024;
+constexpr uint32_t kSplitWorkgroups = 512;
 constexpr uint32_t kSplitMinK = 512;
 constexpr uint32_t kSplitAlign = 128;
 
