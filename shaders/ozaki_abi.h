@@ -103,10 +103,18 @@
 //               <= alpha * S_ij, S_ij the magnitude sums over the K chunks (engine/src/ozaki/guard.hpp)
 
 // ---- the arm (ozaki_arm.comp): one invocation ----
-//   flags OZAKI_ARM_CLEAR: the coverage flag := 0. Otherwise the indirect dispatch at int32 a_offset gets
-//   (M, N, K) when the flag is set, else (0, 0, 0): the native kernel's dispatch runs only for an uncovered
-//   product. With OZAKI_ARM_INVERT the other way round: an int8 residue product runs only for a covered one.
+//   flags OZAKI_ARM_CLEAR: the flag at int32 split_stride := 0. Otherwise the indirect dispatch at int32
+//   a_offset gets (M, N, K) when the flag at split_stride is set, else (0, 0, 0): the native kernel's dispatch
+//   runs only for an uncovered product. With OZAKI_ARM_INVERT the other way round: an int8 residue product
+//   runs only for a covered one. With OZAKI_ARM_SECOND the flag at int32 ldb must be set too (clear with
+//   OZAKI_ARM_INVERT_SECOND): the escalated emulation's passes and the native kernel after it.
 #define OZAKI_ARM_CLEAR 1u
 #define OZAKI_ARM_INVERT 2u
+#define OZAKI_ARM_SECOND 4u
+#define OZAKI_ARM_INVERT_SECOND 8u
+// The workspace's int32 flags: the first emulation's, and the escalated one's (more moduli) where the span
+// guard refused the first (docs/design/ozaki.md, "Escalation").
+#define OZAKI_FLAG_WORD 0u
+#define OZAKI_ESCALATED_FLAG_WORD 1u
 
 #endif  // VKGEMM_OZAKI_ABI_H

@@ -23,8 +23,8 @@ enum class Family {
   cancellation,      // A = [X X], B = [Y; -Y + delta]: C small beside |A||B|
   subnormals,        // uniform rows with subnormals among them (they round to 0: the error stays tiny)
   spread_and_apart,  // spread_inside within lines scaled far apart
-  aligned_edge,      // rows [1, v, v, ...] against columns [0, 1, 1, ...], every rounding the same sign: the
-                     // error 2^(6 - sA) / u times u |A||B|, past the native bound at small k
+  aligned_edge,      // rows [1, v, v, ...] against columns [0, 1, 1, ...], every rounding the same sign at the
+                     // default moduli: the error 2^(6 - sA) / u times u |A||B|, past the native bound at small k
 };
 inline constexpr Family kFamilies[] = {Family::uniform,      Family::lines_apart, Family::spread_inside,
                                        Family::dominant,     Family::cancellation, Family::subnormals,
@@ -36,11 +36,18 @@ inline const char* name(Family f) {
   return kNames[static_cast<int>(f)];
 }
 
-// What the guard does with the family at the default moduli: computed (0), refused (1).
-inline bool refused(Family f) {
-  return f == Family::spread_inside || f == Family::dominant || f == Family::spread_and_apart ||
-         f == Family::aligned_edge;
+// What the emulation does with the family: computed at the default moduli; refused by their span guard and
+// computed with the escalation's (guard.hpp: two more moduli); or refused by both (the native kernel).
+enum class Outcome { computed, escalated, refused };
+inline Outcome outcome(Family f) {
+  if (f == Family::aligned_edge) return Outcome::escalated;  // past the allowance by a factor, not by 2^8
+  const bool refused = f == Family::spread_inside || f == Family::dominant || f == Family::spread_and_apart;
+  return refused ? Outcome::refused : Outcome::computed;
 }
+inline bool refused(Family f) { return outcome(f) == Outcome::refused; }
+// Whether the emulation, escalation included, may compute the family: f64's refused families never are; f32's
+// escalated moduli (9) cover some draws of its spread and dominant families (within the native bound).
+inline bool may_compute(Family f, DataType type) { return !refused(f) || type == DataType::f32; }
 
 struct Operands {
   std::vector<std::byte> a, b;

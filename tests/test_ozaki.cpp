@@ -212,10 +212,17 @@ TEST_SUITE("ozaki") {
           CAPTURE(k);
           CAPTURE(family);
           const bool admitted = ozaki::model_gemm(d, o.a.data(), o.b.data(), c0.data(), model.data());
-          CHECK(admitted == !families::refused(f));
+          if (admitted) {
+            CHECK(families::may_compute(f, type));
+          } else {
+            CHECK(families::refused(f));
+          }
           // The timing says which ran: the emulation, or the native kernel the span guard fell back to.
           CHECK((t.kernel == Kernel::ozaki) == admitted);
           if (!admitted) CHECK(t.config.find("the span guard") != std::string::npos);
+          // Escalated: the span guard refused the default moduli, two more computed it (bit for bit the model's).
+          const bool by_default = families::outcome(f) == families::Outcome::computed;
+          CHECK((t.config.find("escalated") != std::string::npos) == (admitted && !by_default));
           if (admitted) {
             ++computed;
             CHECK(device == model);

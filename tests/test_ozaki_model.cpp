@@ -275,8 +275,15 @@ TEST_SUITE("ozaki model") {
           CAPTURE(k);
           const std::string family = families::name(f);
           CAPTURE(family);
+          ModelOptions once;  // the default moduli alone, without the escalation
+          once.mutation = Mutation::no_escalation;
+          CHECK(run(d, o, once).covered == (families::outcome(f) == families::Outcome::computed));
           const Outcome r = run(d, o);
-          CHECK(r.covered == !families::refused(f));
+          if (r.covered) {
+            CHECK(families::may_compute(f, type));
+          } else {
+            CHECK(families::refused(f));
+          }
           if (r.covered) CHECK_MESSAGE(r.native.passed, r.native.summary());
           // The mutation at k = 64, where the native bound is within a factor of 4 of the guard's allowance.
           if (k != 64 || !families::refused(f) || f == families::Family::aligned_edge) continue;
@@ -298,7 +305,12 @@ TEST_SUITE("ozaki model") {
       CAPTURE(type);
       const uint32_t moduli = default_moduli(type, 4);
       CHECK(guard_ratio(d, o, moduli) > 1.5);  // refused by a factor, not by a rounding
-      CHECK_FALSE(run(d, o).covered);
+      ModelOptions once;  // the default moduli alone, without the escalation
+      once.mutation = Mutation::no_escalation;
+      CHECK_FALSE(run(d, o, once).covered);
+      const Outcome escalated = run(d, o);  // the escalation's moduli cover it within the native bound
+      CHECK(escalated.covered);
+      CHECK(escalated.native.passed);
       ModelOptions lenient;
       lenient.mutation = Mutation::lenient_guard;
       const Outcome wrong = run(d, o, lenient);
@@ -311,6 +323,34 @@ TEST_SUITE("ozaki model") {
       const Outcome right = run(d, o, more);
       CHECK(right.covered);
       CHECK(right.native.passed);
+    }
+  }
+
+  TEST_CASE("escalation: elements spread 2^+-7 inside lines, refused at the default moduli, computed with two more") {
+    // The span guard's ratio on such lines (24 x 20, k = 300) is 1.5 to 5 (f32) and 6 to 20 (f64) at the
+    // default moduli, a hundredth of that with two more (docs/design/ozaki.md): normal-distributed data's case.
+    std::mt19937_64 rng = test::case_rng(test::current_case_name());
+    std::uniform_real_distribution<double> value(-1.0, 1.0), octave(-7.0, 7.0);
+    for (DataType type : {DataType::f64, DataType::f32}) {
+      const GemmDesc d = square(type, 24, 20, 300);
+      const size_t size = element_size(type);
+      Operands o{std::vector<std::byte>(24 * 300 * size), std::vector<std::byte>(300 * 20 * size),
+                 std::vector<std::byte>(24 * 20 * size)};
+      for (auto* x : {&o.a, &o.b}) {
+        for (size_t i = 0; i < x->size() / size; ++i) {
+          detail::store_element(type, x->data(), i, value(rng) * std::exp2(octave(rng)));
+        }
+      }
+      CAPTURE(type);
+      const uint32_t moduli = default_moduli(type, 300);
+      CHECK(guard_ratio(d, o, moduli) > 1.0);
+      CHECK(guard_ratio(d, o, moduli + kEscalation) < 0.25);
+      ModelOptions once;
+      once.mutation = Mutation::no_escalation;
+      CHECK_FALSE(run(d, o, once).covered);
+      const Outcome r = run(d, o);
+      CHECK(r.covered);
+      CHECK_MESSAGE(r.native.passed, r.native.summary());
     }
   }
 

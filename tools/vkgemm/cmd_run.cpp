@@ -701,7 +701,7 @@ Command add_run_command(CLI::App& cmd, CommonOptions& common) {
       ->default_str("native");
   cmd.add_option("--moduli", o->moduli,
                  "The ozaki kernel's moduli, 2 to 20 (default 14 for f64, 7 for f32: the native kernel's accuracy, "
-                 "with the span guard falling back to the native kernel where a line's exponents spread too far; "
+                 "the span guard trying two more, then the native kernel, where a line's exponents spread too far; "
                  "more admit wider spreads; fewer are faster and coarser, without the guard, and --verify then holds "
                  "C to the emulation's own bound)");
   cmd.add_option("--tile", o->tile,

@@ -96,10 +96,19 @@ GemmTiming EngineImpl::await_plan(GemmPlanState& plan, uint64_t serial, std::chr
 }
 
 void EngineImpl::report_emulation(const GemmPlanState& plan, GemmTiming& timing) {
-  // The coverage flag the passes left (ozaki_abi.h): nonzero where the native kernel computed the product.
-  int32_t flag = 0;
-  read(plan.workspace, 0, &flag, sizeof flag);
+  // The coverage flags the passes left (ozaki_abi.h): the first emulation's, then the escalated one's; the
+  // native kernel computed the product where the last that ran is set.
+  int32_t flags[2] = {0, 0};
+  read(plan.workspace, 0, flags, sizeof flags);
+  int32_t flag = flags[OZAKI_FLAG_WORD];
   if (flag == 0) return;
+  const uint32_t escalated = plan.product.escalated_moduli;
+  if (escalated && flags[OZAKI_ESCALATED_FLAG_WORD] == 0) {
+    timing.config = fmt::format("{} moduli (the span guard refused the default: escalated), {}", escalated,
+                                plan.product.config);
+    return;
+  }
+  if (escalated) flag |= flags[OZAKI_ESCALATED_FLAG_WORD];
   std::string why;
   if (flag & OZAKI_UNCOVERED_NONFINITE) why += ", an input is NaN or infinite";
   if (flag & OZAKI_UNCOVERED_SUBNORMAL) why += ", an input is a subnormal the scaling would keep";

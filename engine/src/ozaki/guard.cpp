@@ -7,6 +7,11 @@ namespace vkgemm::ozaki {
 
 bool guarded(DataType type, uint64_t k, uint32_t moduli) noexcept { return moduli >= default_moduli(type, k); }
 
+uint32_t escalated_moduli(DataType type, uint64_t k, uint32_t requested) noexcept {
+  const uint32_t more = default_moduli(type, k) + kEscalation;
+  return requested == 0 && more <= kMaxModuli ? more : 0;
+}
+
 double guard_kappa(uint64_t k) noexcept { return 4.0 * std::sqrt(static_cast<double>(std::max<uint64_t>(k, 1))); }
 
 double guard_allowance(DataType type, uint64_t k, const ScaleBits& bits) noexcept {

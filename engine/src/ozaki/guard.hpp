@@ -28,6 +28,13 @@ namespace vkgemm::ozaki {
 // accuracy. Fewer moduli are a request for less (judged by the emulation's own bound, bound.hpp): no guard.
 bool guarded(DataType type, uint64_t k, uint32_t moduli) noexcept;
 
+// Escalation (docs/design/ozaki.md): where the span guard refuses the type's default moduli, the product is
+// emulated again with kEscalation more, guarded too, and computed by the native kernel only where those are
+// refused as well. A count the caller chose (`requested` nonzero) is not escalated. The moduli of the second
+// emulation, or 0 where there is none.
+inline constexpr uint32_t kEscalation = 2;
+uint32_t escalated_moduli(DataType type, uint64_t k, uint32_t requested) noexcept;
+
 // kappa(k): the allowance in units of u (|op(A)||op(B)|)_ij.
 double guard_kappa(uint64_t k) noexcept;
 

@@ -282,11 +282,10 @@ bool model_product(std::span<const double> a, std::span<const double> b, std::sp
   return true;
 }
 
-bool model_gemm(const GemmDesc& desc, const void* a, const void* b, const void* c_in, void* c_out,
-                const ModelOptions& options) {
-  if (desc.type != DataType::f32 && desc.type != DataType::f64) {
-    throw Error(ErrorCode::unsupported_type, "the emulated product computes f32 and f64");
-  }
+namespace {
+
+bool model_gemm_once(const GemmDesc& desc, const void* a, const void* b, const void* c_in, void* c_out,
+                     const ModelOptions& options) {
   const OperandExtent ce = operand_extent(desc, 'C');
   const size_t size = element_size(desc.type);
   std::memcpy(c_out, c_in, ce.elements * size);
@@ -313,6 +312,22 @@ bool model_gemm(const GemmDesc& desc, const void* a, const void* b, const void* 
       }
   }
   return covered;
+}
+
+}  // namespace
+
+bool model_gemm(const GemmDesc& desc, const void* a, const void* b, const void* c_in, void* c_out,
+                const ModelOptions& options) {
+  if (desc.type != DataType::f32 && desc.type != DataType::f64) {
+    throw Error(ErrorCode::unsupported_type, "the emulated product computes f32 and f64");
+  }
+  if (model_gemm_once(desc, a, b, c_in, c_out, options)) return true;
+  // Escalation, as the device's: a call any entry of which was refused is emulated again, whole, with more moduli.
+  const uint32_t more = escalated_moduli(desc.type, static_cast<uint64_t>(desc.k), options.moduli);
+  if (more == 0 || !reads_ab_for(desc) || options.mutation == Mutation::no_escalation) return false;
+  ModelOptions escalated = options;
+  escalated.moduli = more;
+  return model_gemm_once(desc, a, b, c_in, c_out, escalated);
 }
 
 }  // namespace vkgemm::ozaki

@@ -33,6 +33,7 @@ enum class Mutation {
   lose_chunk,        // the merge skips the last K chunk
   no_guard,          // the span guard admits every product
   lenient_guard,     // the span guard's allowance that of one modulus more than the product has
+  no_escalation,     // a call the span guard refuses goes to the native kernel at once (guard.hpp)
 };
 
 struct ModelOptions {
@@ -94,8 +95,9 @@ bool model_product(std::span<const double> a, std::span<const double> b, std::sp
                    uint32_t n, uint32_t k, double alpha, double beta, DataType type, const ModelOptions& options);
 
 // The full BLAS call (f32 or f64) on host memory laid out as desc says, as reference_gemm(desc, ...) takes
-// it: c_out gets C's whole span (c_in copied, the described elements computed). Returns false when some
-// batch entry is not covered (those entries keep c_in's values).
+// it: c_out gets C's whole span (c_in copied, the described elements computed). A call some batch entry of
+// which is not covered is emulated again with the escalated moduli (guard.hpp), as the device does. Returns
+// false when some batch entry is not covered even so (those entries keep c_in's values).
 bool model_gemm(const GemmDesc& desc, const void* a, const void* b, const void* c_in, void* c_out,
                 const ModelOptions& options = {});
 

@@ -16,8 +16,9 @@ namespace {
 
 constexpr uint64_t kRegionAlign = 256;  // every region starts where any device binds a storage buffer
 constexpr uint32_t kPlaneRowAlign = 16;  // a plane's rows: whole 16-byte units (the int8 kernels' loads)
-constexpr uint32_t kFlagWord = 0;
-constexpr uint32_t kFirstIndirectWord = 4;  // each native dispatch's command: 4 words (3 used)
+constexpr uint32_t kFlagWord = OZAKI_FLAG_WORD;
+constexpr uint32_t kEscalatedFlagWord = OZAKI_ESCALATED_FLAG_WORD;
+constexpr uint32_t kFirstIndirectWord = 4;  // each indirect dispatch's command: 4 words (3 used)
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
@@ -69,10 +70,11 @@ Layout lay_out_workspace(const Shape& s, uint32_t dispatches, uint64_t native_by
   l.magnitude_bytes = s.guarded ? s.chunks * l.magnitude_chunk_bytes : 0;
   l.chunk_bytes = uint64_t{s.moduli} * s.batch * s.plane_sums(rows) * 4;
   l.sums_bytes = l.chunk_bytes * s.chunks;
-  l.planes_a = align_up(l.words_bytes, kRegionAlign);
+  // The magnitude sums first: an escalated emulation's layout (more moduli) keeps them where they are.
+  l.magnitudes = align_up(l.words_bytes, kRegionAlign);
+  l.planes_a = align_up(l.magnitudes + l.magnitude_bytes, kRegionAlign);
   l.planes_b = align_up(l.planes_a + l.a_bytes, kRegionAlign);
-  l.magnitudes = align_up(l.planes_b + l.b_bytes, kRegionAlign);
-  l.sums = align_up(l.magnitudes + l.magnitude_bytes, kRegionAlign);
+  l.sums = align_up(l.planes_b + l.b_bytes, kRegionAlign);
   l.native = align_up(l.sums + l.sums_bytes, kRegionAlign);
   l.total = l.native + native_bytes;
   return l;
@@ -133,23 +135,43 @@ kernels::LaunchShape shape_of(std::string shader, uint32_t moduli, std::array<ui
 
 SequenceBinding words(const Layout& l) { return {3, 0, l.words_bytes}; }
 
-// The arm pass: clear the flag, or arm indirect dispatch `index` with `grid`: a native dispatch (run where the
-// flag is set), or with `covered` an int8 residue product (run where it is clear).
-SequencePass arm(const Layout& l, std::optional<std::pair<uint32_t, std::array<uint32_t, 3>>> dispatch,
-                 bool covered = false) {
+// When an armed dispatch runs: the first emulation's flag set (or clear), and where `escalated` is given, the
+// escalated emulation's flag set (or clear) too.
+struct When {
+  bool set = true;
+  std::optional<bool> escalated;
+};
+constexpr When kNative{true, std::nullopt}, kCovered{false, std::nullopt};
+constexpr When kEscalating{true, std::nullopt}, kEscalatedCovered{true, false}, kEscalatedNative{true, true};
+
+// The arm pass that clears the flag at `word`.
+SequencePass clear(const Layout& l, uint32_t word) {
   SequencePass s;
   s.pass.shape = shape_of("ozaki_arm_i32", 0, {1, 1, 1});
   s.pass.grid = {1, 1, 1};
-  s.pass.push.split_stride = kFlagWord;
-  if (!dispatch) {
-    s.pass.push.flags = OZAKI_ARM_CLEAR;
-  } else {
-    s.pass.push.flags = covered ? OZAKI_ARM_INVERT : 0u;
-    s.pass.push.a_offset = kFirstIndirectWord + 4 * dispatch->first;
-    s.pass.push.M = dispatch->second[0], s.pass.push.N = dispatch->second[1], s.pass.push.K = dispatch->second[2];
-  }
+  s.pass.push.split_stride = word;
+  s.pass.push.flags = OZAKI_ARM_CLEAR;
   s.bindings = {words(l), words(l), words(l)};
   return s;
+}
+
+// The arm pass of indirect dispatch `slot`: `grid` where `when` holds, else an empty grid.
+SequencePass arm(const Layout& l, uint32_t slot, const std::array<uint32_t, 3>& grid, const When& when) {
+  SequencePass s = clear(l, kFlagWord);
+  kernels::GemmPushConstants& p = s.pass.push;
+  p.flags = when.set ? 0u : OZAKI_ARM_INVERT;
+  if (when.escalated) p.flags |= OZAKI_ARM_SECOND | (*when.escalated ? 0u : OZAKI_ARM_INVERT_SECOND);
+  p.ldb = kEscalatedFlagWord;
+  p.a_offset = kFirstIndirectWord + 4 * slot;
+  p.M = grid[0], p.N = grid[1], p.K = grid[2];
+  return s;
+}
+
+// `pass` made indirect through slot `slot`, armed just before it: appended to `seq`.
+void add_armed(std::vector<SequencePass>& seq, const Layout& l, uint32_t& slot, SequencePass pass, const When& when) {
+  seq.push_back(arm(l, slot, pass.pass.grid, when));
+  pass.indirect = uint64_t{kFirstIndirectWord + 4 * slot++} * 4;
+  seq.push_back(std::move(pass));
 }
 
 std::array<uint32_t, 3> line_grid(const DeviceInfo& device, uint32_t lines, uint32_t batch) {
@@ -166,7 +188,7 @@ std::array<uint32_t, 3> line_grid(const DeviceInfo& device, uint32_t lines, uint
 
 // The split of op(A) (columns = false) or op(B): `operand` binds the caller's operand.
 SequencePass split(const Shape& s, const Layout& l, const DeviceInfo& device, DataType type, bool columns,
-                   const SequenceBinding& operand, int bits) {
+                   const SequenceBinding& operand, int bits, uint32_t flag) {
   SequencePass out;
   out.pass.shape = shape_of(fmt::format("ozaki_split_{}", to_string(type)), s.moduli, {OZAKI_SPLIT_INVOCATIONS, 1, 1});
   const uint32_t lines = columns ? s.n : s.m;
@@ -186,14 +208,14 @@ SequencePass split(const Shape& s, const Layout& l, const DeviceInfo& device, Da
   p.c_offset = 0, p.ldc = s.ldk, p.stride_c = static_cast<uint32_t>(columns ? s.plane_b() : s.plane_a());
   p.b_offset = columns ? l.exp_b : l.exp_a;
   p.ldb = columns ? l.stats_b : l.stats_a;
-  p.split_stride = kFlagWord;
+  p.split_stride = flag;
   out.bindings = {operand, words(l), {3, columns ? l.planes_b : l.planes_a, columns ? l.b_bytes : l.a_bytes}};
   return out;
 }
 
 // The merge of C's rows [row0, row0 + rows) from the int32 planes' block.
 SequencePass merge(const Shape& s, const Layout& l, DataType type, const SequenceBinding& c, const GemmDesc& desc,
-                   uint32_t row0, uint32_t rows) {
+                   uint32_t row0, uint32_t rows, uint32_t flag) {
   SequencePass out;
   out.pass.shape = shape_of(fmt::format("ozaki_merge_{}", to_string(type)), s.moduli, {OZAKI_MERGE_X, OZAKI_MERGE_Y, 1});
   out.pass.grid = {(s.n + OZAKI_MERGE_X - 1) / OZAKI_MERGE_X, (rows + OZAKI_MERGE_Y - 1) / OZAKI_MERGE_Y, s.batch};
@@ -202,7 +224,7 @@ SequencePass merge(const Shape& s, const Layout& l, DataType type, const Sequenc
   p.ldc = s.c_side.ldc, p.c_offset = s.c_side.c_offset + row0 * s.c_side.ldc, p.stride_c = s.c_side.stride_c;
   p.flags = desc.beta == 0.0 ? kernels::kBetaZero : 0u;
   p.K = s.chunks, p.lda = s.n, p.a_offset = 0, p.stride_a = static_cast<uint32_t>(s.plane_sums(rows)), p.ldb = s.moduli;
-  p.b_offset = l.exp_a + row0, p.k_split = s.m, p.stride_b = l.exp_b, p.split_stride = kFlagWord;
+  p.b_offset = l.exp_a + row0, p.k_split = s.m, p.stride_b = l.exp_b, p.split_stride = flag;
   std::memcpy(p.scalars, &desc.alpha, 8);
   std::memcpy(p.scalars + 8, &desc.beta, 8);
   out.bindings = {SequenceBinding{3, l.sums, l.sums_bytes}, words(l), c};
@@ -250,7 +272,7 @@ std::string add_products(std::vector<SequencePass>& out, const Shape& s, const L
 }
 
 // The span guard over all of C (ozaki_guard.comp): its allowance from guard.hpp's rule.
-SequencePass guard(const Shape& s, const Layout& l, DataType type) {
+SequencePass guard(const Shape& s, const Layout& l, DataType type, uint32_t flag) {
   SequencePass out;
   out.pass.shape = shape_of("ozaki_guard_f64", 0, {OZAKI_MERGE_X, OZAKI_MERGE_Y, 1});
   out.pass.grid = {(s.n + OZAKI_MERGE_X - 1) / OZAKI_MERGE_X, (s.m + OZAKI_MERGE_Y - 1) / OZAKI_MERGE_Y, s.batch};
@@ -258,7 +280,7 @@ SequencePass guard(const Shape& s, const Layout& l, DataType type) {
   p.M = s.m, p.N = s.n, p.batch = s.batch, p.K = s.chunks, p.k_split = s.k;
   p.a_offset = 0, p.stride_a = static_cast<uint32_t>(s.plane_sums(s.m));
   p.stride_b = static_cast<uint32_t>(l.magnitude_chunk_bytes / 4);
-  p.ldb = l.stats_a, p.ldc = l.stats_b, p.split_stride = kFlagWord;
+  p.ldb = l.stats_a, p.ldc = l.stats_b, p.split_stride = flag;
   const double allowance = ozaki::guard_allowance(type, s.k, ozaki::scale_bits(ozaki::make_moduli(s.moduli), s.k));
   std::memcpy(p.scalars, &allowance, 8);
   out.bindings = {SequenceBinding{3, l.magnitudes, l.magnitude_bytes}, words(l), words(l)};
@@ -266,13 +288,13 @@ SequencePass guard(const Shape& s, const Layout& l, DataType type) {
 }
 
 // The residue products and merges, block by block: each product's dispatch indirect, armed (after the guard)
-// to run only where the flag is clear, so that a product the guard or the split refused costs no residue
-// product; its command in slot `first_slot` + j. Returns the products' description; `count` gets their number.
-std::string add_residues(std::vector<SequencePass>& seq, const Shape& s, const Layout& l, uint32_t first_slot,
+// to run only where `when` holds (the flag clear), so that a product the guard or the split refused costs no
+// residue product; their commands from slot `slot` on. The escalated emulation's merges are armed the same
+// way (its planes are not there otherwise); the first's read their flag. Returns the products' description.
+std::string add_residues(std::vector<SequencePass>& seq, const Shape& s, const Layout& l, uint32_t& slot,
                          const SequenceBinding& c, const GemmDesc& desc, const DeviceInfo& device,
-                         const tuning::Table& tuning, uint32_t* count) {
+                         const tuning::Table& tuning, const When& when, uint32_t flag) {
   std::string products;
-  uint32_t slot = first_slot;
   for (uint32_t row0 = 0; row0 < s.m; row0 += l.rows) {
     const uint32_t block_rows = std::min(l.rows, s.m - row0);
     const Products residues{0, s.moduli, row0, block_rows, l.sums, l.chunk_bytes};
@@ -280,15 +302,15 @@ std::string add_residues(std::vector<SequencePass>& seq, const Shape& s, const L
       std::vector<SequencePass> passes;
       const std::string planned = add_products(passes, s, l, chunk, residues, device, tuning);
       if (row0 == 0 && chunk == 0) products = planned;
-      for (SequencePass& pass : passes) {
-        seq.push_back(arm(l, std::make_pair(slot, pass.pass.grid), true));
-        pass.indirect = uint64_t{kFirstIndirectWord + 4 * slot++} * 4;
-        seq.push_back(std::move(pass));
-      }
+      for (SequencePass& pass : passes) add_armed(seq, l, slot, std::move(pass), when);
     }
-    seq.push_back(merge(s, l, desc.type, c, desc, row0, block_rows));
+    SequencePass merged = merge(s, l, desc.type, c, desc, row0, block_rows, flag);
+    if (when.escalated) {
+      add_armed(seq, l, slot, std::move(merged), when);
+    } else {
+      seq.push_back(std::move(merged));
+    }
   }
-  if (count) *count = slot - first_slot;
   return products;
 }
 
@@ -319,6 +341,82 @@ Shape shape_of_call(const Schedule& native, const GemmOptions& options, DataType
   return s;
 }
 
+// The emulated product around the native plan `out` (its sequence, configuration and workspace), with the
+// escalation to `escalated` moduli (0: none).
+Schedule emulate(Schedule out, const GemmDesc& desc, const Shape& s, uint32_t escalated, const DeviceInfo& device,
+                 const tuning::Table& tuning) {
+  const bool escalate = escalated != 0;
+  Shape s2 = s;
+  s2.moduli = escalate ? escalated : s.moduli;
+  const uint32_t dispatches = out.pieces.front().reduce ? 2 : 1;
+  const uint32_t rows = choose_rows(s, dispatches, out.workspace_bytes, device);
+  const uint32_t rows2 = escalate ? choose_rows(s2, dispatches, out.workspace_bytes, device) : 0;
+  const PiecePasses& piece = out.pieces.front();
+  const SequenceBinding c{out.source[2], piece.piece.c.offset, piece.piece.c.size};
+  // The indirect commands: the native ones, the residue products', the escalation's splits, guard, products and
+  // merges; counted on first layouts (their pieces do not depend on where the regions lie), then laid out for good.
+  uint32_t slots = dispatches;
+  std::vector<SequencePass> scratch;
+  add_residues(scratch, s, lay_out_workspace(s, dispatches, out.workspace_bytes, rows), slots, c, desc, device,
+               tuning, kCovered, kFlagWord);
+  if (escalate) {
+    slots += 3;
+    add_residues(scratch, s2, lay_out_workspace(s2, dispatches, out.workspace_bytes, rows2), slots, c, desc, device,
+                 tuning, kEscalatedCovered, kEscalatedFlagWord);
+  }
+  const Layout l = lay_out_workspace(s, slots, out.workspace_bytes, rows);
+  const Layout l2 = escalate ? lay_out_workspace(s2, slots, out.workspace_bytes, rows2) : l;
+  check_ranges(desc, l, device);
+  check_ranges(desc, l2, device);
+  const ozaki::ScaleBits bits = ozaki::scale_bits(ozaki::make_moduli(s.moduli), s.k);
+  const ozaki::ScaleBits bits2 = ozaki::scale_bits(ozaki::make_moduli(s2.moduli), s.k);
+  const SequenceBinding a{out.source[0], piece.piece.a.offset, piece.piece.a.size};
+  const SequenceBinding b{out.source[1], piece.piece.b.offset, piece.piece.b.size};
+  std::vector<SequencePass>& seq = out.sequence;
+  seq.push_back(clear(l, kFlagWord));
+  if (escalate) seq.push_back(clear(l, kEscalatedFlagWord));
+  seq.push_back(split(s, l, device, desc.type, false, a, bits.a, kFlagWord));
+  seq.push_back(split(s, l, device, desc.type, true, b, bits.b, kFlagWord));
+  if (s.guarded) {
+    const Products magnitudes{s.moduli, 1, 0, s.m, l.magnitudes, l.magnitude_chunk_bytes};
+    for (uint32_t chunk = 0; chunk < s.chunks; ++chunk) add_products(seq, s, l, chunk, magnitudes, device, tuning);
+    seq.push_back(guard(s, l, desc.type, kFlagWord));
+  }
+  const std::vector<SequencePass> fallback = native_passes(out, escalate ? l2 : l);
+  const When native_when = escalate ? kEscalatedNative : kNative;
+  if (!escalate) {
+    for (uint32_t i = 0; i < fallback.size(); ++i) seq.push_back(arm(l, i, fallback[i].pass.grid, native_when));
+  }
+  uint32_t slot = dispatches;
+  std::string products = add_residues(seq, s, l, slot, c, desc, device, tuning, kCovered, kFlagWord);
+  if (escalate) {  // the magnitude sums are the first emulation's: the guard reads them again
+    add_armed(seq, l2, slot, split(s2, l2, device, desc.type, false, a, bits2.a, kEscalatedFlagWord), kEscalating);
+    add_armed(seq, l2, slot, split(s2, l2, device, desc.type, true, b, bits2.b, kEscalatedFlagWord), kEscalating);
+    add_armed(seq, l2, slot, guard(s2, l2, desc.type, kEscalatedFlagWord), kEscalating);
+    for (uint32_t i = 0; i < fallback.size(); ++i) seq.push_back(arm(l2, i, fallback[i].pass.grid, native_when));
+    add_residues(seq, s2, l2, slot, c, desc, device, tuning, kEscalatedCovered, kEscalatedFlagWord);
+  }
+  const uint32_t blocks = (s.m + rows - 1) / rows;
+  seq.insert(seq.end(), fallback.begin(), fallback.end());
+  std::erase_if(seq, [](const SequencePass& pass) { return kernels::ozaki_drop_experiment(pass.pass.shape.shader); });
+  if (blocks > 1) products += fmt::format(" in {} blocks of {} rows", blocks, rows);
+  const std::string native_config = out.config;
+  const std::string escalation =
+      escalate ? fmt::format("; {} moduli where the span guard refuses {}", s2.moduli, s.moduli) : "";
+  out.config = fmt::format("{} moduli, scale bits {}+{}, {} K chunk{}, {} int8 products by {}{}{}; falls back to {} "
+                           "({}) if an input is NaN, infinite or a subnormal that matters{}",
+                           s.moduli, bits.a, bits.b, s.chunks, s.chunks == 1 ? "" : "s", s.moduli * s.batch * s.chunks,
+                           products, s.guarded ? fmt::format(" and {} for the span guard", s.batch * s.chunks) : "",
+                           escalation, to_string(out.kernel), out.config,
+                           s.guarded ? fmt::format(", or its exponent span needs more than {} moduli", s2.moduli) : "");
+  out.fallback_kernel = out.kernel;
+  out.fallback_config = native_config;
+  out.kernel = Kernel::ozaki;
+  out.workspace_bytes = std::max(l.total, l2.total);
+  out.escalated_moduli = escalate ? s2.moduli : 0;
+  return out;
+}
+
 }  // namespace
 
 Schedule schedule_emulated(const GemmDesc& desc, const GemmOptions& options, const DeviceInfo& device,
@@ -335,50 +433,17 @@ Schedule schedule_emulated(const GemmDesc& desc, const GemmOptions& options, con
                             device.name, desc.m, desc.n, desc.k, desc.batch, out.pieces.size(), out.config));
   }
   const Shape s = shape_of_call(out, options, desc.type);
-  std::vector<SequencePass> fallback;
-  const uint32_t dispatches = out.pieces.front().reduce ? 2 : 1;
-  const uint32_t rows = choose_rows(s, dispatches, out.workspace_bytes, device);
-  const PiecePasses& piece = out.pieces.front();
-  const SequenceBinding c{out.source[2], piece.piece.c.offset, piece.piece.c.size};
-  // The residue products' indirect commands follow the native ones': counted on a first layout (their pieces
-  // do not depend on where the regions lie), then laid out for good.
-  uint32_t residue_dispatches = 0;
-  std::vector<SequencePass> scratch;
-  add_residues(scratch, s, lay_out_workspace(s, dispatches, out.workspace_bytes, rows), dispatches, c, desc, device,
-               tuning, &residue_dispatches);
-  const Layout l = lay_out_workspace(s, dispatches + residue_dispatches, out.workspace_bytes, rows);
-  check_ranges(desc, l, device);
-  const ozaki::ScaleBits bits = ozaki::scale_bits(ozaki::make_moduli(s.moduli), s.k);
-  const SequenceBinding a{out.source[0], piece.piece.a.offset, piece.piece.a.size};
-  const SequenceBinding b{out.source[1], piece.piece.b.offset, piece.piece.b.size};
-  std::vector<SequencePass>& seq = out.sequence;
-  seq.push_back(arm(l, std::nullopt));
-  seq.push_back(split(s, l, device, desc.type, false, a, bits.a));
-  seq.push_back(split(s, l, device, desc.type, true, b, bits.b));
-  if (s.guarded) {
-    const Products magnitudes{s.moduli, 1, 0, s.m, l.magnitudes, l.magnitude_chunk_bytes};
-    for (uint32_t chunk = 0; chunk < s.chunks; ++chunk) add_products(seq, s, l, chunk, magnitudes, device, tuning);
-    seq.push_back(guard(s, l, desc.type));
+  // Escalation (guard.hpp's rule): where the span guard refuses the default moduli, the same passes with more,
+  // guarded too, and the native kernel only where those refuse; not where its larger workspace does not fit.
+  const uint32_t escalated = ozaki::escalated_moduli(desc.type, s.k, options.emulation_moduli);
+  if (s.guarded && escalated != 0) {
+    try {
+      return emulate(out, desc, s, escalated, device, tuning);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::too_large) throw;
+    }
   }
-  fallback = native_passes(out, l);
-  for (uint32_t i = 0; i < fallback.size(); ++i) seq.push_back(arm(l, std::make_pair(i, fallback[i].pass.grid)));
-  std::string products = add_residues(seq, s, l, dispatches, c, desc, device, tuning, nullptr);
-  const uint32_t blocks = (s.m + rows - 1) / rows;
-  seq.insert(seq.end(), fallback.begin(), fallback.end());
-  std::erase_if(seq, [](const SequencePass& pass) { return kernels::ozaki_drop_experiment(pass.pass.shape.shader); });
-  if (blocks > 1) products += fmt::format(" in {} blocks of {} rows", blocks, rows);
-  const std::string native_config = out.config;
-  out.config = fmt::format("{} moduli, scale bits {}+{}, {} K chunk{}, {} int8 products by {}{}; falls back to {} ({}) "
-                           "if an input is NaN, infinite or a subnormal that matters{}",
-                           s.moduli, bits.a, bits.b, s.chunks, s.chunks == 1 ? "" : "s", s.moduli * s.batch * s.chunks,
-                           products, s.guarded ? fmt::format(" and {} for the span guard", s.batch * s.chunks) : "",
-                           to_string(out.kernel), out.config,
-                           s.guarded ? fmt::format(", or its exponent span needs more than {} moduli", s.moduli) : "");
-  out.fallback_kernel = out.kernel;
-  out.fallback_config = native_config;
-  out.kernel = Kernel::ozaki;
-  out.workspace_bytes = l.total;
-  return out;
+  return emulate(std::move(out), desc, s, 0, device, tuning);
 }
 
 }  // namespace vkgemm::detail
