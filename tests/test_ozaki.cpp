@@ -152,6 +152,38 @@ TEST_SUITE("ozaki") {
     }
   }
 
+  TEST_CASE("an escalated product in row blocks: the second emulation's products and merges by block, the model's") {
+    // Elements spread 2^+-7 inside lines: refused at the default moduli, computed with two more (the model
+    // suite shows the margins). maxStorageBufferRange read as 1100 KiB: f64's escalated int32 planes (16 moduli x
+    // 100 x 200 x 4 bytes) take two blocks of rows where the first emulation's fit one.
+    auto limited = test::engine_with_limits(0, 1100 << 10);
+    std::mt19937_64 rng = test::case_rng(test::current_case_name());
+    std::uniform_real_distribution<double> value(-1.0, 1.0), octave(-7.0, 7.0);
+    for (DataType type : {DataType::f64, DataType::f32}) {
+      const GemmDesc d = make_desc(type, Layout::row_major, Op::n, Op::n, 100, 200, 300, 0, false, 1.0, 0.0);
+      auto a = uniform(type, operand_extent(d, 'A').elements, rng);
+      auto b = uniform(type, operand_extent(d, 'B').elements, rng);
+      for (auto* x : {&a, &b}) {
+        for (size_t i = 0; i < x->size() / element_size(type); ++i) {
+          put(*x, type, i, value(rng) * std::exp2(octave(rng)));
+        }
+      }
+      const std::vector<std::byte> c0(static_cast<size_t>(d.m * d.n) * element_size(type));
+      std::vector<std::byte> device = c0, model(c0.size());
+      const GemmTiming t = limited->gemm(d, a.data(), b.data(), device.data(), emulated());
+      CAPTURE(type);
+      CHECK(t.kernel == Kernel::ozaki);
+      CHECK_MESSAGE(t.config.find("escalated") != std::string::npos, t.config);
+      if (type == DataType::f64) {
+        CHECK_MESSAGE(t.config.find("16 moduli where the span guard refuses 14 (in 2 blocks of 56 rows)") !=
+                          std::string::npos, t.config);
+      }
+      CHECK(ozaki::model_gemm(d, a.data(), b.data(), c0.data(), model.data()));
+      CHECK(device == model);
+      CHECK(compare_with_reference(d, a.data(), b.data(), c0.data(), device.data()).passed);
+    }
+  }
+
   TEST_CASE("K past the int32 exactness limit: two K chunks, summed in the merge, bit for bit the model") {
     std::mt19937_64 rng = test::case_rng("ozaki K chunks");
     const GemmDesc d = make_desc(DataType::f64, Layout::row_major, Op::n, Op::t, 2, 3, 140000, 0, false, 1.0, 0.0);

@@ -401,8 +401,11 @@ Schedule emulate(Schedule out, const GemmDesc& desc, const Shape& s, uint32_t es
   std::erase_if(seq, [](const SequencePass& pass) { return kernels::ozaki_drop_experiment(pass.pass.shape.shader); });
   if (blocks > 1) products += fmt::format(" in {} blocks of {} rows", blocks, rows);
   const std::string native_config = out.config;
+  const uint32_t blocks2 = escalate ? (s.m + rows2 - 1) / rows2 : 1;
   const std::string escalation =
-      escalate ? fmt::format("; {} moduli where the span guard refuses {}", s2.moduli, s.moduli) : "";
+      escalate ? fmt::format("; {} moduli where the span guard refuses {}{}", s2.moduli, s.moduli,
+                             blocks2 > 1 ? fmt::format(" (in {} blocks of {} rows)", blocks2, rows2) : "")
+               : "";
   out.config = fmt::format("{} moduli, scale bits {}+{}, {} K chunk{}, {} int8 products by {}{}{}; falls back to {} "
                            "({}) if an input is NaN, infinite or a subnormal that matters{}",
                            s.moduli, bits.a, bits.b, s.chunks, s.chunks == 1 ? "" : "s", s.moduli * s.batch * s.chunks,
