@@ -16,13 +16,12 @@
 // The large operand is read once, coalesced, along whichever dimension it is contiguous in (R_CONTIG): along
 // k (op(A) = A untransposed, op(B) = B^T) an invocation reads 4 consecutive k of RPI rows, neighbours the next
 // 4; along r (A^T, B untransposed) it reads RPI (4, or 8 for 16-bit elements: 16 bytes either way)
-// consecutive r at one k (f16 and bf16 eight as one 16-byte load: GEMV_VEC16), neighbours the next RPI, and the
-// KLANES invocations of a column walk K. Each
+// consecutive r at one k, neighbours the next RPI, and the KLANES invocations of a column walk K. Each
 // invocation issues UNROLL steps' loads before their sums, so that enough bytes are in flight to cover the
-// memory's latency. Where the variant has a vector type of the stored elements
-// (GEMV_VEC: f32, f64, i32, f16) and the operand's ld, offset and batch stride are multiples of 4 (the flags'
-// GEMM_VEC_A or GEMM_VEC_B), those 4 elements are one vector load; elsewhere, and at the edges, element by
-// element with zeros outside. The small operand is read element by element (its few columns stay in the
+// memory's latency. Where the variant has a vector type of the stored elements (GEMV_VEC: f32, f64, i32, f16;
+// GEMV_VEC16: f16 and bf16 eight at a time) and the operand's ld, offset and batch stride are multiples of the
+// vector (the flags' GEMM_VEC_A or GEMM_VEC_B: 4 elements, 8 for the 16-bit types), those elements are one
+// vector load; elsewhere, and at the edges, element by element with zeros outside. The small operand is read element by element (its few columns stay in the
 // caches: every row of L reads the same ones).
 //
 // K may be split across workgroups (the host's k_split below K; f32 and f64): the grid's z is then slices x

@@ -261,8 +261,8 @@ TEST_SUITE("gemv") {
     CHECK(wide.pieces[0].main.grid[1] == (40 + GEMM_GEMV_MAX_SMALL - 1) / GEMM_GEMV_MAX_SMALL);
     // K split across workgroups where the rows give few: 1 x 4096 read along its rows is 64 workgroups of 64
     // rows (16 invocations of 4), so 8 slices of 512 (512 workgroups, at most K / 512); 4096 x 1 read along k is
-    // 256 of 16 rows, 2 slices. f16 reads 8 rows an invocation along its rows (16 bytes, as f32's 4), sums its slices in fp32
-    // (the variant with C f32); fp16 sums run one slice.
+    // 256 of 16 rows, 2 slices. f16 reads 8 rows an invocation along its rows (16 bytes, as f32's 4), sums its
+    // slices in fp32 (the variant with C f32); fp16 sums run one slice.
     const detail::Schedule row = plan({.m = 1, .n = 4096, .k = 4096});
     CHECK(row.pieces[0].main.grid[0] == 64);
     CHECK(row.pieces[0].main.grid[2] == 8);

@@ -75,7 +75,7 @@ void check_went(const std::string& path, const detail::HostCopyCounts& before, c
 }  // namespace
 
 TEST_SUITE("host copies") {
-  TEST_CASE("copy workers: every byte of every part lands, none outside, across part sizes, stores and a pool's reuse") {
+  TEST_CASE("copy workers: every byte of every part lands, none outside, across part sizes, stores, a pool's reuse") {
     auto rng = test::case_rng(test::current_case_name());
     using detail::CopyWorkers;
     constexpr uint64_t kPart = CopyWorkers::kMinPart, kGuard = 64;

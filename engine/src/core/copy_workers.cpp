@@ -36,6 +36,14 @@ void copy_streaming(char* dst, const char* src, uint64_t bytes) {
   std::memcpy(dst, src, bytes);
 }
 
+void copy_with(CopyWorkers::Stores stores, char* dst, const char* src, uint64_t bytes) {
+  if (stores == CopyWorkers::Stores::streaming) {
+    copy_streaming(dst, src, bytes);
+  } else {
+    std::memcpy(dst, src, bytes);
+  }
+}
+
 }  // namespace
 
 unsigned CopyWorkers::default_threads() noexcept {
@@ -69,12 +77,7 @@ CopyWorkers::~CopyWorkers() {
 void CopyWorkers::copy_part(unsigned index) const {
   const Shared& s = *shared_;
   const uint64_t begin = std::min(s.bytes, index * s.part), end = std::min(s.bytes, begin + s.part);
-  if (begin >= end) return;
-  if (s.stores == Stores::streaming) {
-    copy_streaming(s.dst + begin, s.src + begin, end - begin);
-  } else {
-    std::memcpy(s.dst + begin, s.src + begin, end - begin);
-  }
+  if (begin < end) copy_with(s.stores, s.dst + begin, s.src + begin, end - begin);
 }
 
 void CopyWorkers::work(unsigned index) {
@@ -99,11 +102,7 @@ void CopyWorkers::copy(void* dst, const void* src, uint64_t bytes, Stores stores
   const uint64_t most = std::max<uint64_t>(1, bytes / kMinPart);
   const unsigned parts = static_cast<unsigned>(std::min<uint64_t>(threads(), most));
   if (parts <= 1 || static_cast<long>(getpid()) != owner_) {
-    if (stores == Stores::streaming) {
-      copy_streaming(static_cast<char*>(dst), static_cast<const char*>(src), bytes);
-    } else {
-      std::memcpy(dst, src, bytes);
-    }
+    copy_with(stores, static_cast<char*>(dst), static_cast<const char*>(src), bytes);
     return;
   }
   Shared& s = *shared_;
