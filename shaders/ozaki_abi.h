@@ -45,7 +45,7 @@
 // scaling would make an integer of; the merge then leaves C alone and the native kernel's dispatches run.
 #define OZAKI_UNCOVERED_NONFINITE 1
 #define OZAKI_UNCOVERED_SUBNORMAL 2
-// Set by the span guard (ozaki_guard.comp): some element's truncation bound passes what the guard allows.
+// The span guard admitted no candidate count (the choice word; ozaki_guard.comp): the reason a report names.
 #define OZAKI_UNCOVERED_SPAN 4
 
 // The magnitude plane (plane MODULI of each side, after the residue planes): floor(|x| 2^(e - s + 7)) of each
@@ -65,6 +65,8 @@
 //               after it; element (line, t) of a plane at line * ldc + t
 //   b_offset    the exponents' first int32: line `line` of entry `entry` at b_offset + entry * M + line
 //   split_stride  the coverage flag's int32
+//   stride_b    the bits the subnormal test adds to s: a subnormal matters where the scaling by 2^(e + stride_b)
+//               would keep it, so that the largest candidate count's split (guard.hpp) covers what this one does
 //   ldb         with OZAKI_SPLIT_GUARDED, the line statistics' first int32 (even): line `line` of entry `entry` holds at the double
 //               (ldb / 2 + entry * M + line) its scaled 1-norm sum_t |x_t| 2^e, negated where some element is
 //               not an integer multiple of the line's quantum 2^-e (an "inexact" line; a positive or zero
@@ -97,24 +99,33 @@
 //   a_offset    the magnitude products' first int32; element (i, j) of chunk c, entry t at
 //               a_offset + c * stride_b + t * stride_a + i * N + j
 //   ldb, ldc    the line statistics' first int32 of op(A)'s rows and of op(B)'s columns (the split's ldb)
-//   split_stride  the coverage flag's int32: set to OZAKI_UNCOVERED_SPAN where an element fails
-//   alpha       the allowance per unit of magnitude sum (double): the guard admits element (i, j) when
-//               [row i inexact] |B'_j|_1 / 2 + [column j inexact] |A'_i|_1 / 2 + [both] k / 4
-//               <= alpha * S_ij, S_ij the magnitude sums over the K chunks (engine/src/ozaki/guard.hpp)
+//   split_stride  the coverage flag's int32 (read: where it is set the guard judges nothing)
+//   c_offset    the first refusal word (OZAKI_REFUSED_WORD): word c_offset + d set where some element refuses
+//               candidate d (plain stores of 1: the refusals nest, each refusing every candidate below its first
+//               admitted one, so the words set are the first ones and their number is the choice)
+//   lda         the candidate counts, 1 to OZAKI_MAX_CANDIDATES (guard.hpp: the type's default and more)
+//   b_offset    candidate d's scale bits past candidate 0's, for d = 1, 2: op(A)'s in byte 2 (d - 1), op(B)'s
+//               in byte 2 (d - 1) + 1
+//   alpha       candidate 0's allowance per unit of magnitude sum (double): the guard admits element (i, j) at
+//               candidate d when
+//               [row i inexact] |B'_j|_1 / 2^(1 + dA) + [column j inexact] |A'_i|_1 / 2^(1 + dB)
+//               + [both] k / 2^(2 + dA + dB) <= alpha * S_ij,
+//               S_ij the magnitude sums over the K chunks, the statistics candidate 0's (engine/src/ozaki/guard.hpp)
+#define OZAKI_MAX_CANDIDATES 3u
 
 // ---- the arm (ozaki_arm.comp): one invocation ----
-//   flags OZAKI_ARM_CLEAR: the flag at int32 split_stride := 0. Otherwise the indirect dispatch at int32
-//   a_offset gets (M, N, K) when the flag at split_stride is set, else (0, 0, 0): the native kernel's dispatch
-//   runs only for an uncovered product. With OZAKI_ARM_INVERT the other way round: an int8 residue product
-//   runs only for a covered one. With OZAKI_ARM_SECOND the flag at int32 ldb must be set too (clear with
-//   OZAKI_ARM_INVERT_SECOND): the escalated emulation's passes and the native kernel after it.
+//   flags OZAKI_ARM_CLEAR: the lda int32s from split_stride on := 0. Otherwise the indirect dispatch at int32
+//   a_offset gets (M, N, K) where it runs, else (0, 0, 0). The choice is the number of the ldc refusal words
+//   from ldb on that are set; a pass of candidate count `lda` (its splits, products and merges) runs where the
+//   coverage flag (int32 split_stride) is clear and the choice is lda; with OZAKI_ARM_NATIVE, a native
+//   kernel's dispatch runs where the flag is set or the choice is ldc (every candidate refused).
 #define OZAKI_ARM_CLEAR 1u
-#define OZAKI_ARM_INVERT 2u
-#define OZAKI_ARM_SECOND 4u
-#define OZAKI_ARM_INVERT_SECOND 8u
-// The workspace's int32 flags: the first emulation's, and the escalated one's (more moduli) where the span
-// guard refused the first (docs/design/ozaki.md, "Escalation").
+#define OZAKI_ARM_NATIVE 2u
+// The workspace's control int32s: the coverage flag (the splits' OZAKI_UNCOVERED_* bits), then the span guard's
+// refusal of each candidate count (docs/design/ozaki.md, "The count chosen on the device"); the indirect
+// commands after them.
 #define OZAKI_FLAG_WORD 0u
-#define OZAKI_ESCALATED_FLAG_WORD 1u
+#define OZAKI_REFUSED_WORD 1u
+#define OZAKI_CONTROL_WORDS (1u + OZAKI_MAX_CANDIDATES)
 
 #endif  // VKGEMM_OZAKI_ABI_H

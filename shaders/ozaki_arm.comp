@@ -1,9 +1,9 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// The emulated product's control words (ozaki_abi.h): with OZAKI_ARM_CLEAR, a flag is cleared before the
-// splits; otherwise one indirect dispatch is armed after them, its grid (M, N, K) when the flag is set (the
-// native kernel's) or, with OZAKI_ARM_INVERT, when it is clear (an int8 residue product's), and with
-// OZAKI_ARM_SECOND as the second flag says too, else (0, 0, 0).
+// The emulated product's control words (ozaki_abi.h): with OZAKI_ARM_CLEAR, a word is cleared before the
+// splits; otherwise one indirect dispatch is armed after the span guard: a pass of one candidate moduli count
+// runs where the coverage flag is clear and the guard chose that count, the native kernel's (OZAKI_ARM_NATIVE)
+// where the flag is set or no count was admitted; else its grid is (0, 0, 0).
 #include "gemm_abi.h"
 #include "ozaki_abi.h"
 
@@ -18,13 +18,13 @@ layout(push_constant) uniform GemmParams {
 
 void main() {
   if ((p.flags & OZAKI_ARM_CLEAR) != 0u) {
-    words[p.split_stride] = 0u;
+    for (uint w = 0u; w < p.lda; ++w) words[p.split_stride + w] = 0u;
     return;
   }
-  bool run = (words[p.split_stride] != 0u) != ((p.flags & OZAKI_ARM_INVERT) != 0u);
-  if ((p.flags & OZAKI_ARM_SECOND) != 0u) {
-    run = run && ((words[p.ldb] != 0u) != ((p.flags & OZAKI_ARM_INVERT_SECOND) != 0u));
-  }
+  uint choice = 0u;
+  for (uint d = 0u; d < p.ldc; ++d) choice += words[p.ldb + d] != 0u ? 1u : 0u;
+  const bool covered = words[p.split_stride] == 0u;
+  const bool run = (p.flags & OZAKI_ARM_NATIVE) != 0u ? !covered || choice == p.ldc : covered && choice == p.lda;
   words[p.a_offset] = run ? p.M : 0u;
   words[p.a_offset + 1u] = run ? p.N : 0u;
   words[p.a_offset + 2u] = run ? p.K : 0u;

@@ -3,16 +3,17 @@
 // The emulated product's span guard (docs/design/ozaki.md, "The span guard"; engine/src/ozaki/guard.hpp is the
 // rule, and the CPU model's span_guard the same comparison on the host): one invocation per element (i, j) of
 // C of one batch entry sums the magnitude planes' products over the K chunks (a lower bound of
-// |op(A)||op(B)|), sets the truncation bound of the rounding to integers beside it from the lines' statistics,
-// and or-s OZAKI_UNCOVERED_SPAN into the coverage flag where the bound passes its allowance: the merge then
-// writes nothing and the native kernel computes the call. ozaki_abi.h says what each push constant means here.
+// |op(A)||op(B)|), sets the truncation bound of the rounding to integers beside it from the lines' statistics
+// at each candidate moduli count, and sets the refusal word of every count before the first whose allowance
+// the bound meets (all of them where none does): the passes of the chosen count then run, or the native
+// kernel's. ozaki_abi.h says what each push constant means here.
 #include "gemm_abi.h"
 #include "ozaki_abi.h"
 
 layout(local_size_x = OZAKI_MERGE_X, local_size_y = OZAKI_MERGE_Y) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer Sums { int sums[]; };  // the magnitude products
-layout(std430, set = 0, binding = 1) buffer Words { int words[]; };         // line statistics, the flag
+layout(std430, set = 0, binding = 1) buffer Words { int words[]; };         // line statistics, the flag, the refusals
 
 #define GEMM_PUSH_UINT_FIELD(name) uint name;
 layout(push_constant) uniform GemmParams {
@@ -24,10 +25,13 @@ layout(push_constant) uniform GemmParams {
 // A line's statistic as the split stored it: its scaled 1-norm, negative where the line is inexact.
 double statistic(uint at) { return packDouble2x32(uvec2(uint(words[at]), uint(words[at + 1u]))); }
 
+// 2^-e as a double, for 0 <= e <= 1022: exact.
+double inverse_power_of_two(int e) { return packDouble2x32(uvec2(0u, uint(1023 - e) << 20)); }
+
 void main() {
   const uint j = gl_GlobalInvocationID.x, i = gl_GlobalInvocationID.y, entry = gl_WorkGroupID.z;
-  // An input the split already found uncovered (NaN, infinity, a subnormal that matters) keeps its reason: its
-  // line statistics were not written.
+  // An input the split found uncovered (NaN, infinity, a subnormal that matters): its line statistics were not
+  // written, and the native kernel runs whatever the choice.
   if (i >= p.M || j >= p.N || words[p.split_stride] != 0) return;
   double sums_ij = 0.0;  // each chunk's sum is below 2^31 and nonnegative: the total is exact below 2^53
   for (uint chunk = 0u; chunk < p.K; ++chunk) {
@@ -35,10 +39,17 @@ void main() {
   }
   const double row = statistic(p.ldb + 2u * (entry * p.M + i));
   const double column = statistic(p.ldc + 2u * (entry * p.N + j));
-  double bound = 0.0;
-  if (row < 0.0) bound += 0.5 * abs(column);
-  if (column < 0.0) bound += 0.5 * abs(row);
-  if (row < 0.0 && column < 0.0) bound += 0.25 * double(p.k_split);
-  // Every invocation that refuses stores the flag's nonzero bit: any of them serves (the split's the same).
-  if (bound > p.alpha * sums_ij) words[p.split_stride] = OZAKI_UNCOVERED_SPAN;
+  const double allowed = p.alpha * sums_ij;
+  // Candidate d's bound over 2^(dA + dB), as guard_truncation: each term scaled by a power of two (exact).
+  uint d = 0u;
+  for (; d < p.lda; ++d) {
+    const int da = d == 0u ? 0 : int((p.b_offset >> (16u * (d - 1u))) & 0xffu);
+    const int db = d == 0u ? 0 : int((p.b_offset >> (16u * (d - 1u) + 8u)) & 0xffu);
+    double bound = 0.0;
+    if (row < 0.0) bound += (0.5 * abs(column)) * inverse_power_of_two(da);
+    if (column < 0.0) bound += (0.5 * abs(row)) * inverse_power_of_two(db);
+    if (row < 0.0 && column < 0.0) bound += (0.25 * double(p.k_split)) * inverse_power_of_two(da + db);
+    if (!(bound > allowed)) break;
+  }
+  for (uint r = 0u; r < d; ++r) words[p.c_offset + r] = 1;
 }

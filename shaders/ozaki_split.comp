@@ -178,7 +178,9 @@ void main() {
   uint uncovered = flags[slot] & ~kSubnormalSeen;
   // A subnormal matters where the scaling would make an integer of it (e >= kSubnormalMatters), and where
   // the device flushed it before the maximum saw it: a line of subnormals alone then reads as all zeros.
-  if ((flags[slot] & kSubnormalSeen) != 0u && (e >= kSubnormalMatters || line_largest == 0.0)) {
+  // The test takes the largest candidate count's scale (p.stride_b more bits): what this split covers, every
+  // candidate's covers too, so the coverage flag is final before the span guard chooses among them.
+  if ((flags[slot] & kSubnormalSeen) != 0u && (e + int(p.stride_b) >= kSubnormalMatters || line_largest == 0.0)) {
     uncovered |= OZAKI_UNCOVERED_SUBNORMAL;
   }
   if (live && lane == 0u) {

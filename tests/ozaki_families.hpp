@@ -36,17 +36,19 @@ inline const char* name(Family f) {
   return kNames[static_cast<int>(f)];
 }
 
-// What the emulation does with the family: computed at the default moduli; refused by their span guard and
-// computed with the escalation's (guard.hpp: two more moduli); or refused by both (the native kernel).
-enum class Outcome { computed, escalated, refused };
+// What the emulation does with the family: computed at the default moduli; refused there by the span guard
+// and computed with a count it chose among the candidates (guard.hpp: up to two more); or refused at every
+// candidate (the native kernel).
+enum class Outcome { computed, more_moduli, refused };
 inline Outcome outcome(Family f) {
-  if (f == Family::aligned_edge) return Outcome::escalated;  // past the allowance by a factor, not by 2^8
+  if (f == Family::aligned_edge) return Outcome::more_moduli;  // past the allowance by a factor, not by 2^8
   const bool refused = f == Family::spread_inside || f == Family::dominant || f == Family::spread_and_apart;
   return refused ? Outcome::refused : Outcome::computed;
 }
 inline bool refused(Family f) { return outcome(f) == Outcome::refused; }
-// Whether the emulation, escalation included, may compute the family: f64's refused families never are; f32's
-// escalated moduli (9) cover some draws of its spread and dominant families (within the native bound).
+// Whether the emulation, every candidate count included, may compute the family: f64's refused families never
+// are; f32's largest candidate (9 moduli) covers some draws of its spread and dominant families (within the
+// native bound).
 inline bool may_compute(Family f, DataType type) { return !refused(f) || type == DataType::f32; }
 
 struct Operands {

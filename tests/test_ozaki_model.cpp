@@ -11,6 +11,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "ozaki/bound.hpp"
@@ -275,8 +276,8 @@ TEST_SUITE("ozaki model") {
           CAPTURE(k);
           const std::string family = families::name(f);
           CAPTURE(family);
-          ModelOptions once;  // the default moduli alone, without the escalation
-          once.mutation = Mutation::no_escalation;
+          ModelOptions once;  // the default moduli the only candidate
+          once.mutation = Mutation::first_count_only;
           CHECK(run(d, o, once).covered == (families::outcome(f) == families::Outcome::computed));
           const Outcome r = run(d, o);
           if (r.covered) {
@@ -305,12 +306,12 @@ TEST_SUITE("ozaki model") {
       CAPTURE(type);
       const uint32_t moduli = default_moduli(type, 4);
       CHECK(guard_ratio(d, o, moduli) > 1.5);  // refused by a factor, not by a rounding
-      ModelOptions once;  // the default moduli alone, without the escalation
-      once.mutation = Mutation::no_escalation;
+      ModelOptions once;  // the default moduli the only candidate
+      once.mutation = Mutation::first_count_only;
       CHECK_FALSE(run(d, o, once).covered);
-      const Outcome escalated = run(d, o);  // the escalation's moduli cover it within the native bound
-      CHECK(escalated.covered);
-      CHECK(escalated.native.passed);
+      const Outcome chosen = run(d, o);  // a candidate with more moduli covers it within the native bound
+      CHECK(chosen.covered);
+      CHECK(chosen.native.passed);
       ModelOptions lenient;
       lenient.mutation = Mutation::lenient_guard;
       const Outcome wrong = run(d, o, lenient);
@@ -326,7 +327,7 @@ TEST_SUITE("ozaki model") {
     }
   }
 
-  TEST_CASE("escalation: elements spread 2^+-7 inside lines, refused at the default moduli, computed with two more") {
+  TEST_CASE("the count chosen: elements spread 2^+-7 inside lines, refused at the default moduli, computed with more") {
     // The span guard's ratio on such lines (24 x 20, k = 300) is 1.5 to 5 (f32) and 6 to 20 (f64) at the
     // default moduli, a hundredth of that with two more (docs/design/ozaki.md): normal-distributed data's case.
     std::mt19937_64 rng = test::case_rng(test::current_case_name());
@@ -344,14 +345,60 @@ TEST_SUITE("ozaki model") {
       CAPTURE(type);
       const uint32_t moduli = default_moduli(type, 300);
       CHECK(guard_ratio(d, o, moduli) > 1.0);
-      CHECK(guard_ratio(d, o, moduli + kEscalation) < 0.25);
+      CHECK(guard_ratio(d, o, moduli + kExtraModuli) < 0.25);
       ModelOptions once;
-      once.mutation = Mutation::no_escalation;
+      once.mutation = Mutation::first_count_only;
       CHECK_FALSE(run(d, o, once).covered);
       const Outcome r = run(d, o);
       CHECK(r.covered);
       CHECK_MESSAGE(r.native.passed, r.native.summary());
     }
+  }
+
+  TEST_CASE("the guard's choice from the first count's statistics is each candidate's own verdict") {
+    // The device judges every candidate from the first count's split: the statistics scaled by the candidate's
+    // extra scale bits (guard.hpp). On lines inexact at every count that is exactly the guard of a split at the
+    // candidate's own count: the choice must be the first candidate whose own split the guard admits.
+    std::mt19937_64 rng = test::case_rng(test::current_case_name());
+    std::uniform_real_distribution<double> value(-1.0, 1.0);
+    std::set<uint32_t> seen;  // the spreads make the choices cover the first count, a later one and none
+    for (DataType type : {DataType::f64, DataType::f32})
+      for (double spread : {1.0, 5.0, 9.0, 30.0}) {
+        std::uniform_real_distribution<double> octave(-spread, spread);
+        const uint32_t m = 12, n = 10, k = 1024;  // f64 candidates 4 + 3 and 8 + 7 scale bits past the first
+        std::vector<double> a(m * k), b(k * n);
+        for (auto* x : {&a, &b})
+          for (double& v : *x) v = type == DataType::f32 ? static_cast<float>(value(rng) * std::exp2(octave(rng)))
+                                                         : value(rng) * std::exp2(octave(rng));
+        const Candidates candidates = candidate_moduli(type, k, 0);
+        REQUIRE(candidates.count == OZAKI_MAX_CANDIDATES);
+        const Moduli first = make_moduli(candidates.moduli[0]);
+        const ScaleBits bits = scale_bits(first, k);
+        const SplitSide sa = split(a, m, k, true, bits.a, first, type), sb = split(b, k, n, false, bits.b, first, type);
+        const uint32_t choice = span_choice(sa, sb, m, n, k, guard_allowance(type, k, bits), candidates);
+        uint32_t own = 0;  // the first candidate its own split's guard admits
+        for (; own < candidates.count; ++own) {
+          const Moduli table = make_moduli(candidates.moduli[own]);
+          const ScaleBits own_bits = scale_bits(table, k);
+          const SplitSide oa = split(a, m, k, true, own_bits.a, table, type);
+          const SplitSide ob = split(b, k, n, false, own_bits.b, table, type);
+          // Exactly: each side's statistics scale by a power of two, and the allowance with them.
+          const ScaleBits shift = candidates.shift[own];
+          CHECK(guard_allowance(type, k, own_bits) ==
+                std::ldexp(guard_allowance(type, k, bits), shift.a + shift.b));
+          for (uint32_t i = 0; i < m; ++i)
+            for (uint32_t j = 0; j < n; ++j) {
+              CHECK(guard_truncation(oa.stats[i], ob.stats[j], k) ==
+                    std::ldexp(guard_truncation(sa.stats[i], sb.stats[j], k, shift), shift.a + shift.b));
+            }
+          if (span_guard(oa, ob, m, n, k, guard_allowance(type, k, own_bits))) break;
+        }
+        CAPTURE(type);
+        CAPTURE(spread);
+        CHECK(choice == own);
+        seen.insert(choice);
+      }
+    CHECK(seen.size() >= 3);
   }
 
   TEST_CASE("fewer moduli trade accuracy for speed within the emulation's own bound") {

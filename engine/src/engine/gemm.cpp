@@ -96,19 +96,21 @@ GemmTiming EngineImpl::await_plan(GemmPlanState& plan, uint64_t serial, std::chr
 }
 
 void EngineImpl::report_emulation(const GemmPlanState& plan, GemmTiming& timing) {
-  // The coverage flags the passes left (ozaki_abi.h): the first emulation's, then the escalated one's; the
-  // native kernel computed the product where the last that ran is set.
-  int32_t flags[2] = {0, 0};
-  read(plan.workspace, 0, flags, sizeof flags);
-  int32_t flag = flags[OZAKI_FLAG_WORD];
-  if (flag == 0) return;
-  const uint32_t escalated = plan.product.escalated_moduli;
-  if (escalated && flags[OZAKI_ESCALATED_FLAG_WORD] == 0) {
-    timing.config = fmt::format("{} moduli (the span guard refused the default: escalated), {}", escalated,
+  // The coverage flag and the span guard's refusals the passes left (ozaki_abi.h): the native kernel computed
+  // the product where the flag is set or every candidate count was refused.
+  int32_t words[OZAKI_CONTROL_WORDS] = {};
+  read(plan.workspace, 0, words, sizeof words);
+  int32_t flag = words[OZAKI_FLAG_WORD];
+  const std::vector<uint32_t>& candidates = plan.product.candidate_moduli;
+  size_t choice = 0;
+  while (choice < candidates.size() && words[OZAKI_REFUSED_WORD + choice] != 0) ++choice;
+  if (flag == 0 && choice == 0) return;
+  if (flag == 0 && choice < candidates.size()) {
+    timing.config = fmt::format("{} moduli (the span guard's choice over {}), {}", candidates[choice], candidates[0],
                                 plan.product.config);
     return;
   }
-  if (escalated) flag |= flags[OZAKI_ESCALATED_FLAG_WORD];
+  if (flag == 0) flag = OZAKI_UNCOVERED_SPAN;
   std::string why;
   if (flag & OZAKI_UNCOVERED_NONFINITE) why += ", an input is NaN or infinite";
   if (flag & OZAKI_UNCOVERED_SUBNORMAL) why += ", an input is a subnormal the scaling would keep";

@@ -7,9 +7,17 @@ namespace vkgemm::ozaki {
 
 bool guarded(DataType type, uint64_t k, uint32_t moduli) noexcept { return moduli >= default_moduli(type, k); }
 
-uint32_t escalated_moduli(DataType type, uint64_t k, uint32_t requested) noexcept {
-  const uint32_t more = default_moduli(type, k) + kEscalation;
-  return requested == 0 && more <= kMaxModuli ? more : 0;
+Candidates candidate_moduli(DataType type, uint64_t k, uint32_t requested) {
+  Candidates c;
+  const uint32_t first = requested != 0 ? requested : default_moduli(type, k);
+  const uint32_t extra = requested != 0 ? 0 : kExtraModuli;
+  const ScaleBits base = scale_bits(make_moduli(first), k);
+  for (uint32_t d = 0; d <= extra && first + d <= kMaxModuli; ++d) {
+    const ScaleBits bits = scale_bits(make_moduli(first + d), k);
+    c.moduli[c.count] = first + d;
+    c.shift[c.count++] = {bits.a - base.a, bits.b - base.b};
+  }
+  return c;
 }
 
 double guard_kappa(uint64_t k) noexcept { return 4.0 * std::sqrt(static_cast<double>(std::max<uint64_t>(k, 1))); }
@@ -20,12 +28,19 @@ double guard_allowance(DataType type, uint64_t k, const ScaleBits& bits) noexcep
   return std::ldexp(guard_kappa(k), unit_roundoff_exponent + bits.a + bits.b - 2 * OZAKI_MAGNITUDE_BITS) / kSlack;
 }
 
-double guard_truncation(const LineStats& row, const LineStats& column, uint64_t k) noexcept {
+double guard_truncation(const LineStats& row, const LineStats& column, uint64_t k, const ScaleBits& shift) noexcept {
   double bound = 0.0;
-  if (row.inexact) bound += 0.5 * column.norm;
-  if (column.inexact) bound += 0.5 * row.norm;
-  if (row.inexact && column.inexact) bound += 0.25 * static_cast<double>(k);
+  if (row.inexact) bound += std::ldexp(0.5 * column.norm, -shift.a);
+  if (column.inexact) bound += std::ldexp(0.5 * row.norm, -shift.b);
+  if (row.inexact && column.inexact) bound += std::ldexp(0.25 * static_cast<double>(k), -(shift.a + shift.b));
   return bound;
+}
+
+uint32_t guard_choice(const LineStats& row, const LineStats& column, uint64_t k, double sums, double allowance,
+                      const Candidates& candidates) noexcept {
+  uint32_t d = 0;
+  while (d < candidates.count && !guard_admits(row, column, k, sums, allowance, candidates.shift[d])) ++d;
+  return d;
 }
 
 }  // namespace vkgemm::ozaki

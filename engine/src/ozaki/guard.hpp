@@ -17,6 +17,7 @@
 // refused inputs without spread at small k, where the magnitude sums of 16 terms vary by a factor of 2.)
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "ozaki/moduli.hpp"
@@ -28,12 +29,17 @@ namespace vkgemm::ozaki {
 // accuracy. Fewer moduli are a request for less (judged by the emulation's own bound, bound.hpp): no guard.
 bool guarded(DataType type, uint64_t k, uint32_t moduli) noexcept;
 
-// Escalation (docs/design/ozaki.md): where the span guard refuses the type's default moduli, the product is
-// emulated again with kEscalation more, guarded too, and computed by the native kernel only where those are
-// refused as well. A count the caller chose (`requested` nonzero) is not escalated. The moduli of the second
-// emulation, or 0 where there is none.
-inline constexpr uint32_t kEscalation = 2;
-uint32_t escalated_moduli(DataType type, uint64_t k, uint32_t requested) noexcept;
+// The count chosen on the device (docs/design/ozaki.md): the span guard judges the product at the type's
+// default moduli and at up to kExtraModuli more at once, and the fewest that every element admits computes
+// it; the native kernel where none does. A count the caller chose (`requested` nonzero) is the only candidate.
+inline constexpr uint32_t kExtraModuli = OZAKI_MAX_CANDIDATES - 1;
+struct Candidates {
+  uint32_t count = 0;                                 // 1 to OZAKI_MAX_CANDIDATES
+  std::array<uint32_t, OZAKI_MAX_CANDIDATES> moduli{};  // increasing
+  std::array<ScaleBits, OZAKI_MAX_CANDIDATES> shift{};  // each one's scale bits past the first's (>= 0)
+  uint32_t last() const noexcept { return moduli[count - 1]; }
+};
+Candidates candidate_moduli(DataType type, uint64_t k, uint32_t requested);
 
 // kappa(k): the allowance in units of u (|op(A)||op(B)|)_ij.
 double guard_kappa(uint64_t k) noexcept;
@@ -48,13 +54,19 @@ struct LineStats {
   bool inexact = false;
 };
 
-// t'_ij, the truncation bound of element (i, j) in the scaled units.
-double guard_truncation(const LineStats& row, const LineStats& column, uint64_t k) noexcept;
+// t'_ij, the truncation bound of element (i, j) in the scaled units of the statistics' count, divided by
+// 2^(shift.a + shift.b): the bound at a count whose scale bits are `shift` more, against that count's allowance
+// divided by the same (the statistics scale by 2^shift exactly; an inexact line stays counted inexact).
+double guard_truncation(const LineStats& row, const LineStats& column, uint64_t k, const ScaleBits& shift = {}) noexcept;
 
-// Whether element (i, j) with magnitude sum `sums` is admitted.
-inline bool guard_admits(const LineStats& row, const LineStats& column, uint64_t k, double sums,
-                         double allowance) noexcept {
-  return !(guard_truncation(row, column, k) > allowance * sums);
+// Whether element (i, j) with magnitude sum `sums` is admitted at the candidate shifted by `shift`.
+inline bool guard_admits(const LineStats& row, const LineStats& column, uint64_t k, double sums, double allowance,
+                         const ScaleBits& shift = {}) noexcept {
+  return !(guard_truncation(row, column, k, shift) > allowance * sums);
 }
+
+// The first candidate that admits element (i, j), `allowance` the first's; candidates.count where none does.
+uint32_t guard_choice(const LineStats& row, const LineStats& column, uint64_t k, double sums, double allowance,
+                      const Candidates& candidates) noexcept;
 
 }  // namespace vkgemm::ozaki

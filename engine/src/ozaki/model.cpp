@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 
+#include "ozaki/guard.hpp"
 #include "vkgemm/error.hpp"
 #include "vkgemm/reference.hpp"
 
@@ -91,10 +93,10 @@ bool subnormal(double v, DataType type) {
   return v != 0.0 && std::fabs(v) < smallest;
 }
 
-LineScale line_scale(double largest, bool non_finite, bool has_subnormal, int bits, DataType type) {
+LineScale line_scale(double largest, bool non_finite, bool has_subnormal, int bits, DataType type, int test_bits) {
   LineScale s;
   s.exponent = largest == 0.0 || !std::isfinite(largest) ? 0 : bits - exponent_of(largest);
-  s.covered = !non_finite && !(has_subnormal && s.exponent >= subnormal_matters_from(type));
+  s.covered = !non_finite && !(has_subnormal && s.exponent + test_bits >= subnormal_matters_from(type));
   return s;
 }
 
@@ -108,7 +110,7 @@ int32_t balanced_residue(double v, uint32_t p) {
 }
 
 SplitSide split(std::span<const double> x, uint32_t rows, uint32_t cols, bool by_rows, int bits,
-                const Moduli& moduli, DataType type) {
+                const Moduli& moduli, DataType type, int test_bits) {
   const uint32_t lines = by_rows ? rows : cols, length = by_rows ? cols : rows;
   const auto index = [&](uint32_t line, uint32_t t) {
     return by_rows ? static_cast<size_t>(line) * cols + t : static_cast<size_t>(t) * cols + line;
@@ -128,7 +130,7 @@ SplitSide split(std::span<const double> x, uint32_t rows, uint32_t cols, bool by
       has_subnormal = has_subnormal || subnormal(v, type);
       largest = std::max(largest, std::fabs(v));
     }
-    const LineScale scale = line_scale(largest, non_finite, has_subnormal, bits, type);
+    const LineScale scale = line_scale(largest, non_finite, has_subnormal, bits, type, test_bits);
     const int32_t e = scale.exponent;
     s.exponent[line] = e;
     s.covered = s.covered && scale.covered;
@@ -193,6 +195,22 @@ bool span_guard(const SplitSide& a, const SplitSide& b, uint32_t m, uint32_t n, 
   return admitted;
 }
 
+uint32_t span_choice(const SplitSide& a, const SplitSide& b, uint32_t m, uint32_t n, uint32_t k, double allowance,
+                     const Candidates& candidates) {
+  uint32_t choice = 0;
+  for (uint32_t i = 0; i < m; ++i)
+    for (uint32_t j = 0; j < n; ++j) {
+      uint64_t sums = 0;
+      for (uint32_t p = 0; p < k; ++p) {
+        sums += static_cast<uint64_t>(a.magnitude[static_cast<size_t>(i) * k + p]) *
+                static_cast<uint64_t>(b.magnitude[static_cast<size_t>(p) * n + j]);
+      }
+      const double s = static_cast<double>(sums);
+      choice = std::max(choice, guard_choice(a.stats[i], b.stats[j], k, s, allowance, candidates));
+    }
+  return choice;
+}
+
 double reconstruct(const std::array<uint32_t, kMaxModuli>& residues, const Moduli& moduli) {
   std::array<int32_t, kMaxModuli> digit{};
   for (uint32_t j = 0; j < moduli.count; ++j) {  // Garner: digit j from the residue and the digits below
@@ -246,11 +264,6 @@ bool model_product(std::span<const double> a, std::span<const double> b, std::sp
   const SplitSide sa = split(a, m, k, true, bits.a, moduli, type);
   const SplitSide sb = split(b, k, n, false, bits.b, moduli, type);
   if (!sa.covered || !sb.covered) return false;
-  if (options.mutation != Mutation::no_guard && guarded(type, k, moduli.count)) {
-    const uint32_t judged = options.mutation == Mutation::lenient_guard ? std::min(moduli.count + 1, kMaxModuli) : moduli.count;
-    const double allowance = guard_allowance(type, k, scale_bits(make_moduli(judged), k));
-    if (!span_guard(sa, sb, m, n, k, allowance)) return false;
-  }
   const std::vector<int32_t> sums = plane_products(sa, sb, m, n, k, moduli.count, options.chunk_k);
   const uint32_t chunks = static_cast<uint32_t>(sums.size() / (static_cast<size_t>(m) * n * moduli.count));
   const size_t mn = static_cast<size_t>(m) * n;
@@ -314,6 +327,29 @@ bool model_gemm_once(const GemmDesc& desc, const void* a, const void* b, const v
   return covered;
 }
 
+// The device's first split and span guard over every batch entry (the flag and the choice are the call's): the
+// candidate count that computes the call, or none where an input is uncovered or no candidate is admitted.
+std::optional<uint32_t> choose_moduli(const GemmDesc& desc, const void* a, const void* b, const ModelOptions& options) {
+  const auto m = static_cast<uint32_t>(desc.m), n = static_cast<uint32_t>(desc.n), k = static_cast<uint32_t>(desc.k);
+  Candidates candidates = candidate_moduli(desc.type, k, options.moduli);
+  if (options.mutation == Mutation::first_count_only) candidates.count = 1;
+  const Moduli moduli = make_moduli(candidates.moduli[0]);
+  const ScaleBits bits = scale_bits(moduli, k), last = scale_bits(make_moduli(candidates.last()), k);
+  const bool guard = options.mutation != Mutation::no_guard && guarded(desc.type, k, moduli.count);
+  const uint32_t judged = options.mutation == Mutation::lenient_guard ? std::min(moduli.count + 1, kMaxModuli) : moduli.count;
+  const double allowance = guard_allowance(desc.type, k, scale_bits(make_moduli(judged), k));
+  const OperandView va = view(desc, a, 'A'), vb = view(desc, b, 'B');
+  uint32_t choice = 0;
+  for (int64_t entry = 0; entry < desc.batch; ++entry) {
+    const SplitSide sa = split(gather(va, entry, m, k), m, k, true, bits.a, moduli, desc.type, last.a - bits.a);
+    const SplitSide sb = split(gather(vb, entry, k, n), k, n, false, bits.b, moduli, desc.type, last.b - bits.b);
+    if (!sa.covered || !sb.covered) return std::nullopt;
+    if (guard) choice = std::max(choice, span_choice(sa, sb, m, n, k, allowance, candidates));
+  }
+  if (choice == candidates.count) return std::nullopt;
+  return candidates.moduli[choice];
+}
+
 }  // namespace
 
 bool model_gemm(const GemmDesc& desc, const void* a, const void* b, const void* c_in, void* c_out,
@@ -321,13 +357,16 @@ bool model_gemm(const GemmDesc& desc, const void* a, const void* b, const void* 
   if (desc.type != DataType::f32 && desc.type != DataType::f64) {
     throw Error(ErrorCode::unsupported_type, "the emulated product computes f32 and f64");
   }
-  if (model_gemm_once(desc, a, b, c_in, c_out, options)) return true;
-  // Escalation, as the device's: a call any entry of which was refused is emulated again, whole, with more moduli.
-  const uint32_t more = escalated_moduli(desc.type, static_cast<uint64_t>(desc.k), options.moduli);
-  if (more == 0 || !reads_ab_for(desc) || options.mutation == Mutation::no_escalation) return false;
-  ModelOptions escalated = options;
-  escalated.moduli = more;
-  return model_gemm_once(desc, a, b, c_in, c_out, escalated);
+  ModelOptions chosen = options;
+  if (reads_ab_for(desc)) {
+    const std::optional<uint32_t> moduli = choose_moduli(desc, a, b, options);
+    if (!moduli) {
+      std::memcpy(c_out, c_in, operand_extent(desc, 'C').elements * element_size(desc.type));
+      return false;
+    }
+    chosen.moduli = *moduli;
+  }
+  return model_gemm_once(desc, a, b, c_in, c_out, chosen);
 }
 
 }  // namespace vkgemm::ozaki

@@ -33,7 +33,7 @@ enum class Mutation {
   lose_chunk,        // the merge skips the last K chunk
   no_guard,          // the span guard admits every product
   lenient_guard,     // the span guard's allowance that of one modulus more than the product has
-  no_escalation,     // a call the span guard refuses goes to the native kernel at once (guard.hpp)
+  first_count_only,  // the default moduli the only candidate: a call they do not cover goes to the native kernel
 };
 
 struct ModelOptions {
@@ -59,14 +59,16 @@ struct LineScale {
   int32_t exponent = 0;
   bool covered = true;
 };
-LineScale line_scale(double largest, bool non_finite, bool has_subnormal, int bits, DataType type);
+// `test_bits` more bits in the subnormal test alone: the first split tests at the largest candidate count's
+// scale (guard.hpp), so that the coverage it finds holds for every candidate.
+LineScale line_scale(double largest, bool non_finite, bool has_subnormal, int bits, DataType type, int test_bits = 0);
 // Whether v is a subnormal of `type` (f32 values held as doubles: below f32's smallest normal).
 bool subnormal(double v, DataType type);
 
 // Splits the rows (by_rows) or the columns of a dense rows x cols row-major matrix of `type`'s values held
 // as doubles, with `bits` the side's scale bits (ScaleBits).
 SplitSide split(std::span<const double> x, uint32_t rows, uint32_t cols, bool by_rows, int bits,
-                const Moduli& moduli, DataType type);
+                const Moduli& moduli, DataType type, int test_bits = 0);
 
 // The balanced residue of an integer-valued double |v| < 2^62, as the device computes it: v's two 32-bit
 // halves reduced separately.
@@ -82,22 +84,27 @@ std::vector<int32_t> plane_products(const SplitSide& a, const SplitSide& b, uint
 bool span_guard(const SplitSide& a, const SplitSide& b, uint32_t m, uint32_t n, uint32_t k, double allowance,
                 double* worst = nullptr);
 
+// The span guard's choice on one entry: the first candidate count every element admits (candidates.count
+// where some element admits none), `allowance` the first candidate's.
+uint32_t span_choice(const SplitSide& a, const SplitSide& b, uint32_t m, uint32_t n, uint32_t k, double allowance,
+                     const Candidates& candidates);
+
 // C' from the residues y_l in [0, p_l): Garner's digits, then compensated Horner (see the top of the file).
 double reconstruct(const std::array<uint32_t, kMaxModuli>& residues, const Moduli& moduli);
 
 // v 2^e, in two steps so that no step's power of two leaves double's range (|e| up to about 2200).
 double scale_back(double v, int32_t e);
 
-// The dense product of one batch entry: c (m x n, row-major) = alpha op(A) op(B) + beta c (c not read when
-// beta = 0), values of `type` held as doubles and rounded to it. Returns false when a side is not covered
-// (c is then left as it was: the device runs the native kernel).
+// The dense product of one batch entry with options.moduli (the span guard's choice: not judged again): c (m x n,
+// row-major) = alpha op(A) op(B) + beta c (c not read when beta = 0), values of `type` held as doubles and
+// rounded to it. Returns false when a side is not covered (c is then left as it was: the native kernel's).
 bool model_product(std::span<const double> a, std::span<const double> b, std::span<double> c, uint32_t m,
                    uint32_t n, uint32_t k, double alpha, double beta, DataType type, const ModelOptions& options);
 
 // The full BLAS call (f32 or f64) on host memory laid out as desc says, as reference_gemm(desc, ...) takes
-// it: c_out gets C's whole span (c_in copied, the described elements computed). A call some batch entry of
-// which is not covered is emulated again with the escalated moduli (guard.hpp), as the device does. Returns
-// false when some batch entry is not covered even so (those entries keep c_in's values).
+// it: c_out gets C's whole span (c_in copied, the described elements computed), with the candidate count the
+// span guard chooses over every batch entry (guard.hpp), as the device does. Returns false where an input is
+// not covered or no candidate is admitted (c_out is then c_in: the device runs the native kernel).
 bool model_gemm(const GemmDesc& desc, const void* a, const void* b, const void* c_in, void* c_out,
                 const ModelOptions& options = {});
 

@@ -17,8 +17,8 @@ namespace {
 constexpr uint64_t kRegionAlign = 256;  // every region starts where any device binds a storage buffer
 constexpr uint32_t kPlaneRowAlign = 16;  // a plane's rows: whole 16-byte units (the int8 kernels' loads)
 constexpr uint32_t kFlagWord = OZAKI_FLAG_WORD;
-constexpr uint32_t kEscalatedFlagWord = OZAKI_ESCALATED_FLAG_WORD;
-constexpr uint32_t kFirstIndirectWord = 4;  // each indirect dispatch's command: 4 words (3 used)
+constexpr uint32_t kRefusedWord = OZAKI_REFUSED_WORD;
+constexpr uint32_t kFirstIndirectWord = OZAKI_CONTROL_WORDS;  // then each indirect command: 4 words (3 used)
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
@@ -30,7 +30,8 @@ struct Shape {
   // Bytes from one int8 plane of op(A) (op(B)) to the next; elements from one int32 plane of a block to the next.
   uint64_t plane_a() const { return uint64_t{m} * ldk; }
   uint64_t plane_b() const { return uint64_t{n} * ldk; }
-  uint64_t plane_sums(uint32_t rows) const { return uint64_t{rows} * n; }
+  // A plane's int32s padded to 256 bytes, so that every K chunk's planes start where any device binds.
+  uint64_t plane_sums(uint32_t rows) const { return (uint64_t{rows} * n + 63) / 64 * 64; }
   // The residue planes, and the magnitude plane where the span guard runs.
   uint32_t planes() const { return moduli + (guarded ? 1 : 0); }
   uint32_t moduli = 0, chunks = 0, ldk = 0;
@@ -70,7 +71,7 @@ Layout lay_out_workspace(const Shape& s, uint32_t dispatches, uint64_t native_by
   l.magnitude_bytes = s.guarded ? s.chunks * l.magnitude_chunk_bytes : 0;
   l.chunk_bytes = uint64_t{s.moduli} * s.batch * s.plane_sums(rows) * 4;
   l.sums_bytes = l.chunk_bytes * s.chunks;
-  // The magnitude sums first: an escalated emulation's layout (more moduli) keeps them where they are.
+  // The magnitude sums first: every candidate count's layout keeps them where they are.
   l.magnitudes = align_up(l.words_bytes, kRegionAlign);
   l.planes_a = align_up(l.magnitudes + l.magnitude_bytes, kRegionAlign);
   l.planes_b = align_up(l.planes_a + l.a_bytes, kRegionAlign);
@@ -135,21 +136,21 @@ kernels::LaunchShape shape_of(std::string shader, uint32_t moduli, std::array<ui
 
 SequenceBinding words(const Layout& l) { return {3, 0, l.words_bytes}; }
 
-// When an armed dispatch runs: the first emulation's flag set (or clear), and where `escalated` is given, the
-// escalated emulation's flag set (or clear) too.
+// When an armed dispatch runs: as a pass of candidate count `candidate` (the coverage flag clear and the
+// guard's choice that count), or as the native kernel's (the flag set or no candidate admitted: `candidate`
+// is then the number of candidates).
 struct When {
-  bool set = true;
-  std::optional<bool> escalated;
+  bool native = false;
+  uint32_t candidate = 0, candidates = 1;
 };
-constexpr When kNative{true, std::nullopt}, kCovered{false, std::nullopt};
-constexpr When kEscalating{true, std::nullopt}, kEscalatedCovered{true, false}, kEscalatedNative{true, true};
 
-// The arm pass that clears the flag at `word`.
-SequencePass clear(const Layout& l, uint32_t word) {
+// The arm pass that clears `count` control words from `word` on.
+SequencePass clear(const Layout& l, uint32_t word, uint32_t count = 1) {
   SequencePass s;
   s.pass.shape = shape_of("ozaki_arm_i32", 0, {1, 1, 1});
   s.pass.grid = {1, 1, 1};
   s.pass.push.split_stride = word;
+  s.pass.push.lda = count;
   s.pass.push.flags = OZAKI_ARM_CLEAR;
   s.bindings = {words(l), words(l), words(l)};
   return s;
@@ -159,9 +160,8 @@ SequencePass clear(const Layout& l, uint32_t word) {
 SequencePass arm(const Layout& l, uint32_t slot, const std::array<uint32_t, 3>& grid, const When& when) {
   SequencePass s = clear(l, kFlagWord);
   kernels::GemmPushConstants& p = s.pass.push;
-  p.flags = when.set ? 0u : OZAKI_ARM_INVERT;
-  if (when.escalated) p.flags |= OZAKI_ARM_SECOND | (*when.escalated ? 0u : OZAKI_ARM_INVERT_SECOND);
-  p.ldb = kEscalatedFlagWord;
+  p.flags = when.native ? OZAKI_ARM_NATIVE : 0u;
+  p.ldb = kRefusedWord, p.lda = when.candidate, p.ldc = when.candidates;
   p.a_offset = kFirstIndirectWord + 4 * slot;
   p.M = grid[0], p.N = grid[1], p.K = grid[2];
   return s;
@@ -186,9 +186,15 @@ std::array<uint32_t, 3> line_grid(const DeviceInfo& device, uint32_t lines, uint
   return {gx, gy, batch};
 }
 
-// The split of op(A) (columns = false) or op(B): `operand` binds the caller's operand.
+// The split of op(A) (columns = false) or op(B): `operand` binds the caller's operand; `bits` its scale bits,
+// `test_bits` what its subnormal test adds (the largest candidate's); `guarded`: the magnitude plane and the
+// line statistics too (the first candidate's split).
+struct SplitBits {
+  int bits = 0, test_bits = 0;
+  bool guarded = false;
+};
 SequencePass split(const Shape& s, const Layout& l, const DeviceInfo& device, DataType type, bool columns,
-                   const SequenceBinding& operand, int bits, uint32_t flag) {
+                   const SequenceBinding& operand, const SplitBits& bits) {
   SequencePass out;
   out.pass.shape = shape_of(fmt::format("ozaki_split_{}", to_string(type)), s.moduli, {OZAKI_SPLIT_INVOCATIONS, 1, 1});
   const uint32_t lines = columns ? s.n : s.m;
@@ -203,19 +209,20 @@ SequencePass split(const Shape& s, const Layout& l, const DeviceInfo& device, Da
   p.a_offset = columns ? a.b_offset : a.a_offset;
   p.stride_a = columns ? a.stride_b : a.stride_a;
   p.flags = (transposed ? kernels::kTransA : 0u) | (columns ? OZAKI_SPLIT_COLUMNS : 0u) |
-            (grouped ? OZAKI_SPLIT_GROUPED : 0u) | (s.guarded ? OZAKI_SPLIT_GUARDED : 0u);
-  p.k_split = static_cast<uint32_t>(bits);
+            (grouped ? OZAKI_SPLIT_GROUPED : 0u) | (bits.guarded ? OZAKI_SPLIT_GUARDED : 0u);
+  p.k_split = static_cast<uint32_t>(bits.bits);
+  p.stride_b = static_cast<uint32_t>(bits.test_bits);
   p.c_offset = 0, p.ldc = s.ldk, p.stride_c = static_cast<uint32_t>(columns ? s.plane_b() : s.plane_a());
   p.b_offset = columns ? l.exp_b : l.exp_a;
   p.ldb = columns ? l.stats_b : l.stats_a;
-  p.split_stride = flag;
+  p.split_stride = kFlagWord;
   out.bindings = {operand, words(l), {3, columns ? l.planes_b : l.planes_a, columns ? l.b_bytes : l.a_bytes}};
   return out;
 }
 
 // The merge of C's rows [row0, row0 + rows) from the int32 planes' block.
 SequencePass merge(const Shape& s, const Layout& l, DataType type, const SequenceBinding& c, const GemmDesc& desc,
-                   uint32_t row0, uint32_t rows, uint32_t flag) {
+                   uint32_t row0, uint32_t rows) {
   SequencePass out;
   out.pass.shape = shape_of(fmt::format("ozaki_merge_{}", to_string(type)), s.moduli, {OZAKI_MERGE_X, OZAKI_MERGE_Y, 1});
   out.pass.grid = {(s.n + OZAKI_MERGE_X - 1) / OZAKI_MERGE_X, (rows + OZAKI_MERGE_Y - 1) / OZAKI_MERGE_Y, s.batch};
@@ -224,7 +231,7 @@ SequencePass merge(const Shape& s, const Layout& l, DataType type, const Sequenc
   p.ldc = s.c_side.ldc, p.c_offset = s.c_side.c_offset + row0 * s.c_side.ldc, p.stride_c = s.c_side.stride_c;
   p.flags = desc.beta == 0.0 ? kernels::kBetaZero : 0u;
   p.K = s.chunks, p.lda = s.n, p.a_offset = 0, p.stride_a = static_cast<uint32_t>(s.plane_sums(rows)), p.ldb = s.moduli;
-  p.b_offset = l.exp_a + row0, p.k_split = s.m, p.stride_b = l.exp_b, p.split_stride = flag;
+  p.b_offset = l.exp_a + row0, p.k_split = s.m, p.stride_b = l.exp_b, p.split_stride = kFlagWord;
   std::memcpy(p.scalars, &desc.alpha, 8);
   std::memcpy(p.scalars + 8, &desc.beta, 8);
   out.bindings = {SequenceBinding{3, l.sums, l.sums_bytes}, words(l), c};
@@ -271,8 +278,9 @@ std::string add_products(std::vector<SequencePass>& out, const Shape& s, const L
   return fmt::format("{} ({})", to_string(product.kernel), product.config);
 }
 
-// The span guard over all of C (ozaki_guard.comp): its allowance from guard.hpp's rule.
-SequencePass guard(const Shape& s, const Layout& l, DataType type, uint32_t flag) {
+// The span guard over all of C (ozaki_guard.comp): its allowance from guard.hpp's rule, the first candidate's,
+// and the others' scale bits past it.
+SequencePass guard(const Shape& s, const Layout& l, DataType type, const ozaki::Candidates& candidates) {
   SequencePass out;
   out.pass.shape = shape_of("ozaki_guard_f64", 0, {OZAKI_MERGE_X, OZAKI_MERGE_Y, 1});
   out.pass.grid = {(s.n + OZAKI_MERGE_X - 1) / OZAKI_MERGE_X, (s.m + OZAKI_MERGE_Y - 1) / OZAKI_MERGE_Y, s.batch};
@@ -280,20 +288,25 @@ SequencePass guard(const Shape& s, const Layout& l, DataType type, uint32_t flag
   p.M = s.m, p.N = s.n, p.batch = s.batch, p.K = s.chunks, p.k_split = s.k;
   p.a_offset = 0, p.stride_a = static_cast<uint32_t>(s.plane_sums(s.m));
   p.stride_b = static_cast<uint32_t>(l.magnitude_chunk_bytes / 4);
-  p.ldb = l.stats_a, p.ldc = l.stats_b, p.split_stride = flag;
+  p.ldb = l.stats_a, p.ldc = l.stats_b, p.split_stride = kFlagWord, p.c_offset = kRefusedWord;
+  p.lda = candidates.count;
+  for (uint32_t d = 1; d < candidates.count; ++d) {
+    p.b_offset |= (static_cast<uint32_t>(candidates.shift[d].a) | static_cast<uint32_t>(candidates.shift[d].b) << 8)
+                  << (16 * (d - 1));
+  }
   const double allowance = ozaki::guard_allowance(type, s.k, ozaki::scale_bits(ozaki::make_moduli(s.moduli), s.k));
   std::memcpy(p.scalars, &allowance, 8);
   out.bindings = {SequenceBinding{3, l.magnitudes, l.magnitude_bytes}, words(l), words(l)};
   return out;
 }
 
-// The residue products and merges, block by block: each product's dispatch indirect, armed (after the guard)
-// to run only where `when` holds (the flag clear), so that a product the guard or the split refused costs no
-// residue product; their commands from slot `slot` on. The escalated emulation's merges are armed the same
-// way (its planes are not there otherwise); the first's read their flag. Returns the products' description.
+// The residue products and merges of one candidate count, block by block: each dispatch indirect, armed
+// (after the guard) to run only where `when` holds, so that a product the split refused, or the guard gave
+// another count, costs no residue product; their commands from slot `slot` on. Returns the products'
+// description.
 std::string add_residues(std::vector<SequencePass>& seq, const Shape& s, const Layout& l, uint32_t& slot,
                          const SequenceBinding& c, const GemmDesc& desc, const DeviceInfo& device,
-                         const tuning::Table& tuning, const When& when, uint32_t flag) {
+                         const tuning::Table& tuning, const When& when) {
   std::string products;
   for (uint32_t row0 = 0; row0 < s.m; row0 += l.rows) {
     const uint32_t block_rows = std::min(l.rows, s.m - row0);
@@ -304,12 +317,7 @@ std::string add_residues(std::vector<SequencePass>& seq, const Shape& s, const L
       if (row0 == 0 && chunk == 0) products = planned;
       for (SequencePass& pass : passes) add_armed(seq, l, slot, std::move(pass), when);
     }
-    SequencePass merged = merge(s, l, desc.type, c, desc, row0, block_rows, flag);
-    if (when.escalated) {
-      add_armed(seq, l, slot, std::move(merged), when);
-    } else {
-      seq.push_back(std::move(merged));
-    }
+    add_armed(seq, l, slot, merge(s, l, desc.type, c, desc, row0, block_rows), when);
   }
   return products;
 }
@@ -341,82 +349,114 @@ Shape shape_of_call(const Schedule& native, const GemmOptions& options, DataType
   return s;
 }
 
-// The emulated product around the native plan `out` (its sequence, configuration and workspace), with the
-// escalation to `escalated` moduli (0: none).
-Schedule emulate(Schedule out, const GemmDesc& desc, const Shape& s, uint32_t escalated, const DeviceInfo& device,
-                 const tuning::Table& tuning) {
-  const bool escalate = escalated != 0;
-  Shape s2 = s;
-  s2.moduli = escalate ? escalated : s.moduli;
-  const uint32_t dispatches = out.pieces.front().reduce ? 2 : 1;
-  const uint32_t rows = choose_rows(s, dispatches, out.workspace_bytes, device);
-  const uint32_t rows2 = escalate ? choose_rows(s2, dispatches, out.workspace_bytes, device) : 0;
-  const PiecePasses& piece = out.pieces.front();
-  const SequenceBinding c{out.source[2], piece.piece.c.offset, piece.piece.c.size};
-  // The indirect commands: the native ones, the residue products', the escalation's splits, guard, products and
-  // merges; counted on first layouts (their pieces do not depend on where the regions lie), then laid out for good.
+// One candidate moduli count's shape (the count and nothing else differs), the rows of C a block of its int32
+// planes holds, its workspace layout and its scale bits.
+struct Candidate {
+  Shape shape;
+  uint32_t rows = 0;
+  Layout layout;
+  ozaki::ScaleBits bits;
+};
+
+// Every candidate's layout, on the slots every candidate's armed passes take (counted on first layouts: their
+// pieces do not depend on where the regions lie), each checked against the device's limits.
+std::vector<Candidate> lay_out_candidates(const Schedule& native, const GemmDesc& desc, const Shape& s,
+                                          const ozaki::Candidates& candidates, const DeviceInfo& device,
+                                          const tuning::Table& tuning) {
+  const uint32_t dispatches = native.pieces.front().reduce ? 2 : 1;
+  const SequenceBinding c{native.source[2], native.pieces.front().piece.c.offset, native.pieces.front().piece.c.size};
+  std::vector<Candidate> out(candidates.count);
   uint32_t slots = dispatches;
-  std::vector<SequencePass> scratch;
-  add_residues(scratch, s, lay_out_workspace(s, dispatches, out.workspace_bytes, rows), slots, c, desc, device,
-               tuning, kCovered, kFlagWord);
-  if (escalate) {
-    slots += 3;
-    add_residues(scratch, s2, lay_out_workspace(s2, dispatches, out.workspace_bytes, rows2), slots, c, desc, device,
-                 tuning, kEscalatedCovered, kEscalatedFlagWord);
+  for (uint32_t d = 0; d < candidates.count; ++d) {
+    Candidate& cand = out[d];
+    cand.shape = s;
+    cand.shape.moduli = candidates.moduli[d];
+    cand.rows = choose_rows(cand.shape, dispatches, native.workspace_bytes, device);
+    cand.bits = ozaki::scale_bits(ozaki::make_moduli(cand.shape.moduli), s.k);
+    if (d > 0) slots += 2;  // its splits
+    std::vector<SequencePass> scratch;
+    add_residues(scratch, cand.shape, lay_out_workspace(cand.shape, dispatches, native.workspace_bytes, cand.rows),
+                 slots, c, desc, device, tuning, When{false, d, candidates.count});
   }
-  const Layout l = lay_out_workspace(s, slots, out.workspace_bytes, rows);
-  const Layout l2 = escalate ? lay_out_workspace(s2, slots, out.workspace_bytes, rows2) : l;
-  check_ranges(desc, l, device);
-  check_ranges(desc, l2, device);
-  const ozaki::ScaleBits bits = ozaki::scale_bits(ozaki::make_moduli(s.moduli), s.k);
-  const ozaki::ScaleBits bits2 = ozaki::scale_bits(ozaki::make_moduli(s2.moduli), s.k);
+  for (Candidate& cand : out) {
+    cand.layout = lay_out_workspace(cand.shape, slots, native.workspace_bytes, cand.rows);
+    check_ranges(desc, cand.layout, device);
+  }
+  return out;
+}
+
+// The plan's configuration: the first count, the others the guard may choose, the products, the fallback.
+std::string describe(const std::vector<Candidate>& cands, const std::string& products, const Schedule& native) {
+  const Shape& s = cands.front().shape;
+  const Candidate& last = cands.back();
+  std::string more;
+  for (size_t d = 1; d < cands.size(); ++d) {
+    const uint32_t blocks = (s.m + cands[d].rows - 1) / cands[d].rows;
+    more += fmt::format("{}{}{}", d == 1 ? "" : " or ", cands[d].shape.moduli,
+                        blocks > 1 ? fmt::format(" (in {} blocks of {} rows)", blocks, cands[d].rows) : "");
+  }
+  const uint32_t blocks = (s.m + cands.front().rows - 1) / cands.front().rows;
+  return fmt::format("{} moduli{}, scale bits {}+{}, {} K chunk{}, {} int8 products by {}{}{}; falls back to {} "
+                     "({}) if an input is NaN, infinite or a subnormal that matters{}",
+                     s.moduli, more.empty() ? "" : fmt::format(" ({} where the span guard asks for more)", more),
+                     cands.front().bits.a, cands.front().bits.b, s.chunks, s.chunks == 1 ? "" : "s",
+                     s.moduli * s.batch * s.chunks, products,
+                     blocks > 1 ? fmt::format(" in {} blocks of {} rows", blocks, cands.front().rows) : "",
+                     s.guarded ? fmt::format(" and {} for the span guard", s.batch * s.chunks) : "",
+                     to_string(native.kernel), native.config,
+                     s.guarded ? fmt::format(", or its exponent span needs more than {} moduli", last.shape.moduli) : "");
+}
+
+// The emulated product around the native plan `out` (its sequence, configuration and workspace): the first
+// candidate's splits (with the magnitude planes and statistics where guarded), the guard's product and pass,
+// then each candidate's splits (but the first's), products and merges, and the native kernel's dispatches,
+// every one armed to run where the guard's choice (or the coverage flag) says.
+Schedule emulate(Schedule out, const GemmDesc& desc, const Shape& s, const ozaki::Candidates& candidates,
+                 const DeviceInfo& device, const tuning::Table& tuning) {
+  const std::vector<Candidate> cands = lay_out_candidates(out, desc, s, candidates, device, tuning);
+  const Layout& l = cands.front().layout;
+  const PiecePasses& piece = out.pieces.front();
   const SequenceBinding a{out.source[0], piece.piece.a.offset, piece.piece.a.size};
   const SequenceBinding b{out.source[1], piece.piece.b.offset, piece.piece.b.size};
+  const SequenceBinding c{out.source[2], piece.piece.c.offset, piece.piece.c.size};
+  const ozaki::ScaleBits last = cands.back().bits;
   std::vector<SequencePass>& seq = out.sequence;
   seq.push_back(clear(l, kFlagWord));
-  if (escalate) seq.push_back(clear(l, kEscalatedFlagWord));
-  seq.push_back(split(s, l, device, desc.type, false, a, bits.a, kFlagWord));
-  seq.push_back(split(s, l, device, desc.type, true, b, bits.b, kFlagWord));
+  seq.push_back(clear(l, kRefusedWord, candidates.count));
+  const ozaki::ScaleBits first = cands.front().bits;
+  seq.push_back(split(s, l, device, desc.type, false, a, {first.a, last.a - first.a, s.guarded}));
+  seq.push_back(split(s, l, device, desc.type, true, b, {first.b, last.b - first.b, s.guarded}));
   if (s.guarded) {
     const Products magnitudes{s.moduli, 1, 0, s.m, l.magnitudes, l.magnitude_chunk_bytes};
     for (uint32_t chunk = 0; chunk < s.chunks; ++chunk) add_products(seq, s, l, chunk, magnitudes, device, tuning);
-    seq.push_back(guard(s, l, desc.type, kFlagWord));
+    seq.push_back(guard(s, l, desc.type, candidates));
   }
-  const std::vector<SequencePass> fallback = native_passes(out, escalate ? l2 : l);
-  const When native_when = escalate ? kEscalatedNative : kNative;
-  if (!escalate) {
-    for (uint32_t i = 0; i < fallback.size(); ++i) seq.push_back(arm(l, i, fallback[i].pass.grid, native_when));
+  // The native kernel's passes use the largest layout's region; its arms come first (slots 0 on).
+  const std::vector<SequencePass> fallback = native_passes(out, cands.back().layout);
+  const When native{true, candidates.count, candidates.count};
+  for (uint32_t i = 0; i < fallback.size(); ++i) seq.push_back(arm(l, i, fallback[i].pass.grid, native));
+  uint32_t slot = static_cast<uint32_t>(fallback.size());
+  std::string products;
+  for (uint32_t d = 0; d < candidates.count; ++d) {
+    const Candidate& cand = cands[d];
+    if (d > 0) {  // the first's splits ran above; the magnitude sums are read already
+      const SplitBits bits_a{cand.bits.a, last.a - cand.bits.a, false}, bits_b{cand.bits.b, last.b - cand.bits.b, false};
+      add_armed(seq, cand.layout, slot, split(cand.shape, cand.layout, device, desc.type, false, a, bits_a), When{false, d, candidates.count});
+      add_armed(seq, cand.layout, slot, split(cand.shape, cand.layout, device, desc.type, true, b, bits_b), When{false, d, candidates.count});
+    }
+    const std::string planned = add_residues(seq, cand.shape, cand.layout, slot, c, desc, device, tuning, When{false, d, candidates.count});
+    if (d == 0) products = planned;
   }
-  uint32_t slot = dispatches;
-  std::string products = add_residues(seq, s, l, slot, c, desc, device, tuning, kCovered, kFlagWord);
-  if (escalate) {  // the magnitude sums are the first emulation's: the guard reads them again
-    add_armed(seq, l2, slot, split(s2, l2, device, desc.type, false, a, bits2.a, kEscalatedFlagWord), kEscalating);
-    add_armed(seq, l2, slot, split(s2, l2, device, desc.type, true, b, bits2.b, kEscalatedFlagWord), kEscalating);
-    add_armed(seq, l2, slot, guard(s2, l2, desc.type, kEscalatedFlagWord), kEscalating);
-    for (uint32_t i = 0; i < fallback.size(); ++i) seq.push_back(arm(l2, i, fallback[i].pass.grid, native_when));
-    add_residues(seq, s2, l2, slot, c, desc, device, tuning, kEscalatedCovered, kEscalatedFlagWord);
-  }
-  const uint32_t blocks = (s.m + rows - 1) / rows;
   seq.insert(seq.end(), fallback.begin(), fallback.end());
   std::erase_if(seq, [](const SequencePass& pass) { return kernels::ozaki_drop_experiment(pass.pass.shape.shader); });
-  if (blocks > 1) products += fmt::format(" in {} blocks of {} rows", blocks, rows);
   const std::string native_config = out.config;
-  const uint32_t blocks2 = escalate ? (s.m + rows2 - 1) / rows2 : 1;
-  const std::string escalation =
-      escalate ? fmt::format("; {} moduli where the span guard refuses {}{}", s2.moduli, s.moduli,
-                             blocks2 > 1 ? fmt::format(" (in {} blocks of {} rows)", blocks2, rows2) : "")
-               : "";
-  out.config = fmt::format("{} moduli, scale bits {}+{}, {} K chunk{}, {} int8 products by {}{}{}; falls back to {} "
-                           "({}) if an input is NaN, infinite or a subnormal that matters{}",
-                           s.moduli, bits.a, bits.b, s.chunks, s.chunks == 1 ? "" : "s", s.moduli * s.batch * s.chunks,
-                           products, s.guarded ? fmt::format(" and {} for the span guard", s.batch * s.chunks) : "",
-                           escalation, to_string(out.kernel), out.config,
-                           s.guarded ? fmt::format(", or its exponent span needs more than {} moduli", s2.moduli) : "");
+  out.config = describe(cands, products, out);
   out.fallback_kernel = out.kernel;
   out.fallback_config = native_config;
   out.kernel = Kernel::ozaki;
-  out.workspace_bytes = std::max(l.total, l2.total);
-  out.escalated_moduli = escalate ? s2.moduli : 0;
+  out.workspace_bytes = 0;
+  for (const Candidate& cand : cands) out.workspace_bytes = std::max(out.workspace_bytes, cand.layout.total);
+  out.candidate_moduli.assign(candidates.moduli.begin(), candidates.moduli.begin() + candidates.count);
   return out;
 }
 
@@ -436,17 +476,19 @@ Schedule schedule_emulated(const GemmDesc& desc, const GemmOptions& options, con
                             device.name, desc.m, desc.n, desc.k, desc.batch, out.pieces.size(), out.config));
   }
   const Shape s = shape_of_call(out, options, desc.type);
-  // Escalation (guard.hpp's rule): where the span guard refuses the default moduli, the same passes with more,
-  // guarded too, and the native kernel only where those refuse; not where its larger workspace does not fit.
-  const uint32_t escalated = ozaki::escalated_moduli(desc.type, s.k, options.emulation_moduli);
-  if (s.guarded && escalated != 0) {
+  // The candidate counts (guard.hpp's rule): the guard chooses among them on the device; where their largest
+  // layout does not fit the device, the first count alone, refused to the native kernel.
+  const ozaki::Candidates candidates = ozaki::candidate_moduli(desc.type, s.k, options.emulation_moduli);
+  if (s.guarded && candidates.count > 1) {
     try {
-      return emulate(out, desc, s, escalated, device, tuning);
+      return emulate(out, desc, s, candidates, device, tuning);
     } catch (const Error& e) {
       if (e.code() != ErrorCode::too_large) throw;
     }
   }
-  return emulate(std::move(out), desc, s, 0, device, tuning);
+  ozaki::Candidates first = candidates;
+  first.count = 1;
+  return emulate(std::move(out), desc, s, first, device, tuning);
 }
 
 }  // namespace vkgemm::detail

@@ -101,9 +101,9 @@ struct Schedule {
   // was set), and the first int32 of the workspace, the flag.
   Kernel fallback_kernel = Kernel::automatic;
   std::string fallback_config;
-  // The emulated product's escalation: the moduli it runs with where the span guard refuses the default (its
-  // flag the workspace's second int32); 0 where it does not escalate.
-  uint32_t escalated_moduli = 0;
+  // The emulated product's candidate moduli counts, the first the default: the span guard's refusal of each is
+  // an int32 of the workspace (ozaki_abi.h's OZAKI_REFUSED_WORD on). Empty for every other product.
+  std::vector<uint32_t> candidate_moduli;
 };
 
 // The whole plan of one call admitted at the engine's door (engine/src/engine/door.cpp: check_gemm, the run
