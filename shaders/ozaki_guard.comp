@@ -28,11 +28,8 @@ double statistic(uint at) { return packDouble2x32(uvec2(uint(words[at]), uint(wo
 // 2^-e as a double, for 0 <= e <= 1022: exact.
 double inverse_power_of_two(int e) { return packDouble2x32(uvec2(0u, uint(1023 - e) << 20)); }
 
-void main() {
-  const uint j = gl_GlobalInvocationID.x, i = gl_GlobalInvocationID.y, entry = gl_WorkGroupID.z;
-  // An input the split found uncovered (NaN, infinity, a subnormal that matters): its line statistics were not
-  // written, and the native kernel runs whatever the choice.
-  if (i >= p.M || j >= p.N || words[p.split_stride] != 0) return;
+// The first candidate that admits element (i, j) of entry `entry`, p.lda where none does.
+uint choice(uint i, uint j, uint entry) {
   double sums_ij = 0.0;  // each chunk's sum is below 2^31 and nonnegative: the total is exact below 2^53
   for (uint chunk = 0u; chunk < p.K; ++chunk) {
     sums_ij += double(sums[p.a_offset + chunk * p.stride_b + entry * p.stride_a + i * p.N + j]);
@@ -51,5 +48,27 @@ void main() {
     if (row < 0.0 && column < 0.0) bound += (0.25 * double(p.k_split)) * inverse_power_of_two(da + db);
     if (!(bound > allowed)) break;
   }
-  for (uint r = 0u; r < d; ++r) words[p.c_offset + r] = 1;
+  return d;
+}
+
+shared uint most[OZAKI_MERGE_X * OZAKI_MERGE_Y];
+
+void main() {
+  const uint j = gl_GlobalInvocationID.x, i = gl_GlobalInvocationID.y, entry = gl_WorkGroupID.z;
+  const uint me = gl_LocalInvocationIndex;
+  // An input the split found uncovered (NaN, infinity, a subnormal that matters): its line statistics were not
+  // written, and the native kernel runs whatever the refusals.
+  most[me] = i < p.M && j < p.N && words[p.split_stride] == 0 ? choice(i, j, entry) : 0u;
+  // The workgroup's largest choice, then one store a refusal word where it is not set yet: millions of
+  // invocations storing to the same words would queue at the memory behind them.
+  for (uint half_size = OZAKI_MERGE_X * OZAKI_MERGE_Y / 2u; half_size > 0u; half_size /= 2u) {
+    barrier();
+    if (me < half_size) most[me] = max(most[me], most[me + half_size]);
+  }
+  barrier();
+  if (me == 0u) {
+    for (uint r = 0u; r < most[0]; ++r) {
+      if (words[p.c_offset + r] == 0) words[p.c_offset + r] = 1;
+    }
+  }
 }
