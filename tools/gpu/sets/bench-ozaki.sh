@@ -7,6 +7,8 @@
 #             products (which scale with the moduli) and the passes (which barely do)
 #   spread    f64 4096^3 with rows of A and columns of B scaled by 2^U(-20, 20), from .npy files (judged by
 #             the worst-case bound), ozaki and native
+#   distributions  f64 4096^3 on NumPy's standard normal, Student t (5 and 3) and uniform(-1, 1) inputs: native,
+#             the default ozaki (the span guard chooses the moduli, verified) and fixed --moduli 15 and 16
 #   cublas    tools/gpu/run.sh bench-vs-cublas at 4096 and 8192: f64 (ozaki and auto) against DGEMM, f32 (ozaki)
 #             against SGEMM
 # Usage: tools/gpu/run.sh bench-ozaki [phase...]   (default: every phase; one device call is 10 minutes at most:
@@ -59,6 +61,24 @@ EOF
       run spread-ozaki --a "$OUT/spread-a.npy" --b "$OUT/spread-b.npy" --kernel ozaki --repeat 20 --verify
       run spread-native --a "$OUT/spread-a.npy" --b "$OUT/spread-b.npy" --repeat 20 --verify
       rm -f "$OUT"/spread-*.npy ;;
+    distributions)
+      python3 - "$OUT" <<'EOF'
+import sys
+import numpy as np
+r = np.random.default_rng(12)
+draws = {"normal": r.standard_normal, "t5": lambda s: r.standard_t(5, s), "t3": lambda s: r.standard_t(3, s),
+         "uniform": lambda s: r.uniform(-1, 1, s)}
+for name, draw in draws.items():
+    for side in "ab":
+        np.save(f"{sys.argv[1]}/{name}-{side}.npy", draw((4096, 4096)))
+EOF
+      for inputs in normal t5 t3 uniform; do
+        files=(--a "$OUT/$inputs-a.npy" --b "$OUT/$inputs-b.npy" --repeat 10 --warmup-ms 200)
+        run "$inputs-native" "${files[@]}"
+        run "$inputs-ozaki" "${files[@]}" --kernel ozaki --verify
+        for moduli in 15 16; do run "$inputs-ozaki-$moduli" "${files[@]}" --kernel ozaki --moduli "$moduli"; done
+        rm -f "$OUT/$inputs"-[ab].npy
+      done ;;
     cublas)
       tools/gpu/run.sh bench-vs-cublas --type f64 --shapes 4096 8192 --kernel ozaki --rounds 3 \
         --json "$OUT/cublas-f64-ozaki.json" || status=1
@@ -67,7 +87,7 @@ EOF
       tools/gpu/run.sh bench-vs-cublas --type f32 --shapes 4096 8192 --kernel ozaki --rounds 3 \
         --json "$OUT/cublas-f32-ozaki.json" || status=1 ;;
     *)
-      echo "unknown phase $phase (devices, run, spread, cublas)" >&2
+      echo "unknown phase $phase (devices, run, spread, distributions, cublas)" >&2
       exit 2 ;;
   esac
 done
