@@ -35,7 +35,9 @@
 # the timed ones); PBLAS_PHASES ("gpu cpu check": any of them, and "checked": the gpu phase again with every
 # local GEMM's result judged on the host, VKGEMM_BLAS_CHECK=1, untimed; to split the work over several calls);
 # PBLAS_RANKS (1: the timer on a 1 x R grid, R ranks, each its own GPU by its local rank) and PBLAS_LOGICAL_NB
-# (4096: the K step of each local GEMM from two ranks up).
+# (4096: the K step of each local GEMM from two ranks up; keep it equal to NB, else PBLAS packs each step's
+# blocks once more). GLIBC_TUNABLES, where set, goes to every rank (docs/distributed.md: PBLAS's workspace
+# from a reused heap of huge pages instead of fresh pages each call).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 root=$PWD
@@ -209,7 +211,8 @@ run_tim() {
     smi=$!
   fi
   (cd "$out/$tag" && mpirun.openmpi -n "$ranks" --bind-to none -x LD_LIBRARY_PATH="$openblas" -x OPENBLAS_VERBOSE=2 \
-    -x OMPI_MCA_btl -x OMPI_MCA_pml -x OMPI_MCA_mca_base_component_show_load_errors "$@" "$debs/bin/dpb3tim") \
+    -x OMPI_MCA_btl -x OMPI_MCA_pml -x OMPI_MCA_mca_base_component_show_load_errors \
+    ${GLIBC_TUNABLES:+-x GLIBC_TUNABLES} "$@" "$debs/bin/dpb3tim") \
     > "$out/$tag.txt" 2> "$out/$tag.stderr" || { echo "pblas-timing: dpb3tim ($tag) failed"; tail -20 "$out/$tag.stderr"; }
   [[ -z $smi ]] || kill "$smi" 2> /dev/null || true
   echo "pblas-timing: dpb3tim ($tag) took $((SECONDS - start)) s"
