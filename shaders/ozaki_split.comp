@@ -128,30 +128,6 @@ uint magnitude_residue(uvec2 h, uint m, uint bits) {
   return ((h.x % m) * two32 + h.y % m) % m;
 }
 
-// The integer below 2^52 whose magnitude has the halves h (h.x < 2^20) as four 13-bit limbs, each exact in a
-// float: a limb's bits under 2^23's exponent, less 2^23 (no conversion instruction, a quarter of an add's rate).
-vec4 limbs_of(uvec2 h) {
-  const uvec4 limb = uvec4(h.y, h.y >> 13, (h.y >> 26) | (h.x << 6), h.x >> 7) & 0x1fffu;
-  return uintBitsToFloat(limb | 0x4b000000u) - 8388608.0;
-}
-
-// The residue modulo m (in [0, m)) of the integer with these limbs, in float arithmetic, which runs at twice
-// the integer units' rate: the limbs weighted by 2^(13 i) mod m (each product below 2^21, their sum below 2^23,
-// so every step is exact), the quotient from one multiply by 1/m (off by at most one, corrected), and the
-// remainder's bits read back under 2^23's exponent. Used where the integers have at most 51 bits.
-uint limb_residue(vec4 limbs, uint m) {
-  const uint w1 = (1u << 13) % m, w2 = (1u << 26) % m;
-  const vec4 weight = vec4(1.0, float(w1), float(w2), float(w2 * w1 % m));
-  const float modulus = float(m);
-  precise float t = dot(limbs, weight);
-  const float q = floor(t * (1.0 / modulus));
-  precise float r = t - q * modulus;
-  r = r < 0.0 ? r + modulus : r;
-  r = r >= modulus ? r - modulus : r;
-  precise float shifted = r + 8388608.0;
-  return floatBitsToUint(shifted) & 0x7fffffu;
-}
-
 // The balanced residue of the integer (negative: its sign) from its magnitude's residue r in [0, m).
 int balanced_residue(uint r, bool negative, uint m) {
   if (negative && r != 0u) r = m - r;
@@ -221,8 +197,6 @@ void main() {
   const double scale_first = power_of_two(e_first), scale_second = power_of_two(e - e_first);
   const uint bits = p.k_split;
   const bool small = bits <= 51u;
-  // Past 31 bits a residue takes two integer modulos; the limbs' float arithmetic then takes fewer cycles.
-  const bool in_float = bits > 31u && small;
   const double magnitude_scale = power_of_two(OZAKI_MAGNITUDE_BITS - int(bits));
   const bool guarded = (p.flags & OZAKI_SPLIT_GUARDED) != 0u;
   double norm = 0.0;
@@ -240,13 +214,11 @@ void main() {
       inexact = inexact || r.value != abs(scaled);
       magnitudes |= uint(floor(abs(scaled) * magnitude_scale)) << (8u * i);  // exact: a power of two, a floor
     }
-    vec4 limbs[4];
-    [[unroll]] for (uint i = 0u; i < 4u; ++i) limbs[i] = limbs_of(h[i]);
     [[unroll]] for (uint l = 0u; l < OZAKI_MAX_MODULI; ++l) {
       if (l >= MODULI) break;
       uint word = 0u;
       [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-        const uint r = in_float ? limb_residue(limbs[i], kModuli[l]) : magnitude_residue(h[i], kModuli[l], bits);
+        const uint r = magnitude_residue(h[i], kModuli[l], bits);
         word |= (uint(balanced_residue(r, negative[i], kModuli[l])) & 0xffu) << (8u * i);
       }
       const uint byte_at = p.c_offset + (l * p.batch + entry) * p.stride_c + line * p.ldc + t4;
