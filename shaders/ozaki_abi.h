@@ -75,8 +75,8 @@
 //               A stored K x M): a workgroup takes OZAKI_SPLIT_GROUP of them, the grid counts groups of lines
 #define OZAKI_SPLIT_COLUMNS 64u
 #define OZAKI_SPLIT_GROUPED 128u
-// GEMM flags OZAKI_SPLIT_GUARDED: the span guard's split (guard.hpp says when it runs): the magnitude plane and
-// the line statistics instead of the residues, which each candidate count's own split writes once it is chosen
+// GEMM flags OZAKI_SPLIT_GUARDED: the span guard runs (guard.hpp says when): the magnitude plane and the line
+// statistics are written too
 #define OZAKI_SPLIT_GUARDED 256u
 #define OZAKI_SPLIT_GROUP 4u
 

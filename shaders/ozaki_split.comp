@@ -6,10 +6,9 @@
 // OZAKI_SPLIT_COLUMNS a column of op(B) — finds the line's largest magnitude, scales the line by 2^e so it
 // lands in [2^(s-1), 2^s) (e = s - x, largest = f 2^x, f in [0.5, 1)), rounds each element to the nearest
 // integer (ties to even) and writes its balanced residue modulo each of the first MODULI moduli as one byte of
-// that modulus's int8 plane; or, for the span guard (OZAKI_SPLIT_GUARDED, ozaki_guard.comp), the element's
-// magnitude byte into plane MODULI and the line's statistics (its scaled 1-norm, and whether any element was
-// rounded). A NaN, an infinity, or a subnormal the scaling would not round to 0 sets the coverage flag instead
-// (the native kernel then computes the product). ozaki_abi.h says what each push
+// that modulus's int8 plane, then the element's magnitude byte into plane MODULI and the line's statistics
+// (its scaled 1-norm, and whether any element was rounded) for the span guard (ozaki_guard.comp). A NaN, an infinity, or a subnormal the scaling would not round to 0 sets the
+// coverage flag instead (the native kernel then computes the product). ozaki_abi.h says what each push
 // constant means here. ELEM_T is the operand's type (double or float); the arithmetic is double.
 #include "gemm_abi.h"
 #include "ozaki_abi.h"
@@ -216,7 +215,7 @@ void main() {
       magnitudes |= uint(floor(abs(scaled) * magnitude_scale)) << (8u * i);  // exact: a power of two, a floor
     }
     [[unroll]] for (uint l = 0u; l < OZAKI_MAX_MODULI; ++l) {
-      if (l >= MODULI || guarded) break;
+      if (l >= MODULI) break;
       uint word = 0u;
       [[unroll]] for (uint i = 0u; i < 4u; ++i) {
         const uint r = magnitude_residue(h[i], kModuli[l], bits);

@@ -188,7 +188,7 @@ std::array<uint32_t, 3> line_grid(const DeviceInfo& device, uint32_t lines, uint
 
 // The split of op(A) (columns = false) or op(B): `operand` binds the caller's operand; `bits` its scale bits,
 // `test_bits` what its subnormal test adds (the largest candidate's); `guarded`: the magnitude plane and the
-// line statistics instead of the residues (the span guard's split, before any count is chosen).
+// line statistics too (the first candidate's split).
 struct SplitBits {
   int bits = 0, test_bits = 0;
   bool guarded = false;
@@ -373,7 +373,7 @@ std::vector<Candidate> lay_out_candidates(const Schedule& native, const GemmDesc
     cand.shape.moduli = candidates.moduli[d];
     cand.rows = choose_rows(cand.shape, dispatches, native.workspace_bytes, device);
     cand.bits = ozaki::scale_bits(ozaki::make_moduli(cand.shape.moduli), s.k);
-    if (d > 0 || s.guarded) slots += 2;  // its splits
+    if (d > 0) slots += 2;  // its splits
     std::vector<SequencePass> scratch;
     add_residues(scratch, cand.shape, lay_out_workspace(cand.shape, dispatches, native.workspace_bytes, cand.rows),
                  slots, c, desc, device, tuning, When{false, d, candidates.count});
@@ -407,10 +407,10 @@ std::string describe(const std::vector<Candidate>& cands, const std::string& pro
                      s.guarded ? fmt::format(", or its exponent span needs more than {} moduli", last.shape.moduli) : "");
 }
 
-// The emulated product around the native plan `out` (its sequence, configuration and workspace): where guarded,
-// the splits' magnitude planes and statistics, the guard's product and pass, then each candidate's splits,
-// products and merges, and the native kernel's dispatches, every one armed to run where the guard's choice (or
-// the coverage flag) says; unguarded, the one count's splits, products and merges, and the native kernel's.
+// The emulated product around the native plan `out` (its sequence, configuration and workspace): the first
+// candidate's splits (with the magnitude planes and statistics where guarded), the guard's product and pass,
+// then each candidate's splits (but the first's), products and merges, and the native kernel's dispatches,
+// every one armed to run where the guard's choice (or the coverage flag) says.
 Schedule emulate(Schedule out, const GemmDesc& desc, const Shape& s, const ozaki::Candidates& candidates,
                  const DeviceInfo& device, const tuning::Table& tuning) {
   const std::vector<Candidate> cands = lay_out_candidates(out, desc, s, candidates, device, tuning);
@@ -439,7 +439,7 @@ Schedule emulate(Schedule out, const GemmDesc& desc, const Shape& s, const ozaki
   std::string products;
   for (uint32_t d = 0; d < candidates.count; ++d) {
     const Candidate& cand = cands[d];
-    if (d > 0 || s.guarded) {  // the guard's split wrote magnitudes alone; unguarded, the first split the residues
+    if (d > 0) {  // the first's splits ran above; the magnitude sums are read already
       const SplitBits bits_a{cand.bits.a, last.a - cand.bits.a, false}, bits_b{cand.bits.b, last.b - cand.bits.b, false};
       add_armed(seq, cand.layout, slot, split(cand.shape, cand.layout, device, desc.type, false, a, bits_a), When{false, d, candidates.count});
       add_armed(seq, cand.layout, slot, split(cand.shape, cand.layout, device, desc.type, true, b, bits_b), When{false, d, candidates.count});
