@@ -141,9 +141,10 @@ uint32_t splits_for(const Problem& p, uint32_t groups, const Types& types, const
 
 // Rows of L an invocation reads along r: 4 (16 bytes of f32); f16 and bf16 8, one 16-byte load too, where
 // the small side is narrow and the wider rows still leave kHalfWave workgroups a compute unit once K is split
-// (half of the 8 of 256 invocations a unit holds: enough loads in flight); a short R keeps 4, for more
-// workgroups of fewer rows. A piece of a partitioned product chooses by its own sides, as its K lanes do.
-constexpr uint32_t kHalfWave = 4;
+// (3 of the 8 of 256 invocations a unit holds keep enough loads in flight: 4 left 16-128 MB matrices on 8-byte
+// loads, docs/design/gemv.md); a short R keeps 4, for more workgroups of fewer rows. A piece of a partitioned
+// product chooses by its own sides, as its K lanes do.
+constexpr uint32_t kHalfWave = 3;
 uint32_t rows_along_r(const Problem& p, const Sides& s, uint32_t sb, uint32_t rlanes, const LaunchContext& ctx) {
   if (!is_half_width_float(ctx.types.input) || sb > kWideRowsMaxSmall) return 4;
   const uint64_t groups = (uint64_t{s.large} + rlanes * 8 - 1) / (rlanes * 8);
