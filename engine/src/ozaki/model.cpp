@@ -174,18 +174,27 @@ std::vector<int32_t> plane_products(const SplitSide& a, const SplitSide& b, uint
   return out;
 }
 
+namespace {
+
+// S_ij: the magnitude planes' product at (i, j), exact (each K chunk's int32 sum is: OZAKI_MAGNITUDE_BITS).
+double magnitude_sum(const SplitSide& a, const SplitSide& b, uint32_t i, uint32_t j, uint32_t n, uint32_t k) {
+  uint64_t sums = 0;
+  for (uint32_t p = 0; p < k; ++p) {
+    sums += static_cast<uint64_t>(a.magnitude[static_cast<size_t>(i) * k + p]) *
+            static_cast<uint64_t>(b.magnitude[static_cast<size_t>(p) * n + j]);
+  }
+  return static_cast<double>(sums);
+}
+
+}  // namespace
+
 bool span_guard(const SplitSide& a, const SplitSide& b, uint32_t m, uint32_t n, uint32_t k, double allowance,
                 double* worst) {
   bool admitted = true;
   if (worst) *worst = 0.0;
   for (uint32_t i = 0; i < m; ++i)
     for (uint32_t j = 0; j < n; ++j) {
-      uint64_t sums = 0;  // each K chunk's int32 sum is exact (OZAKI_MAGNITUDE_BITS): their total, exactly
-      for (uint32_t p = 0; p < k; ++p) {
-        sums += static_cast<uint64_t>(a.magnitude[static_cast<size_t>(i) * k + p]) *
-                static_cast<uint64_t>(b.magnitude[static_cast<size_t>(p) * n + j]);
-      }
-      const double s = static_cast<double>(sums);
+      const double s = magnitude_sum(a, b, i, j, n, k);
       admitted = admitted && guard_admits(a.stats[i], b.stats[j], k, s, allowance);
       if (worst) {
         const double t = guard_truncation(a.stats[i], b.stats[j], k);
@@ -200,12 +209,7 @@ uint32_t span_choice(const SplitSide& a, const SplitSide& b, uint32_t m, uint32_
   uint32_t choice = 0;
   for (uint32_t i = 0; i < m; ++i)
     for (uint32_t j = 0; j < n; ++j) {
-      uint64_t sums = 0;
-      for (uint32_t p = 0; p < k; ++p) {
-        sums += static_cast<uint64_t>(a.magnitude[static_cast<size_t>(i) * k + p]) *
-                static_cast<uint64_t>(b.magnitude[static_cast<size_t>(p) * n + j]);
-      }
-      const double s = static_cast<double>(sums);
+      const double s = magnitude_sum(a, b, i, j, n, k);
       choice = std::max(choice, guard_choice(a.stats[i], b.stats[j], k, s, allowance, candidates));
     }
   return choice;
