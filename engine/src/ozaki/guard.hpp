@@ -57,7 +57,8 @@ struct LineStats {
 // t'_ij, the truncation bound of element (i, j) in the scaled units of the statistics' count, divided by
 // 2^(shift.a + shift.b): the bound at a count whose scale bits are `shift` more, against that count's allowance
 // divided by the same (the statistics scale by 2^shift exactly; an inexact line stays counted inexact).
-double guard_truncation(const LineStats& row, const LineStats& column, uint64_t k, const ScaleBits& shift = {}) noexcept;
+double guard_truncation(const LineStats& row, const LineStats& column, uint64_t k,
+                        const ScaleBits& shift = {}) noexcept;
 
 // Whether element (i, j) with magnitude sum `sums` is admitted at the candidate shifted by `shift`.
 inline bool guard_admits(const LineStats& row, const LineStats& column, uint64_t k, double sums, double allowance,

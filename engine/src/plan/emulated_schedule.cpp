@@ -439,12 +439,14 @@ Schedule emulate(Schedule out, const GemmDesc& desc, const Shape& s, const ozaki
   std::string products;
   for (uint32_t d = 0; d < candidates.count; ++d) {
     const Candidate& cand = cands[d];
+    const When when{false, d, candidates.count};
     if (d > 0) {  // the first's splits ran above; the magnitude sums are read already
-      const SplitBits bits_a{cand.bits.a, last.a - cand.bits.a, false}, bits_b{cand.bits.b, last.b - cand.bits.b, false};
-      add_armed(seq, cand.layout, slot, split(cand.shape, cand.layout, device, desc.type, false, a, bits_a), When{false, d, candidates.count});
-      add_armed(seq, cand.layout, slot, split(cand.shape, cand.layout, device, desc.type, true, b, bits_b), When{false, d, candidates.count});
+      const SplitBits bits_a{cand.bits.a, last.a - cand.bits.a, false};
+      const SplitBits bits_b{cand.bits.b, last.b - cand.bits.b, false};
+      add_armed(seq, cand.layout, slot, split(cand.shape, cand.layout, device, desc.type, false, a, bits_a), when);
+      add_armed(seq, cand.layout, slot, split(cand.shape, cand.layout, device, desc.type, true, b, bits_b), when);
     }
-    const std::string planned = add_residues(seq, cand.shape, cand.layout, slot, c, desc, device, tuning, When{false, d, candidates.count});
+    const std::string planned = add_residues(seq, cand.shape, cand.layout, slot, c, desc, device, tuning, when);
     if (d == 0) products = planned;
   }
   seq.insert(seq.end(), fallback.begin(), fallback.end());
