@@ -21,8 +21,8 @@
 // memory's latency. Where the variant has a vector type of the stored elements (GEMV_VEC: f32, f64, i32, f16;
 // GEMV_VEC16: f16 and bf16 eight at a time) and the operand's ld, offset and batch stride are multiples of the
 // vector (the flags' GEMM_VEC_A or GEMM_VEC_B: 4 elements, 8 for the 16-bit types), those elements are one
-// vector load; elsewhere, and at the edges, element by element with zeros outside. The small operand is read element by element (its few columns stay in the
-// caches: every row of L reads the same ones).
+// vector load; elsewhere, and at the edges, element by element with zeros outside. The small operand is read
+// element by element (its few columns stay in the caches: every row of L reads the same ones).
 //
 // K may be split across workgroups (the host's k_split below K; f32 and f64): the grid's z is then slices x
 // batch, each workgroup sums its slice's K range and stores the raw sums to the workspace bound as C (row

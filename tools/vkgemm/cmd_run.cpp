@@ -701,9 +701,9 @@ Command add_run_command(CLI::App& cmd, CommonOptions& common) {
       ->default_str("native");
   cmd.add_option("--moduli", o->moduli,
                  "The ozaki kernel's moduli, 2 to 20 (default 14 for f64, 7 for f32: the native kernel's accuracy, "
-                 "the span guard trying two more, then the native kernel, where a line's exponents spread too far; "
-                 "more admit wider spreads; fewer are faster and coarser, without the guard, and --verify then holds "
-                 "C to the emulation's own bound)");
+                 "the span guard choosing up to two more on the device, else the native kernel, where a line's "
+                 "exponents spread too far; more admit wider spreads; fewer are faster and coarser, without the guard, "
+                 "and --verify then holds C to the emulation's own bound)");
   cmd.add_option("--tile", o->tile,
                  "Tile side (tiled) or workgroup side (naive), default 16; coopmat: 64 or 128, coopmat2: 32 (32x64), "
                  "64, 96 (96x192), 128, 192 (192x128), 256 (128x256) or 512 (256x64) (default: chosen by shape)");
