@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "kernels/registry.hpp"  // kernels::coopmat_launch: the tiles this device gets
+#include "aligned_call.hpp"
 #include "support.hpp"
 #include "vkgemm/reference.hpp"
 
@@ -65,85 +66,6 @@ std::array<uint32_t, 2> device_tiles(DataType c_type, bool f16_acc, DataType inp
   const auto small = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, 1, 1, 1, 1);
   const auto large = kernels::coopmat_launch(d, t, {.kernel = Kernel::coopmat}, 1u << 14, 1u << 14, 4096, 1);
   return {small.tile[0], large.tile[0]};
-}
-
-// ---- Aligned calls: operands 16-byte aligned inside their buffers, between guard regions ----
-// (support.hpp's check_gemm_call places every operand 3 elements past a boundary, which keeps the kernel
-// on its checked loads; the aligned fast path, 16-byte loads and direct fragment stores need this.)
-
-constexpr uint64_t kGuard = 256;
-constexpr std::byte kGuardByte{0xA5};
-
-struct Placed {
-  Buffer buffer;
-  uint64_t bytes = 0;
-};
-
-Placed place(Engine& e, const std::vector<std::byte>& data) {
-  Placed p;
-  p.bytes = data.size();
-  std::vector<std::byte> all(2 * kGuard + data.size(), kGuardByte);
-  if (!data.empty()) std::memcpy(all.data() + kGuard, data.data(), data.size());
-  p.buffer = e.create_buffer(all.size(), "coopmat test operand");
-  e.write(p.buffer, 0, all.data(), all.size());
-  return p;
-}
-
-std::vector<std::byte> take(Engine& e, const Placed& p, const char* name, std::string& problems) {
-  std::vector<std::byte> all(p.buffer.size());
-  e.read(p.buffer, 0, all.data(), all.size());
-  uint64_t changed = 0;
-  for (uint64_t i = 0; i < all.size(); ++i) {
-    if ((i < kGuard || i >= kGuard + p.bytes) && all[i] != kGuardByte) ++changed;
-  }
-  if (changed) problems += fmt::format("{} guard bytes around {} were overwritten; ", changed, name);
-  return {all.begin() + kGuard, all.begin() + static_cast<std::ptrdiff_t>(kGuard + p.bytes)};
-}
-
-// Random where the call describes elements, NaN (all bits set) in the gaps, or everywhere with all_poison.
-std::vector<std::byte> contents(const GemmDesc& d, char which, bool all_poison, std::mt19937_64& rng) {
-  const OperandExtent x = operand_extent(d, which);
-  const DataType type = which == 'C' ? output_type(d) : d.type;
-  const uint64_t es = element_size(type);
-  std::vector<char> described(x.elements, 0);
-  for (int64_t t = 0; t < d.batch; ++t)
-    for (int64_t o = 0; o < x.outer; ++o)
-      for (int64_t i = 0; i < x.inner; ++i) described[uint64_t(t * x.stride + o * x.ld + i)] = 1;
-  auto out = test::random_elements(type, x.elements, rng);
-  for (uint64_t i = 0; i < x.elements; ++i) {
-    if (all_poison || !described[i]) std::memset(&out[i * es], 0xFF, es);
-  }
-  return out;
-}
-
-test::ProductCheck check_aligned_call(Engine& e, const GemmDesc& desc, const GemmOptions& options,
-                                      std::mt19937_64& rng) {
-  const bool reads_ab = desc.alpha != 0.0 && desc.k != 0;
-  const auto a = contents(desc, 'A', !reads_ab, rng), b = contents(desc, 'B', !reads_ab, rng);
-  const auto c0 = contents(desc, 'C', desc.beta == 0.0, rng);
-  Placed pa = place(e, a), pb = place(e, b), pc = place(e, c0);
-  test::ProductCheck out;
-  try {
-    out.timing = e.gemm(desc, {&pa.buffer, kGuard}, {&pb.buffer, kGuard}, {&pc.buffer, kGuard}, options);
-  } catch (const Error& err) {
-    out.detail = fmt::format("aligned {}: threw {}", test::describe(desc), err.what());
-    return out;
-  }
-  std::string problems;
-  take(e, pa, "A", problems);
-  take(e, pb, "B", problems);
-  const auto c = take(e, pc, "C", problems);
-  const Comparison cmp = compare_with_reference(desc, a.data(), b.data(), c0.data(), c.data(),
-                                                {.f16_accumulate = options.f16_accumulate, .random_inputs = true});
-  if (!cmp.passed) problems += cmp.summary();
-  out.passed = problems.empty();
-  out.detail = fmt::format("aligned {} tile {} ({} {}): {}", test::describe(desc), options.tile,
-                           to_string(out.timing.kernel), out.timing.config, out.passed ? "ok" : problems);
-  return out;
-}
-
-test::ProductCheck check_aligned_call(const GemmDesc& desc, const GemmOptions& options, std::mt19937_64& rng) {
-  return check_aligned_call(test::engine(), desc, options, rng);
 }
 
 // ---- The grid ----
@@ -211,7 +133,7 @@ void run_grid(const std::vector<Size>& sizes, bool large_tile, const std::string
               const char broadcast = turn % 6 == 0 ? 'A' : turn % 9 == 0 ? 'B' : ' ';
               const GemmDesc d = make_desc(layout, op_a, op_b, s, aligned ? 8 : 3, batch, broadcast,
                                            kScalars[turn % kScalars.size()], ct.c);
-              const auto r = aligned ? check_aligned_call(d, options, rng) : test::check_gemm_call(d, options, rng);
+              const auto r = aligned ? test::check_aligned_call(d, options, rng) : test::check_gemm_call(d, options, rng);
               ++runs;
               if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);
               if (r.passed && r.timing.kernel != Kernel::coopmat) FAIL_CHECK("ran ", to_string(r.timing.kernel));
@@ -263,7 +185,7 @@ test::ProductCheck check_int8_call(DataType type, Layout layout, Op op_a, Op op_
   GemmDesc d = make_desc(layout, op_a, op_b, s, aligned ? 16 : 3, turn % batch_every == 0 ? 2 : 1,
                          turn % shared_every == 0 ? 'B' : ' ', kIntScalars[turn % kIntScalars.size()], DataType::i32);
   d.type = type;
-  return aligned ? check_aligned_call(d, options, rng) : test::check_gemm_call(d, options, rng);
+  return aligned ? test::check_aligned_call(d, options, rng) : test::check_gemm_call(d, options, rng);
 }
 
 void run_int8_grid(DataType type, bool every_op, const std::vector<Size>& sizes, bool large_tile,
@@ -377,7 +299,7 @@ int run_whole_products_on(Engine& e, int64_t m, int64_t n, uint32_t tile, std::m
     for (GemmDesc d : whole_products(m, n)) {
       d.type = v.a, d.c_type = v.c;
       const GemmOptions options{.kernel = Kernel::coopmat, .tile = tile, .f16_accumulate = v.f16_acc};
-      const auto r = check_aligned_call(e, d, options, rng);
+      const auto r = test::check_aligned_call(e, d, options, rng);
       ++runs;
       if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);
     }
@@ -448,7 +370,7 @@ void run_bf16_grid(const std::vector<Size>& sizes, bool large_tile, const std::s
             GemmDesc d = make_desc(layout, op_a, op_b, s, aligned ? 8 : 3, turn % 3 == 0 ? 3 : 1,
                                    turn % 6 == 0 ? 'A' : turn % 9 == 0 ? 'B' : ' ', kScalars[turn % kScalars.size()], c);
             d.type = DataType::bf16;
-            const auto r = aligned ? check_aligned_call(d, options, rng) : test::check_gemm_call(d, options, rng);
+            const auto r = aligned ? test::check_aligned_call(d, options, rng) : test::check_gemm_call(d, options, rng);
             ++runs;
             if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);
             if (r.passed && r.timing.kernel != Kernel::coopmat) FAIL_CHECK("ran ", to_string(r.timing.kernel));
@@ -506,7 +428,7 @@ TEST_SUITE("coopmat") {
       if (!type_runs_here(ct)) continue;
       for (const auto& [k, alpha] : {std::pair<int64_t, double>{0, 1.0}, {40, 0.0}}) {
         const GemmDesc d = make_desc(Layout::row_major, Op::n, Op::n, {40, 40, k}, 8, 1, ' ', {alpha, 0.5}, ct.c);
-        const auto r = check_aligned_call(d, {.kernel = Kernel::coopmat, .f16_accumulate = ct.f16_acc}, rng);
+        const auto r = test::check_aligned_call(d, {.kernel = Kernel::coopmat, .f16_accumulate = ct.f16_acc}, rng);
         CHECK_MESSAGE(r.passed, r.detail);
       }
     }
@@ -520,7 +442,7 @@ TEST_SUITE("coopmat") {
     }
     auto rng = test::case_rng("coopmat auto");
     const GemmDesc d = make_desc(Layout::col_major, Op::t, Op::t, {40, 50, 60}, 8, 1, ' ', {1.0, 0.0}, DataType::f32);
-    const auto r = check_aligned_call(d, {}, rng);
+    const auto r = test::check_aligned_call(d, {}, rng);
     CHECK_MESSAGE(r.passed, r.detail);
     CHECK(r.timing.kernel == Kernel::coopmat);
   }

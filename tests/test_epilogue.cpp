@@ -138,6 +138,7 @@ TEST_SUITE("epilogue") {
     every_type(Kernel::coopmat, {.kernel = Kernel::coopmat, .f16_accumulate = true});
   }
   TEST_CASE("coopmat2 kernel") { every_type(Kernel::coopmat2, {.kernel = Kernel::coopmat2}); }
+  TEST_CASE("thin kernel") { every_type(Kernel::thin, {.kernel = Kernel::thin}); }
   TEST_CASE("auto") { every_type(Kernel::automatic, {}); }
 
   TEST_CASE("f64: leaky ReLU's slope and clamp's bounds are doubles, held to the f64 bound") {

@@ -2,4 +2,4 @@
 // tests/CMakeLists.txt): the dummy kernel of dummy.cpp, after the list's own.
 #pragma once
 
-#define VKGEMM_EXTRA_KERNELS(X) X(dummy, 8)
+#define VKGEMM_EXTRA_KERNELS(X) X(dummy, 9)

@@ -83,11 +83,12 @@ grep -qE 'coopmat +VK_KHR_cooperative_matrix, [0-9]+ shapes' <<<"$devices" || fa
 # The support suite asserts this lavapipe runs the coopmat kernel, with fp32 and fp16 sums and on i8 and u8
 # (VKGEMM_TEST_EXPECT, tests/test_support.cpp); a skip (exit 77) is a failure here; the output is checked
 # too, so that a suite that skipped or ran no case cannot pass. The ozaki suite runs here too: its int8
-# products go through the KHR kernel on this lavapipe (on Mesa 22, through tiled).
+# products go through the KHR kernel on this lavapipe (on Mesa 22, through tiled); and the thin kernel's, which
+# multiplies on the KHR matrices.
 log=$(mktemp)
 set +e
 VKGEMM_TEST_EXPECT="kernels=coopmat f16acc=coopmat int8=coopmat" in_root "$bin/tests/vkgemm_tests" --no-version \
-  --test-suite=support,coopmat,ozaki 2>&1 | tee "$log"
+  --test-suite=support,coopmat,ozaki,thin 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 set -e
 summary=$(grep -E '^\[doctest\] test cases:' "$log" || true)
@@ -102,10 +103,11 @@ rm -f "$log"
 [[ $summary =~ test\ cases:\ *([0-9]+)\ \|\ *([0-9]+)\ passed ]] || fail "no doctest summary in the suite's output"
 ((BASH_REMATCH[1] > 0 && BASH_REMATCH[2] == BASH_REMATCH[1] && products > 0)) ||
   fail "the coopmat suite ran no case or no product: $summary"
-# The fused epilogues on the KHR kernel (the epilogue suite's coopmat cases: f16 with C f32 and f16, and
-# with fp16 sums, every activation and bias, staged and applied to fragments stored straight); a skip (exit
-# 77) is a failure here too.
-VKGEMM_TEST_EXPECT="" in_root "$bin/tests/vkgemm_tests" --no-version --test-suite=epilogue "--test-case=coopmat kernel*" ||
+# The fused epilogues on the KHR kernel and the thin kernel (the epilogue suite's coopmat and thin cases: f16
+# with C f32 and f16, and with fp16 sums, every activation and bias, staged and applied to fragments stored
+# straight); a skip (exit 77) is a failure here too.
+VKGEMM_TEST_EXPECT="" in_root "$bin/tests/vkgemm_tests" --no-version --test-suite=epilogue \
+  "--test-case=coopmat kernel*,thin kernel" ||
   fail "the epilogue suite's coopmat case failed or skipped (exit $?)"
 # The dequantization of int8 products on the KHR kernel (i8 and u8 into f32 and f16, both scales, every
 # activation); a skip (exit 77) is a failure here too.

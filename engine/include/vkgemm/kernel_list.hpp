@@ -7,6 +7,8 @@
 //   ozaki     f64, f32 emulated through exact int8 products (Ozaki scheme II); auto only with Precision::emulated
 //   gemv      every type: GEMV and products with M or N at most 16, streaming the large operand once; auto by
 //             its rule (kernels/gemv.cpp), before the tuning table
+//   thin      f16, bf16: a long op(A) against a small op(B) held in registers (thin layers); auto by its rule
+//             (kernels/thin.cpp)
 //   coopmat2  f16, bf16, i8, u8: workgroup-scope matrices loaded with tensor layouts (VK_NV_cooperative_matrix2)
 //   coopmat   f16, bf16, i8, u8: subgroup-scope cooperative matrices (VK_KHR_cooperative_matrix), tiles in shared memory
 //   blocked   f32, f64: register-blocked, vectorized, double-buffered; configured by BlockedConfig
@@ -19,6 +21,7 @@
 #define VKGEMM_LISTED_KERNELS(X) \
   X(ozaki, 6)                    \
   X(gemv, 7)                     \
+  X(thin, 8)                     \
   X(coopmat2, 5)                 \
   X(coopmat, 4)                  \
   X(blocked, 2)                  \

@@ -85,7 +85,8 @@ typedef struct vkgemm_gemm_desc {
 /* How it runs; a null pointer means all the defaults. */
 typedef struct vkgemm_gemm_options {
   uint32_t struct_size;       /* sizeof(vkgemm_gemm_options) */
-  const char* kernel;         /* "auto" (or null), "naive", "tiled", "blocked", "coopmat", "coopmat2", "ozaki" */
+  const char* kernel;         /* "auto" (or null), "naive", "tiled", "blocked", "gemv", "thin", "coopmat",
+                               * "coopmat2", "ozaki" */
   uint32_t tile;              /* 0: the default (16) */
   uint32_t timestamps;        /* 1: time the product on the GPU (vkgemm_timing.gpu_ms) */
   /* The precision policy: null or "native" (each type's own arithmetic), or "emulated" (f64 and f32: auto may

@@ -485,6 +485,19 @@ LaunchShape coopmat_launch(const DeviceInfo& d, const Types& t, const GemmOption
   return khr_launch(d, t, khr_config(d, t, {m, n, std::max(k, 1u), std::max(batch, 1u)}, options.tile));
 }
 
+KhrFragment khr_fragment(const DeviceInfo& d, Kernel kernel, const Types& t) {
+  if (!d.coopmat_khr) {
+    throw Error(ErrorCode::unsupported_config,
+                fmt::format("the {} kernel needs VK_KHR_cooperative_matrix (and Vulkan 1.3), which {} does not have; "
+                            "the tiled kernel (GemmOptions::kernel) runs {} there",
+                            to_string(kernel), d.name, to_string(t.input)));
+  }
+  check_common(d, std::string(to_string(kernel)).c_str(), t);
+  const KhrExperiment& e = khr_experiment();
+  const CooperativeMatrixShape s = khr_shape(d, t, e);
+  return {s.m, s.n, s.k, khr_subgroup(d, e)};
+}
+
 LaunchShape coopmat_largest_launch(const DeviceInfo& d, const Types& t, const GemmOptions& options) {
   return khr_launch(d, t, khr_largest(d, t, options.tile));
 }

@@ -150,6 +150,13 @@ LaunchShape coopmat2_launch(const DeviceInfo& device, const Types& types, const 
 // product (the specs' check).
 LaunchShape coopmat_largest_launch(const DeviceInfo& device, const Types& types, const GemmOptions& options);
 LaunchShape coopmat2_largest_launch(const DeviceInfo& device, const Types& types, const GemmOptions& options);
+// The KHR matrices' fragment shape (the largest usable one the device lists for the types) and the subgroup
+// size its pipelines require, for `kernel` (the thin kernel's; the coopmat kernel derives its tiles from the
+// same): throws naming what the device lacks.
+struct KhrFragment {
+  uint32_t tm, tn, tk, sg;
+};
+KhrFragment khr_fragment(const DeviceInfo& device, Kernel kernel, const Types& types);
 // Split-K slices for a coopmat2 launch (1: none): short grids with a long K are cut along K, the partial
 // sums (of either accumulator type) going through an fp32 workspace and splitk_reduce.
 uint32_t coopmat2_splits(const LaunchShape& shape, uint32_t m, uint32_t n, uint32_t k, uint32_t batch);

@@ -1,0 +1,151 @@
+// The thin kernel (shaders/thin.comp): a long op(A) against a small op(B) on the KHR cooperative matrices, B held
+// in registers while blocks of A's rows stream past it (docs/design/thin.md). f16 and bf16 inputs with fp32 sums.
+// auto takes it by its rule below, before coopmat2.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "kernels/kernel_spec.hpp"
+#include "vkgemm/error.hpp"
+
+namespace vkgemm::kernels {
+namespace {
+
+constexpr DataType kInputs[] = {DataType::f16, DataType::bf16};
+
+// A workgroup is kSubgroups subgroups, each a strip of one fragment's rows a block.
+constexpr uint32_t kSubgroups = 4;
+// The fragments of B a workgroup holds in registers (KF x NF): 16 of 16 x 16 f16 are 64 registers an
+// invocation on NVIDIA, beside the strip's KF fragments of A and one accumulator.
+constexpr uint32_t kMaxHeldFragments = 16;
+// Workgroups a compute unit: enough to keep loads in flight while others multiply and store; each loads its
+// block of B once. Where the device does not say how many units it has, kUnknownUnits.
+constexpr uint32_t kWorkgroupsPerUnit = 8;
+constexpr uint32_t kUnknownUnits = 128;
+
+// The next block's strip of A loaded before this block's multiplies and stores (shaders/thin.comp PREFETCH):
+// twice the bytes in flight a subgroup, for KF more fragments of registers.
+constexpr uint32_t kPrefetch = 1;
+
+// auto's rule (docs/design/thin.md, the measurements): op(A) = A (its fragments load straight from the
+// buffer), K and N of at most kAutoMaxSide, at least kAutoMinRows rows, fp32 sums, on a GPU.
+constexpr uint32_t kAutoMaxSide = 64;
+constexpr uint32_t kAutoMinRows = 1u << 16;
+
+struct Shape {
+  KhrFragment f;
+  uint32_t kf, nf;  // fragments along K, and along N a workgroup
+};
+
+// The fragments for a K (at least one) and the widest block of N's fragments the register budget leaves.
+Shape shape_for(const DeviceInfo& device, const Types& types, uint32_t k, uint32_t n) {
+  Shape s{khr_fragment(device, Kernel::thin, types), 0, 0};
+  s.kf = std::max(1u, (k + s.f.tk - 1) / s.f.tk);
+  s.nf = std::clamp((n + s.f.tn - 1) / s.f.tn, 1u, std::max(1u, kMaxHeldFragments / s.kf));
+  return s;
+}
+
+uint32_t shared_bytes(const Shape& s) {
+  constexpr uint32_t unit = 16;  // 8 elements of 16 bits; rows one unit longer than the data
+  const uint32_t kp = s.kf * s.f.tk, np = s.nf * s.f.tn;
+  const uint32_t b = kp * (np / 8 + 1) * unit, a = kSubgroups * s.f.tm * (kp / 8 + 1) * unit;
+  return b + a + kSubgroups * s.f.tm * s.f.tn * 4;
+}
+
+// The largest K the kernel takes on this device: every fragment of B in registers (kMaxHeldFragments) and
+// shared memory enough for a block's strips of it.
+uint32_t max_k(const DeviceInfo& device, const Types& types) {
+  const KhrFragment f = khr_fragment(device, Kernel::thin, types);
+  uint32_t kf = kMaxHeldFragments;
+  while (kf > 1 && shared_bytes({f, kf, 1}) > device.max_shared_memory) --kf;
+  return kf * f.tk;
+}
+
+void check_types(const LaunchContext& ctx) {
+  if (ctx.types.f16_accumulate) {
+    throw Error(ErrorCode::unsupported_config,
+                "the thin kernel sums in fp32; it has no fp16 sums (f16_accumulate): ask for the coopmat kernel");
+  }
+}
+
+// Whatever K a product has, the kernel needs the device's fragments and its shape for one fragment of K.
+void check(const LaunchContext& ctx) {
+  check_types(ctx);
+  const Shape s = shape_for(ctx.device, ctx.types, 1, 1);
+  spirv(shader_name(Kernel::thin, ctx.types));
+  check_workgroup(ctx.device, "thin", {kSubgroups * s.f.sg, 1, 1}, shared_bytes(s), ctx.types.input);
+}
+
+std::vector<GemmOptions> candidates(const LaunchContext& ctx, const Problem& p) {
+  const bool shape = !p.trans_a && p.k > 0 && p.k <= kAutoMaxSide && p.n <= kAutoMaxSide && p.m >= kAutoMinRows;
+  if (!shape || ctx.device.type == DeviceType::cpu || ctx.types.f16_accumulate || !ctx.device.coopmat_khr) return {};
+  try {
+    check(ctx);
+  } catch (const Error&) {
+    return {};
+  }
+  GemmOptions o = ctx.options;
+  o.kernel = Kernel::thin;
+  return {o};
+}
+
+KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
+  check_types(ctx);
+  if (p.k > max_k(ctx.device, ctx.types)) {
+    throw Error(ErrorCode::unsupported_config,
+                fmt::format("the thin kernel holds all of op(B)'s K in registers: K = {} is past its {} on {}; the "
+                            "coopmat or coopmat2 kernel takes any K",
+                            p.k, max_k(ctx.device, ctx.types), ctx.device.name));
+  }
+  const Shape s = shape_for(ctx.device, ctx.types, p.k, p.n);
+  const uint32_t unit = 8;  // 16 bytes of 16-bit elements: the matrix loads' alignment
+  const bool direct_a = !p.trans_a && p.k > 0 && p.k % s.f.tk == 0 && p.lda % unit == 0 && p.a_offset % unit == 0 &&
+                        (p.batch == 1 || p.stride_a % unit == 0);
+  KernelLaunch out;
+  out.kernel = Kernel::thin;
+  out.main.shader = shader_name(Kernel::thin, ctx.types);
+  const uint32_t wg = kSubgroups * s.f.sg;
+  out.main.constants = {{"WG", wg},       {"TM", s.f.tm}, {"TN", s.f.tn}, {"TK", s.f.tk}, {"SG", s.f.sg},
+                        {"KF", s.kf},     {"NF", s.nf},   {"DIRECT_A", direct_a ? 1u : 0u},
+                        {"PREFETCH", kPrefetch}};
+  out.main.workgroup_size = {wg, 1, 1};
+  out.main.required_subgroup_size = ctx.device.subgroup_size_control ? s.f.sg : 0;
+  out.main.shared_bytes = shared_bytes(s);
+  const uint32_t rows = kSubgroups * s.f.tm, cols = s.nf * s.f.tn;
+  out.main.tile = {cols, rows};
+  const uint32_t blocks = std::max(1u, (p.m + rows - 1) / rows);
+  const uint32_t units = ctx.device.compute_units ? ctx.device.compute_units : kUnknownUnits;
+  const uint32_t col_blocks = (p.n + cols - 1) / cols;
+  const uint64_t wanted = std::max<uint64_t>(1, uint64_t{units} * kWorkgroupsPerUnit / (uint64_t{col_blocks} * p.batch));
+  out.grid = {static_cast<uint32_t>(std::min<uint64_t>(blocks, wanted)), col_blocks, p.batch};
+  out.k_split = std::max(p.k, 1u);
+  out.description = fmt::format("{} rows a block, {} x {} fragments of B held, A {}", rows, s.kf, s.nf,
+                                direct_a ? "loaded straight" : "staged");
+  return out;
+}
+
+// Pieces keep the whole product's kernel; each plans its own shape (its K and N are the whole product's).
+Pinning pin(const KernelLaunch& whole, const DeviceInfo&, const GemmOptions& options) {
+  Pinning out{options, {}, 0};
+  out.options.kernel = Kernel::thin;
+  out.blocking.cols = whole.main.tile[0], out.blocking.rows = whole.main.tile[1];
+  out.blocking.k_step = 16;
+  return out;
+}
+
+}  // namespace
+
+const KernelSpec thin_spec{
+    .kernel = Kernel::thin,
+    .inputs = kInputs,
+    .computes = "multiplies f16 and bf16 matrices with fp32 sums",
+    .reads_transposed = true,
+    .auto_fallback = false,
+    .from_tuning = nullptr,
+    .auto_candidates = candidates,
+    .check = check,
+    .launch = launch,
+    .pin = pin,
+};
+
+}  // namespace vkgemm::kernels

@@ -1,0 +1,199 @@
+// The thin kernel (shaders/thin.comp): long op(A) against a small op(B) held in registers, on the KHR cooperative
+// matrices. On the device under test: every op combination and layout, C f32 and f16 (bf16 where the device has
+// bf16 matrices), sizes across the fragment, the block of rows (four strips), the workgroups' grid-stride walk
+// and the block of columns, K of whole fragments and not up to the largest it holds, batches with a broadcast
+// operand, alpha and beta, operands aligned (fragments loaded and stored straight) and not (staged), each checked
+// against the CPU reference with poisoned gaps and guard regions. On a described NVIDIA device: auto's rule and
+// its plans. A device without VK_KHR_cooperative_matrix (Debian 12's lavapipe) runs the described cases and skips
+// the rest; tools/dev/coopmat-lavapipe.sh runs them on Mesa 26's lavapipe, which has the extension.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "aligned_call.hpp"
+#include "described_devices.hpp"
+#include "kernels/registry.hpp"
+#include "spec_constant.hpp"
+#include "support.hpp"
+#include "tuning/tuning_table.hpp"
+
+using namespace vkgemm;
+
+namespace {
+
+// Whether the kernel runs `input` -> `output` here; for f16 -> f32, the case's skip when it does not.
+bool runs_here(DataType input, DataType output, bool skip_if_not) {
+  try {
+    test::engine().check_supported(input, output, {.kernel = Kernel::thin});
+    return true;
+  } catch (const Error& err) {
+    if (skip_if_not) test::skip(err.what());
+    else MESSAGE(to_string(input), " -> ", to_string(output), " not run here: ", std::string(err.what()));
+    return false;
+  }
+}
+
+struct Size {
+  int64_t m, n, k;
+};
+
+GemmDesc make_desc(DataType input, DataType c_type, Layout layout, Op op_a, Op op_b, const Size& s, int64_t pad,
+                   int64_t batch, char broadcast, std::pair<double, double> scalars) {
+  GemmDesc d;
+  d.type = input, d.c_type = c_type, d.layout = layout, d.op_a = op_a, d.op_b = op_b;
+  d.m = s.m, d.n = s.n, d.k = s.k;
+  d.alpha = scalars.first, d.beta = scalars.second;
+  const bool row = layout == Layout::row_major;
+  const auto inner = [&](int64_t rows, int64_t cols) { return std::max<int64_t>(1, row ? cols : rows); };
+  d.lda = inner(op_a == Op::n ? s.m : s.k, op_a == Op::n ? s.k : s.m) + pad;
+  d.ldb = inner(op_b == Op::n ? s.k : s.n, op_b == Op::n ? s.n : s.k) + pad;
+  d.ldc = inner(s.m, s.n) + pad;
+  d.batch = batch;
+  if (batch > 1) {
+    d.stride_a = broadcast == 'A' ? 0 : operand_extent(d, 'A').stride + pad;
+    d.stride_b = broadcast == 'B' ? 0 : operand_extent(d, 'B').stride + pad;
+    d.stride_c = operand_extent(d, 'C').stride + pad;
+  }
+  return d;
+}
+
+// The device's fragment (its rows make a strip, four strips a block) and the largest K the kernel holds.
+struct Geometry {
+  uint32_t tm, tk, max_k;
+};
+Geometry geometry(DataType input) {
+  const DeviceInfo& d = test::engine().device();
+  const kernels::KhrFragment f = kernels::khr_fragment(d, Kernel::thin, {input, DataType::f32, false});
+  kernels::Problem p;
+  p.types = {input, DataType::f32, false};
+  uint32_t max_k = 16 * f.tk;
+  for (; max_k > f.tk; max_k -= f.tk) {  // the largest K it plans
+    p.m = 1, p.n = 1, p.k = max_k, p.lda = max_k, p.ldb = 1, p.ldc = 1;
+    try {
+      kernels::plan(d, tuning::Table{}, {.kernel = Kernel::thin}, p);
+      break;
+    } catch (const Error&) {
+    }
+  }
+  return {f.tm, f.tk, max_k};
+}
+
+// Sizes from the geometry: rows around a strip and a block (4 strips), a long M whose blocks outnumber any
+// grid (each workgroup walks several); K around a fragment, not whole, and the largest; N around a fragment and
+// past one workgroup's block of columns.
+std::vector<Size> sizes(const Geometry& g) {
+  const int64_t strip = g.tm, block = 4 * g.tm, tk = g.tk, kmax = g.max_k;
+  return {{1, 1, 1},          {strip, strip, tk},          {strip + 1, 5, tk - 1},    {block, 16, 2 * tk},
+          {block + 3, 17, 3 * tk + 2}, {3 * block, 64, 64}, {5 * block - 1, 33, kmax}, {40000, 8, tk},
+          {2 * block, 100, 24}};
+}
+
+constexpr std::array<std::pair<double, double>, 4> kScalars = {
+    std::pair{1.0, 0.0}, {1.0, 1.0}, {-1.5, 0.0}, {0.75, -2.0}};
+
+// The grid for one pair of types; returns the products run and counts the failures.
+int run_grid(DataType input, DataType c_type, const std::vector<Size>& grid, std::mt19937_64& rng, int& failures) {
+  int runs = 0;
+  size_t turn = 0;
+  const GemmOptions options{.kernel = Kernel::thin};
+  for (Layout layout : {Layout::row_major, Layout::col_major})
+    for (Op op_a : {Op::n, Op::t})
+      for (Op op_b : {Op::n, Op::t})
+        for (const Size& s : grid) {
+          ++turn;
+          const bool aligned = turn % 3 != 0;
+          const int64_t batch = turn % 4 == 0 ? 2 : 1;
+          const char broadcast = turn % 8 == 0 ? 'A' : turn % 12 == 0 ? 'B' : ' ';
+          // The long M once per layout, aligned, op NN: it is the grid-stride walk's case, and costly on a CPU.
+          if (s.m > 10000 && (op_a != Op::n || op_b != Op::n)) continue;
+          const GemmDesc d = make_desc(input, c_type, layout, op_a, op_b, s, aligned ? 8 : 3,
+                                       s.m > 10000 ? 1 : batch, broadcast, kScalars[turn % kScalars.size()]);
+          const auto r = aligned || s.m > 10000 ? test::check_aligned_call(d, options, rng)
+                                                : test::check_gemm_call(d, options, rng);
+          ++runs;
+          if (!r.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", r.detail);
+          if (r.passed && r.timing.kernel != Kernel::thin) FAIL_CHECK("ran ", to_string(r.timing.kernel));
+        }
+  return runs;
+}
+
+kernels::Problem layer(uint32_t m, uint32_t n, uint32_t k, DataType c = DataType::f16) {
+  kernels::Problem p;
+  p.types = {DataType::f16, c, false};
+  p.m = m, p.n = n, p.k = k, p.lda = k, p.ldb = n, p.ldc = n;
+  return p;
+}
+
+}  // namespace
+
+TEST_SUITE("thin") {
+  TEST_CASE("every op, layout and C type across strips, blocks, the grid-stride walk and column blocks") {
+    if (!runs_here(DataType::f16, DataType::f32, true)) return;
+    auto rng = test::case_rng("thin grid");
+    int runs = 0, failures = 0;
+    const std::vector<Size> f16_grid = sizes(geometry(DataType::f16));
+    for (const DataType c : {DataType::f32, DataType::f16}) runs += run_grid(DataType::f16, c, f16_grid, rng, failures);
+    if (runs_here(DataType::bf16, DataType::f32, false)) {
+      const std::vector<Size> bf16_grid = sizes(geometry(DataType::bf16));
+      for (const DataType c : {DataType::f32, DataType::bf16}) runs += run_grid(DataType::bf16, c, bf16_grid, rng, failures);
+    }
+    MESSAGE(runs, " products checked");
+    fmt::print("thin grid: {} products checked, {} failed\n", runs, failures);
+    CHECK(runs > 0);
+    CHECK_MESSAGE(failures == 0, failures, " of ", runs, " calls failed (the first 5 are listed); seed ", test::run_seed());
+  }
+
+  TEST_CASE("refused before any work: K past what it holds, fp16 sums, types it does not multiply") {
+    if (!runs_here(DataType::f16, DataType::f32, true)) return;
+    const Geometry g = geometry(DataType::f16);
+    GemmDesc d = make_desc(DataType::f16, DataType::f32, Layout::row_major, Op::n, Op::n,
+                           {64, 16, int64_t{g.max_k} + g.tk}, 0, 1, ' ', {1.0, 0.0});
+    auto rng = test::case_rng("thin refusals");
+    const auto r = test::check_gemm_call(d, {.kernel = Kernel::thin}, rng);
+    CHECK(!r.passed);
+    CHECK_MESSAGE(r.detail.find(fmt::format("K = {} is past its {}", g.max_k + g.tk, g.max_k)) != std::string::npos,
+                  r.detail);
+    const auto acc16 = [] {
+      test::engine().check_supported(DataType::f16, DataType::f16, {.kernel = Kernel::thin, .f16_accumulate = true});
+    };
+    CHECK_THROWS_WITH(acc16(), doctest::Contains("no fp16 sums"));
+    CHECK_THROWS_WITH(test::engine().check_supported(DataType::f32, DataType::f32, {.kernel = Kernel::thin}),
+                      doctest::Contains("thin kernel multiplies f16 and bf16"));
+  }
+
+  TEST_CASE("auto on a described H200: long layers of K and N up to 64 only, with A untransposed") {
+    DeviceInfo d = test::nvidia();
+    d.compute_units = 132;
+    const tuning::Table table;
+    const auto kernel_of = [&](const kernels::Problem& p) {
+      return kernels::plan(d, table, {.kernel = Kernel::automatic}, p).kernel;
+    };
+    if (!VKGEMM_EXPECT_COOPMAT) return;  // this build has no KHR kernels
+    CHECK(kernel_of(layer(2073600, 64, 64)) == Kernel::thin);
+    CHECK(kernel_of(layer(2073600, 4, 64)) == Kernel::thin);
+    CHECK(kernel_of(layer(1 << 16, 64, 16)) == Kernel::thin);
+    CHECK(kernel_of(layer((1 << 16) - 1, 64, 64)) != Kernel::thin);  // too few rows
+    CHECK(kernel_of(layer(2073600, 128, 64)) != Kernel::thin);       // wider than 64
+    CHECK(kernel_of(layer(2073600, 64, 128)) != Kernel::thin);       // deeper than 64
+    kernels::Problem turned = layer(2073600, 64, 64);
+    turned.trans_a = true, turned.lda = 2073600;
+    CHECK(kernel_of(turned) != Kernel::thin);
+    kernels::Problem acc16 = layer(2073600, 64, 64);
+    acc16.types.f16_accumulate = true;
+    CHECK(kernel_of(acc16) != Kernel::thin);
+    // The plan: 4 strips of 16 rows a block, all of B (4 x 4 fragments) held, A loaded straight, 8 workgroups
+    // a compute unit walking the blocks.
+    const kernels::KernelLaunch plan = kernels::plan(d, table, {.kernel = Kernel::automatic}, layer(2073600, 64, 64));
+    CHECK(plan.main.shader == "thin_f16_f16");
+    CHECK(plan.grid == std::array<uint32_t, 3>{132 * 8, 1, 1});
+    CHECK(test::spec_constant(plan.main, "KF") == 4);
+    CHECK(test::spec_constant(plan.main, "NF") == 4);
+    CHECK(test::spec_constant(plan.main, "DIRECT_A") == 1);
+    kernels::Problem odd = layer(2073600, 64, 60);  // K not whole fragments: staged
+    CHECK(test::spec_constant(kernels::plan(d, table, {.kernel = Kernel::thin}, odd).main, "DIRECT_A") == 0);
+  }
+}
