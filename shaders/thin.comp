@@ -12,19 +12,25 @@
 //
 // So each workgroup loads its block of B (KF x NF fragments, K padded with zeros to whole fragments) once,
 // keeps every fragment of it in registers, and then streams blocks of op(A)'s rows past it: each of its
-// subgroups takes one strip of TM rows a block, loads the strip's KF fragments of A, multiplies them into NF
-// accumulators and stores them, alpha and the fused epilogue applied in registers. The workgroups walk the
-// blocks of rows grid-stride, so a few per compute unit cover any M, each loading B once.
+// subgroups takes one strip of TM rows a block, stages it through its own area of shared memory into KF
+// fragments, multiplies them into NF accumulators and stores them. The workgroups walk the blocks of rows
+// grid-stride, so a few per compute unit cover any M, each loading B once.
 //
-// A's fragments load straight from the buffer where the host saw op(A) = A with rows, offset and batch stride
-// in 16 bytes and K whole fragments (DIRECT_A; the matrix loads need 16-byte aligned rows), and the strip lies
-// inside M; else the strip goes through the subgroup's area of shared memory, element by element, zeros
-// outside op(A). C likewise: straight from the accumulators where beta is 0, C's rows and offset are in 16
-// bytes and the fragment lies inside C; else through shared memory and the interface's store_c, element by
-// element, nothing written outside C (a bf16 C always: devices offer no bf16 accumulator to store from).
+// A strip moves 16 bytes an invocation a load, fetched into registers a block ahead (PREFETCH), where the
+// host saw op(A) = A with rows, offset and batch stride in 16 bytes and K whole fragments (DIRECT_A), and the
+// block lies inside M; else element by element, zeros outside op(A). C likewise: the strip's fragments, alpha
+// and the fused epilogue applied in registers, go through the subgroup's area in C's type and out 16 bytes
+// an invocation a store, where beta is 0, C's rows and offset are in 16 bytes and the block lies inside C;
+// else element by element through store_c, nothing written outside C (a bf16 C always: devices offer no
+// bf16 accumulator to store from). The matrices' own loads and stores straight from and to the buffers ran
+// at half this rate on NVIDIA (docs/design/thin.md).
 // Every choice between the two ways is the same for the whole workgroup (a block's rows inside M or not), so
-// the workgroup barriers of the shared-memory way are met by every invocation.
+// the workgroup barriers of the element-by-element way are met by every invocation.
 #include "gemm_interface.glsl"
+
+// 16-byte views of A and C; the same bindings as the interface's scalar arrays.
+layout(std430, set = 0, binding = 0) readonly buffer MatrixA4 { uvec4 A4[]; };
+layout(std430, set = 0, binding = 2) buffer MatrixC4 { uvec4 C4[]; };
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 128;  // the workgroup size (also local_size_x)
@@ -35,7 +41,8 @@ layout(constant_id = 4) const uint SG = 32;   // the subgroup size the pipeline 
 layout(constant_id = 5) const uint KF = 4;    // fragments along K (K rounded up to TK)
 layout(constant_id = 6) const uint NF = 4;    // fragments along N in a workgroup's block of columns
 layout(constant_id = 7) const uint DIRECT_A = 0;  // op(A) = A, rows, offset and batch stride in 16 bytes, K % TK == 0
-layout(constant_id = 8) const uint PREFETCH = 1;  // the next block's strip loaded before this block's multiplies
+layout(constant_id = 8) const uint PREFETCH = 1;  // the next block's strip fetched before this block's multiplies
+layout(constant_id = 9) const uint C_BYTES = 2;   // C's element size: 2 (f16, bf16) or 4 (f32)
 
 const uint SUBGROUPS = WG / SG;
 const uint UNIT = GEMM_COOPMAT_UNIT;  // 8 elements of 16 bits: one uvec4 of shared memory
@@ -44,9 +51,26 @@ const uint SB = NP / UNIT + 1;  // row strides in units, one unit longer than th
 const uint SA = KP / UNIT + 1;
 const uint STRIP = TM * SA;  // one subgroup's staged strip of A, in units
 
+const uint A_CHUNKS = TM * (KP / UNIT);  // a strip's 16-byte units, and an invocation's loads of them
+const uint A_LOADS = (A_CHUNKS + SG - 1) / SG;
+// C's strip in C's type, 16 bytes a unit (C_UNIT elements), rows one unit longer than the data: where a bf16 C
+// has no matrix type to store from, C_VECTORS is off and the units are f32's (the area then unused).
+#ifdef VKGEMM_BF16_C
+const bool C_VECTORS = false;
+const uint C_UNIT = 4;
+#else
+const bool C_VECTORS = true;
+const uint C_UNIT = 16 / C_BYTES;
+#endif
+const uint SC = NP / C_UNIT + 1;
+const uint C_STRIP = C_VECTORS ? TM * SC : 1;
+const uint C_CHUNKS = TM * (NP / C_UNIT);  // a strip's 16-byte units of C, and an invocation's stores of them
+const uint C_STORES = (C_CHUNKS + SG - 1) / SG;
+
 shared uvec4 sh_b[KP * SB];
 shared uvec4 sh_a[SUBGROUPS * STRIP];
-shared ACC_T sh_c[SUBGROUPS * TM * TN];  // one fragment of C per subgroup, on its way out
+shared uvec4 sh_cv[SUBGROUPS * C_STRIP];
+shared ACC_T sh_c[SUBGROUPS * TM * TN];  // one fragment of C per subgroup, on its way out element by element
 
 #define MAT_A coopmat<A_T, gl_ScopeSubgroup, TM, TK, gl_MatrixUseA>
 #define MAT_B coopmat<B_T, gl_ScopeSubgroup, TK, TN, gl_MatrixUseB>
@@ -98,22 +122,9 @@ void number_elements(uint sg) {
   barrier();
 }
 
-// The fragment at (r, c) of C: C = epilogue(alpha * frag + beta * C). `direct`: straight from registers;
-// else through this subgroup's staging area (the workgroup's barriers: every subgroup calls it alike).
-void store_fragment(MAT_ACC frag, uint batch, uint r, uint c, uint c_base, bool direct, uint sg) {
-#ifndef VKGEMM_BF16_C
-  if (direct) {
-    if (p.alpha != SCALAR_T(1)) frag = frag * ACC_T(p.alpha);
-    if (epilogue_on()) {
-      for (int e = 0; e < frag.length(); ++e) {
-        const uint at = uint(element_at[e]);
-        frag[e] = ACC_T(gemm_epilogue(EPI_T(frag[e]), r + at / TN, c + at % TN));
-      }
-    }
-    coopMatStore(MAT_C(frag), C, c_base + r * p.ldc + c, p.ldc, gl_CooperativeMatrixLayoutRowMajor);
-    return;
-  }
-#endif
+// The fragment at (r, c) of C, element by element through this subgroup's staging area and store_c: beta C,
+// edges, a bf16 C (the workgroup's barriers: every subgroup calls it alike).
+void store_fragment(MAT_ACC frag, uint batch, uint r, uint c, uint sg) {
   const uint base = sg * TM * TN;
   coopMatStore(frag, sh_c, base, TN, gl_CooperativeMatrixLayoutRowMajor);
   barrier();
@@ -124,23 +135,68 @@ void store_fragment(MAT_ACC frag, uint batch, uint r, uint c, uint c_base, bool 
   barrier();  // the next fragment overwrites the staging area
 }
 
-// The blocks whose strips load straight (the same for every subgroup of the workgroup).
+// The blocks whose strips load 16 bytes at a time (the same for every subgroup of the workgroup).
 bool direct_block(uint block, uint rows_per_block) { return DIRECT_A != 0 && (block + 1) * rows_per_block <= p.M; }
 
-void load_direct(inout MAT_A fa[KF], uint a_base, uint r0) {
-  [[unroll]] for (uint kf = 0; kf < KF; ++kf) {
-    coopMatLoad(fa[kf], A, a_base + r0 * p.lda + kf * TK, p.lda, gl_CooperativeMatrixLayoutRowMajor);
+// This subgroup's strip of op(A) = A (rows r0 ..), 16 bytes an invocation a load, into registers.
+void fetch_strip(inout uvec4 ra[A_LOADS], uint a_base, uint r0) {
+  [[unroll]] for (uint i = 0; i < A_LOADS; ++i) {
+    const uint u = gl_SubgroupInvocationID + i * SG;
+    if (A_CHUNKS % SG != 0 && u >= A_CHUNKS) break;
+    ra[i] = A4[(a_base + (r0 + u / (KP / UNIT)) * p.lda + (u % (KP / UNIT)) * UNIT) / UNIT];
   }
 }
 
-void load_staged(inout MAT_A fa[KF], uint batch, uint r0, uint sg) {
-  stage_a(batch, r0, sg);
-  barrier();
+void sg_sync() {
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();
+}
+
+// The strip's fragments from this subgroup's area: from the registers fetched (`fetched`) or, element by
+// element, from op(A) (the staged way).
+void load_strip(inout MAT_A fa[KF], uvec4 ra[A_LOADS], bool fetched, uint batch, uint r0, uint sg) {
+  if (fetched) {
+    [[unroll]] for (uint i = 0; i < A_LOADS; ++i) {
+      const uint u = gl_SubgroupInvocationID + i * SG;
+      if (A_CHUNKS % SG != 0 && u >= A_CHUNKS) break;
+      sh_a[sg * STRIP + (u / (KP / UNIT)) * SA + u % (KP / UNIT)] = ra[i];
+    }
+  } else {
+    stage_a(batch, r0, sg);
+  }
+  sg_sync();
   [[unroll]] for (uint kf = 0; kf < KF; ++kf) {
     coopMatLoad(fa[kf], sh_a, sg * STRIP + kf * (TK / UNIT), SA, gl_CooperativeMatrixLayoutRowMajor);
   }
-  barrier();  // the next block's strip overwrites the area
+  sg_sync();  // the next strip overwrites the area
 }
+
+#ifndef VKGEMM_BF16_C
+// The strip's NF fragments of C through this subgroup's area of shared memory, in C's type, then out 16
+// bytes an invocation a store along C's rows (alpha and the epilogue applied in registers first).
+void store_strip_vectors(MAT_ACC acc[NF], uint r0, uint c_base, uint col0) {
+  const uint base = gl_SubgroupID * C_STRIP;
+  [[unroll]] for (uint nf = 0; nf < NF; ++nf) {
+    MAT_ACC frag = acc[nf];
+    if (p.alpha != SCALAR_T(1)) frag = frag * ACC_T(p.alpha);
+    if (epilogue_on()) {
+      for (int e = 0; e < frag.length(); ++e) {
+        const uint at = uint(element_at[e]);
+        frag[e] = ACC_T(gemm_epilogue(EPI_T(frag[e]), r0 + at / TN, col0 + nf * TN + at % TN));
+      }
+    }
+    coopMatStore(MAT_C(frag), sh_cv, base + nf * (TN / C_UNIT), SC, gl_CooperativeMatrixLayoutRowMajor);
+  }
+  sg_sync();
+  [[unroll]] for (uint i = 0; i < C_STORES; ++i) {
+    const uint u = gl_SubgroupInvocationID + i * SG;
+    if (C_CHUNKS % SG != 0 && u >= C_CHUNKS) break;
+    C4[(c_base + (r0 + u / (NP / C_UNIT)) * p.ldc + col0 + (u % (NP / C_UNIT)) * C_UNIT) / C_UNIT] =
+        sh_cv[base + (u / (NP / C_UNIT)) * SC + u % (NP / C_UNIT)];
+  }
+  sg_sync();  // the next strip overwrites the area
+}
+#endif
 
 void main() {
   const uint sg = gl_SubgroupID;
@@ -157,35 +213,41 @@ void main() {
       coopMatLoad(fb[kf * NF + nf], sh_b, kf * TK * SB + nf * (TN / UNIT), SB, gl_CooperativeMatrixLayoutRowMajor);
     }
   }
-  // Straight stores: beta 0 and C's rows and offset in 16 bytes (8 elements); then per fragment, inside C.
-  const bool c_aligned = (p.flags & GEMM_BETA_ZERO) != 0u && c_base % 8 == 0 && p.ldc % 8 == 0;
-  if (c_aligned && epilogue_on()) number_elements(sg);
+  // Stores 16 bytes at a time: beta 0, C's rows and offset in 16 bytes (8 elements), the workgroup's columns
+  // inside N; then per block, its rows inside M.
+  const bool c_vectors = C_VECTORS && (p.flags & GEMM_BETA_ZERO) != 0u && c_base % 8 == 0 && p.ldc % 8 == 0 &&
+                         col0 + NP <= p.N;
+  if (c_vectors && epilogue_on()) number_elements(sg);
 
-  // The blocks grid-stride. A block that loads straight has its strip loaded before the previous block's
-  // multiplies and stores (PREFETCH) or after them; a staged one when its turn comes.
+  // The blocks grid-stride. A block whose strips load 16 bytes at a time has them fetched into registers
+  // before the previous block's multiplies and stores (PREFETCH) or after them; a staged one when its turn
+  // comes.
   const uint rows_per_block = SUBGROUPS * TM;
   const uint blocks = (p.M + rows_per_block - 1) / rows_per_block;
   const uint stride = gl_NumWorkGroups.x;
-  MAT_A fa[KF];
-  MAT_A next_fa[KF];
+  uvec4 ra[A_LOADS];
   uint block = gl_WorkGroupID.x;
-  if (block < blocks && direct_block(block, rows_per_block)) load_direct(fa, a_base, block * rows_per_block + sg * TM);
+  if (block < blocks && direct_block(block, rows_per_block)) fetch_strip(ra, a_base, block * rows_per_block + sg * TM);
   for (; block < blocks; block += stride) {
     const uint r0 = block * rows_per_block + sg * TM, next = block + stride;
     const bool next_direct = next < blocks && direct_block(next, rows_per_block);
-    if (!direct_block(block, rows_per_block)) load_staged(fa, batch, r0, sg);
-    if (PREFETCH != 0 && next_direct) load_direct(next_fa, a_base, r0 + stride * rows_per_block);
-    const bool inside = (block + 1) * rows_per_block <= p.M;  // the same for every subgroup
+    MAT_A fa[KF];
+    load_strip(fa, ra, direct_block(block, rows_per_block), batch, r0, sg);
+    if (PREFETCH != 0 && next_direct) fetch_strip(ra, a_base, r0 + stride * rows_per_block);
+    MAT_ACC acc[NF];
     [[unroll]] for (uint nf = 0; nf < NF; ++nf) {
-      MAT_ACC acc = MAT_ACC(ACC_T(0));
-      [[unroll]] for (uint kf = 0; kf < KF; ++kf) acc = coopMatMulAdd(fa[kf], fb[kf * NF + nf], acc);
-      const uint c = col0 + nf * TN;
-      store_fragment(acc, batch, r0, c, c_base, c_aligned && inside && c + TN <= p.N, sg);
+      acc[nf] = MAT_ACC(ACC_T(0));
+      [[unroll]] for (uint kf = 0; kf < KF; ++kf) acc[nf] = coopMatMulAdd(fa[kf], fb[kf * NF + nf], acc[nf]);
     }
-    if (PREFETCH != 0) {
-      [[unroll]] for (uint kf = 0; kf < KF; ++kf) fa[kf] = next_fa[kf];
-    } else if (next_direct) {
-      load_direct(fa, a_base, r0 + stride * rows_per_block);
+    const bool inside = (block + 1) * rows_per_block <= p.M;  // the same for every subgroup
+#ifndef VKGEMM_BF16_C
+    if (c_vectors && inside) {
+      store_strip_vectors(acc, r0, c_base, col0);
+    } else
+#endif
+    {
+      [[unroll]] for (uint nf = 0; nf < NF; ++nf) store_fragment(acc[nf], batch, r0, col0 + nf * TN, sg);
     }
+    if (PREFETCH == 0 && next_direct) fetch_strip(ra, a_base, r0 + stride * rows_per_block);
   }
 }

@@ -45,11 +45,16 @@ Shape shape_for(const DeviceInfo& device, const Types& types, uint32_t k, uint32
   return s;
 }
 
-uint32_t shared_bytes(const Shape& s) {
-  constexpr uint32_t unit = 16;  // 8 elements of 16 bits; rows one unit longer than the data
+// Shared memory (shaders/thin.comp): B's block, each subgroup's strip of A and of C in C's type (16-byte units,
+// rows one unit longer than the data; a bf16 C has none: it goes out element by element), and one fragment
+// of fp32 sums a subgroup for the element-by-element stores.
+uint32_t shared_bytes(const Shape& s, const Types& t) {
+  constexpr uint32_t unit = 16;
   const uint32_t kp = s.kf * s.f.tk, np = s.nf * s.f.tn;
-  const uint32_t b = kp * (np / 8 + 1) * unit, a = kSubgroups * s.f.tm * (kp / 8 + 1) * unit;
-  return b + a + kSubgroups * s.f.tm * s.f.tn * 4;
+  const uint32_t c_unit = unit / static_cast<uint32_t>(element_size(t.output));
+  const uint32_t c_strip = t.output == DataType::bf16 ? 1 : s.f.tm * (np / c_unit + 1);
+  const uint32_t b = kp * (np / 8 + 1), a = kSubgroups * s.f.tm * (kp / 8 + 1), c = kSubgroups * c_strip;
+  return (b + a + c) * unit + kSubgroups * s.f.tm * s.f.tn * 4;
 }
 
 // The largest K the kernel takes on this device: every fragment of B in registers (kMaxHeldFragments) and
@@ -57,7 +62,7 @@ uint32_t shared_bytes(const Shape& s) {
 uint32_t max_k(const DeviceInfo& device, const Types& types) {
   const KhrFragment f = khr_fragment(device, Kernel::thin, types);
   uint32_t kf = kMaxHeldFragments;
-  while (kf > 1 && shared_bytes({f, kf, 1}) > device.max_shared_memory) --kf;
+  while (kf > 1 && shared_bytes({f, kf, 1}, types) > device.max_shared_memory) --kf;
   return kf * f.tk;
 }
 
@@ -73,7 +78,7 @@ void check(const LaunchContext& ctx) {
   check_types(ctx);
   const Shape s = shape_for(ctx.device, ctx.types, 1, 1);
   spirv(shader_name(Kernel::thin, ctx.types));
-  check_workgroup(ctx.device, "thin", {kSubgroups * s.f.sg, 1, 1}, shared_bytes(s), ctx.types.input);
+  check_workgroup(ctx.device, "thin", {kSubgroups * s.f.sg, 1, 1}, shared_bytes(s, ctx.types), ctx.types.input);
 }
 
 std::vector<GemmOptions> candidates(const LaunchContext& ctx, const Problem& p) {
@@ -107,10 +112,11 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   const uint32_t wg = kSubgroups * s.f.sg;
   out.main.constants = {{"WG", wg},       {"TM", s.f.tm}, {"TN", s.f.tn}, {"TK", s.f.tk}, {"SG", s.f.sg},
                         {"KF", s.kf},     {"NF", s.nf},   {"DIRECT_A", direct_a ? 1u : 0u},
-                        {"PREFETCH", kPrefetch}};
+                        {"PREFETCH", kPrefetch},
+                        {"C_BYTES", static_cast<uint32_t>(element_size(ctx.types.output))}};
   out.main.workgroup_size = {wg, 1, 1};
   out.main.required_subgroup_size = ctx.device.subgroup_size_control ? s.f.sg : 0;
-  out.main.shared_bytes = shared_bytes(s);
+  out.main.shared_bytes = shared_bytes(s, ctx.types);
   const uint32_t rows = kSubgroups * s.f.tm, cols = s.nf * s.f.tn;
   out.main.tile = {cols, rows};
   const uint32_t blocks = std::max(1u, (p.m + rows - 1) / rows);
@@ -120,7 +126,7 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   out.grid = {static_cast<uint32_t>(std::min<uint64_t>(blocks, wanted)), col_blocks, p.batch};
   out.k_split = std::max(p.k, 1u);
   out.description = fmt::format("{} rows a block, {} x {} fragments of B held, A {}", rows, s.kf, s.nf,
-                                direct_a ? "loaded straight" : "staged");
+                                direct_a ? "in 16-byte loads" : "element by element");
   return out;
 }
 
