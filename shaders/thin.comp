@@ -43,15 +43,18 @@ layout(constant_id = 6) const uint NF = 4;    // fragments along N in a workgrou
 layout(constant_id = 7) const uint DIRECT_A = 0;  // op(A) = A, rows, offset and batch stride in 16 bytes, K % TK == 0
 layout(constant_id = 8) const uint PREFETCH = 1;  // the next block's strip fetched before this block's multiplies
 layout(constant_id = 9) const uint C_BYTES = 2;   // C's element size: 2 (f16, bf16) or 4 (f32)
+layout(constant_id = 10) const uint RF = 1;       // fragments of rows in a subgroup's strip
+layout(constant_id = 11) const uint HOLD_B = 1;   // B's fragments held in registers (else loaded at each use)
 
 const uint SUBGROUPS = WG / SG;
 const uint UNIT = GEMM_COOPMAT_UNIT;  // 8 elements of 16 bits: one uvec4 of shared memory
 const uint KP = KF * TK, NP = NF * TN;
 const uint SB = NP / UNIT + 1;  // row strides in units, one unit longer than the data (banks)
 const uint SA = KP / UNIT + 1;
-const uint STRIP = TM * SA;  // one subgroup's staged strip of A, in units
+const uint SR = RF * TM;  // a strip's rows
+const uint STRIP = SR * SA;  // one subgroup's staged strip of A, in units
 
-const uint A_CHUNKS = TM * (KP / UNIT);  // a strip's 16-byte units, and an invocation's loads of them
+const uint A_CHUNKS = SR * (KP / UNIT);  // a strip's 16-byte units, and an invocation's loads of them
 const uint A_LOADS = (A_CHUNKS + SG - 1) / SG;
 // C's strip in C's type, 16 bytes a unit (C_UNIT elements), rows one unit longer than the data: where a bf16 C
 // has no matrix type to store from, C_VECTORS is off and the units are f32's (the area then unused).
@@ -63,8 +66,8 @@ const bool C_VECTORS = true;
 const uint C_UNIT = 16 / C_BYTES;
 #endif
 const uint SC = NP / C_UNIT + 1;
-const uint C_STRIP = C_VECTORS ? TM * SC : 1;
-const uint C_CHUNKS = TM * (NP / C_UNIT);  // a strip's 16-byte units of C, and an invocation's stores of them
+const uint C_STRIP = C_VECTORS ? SR * SC : 1;
+const uint C_CHUNKS = SR * (NP / C_UNIT);  // a strip's 16-byte units of C, and an invocation's stores of them
 const uint C_STORES = (C_CHUNKS + SG - 1) / SG;
 
 shared uvec4 sh_b[KP * SB];
@@ -76,6 +79,15 @@ shared ACC_T sh_c[SUBGROUPS * TM * TN];  // one fragment of C per subgroup, on i
 #define MAT_B coopmat<B_T, gl_ScopeSubgroup, TK, TN, gl_MatrixUseB>
 #define MAT_ACC coopmat<ACC_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>
 #define MAT_C coopmat<C_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>
+
+const uint HELD_B = HOLD_B != 0 ? KF * NF : 1;  // the fragments of B in registers
+
+// Fragment (kf, nf) of this workgroup's block of B, from shared memory.
+MAT_B b_fragment(uint kf, uint nf) {
+  MAT_B b;
+  coopMatLoad(b, sh_b, kf * TK * SB + nf * (TN / UNIT), SB, gl_CooperativeMatrixLayoutRowMajor);
+  return b;
+}
 
 MAT_ACC element_at;  // component e: the number (row * TN + column) of the fragment element it holds
 
@@ -101,9 +113,9 @@ void stage_b(uint batch, uint col0) {
   }
 }
 
-// Rows r0 .. r0+TM-1 of op(A) into this subgroup's area, zeros past M and K.
+// Rows r0 .. r0+SR-1 of op(A) into this subgroup's area, zeros past M and K.
 void stage_a(uint batch, uint r0, uint sg) {
-  for (uint u = gl_SubgroupInvocationID; u < TM * (KP / UNIT); u += SG) {
+  for (uint u = gl_SubgroupInvocationID; u < SR * (KP / UNIT); u += SG) {
     const uint r = r0 + u / (KP / UNIT), k = (u % (KP / UNIT)) * UNIT;
     uint v[8];
     [[unroll]] for (uint e = 0; e < UNIT; ++e) v[e] = r < p.M && k + e < p.K ? bits16(load_a(batch, r, k + e)) : 0u;
@@ -154,7 +166,7 @@ void sg_sync() {
 
 // The strip's fragments from this subgroup's area: from the registers fetched (`fetched`) or, element by
 // element, from op(A) (the staged way).
-void load_strip(inout MAT_A fa[KF], uvec4 ra[A_LOADS], bool fetched, uint batch, uint r0, uint sg) {
+void load_strip(inout MAT_A fa[RF * KF], uvec4 ra[A_LOADS], bool fetched, uint batch, uint r0, uint sg) {
   if (fetched) {
     [[unroll]] for (uint i = 0; i < A_LOADS; ++i) {
       const uint u = gl_SubgroupInvocationID + i * SG;
@@ -165,27 +177,31 @@ void load_strip(inout MAT_A fa[KF], uvec4 ra[A_LOADS], bool fetched, uint batch,
     stage_a(batch, r0, sg);
   }
   sg_sync();
-  [[unroll]] for (uint kf = 0; kf < KF; ++kf) {
-    coopMatLoad(fa[kf], sh_a, sg * STRIP + kf * (TK / UNIT), SA, gl_CooperativeMatrixLayoutRowMajor);
+  [[unroll]] for (uint rf = 0; rf < RF; ++rf) {
+    [[unroll]] for (uint kf = 0; kf < KF; ++kf) {
+      coopMatLoad(fa[rf * KF + kf], sh_a, sg * STRIP + rf * TM * SA + kf * (TK / UNIT), SA,
+                  gl_CooperativeMatrixLayoutRowMajor);
+    }
   }
   sg_sync();  // the next strip overwrites the area
 }
 
 #ifndef VKGEMM_BF16_C
-// The strip's NF fragments of C through this subgroup's area of shared memory, in C's type, then out 16
+// The strip's RF x NF fragments of C through this subgroup's area of shared memory, in C's type, then out 16
 // bytes an invocation a store along C's rows (alpha and the epilogue applied in registers first).
-void store_strip_vectors(MAT_ACC acc[NF], uint r0, uint c_base, uint col0) {
+void store_strip_vectors(MAT_ACC acc[RF * NF], uint r0, uint c_base, uint col0) {
   const uint base = gl_SubgroupID * C_STRIP;
-  [[unroll]] for (uint nf = 0; nf < NF; ++nf) {
-    MAT_ACC frag = acc[nf];
+  [[unroll]] for (uint f = 0; f < RF * NF; ++f) {
+    const uint rf = f / NF, nf = f % NF;
+    MAT_ACC frag = acc[f];
     if (p.alpha != SCALAR_T(1)) frag = frag * ACC_T(p.alpha);
     if (epilogue_on()) {
       for (int e = 0; e < frag.length(); ++e) {
         const uint at = uint(element_at[e]);
-        frag[e] = ACC_T(gemm_epilogue(EPI_T(frag[e]), r0 + at / TN, col0 + nf * TN + at % TN));
+        frag[e] = ACC_T(gemm_epilogue(EPI_T(frag[e]), r0 + rf * TM + at / TN, col0 + nf * TN + at % TN));
       }
     }
-    coopMatStore(MAT_C(frag), sh_cv, base + nf * (TN / C_UNIT), SC, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatStore(MAT_C(frag), sh_cv, base + rf * TM * SC + nf * (TN / C_UNIT), SC, gl_CooperativeMatrixLayoutRowMajor);
   }
   sg_sync();
   [[unroll]] for (uint i = 0; i < C_STORES; ++i) {
@@ -207,12 +223,8 @@ void main() {
 
   stage_b(batch, col0);
   barrier();
-  MAT_B fb[KF * NF];
-  [[unroll]] for (uint kf = 0; kf < KF; ++kf) {
-    [[unroll]] for (uint nf = 0; nf < NF; ++nf) {
-      coopMatLoad(fb[kf * NF + nf], sh_b, kf * TK * SB + nf * (TN / UNIT), SB, gl_CooperativeMatrixLayoutRowMajor);
-    }
-  }
+  MAT_B fb[HELD_B];
+  [[unroll]] for (uint f = 0; f < HELD_B; ++f) fb[f] = b_fragment(f / NF, f % NF);
   // Stores 16 bytes at a time: beta 0, C's rows and offset in 16 bytes (8 elements), the workgroup's columns
   // inside N; then per block, its rows inside M.
   const bool c_vectors = C_VECTORS && (p.flags & GEMM_BETA_ZERO) != 0u && c_base % 8 == 0 && p.ldc % 8 == 0 &&
@@ -222,22 +234,27 @@ void main() {
   // The blocks grid-stride. A block whose strips load 16 bytes at a time has them fetched into registers
   // before the previous block's multiplies and stores (PREFETCH) or after them; a staged one when its turn
   // comes.
-  const uint rows_per_block = SUBGROUPS * TM;
+  const uint rows_per_block = SUBGROUPS * SR;
   const uint blocks = (p.M + rows_per_block - 1) / rows_per_block;
   const uint stride = gl_NumWorkGroups.x;
   uvec4 ra[A_LOADS];
   uint block = gl_WorkGroupID.x;
-  if (block < blocks && direct_block(block, rows_per_block)) fetch_strip(ra, a_base, block * rows_per_block + sg * TM);
+  if (block < blocks && direct_block(block, rows_per_block)) fetch_strip(ra, a_base, block * rows_per_block + sg * SR);
   for (; block < blocks; block += stride) {
-    const uint r0 = block * rows_per_block + sg * TM, next = block + stride;
+    const uint r0 = block * rows_per_block + sg * SR, next = block + stride;
     const bool next_direct = next < blocks && direct_block(next, rows_per_block);
-    MAT_A fa[KF];
+    MAT_A fa[RF * KF];
     load_strip(fa, ra, direct_block(block, rows_per_block), batch, r0, sg);
     if (PREFETCH != 0 && next_direct) fetch_strip(ra, a_base, r0 + stride * rows_per_block);
-    MAT_ACC acc[NF];
+    MAT_ACC acc[RF * NF];
     [[unroll]] for (uint nf = 0; nf < NF; ++nf) {
-      acc[nf] = MAT_ACC(ACC_T(0));
-      [[unroll]] for (uint kf = 0; kf < KF; ++kf) acc[nf] = coopMatMulAdd(fa[kf], fb[kf * NF + nf], acc[nf]);
+      [[unroll]] for (uint rf = 0; rf < RF; ++rf) acc[rf * NF + nf] = MAT_ACC(ACC_T(0));
+      [[unroll]] for (uint kf = 0; kf < KF; ++kf) {
+        const MAT_B b = HOLD_B != 0 ? fb[kf * NF + nf] : b_fragment(kf, nf);
+        [[unroll]] for (uint rf = 0; rf < RF; ++rf) {
+          acc[rf * NF + nf] = coopMatMulAdd(fa[rf * KF + kf], b, acc[rf * NF + nf]);
+        }
+      }
     }
     const bool inside = (block + 1) * rows_per_block <= p.M;  // the same for every subgroup
 #ifndef VKGEMM_BF16_C
@@ -246,7 +263,9 @@ void main() {
     } else
 #endif
     {
-      [[unroll]] for (uint nf = 0; nf < NF; ++nf) store_fragment(acc[nf], batch, r0, col0 + nf * TN, sg);
+      [[unroll]] for (uint f = 0; f < RF * NF; ++f) {
+        store_fragment(acc[f], batch, r0 + (f / NF) * TM, col0 + (f % NF) * TN, sg);
+      }
     }
     if (PREFETCH == 0 && next_direct) fetch_strip(ra, a_base, r0 + stride * rows_per_block);
   }

@@ -61,9 +61,10 @@ GemmDesc make_desc(DataType input, DataType c_type, Layout layout, Op op_a, Op o
   return d;
 }
 
-// The device's fragment (its rows make a strip, four strips a block) and the largest K the kernel holds.
+// A strip's rows (RF fragments), a block's (one strip a subgroup), the fragment's depth and the largest K the
+// kernel holds, as the device's plans say.
 struct Geometry {
-  uint32_t tm, tk, max_k;
+  uint32_t strip, block, tk, max_k;
 };
 Geometry geometry(DataType input) {
   const DeviceInfo& d = test::engine().device();
@@ -79,14 +80,17 @@ Geometry geometry(DataType input) {
     } catch (const Error&) {
     }
   }
-  return {f.tm, f.tk, max_k};
+  p.k = f.tk, p.lda = f.tk;
+  const kernels::KernelLaunch plan = kernels::plan(d, tuning::Table{}, {.kernel = Kernel::thin}, p);
+  const uint32_t strip = test::spec_constant(plan.main, "RF") * f.tm;
+  return {strip, plan.main.tile[1], f.tk, max_k};
 }
 
 // Sizes from the geometry: rows around a strip and a block (4 strips), a long M whose blocks outnumber any
 // grid (each workgroup walks several); K around a fragment, not whole, and the largest; N around a fragment and
 // past one workgroup's block of columns.
 std::vector<Size> sizes(const Geometry& g) {
-  const int64_t strip = g.tm, block = 4 * g.tm, tk = g.tk, kmax = g.max_k;
+  const int64_t strip = g.strip, block = g.block, tk = g.tk, kmax = g.max_k;
   return {{1, 1, 1},          {strip, strip, tk},          {strip + 1, 5, tk - 1},    {block, 16, 2 * tk},
           {block + 3, 17, 3 * tk + 2}, {3 * block, 64, 64}, {5 * block - 1, 33, kmax}, {40000, 8, tk},
           {2 * block, 100, 24}};
@@ -185,11 +189,11 @@ TEST_SUITE("thin") {
     kernels::Problem acc16 = layer(2073600, 64, 64);
     acc16.types.f16_accumulate = true;
     CHECK(kernel_of(acc16) != Kernel::thin);
-    // The plan: 4 strips of 16 rows a block, all of B (4 x 4 fragments) held, A loaded straight, 8 workgroups
-    // a compute unit walking the blocks.
+    // The plan: all of B (4 x 4 fragments) held, A in 16-byte loads, 4 workgroups a compute unit walking the
+    // blocks.
     const kernels::KernelLaunch plan = kernels::plan(d, table, {.kernel = Kernel::automatic}, layer(2073600, 64, 64));
     CHECK(plan.main.shader == "thin_f16_f16");
-    CHECK(plan.grid == std::array<uint32_t, 3>{132 * 8, 1, 1});
+    CHECK(plan.grid == std::array<uint32_t, 3>{132 * 4, 1, 1});
     CHECK(test::spec_constant(plan.main, "KF") == 4);
     CHECK(test::spec_constant(plan.main, "NF") == 4);
     CHECK(test::spec_constant(plan.main, "DIRECT_A") == 1);

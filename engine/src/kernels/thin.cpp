@@ -13,14 +13,16 @@ namespace {
 
 constexpr DataType kInputs[] = {DataType::f16, DataType::bf16};
 
-// A workgroup is kSubgroups subgroups, each a strip of one fragment's rows a block.
+// A workgroup is kSubgroups subgroups, each a strip of kRowFragments fragments' rows a block.
 constexpr uint32_t kSubgroups = 4;
-// The fragments of B a workgroup holds in registers (KF x NF): 16 of 16 x 16 f16 are 64 registers an
-// invocation on NVIDIA, beside the strip's KF fragments of A and one accumulator.
+constexpr uint32_t kRowFragments = 1;
+// The fragments of a workgroup's block of B (KF x NF), at most kMaxHeldFragments: 16 of 16 x 16 f16 are 64
+// registers an invocation on NVIDIA where they are held (kHoldB), beside the strip's fragments of A and C.
 constexpr uint32_t kMaxHeldFragments = 16;
+constexpr uint32_t kHoldB = 1;
 // Workgroups a compute unit: enough to keep loads in flight while others multiply and store; each loads its
 // block of B once. Where the device does not say how many units it has, kUnknownUnits.
-constexpr uint32_t kWorkgroupsPerUnit = 8;
+constexpr uint32_t kWorkgroupsPerUnit = 4;
 constexpr uint32_t kUnknownUnits = 128;
 
 // The next block's strip of A loaded before this block's multiplies and stores (shaders/thin.comp PREFETCH):
@@ -52,8 +54,9 @@ uint32_t shared_bytes(const Shape& s, const Types& t) {
   constexpr uint32_t unit = 16;
   const uint32_t kp = s.kf * s.f.tk, np = s.nf * s.f.tn;
   const uint32_t c_unit = unit / static_cast<uint32_t>(element_size(t.output));
-  const uint32_t c_strip = t.output == DataType::bf16 ? 1 : s.f.tm * (np / c_unit + 1);
-  const uint32_t b = kp * (np / 8 + 1), a = kSubgroups * s.f.tm * (kp / 8 + 1), c = kSubgroups * c_strip;
+  const uint32_t rows = kRowFragments * s.f.tm;  // a strip's
+  const uint32_t c_strip = t.output == DataType::bf16 ? 1 : rows * (np / c_unit + 1);
+  const uint32_t b = kp * (np / 8 + 1), a = kSubgroups * rows * (kp / 8 + 1), c = kSubgroups * c_strip;
   return (b + a + c) * unit + kSubgroups * s.f.tm * s.f.tn * 4;
 }
 
@@ -113,11 +116,13 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   out.main.constants = {{"WG", wg},       {"TM", s.f.tm}, {"TN", s.f.tn}, {"TK", s.f.tk}, {"SG", s.f.sg},
                         {"KF", s.kf},     {"NF", s.nf},   {"DIRECT_A", direct_a ? 1u : 0u},
                         {"PREFETCH", kPrefetch},
-                        {"C_BYTES", static_cast<uint32_t>(element_size(ctx.types.output))}};
+                        {"C_BYTES", static_cast<uint32_t>(element_size(ctx.types.output))},
+                        {"RF", kRowFragments},
+                        {"HOLD_B", kHoldB}};
   out.main.workgroup_size = {wg, 1, 1};
   out.main.required_subgroup_size = ctx.device.subgroup_size_control ? s.f.sg : 0;
   out.main.shared_bytes = shared_bytes(s, ctx.types);
-  const uint32_t rows = kSubgroups * s.f.tm, cols = s.nf * s.f.tn;
+  const uint32_t rows = kSubgroups * kRowFragments * s.f.tm, cols = s.nf * s.f.tn;
   out.main.tile = {cols, rows};
   const uint32_t blocks = std::max(1u, (p.m + rows - 1) / rows);
   const uint32_t units = ctx.device.compute_units ? ctx.device.compute_units : kUnknownUnits;
