@@ -52,7 +52,7 @@ const uint KP = KF * TK, NP = NF * TN;
 const uint SB = NP / UNIT + 1;  // row strides in units, one unit longer than the data (banks)
 const uint SA = KP / UNIT + 1;
 const uint SR = RF * TM;  // a strip's rows
-const uint STRIP = SR * SA;  // one subgroup's staged strip of A, in units
+const uint A_STRIP = SR * SA;  // one subgroup's staged strip of A, in units
 
 const uint A_CHUNKS = SR * (KP / UNIT);  // a strip's 16-byte units, and an invocation's loads of them
 const uint A_LOADS = (A_CHUNKS + SG - 1) / SG;
@@ -71,8 +71,9 @@ const uint C_CHUNKS = SR * (NP / C_UNIT);  // a strip's 16-byte units of C, and 
 const uint C_STORES = (C_CHUNKS + SG - 1) / SG;
 
 shared uvec4 sh_b[KP * SB];
-shared uvec4 sh_a[SUBGROUPS * STRIP];
-shared uvec4 sh_cv[SUBGROUPS * C_STRIP];
+// Each subgroup's area holds its strip of A, then (once its fragments are loaded) its strip of C.
+const uint STRIP = A_STRIP > C_STRIP ? A_STRIP : C_STRIP;
+shared uvec4 sh_strip[SUBGROUPS * STRIP];
 shared ACC_T sh_c[SUBGROUPS * TM * TN];  // one fragment of C per subgroup, on its way out element by element
 
 #define MAT_A coopmat<A_T, gl_ScopeSubgroup, TM, TK, gl_MatrixUseA>
@@ -88,6 +89,12 @@ MAT_B b_fragment(uint kf, uint nf) {
   coopMatLoad(b, sh_b, kf * TK * SB + nf * (TN / UNIT), SB, gl_CooperativeMatrixLayoutRowMajor);
   return b;
 }
+
+// This subgroup's registers (globals: arrays sized by specialization constants cannot be passed to functions).
+uvec4 ra[A_LOADS];     // the next strip of A on its way to shared memory
+MAT_A fa[RF * KF];     // this strip's fragments of A
+MAT_B fb[HELD_B];      // B's fragments, where held
+MAT_ACC acc[RF * NF];  // this strip's part of C
 
 MAT_ACC element_at;  // component e: the number (row * TN + column) of the fragment element it holds
 
@@ -119,7 +126,7 @@ void stage_a(uint batch, uint r0, uint sg) {
     const uint r = r0 + u / (KP / UNIT), k = (u % (KP / UNIT)) * UNIT;
     uint v[8];
     [[unroll]] for (uint e = 0; e < UNIT; ++e) v[e] = r < p.M && k + e < p.K ? bits16(load_a(batch, r, k + e)) : 0u;
-    sh_a[sg * STRIP + (u / (KP / UNIT)) * SA + u % (KP / UNIT)] = unit_of(v);
+    sh_strip[sg * STRIP + (u / (KP / UNIT)) * SA + u % (KP / UNIT)] = unit_of(v);
   }
 }
 
@@ -151,7 +158,7 @@ void store_fragment(MAT_ACC frag, uint batch, uint r, uint c, uint sg) {
 bool direct_block(uint block, uint rows_per_block) { return DIRECT_A != 0 && (block + 1) * rows_per_block <= p.M; }
 
 // This subgroup's strip of op(A) = A (rows r0 ..), 16 bytes an invocation a load, into registers.
-void fetch_strip(inout uvec4 ra[A_LOADS], uint a_base, uint r0) {
+void fetch_strip(uint a_base, uint r0) {
   [[unroll]] for (uint i = 0; i < A_LOADS; ++i) {
     const uint u = gl_SubgroupInvocationID + i * SG;
     if (A_CHUNKS % SG != 0 && u >= A_CHUNKS) break;
@@ -166,12 +173,12 @@ void sg_sync() {
 
 // The strip's fragments from this subgroup's area: from the registers fetched (`fetched`) or, element by
 // element, from op(A) (the staged way).
-void load_strip(inout MAT_A fa[RF * KF], uvec4 ra[A_LOADS], bool fetched, uint batch, uint r0, uint sg) {
+void load_strip(bool fetched, uint batch, uint r0, uint sg) {
   if (fetched) {
     [[unroll]] for (uint i = 0; i < A_LOADS; ++i) {
       const uint u = gl_SubgroupInvocationID + i * SG;
       if (A_CHUNKS % SG != 0 && u >= A_CHUNKS) break;
-      sh_a[sg * STRIP + (u / (KP / UNIT)) * SA + u % (KP / UNIT)] = ra[i];
+      sh_strip[sg * STRIP + (u / (KP / UNIT)) * SA + u % (KP / UNIT)] = ra[i];
     }
   } else {
     stage_a(batch, r0, sg);
@@ -179,7 +186,7 @@ void load_strip(inout MAT_A fa[RF * KF], uvec4 ra[A_LOADS], bool fetched, uint b
   sg_sync();
   [[unroll]] for (uint rf = 0; rf < RF; ++rf) {
     [[unroll]] for (uint kf = 0; kf < KF; ++kf) {
-      coopMatLoad(fa[rf * KF + kf], sh_a, sg * STRIP + rf * TM * SA + kf * (TK / UNIT), SA,
+      coopMatLoad(fa[rf * KF + kf], sh_strip, sg * STRIP + rf * TM * SA + kf * (TK / UNIT), SA,
                   gl_CooperativeMatrixLayoutRowMajor);
     }
   }
@@ -189,8 +196,8 @@ void load_strip(inout MAT_A fa[RF * KF], uvec4 ra[A_LOADS], bool fetched, uint b
 #ifndef VKGEMM_BF16_C
 // The strip's RF x NF fragments of C through this subgroup's area of shared memory, in C's type, then out 16
 // bytes an invocation a store along C's rows (alpha and the epilogue applied in registers first).
-void store_strip_vectors(MAT_ACC acc[RF * NF], uint r0, uint c_base, uint col0) {
-  const uint base = gl_SubgroupID * C_STRIP;
+void store_strip_vectors(uint r0, uint c_base, uint col0) {
+  const uint base = gl_SubgroupID * STRIP;
   [[unroll]] for (uint f = 0; f < RF * NF; ++f) {
     const uint rf = f / NF, nf = f % NF;
     MAT_ACC frag = acc[f];
@@ -201,14 +208,14 @@ void store_strip_vectors(MAT_ACC acc[RF * NF], uint r0, uint c_base, uint col0) 
         frag[e] = ACC_T(gemm_epilogue(EPI_T(frag[e]), r0 + rf * TM + at / TN, col0 + nf * TN + at % TN));
       }
     }
-    coopMatStore(MAT_C(frag), sh_cv, base + rf * TM * SC + nf * (TN / C_UNIT), SC, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatStore(MAT_C(frag), sh_strip, base + rf * TM * SC + nf * (TN / C_UNIT), SC, gl_CooperativeMatrixLayoutRowMajor);
   }
   sg_sync();
   [[unroll]] for (uint i = 0; i < C_STORES; ++i) {
     const uint u = gl_SubgroupInvocationID + i * SG;
     if (C_CHUNKS % SG != 0 && u >= C_CHUNKS) break;
     C4[(c_base + (r0 + u / (NP / C_UNIT)) * p.ldc + col0 + (u % (NP / C_UNIT)) * C_UNIT) / C_UNIT] =
-        sh_cv[base + (u / (NP / C_UNIT)) * SC + u % (NP / C_UNIT)];
+        sh_strip[base + (u / (NP / C_UNIT)) * SC + u % (NP / C_UNIT)];
   }
   sg_sync();  // the next strip overwrites the area
 }
@@ -223,7 +230,6 @@ void main() {
 
   stage_b(batch, col0);
   barrier();
-  MAT_B fb[HELD_B];
   [[unroll]] for (uint f = 0; f < HELD_B; ++f) fb[f] = b_fragment(f / NF, f % NF);
   // Stores 16 bytes at a time: beta 0, C's rows and offset in 16 bytes (8 elements), the workgroup's columns
   // inside N; then per block, its rows inside M.
@@ -237,16 +243,13 @@ void main() {
   const uint rows_per_block = SUBGROUPS * SR;
   const uint blocks = (p.M + rows_per_block - 1) / rows_per_block;
   const uint stride = gl_NumWorkGroups.x;
-  uvec4 ra[A_LOADS];
   uint block = gl_WorkGroupID.x;
-  if (block < blocks && direct_block(block, rows_per_block)) fetch_strip(ra, a_base, block * rows_per_block + sg * SR);
+  if (block < blocks && direct_block(block, rows_per_block)) fetch_strip(a_base, block * rows_per_block + sg * SR);
   for (; block < blocks; block += stride) {
     const uint r0 = block * rows_per_block + sg * SR, next = block + stride;
     const bool next_direct = next < blocks && direct_block(next, rows_per_block);
-    MAT_A fa[RF * KF];
-    load_strip(fa, ra, direct_block(block, rows_per_block), batch, r0, sg);
-    if (PREFETCH != 0 && next_direct) fetch_strip(ra, a_base, r0 + stride * rows_per_block);
-    MAT_ACC acc[RF * NF];
+    load_strip(direct_block(block, rows_per_block), batch, r0, sg);
+    if (PREFETCH != 0 && next_direct) fetch_strip(a_base, r0 + stride * rows_per_block);
     [[unroll]] for (uint nf = 0; nf < NF; ++nf) {
       [[unroll]] for (uint rf = 0; rf < RF; ++rf) acc[rf * NF + nf] = MAT_ACC(ACC_T(0));
       [[unroll]] for (uint kf = 0; kf < KF; ++kf) {
@@ -259,7 +262,7 @@ void main() {
     const bool inside = (block + 1) * rows_per_block <= p.M;  // the same for every subgroup
 #ifndef VKGEMM_BF16_C
     if (c_vectors && inside) {
-      store_strip_vectors(acc, r0, c_base, col0);
+      store_strip_vectors(r0, c_base, col0);
     } else
 #endif
     {
@@ -267,6 +270,6 @@ void main() {
         store_fragment(acc[f], batch, r0 + (f / NF) * TM, col0 + (f % NF) * TN, sg);
       }
     }
-    if (PREFETCH == 0 && next_direct) fetch_strip(ra, a_base, r0 + stride * rows_per_block);
+    if (PREFETCH == 0 && next_direct) fetch_strip(a_base, r0 + stride * rows_per_block);
   }
 }

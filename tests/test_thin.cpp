@@ -87,13 +87,14 @@ Geometry geometry(DataType input) {
 }
 
 // Sizes from the geometry: rows around a strip and a block (4 strips), a long M whose blocks outnumber any
-// grid (each workgroup walks several); K around a fragment, not whole, and the largest; N around a fragment and
-// past one workgroup's block of columns.
+// grid (each workgroup walks several); K around a fragment, not whole, and the largest; N around a fragment,
+// past one workgroup's block of columns, and wide enough over one fragment of K that shared memory, not B's
+// fragments, limits the block (f32 C on lavapipe).
 std::vector<Size> sizes(const Geometry& g) {
   const int64_t strip = g.strip, block = g.block, tk = g.tk, kmax = g.max_k;
   return {{1, 1, 1},          {strip, strip, tk},          {strip + 1, 5, tk - 1},    {block, 16, 2 * tk},
           {block + 3, 17, 3 * tk + 2}, {3 * block, 64, 64}, {5 * block - 1, 33, kmax}, {40000, 8, tk},
-          {2 * block, 100, 24}};
+          {2 * block, 100, 24}, {strip, 130, tk}};
 }
 
 constexpr std::array<std::pair<double, double>, 4> kScalars = {

@@ -2,6 +2,7 @@
 // in registers while blocks of A's rows stream past it (docs/design/thin.md). f16 and bf16 inputs with fp32 sums.
 // auto takes it by its rule below, before coopmat2.
 #include <algorithm>
+#include <bit>
 
 #include <fmt/format.h>
 
@@ -39,25 +40,28 @@ struct Shape {
   uint32_t kf, nf;  // fragments along K, and along N a workgroup
 };
 
-// The fragments for a K (at least one) and the widest block of N's fragments the register budget leaves.
-Shape shape_for(const DeviceInfo& device, const Types& types, uint32_t k, uint32_t n) {
-  Shape s{khr_fragment(device, Kernel::thin, types), 0, 0};
-  s.kf = std::max(1u, (k + s.f.tk - 1) / s.f.tk);
-  s.nf = std::clamp((n + s.f.tn - 1) / s.f.tn, 1u, std::max(1u, kMaxHeldFragments / s.kf));
-  return s;
-}
-
-// Shared memory (shaders/thin.comp): B's block, each subgroup's strip of A and of C in C's type (16-byte units,
-// rows one unit longer than the data; a bf16 C has none: it goes out element by element), and one fragment
-// of fp32 sums a subgroup for the element-by-element stores.
+// Shared memory (shaders/thin.comp): B's block, each subgroup's area for its strip of A, then of C in C's type
+// (16-byte units, rows one unit longer than the data; a bf16 C has none: it goes out element by element), and
+// one fragment of fp32 sums a subgroup for the element-by-element stores.
 uint32_t shared_bytes(const Shape& s, const Types& t) {
   constexpr uint32_t unit = 16;
   const uint32_t kp = s.kf * s.f.tk, np = s.nf * s.f.tn;
   const uint32_t c_unit = unit / static_cast<uint32_t>(element_size(t.output));
   const uint32_t rows = kRowFragments * s.f.tm;  // a strip's
   const uint32_t c_strip = t.output == DataType::bf16 ? 1 : rows * (np / c_unit + 1);
-  const uint32_t b = kp * (np / 8 + 1), a = kSubgroups * rows * (kp / 8 + 1), c = kSubgroups * c_strip;
-  return (b + a + c) * unit + kSubgroups * s.f.tm * s.f.tn * 4;
+  const uint32_t b = kp * (np / 8 + 1), strips = kSubgroups * std::max(rows * (kp / 8 + 1), c_strip);
+  return (b + strips) * unit + kSubgroups * s.f.tm * s.f.tn * 4;
+}
+
+// The fragments for a K (at least one) and the widest block of N's fragments, a power of two, that the budget
+// of B's fragments and the device's shared memory leave (at least one: max_k says which K fits).
+Shape shape_for(const DeviceInfo& device, const Types& types, uint32_t k, uint32_t n) {
+  Shape s{khr_fragment(device, Kernel::thin, types), 0, 0};
+  s.kf = std::max(1u, (k + s.f.tk - 1) / s.f.tk);
+  // A power of two: a program's many widths build few pipelines (each is kept for the engine's life).
+  s.nf = std::bit_floor(std::clamp((n + s.f.tn - 1) / s.f.tn, 1u, std::max(1u, kMaxHeldFragments / s.kf)));
+  while (s.nf > 1 && shared_bytes(s, types) > device.max_shared_memory) s.nf /= 2;
+  return s;
 }
 
 // The largest K the kernel takes on this device: every fragment of B in registers (kMaxHeldFragments) and
