@@ -24,10 +24,10 @@
 // vector load; elsewhere, and at the edges, element by element with zeros outside. The small operand is read
 // element by element (its few columns stay in the caches: every row of L reads the same ones).
 //
-// K may be split across workgroups (the host's k_split below K; f32 and f64): the grid's z is then slices x
-// batch, each workgroup sums its slice's K range and stores the raw sums to the workspace bound as C (row
-// stride ldc = N, slices split_stride apart), and splitk_reduce.comp adds the slices with alpha, beta and the
-// epilogue.
+// K may be split across workgroups (the host's k_split below K): the grid's z is then slices x batch, and the
+// slices meet in this same pass, not in a second one: each workgroup stores its raw sums to the workspace
+// (binding 4) and counts itself on its C block's counter there; the one that counts last adds every slice's
+// sums, in slice order, and stores C through store_c (below, "The K slices meet").
 //
 // Sums: ACC_T (fp32 for f16 and bf16, i32 for i8 and u8, the type's own for f32 and f64); each output is the
 // sum over KLANES invocations of their strided partial sums, an order as valid as any (docs/correctness.md's
@@ -58,6 +58,18 @@ layout(std430, set = 0, binding = 1) readonly buffer MatrixB8 { uvec4 B8[]; };
 #endif
 
 shared ACC_T red[WG * SB];  // the partial sums of one row slot, [invocation][column]
+
+// The workspace where K is split: each slice's raw sums (slice-major per batch entry, M x N each with row
+// stride N, split_stride apart), then one counter per workgroup of a slice (x, y and the batch entry), which
+// every call leaves at zero (the host zeroes them once, as the plan is made). Both views are coherent: the
+// sums a workgroup stores are read by another workgroup in the same dispatch.
+layout(std430, set = 0, binding = 4) coherent buffer SliceSums { ACC_T W[]; };
+layout(std430, set = 0, binding = 4) coherent buffer SliceCounters { uint counter[]; };
+#ifdef VKGEMM_EPILOGUE_DOUBLE
+const uint ACC_WORDS = 2;  // 32-bit words of an ACC_T: where the counters start after the sums
+#else
+const uint ACC_WORDS = 1;  // fp32 and i32 (fp16 sums never split)
+#endif
 
 uint large_base(uint batch) { return SMALL_M != 0u ? p.b_offset + batch * p.stride_b : p.a_offset + batch * p.stride_a; }
 uint large_ld() { return SMALL_M != 0u ? p.ldb : p.lda; }
@@ -205,11 +217,47 @@ void main() {
       if (r < R && s0 + s < S) {
         const uint row = SMALL_M != 0u ? s0 + s : r, col = SMALL_M != 0u ? r : s0 + s;
         if (slices > 1u) {
-          C[gl_WorkGroupID.z * p.split_stride + row * p.ldc + col] = C_STORE(sum);  // raw: the reduce finishes it
+          W[gl_WorkGroupID.z * p.split_stride + row * p.N + col] = sum;  // raw: the last slice finishes it
         } else {
           store_c(batch, row, col, sum);
         }
       }
     }
+  }
+  if (slices == 1u) return;
+
+  // The K slices meet: the workgroup that counts last on its C block's counter adds the slices' sums and
+  // stores C. Release: each invocation's sums are made visible at device scope (memoryBarrierBuffer on a
+  // coherent buffer) before the workgroup's barrier, after which one invocation counts the workgroup done.
+  // Acquire: the last one's invocations see every slice's sums after the count, the same fence and a barrier.
+  // The sum runs over the slices in their order, whichever workgroup is last, so a result does not depend on
+  // the order workgroups finish in; it is the same sum splitk_reduce.comp made in a pass of its own.
+  memoryBarrierBuffer();
+  barrier();
+  if (id == 0u) {
+    const uint counters = gl_NumWorkGroups.z * p.split_stride * ACC_WORDS;  // the first counter's word
+    const uint at = counters + (batch * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    const bool last = atomicAdd(counter[at], 1u) == slices - 1u;
+    // Every slice of the block has counted, so nothing reads the counter again in this call: zero for the next
+    // (a recorded command buffer replays with no clearing pass).
+    if (last) counter[at] = 0u;
+    // Told to the workgroup in red[0], free after the barrier above: a shared variable of its own would pass
+    // the shared memory the host counts (shared_bytes) where red fills it.
+    red[0] = last ? ACC_T(1) : ACC_T(0);
+    memoryBarrierBuffer();
+  }
+  barrier();
+  if (red[0] == ACC_T(0)) return;
+  memoryBarrierBuffer();
+  // The block's outputs, neighbouring invocations on neighbouring elements of C (as the slots above).
+  const uint first = batch * slices * p.split_stride;
+  for (uint o = id; o < RW * SB; o += WG) {
+    const uint r = gl_WorkGroupID.x * RW + (SMALL_M != 0u ? o % RW : o / SB);
+    const uint s = SMALL_M != 0u ? o / RW : o % SB;
+    if (r >= R || s0 + s >= S) continue;
+    const uint row = SMALL_M != 0u ? s0 + s : r, col = SMALL_M != 0u ? r : s0 + s;
+    ACC_T sum = ACC_T(0);
+    for (uint z = 0; z < slices; ++z) sum += W[first + z * p.split_stride + row * p.N + col];
+    store_c(batch, row, col, sum);
   }
 }

@@ -26,6 +26,7 @@ inline DeviceInfo nvidia() {
   d.type = DeviceType::discrete_gpu;
   d.compute_units = 132;  // VK_NV_shader_sm_builtins' shaderSMCount on an H200
   d.float16 = d.storage16 = d.vulkan_memory_model = d.vulkan13 = d.subgroup_size_control = true;
+  d.vulkan_memory_model_device_scope = true;
   d.min_subgroup_size = d.max_subgroup_size = d.subgroup_size = 32;
   d.max_shared_memory = 48 * 1024;
   d.max_workgroup_invocations = 1024;

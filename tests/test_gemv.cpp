@@ -6,6 +6,7 @@
 // (tests/support.hpp, check_gemm_call). And auto's rule on described devices.
 #include <doctest/doctest.h>
 
+#include <random>
 #include <set>
 #include <vector>
 
@@ -261,13 +262,18 @@ TEST_SUITE("gemv") {
     CHECK(wide.pieces[0].main.grid[1] == (40 + GEMM_GEMV_MAX_SMALL - 1) / GEMM_GEMV_MAX_SMALL);
     // K split across workgroups where the rows give few: 1 x 4096 read along its rows is 64 workgroups of 64
     // rows (16 invocations of 4), so 8 slices of 512 (512 workgroups, at most K / 512); 4096 x 1 read along k is
-    // 256 of 16 rows, 2 slices. f16 reads 8 rows an invocation along its rows (16 bytes, as f32's 4), sums its
-    // slices in fp32 (the variant with C f32); fp16 sums run one slice.
+    // 256 of 16 rows, 2 slices, which meet in the main pass (no reduce pass: their sums and counters in the
+    // workspace). f16 reads 8 rows an invocation along its rows (16 bytes, as f32's 4), sums its slices in fp32
+    // (the workspace's) and stores C in the variant of C's own type; fp16 sums run one slice.
     const detail::Schedule row = plan({.m = 1, .n = 4096, .k = 4096});
     CHECK(row.pieces[0].main.grid[0] == 64);
     CHECK(row.pieces[0].main.grid[2] == 8);
     CHECK(row.pieces[0].main.push.k_split == 512);
-    CHECK(row.pieces[0].reduce.has_value());
+    CHECK_FALSE(row.pieces[0].reduce.has_value());
+    CHECK(row.pieces[0].adds_slices);
+    CHECK(row.pieces[0].main.push.split_stride == 4096);
+    // 8 slices of 4096 fp32 sums, then one counter for each of the 64 workgroups of a slice.
+    CHECK(row.workspace_bytes == 8 * 4096 * 4 + 64 * 4);
     CHECK(row.config.find("K in 8 slices") != std::string::npos);
     const detail::Schedule column = plan({.type = DataType::f64, .m = 4096, .n = 1, .k = 4096});
     CHECK(column.pieces[0].main.grid[2] == 2);
@@ -283,14 +289,21 @@ TEST_SUITE("gemv") {
         plan({.type = DataType::f16, .c_type = DataType::f16, .m = 1, .n = 16384, .k = 4096});
     CHECK(long_half.config.find("128 rows x 16 K lanes, along rows, K in 4 slices") != std::string::npos);
     CHECK(long_half.pieces[0].main.grid[0] == 128);
-    CHECK(half.pieces[0].main.shape.shader == "gemv_f16_f32");
-    REQUIRE(half.pieces[0].reduce.has_value());
-    CHECK(half.pieces[0].reduce->shape.shader == "splitk_reduce_f16_f16");
+    CHECK(half.pieces[0].main.shape.shader == "gemv_f16_f16");
+    CHECK_FALSE(half.pieces[0].reduce.has_value());
+    CHECK(half.pieces[0].adds_slices);
     const detail::Schedule brain =
         plan({.type = DataType::bf16, .c_type = DataType::bf16, .m = 1, .n = 4096, .k = 4096});
-    CHECK(brain.pieces[0].main.shape.shader == "gemv_bf16_f32");
-    REQUIRE(brain.pieces[0].reduce.has_value());
-    CHECK(brain.pieces[0].reduce->shape.shader == "splitk_reduce_bf16_bf16");
+    CHECK(brain.pieces[0].main.shape.shader == "gemv_bf16_bf16");
+    CHECK_FALSE(brain.pieces[0].reduce.has_value());
+    CHECK(brain.pieces[0].adds_slices);
+    // A device whose vulkanMemoryModel is on without vulkanMemoryModelDeviceScope forbids the counters'
+    // Device-scope atomics: one slice there.
+    DeviceInfo no_scope = described_gpu();
+    no_scope.vulkan_memory_model = true;
+    CHECK(detail::schedule_product({.m = 1, .n = 4096, .k = 4096}, gemv, no_scope, kNoTable).pieces[0].main.grid[2] == 1);
+    no_scope.vulkan_memory_model_device_scope = true;
+    CHECK(detail::schedule_product({.m = 1, .n = 4096, .k = 4096}, gemv, no_scope, kNoTable).pieces[0].main.grid[2] == 8);
     const detail::Schedule acc16 = detail::schedule_product({.type = DataType::f16, .c_type = DataType::f16, .m = 1,
                                                              .n = 4096, .k = 4096},
                                                             {.kernel = Kernel::gemv, .f16_accumulate = true},
@@ -315,7 +328,7 @@ TEST_SUITE("gemv") {
 
   TEST_CASE("K split of 16-bit inputs: fp32 sums in the workspace, C f16, bf16 or f32, beta and the epilogue") {
     // 1 x 2048 x 1536 along rows (64 workgroups of 32 rows) and 600 x 1 x 1536 along k (38 of 16): 3 slices of
-    // 512 each. The main pass writes fp32 sums (the variant with C f32) that the 16-bit reduce variants read.
+    // 512 each. The slices' sums are fp32 in the workspace; the last slice of a block rounds them into C.
     auto rng = test::case_rng(test::current_case_name());
     const DeviceInfo& dev = test::engine().device();
     int i = 0;
@@ -338,6 +351,96 @@ TEST_SUITE("gemv") {
         CHECK(s.config.find("K in 3 slices") != std::string::npos);
         const auto result = test::check_gemm_call(d, {.kernel = Kernel::gemv}, rng, 3);
         CHECK_MESSAGE(result.passed, "seed ", test::run_seed(), ": ", result.detail);
+      }
+    }
+  }
+
+  TEST_CASE("K slices meet in one pass: many slices, a ragged last one, batches, beta, the epilogue, every type") {
+    // The last workgroup of each C block to count itself on its counter adds every slice's sums: shapes with
+    // up to 13 slices (the last one shorter), both orientations and contiguities, a small side of 2, 3 and 17
+    // (two blocks along y: a counter each), batches with B broadcast, beta 0 and not, a bias and an
+    // activation; each type whose K splits (f32 and f64 in their own type, f16 and bf16 in fp32 into each C).
+    struct Case {
+      GemmDesc d;
+      uint32_t slices;
+    };
+    const auto cases = [](DataType in, DataType out) {
+      std::vector<Case> list;
+      // 1 x 256 x 8000, B read along its rows: 4 workgroups, 13 slices of 640 (the last 320).
+      list.push_back({{.m = 1, .n = 256, .k = 8000, .alpha = 0.75}, 13});
+      // 40 x 3 x 7000, A read along k: 3 workgroups, 11 slices of 640 (the last 600); beta.
+      list.push_back({{.m = 40, .n = 3, .k = 7000, .alpha = 1.0, .beta = 0.5}, 11});
+      // 300 x 1 x 4000 column-major with Aᵀ: turned, one row against Bᵀ read along k, 7 slices of 640.
+      list.push_back({{.layout = Layout::col_major, .op_a = Op::t, .m = 300, .n = 1, .k = 4000, .beta = -1.0}, 7});
+      // Two rows against 300 columns in a batch of 3, one B for every entry: 8 slices of 640 (the last 520).
+      list.push_back({{.m = 2, .n = 300, .k = 5000, .beta = 0.25, .batch = 3, .stride_b = 0}, 8});
+      // 17 rows (two blocks of the small side along y) against 100 columns: 5 slices of 640.
+      list.push_back({{.m = 17, .n = 100, .k = 3000, .alpha = -0.5}, 5});
+      // The epilogue on the finished sums, a bias along the large side and an activation: 10 slices of 640.
+      GemmDesc e{.m = 1, .n = 200, .k = 6000, .beta = 0.5};
+      e.epilogue.bias = BiasAxis::per_column;
+      e.epilogue.bias_type = in == DataType::f64 ? DataType::f64 : DataType::f32;
+      e.epilogue.activation = in == DataType::f64 ? Activation::relu : Activation::gelu_tanh;
+      list.push_back({e, 10});
+      for (Case& c : list) c.d.type = in, c.d.c_type = out;
+      return list;
+    };
+    auto rng = test::case_rng(test::current_case_name());
+    const DeviceInfo& dev = test::engine().device();
+    int failures = 0, ran = 0;
+    for (const auto& [in, out] : {std::pair{DataType::f32, DataType::f32}, {DataType::f64, DataType::f64},
+                                  {DataType::f16, DataType::f16}, {DataType::f16, DataType::f32},
+                                  {DataType::bf16, DataType::bf16}, {DataType::bf16, DataType::f32}}) {
+      if (!missing_feature(dev, in).empty() || (is_half_width_float(in) && (!dev.float16 || !dev.storage16))) {
+        MESSAGE("not run here: ", to_string(in), " or fp16 arithmetic missing");
+        continue;
+      }
+      for (const Case& c : cases(in, out)) {
+        INFO(test::describe(c.d));
+        const detail::Schedule s = detail::schedule_product(c.d, {.kernel = Kernel::gemv}, dev, tuning::Table{});
+        CHECK_MESSAGE(s.config.find(fmt::format("K in {} slices", c.slices)) != std::string::npos, s.config);
+        REQUIRE(s.pieces.size() == 1);
+        CHECK(s.pieces[0].adds_slices);
+        CHECK_FALSE(s.pieces[0].reduce.has_value());
+        const auto result = test::check_gemm_call(c.d, {.kernel = Kernel::gemv}, rng, ran % 2 ? 3 : 0);
+        ++ran;
+        if (!result.passed && ++failures <= 5) FAIL_CHECK("seed ", test::run_seed(), ": ", result.detail);
+      }
+    }
+    MESSAGE(ran, " calls");
+    CHECK_MESSAGE(failures == 0, failures, " calls failed (the first 5 are listed); seed ", test::run_seed());
+  }
+
+  TEST_CASE("K slices meet in one pass: a plan replayed, with repeats and warm-ups, leaves its counters at zero") {
+    // Each call leaves the counters at zero for the next: a counter left at its count would make no workgroup
+    // the last one on the next dispatch, and C (poisoned before each run, beta 0: never read) would keep the
+    // poison. The operands are small integers, so every sum is exact and the result is compared bit for bit,
+    // also against the first run (the sum's order does not depend on which workgroup came last).
+    Engine& e = test::engine();
+    const GemmDesc d{.m = 1, .n = 256, .k = 8000};  // 13 slices of 4 workgroups (the first case above)
+    std::mt19937_64 rng = test::case_rng(test::current_case_name());
+    std::uniform_int_distribution<int> small(-3, 3);
+    std::vector<float> a(8000), b(8000 * 256), want(256, 0.0f);
+    for (float& x : a) x = static_cast<float>(small(rng));
+    for (float& x : b) x = static_cast<float>(small(rng));
+    for (int k = 0; k < 8000; ++k)
+      for (int j = 0; j < 256; ++j) want[j] += a[k] * b[size_t(k) * 256 + j];  // exact: |sum| < 2^24
+    Buffer ba = e.create_buffer(a.size() * 4), bb = e.create_buffer(b.size() * 4), bc = e.create_buffer(256 * 4);
+    e.write(ba, 0, a.data(), a.size() * 4), e.write(bb, 0, b.data(), b.size() * 4);
+    for (const auto& [repeat, warmup] : {std::pair{1u, 0u}, {3u, 2u}}) {
+      CAPTURE(repeat);
+      GemmPlan plan = e.plan(d, {.gemm = {.kernel = Kernel::gemv, .repeat = repeat, .warmup = warmup}});
+      for (int run = 0; run < 3; ++run) {
+        CAPTURE(run);
+        const std::vector<float> poison(256, NAN);
+        e.write(bc, 0, poison.data(), 256 * 4);
+        const GemmTiming t = e.run(plan, {&ba}, {&bb}, {&bc});
+        CHECK_MESSAGE(t.config.find("K in 13 slices") != std::string::npos, t.config);
+        std::vector<float> c(256);
+        e.read(bc, 0, c.data(), 256 * 4);
+        int wrong = 0;
+        for (int j = 0; j < 256; ++j) wrong += c[j] != want[j];
+        CHECK_MESSAGE(wrong == 0, wrong, " of 256 elements differ from the exact sums (first: ", c[0], " for ", want[0], ")");
       }
     }
   }

@@ -44,6 +44,9 @@ struct DeviceInfo {
   bool storage16 = false;                    // storageBuffer16BitAccess
   bool storage8 = false;                     // storageBuffer8BitAccess
   bool vulkan_memory_model = false;          // vulkanMemoryModel
+  // vulkanMemoryModelDeviceScope: where vulkanMemoryModel is on, a shader may use Device scope (an atomic on a
+  // buffer, memoryBarrierBuffer) only with it on too (device_scope below).
+  bool vulkan_memory_model_device_scope = false;
   bool vulkan13 = false;                     // the device and the instance speak Vulkan 1.3 (SPIR-V 1.6 shaders)
   bool subgroup_size_control = false;        // subgroupSizeControl and computeFullSubgroups
   bool int8 = false;                         // shaderInt8 (int8 cooperative matrices: vkgemm peak, the kernels)

@@ -121,6 +121,7 @@ void query_features(VkPhysicalDevice pd, uint32_t device_version, uint32_t insta
   info.storage16 = v12 && f11.storageBuffer16BitAccess == VK_TRUE;
   info.storage8 = v12 && f12.storageBuffer8BitAccess == VK_TRUE;
   info.vulkan_memory_model = v12 && f12.vulkanMemoryModel == VK_TRUE;
+  info.vulkan_memory_model_device_scope = info.vulkan_memory_model && f12.vulkanMemoryModelDeviceScope == VK_TRUE;
   info.subgroup_size_control = info.vulkan13 && f13.subgroupSizeControl && f13.computeFullSubgroups;
   info.int8 = v12 && f12.shaderInt8 == VK_TRUE;
   info.integer_dot = info.vulkan13 && f13.shaderIntegerDotProduct == VK_TRUE;

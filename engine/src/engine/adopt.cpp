@@ -17,6 +17,7 @@ namespace {
 // The features and extensions of VulkanDevice's chain and list that vkgemm's kernels use.
 struct Declared {
   bool float16 = false, storage16 = false, storage8 = false, memory_model = false, subgroup_size_control = false;
+  bool memory_model_device_scope = false;
   bool maintenance4 = false, coopmat_khr = false, coopmat2 = false, timeline = false, push_descriptor = false;
   bool host_import = false;
   bool host_query_reset = false, int8 = false, integer_dot = false, bfloat16 = false, bfloat16_coopmat = false;
@@ -46,6 +47,7 @@ bool read_core_features(const VkBaseInStructure* s, Chain& c) {
       c.out.float16 |= f->shaderFloat16 == VK_TRUE;
       c.out.storage8 |= f->storageBuffer8BitAccess == VK_TRUE;
       c.out.memory_model |= f->vulkanMemoryModel == VK_TRUE;
+      c.out.memory_model_device_scope |= f->vulkanMemoryModelDeviceScope == VK_TRUE;
       c.out.timeline |= f->timelineSemaphore == VK_TRUE;
       c.out.host_query_reset |= f->hostQueryReset == VK_TRUE;
       c.out.int8 |= f->shaderInt8 == VK_TRUE;
@@ -67,6 +69,8 @@ bool read_core_features(const VkBaseInStructure* s, Chain& c) {
     case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES:
       c.out.memory_model |=
           reinterpret_cast<const VkPhysicalDeviceVulkanMemoryModelFeatures*>(s)->vulkanMemoryModel == VK_TRUE;
+      c.out.memory_model_device_scope |= reinterpret_cast<const VkPhysicalDeviceVulkanMemoryModelFeatures*>(s)
+                                              ->vulkanMemoryModelDeviceScope == VK_TRUE;
       break;
     case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES: {
       const auto* f = reinterpret_cast<const VkPhysicalDeviceVulkan13Features*>(s);
@@ -181,6 +185,8 @@ EngineImpl::EngineImpl(const VulkanDevice& d) {
   info.storage16 = info.storage16 && on.storage16;
   info.storage8 = info.storage8 && on.storage8;
   info.vulkan_memory_model = info.vulkan_memory_model && on.memory_model;
+  info.vulkan_memory_model_device_scope =
+      info.vulkan_memory_model && info.vulkan_memory_model_device_scope && on.memory_model_device_scope;
   info.subgroup_size_control = info.subgroup_size_control && on.subgroup_size_control;
   info.int8 = info.int8 && on.int8;
   info.integer_dot = info.integer_dot && on.integer_dot;

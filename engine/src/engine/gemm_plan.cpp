@@ -32,6 +32,10 @@ void lay_out(GemmPlanState& p, kernels::Pipelines& pipelines) {
     const bool bias = p.bias && pass.pass.push.epilogue != 0;
     p.bindings.push_back(bias ? BindingSource{kSourceBias, p.bias_binding, p.needed[3] + p.bias_shift}
                               : p.bindings.back());
+    // Binding 4, the K slices' sums of a pass that adds them itself; binding 2's where nothing reads it.
+    const SequenceBinding& c = pass.bindings[2];
+    p.bindings.push_back(pass.slices ? BindingSource{pass.slices->source, pass.slices->offset, pass.slices->size}
+                                     : BindingSource{c.source, c.offset, c.size});
   }
   for (const PiecePasses& piece : plan.pieces) {
     if (!plan.sequence.empty()) break;  // the pieces are the emulated product's fallback, in its sequence
@@ -41,22 +45,26 @@ void lay_out(GemmPlanState& p, kernels::Pipelines& pipelines) {
     const uint32_t set = p.sets_per_record;
     const BindingSource space{kSourceWorkspace, 0, piece.workspace_bytes};
     // Binding 3, the epilogue's bias, is read only by the pass that stores C; every other pass (and every
-    // product without a bias) binds C there, where nothing reads it.
+    // product without a bias) binds C there, where nothing reads it. Binding 4, the K slices' sums, is read
+    // only by a main pass that adds its slices itself; elsewhere it binds C too.
     const BindingSource bias = p.bias ? BindingSource{kSourceBias, p.bias_binding, p.needed[3] + p.bias_shift}
                                       : operand[2];
     if (piece.turn_b) {  // the turn writes the workspace as C; the main pass reads it as B
       p.dispatches.push_back({pipelines.get(piece.turn_b->shape), &*piece.turn_b, set});
       p.dispatches.push_back({pipelines.get(piece.main.shape), &piece.main, set + 1});
-      p.bindings.insert(p.bindings.end(), {operand[0], operand[1], space, operand[2], operand[0], space, operand[2], bias});
+      p.bindings.insert(p.bindings.end(), {operand[0], operand[1], space, operand[2], operand[2],
+                                           operand[0], space, operand[2], bias, operand[2]});
       p.sets_per_record += 2;
     } else if (piece.reduce) {
       p.dispatches.push_back({pipelines.get(piece.main.shape), &piece.main, set});
       p.dispatches.push_back({pipelines.get(piece.reduce->shape), &*piece.reduce, set + 1});
-      p.bindings.insert(p.bindings.end(), {operand[0], operand[1], space, operand[2], space, space, operand[2], bias});
+      p.bindings.insert(p.bindings.end(), {operand[0], operand[1], space, operand[2], operand[2],
+                                           space, space, operand[2], bias, operand[2]});
       p.sets_per_record += 2;
     } else {
       p.dispatches.push_back({pipelines.get(piece.main.shape), &piece.main, set});
-      p.bindings.insert(p.bindings.end(), {operand[0], operand[1], operand[2], bias});
+      p.bindings.insert(p.bindings.end(), {operand[0], operand[1], operand[2], bias,
+                                           piece.adds_slices ? space : operand[2]});
       p.sets_per_record += 1;
     }
   }
@@ -146,6 +154,11 @@ std::shared_ptr<GemmPlanState> EngineImpl::build_plan(const GemmDesc& desc, cons
   lay_out(*p, *pipelines);
   if (!p->product.pieces.empty()) {
     if (p->product.workspace_bytes) p->workspace = create_buffer(p->product.workspace_bytes, "vkgemm workspace");
+    // K slices that meet through counters in the workspace (the skinny kernel's single pass): zeroed once
+    // here, as the plan is made, not on every call; each call leaves them at zero again (shaders/gemv.comp),
+    // so a recorded command buffer replays without a clearing pass. The buffer may come from the engine's
+    // pool of freed ones, whose words are whatever their last use left.
+    if (p->workspace.valid() && p->product.counts_in_workspace()) fill(p->workspace, 0, p->product.workspace_bytes, 0);
     if (!p->push) {  // the ring; with push descriptors max_pending limits nothing
       p->pool = make_sets(*this, *p, options.max_pending, p->sets);
       p->slot_serial.assign(options.max_pending, 0);

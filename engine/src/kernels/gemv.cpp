@@ -45,10 +45,12 @@ constexpr uint32_t kWideRowsMaxSmall = 4;
 // K split across workgroups where the rows alone give fewer than kSplitWorkgroups of them (1 x 4096 x 4096
 // read along its rows is 64 workgroups of 256 invocations, too few to keep an H200's 132 SMs' loads in
 // flight; about 4 a compute unit is the rule: 8, with slices half as long, measured slower on every long case,
-// docs/design/gemv.md), into slices of at least kSplitMinK (whole multiples of kSplitAlign: vector loads stay aligned),
-// the slices' sums added by splitk_reduce (alpha, beta and the epilogue there). f32 and f64 sum in C's own
-// type; f16 and bf16 in fp32 (the variant with C f32 writes them, the 16-bit inputs' reduce variants read them,
-// as coopmat2's split); the integer types and fp16 sums run one slice.
+// docs/design/gemv.md), into slices of at least kSplitMinK (whole multiples of kSplitAlign: vector loads stay aligned).
+// The slices meet in the same pass, no reduce pass after it: each workgroup stores its raw sums to the
+// workspace and counts itself done on its C block's counter there, and the last of a block adds the slices
+// in their order and stores C through store_c (alpha, beta, the epilogue, C's type): one dispatch, no
+// barrier between two. f32 and f64 sum in C's own type; f16 and bf16 in fp32 (the workspace's sums are fp32,
+// C the variant's own); the integer types and fp16 sums run one slice.
 constexpr uint32_t kSplitWorkgroups = 512;
 constexpr uint32_t kSplitMinK = 512;
 constexpr uint32_t kSplitAlign = 128;
@@ -82,12 +84,15 @@ Sides sides_of(const Problem& p) {
 }
 
 // Whether K may be split across workgroups: the slices' sums in C's own type (f32, f64), or f16's and bf16's
-// in fp32 where the device builds their reduce variants (16-bit arithmetic: shaders/CMakeLists.txt); the
-// integer types and fp16 sums run one slice.
+// in fp32 where the device has 16-bit arithmetic and storage (the rule auto's measurements were made under);
+// the integer types and fp16 sums run one slice. The slices meet through an atomic counter and buffer
+// barriers at Device scope, which a device with vulkanMemoryModel on allows only with
+// vulkanMemoryModelDeviceScope on too: without it, one slice.
 bool splits_k(const Types& types, const DeviceInfo& device) {
   const bool own_sums = (types.input == DataType::f32 || types.input == DataType::f64) && types.output == types.input;
   const bool fp32_sums = is_half_width_float(types.input) && device.float16 && device.storage16;
-  return (own_sums || fp32_sums) && !types.f16_accumulate;
+  const bool device_scope = !device.vulkan_memory_model || device.vulkan_memory_model_device_scope;
+  return (own_sums || fp32_sums) && !types.f16_accumulate && device_scope;
 }
 
 // Whether auto's rule takes this product (kAutoMinLarge, kAutoMinK).
@@ -187,17 +192,14 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
     out.splits = (p.k + out.k_split - 1) / out.k_split;
   }
   out.grid[2] = out.splits * p.batch;
+  if (out.splits > 1) {  // the slices' sums in the workspace, in the variant's ACC_T: C's type, or fp32
+    out.adds_slices = true;
+    out.workspace_element_size = sum_bytes(ctx.types);
+  }
   out.flags = vec_flag(p, s.small_m);
   out.description = fmt::format("{} small, {} columns in blocks of {}, {} rows x {} K lanes{}{}", s.small_m ? "M" : "N",
                                 s.small, sb, rows, klanes, r_contig ? ", along rows" : "",
                                 out.splits > 1 ? fmt::format(", K in {} slices", out.splits) : "");
-  if (out.splits > 1 && is_half_width_float(ctx.types.input)) {  // fp32 sums in the workspace
-    out.main.shader = shader_name(Kernel::gemv, {ctx.types.input, DataType::f32, false});
-    add_reduce(out, fp32_sums_reduce(ctx.types), p.m, p.n, p.batch, kFp32SumBytes);
-  } else if (out.splits > 1) {  // sums in C's own type
-    add_reduce(out, fmt::format("splitk_reduce_{}", to_string(ctx.types.input)), p.m, p.n, p.batch,
-               static_cast<uint32_t>(element_size(ctx.types.input)));
-  }
   return out;
 }
 
@@ -209,7 +211,8 @@ Pinning pin(const KernelLaunch& whole, const DeviceInfo&, const GemmOptions& opt
   out.blocking.cols = whole.main.tile[0], out.blocking.rows = whole.main.tile[1];
   out.blocking.k_step = whole.splits > 1 ? kSplitAlign : 4;
   out.blocking.z_per_entry = whole.splits;
-  pin_reduce(out.blocking, whole);
+  out.blocking.adds_slices = whole.adds_slices;
+  out.blocking.workspace_element_size = whole.workspace_element_size;
   return out;
 }
 

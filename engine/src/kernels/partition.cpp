@@ -85,9 +85,10 @@ Sizes choose_sizes(const WholeProduct& w, const Blocking& bl, const PartitionLim
       *o.inner = round_down(fit, o.inner_granule);
     }
   }
-  // The split-K workspace holds z_per_entry m x n slices per batch entry.
-  if (bl.reduce_rows) {
-    const uint64_t z = bl.z_per_entry;
+  // The split-K workspace holds z_per_entry m x n slices per batch entry; where the main pass adds them, its
+  // counters too (one word a workgroup, at most one a sum: counted as one more slice).
+  if (bl.reduce_rows || bl.adds_slices) {
+    const uint64_t z = bl.z_per_entry + (bl.adds_slices ? 1 : 0);
     const auto ws = [&] { return uint64_t{s.mc} * s.nc * z * s.bc; };
     if (ws() > ws_fit) s.bc = static_cast<uint32_t>(std::max<uint64_t>(1, ws_fit / (uint64_t{s.mc} * s.nc * z)));
     if (ws() > ws_fit) s.mc = static_cast<uint32_t>(std::max<uint64_t>(1, ws_fit / (uint64_t{s.nc} * z)));

@@ -31,6 +31,8 @@ struct Blocking {
   uint32_t z_per_entry = 1;                // main-pass z workgroups per batch entry (the split-K slices)
   uint32_t reduce_rows = 0, reduce_cols = 0;  // the split-K reduce pass's block; 0 when there is none
   uint32_t workspace_element_size = 0;     // bytes of a workspace sum (KernelLaunch's); 0: C's
+  bool adds_slices = false;                // the main pass adds its slices (KernelLaunch::adds_slices): the
+                                           // workspace holds them and one counter a workgroup, no reduce pass
   uint32_t k_step = 1;                     // K chunks are cut at multiples of this (the kernel's K step)
 };
 

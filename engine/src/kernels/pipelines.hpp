@@ -32,7 +32,7 @@ class Pipelines {
   VkPipelineLayout layout() const noexcept { return layout_.get(); }
   bool push_descriptors() const noexcept { return push_descriptors_; }
   // The operands of the next dispatches as set 0, the way this engine's layout takes them: `writes`
-  // (kGemmBindings of them, bindings 0 to 3 in order) pushed with a push layout, else `set` bound.
+  // (kGemmBindings of them, bindings 0 to 4 in order) pushed with a push layout, else `set` bound.
   void bind(VkCommandBuffer cmd, VkDescriptorSet set, const VkWriteDescriptorSet* writes) const;
   VkPipeline get(const LaunchShape& shape);
   // Builds the pipelines of `shapes` that are not built yet, `threads` at a time (0: one per hardware

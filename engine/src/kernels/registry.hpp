@@ -82,7 +82,10 @@ struct KernelLaunch {
   uint32_t k_split = 0;               // the K range of one slice
   LaunchShape reduce;                 // with a shader where the sums go through the workspace: splits > 1,
                                       // or a C the main pass cannot store (coopmat2's bf16 C read for beta)
-  uint32_t workspace_element_size = 0;  // bytes of one workspace sum (add_reduce)
+  uint32_t workspace_element_size = 0;  // bytes of one workspace sum (add_reduce, or the main pass's own)
+  bool adds_slices = false;           // splits > 1 and no reduce pass: the main pass adds its K slices itself,
+                                      // their sums and a counter a C block in the workspace (binding 4;
+                                      // the skinny kernel, shaders/gemv.comp)
   std::array<uint32_t, 3> reduce_grid{};
   std::string description;            // "tile 16", "128x128x8 8x8 lanes 8 split 1", "128x128"
   uint32_t flags = 0;                 // GEMM_VEC_* for the main pass

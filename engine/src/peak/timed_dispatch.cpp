@@ -9,8 +9,8 @@
 namespace vkgemm::detail::peak {
 namespace {
 
-// The kernel's bindings (src at 0 and 1, dst at 2, and at 3, the epilogue's bias binding, where nothing reads
-// it), and where the engine does not push descriptors, a pool holding one set of the shared layout, written
+// The kernel's bindings (src at 0 and 1, dst at 2, and at 3 and 4, the epilogue's bias and the K slices'
+// sums, where nothing reads them), and where the engine does not push descriptors, a pool holding one set of the shared layout, written
 // with them.
 struct Descriptors {
   VkWriteDescriptorSet writes[kGemmBindings];
@@ -42,7 +42,8 @@ void make_set(const PeakContext& e, Descriptors& out) {
 // `kernel` must outlive the result: the writes point at its buffers.
 Descriptors make_descriptors(const PeakContext& e, const PeakKernel& kernel) {
   Descriptors out;
-  const VkDescriptorBufferInfo* buffers[kGemmBindings] = {&kernel.src, &kernel.src, &kernel.dst, &kernel.dst};
+  const VkDescriptorBufferInfo* buffers[kGemmBindings] = {&kernel.src, &kernel.src, &kernel.dst, &kernel.dst,
+                                                             &kernel.dst};
   for (uint32_t i = 0; i < kGemmBindings; ++i) {
     VkWriteDescriptorSet& w = out.writes[i];
     w = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};

@@ -331,6 +331,7 @@ std::vector<SequencePass> native_passes(const Schedule& native, const Layout& l)
   for (uint32_t b = 0; b < 3; ++b) operand[b] = {native.source[b], own[b]->offset, own[b]->size};
   const SequenceBinding space{3, l.native, piece.workspace_bytes};
   out.push_back({piece.main, {operand[0], operand[1], piece.reduce ? space : operand[2]}, std::nullopt});
+  if (piece.adds_slices) out.back().slices = space;
   if (piece.reduce) out.push_back({*piece.reduce, {space, space, operand[2]}, std::nullopt});
   for (size_t i = 0; i < out.size(); ++i) out[i].indirect = uint64_t{kFirstIndirectWord + 4 * static_cast<uint32_t>(i)} * 4;
   return out;

@@ -126,6 +126,18 @@ void add_split(PiecePasses& out, const kernels::Problem& p, const kernels::Kerne
   out.reduce = std::move(reduce);
 }
 
+// K slices added in the main pass (KernelLaunch::adds_slices): the workspace (binding 4) holds the slices' raw
+// sums as add_split's do (slice-major per batch entry, m x n each, row stride n; split_stride apart), then one
+// counter word per workgroup of a slice (grid x times y times the batch), which the kernel leaves at zero
+// after each call. The main pass stores C itself.
+void add_slices(PiecePasses& out, const kernels::Problem& p, const kernels::KernelLaunch& plan) {
+  const uint64_t slice = uint64_t{p.m} * p.n;
+  const uint64_t counters = uint64_t{out.main.grid[0]} * out.main.grid[1] * p.batch;
+  out.workspace_bytes = slice * plan.splits * p.batch * plan.workspace_element_size + counters * 4;
+  out.main.push.split_stride = static_cast<uint32_t>(slice);
+  out.adds_slices = true;
+}
+
 // The turn of an 8-bit B (kernels/turn_b.cpp) for the piece's problem `p`: its pass reads B as `p` does and
 // writes the workspace (bound as C: row stride ldc, entry stride stride_c); returns the problem the main
 // pass then computes, reading the workspace as B.
@@ -168,6 +180,7 @@ PiecePasses schedule_piece(const Piece& piece, const kernels::Problem& whole, co
     if (out.main.push.epilogue != 0) out.main.shape.constants.push_back({"EPILOGUE", out.main.push.epilogue});
   }
   if (plan.through_workspace()) add_split(out, p, plan);
+  if (plan.adds_slices) add_slices(out, p, plan);
   return out;
 }
 
@@ -247,6 +260,8 @@ void sum_chunks_in_fp32(Schedule& out, const std::vector<Piece>& pieces, const k
     if (pp.reduce) {
       out.sequence.push_back({pp.main, {a, b, split}, std::nullopt});
       out.sequence.push_back({*pp.reduce, {split, split, sums}, std::nullopt});
+    } else if (pp.adds_slices) {
+      out.sequence.push_back({pp.main, {a, b, sums}, std::nullopt, split});
     } else {
       out.sequence.push_back({pp.main, {a, b, sums}, std::nullopt});
     }
@@ -416,6 +431,11 @@ void check_fits(const GemmDesc& desc, const GemmOptions& options, const DeviceIn
                                         : "the split-K workspace",
                    static_cast<long double>(plan.workspace_bytes)});
   check_needs(desc, needs, device);
+}
+
+bool Schedule::counts_in_workspace() const {
+  return std::any_of(pieces.begin(), pieces.end(), [](const PiecePasses& p) { return p.adds_slices; }) ||
+         std::any_of(sequence.begin(), sequence.end(), [](const SequencePass& p) { return p.slices.has_value(); });
 }
 
 std::vector<const kernels::LaunchShape*> pipeline_shapes(const Schedule& product) {

@@ -64,6 +64,8 @@ struct PiecePasses {
   std::optional<Pass> reduce;
   std::optional<Pass> turn_b;
   uint64_t workspace_bytes = 0;  // what this piece's split or turn needs of the shared workspace
+  bool adds_slices = false;      // the main pass adds its K slices itself (KernelLaunch::adds_slices): it binds
+                                 // C as C and the workspace at binding 4, whose counters start at zero
 };
 
 // One pass of a product recorded as a sequence rather than as pieces (the emulated product:
@@ -79,6 +81,7 @@ struct SequencePass {
   Pass pass;
   std::array<SequenceBinding, 3> bindings{};
   std::optional<uint64_t> indirect;
+  std::optional<SequenceBinding> slices;  // binding 4 where the pass adds its K slices (PiecePasses::adds_slices)
 };
 
 struct Schedule {
@@ -104,6 +107,9 @@ struct Schedule {
   // The emulated product's candidate moduli counts, the first the default: the span guard's refusal of each is
   // an int32 of the workspace (ozaki_abi.h's OZAKI_REFUSED_WORD on). Empty for every other product.
   std::vector<uint32_t> candidate_moduli;
+  // Whether a pass adds its K slices through counters in the workspace: they must read zero before the first
+  // call (the plan zeroes its workspace once; each call leaves them at zero).
+  bool counts_in_workspace() const;
 };
 
 // The whole plan of one call admitted at the engine's door (engine/src/engine/door.cpp: check_gemm, the run

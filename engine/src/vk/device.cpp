@@ -84,6 +84,7 @@ class EnabledFeatures {
       f12.shaderFloat16 = on(d.float16);
       f12.storageBuffer8BitAccess = on(d.storage8);
       f12.vulkanMemoryModel = on(d.vulkan_memory_model);
+      f12.vulkanMemoryModelDeviceScope = on(d.vulkan_memory_model && d.vulkan_memory_model_device_scope);
       f12.shaderInt8 = on(d.int8);
       append(f11);
       append(f12);

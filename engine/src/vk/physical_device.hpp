@@ -10,9 +10,10 @@
 
 namespace vkgemm {
 
-// The storage buffers every GEMM kernel binds, set 0 bindings 0 to 3 (A, B, C and the epilogue's bias;
-// kernels/pipelines.cpp): the push descriptors a device must allow for vkgemm to push them.
-inline constexpr uint32_t kGemmBindings = 4;
+// The storage buffers every GEMM kernel binds, set 0 bindings 0 to 4 (A, B, C, the epilogue's bias and the
+// K slices' partial sums where the skinny kernel adds them in its own pass; kernels/pipelines.cpp): the push
+// descriptors a device must allow for vkgemm to push them.
+inline constexpr uint32_t kGemmBindings = 5;
 
 struct PhysicalDevice {
   VkPhysicalDevice handle = VK_NULL_HANDLE;
