@@ -423,8 +423,8 @@ TEST_SUITE("gemv") {
     std::vector<float> a(8000), b(8000 * 256), want(256, 0.0f);
     for (float& x : a) x = static_cast<float>(small(rng));
     for (float& x : b) x = static_cast<float>(small(rng));
-    for (int k = 0; k < 8000; ++k)
-      for (int j = 0; j < 256; ++j) want[j] += a[k] * b[size_t(k) * 256 + j];  // exact: |sum| < 2^24
+    for (size_t k = 0; k < 8000; ++k)
+      for (size_t j = 0; j < 256; ++j) want[j] += a[k] * b[k * 256 + j];  // exact: |sum| < 2^24
     Buffer ba = e.create_buffer(a.size() * 4), bb = e.create_buffer(b.size() * 4), bc = e.create_buffer(256 * 4);
     e.write(ba, 0, a.data(), a.size() * 4), e.write(bb, 0, b.data(), b.size() * 4);
     for (const auto& [repeat, warmup] : {std::pair{1u, 0u}, {3u, 2u}}) {
@@ -439,7 +439,7 @@ TEST_SUITE("gemv") {
         std::vector<float> c(256);
         e.read(bc, 0, c.data(), 256 * 4);
         int wrong = 0;
-        for (int j = 0; j < 256; ++j) wrong += c[j] != want[j];
+        for (size_t j = 0; j < 256; ++j) wrong += c[j] != want[j];
         CHECK_MESSAGE(wrong == 0, wrong, " of 256 elements differ from the exact sums (first: ", c[0], " for ", want[0], ")");
       }
     }

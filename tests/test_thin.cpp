@@ -170,7 +170,7 @@ TEST_SUITE("thin") {
                       doctest::Contains("thin kernel multiplies f16 and bf16"));
   }
 
-  TEST_CASE("auto on a described H200: long layers of K and N up to 64 only, with A untransposed") {
+  TEST_CASE("auto on a described H200: layers of K and N up to 64 over 262144 rows and more, A untransposed") {
     DeviceInfo d = test::nvidia();
     d.compute_units = 132;
     const tuning::Table table;
@@ -180,8 +180,8 @@ TEST_SUITE("thin") {
     if (!VKGEMM_EXPECT_COOPMAT) return;  // this build has no KHR kernels
     CHECK(kernel_of(layer(2073600, 64, 64)) == Kernel::thin);
     CHECK(kernel_of(layer(2073600, 4, 64)) == Kernel::thin);
-    CHECK(kernel_of(layer(1 << 16, 64, 16)) == Kernel::thin);
-    CHECK(kernel_of(layer((1 << 16) - 1, 64, 64)) != Kernel::thin);  // too few rows
+    CHECK(kernel_of(layer(1 << 18, 64, 16)) == Kernel::thin);
+    CHECK(kernel_of(layer((1 << 18) - 1, 64, 64)) != Kernel::thin);  // too few rows
     CHECK(kernel_of(layer(2073600, 128, 64)) != Kernel::thin);       // wider than 64
     CHECK(kernel_of(layer(2073600, 64, 128)) != Kernel::thin);       // deeper than 64
     kernels::Problem turned = layer(2073600, 64, 64);
@@ -198,6 +198,10 @@ TEST_SUITE("thin") {
     CHECK(test::spec_constant(plan.main, "KF") == 4);
     CHECK(test::spec_constant(plan.main, "NF") == 4);
     CHECK(test::spec_constant(plan.main, "DIRECT_A") == 1);
+    CHECK(test::spec_constant(plan.main, "RF") == 1);  // a strip of one fragment's rows for a 2-byte C, two for f32
+    const auto f32_c = kernels::plan(d, table, {.kernel = Kernel::thin}, layer(2073600, 64, 64, DataType::f32));
+    CHECK(test::spec_constant(f32_c.main, "RF") == 2);
+    CHECK(f32_c.main.tile == std::array<uint32_t, 2>{64, 128});
     kernels::Problem odd = layer(2073600, 64, 60);  // K not whole fragments: staged
     CHECK(test::spec_constant(kernels::plan(d, table, {.kernel = Kernel::thin}, odd).main, "DIRECT_A") == 0);
   }

@@ -14,9 +14,10 @@ namespace {
 
 constexpr DataType kInputs[] = {DataType::f16, DataType::bf16};
 
-// A workgroup is kSubgroups subgroups, each a strip of kRowFragments fragments' rows a block.
+// A workgroup is kSubgroups subgroups, each a strip of row_fragments() fragments' rows a block: two for a
+// 4-byte C, whose stores are the larger part of the stream, one for a 2-byte C (docs/design/thin.md).
 constexpr uint32_t kSubgroups = 4;
-constexpr uint32_t kRowFragments = 1;
+uint32_t row_fragments(const Types& t) { return element_size(t.output) == 4 ? 2 : 1; }
 // The fragments of a workgroup's block of B (KF x NF), at most kMaxHeldFragments: 16 of 16 x 16 f16 are 64
 // registers an invocation on NVIDIA where they are held (kHoldB), beside the strip's fragments of A and C.
 constexpr uint32_t kMaxHeldFragments = 16;
@@ -33,7 +34,7 @@ constexpr uint32_t kPrefetch = 1;
 // auto's rule (docs/design/thin.md, the measurements): op(A) = A (its fragments load straight from the
 // buffer), K and N of at most kAutoMaxSide, at least kAutoMinRows rows, fp32 sums, on a GPU.
 constexpr uint32_t kAutoMaxSide = 64;
-constexpr uint32_t kAutoMinRows = 1u << 16;
+constexpr uint32_t kAutoMinRows = 1u << 18;
 
 struct Shape {
   KhrFragment f;
@@ -47,7 +48,7 @@ uint32_t shared_bytes(const Shape& s, const Types& t) {
   constexpr uint32_t unit = 16;
   const uint32_t kp = s.kf * s.f.tk, np = s.nf * s.f.tn;
   const uint32_t c_unit = unit / static_cast<uint32_t>(element_size(t.output));
-  const uint32_t rows = kRowFragments * s.f.tm;  // a strip's
+  const uint32_t rows = row_fragments(t) * s.f.tm;  // a strip's
   const uint32_t c_strip = t.output == DataType::bf16 ? 1 : rows * (np / c_unit + 1);
   const uint32_t b = kp * (np / 8 + 1), strips = kSubgroups * std::max(rows * (kp / 8 + 1), c_strip);
   return (b + strips) * unit + kSubgroups * s.f.tm * s.f.tn * 4;
@@ -121,12 +122,12 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
                         {"KF", s.kf},     {"NF", s.nf},   {"DIRECT_A", direct_a ? 1u : 0u},
                         {"PREFETCH", kPrefetch},
                         {"C_BYTES", static_cast<uint32_t>(element_size(ctx.types.output))},
-                        {"RF", kRowFragments},
+                        {"RF", row_fragments(ctx.types)},
                         {"HOLD_B", kHoldB}};
   out.main.workgroup_size = {wg, 1, 1};
   out.main.required_subgroup_size = ctx.device.subgroup_size_control ? s.f.sg : 0;
   out.main.shared_bytes = shared_bytes(s, ctx.types);
-  const uint32_t rows = kSubgroups * kRowFragments * s.f.tm, cols = s.nf * s.f.tn;
+  const uint32_t rows = kSubgroups * row_fragments(ctx.types) * s.f.tm, cols = s.nf * s.f.tn;
   out.main.tile = {cols, rows};
   const uint32_t blocks = std::max(1u, (p.m + rows - 1) / rows);
   const uint32_t units = ctx.device.compute_units ? ctx.device.compute_units : kUnknownUnits;
