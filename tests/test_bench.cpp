@@ -187,10 +187,10 @@ TEST_SUITE("bench") {
     CHECK(contains(error_of([] { parse_uint_list("8,-1", "--tiles", 1024); }), "--tiles: '-1'"));
     CHECK(parse_types("all").size() == std::size(all_data_types));
     CHECK(parse_kernels("all").size() == all_kernels().size());
-    CHECK(parse_kernels("all").size() == 7);  // naive, tiled, blocked, gemv, coopmat, coopmat2, ozaki
+    CHECK(parse_kernels("all").size() == 8);  // naive, tiled, blocked, gemv, thin, coopmat, coopmat2, ozaki
     // The default: auto and every kernel, each once however often it is named.
     const auto kernels = parse_kernels("auto,all,tiled,auto");
-    CHECK(kernels.size() == 8);
+    CHECK(kernels.size() == 9);
     CHECK(kernels.front() == Kernel::automatic);
   }
 

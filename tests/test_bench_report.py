@@ -76,11 +76,13 @@ class BenchAndReport(unittest.TestCase):
         self.assertEqual((steady["verdict"], steady["unsteady_cases"]), ("steady", 0))
         for c in doc["cases"] + doc["latency"]:
             self.assertLess(c["segment"], len(steady["segments"]))
-        # naive and tiled run once per tile (8 and 64); blocked, gemv, coopmat, coopmat2 and ozaki once each, as the engine
+        # naive and tiled run once per tile (8 and 64); blocked, gemv, thin, coopmat, coopmat2 and ozaki once each,
+        # as the engine
         # configures them ("all" is every kernel). Kernel x type pairs the device can never run are not cases:
         # the blocked kernel takes f32 and f64, the cooperative-matrix kernels f16 where the device has them.
         types = ["f32", "i32", "f64", "f16", "bf16", "i8", "u8"]  # bench's "all"
-        configs_per_kernel = {"naive": 2, "tiled": 2, "blocked": 1, "gemv": 1, "coopmat": 1, "coopmat2": 1, "ozaki": 1}
+        configs_per_kernel = {"naive": 2, "tiled": 2, "blocked": 1, "gemv": 1, "thin": 1, "coopmat": 1, "coopmat2": 1,
+                              "ozaki": 1}
         never = {(n["kernel"], n["type"]) for n in doc["not_applicable"]}
         for pair in [("blocked", "i32"), ("blocked", "f16"), ("coopmat", "f32"), ("coopmat2", "f64"), ("ozaki", "f16")]:
             self.assertIn(pair, never)

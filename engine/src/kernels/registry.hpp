@@ -78,7 +78,8 @@ struct KernelLaunch {
   LaunchShape main;
   std::array<uint32_t, 3> grid{};
   uint32_t splits = 1;                // > 1: main writes partial sums to a workspace (slice-major per
-                                      // batch entry, m x n each), `reduce` adds them into C
+                                      // batch entry, m x n each), which `reduce` adds into C, or the main
+                                      // pass itself (adds_slices)
   uint32_t k_split = 0;               // the K range of one slice
   LaunchShape reduce;                 // with a shader where the sums go through the workspace: splits > 1,
                                       // or a C the main pass cannot store (coopmat2's bf16 C read for beta)

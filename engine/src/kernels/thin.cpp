@@ -31,8 +31,9 @@ constexpr uint32_t kUnknownUnits = 128;
 // twice the bytes in flight a subgroup, for KF more fragments of registers.
 constexpr uint32_t kPrefetch = 1;
 
-// auto's rule (docs/design/thin.md, the measurements): op(A) = A (its fragments load straight from the
-// buffer), K and N of at most kAutoMaxSide, at least kAutoMinRows rows, fp32 sums, on a GPU.
+// auto's rule (docs/design/thin.md, the measurements): op(A) = A (its strips move in 16-byte loads), K and N
+// of at most kAutoMaxSide, at least kAutoMinRows rows (fewer: coopmat2 was faster on the H200), fp32 sums, on
+// a GPU.
 constexpr uint32_t kAutoMaxSide = 64;
 constexpr uint32_t kAutoMinRows = 1u << 18;
 

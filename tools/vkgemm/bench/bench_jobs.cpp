@@ -85,9 +85,10 @@ std::vector<Job> make_jobs(const SweepSpec& spec, const Settings& settings, cons
           if (!applies(never, k, t)) continue;
           const bool baseline = k == Kernel::naive || k == Kernel::tiled;
           if (baseline && spec.baseline_max > 0.0 && s.products() > spec.baseline_max) continue;
-          // The default sweep's squares are not what the skinny kernel is for (it runs them in blocks of 16
-          // columns, slower than naive): it is timed where asked for, on the shapes given.
-          if (k == Kernel::gemv && spec.baseline_max > 0.0) continue;
+          // The default sweep's squares are not what the skinny and thin kernels are for (gemv runs them in
+          // blocks of 16 columns, slower than naive; thin holds at most a few hundred of K): they are timed
+          // where asked for, on the shapes given.
+          if ((k == Kernel::gemv || k == Kernel::thin) && spec.baseline_max > 0.0) continue;
           jobs.push_back({s, t, std::move(c), JobKind::throughput, case_work(s, settings, JobKind::throughput)});
         }
   for (const auto& [sizes, kind] : {std::pair{&spec.latency_sizes, JobKind::latency},

@@ -29,7 +29,8 @@ struct SweepSpec {
   std::vector<uint32_t> latency_sizes;
   std::vector<uint32_t> host_sizes;     // the host-memory cases (bench_host.hpp), of the latency kernels
   ConfigSpace space;
-  double baseline_max = 0.0;  // naive and tiled only up to this m*n*k, gemv not at all (0: every size and kernel)
+  double baseline_max = 0.0;  // naive and tiled only up to this m*n*k, gemv and thin not at all (0: every size and
+                              // kernel)
 };
 
 // What to sweep: --sizes and --shapes govern every phase (the latency phase follows --sizes unless
