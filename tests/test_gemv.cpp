@@ -427,7 +427,8 @@ TEST_SUITE("gemv") {
       for (size_t j = 0; j < 256; ++j) want[j] += a[k] * b[k * 256 + j];  // exact: |sum| < 2^24
     Buffer ba = e.create_buffer(a.size() * 4), bb = e.create_buffer(b.size() * 4), bc = e.create_buffer(256 * 4);
     e.write(ba, 0, a.data(), a.size() * 4), e.write(bb, 0, b.data(), b.size() * 4);
-    for (const auto& [repeat, warmup] : {std::pair{1u, 0u}, {3u, 2u}}) {
+    for (const std::pair<uint32_t, uint32_t>& counts : {std::pair{1u, 0u}, {3u, 2u}}) {
+      const uint32_t repeat = counts.first, warmup = counts.second;
       CAPTURE(repeat);
       GemmPlan plan = e.plan(d, {.gemm = {.kernel = Kernel::gemv, .repeat = repeat, .warmup = warmup}});
       for (int run = 0; run < 3; ++run) {
