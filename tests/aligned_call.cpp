@@ -89,4 +89,23 @@ ProductCheck check_aligned_call(const GemmDesc& desc, const GemmOptions& options
   return check_aligned_call(engine(), desc, options, rng);
 }
 
+GemmDesc padded_desc(const CallShape& call, const Size& s, std::pair<double, double> scalars) {
+  GemmDesc d;
+  d.type = call.input, d.c_type = call.c_type, d.layout = call.layout, d.op_a = call.op_a, d.op_b = call.op_b;
+  d.m = s.m, d.n = s.n, d.k = s.k;
+  d.alpha = scalars.first, d.beta = scalars.second;
+  const bool row = call.layout == Layout::row_major;
+  const auto inner = [&](int64_t rows, int64_t cols) { return std::max<int64_t>(1, row ? cols : rows); };
+  d.lda = inner(call.op_a == Op::n ? s.m : s.k, call.op_a == Op::n ? s.k : s.m) + call.pad;
+  d.ldb = inner(call.op_b == Op::n ? s.k : s.n, call.op_b == Op::n ? s.n : s.k) + call.pad;
+  d.ldc = inner(s.m, s.n) + call.pad;
+  d.batch = call.batch;
+  if (call.batch > 1) {
+    d.stride_a = call.broadcast == 'A' ? 0 : operand_extent(d, 'A').stride + call.pad;
+    d.stride_b = call.broadcast == 'B' ? 0 : operand_extent(d, 'B').stride + call.pad;
+    d.stride_c = operand_extent(d, 'C').stride + call.pad;
+  }
+  return d;
+}
+
 }  // namespace vkgemm::test

@@ -28,6 +28,9 @@ using namespace vkgemm;
 
 namespace {
 
+using test::padded_desc;
+using test::Size;
+
 // Whether this device runs the kernel at all (f16 inputs, C f32); the case's skip when it does not.
 bool runs_here() {
   try {
@@ -70,35 +73,16 @@ std::array<uint32_t, 2> device_tiles(DataType c_type, bool f16_acc, DataType inp
 
 // ---- The grid ----
 
-struct Size {
-  int64_t m, n, k;
-};
 
 constexpr std::array<std::pair<double, double>, 4> kScalars = {
     std::pair{1.0, 0.0}, {1.0, 1.0}, {-1.5, 0.0}, {0.75, -2.0}};
 
-// A call with the smallest lds plus `pad`, batch entries `pad` apart (0: packed), `broadcast` 'A' or 'B'
-// for a stride-0 operand.
+// A f16 call (aligned_call.hpp's padded_desc).
 GemmDesc make_desc(Layout layout, Op op_a, Op op_b, const Size& s, int64_t pad, int64_t batch, char broadcast,
                    std::pair<double, double> scalars, DataType c_type) {
-  GemmDesc d;
-  d.type = DataType::f16, d.c_type = c_type, d.layout = layout, d.op_a = op_a, d.op_b = op_b;
-  d.m = s.m, d.n = s.n, d.k = s.k;
-  d.alpha = scalars.first, d.beta = scalars.second;
-  const bool row = layout == Layout::row_major;
-  const auto inner = [&](int64_t rows, int64_t cols) { return std::max<int64_t>(1, row ? cols : rows); };
-  d.lda = inner(op_a == Op::n ? s.m : s.k, op_a == Op::n ? s.k : s.m) + pad;
-  d.ldb = inner(op_b == Op::n ? s.k : s.n, op_b == Op::n ? s.n : s.k) + pad;
-  d.ldc = inner(s.m, s.n) + pad;
-  d.batch = batch;
-  if (batch > 1) {
-    d.stride_a = operand_extent(d, 'A').stride + pad;
-    d.stride_b = operand_extent(d, 'B').stride + pad;
-    d.stride_c = operand_extent(d, 'C').stride + pad;
-    if (broadcast == 'A') d.stride_a = 0;
-    if (broadcast == 'B') d.stride_b = 0;
-  }
-  return d;
+  return padded_desc({.input = DataType::f16, .c_type = c_type, .layout = layout, .op_a = op_a, .op_b = op_b,
+                      .pad = pad, .batch = batch, .broadcast = broadcast},
+                     s, scalars);
 }
 
 // A grid's verdict: how many products it checked (said on stdout too, which tools/dev/coopmat-lavapipe.sh shows),

@@ -25,6 +25,9 @@ using namespace vkgemm;
 
 namespace {
 
+using test::padded_desc;
+using test::Size;
+
 // Whether the kernel runs `input` -> `output` here; for f16 -> f32, the case's skip when it does not.
 bool runs_here(DataType input, DataType output, bool skip_if_not) {
   try {
@@ -37,28 +40,11 @@ bool runs_here(DataType input, DataType output, bool skip_if_not) {
   }
 }
 
-struct Size {
-  int64_t m, n, k;
-};
-
 GemmDesc make_desc(DataType input, DataType c_type, Layout layout, Op op_a, Op op_b, const Size& s, int64_t pad,
                    int64_t batch, char broadcast, std::pair<double, double> scalars) {
-  GemmDesc d;
-  d.type = input, d.c_type = c_type, d.layout = layout, d.op_a = op_a, d.op_b = op_b;
-  d.m = s.m, d.n = s.n, d.k = s.k;
-  d.alpha = scalars.first, d.beta = scalars.second;
-  const bool row = layout == Layout::row_major;
-  const auto inner = [&](int64_t rows, int64_t cols) { return std::max<int64_t>(1, row ? cols : rows); };
-  d.lda = inner(op_a == Op::n ? s.m : s.k, op_a == Op::n ? s.k : s.m) + pad;
-  d.ldb = inner(op_b == Op::n ? s.k : s.n, op_b == Op::n ? s.n : s.k) + pad;
-  d.ldc = inner(s.m, s.n) + pad;
-  d.batch = batch;
-  if (batch > 1) {
-    d.stride_a = broadcast == 'A' ? 0 : operand_extent(d, 'A').stride + pad;
-    d.stride_b = broadcast == 'B' ? 0 : operand_extent(d, 'B').stride + pad;
-    d.stride_c = operand_extent(d, 'C').stride + pad;
-  }
-  return d;
+  return padded_desc({.input = input, .c_type = c_type, .layout = layout, .op_a = op_a, .op_b = op_b, .pad = pad,
+                      .batch = batch, .broadcast = broadcast},
+                     s, scalars);
 }
 
 // A strip's rows (RF fragments), a block's (one strip a subgroup), the fragment's depth and the largest K the
