@@ -185,8 +185,10 @@ TEST_SUITE("thin") {
     CHECK(test::spec_constant(plan.main, "NF") == 4);
     CHECK(test::spec_constant(plan.main, "DIRECT_A") == 1);
     CHECK(test::spec_constant(plan.main, "RF") == 1);  // a strip of one fragment's rows for a 2-byte C, two for f32
+    CHECK(test::spec_constant(plan.main, "PREFETCH") == 2);  // strips fetched two blocks ahead there, one for f32
     const auto f32_c = kernels::plan(d, table, {.kernel = Kernel::thin}, layer(2073600, 64, 64, DataType::f32));
     CHECK(test::spec_constant(f32_c.main, "RF") == 2);
+    CHECK(test::spec_constant(f32_c.main, "PREFETCH") == 1);
     CHECK(f32_c.main.tile == std::array<uint32_t, 2>{64, 128});
     kernels::Problem odd = layer(2073600, 64, 60);  // K not whole fragments: staged
     CHECK(test::spec_constant(kernels::plan(d, table, {.kernel = Kernel::thin}, odd).main, "DIRECT_A") == 0);
