@@ -13,6 +13,7 @@ sets_dir=$(cd "$(dirname "$0")" && pwd)/sets
 sets=(
   "check-and-bench|the GPU suites lavapipe cannot run, fp16, and vkgemm against cuBLAS, in phases"
   "check-fp16|each cooperative-matrix kernel verified over edge shapes, then fp16 products timed"
+  "ab|a change's before and after: two vkgemm binaries alternated on the same products, each checked"
   "bench-vs-cublas|vkgemm against cuBLAS (PyTorch) side by side on the published shape set or given shapes"
   "published|a share of the published shape set against cuBLAS in one device call, packed under \$OUT"
   "latency-vs-cublas|one small product's host latency, per call and through a plan, beside cuBLAS's"
