@@ -100,6 +100,11 @@ MAT_B fb[HELD_B];      // B's fragments, where held
 MAT_ACC acc[RF * NF];  // this strip's part of C
 
 MAT_ACC element_at;  // component e: the number (row * TN + column) of the fragment element it holds
+// A column bias is the same for every block of rows a workgroup walks: held as one accumulator fragment per
+// fragment of its columns (component e: the bias of the column component e holds), added to each strip's
+// fragment whole, so that a strip's epilogue is the activation over its components alone.
+const bool BIAS_HELD = kBiasAxis == GEMM_BIAS_COLUMN;
+MAT_ACC bias_held[BIAS_HELD ? NF : 1];
 
 // An element's 16 bits, as load_a and load_b give it (bf16 widened exactly to fp32).
 #ifdef VKGEMM_BF16_MMA
@@ -142,6 +147,15 @@ void number_elements(uint sg) {
   barrier();
   coopMatLoad(element_at, sh_c, base, TN, gl_CooperativeMatrixLayoutRowMajor);
   barrier();
+}
+
+// bias_held for the workgroup's columns (col0 .., inside N where the strips are stored 16 bytes at a time).
+void hold_bias(uint col0) {
+  [[unroll]] for (uint nf = 0; nf < NF; ++nf) {
+    for (int e = 0; e < element_at.length(); ++e) {
+      bias_held[nf][e] = ACC_T(epilogue_bias(p.bias_offset + col0 + nf * TN + uint(element_at[e]) % TN));
+    }
+  }
 }
 
 // The fragment at (r, c) of C, element by element through this subgroup's staging area and store_c: beta C,
@@ -208,7 +222,10 @@ void store_strip_vectors(uint r0, uint c_base, uint col0) {
     const uint rf = f / NF, nf = f % NF;
     MAT_ACC frag = acc[f];
     if (p.alpha != SCALAR_T(1)) frag = frag * ACC_T(p.alpha);
-    if (epilogue_on()) {
+    if (epilogue_on() && BIAS_HELD) {
+      frag = frag + bias_held[nf];
+      for (int e = 0; e < frag.length(); ++e) frag[e] = ACC_T(epilogue_activation(EPI_T(frag[e]), kActivation));
+    } else if (epilogue_on()) {
       for (int e = 0; e < frag.length(); ++e) {
         const uint at = uint(element_at[e]);
         frag[e] = ACC_T(gemm_epilogue(EPI_T(frag[e]), r0 + rf * TM + at / TN, col0 + nf * TN + at % TN));
@@ -271,6 +288,7 @@ void main() {
   const bool c_vectors = C_VECTORS && (p.flags & GEMM_BETA_ZERO) != 0u && c_base % 8 == 0 && p.ldc % 8 == 0 &&
                          col0 + NP <= p.N;
   if (c_vectors && epilogue_on()) number_elements(sg);
+  if (c_vectors && epilogue_on() && BIAS_HELD) hold_bias(col0);
 
   // The blocks grid-stride, taken SLOTS at a time so that each strip fetched ahead has registers of its own
   // (slot s holds block first + s * stride's). A block whose strips load 16 bytes at a time has them fetched

@@ -190,6 +190,13 @@ TEST_SUITE("thin") {
     CHECK(test::spec_constant(f32_c.main, "RF") == 2);
     CHECK(test::spec_constant(f32_c.main, "PREFETCH") == 1);
     CHECK(f32_c.main.tile == std::array<uint32_t, 2>{64, 128});
+    CHECK(test::spec_constant(plan.main, "HOLD_B") == 1);  // 4 x 4 fragments of B fit the registers held
+    // 128 columns over K 64: held, B's 16 fragments would cut them in two blocks (A read twice); read from
+    // shared memory, one block of 8 fragments.
+    const auto wide = kernels::plan(d, table, {.kernel = Kernel::thin}, layer(2073600, 128, 64));
+    CHECK(test::spec_constant(wide.main, "HOLD_B") == 0);
+    CHECK(test::spec_constant(wide.main, "NF") == 8);
+    CHECK(wide.grid[1] == 1);
     kernels::Problem odd = layer(2073600, 64, 60);  // K not whole fragments: staged
     CHECK(test::spec_constant(kernels::plan(d, table, {.kernel = Kernel::thin}, odd).main, "DIRECT_A") == 0);
   }

@@ -19,10 +19,13 @@ constexpr DataType kInputs[] = {DataType::f16, DataType::bf16};
 // 4-byte C, whose stores are the larger part of the stream, one for a 2-byte C (docs/design/thin.md).
 constexpr uint32_t kSubgroups = 4;
 uint32_t row_fragments(const Types& t) { return element_size(t.output) == 4 ? 2 : 1; }
-// The fragments of a workgroup's block of B (KF x NF), at most kMaxHeldFragments: 16 of 16 x 16 f16 are 64
-// registers an invocation on NVIDIA where they are held (kHoldB), beside the strip's fragments of A and C.
+// The fragments of a workgroup's block of B (KF x NF) it holds in registers: at most kMaxHeldFragments (16 of
+// 16 x 16 f16 are 64 registers an invocation on NVIDIA), beside the strip's fragments of A and C. Where holding
+// them would cut N into more blocks than kMaxAccumulators fragments of C a strip allow, B's fragments are read
+// from shared memory at each use instead (HOLD_B 0): each block of columns reads all of op(A) again, which
+// costs the stream more than shared memory's reads cost the multiplies (docs/design/thin.md).
 constexpr uint32_t kMaxHeldFragments = 16;
-constexpr uint32_t kHoldB = 1;
+constexpr uint32_t kMaxAccumulators = 8;
 // Workgroups a compute unit: enough to keep loads in flight while others multiply and store; each loads its
 // block of B once. Where the device does not say how many units it has, kUnknownUnits.
 constexpr uint32_t kWorkgroupsPerUnit = 4;
@@ -43,7 +46,8 @@ constexpr uint32_t kAutoMinRows = 1u << 18;
 
 struct Shape {
   KhrFragment f;
-  uint32_t kf, nf;  // fragments along K, and along N a workgroup
+  uint32_t kf, nf;     // fragments along K, and along N a workgroup
+  bool hold_b = true;  // B's fragments in registers (else from shared memory at each use)
 };
 
 // Shared memory (shaders/thin.comp): B's block, each subgroup's area for its strip of A, then of C in C's type
@@ -60,13 +64,22 @@ uint32_t shared_bytes(const Shape& s, const Types& t) {
 }
 
 // The fragments for a K (at least one) and the widest block of N's fragments, a power of two, that the budget
-// of B's fragments and the device's shared memory leave (at least one: max_k says which K fits).
+// of B's fragments (or, past it, of C's) and the device's shared memory leave (at least one: max_k says which
+// K fits).
 Shape shape_for(const DeviceInfo& device, const Types& types, uint32_t k, uint32_t n) {
   Shape s{khr_fragment(device, Kernel::thin, types), 0, 0};
   s.kf = std::max(1u, (k + s.f.tk - 1) / s.f.tk);
   // A power of two: a program's many widths build few pipelines (each is kept for the engine's life).
-  s.nf = std::bit_floor(std::clamp((n + s.f.tn - 1) / s.f.tn, 1u, std::max(1u, kMaxHeldFragments / s.kf)));
-  while (s.nf > 1 && shared_bytes(s, types) > device.max_shared_memory) s.nf /= 2;
+  const uint32_t columns = (n + s.f.tn - 1) / s.f.tn;
+  const auto widest = [&](uint32_t budget) {  // the widest block within a budget of fragments and shared memory
+    Shape w = s;
+    w.nf = std::bit_floor(std::clamp(columns, 1u, std::max(1u, budget)));
+    while (w.nf > 1 && shared_bytes(w, types) > device.max_shared_memory) w.nf /= 2;
+    return w.nf;
+  };
+  s.nf = widest(kMaxHeldFragments / s.kf);
+  const uint32_t unheld = widest(kMaxAccumulators / row_fragments(types));
+  if (unheld > s.nf) s.nf = unheld, s.hold_b = false;
   return s;
 }
 
@@ -128,7 +141,7 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
                         {"PREFETCH", prefetch(ctx.types)},
                         {"C_BYTES", static_cast<uint32_t>(element_size(ctx.types.output))},
                         {"RF", row_fragments(ctx.types)},
-                        {"HOLD_B", kHoldB}};
+                        {"HOLD_B", s.hold_b ? 1u : 0u}};
   out.main.workgroup_size = {wg, 1, 1};
   out.main.required_subgroup_size = ctx.device.subgroup_size_control ? s.f.sg : 0;
   out.main.shared_bytes = shared_bytes(s, ctx.types);
@@ -141,7 +154,8 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   out.grid = {static_cast<uint32_t>(std::min<uint64_t>(blocks, wanted)), col_blocks, p.batch};
   out.k_split = std::max(p.k, 1u);
   out.description =
-      fmt::format("{} rows a block, {} x {} fragments of B held, A {}", rows, s.kf, s.nf,
+      fmt::format("{} rows a block, {} x {} fragments of B {}, A {}", rows, s.kf, s.nf,
+                  s.hold_b ? "held" : "read from shared memory at each use",
                   direct_a ? fmt::format("in 16-byte loads {} block{} ahead", prefetch(ctx.types),
                                          prefetch(ctx.types) == 1 ? "" : "s")
                            : std::string("element by element"));
