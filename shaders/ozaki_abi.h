@@ -40,9 +40,6 @@
 #define OZAKI_SPLIT_INVOCATIONS 256u
 #define OZAKI_MERGE_X 32u
 #define OZAKI_MERGE_Y 8u
-// The columns of C one merge invocation takes: its loads of each int32 plane are 16 bytes, so the planes' rows
-// are padded to whole groups of these (the int8 products write C's columns, the padding is never read into C).
-#define OZAKI_MERGE_COLUMNS 4u
 
 // The coverage flag (an int32 of the workspace): nonzero when some input is NaN, infinite, or a subnormal the
 // scaling would make an integer of; the merge then leaves C alone and the native kernel's dispatches run.
@@ -87,10 +84,9 @@
 //   M, N, ldc, c_offset, stride_c, batch, GEMM_BETA_ZERO   the block of C as gemm_interface.glsl's store_c
 //               writes it (c_offset at the block's first row)
 //   K           the K chunks
-//   lda         int32 elements of a plane's row (element (i, j) at i * lda + j), a multiple of
-//               OZAKI_MERGE_COLUMNS; the grid's x counts groups of OZAKI_MERGE_COLUMNS columns
+//   lda         int32 elements of a plane's row (element (i, j) at i * lda + j)
 //   a_offset    the first plane's first int32; plane (chunk, l, entry) at
-//               ((chunk * moduli + l) * batch + entry) * stride_a after it (both multiples of OZAKI_MERGE_COLUMNS)
+//               ((chunk * moduli + l) * batch + entry) * stride_a after it
 //   ldb         the number of moduli
 //   b_offset    the block's first row's exponent of op(A) (row i of entry `entry` at b_offset + entry * k_split
 //               + i: k_split is the rows of a whole entry), stride_b op(B)'s first (entry * N + j)
@@ -101,7 +97,7 @@
 //   M, N, batch  C's rows and columns (after the column-major turn) and the batch entries (the grid's z)
 //   K           the K chunks; k_split the product's K (the cross term's k / 4)
 //   a_offset    the magnitude products' first int32; element (i, j) of chunk c, entry t at
-//               a_offset + c * stride_b + t * stride_a + i * stride_c + j (stride_c: a row's int32s, the merge's lda)
+//               a_offset + c * stride_b + t * stride_a + i * N + j
 //   ldb, ldc    the line statistics' first int32 of op(A)'s rows and of op(B)'s columns (the split's ldb)
 //   split_stride  the coverage flag's int32 (read: where it is set the guard judges nothing)
 //   c_offset    the first refusal word (OZAKI_REFUSED_WORD): word c_offset + d set where some element refuses

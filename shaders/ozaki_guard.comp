@@ -32,7 +32,7 @@ double inverse_power_of_two(int e) { return packDouble2x32(uvec2(0u, uint(1023 -
 uint choice(uint i, uint j, uint entry) {
   double sums_ij = 0.0;  // each chunk's sum is below 2^31 and nonnegative: the total is exact below 2^53
   for (uint chunk = 0u; chunk < p.K; ++chunk) {
-    sums_ij += double(sums[p.a_offset + chunk * p.stride_b + entry * p.stride_a + i * p.stride_c + j]);
+    sums_ij += double(sums[p.a_offset + chunk * p.stride_b + entry * p.stride_a + i * p.N + j]);
   }
   const double row = statistic(p.ldb + 2u * (entry * p.M + i));
   const double column = statistic(p.ldc + 2u * (entry * p.N + j));

@@ -2,14 +2,12 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
 // The emulated product's merge (docs/design/ozaki.md; engine/src/ozaki/model.cpp `model_product` and
-// `reconstruct` are the same arithmetic on the host): for each element (i, j) of C of one batch entry, each
-// int32 plane read once (every K chunk of every modulus) and reduced modulo its modulus, the residues turned
-// into Garner's balanced mixed-radix digits (exact small integers), C' = v_0 + p_0 (v_1 + p_1 (v_2 + ...))
-// evaluated by compensated Horner in double, scaled back by 2^-(e_i + f_j), and alpha C' + beta C0 written
-// as C_T (C0 not read when beta = 0). Nothing is written when the coverage flag is set: the native kernel
-// computes that product. ozaki_abi.h says what each push constant means here.
-// An invocation takes OZAKI_MERGE_COLUMNS neighbouring elements of a row: each plane's four int32s in one
-// 16-byte load (the planes' rows are padded to whole groups), then each element's arithmetic in turn.
+// `reconstruct` are the same arithmetic on the host): one invocation per element (i, j) of C of one batch
+// entry reads each int32 plane once (every K chunk of every modulus), reduces it modulo its modulus, turns
+// the residues into Garner's balanced mixed-radix digits (exact small integers), evaluates
+// C' = v_0 + p_0 (v_1 + p_1 (v_2 + ...)) by compensated Horner in double, scales it back by 2^-(e_i + f_j)
+// and writes alpha C' + beta C0 (C0 not read when beta = 0) as C_T. Nothing is written when the coverage
+// flag is set: the native kernel computes that product. ozaki_abi.h says what each push constant means here.
 #include "gemm_abi.h"
 #include "ozaki_abi.h"
 
@@ -17,7 +15,6 @@ layout(local_size_x = OZAKI_MERGE_X, local_size_y = OZAKI_MERGE_Y) in;
 layout(constant_id = 0) const uint MODULI = 14;
 
 layout(std430, set = 0, binding = 0) readonly buffer Sums { int sums[]; };    // the int32 planes
-layout(std430, set = 0, binding = 0) readonly buffer Sums4 { ivec4 sums4[]; };  // the same, 16 bytes a load
 layout(std430, set = 0, binding = 1) readonly buffer Words { int words[]; };  // exponents, the coverage flag
 layout(std430, set = 0, binding = 2) buffer MatrixC { C_T C[]; };          // read only when beta != 0
 
@@ -98,41 +95,32 @@ double reconstruct(uint y[OZAKI_MAX_MODULI]) {
 }
 
 void main() {
-  const uint j0 = gl_GlobalInvocationID.x * OZAKI_MERGE_COLUMNS, i = gl_GlobalInvocationID.y;
-  const uint entry = gl_WorkGroupID.z;
-  if (i >= p.M || j0 >= p.N) return;
-  const uint moduli = p.ldb, plane = p.a_offset + entry * p.stride_a + i * p.lda + j0;
+  const uint j = gl_GlobalInvocationID.x, i = gl_GlobalInvocationID.y, entry = gl_WorkGroupID.z;
+  if (i >= p.M || j >= p.N) return;
+  const uint moduli = p.ldb, plane = entry * p.stride_a + i * p.lda + j;
   // Every load first, the coverage flag and the exponents among them, so that no load waits on another's
-  // answer: the flag is tested only once they are all issued (the planes are garbage where it is set).
-  ivec4 raw[OZAKI_MAX_MODULI];
+  // answer: the flag is tested only before the store (the planes are garbage where it is set).
+  int raw[OZAKI_MAX_MODULI];
   [[unroll]] for (uint l = 0u; l < OZAKI_MAX_MODULI; ++l) {
     if (l >= MODULI) break;
-    raw[l] = sums4[(plane + l * p.batch * p.stride_a) / OZAKI_MERGE_COLUMNS];
+    raw[l] = sums[p.a_offset + plane + l * p.batch * p.stride_a];
   }
-  const int e_row = words[p.b_offset + entry * p.k_split + i];
-  int e_column[OZAKI_MERGE_COLUMNS];
-  [[unroll]] for (uint t = 0u; t < OZAKI_MERGE_COLUMNS; ++t) {
-    e_column[t] = j0 + t < p.N ? words[p.stride_b + entry * p.N + j0 + t] : 0;
-  }
-  if (words[p.split_stride] != 0) return;
-  [[unroll]] for (uint t = 0u; t < OZAKI_MERGE_COLUMNS; ++t) {
-    const uint j = j0 + t;
-    if (j >= p.N) break;
-    uint y[OZAKI_MAX_MODULI];
-    [[unroll]] for (uint l = 0u; l < OZAKI_MAX_MODULI; ++l) {
-      if (l >= MODULI) break;
-      uint r = residue(raw[l][t], kModuli[l]);
-      for (uint chunk = 1u; chunk < p.K; ++chunk) {  // K past kChunkK: the chunks' residues summed
-        r = (r + residue(sums[plane + t + ((chunk * moduli + l) * p.batch) * p.stride_a], kModuli[l])) % kModuli[l];
-      }
-      y[l] = r;
+  const bool uncovered = words[p.split_stride] != 0;
+  const int e = words[p.b_offset + entry * p.k_split + i] + words[p.stride_b + entry * p.N + j];
+  uint y[OZAKI_MAX_MODULI];
+  [[unroll]] for (uint l = 0u; l < OZAKI_MAX_MODULI; ++l) {
+    if (l >= MODULI) break;
+    uint r = residue(raw[l], kModuli[l]);
+    for (uint chunk = 1u; chunk < p.K; ++chunk) {  // K past kChunkK: the chunks' residues summed
+      r = (r + residue(sums[p.a_offset + plane + ((chunk * moduli + l) * p.batch) * p.stride_a], kModuli[l])) % kModuli[l];
     }
-    const int e = e_row + e_column[t];
-    const int e_first = -e / 2;
-    precise double product = ldexp(ldexp(reconstruct(y), e_first), -e - e_first);
-    precise double r = p.alpha * product;
-    const uint at = p.c_offset + entry * p.stride_c + i * p.ldc + j;
-    if ((p.flags & GEMM_BETA_ZERO) == 0u) r = r + p.beta * double(C[at]);
-    C[at] = C_T(r);
+    y[l] = r;
   }
+  if (uncovered) return;
+  const int e_first = -e / 2;
+  precise double product = ldexp(ldexp(reconstruct(y), e_first), -e - e_first);
+  precise double r = p.alpha * product;
+  const uint at = p.c_offset + entry * p.stride_c + i * p.ldc + j;
+  if ((p.flags & GEMM_BETA_ZERO) == 0u) r = r + p.beta * double(C[at]);
+  C[at] = C_T(r);
 }

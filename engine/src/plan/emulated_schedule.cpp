@@ -30,10 +30,8 @@ struct Shape {
   // Bytes from one int8 plane of op(A) (op(B)) to the next; elements from one int32 plane of a block to the next.
   uint64_t plane_a() const { return uint64_t{m} * ldk; }
   uint64_t plane_b() const { return uint64_t{n} * ldk; }
-  // An int32 plane's row: C's columns padded to whole OZAKI_MERGE_COLUMNS, the 16-byte loads of the merge.
-  uint32_t ldn() const { return (n + OZAKI_MERGE_COLUMNS - 1) / OZAKI_MERGE_COLUMNS * OZAKI_MERGE_COLUMNS; }
   // A plane's int32s padded to 256 bytes, so that every K chunk's planes start where any device binds.
-  uint64_t plane_sums(uint32_t rows) const { return (uint64_t{rows} * ldn() + 63) / 64 * 64; }
+  uint64_t plane_sums(uint32_t rows) const { return (uint64_t{rows} * n + 63) / 64 * 64; }
   // The residue planes, and the magnitude plane where the span guard runs.
   uint32_t planes() const { return moduli + (guarded ? 1 : 0); }
   uint32_t moduli = 0, chunks = 0, ldk = 0;
@@ -56,7 +54,7 @@ struct Layout {
 };
 
 // The int32 planes' bytes a row of C takes: every K chunk of every modulus of every batch entry.
-uint64_t sums_row_bytes(const Shape& s) { return uint64_t{s.chunks} * s.moduli * s.batch * s.ldn() * 4; }
+uint64_t sums_row_bytes(const Shape& s) { return uint64_t{s.chunks} * s.moduli * s.batch * s.n * 4; }
 
 Layout lay_out_workspace(const Shape& s, uint32_t dispatches, uint64_t native_bytes, uint32_t rows) {
   Layout l;
@@ -227,14 +225,12 @@ SequencePass merge(const Shape& s, const Layout& l, DataType type, const Sequenc
                    uint32_t row0, uint32_t rows) {
   SequencePass out;
   out.pass.shape = shape_of(fmt::format("ozaki_merge_{}", to_string(type)), s.moduli, {OZAKI_MERGE_X, OZAKI_MERGE_Y, 1});
-  const uint32_t column_groups = s.ldn() / OZAKI_MERGE_COLUMNS;
-  out.pass.grid = {(column_groups + OZAKI_MERGE_X - 1) / OZAKI_MERGE_X, (rows + OZAKI_MERGE_Y - 1) / OZAKI_MERGE_Y,
-                   s.batch};
+  out.pass.grid = {(s.n + OZAKI_MERGE_X - 1) / OZAKI_MERGE_X, (rows + OZAKI_MERGE_Y - 1) / OZAKI_MERGE_Y, s.batch};
   kernels::GemmPushConstants& p = out.pass.push;
   p.M = rows, p.N = s.n, p.batch = s.batch;
   p.ldc = s.c_side.ldc, p.c_offset = s.c_side.c_offset + row0 * s.c_side.ldc, p.stride_c = s.c_side.stride_c;
   p.flags = desc.beta == 0.0 ? kernels::kBetaZero : 0u;
-  p.K = s.chunks, p.lda = s.ldn(), p.a_offset = 0, p.stride_a = static_cast<uint32_t>(s.plane_sums(rows)), p.ldb = s.moduli;
+  p.K = s.chunks, p.lda = s.n, p.a_offset = 0, p.stride_a = static_cast<uint32_t>(s.plane_sums(rows)), p.ldb = s.moduli;
   p.b_offset = l.exp_a + row0, p.k_split = s.m, p.stride_b = l.exp_b, p.split_stride = kFlagWord;
   std::memcpy(p.scalars, &desc.alpha, 8);
   std::memcpy(p.scalars + 8, &desc.beta, 8);
@@ -258,7 +254,7 @@ std::string add_products(std::vector<SequencePass>& out, const Shape& s, const L
   d.type = DataType::i8;
   d.op_b = Op::t;  // B's planes are stored N x K
   d.m = what.rows, d.n = s.n, d.k = k;
-  d.lda = s.ldk, d.ldb = s.ldk, d.ldc = s.ldn();
+  d.lda = s.ldk, d.ldb = s.ldk, d.ldc = s.n;
   d.batch = int64_t{what.planes} * s.batch;
   d.stride_a = static_cast<int64_t>(s.plane_a()), d.stride_b = static_cast<int64_t>(s.plane_b());
   d.stride_c = static_cast<int64_t>(s.plane_sums(what.rows));
@@ -290,7 +286,7 @@ SequencePass guard(const Shape& s, const Layout& l, DataType type, const ozaki::
   out.pass.grid = {(s.n + OZAKI_MERGE_X - 1) / OZAKI_MERGE_X, (s.m + OZAKI_MERGE_Y - 1) / OZAKI_MERGE_Y, s.batch};
   kernels::GemmPushConstants& p = out.pass.push;
   p.M = s.m, p.N = s.n, p.batch = s.batch, p.K = s.chunks, p.k_split = s.k;
-  p.a_offset = 0, p.stride_a = static_cast<uint32_t>(s.plane_sums(s.m)), p.stride_c = s.ldn();
+  p.a_offset = 0, p.stride_a = static_cast<uint32_t>(s.plane_sums(s.m));
   p.stride_b = static_cast<uint32_t>(l.magnitude_chunk_bytes / 4);
   p.ldb = l.stats_a, p.ldc = l.stats_b, p.split_stride = kFlagWord, p.c_offset = kRefusedWord;
   p.lda = candidates.count;
