@@ -16,10 +16,9 @@
 // fragments, multiplies them into NF accumulators and stores them. The workgroups walk the blocks of rows
 // grid-stride, so a few per compute unit cover any M, each loading B once.
 //
-// A strip moves 16 bytes an invocation a load, fetched into registers one or two of the workgroup's blocks
-// ahead (PREFETCH: two keeps two strips a subgroup in flight, in two sets of registers), where the host saw
-// op(A) = A with rows, offset and batch stride in 16 bytes and K whole fragments (DIRECT_A), and the block lies
-// inside M; else element by element, zeros outside op(A). C likewise: the strip's fragments, alpha
+// A strip moves 16 bytes an invocation a load, fetched into registers a block ahead (PREFETCH), where the
+// host saw op(A) = A with rows, offset and batch stride in 16 bytes and K whole fragments (DIRECT_A), and the
+// block lies inside M; else element by element, zeros outside op(A). C likewise: the strip's fragments, alpha
 // and the fused epilogue applied in registers, go through the subgroup's area in C's type and out 16 bytes
 // an invocation a store, where beta is 0, C's rows and offset are in 16 bytes and the block lies inside C;
 // else element by element through store_c, nothing written outside C (a bf16 C always: devices offer no
@@ -42,7 +41,7 @@ layout(constant_id = 4) const uint SG = 32;   // the subgroup size the pipeline 
 layout(constant_id = 5) const uint KF = 4;    // fragments along K (K rounded up to TK)
 layout(constant_id = 6) const uint NF = 4;    // fragments along N in a workgroup's block of columns
 layout(constant_id = 7) const uint DIRECT_A = 0;  // op(A) = A, rows, offset and batch stride in 16 bytes, K % TK == 0
-layout(constant_id = 8) const uint PREFETCH = 1;  // strips fetched ahead: 0 after a block's stores, 1 or 2 blocks ahead
+layout(constant_id = 8) const uint PREFETCH = 1;  // the next block's strip fetched before this block's multiplies
 layout(constant_id = 9) const uint C_BYTES = 2;   // C's element size: 2 (f16, bf16) or 4 (f32)
 layout(constant_id = 10) const uint RF = 1;       // fragments of rows in a subgroup's strip
 layout(constant_id = 11) const uint HOLD_B = 1;   // B's fragments held in registers (else loaded at each use)
@@ -83,7 +82,6 @@ shared ACC_T sh_c[SUBGROUPS * TM * TN];  // one fragment of C per subgroup, on i
 #define MAT_C coopmat<C_T, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>
 
 const uint HELD_B = HOLD_B != 0 ? KF * NF : 1;  // the fragments of B in registers
-const uint SLOTS = PREFETCH > 1 ? 2 : 1;  // the sets of registers strips are fetched into, taken in turn
 
 // Fragment (kf, nf) of this workgroup's block of B, from shared memory.
 MAT_B b_fragment(uint kf, uint nf) {
@@ -93,18 +91,12 @@ MAT_B b_fragment(uint kf, uint nf) {
 }
 
 // This subgroup's registers (globals: arrays sized by specialization constants cannot be passed to functions).
-uvec4 ra[A_LOADS];     // a strip of A fetched ahead, on its way to shared memory (slot 0)
-uvec4 rb[A_LOADS];     // slot 1's, where two are fetched ahead
+uvec4 ra[A_LOADS];     // the next strip of A on its way to shared memory
 MAT_A fa[RF * KF];     // this strip's fragments of A
 MAT_B fb[HELD_B];      // B's fragments, where held
 MAT_ACC acc[RF * NF];  // this strip's part of C
 
 MAT_ACC element_at;  // component e: the number (row * TN + column) of the fragment element it holds
-// A column bias is the same for every block of rows a workgroup walks: held as one accumulator fragment per
-// fragment of its columns (component e: the bias of the column component e holds), added to each strip's
-// fragment whole, so that a strip's epilogue is the activation over its components alone.
-const bool BIAS_HELD = kBiasAxis == GEMM_BIAS_COLUMN;
-MAT_ACC bias_held[BIAS_HELD ? NF : 1];
 
 // An element's 16 bits, as load_a and load_b give it (bf16 widened exactly to fp32).
 #ifdef VKGEMM_BF16_MMA
@@ -149,15 +141,6 @@ void number_elements(uint sg) {
   barrier();
 }
 
-// bias_held for the workgroup's columns (col0 .., inside N where the strips are stored 16 bytes at a time).
-void hold_bias(uint col0) {
-  [[unroll]] for (uint nf = 0; nf < NF; ++nf) {
-    for (int e = 0; e < element_at.length(); ++e) {
-      bias_held[nf][e] = ACC_T(epilogue_bias(p.bias_offset + col0 + nf * TN + uint(element_at[e]) % TN));
-    }
-  }
-}
-
 // The fragment at (r, c) of C, element by element through this subgroup's staging area and store_c: beta C,
 // edges, a bf16 C (the workgroup's barriers: every subgroup calls it alike).
 void store_fragment(MAT_ACC frag, uint batch, uint r, uint c, uint sg) {
@@ -174,15 +157,12 @@ void store_fragment(MAT_ACC frag, uint batch, uint r, uint c, uint sg) {
 // The blocks whose strips load 16 bytes at a time (the same for every subgroup of the workgroup).
 bool direct_block(uint block, uint rows_per_block) { return DIRECT_A != 0 && (block + 1) * rows_per_block <= p.M; }
 
-// This subgroup's strip of op(A) = A (rows r0 ..), 16 bytes an invocation a load, into the registers of `slot`
-// (a constant at every call, so the choice folds away).
-void fetch_strip(uint slot, uint a_base, uint r0) {
+// This subgroup's strip of op(A) = A (rows r0 ..), 16 bytes an invocation a load, into registers.
+void fetch_strip(uint a_base, uint r0) {
   [[unroll]] for (uint i = 0; i < A_LOADS; ++i) {
     const uint u = gl_SubgroupInvocationID + i * SG;
     if (A_CHUNKS % SG != 0 && u >= A_CHUNKS) break;
-    const uvec4 v = A4[(a_base + (r0 + u / (KP / UNIT)) * p.lda + (u % (KP / UNIT)) * UNIT) / UNIT];
-    if (slot == 0) ra[i] = v;
-    else rb[i] = v;
+    ra[i] = A4[(a_base + (r0 + u / (KP / UNIT)) * p.lda + (u % (KP / UNIT)) * UNIT) / UNIT];
   }
 }
 
@@ -191,14 +171,14 @@ void sg_sync() {
   subgroupBarrier();
 }
 
-// The strip's fragments from this subgroup's area: from the registers of `slot` (`fetched`) or, element by
+// The strip's fragments from this subgroup's area: from the registers fetched (`fetched`) or, element by
 // element, from op(A) (the staged way).
-void load_strip(bool fetched, uint slot, uint batch, uint r0, uint sg) {
+void load_strip(bool fetched, uint batch, uint r0, uint sg) {
   if (fetched) {
     [[unroll]] for (uint i = 0; i < A_LOADS; ++i) {
       const uint u = gl_SubgroupInvocationID + i * SG;
       if (A_CHUNKS % SG != 0 && u >= A_CHUNKS) break;
-      sh_strip[sg * STRIP + (u / (KP / UNIT)) * SA + u % (KP / UNIT)] = slot == 0 ? ra[i] : rb[i];
+      sh_strip[sg * STRIP + (u / (KP / UNIT)) * SA + u % (KP / UNIT)] = ra[i];
     }
   } else {
     stage_a(batch, r0, sg);
@@ -222,17 +202,13 @@ void store_strip_vectors(uint r0, uint c_base, uint col0) {
     const uint rf = f / NF, nf = f % NF;
     MAT_ACC frag = acc[f];
     if (p.alpha != SCALAR_T(1)) frag = frag * ACC_T(p.alpha);
-    if (epilogue_on() && BIAS_HELD) {
-      frag = frag + bias_held[nf];
-      for (int e = 0; e < frag.length(); ++e) frag[e] = ACC_T(epilogue_activation(EPI_T(frag[e]), kActivation));
-    } else if (epilogue_on()) {
+    if (epilogue_on()) {
       for (int e = 0; e < frag.length(); ++e) {
         const uint at = uint(element_at[e]);
         frag[e] = ACC_T(gemm_epilogue(EPI_T(frag[e]), r0 + rf * TM + at / TN, col0 + nf * TN + at % TN));
       }
     }
-    coopMatStore(MAT_C(frag), sh_strip, base + rf * TM * SC + nf * (TN / C_UNIT), SC,
-                 gl_CooperativeMatrixLayoutRowMajor);
+    coopMatStore(MAT_C(frag), sh_strip, base + rf * TM * SC + nf * (TN / C_UNIT), SC, gl_CooperativeMatrixLayoutRowMajor);
   }
   sg_sync();
   [[unroll]] for (uint i = 0; i < C_STORES; ++i) {
@@ -244,34 +220,6 @@ void store_strip_vectors(uint r0, uint c_base, uint col0) {
   sg_sync();  // the next strip overwrites the area
 }
 #endif
-
-// This strip's part of C: its fragments of A times every fragment of B's block.
-void multiply_strip() {
-  [[unroll]] for (uint nf = 0; nf < NF; ++nf) {
-    [[unroll]] for (uint rf = 0; rf < RF; ++rf) acc[rf * NF + nf] = MAT_ACC(ACC_T(0));
-    [[unroll]] for (uint kf = 0; kf < KF; ++kf) {
-      const MAT_B b = HOLD_B != 0 ? fb[kf * NF + nf] : b_fragment(kf, nf);
-      [[unroll]] for (uint rf = 0; rf < RF; ++rf) {
-        acc[rf * NF + nf] = coopMatMulAdd(fa[rf * KF + kf], b, acc[rf * NF + nf]);
-      }
-    }
-  }
-}
-
-// The strip's C: 16 bytes an invocation a store where the block lies inside M and c_vectors allows (the same
-// for every subgroup), else fragment by fragment, element by element.
-void store_strip(uint block, uint rows_per_block, uint batch, uint r0, uint c_base, uint col0, bool c_vectors,
-                 uint sg) {
-#ifndef VKGEMM_BF16_C
-  if (c_vectors && (block + 1) * rows_per_block <= p.M) {
-    store_strip_vectors(r0, c_base, col0);
-    return;
-  }
-#endif
-  [[unroll]] for (uint f = 0; f < RF * NF; ++f) {
-    store_fragment(acc[f], batch, r0 + (f / NF) * TM, col0 + (f % NF) * TN, sg);
-  }
-}
 
 void main() {
   const uint sg = gl_SubgroupID;
@@ -288,30 +236,40 @@ void main() {
   const bool c_vectors = C_VECTORS && (p.flags & GEMM_BETA_ZERO) != 0u && c_base % 8 == 0 && p.ldc % 8 == 0 &&
                          col0 + NP <= p.N;
   if (c_vectors && epilogue_on()) number_elements(sg);
-  if (c_vectors && epilogue_on() && BIAS_HELD) hold_bias(col0);
 
-  // The blocks grid-stride, taken SLOTS at a time so that each strip fetched ahead has registers of its own
-  // (slot s holds block first + s * stride's). A block whose strips load 16 bytes at a time has them fetched
-  // SLOTS blocks ahead, before the multiplies and stores of the block whose slot it takes (PREFETCH), or
-  // after them; a staged one when its turn comes. Every condition below is the same for the whole workgroup.
+  // The blocks grid-stride. A block whose strips load 16 bytes at a time has them fetched into registers
+  // before the previous block's multiplies and stores (PREFETCH) or after them; a staged one when its turn
+  // comes.
   const uint rows_per_block = SUBGROUPS * SR;
   const uint blocks = (p.M + rows_per_block - 1) / rows_per_block;
   const uint stride = gl_NumWorkGroups.x;
-  [[unroll]] for (uint s = 0; s < SLOTS; ++s) {
-    const uint block = gl_WorkGroupID.x + s * stride;
-    if (block < blocks && direct_block(block, rows_per_block)) fetch_strip(s, a_base, block * rows_per_block + sg * SR);
-  }
-  for (uint first = gl_WorkGroupID.x; first < blocks; first += SLOTS * stride) {
-    [[unroll]] for (uint s = 0; s < SLOTS; ++s) {
-      const uint block = first + s * stride;
-      if (block >= blocks) break;
-      const uint r0 = block * rows_per_block + sg * SR, ahead = block + SLOTS * stride;
-      const bool ahead_direct = ahead < blocks && direct_block(ahead, rows_per_block);
-      load_strip(direct_block(block, rows_per_block), s, batch, r0, sg);
-      if (PREFETCH != 0 && ahead_direct) fetch_strip(s, a_base, ahead * rows_per_block + sg * SR);
-      multiply_strip();
-      store_strip(block, rows_per_block, batch, r0, c_base, col0, c_vectors, sg);
-      if (PREFETCH == 0 && ahead_direct) fetch_strip(s, a_base, ahead * rows_per_block + sg * SR);
+  uint block = gl_WorkGroupID.x;
+  if (block < blocks && direct_block(block, rows_per_block)) fetch_strip(a_base, block * rows_per_block + sg * SR);
+  for (; block < blocks; block += stride) {
+    const uint r0 = block * rows_per_block + sg * SR, next = block + stride;
+    const bool next_direct = next < blocks && direct_block(next, rows_per_block);
+    load_strip(direct_block(block, rows_per_block), batch, r0, sg);
+    if (PREFETCH != 0 && next_direct) fetch_strip(a_base, r0 + stride * rows_per_block);
+    [[unroll]] for (uint nf = 0; nf < NF; ++nf) {
+      [[unroll]] for (uint rf = 0; rf < RF; ++rf) acc[rf * NF + nf] = MAT_ACC(ACC_T(0));
+      [[unroll]] for (uint kf = 0; kf < KF; ++kf) {
+        const MAT_B b = HOLD_B != 0 ? fb[kf * NF + nf] : b_fragment(kf, nf);
+        [[unroll]] for (uint rf = 0; rf < RF; ++rf) {
+          acc[rf * NF + nf] = coopMatMulAdd(fa[rf * KF + kf], b, acc[rf * NF + nf]);
+        }
+      }
     }
+    const bool inside = (block + 1) * rows_per_block <= p.M;  // the same for every subgroup
+#ifndef VKGEMM_BF16_C
+    if (c_vectors && inside) {
+      store_strip_vectors(r0, c_base, col0);
+    } else
+#endif
+    {
+      [[unroll]] for (uint f = 0; f < RF * NF; ++f) {
+        store_fragment(acc[f], batch, r0 + (f / NF) * TM, col0 + (f % NF) * TN, sg);
+      }
+    }
+    if (PREFETCH == 0 && next_direct) fetch_strip(a_base, r0 + stride * rows_per_block);
   }
 }

@@ -3,7 +3,6 @@
 // auto takes it by its rule below, before coopmat2.
 #include <algorithm>
 #include <bit>
-#include <string>
 
 #include <fmt/format.h>
 
@@ -31,12 +30,9 @@ constexpr uint32_t kMaxAccumulators = 8;
 constexpr uint32_t kWorkgroupsPerUnit = 4;
 constexpr uint32_t kUnknownUnits = 128;
 
-// Strips of A fetched ahead (shaders/thin.comp PREFETCH), before the multiplies and stores of the block whose
-// registers they take: two blocks of the workgroup's ahead, each strip in registers of its own, where a strip
-// is one fragment's rows (a 2-byte C), so that two strips a subgroup are in flight while it multiplies and
-// stores a third; one block ahead for two fragments' rows, whose second set of registers would not fit beside
-// B's fragments and the strip's (docs/design/thin.md).
-uint32_t prefetch(const Types& t) { return row_fragments(t) == 1 ? 2 : 1; }
+// The next block's strip of A loaded before this block's multiplies and stores (shaders/thin.comp PREFETCH):
+// twice the bytes in flight a subgroup, for KF more fragments of registers.
+constexpr uint32_t kPrefetch = 1;
 
 // auto's rule (docs/design/thin.md, the measurements): op(A) = A (its strips move in 16-byte loads), K and N
 // of at most kAutoMaxSide, at least kAutoMinRows rows (fewer: coopmat2 was faster on the H200), fp32 sums, on
@@ -138,7 +134,7 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   const uint32_t wg = kSubgroups * s.f.sg;
   out.main.constants = {{"WG", wg},       {"TM", s.f.tm}, {"TN", s.f.tn}, {"TK", s.f.tk}, {"SG", s.f.sg},
                         {"KF", s.kf},     {"NF", s.nf},   {"DIRECT_A", direct_a ? 1u : 0u},
-                        {"PREFETCH", prefetch(ctx.types)},
+                        {"PREFETCH", kPrefetch},
                         {"C_BYTES", static_cast<uint32_t>(element_size(ctx.types.output))},
                         {"RF", row_fragments(ctx.types)},
                         {"HOLD_B", s.hold_b ? 1u : 0u}};
@@ -153,12 +149,9 @@ KernelLaunch launch(const LaunchContext& ctx, const Problem& p) {
   const uint64_t wanted = std::max<uint64_t>(1, uint64_t{units} * kWorkgroupsPerUnit / (uint64_t{col_blocks} * p.batch));
   out.grid = {static_cast<uint32_t>(std::min<uint64_t>(blocks, wanted)), col_blocks, p.batch};
   out.k_split = std::max(p.k, 1u);
-  out.description =
-      fmt::format("{} rows a block, {} x {} fragments of B {}, A {}", rows, s.kf, s.nf,
-                  s.hold_b ? "held" : "read from shared memory at each use",
-                  direct_a ? fmt::format("in 16-byte loads {} block{} ahead", prefetch(ctx.types),
-                                         prefetch(ctx.types) == 1 ? "" : "s")
-                           : std::string("element by element"));
+  out.description = fmt::format("{} rows a block, {} x {} fragments of B {}, A {}", rows, s.kf, s.nf,
+                                s.hold_b ? "held" : "read from shared memory at each use",
+                                direct_a ? "in 16-byte loads" : "element by element");
   return out;
 }
 
