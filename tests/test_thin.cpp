@@ -156,7 +156,7 @@ TEST_SUITE("thin") {
                       doctest::Contains("thin kernel multiplies f16 and bf16"));
   }
 
-  TEST_CASE("auto on a described H200: layers of K and N up to 64 over 262144 rows and more, A untransposed") {
+  TEST_CASE("auto on a described H200: layers of K up to 64 and N up to 128 in one block, over 262144 rows and more, A untransposed") {
     DeviceInfo d = test::nvidia();
     d.compute_units = 132;
     const tuning::Table table;
@@ -168,7 +168,11 @@ TEST_SUITE("thin") {
     CHECK(kernel_of(layer(2073600, 4, 64)) == Kernel::thin);
     CHECK(kernel_of(layer(1 << 18, 64, 16)) == Kernel::thin);
     CHECK(kernel_of(layer((1 << 18) - 1, 64, 64)) != Kernel::thin);  // too few rows
-    CHECK(kernel_of(layer(2073600, 128, 64)) != Kernel::thin);       // wider than 64
+    CHECK(kernel_of(layer(2073600, 128, 64)) == Kernel::thin);       // 128 columns: one block (B read from shared memory)
+    CHECK(kernel_of(layer(2073600, 96, 64)) == Kernel::thin);
+    CHECK(kernel_of(layer(2073600, 129, 64)) != Kernel::thin);       // wider than 128
+    CHECK(kernel_of(layer(2073600, 128, 64, DataType::f32)) != Kernel::thin);  // a 4-byte C: two blocks of 64
+    CHECK(kernel_of(layer(2073600, 64, 64, DataType::f32)) == Kernel::thin);
     CHECK(kernel_of(layer(2073600, 64, 128)) != Kernel::thin);       // deeper than 64
     kernels::Problem turned = layer(2073600, 64, 64);
     turned.trans_a = true, turned.lda = 2073600;

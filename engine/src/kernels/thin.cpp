@@ -34,10 +34,11 @@ constexpr uint32_t kUnknownUnits = 128;
 // twice the bytes in flight a subgroup, for KF more fragments of registers.
 constexpr uint32_t kPrefetch = 1;
 
-// auto's rule (docs/design/thin.md, the measurements): op(A) = A (its strips move in 16-byte loads), K and N
-// of at most kAutoMaxSide, at least kAutoMinRows rows (fewer: coopmat2 was faster on the H200), fp32 sums, on
-// a GPU.
-constexpr uint32_t kAutoMaxSide = 64;
+// auto's rule (docs/design/thin.md, the measurements): op(A) = A (its strips move in 16-byte loads), K of at
+// most kAutoMaxK, N of at most kAutoMaxN and in one workgroup's block of columns (op(A) read once), at least
+// kAutoMinRows rows (fewer: coopmat2 was faster on the H200), fp32 sums, on a GPU.
+constexpr uint32_t kAutoMaxK = 64;
+constexpr uint32_t kAutoMaxN = 128;
 constexpr uint32_t kAutoMinRows = 1u << 18;
 
 struct Shape {
@@ -59,9 +60,10 @@ uint32_t shared_bytes(const Shape& s, const Types& t) {
   return (b + strips) * unit + kSubgroups * s.f.tm * s.f.tn * 4;
 }
 
-// The fragments for a K (at least one) and the widest block of N's fragments, a power of two, that the budget
-// of B's fragments (or, past it, of C's) and the device's shared memory leave (at least one: max_k says which
-// K fits).
+// The fragments for a K (at least one) and the block of N's fragments: a power of two, the fewest that cover N
+// (padding fragments' multiplies cost less than streaming op(A) once more), else the widest that the budget of
+// B's fragments (or, past it, of C's) and the device's shared memory leave (at least one: max_k says which K
+// fits).
 Shape shape_for(const DeviceInfo& device, const Types& types, uint32_t k, uint32_t n) {
   Shape s{khr_fragment(device, Kernel::thin, types), 0, 0};
   s.kf = std::max(1u, (k + s.f.tk - 1) / s.f.tk);
@@ -69,7 +71,7 @@ Shape shape_for(const DeviceInfo& device, const Types& types, uint32_t k, uint32
   const uint32_t columns = (n + s.f.tn - 1) / s.f.tn;
   const auto widest = [&](uint32_t budget) {  // the widest block within a budget of fragments and shared memory
     Shape w = s;
-    w.nf = std::bit_floor(std::clamp(columns, 1u, std::max(1u, budget)));
+    w.nf = std::min(std::bit_ceil(columns), std::bit_floor(std::max(1u, budget)));
     while (w.nf > 1 && shared_bytes(w, types) > device.max_shared_memory) w.nf /= 2;
     return w.nf;
   };
@@ -104,13 +106,15 @@ void check(const LaunchContext& ctx) {
 }
 
 std::vector<GemmOptions> candidates(const LaunchContext& ctx, const Problem& p) {
-  const bool shape = !p.trans_a && p.k > 0 && p.k <= kAutoMaxSide && p.n <= kAutoMaxSide && p.m >= kAutoMinRows;
+  const bool shape = !p.trans_a && p.k > 0 && p.k <= kAutoMaxK && p.n <= kAutoMaxN && p.m >= kAutoMinRows;
   if (!shape || ctx.device.type == DeviceType::cpu || ctx.types.f16_accumulate || !ctx.device.coopmat_khr) return {};
   try {
     check(ctx);
   } catch (const Error&) {
     return {};
   }
+  const Shape s = shape_for(ctx.device, ctx.types, p.k, p.n);
+  if (s.nf * s.f.tn < p.n) return {};  // more than one block of columns: op(A) streamed again for each
   GemmOptions o = ctx.options;
   o.kernel = Kernel::thin;
   return {o};
