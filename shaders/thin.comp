@@ -20,8 +20,8 @@
 // host saw op(A) = A with rows, offset and batch stride in 16 bytes and K whole fragments (DIRECT_A), and the
 // block lies inside M; else element by element, zeros outside op(A). C likewise: the strip's fragments, alpha
 // and the fused epilogue applied in registers, go through the subgroup's area in C's type and out 16 bytes
-// an invocation a store, where beta is 0, C's rows and offset are in 16 bytes and the block lies inside C;
-// else element by element through store_c, nothing written outside C (a bf16 C always: devices offer no
+// an invocation a store, where beta is 0, C's rows and offset are in 16 bytes and the block lies inside C
+// (its padding columns past N, where N is whole 16-byte units, left unstored); else element by element through store_c, nothing written outside C (a bf16 C always: devices offer no
 // bf16 accumulator to store from). The matrices' own loads and stores straight from and to the buffers ran
 // at half this rate on NVIDIA (docs/design/thin.md).
 // Every choice between the two ways is the same for the whole workgroup (a block's rows inside M or not), so
@@ -204,8 +204,8 @@ void store_strip_vectors(uint r0, uint c_base, uint col0) {
     if (p.alpha != SCALAR_T(1)) frag = frag * ACC_T(p.alpha);
     if (epilogue_on()) {
       for (int e = 0; e < frag.length(); ++e) {
-        const uint at = uint(element_at[e]);
-        frag[e] = ACC_T(gemm_epilogue(EPI_T(frag[e]), r0 + rf * TM + at / TN, col0 + nf * TN + at % TN));
+        const uint at = uint(element_at[e]), col = col0 + nf * TN + at % TN;
+        if (col < p.N) frag[e] = ACC_T(gemm_epilogue(EPI_T(frag[e]), r0 + rf * TM + at / TN, col));
       }
     }
     coopMatStore(MAT_C(frag), sh_strip, base + rf * TM * SC + nf * (TN / C_UNIT), SC, gl_CooperativeMatrixLayoutRowMajor);
@@ -214,7 +214,9 @@ void store_strip_vectors(uint r0, uint c_base, uint col0) {
   [[unroll]] for (uint i = 0; i < C_STORES; ++i) {
     const uint u = gl_SubgroupInvocationID + i * SG;
     if (C_CHUNKS % SG != 0 && u >= C_CHUNKS) break;
-    C4[(c_base + (r0 + u / (NP / C_UNIT)) * p.ldc + col0 + (u % (NP / C_UNIT)) * C_UNIT) / C_UNIT] =
+    const uint col = col0 + (u % (NP / C_UNIT)) * C_UNIT;
+    if (col >= p.N) continue;  // a padding fragment's columns
+    C4[(c_base + (r0 + u / (NP / C_UNIT)) * p.ldc + col) / C_UNIT] =
         sh_strip[base + (u / (NP / C_UNIT)) * SC + u % (NP / C_UNIT)];
   }
   sg_sync();  // the next strip overwrites the area
@@ -232,9 +234,10 @@ void main() {
   barrier();
   [[unroll]] for (uint f = 0; f < HELD_B; ++f) fb[f] = b_fragment(f / NF, f % NF);
   // Stores 16 bytes at a time: beta 0, C's rows and offset in 16 bytes (8 elements), the workgroup's columns
-  // inside N; then per block, its rows inside M.
+  // inside N in whole 16-byte units (a block's padding fragments past N are not stored); then per block, its
+  // rows inside M.
   const bool c_vectors = C_VECTORS && (p.flags & GEMM_BETA_ZERO) != 0u && c_base % 8 == 0 && p.ldc % 8 == 0 &&
-                         col0 + NP <= p.N;
+                         (col0 + NP <= p.N || p.N % C_UNIT == 0);
   if (c_vectors && epilogue_on()) number_elements(sg);
 
   // The blocks grid-stride. A block whose strips load 16 bytes at a time has them fetched into registers

@@ -74,13 +74,14 @@ Geometry geometry(DataType input) {
 
 // Sizes from the geometry: rows around a strip and a block (4 strips), a long M whose blocks outnumber any
 // grid (each workgroup walks several); K around a fragment, not whole, and the largest; N around a fragment,
-// past one workgroup's block of columns, and wide enough over one fragment of K that shared memory, not B's
-// fragments, limits the block (f32 C on lavapipe).
+// past one workgroup's block of columns, whole 16-byte units short of a block (its padding fragment left
+// unstored), and wide enough over one fragment of K that shared memory, not B's fragments, limits the block
+// (f32 C on lavapipe).
 std::vector<Size> sizes(const Geometry& g) {
   const int64_t strip = g.strip, block = g.block, tk = g.tk, kmax = g.max_k;
   return {{1, 1, 1},          {strip, strip, tk},          {strip + 1, 5, tk - 1},    {block, 16, 2 * tk},
           {block + 3, 17, 3 * tk + 2}, {3 * block, 64, 64}, {5 * block - 1, 33, kmax}, {40000, 8, tk},
-          {2 * block, 100, 24}, {strip, 130, tk}};
+          {2 * block, 100, 24}, {strip, 130, tk}, {3 * block + 1, 24, tk}};
 }
 
 constexpr std::array<std::pair<double, double>, 4> kScalars = {
@@ -156,7 +157,7 @@ TEST_SUITE("thin") {
                       doctest::Contains("thin kernel multiplies f16 and bf16"));
   }
 
-  TEST_CASE("auto on a described H200: layers of K up to 64 and N up to 128 in one block, over 262144 rows and more, A untransposed") {
+  TEST_CASE("auto on a described H200: layers of K and N up to 128, N in one block, over 262144 rows and more, A untransposed") {
     DeviceInfo d = test::nvidia();
     d.compute_units = 132;
     const tuning::Table table;
@@ -173,7 +174,9 @@ TEST_SUITE("thin") {
     CHECK(kernel_of(layer(2073600, 129, 64)) != Kernel::thin);       // wider than 128
     CHECK(kernel_of(layer(2073600, 128, 64, DataType::f32)) != Kernel::thin);  // a 4-byte C: two blocks of 64
     CHECK(kernel_of(layer(2073600, 64, 64, DataType::f32)) == Kernel::thin);
-    CHECK(kernel_of(layer(2073600, 64, 128)) != Kernel::thin);       // deeper than 64
+    CHECK(kernel_of(layer(2073600, 64, 128)) == Kernel::thin);
+    CHECK(kernel_of(layer(2073600, 128, 128)) != Kernel::thin);  // B 128 x 128 and the strips past 48 KB: two blocks
+    CHECK(kernel_of(layer(2073600, 64, 129)) != Kernel::thin);       // deeper than 128
     kernels::Problem turned = layer(2073600, 64, 64);
     turned.trans_a = true, turned.lda = 2073600;
     CHECK(kernel_of(turned) != Kernel::thin);

@@ -37,7 +37,7 @@ constexpr uint32_t kPrefetch = 1;
 // auto's rule (docs/design/thin.md, the measurements): op(A) = A (its strips move in 16-byte loads), K of at
 // most kAutoMaxK, N of at most kAutoMaxN and in one workgroup's block of columns (op(A) read once), at least
 // kAutoMinRows rows (fewer: coopmat2 was faster on the H200), fp32 sums, on a GPU.
-constexpr uint32_t kAutoMaxK = 64;
+constexpr uint32_t kAutoMaxK = 128;
 constexpr uint32_t kAutoMaxN = 128;
 constexpr uint32_t kAutoMinRows = 1u << 18;
 
