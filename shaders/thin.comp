@@ -194,6 +194,19 @@ void load_strip(bool fetched, uint batch, uint r0, uint sg) {
 }
 
 #ifndef VKGEMM_BF16_C
+// The strip's 16-byte units of C from this subgroup's area (at base) out along C's rows; a padded block's units
+// past N are not stored.
+void store_units(uint base, uint r0, uint c_base, uint col0, bool padded) {
+  [[unroll]] for (uint i = 0; i < C_STORES; ++i) {
+    const uint u = gl_SubgroupInvocationID + i * SG;
+    if (C_CHUNKS % SG != 0 && u >= C_CHUNKS) break;
+    const uint col = col0 + (u % (NP / C_UNIT)) * C_UNIT;
+    if (padded && col >= p.N) continue;
+    C4[(c_base + (r0 + u / (NP / C_UNIT)) * p.ldc + col) / C_UNIT] =
+        sh_strip[base + (u / (NP / C_UNIT)) * SC + u % (NP / C_UNIT)];
+  }
+}
+
 // The strip's RF x NF fragments of C through this subgroup's area of shared memory, in C's type, then out 16
 // bytes an invocation a store along C's rows (alpha and the epilogue applied in registers first).
 void store_strip_vectors(uint r0, uint c_base, uint col0) {
@@ -204,21 +217,17 @@ void store_strip_vectors(uint r0, uint c_base, uint col0) {
     if (p.alpha != SCALAR_T(1)) frag = frag * ACC_T(p.alpha);
     if (epilogue_on()) {
       for (int e = 0; e < frag.length(); ++e) {
-        const uint at = uint(element_at[e]), col = col0 + nf * TN + at % TN;
-        if (col < p.N) frag[e] = ACC_T(gemm_epilogue(EPI_T(frag[e]), r0 + rf * TM + at / TN, col));
+        // A padding column's value is never stored: its bias is read in bounds, from the last column's place.
+        const uint at = uint(element_at[e]), col = min(col0 + nf * TN + at % TN, p.N - 1u);
+        frag[e] = ACC_T(gemm_epilogue(EPI_T(frag[e]), r0 + rf * TM + at / TN, col));
       }
     }
     coopMatStore(MAT_C(frag), sh_strip, base + rf * TM * SC + nf * (TN / C_UNIT), SC, gl_CooperativeMatrixLayoutRowMajor);
   }
   sg_sync();
-  [[unroll]] for (uint i = 0; i < C_STORES; ++i) {
-    const uint u = gl_SubgroupInvocationID + i * SG;
-    if (C_CHUNKS % SG != 0 && u >= C_CHUNKS) break;
-    const uint col = col0 + (u % (NP / C_UNIT)) * C_UNIT;
-    if (col >= p.N) continue;  // a padding fragment's columns
-    C4[(c_base + (r0 + u / (NP / C_UNIT)) * p.ldc + col) / C_UNIT] =
-        sh_strip[base + (u / (NP / C_UNIT)) * SC + u % (NP / C_UNIT)];
-  }
+  // Two copies of the loop: the test of each unit's column only where the block has padding columns.
+  if (col0 + NP <= p.N) store_units(base, r0, c_base, col0, false);
+  else store_units(base, r0, c_base, col0, true);
   sg_sync();  // the next strip overwrites the area
 }
 #endif
