@@ -208,9 +208,8 @@ void store_units(uint base, uint r0, uint c_base, uint col0, bool padded) {
 }
 
 // The strip's RF x NF fragments of C through this subgroup's area of shared memory, in C's type, then out 16
-// bytes an invocation a store along C's rows (alpha and the epilogue applied in registers first). Called with
-// `padded` a constant, so that a full block's copy has no test of a column against N.
-void store_strip_vectors(uint r0, uint c_base, uint col0, bool padded) {
+// bytes an invocation a store along C's rows (alpha and the epilogue applied in registers first).
+void store_strip_vectors(uint r0, uint c_base, uint col0) {
   const uint base = gl_SubgroupID * STRIP;
   [[unroll]] for (uint f = 0; f < RF * NF; ++f) {
     const uint rf = f / NF, nf = f % NF;
@@ -218,16 +217,17 @@ void store_strip_vectors(uint r0, uint c_base, uint col0, bool padded) {
     if (p.alpha != SCALAR_T(1)) frag = frag * ACC_T(p.alpha);
     if (epilogue_on()) {
       for (int e = 0; e < frag.length(); ++e) {
-        const uint at = uint(element_at[e]);
-        uint col = col0 + nf * TN + at % TN;
-        if (padded) col = min(col, p.N - 1u);  // a padding column's value is never stored: its bias read in bounds
+        // A padding column's value is never stored: its bias is read in bounds, from the last column's place.
+        const uint at = uint(element_at[e]), col = min(col0 + nf * TN + at % TN, p.N - 1u);
         frag[e] = ACC_T(gemm_epilogue(EPI_T(frag[e]), r0 + rf * TM + at / TN, col));
       }
     }
     coopMatStore(MAT_C(frag), sh_strip, base + rf * TM * SC + nf * (TN / C_UNIT), SC, gl_CooperativeMatrixLayoutRowMajor);
   }
   sg_sync();
-  store_units(base, r0, c_base, col0, padded);
+  // Two copies of the loop: the test of each unit's column only where the block has padding columns.
+  if (col0 + NP <= p.N) store_units(base, r0, c_base, col0, false);
+  else store_units(base, r0, c_base, col0, true);
   sg_sync();  // the next strip overwrites the area
 }
 #endif
@@ -273,10 +273,8 @@ void main() {
     }
     const bool inside = (block + 1) * rows_per_block <= p.M;  // the same for every subgroup
 #ifndef VKGEMM_BF16_C
-    if (c_vectors && inside && col0 + NP <= p.N) {
-      store_strip_vectors(r0, c_base, col0, false);
-    } else if (c_vectors && inside) {
-      store_strip_vectors(r0, c_base, col0, true);
+    if (c_vectors && inside) {
+      store_strip_vectors(r0, c_base, col0);
     } else
 #endif
     {
