@@ -21,8 +21,9 @@
 // block lies inside M; else element by element, zeros outside op(A). C likewise: the strip's fragments, alpha
 // and the fused epilogue applied in registers, go through the subgroup's area in C's type and out 16 bytes
 // an invocation a store, where beta is 0, C's rows and offset are in 16 bytes and the block lies inside C
-// (its padding columns past N, where N is whole 16-byte units, left unstored); else element by element through store_c, nothing written outside C (a bf16 C always: devices offer no
-// bf16 accumulator to store from). The matrices' own loads and stores straight from and to the buffers ran
+// (its padding columns past N, where N is whole 16-byte units, left unstored); else element by element
+// through store_c, nothing written outside C (a bf16 C always: devices offer no bf16 accumulator to store
+// from). The matrices' own loads and stores straight from and to the buffers ran
 // at half this rate on NVIDIA (docs/design/thin.md).
 // Every choice between the two ways is the same for the whole workgroup (a block's rows inside M or not), so
 // the workgroup barriers of the element-by-element way are met by every invocation.
@@ -231,7 +232,8 @@ void store_strip_vectors(uint r0, uint c_base, uint col0) {
       if (col + TN <= p.N) epilogue_fragment(frag, row, col, false);
       else epilogue_fragment(frag, row, col, true);
     }
-    coopMatStore(MAT_C(frag), sh_strip, base + rf * TM * SC + nf * (TN / C_UNIT), SC, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatStore(MAT_C(frag), sh_strip, base + rf * TM * SC + nf * (TN / C_UNIT), SC,
+                 gl_CooperativeMatrixLayoutRowMajor);
   }
   sg_sync();
   // Two copies of the loop: the test of each unit's column only where the block has padding columns.

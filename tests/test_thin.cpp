@@ -157,7 +157,7 @@ TEST_SUITE("thin") {
                       doctest::Contains("thin kernel multiplies f16 and bf16"));
   }
 
-  TEST_CASE("auto on a described H200: layers of K and N up to 128, N in one block, over 262144 rows and more, A untransposed") {
+  TEST_CASE("auto on a described H200: K and N up to 128, N in one block, 262144 rows and more, A untransposed") {
     DeviceInfo d = test::nvidia();
     d.compute_units = 132;
     const tuning::Table table;
@@ -169,7 +169,7 @@ TEST_SUITE("thin") {
     CHECK(kernel_of(layer(2073600, 4, 64)) == Kernel::thin);
     CHECK(kernel_of(layer(1 << 18, 64, 16)) == Kernel::thin);
     CHECK(kernel_of(layer((1 << 18) - 1, 64, 64)) != Kernel::thin);  // too few rows
-    CHECK(kernel_of(layer(2073600, 128, 64)) == Kernel::thin);       // 128 columns: one block (B read from shared memory)
+    CHECK(kernel_of(layer(2073600, 128, 64)) == Kernel::thin);  // 128 columns: one block, B from shared memory
     CHECK(kernel_of(layer(2073600, 96, 64)) == Kernel::thin);
     CHECK(kernel_of(layer(2073600, 129, 64)) != Kernel::thin);       // wider than 128
     CHECK(kernel_of(layer(2073600, 128, 64, DataType::f32)) != Kernel::thin);  // a 4-byte C: two blocks of 64
@@ -192,8 +192,10 @@ TEST_SUITE("thin") {
     CHECK(test::spec_constant(plan.main, "NF") == 4);
     CHECK(test::spec_constant(plan.main, "DIRECT_A") == 1);
     CHECK(test::spec_constant(plan.main, "RF") == 1);  // a strip of one fragment's rows for a 2-byte C, two for f32
+    CHECK(test::spec_constant(plan.main, "PREFETCH") == 1);  // the next block's strip fetched before the multiplies
     const auto f32_c = kernels::plan(d, table, {.kernel = Kernel::thin}, layer(2073600, 64, 64, DataType::f32));
     CHECK(test::spec_constant(f32_c.main, "RF") == 2);
+    CHECK(test::spec_constant(f32_c.main, "PREFETCH") == 1);
     CHECK(f32_c.main.tile == std::array<uint32_t, 2>{64, 128});
     CHECK(test::spec_constant(plan.main, "HOLD_B") == 1);  // 4 x 4 fragments of B fit the registers held
     // 128 columns over K 64: held, B's 16 fragments would cut them in two blocks (A read twice); read from
