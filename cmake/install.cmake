@@ -31,6 +31,10 @@ install(FILES ${PROJECT_SOURCE_DIR}/docs/bench.schema.json ${PROJECT_SOURCE_DIR}
 # libvkgemm_c three folders up from itself (lib/python3/dist-packages/vkgemm -> lib/) or by the loader's search.
 install(TARGETS vkgemm_c LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS vkgemm_blas LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_SKIP)
+# vkgemm's PDGEMM for ScaLAPACK programs (docs/distributed.md), beside the drop-in BLAS it multiplies through.
+if(TARGET vkgemm_pblas)
+  install(TARGETS vkgemm_pblas LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_SKIP)
+endif()
 install(FILES ${PROJECT_SOURCE_DIR}/engine/python/vkgemm/__init__.py ${PROJECT_SOURCE_DIR}/engine/python/vkgemm/_capi.py
               ${PROJECT_SOURCE_DIR}/engine/python/vkgemm/array.py
         DESTINATION lib/python3/dist-packages/vkgemm)

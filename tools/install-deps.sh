@@ -18,6 +18,7 @@ packages=(
   python3-matplotlib python3-jsonschema  # tools/vkgemm-report (plots) and the bench tests (schema check)
   libblas3 libblas-test python3-numpy python3-pytest python3-venv  # the drop-in BLAS and Python module's tests
   scalapack-mpi-test openmpi-bin      # ScaLAPACK's PBLAS testers under Open MPI (docs/distributed.md)
+  libopenmpi-dev                      # MPI's C headers: vkgemm's PDGEMM for ScaLAPACK programs (libvkgemm_pblas)
   clang-14 libclang-rt-14-dev         # the sanitizer build and its fuzzers: clang with ASan, UBSan, libFuzzer
   python3 xz-utils ca-certificates    # fetching the newer shader toolchain (tools/install-toolchain.sh)
   debootstrap                         # the Debian trixie root with a newer lavapipe (tools/dev/coopmat-lavapipe.sh)

@@ -14,11 +14,20 @@
 # Then two ranks on two logical devices (lavapipe's ICD listed twice, the second through a copy of its
 # manifest: the loader then enumerates two devices): `vkgemm devices` under mpirun says rank 0 takes [0] and
 # rank 1 takes [1], and dpb3tst on the process grids of 2 ranks passes with each rank's GEMMs on its own device.
-# Usage: pblas.sh <libvkgemm_blas.so> <vkgemm program> <work dir>
+# Then vkgemm's own PDGEMM (libvkgemm_pblas preloaded before the drop-in, docs/distributed.md): both testers
+# again with their input files, every plain product taken by it (its exit summary counts them on every rank)
+# and the rest by ScaLAPACK's, all passing; and the tester on PDBLAS3TST-gather.dat (plain products on 7 grids
+# of up to 4 ranks: submatrix offsets inside blocks, first blocks of their own size, blocks of 1 and past the
+# matrix, K distributed unlike A's columns) with every call taken (rank r counts the problems times the grids
+# that hold it, none handed on), also on the two logical devices. The count is shown to fail: the same run with
+# VKGEMM_PBLAS=off is refused.
+# Usage: pblas.sh <libvkgemm_blas.so> <vkgemm program> <work dir> <libvkgemm_pblas.so>
 set -euo pipefail
 lib=$(realpath "$1")
 vkgemm=$(realpath "$2")
 work=$3
+pblas_lib=$(realpath "$4")
+gather_dat=$(dirname "$(realpath "$0")")/PDBLAS3TST-gather.dat
 testers=/usr/lib/x86_64-linux-gnu/scalapack/openmpi-tests/PBLAS
 if [[ ! -x $testers/dpb3tst ]] || ! command -v mpirun.openmpi >/dev/null; then
   echo "pblas: $testers/dpb3tst or mpirun.openmpi is missing (install scalapack-mpi-test and openmpi-bin: tools/install-deps.sh)"
@@ -29,13 +38,19 @@ rm -rf "$work" && mkdir -p "$work" && cd "$work"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 routed=(-x LD_PRELOAD="$lib" -x VKGEMM_BLAS_THRESHOLD=0 -x VKGEMM_BLAS_VERBOSE=1 -x VKGEMM_BLAS_VALIDATION=1)
 
-# check_tester <output> <input .dat> <ranks> <s|d>: the tester's own summary says every test it was asked for passed.
+# check_tester <output> <input .dat> <ranks> <s|d> [routines...]: the tester's own summary says every test it was
+# asked for passed (the routines: all 8 unless named).
 check_tester() {
   local out=$1 dat=$2 ranks=$3 t=${4^^}
+  shift 4
+  local routines=("$@")
+  ((${#routines[@]})) || routines=(GEMM SYMM SYRK SYR2K TRMM TRSM GEADD TRADD)
   if grep -nE 'FAILED|ERROR|SUSPECT|FATAL|[Ii]llegal|ILLEGAL|not supported' "$out" | grep -v 'TOTAL TESTS  PASSED   FAILED'; then
     echo "pblas: $out reports failures (above)"; return 1
   fi
-  grep -q '^  Error-exit tests completed\.' "$out" || { echo "pblas: $out: the error-exit tests did not complete"; return 1; }
+  if grep -qE '^T[[:space:]].*test error exits' "$dat"; then
+    grep -q '^  Error-exit tests completed\.' "$out" || { echo "pblas: $out: the error-exit tests did not complete"; return 1; }
+  fi
   grep -q '^  End of Tests\.' "$out" || { echo "pblas: $out: no 'End of Tests.'"; return 1; }
   # Problems x the grids (P x Q, the first "number of process grids" of each list) that fit in the ranks.
   local problems grids expected
@@ -45,7 +60,7 @@ check_tester() {
   expected=$((problems * grids))
   ((expected > 0)) || { echo "pblas: $dat asks for no test on $ranks ranks"; return 1; }
   local routine row
-  for routine in GEMM SYMM SYRK SYR2K TRMM TRSM GEADD TRADD; do
+  for routine in "${routines[@]}"; do
     row=$(grep -E "^  \|  P${t}${routine} +[0-9]" "$out" || true)
     [[ $row =~ \|\ +P${t}${routine}\ +([0-9]+)\ +([0-9]+)\ +([0-9]+)\ +([0-9]+)$ ]] || {
       echo "pblas: $out: no summary row for P${t}${routine}"; return 1; }
@@ -55,10 +70,11 @@ check_tester() {
   local computational input_only
   computational=$(grep -cE "Computational check: P${t}[A-Z0-9]+ +PASSED" "$out" || true)
   input_only=$(grep -cE "Input-only parameter check: P${t}[A-Z0-9]+ +PASSED" "$out" || true)
-  ((computational == 8 * expected && input_only == 8 * expected)) || {
-    echo "pblas: $out: $computational computational and $input_only input-only checks passed, not $((8 * expected))"
+  local all=$((${#routines[@]} * expected))
+  ((computational == all && input_only == all)) || {
+    echo "pblas: $out: $computational computational and $input_only input-only checks passed, not $all"
     return 1; }
-  echo "pblas: $(basename "$out"): 8 routines x $expected tests passed, error exits completed"
+  echo "pblas: $(basename "$(dirname "$out")"): ${#routines[@]} routines x $expected tests passed"
 }
 
 # check_ranks <output folder> <ranks> <devices>: each rank's exit summary counts GEMMs on the device and none
@@ -77,6 +93,28 @@ check_ranks() {
     [[ $line == "vkgemm-blas: device [$((r % devices))] "*": local rank $r of $ranks (Open MPI: "* ]] || {
       echo "pblas: rank $r: not on device [$((r % devices))] by its local rank: '$line'"; return 1; }
     echo "pblas: rank $r: $(grep -o '[0-9]* GEMMs on the device' "$err"), device [$((r % devices))]"
+  done
+}
+
+# check_gathered <output folder> <ranks> [<input .dat>]: each rank's vkgemm-pblas summary counts P?GEMM calls it
+# took; with an input file, exactly its problems times the grids that hold the rank (a grid of P x Q takes
+# ranks 0 .. PQ-1), and none handed to ScaLAPACK's.
+check_gathered() {
+  local dir=$1 ranks=$2 dat=${3:-} r line want
+  for ((r = 0; r < ranks; r++)); do
+    line=$(grep '^vkgemm-pblas: ' "$dir/1/rank.$r/stderr" 2>/dev/null || true)
+    [[ $line =~ ^vkgemm-pblas:\ ([0-9]+)\ P\?GEMM\ calls\ gathered.*,\ ([0-9]+)\ forwarded ]] || {
+      echo "pblas: rank $r: no vkgemm-pblas summary in $dir/1/rank.$r/stderr"; return 1; }
+    if [[ -z $dat ]]; then
+      ((BASH_REMATCH[1] > 0)) || { echo "pblas: rank $r: no P?GEMM call gathered: $line"; return 1; }
+    else
+      want=$(awk -v r="$r" '/number of tests problems/ {t = $1} /number of process grids/ {n = $1}
+                /values of P$/ {for (i = 1; i <= n; i++) p[i] = $i}
+                /values of Q$/ {for (i = 1; i <= n; i++) if (p[i] * $i > r) g++} END {print t * g}' "$dat")
+      ((BASH_REMATCH[1] == want && BASH_REMATCH[2] == 0)) || {
+        echo "pblas: rank $r: not the $want calls gathered and none forwarded: $line"; return 1; }
+    fi
+    echo "pblas: rank $r: ${line#vkgemm-pblas: }"
   done
 }
 
@@ -115,6 +153,27 @@ if check_ranks "$work/d-never/ranks" 4 1 >/dev/null; then
 fi
 echo "pblas: the checks refuse a failed test, a missing one, and GEMMs on the CPU BLAS"
 
+# vkgemm's PDGEMM before ScaLAPACK's: the testers' own input files (the plain products gathered, the rest
+# handed on), then the gathering input file, every call taken.
+gathered=(-x LD_PRELOAD="$pblas_lib $lib" -x VKGEMM_BLAS_THRESHOLD=0 -x VKGEMM_BLAS_VERBOSE=1 -x VKGEMM_BLAS_VALIDATION=1)
+sed -e 's/PDBLAS3TST/PSBLAS3TST/' -e 's/PD\([A-Z0-9]*\) /PS\1 /' -e 's/\([0-9]\)\.0D0/\1.0E0/' "$gather_dat" > "$work/PSBLAS3TST-gather.dat"
+cp "$gather_dat" "$work/PDBLAS3TST-gather.dat"
+for t in s d; do
+  run_tester $t 4 "$testers/P${t^^}BLAS3TST.dat" "$t-4-gathered" "${gathered[@]}"
+  check_tester "$work/$t-4-gathered/report" "$testers/P${t^^}BLAS3TST.dat" 4 $t
+  check_ranks "$work/$t-4-gathered/ranks" 4 1
+  check_gathered "$work/$t-4-gathered/ranks" 4
+  run_tester $t 4 "$work/P${t^^}BLAS3TST-gather.dat" "$t-4-gather" "${gathered[@]}"
+  check_tester "$work/$t-4-gather/report" "$work/P${t^^}BLAS3TST-gather.dat" 4 $t GEMM
+  check_gathered "$work/$t-4-gather/ranks" 4 "$work/P${t^^}BLAS3TST-gather.dat"
+done
+run_tester d 4 "$work/PDBLAS3TST-gather.dat" d-4-off "${gathered[@]}" -x VKGEMM_PBLAS=off
+check_tester "$work/d-4-off/report" "$work/PDBLAS3TST-gather.dat" 4 d GEMM >/dev/null
+if check_gathered "$work/d-4-off/ranks" 4 "$work/PDBLAS3TST-gather.dat" >/dev/null; then
+  echo "pblas: the gathered count passed a run with every call handed to ScaLAPACK's"; exit 1
+fi
+echo "pblas: the gathered count refuses a run that handed every call on"
+
 # Two ranks, two logical devices: lavapipe's manifest and a copy of it (the loader reads one path once).
 lvp=$(ls /usr/share/vulkan/icd.d/lvp_icd.*.json 2>/dev/null | head -1)
 [[ -n $lvp ]] || { echo "pblas: no lavapipe manifest in /usr/share/vulkan/icd.d (mesa-vulkan-drivers)"; exit 1; }
@@ -133,4 +192,11 @@ awk '/number of process grids/ {$1 = 2} /values of P$/ {$1 = 1; $2 = 2} /values 
 run_tester d 2 "$work/PDBLAS3TST-2.dat" d-2 "${routed[@]}" -x VK_ICD_FILENAMES
 check_tester "$work/d-2/report" "$work/PDBLAS3TST-2.dat" 2 d
 check_ranks "$work/d-2/ranks" 2 2
+# vkgemm's PDGEMM on the gathering input file's grids of up to 2 ranks, each rank on its own device.
+awk '/number of process grids/ {$1 = 3} /values of P$/ {$1 = 1; $2 = 2; $3 = 1} /values of Q$/ {$1 = 2; $2 = 1; $3 = 1} {print}' \
+  "$gather_dat" > "$work/PDBLAS3TST-gather-2.dat"
+run_tester d 2 "$work/PDBLAS3TST-gather-2.dat" d-2-gather "${gathered[@]}" -x VK_ICD_FILENAMES
+check_tester "$work/d-2-gather/report" "$work/PDBLAS3TST-gather-2.dat" 2 d GEMM
+check_ranks "$work/d-2-gather/ranks" 2 2
+check_gathered "$work/d-2-gather/ranks" 2 "$work/PDBLAS3TST-gather-2.dat"
 echo "pblas: passed"

@@ -1,0 +1,212 @@
+// vkgemm's PDGEMM and PSGEMM for ScaLAPACK programs (docs/distributed.md): preloaded before ScaLAPACK, these
+// pdgemm_ and psgemm_ take the calls gather_plan.hpp's rule takes (each process gathers its rows of op(A) and
+// columns of op(B) whole, then one local GEMM through vkgemm's drop-in BLAS) and hand every other call to
+// ScaLAPACK's own, the next definition in the program (RTLD_NEXT).
+//
+// Environment: VKGEMM_PBLAS=off hands every call to ScaLAPACK's (unset or "gather": the rule decides);
+// VKGEMM_BLAS_VERBOSE=1 prints at exit how many calls were taken and why the others were not.
+#include <dlfcn.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+
+#include "pblas/gather.hpp"
+#include "pblas/gather_plan.hpp"
+#include "pblas/grid.hpp"
+
+#define VKGEMM_PBLAS_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace vkgemm::pblas {
+namespace {
+
+template <class T>
+using Pgemm = void (*)(const char*, const char*, const int*, const int*, const int*, const T*, const T*, const int*,
+                       const int*, const int*, const T*, const int*, const int*, const int*, const T*, T*, const int*,
+                       const int*, const int*);
+template <class T>
+using Gemm = void (*)(const char*, const char*, const int*, const int*, const int*, const T*, const T*, const int*,
+                      const T*, const int*, const T*, T*, const int*, size_t, size_t);
+
+struct Settings {
+  bool off = false;
+  int verbose = 0;
+};
+
+// Read once, at the first call; a value not taken is reported and the default used.
+const Settings& settings() {
+  static const Settings s = [] {
+    Settings r;
+    if (const char* v = std::getenv("VKGEMM_PBLAS"); v && *v) {
+      if (std::strcmp(v, "off") == 0) r.off = true;
+      else if (std::strcmp(v, "gather") != 0)
+        std::fprintf(stderr, "vkgemm-pblas: VKGEMM_PBLAS='%s' is not 'gather' or 'off'; using 'gather'\n", v);
+    }
+    if (const char* v = std::getenv("VKGEMM_BLAS_VERBOSE"); v && *v) r.verbose = std::atoi(v);
+    return r;
+  }();
+  return s;
+}
+
+// What the library did, printed at exit with VKGEMM_BLAS_VERBOSE=1.
+class Summary {
+ public:
+  void taken() {
+    std::lock_guard lock(mutex_);
+    ++taken_;
+  }
+  void forwarded(const std::string& why) {
+    std::lock_guard lock(mutex_);
+    ++forwarded_[why];
+  }
+  ~Summary() {
+    if (settings().verbose < 1) return;
+    uint64_t total = 0;
+    std::string reasons;
+    for (const auto& [why, count] : forwarded_) {
+      total += count;
+      reasons += (reasons.empty() ? ": " : ", ") + std::to_string(count) + " " + why;
+    }
+    std::fprintf(stderr, "vkgemm-pblas: %llu P?GEMM calls gathered (one local GEMM each), %llu forwarded to ScaLAPACK's%s\n",
+                 static_cast<unsigned long long>(taken_), static_cast<unsigned long long>(total), reasons.c_str());
+  }
+
+ private:
+  std::mutex mutex_;
+  uint64_t taken_ = 0;
+  std::map<std::string, uint64_t> forwarded_;
+};
+Summary summary;
+
+// The local GEMM: vkgemm's drop-in BLAS (this library's dependency), else the program's.
+template <class T>
+Gemm<T> local_gemm(const char* name) {
+  void* blas = dlopen("libvkgemm_blas.so.0", RTLD_NOW | RTLD_NOLOAD);
+  void* f = blas ? dlsym(blas, name) : nullptr;
+  if (blas) dlclose(blas);
+  return reinterpret_cast<Gemm<T>>(f ? f : dlsym(RTLD_DEFAULT, name));
+}
+
+// This node's available memory over the grid's processes on it; 0 where it cannot be read (no limit).
+uint64_t node_share(MPI_Comm comm) {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  while (meminfo >> key >> kib)
+    if (key == "MemAvailable:") break;
+  if (key != "MemAvailable:") return 0;
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  const Communicator owned(node);
+  int here = 1;
+  MPI_Comm_size(node, &here);
+  return kib * 1024 / static_cast<uint64_t>(here);
+}
+
+enum Refusal : int { kNone = 0, kGrid, kLeadingDimension, kMemory, kAllocation };
+const char* refusal_name(int code) {
+  switch (code) {
+    case kGrid: return "a grid whose processes could not be placed";
+    case kLeadingDimension: return "a local leading dimension ScaLAPACK refuses";
+    case kMemory: return "gathered panels past a process's share of its node's available memory";
+    default: return "gathered panels that could not be allocated";
+  }
+}
+
+template <class T>
+std::unique_ptr<T[]> allocate(int64_t elements) {
+  return std::unique_ptr<T[]>(elements > 0 ? new (std::nothrow) T[static_cast<size_t>(elements)] : nullptr);
+}
+
+// The call on the plan: gathers and one local GEMM, or (before any of it) why not; collective over the grid.
+template <class T>
+std::string run(const GatherPlan& plan, const GridShape& g, const char* gemm_name, const T* alpha, const T* a,
+                const T* b, const T* beta, T* c) {
+  const GridComm grid = grid_comm(plan.context, g);
+  const int r = g.my_row, q = g.my_col;
+  const int64_t m_local = plan.c.local_rows(r), n_local = plan.c.local_cols(q), k = plan.k;
+  const bool gather_a = g.cols > 1, gather_b = g.rows > 1;
+  const int64_t a_elements = gather_a ? m_local * k : 0, b_elements = gather_b ? k * n_local : 0;
+  const uint64_t share = node_share(grid.comm.get());  // collective: before any process may refuse
+  int refusal = kNone;
+  if (!grid.complete()) refusal = kGrid;
+  for (const Operand* op : {&plan.a, &plan.b, &plan.c})
+    if (op->lld < std::max<int64_t>(1, local_extent(op->whole_rows, r))) refusal = std::max<int>(refusal, kLeadingDimension);
+  if (share && uint64_t(a_elements + b_elements) * sizeof(T) > share / 10 * 8) refusal = std::max<int>(refusal, kMemory);
+  std::unique_ptr<T[]> a_full, b_full;
+  if (refusal == kNone) {
+    a_full = allocate<T>(a_elements), b_full = allocate<T>(b_elements);
+    if ((a_elements && !a_full) || (b_elements && !b_full)) refusal = kAllocation;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &refusal, 1, MPI_INT, MPI_MAX, grid.comm.get());
+  if (refusal != kNone) return refusal_name(refusal);
+
+  const T* a_local = a + plan.a.local_offset(r, q);
+  const T* b_local = b + plan.b.local_offset(r, q);
+  if (gather_a) gather_columns(grid, g, plan.a.cols, m_local, a_local, plan.a.lld, a_full.get());
+  if (gather_b) gather_rows(grid, g, plan.b.rows, n_local, b_local, plan.b.lld, b_full.get());
+  if (m_local > 0 && n_local > 0) {
+    const int mi = static_cast<int>(m_local), ni = static_cast<int>(n_local), ki = static_cast<int>(k);
+    const int lda = static_cast<int>(gather_a ? m_local : plan.a.lld);
+    const int ldb = static_cast<int>(gather_b ? k : plan.b.lld), ldc = static_cast<int>(plan.c.lld);
+    local_gemm<T>(gemm_name)("N", "N", &mi, &ni, &ki, alpha, gather_a ? a_full.get() : a_local, &lda,
+                             gather_b ? b_full.get() : b_local, &ldb, beta, c + plan.c.local_offset(r, q), &ldc, 1, 1);
+  }
+  return {};
+}
+
+template <class T>
+void pgemm(const char* name, const char* gemm_name, const char* ta, const char* tb, const int* m, const int* n,
+           const int* k, const T* alpha, const T* a, const int* ia, const int* ja, const int* desca, const T* b,
+           const int* ib, const int* jb, const int* descb, const T* beta, T* c, const int* ic, const int* jc,
+           const int* descc) {
+  std::string why = "VKGEMM_PBLAS=off";
+  if (!settings().off) {
+    // The context is read from C's descriptor only where it is one (ScaLAPACK reports any other).
+    std::optional<GridShape> g;
+    if (read_descriptor(descc)) g = grid_shape(descc[1], why);
+    else why = "a descriptor of a type other than 1 or 2";
+    if (g) {
+      const PgemmCall call{*ta, *tb, *m, *n, *k, *alpha == T(0), *ia, *ja, *ib, *jb, *ic, *jc, desca, descb, descc};
+      auto plan = plan_gather(call, g->rows, g->cols);
+      why = plan.index() == 0 ? run<T>(std::get<GatherPlan>(plan), *g, gemm_name, alpha, a, b, beta, c)
+                              : std::get<std::string>(plan);
+      if (why.empty()) return summary.taken();
+    }
+  }
+  summary.forwarded(why);
+  const auto scalapack = reinterpret_cast<Pgemm<T>>(dlsym(RTLD_NEXT, name));
+  if (!scalapack) {
+    std::fprintf(stderr, "vkgemm-pblas: %s: no ScaLAPACK %s after this library to take the call (%s)\n", name, name,
+                 why.c_str());
+    std::abort();
+  }
+  scalapack(ta, tb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c, ic, jc, descc);
+}
+
+}  // namespace
+}  // namespace vkgemm::pblas
+
+VKGEMM_PBLAS_EXPORT void pdgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k,
+                                 const double* alpha, const double* a, const int* ia, const int* ja, const int* desca,
+                                 const double* b, const int* ib, const int* jb, const int* descb, const double* beta,
+                                 double* c, const int* ic, const int* jc, const int* descc) {
+  vkgemm::pblas::pgemm<double>("pdgemm_", "dgemm_", ta, tb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta,
+                               c, ic, jc, descc);
+}
+
+VKGEMM_PBLAS_EXPORT void psgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k,
+                                 const float* alpha, const float* a, const int* ia, const int* ja, const int* desca,
+                                 const float* b, const int* ib, const int* jb, const int* descb, const float* beta,
+                                 float* c, const int* ic, const int* jc, const int* descc) {
+  vkgemm::pblas::pgemm<float>("psgemm_", "sgemm_", ta, tb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta,
+                              c, ic, jc, descc);
+}

@@ -1,0 +1,30 @@
+// The two gathers of vkgemm's distributed GEMM: every process assembles, in global order, the whole K extent
+// of the op(A) rows and op(B) columns its block of C needs, from the pieces its process row (for A) and
+// process column (for B) hold. Point-to-point messages on the grid's private communicator, at most
+// kMessageBytes each (Open MPI's shared-memory and network transports move larger ones, but int counts
+// and some transports do not); this process's own piece is copied, not sent.
+#pragma once
+
+#include <cstdint>
+
+#include "pblas/block_cyclic.hpp"
+#include "pblas/grid.hpp"
+
+namespace vkgemm::pblas {
+
+inline constexpr int64_t kMessageBytes = int64_t(1) << 30;
+
+// A's gather along the process row: `local` holds this process's rows x local_extent(k_axis, my_col) piece
+// (column-major, leading dimension ld); on return `full` holds rows x k_axis.n, leading dimension rows, each
+// column at its global index. k_axis: the columns' distribution over the grid's columns.
+template <class T>
+void gather_columns(const GridComm& grid, const GridShape& shape, const Axis& k_axis, int64_t rows, const T* local,
+                    int64_t ld, T* full);
+
+// B's gather along the process column: `local` holds this process's local_extent(k_axis, my_row) x cols piece;
+// on return `full` holds k_axis.n x cols, leading dimension k_axis.n, each row at its global index.
+template <class T>
+void gather_rows(const GridComm& grid, const GridShape& shape, const Axis& k_axis, int64_t cols, const T* local,
+                 int64_t ld, T* full);
+
+}  // namespace vkgemm::pblas
