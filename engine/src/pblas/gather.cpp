@@ -1,5 +1,7 @@
 #include "pblas/gather.hpp"
 
+#include "core/copy_workers.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -66,10 +68,21 @@ class Messages {
   std::vector<Datatype> types_;
 };
 
+// This process's own piece, copied into place: a contiguous region of at least kThreadedBytes by the copy
+// threads (one core's memcpy moves a third of what the host's memory can: a rank's own columns of A are
+// gigabytes at the sizes this library is for), anything else run by run.
+constexpr uint64_t kThreadedBytes = uint64_t(64) << 20;
+
 template <class T>
 void copy(const Region<const T>& from, const Region<T>& to) {
-  for (int64_t r = 0; r < from.runs; ++r)
-    std::memcpy(to.at + r * to.stride, from.at + r * from.stride, static_cast<size_t>(from.length) * sizeof(T));
+  const uint64_t run_bytes = static_cast<uint64_t>(from.length) * sizeof(T);
+  if ((from.runs == 1 || (from.stride == from.length && to.stride == to.length)) &&
+      run_bytes * static_cast<uint64_t>(from.runs) >= kThreadedBytes) {
+    static detail::CopyWorkers workers(detail::CopyWorkers::default_threads());
+    workers.copy(to.at, from.at, run_bytes * static_cast<uint64_t>(from.runs));
+    return;
+  }
+  for (int64_t r = 0; r < from.runs; ++r) std::memcpy(to.at + r * to.stride, from.at + r * from.stride, run_bytes);
 }
 
 // One gather along an axis of the grid: peers[c] is the rank at coordinate c, `me` this process's coordinate.

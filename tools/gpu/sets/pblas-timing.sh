@@ -37,7 +37,10 @@
 # PBLAS_RANKS (1: the timer on a 1 x R grid, R ranks, each its own GPU by its local rank) and PBLAS_LOGICAL_NB
 # (4096: the K step of each local GEMM from two ranks up; keep it equal to NB, else PBLAS packs each step's
 # blocks once more). GLIBC_TUNABLES, where set, goes to every rank (docs/distributed.md: PBLAS's workspace
-# from a reused heap of huge pages instead of fresh pages each call).
+# from a reused heap of huge pages instead of fresh pages each call). PBLAS_PDGEMM: whose PDGEMM the programs
+# call: "vkgemm" (the default: libvkgemm_pblas preloaded before the drop-in BLAS, every plain product gathered
+# and multiplied as one local GEMM a rank) or "scalapack" (the drop-in alone: ScaLAPACK's PDGEMM, its local
+# GEMMs through vkgemm).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 root=$PWD
@@ -130,6 +133,13 @@ logical_nb=${PBLAS_LOGICAL_NB:-4096}
 phases=${PBLAS_PHASES:-gpu cpu check}
 lib=$root/build/release/lib/libvkgemm_blas.so.0
 [[ -f $lib ]] || { echo "pblas-timing: $lib is missing (carry build/release/lib)"; exit 1; }
+pdgemm=${PBLAS_PDGEMM:-vkgemm}
+case $pdgemm in
+  vkgemm) preload="$root/build/release/lib/libvkgemm_pblas.so.0 $lib"
+          [[ -f ${preload%% *} ]] || { echo "pblas-timing: ${preload%% *} is missing (carry build/release/lib)"; exit 1; } ;;
+  scalapack) preload=$lib ;;
+  *) echo "pblas-timing: PBLAS_PDGEMM='$pdgemm' is not 'vkgemm' or 'scalapack'"; exit 2 ;;
+esac
 [[ -x $debs/bin/dpb3tim ]] || { echo "pblas-timing: $debs/bin/dpb3tim is missing (tools/gpu/run.sh pblas-timing --fetch)"; exit 1; }
 
 # PBLAS_UNPACK=0 leaves / as it is: a dry run where the packages are installed (on lavapipe: PBLAS_UNPACK=0
@@ -216,15 +226,15 @@ run_tim() {
     > "$out/$tag.txt" 2> "$out/$tag.stderr" || { echo "pblas-timing: dpb3tim ($tag) failed"; tail -20 "$out/$tag.stderr"; }
   [[ -z $smi ]] || kill "$smi" 2> /dev/null || true
   echo "pblas-timing: dpb3tim ($tag) took $((SECONDS - start)) s"
-  grep -E '^  \|  PDGEMM|Not enough|GEMMs on the device|vkgemm-blas|Core:' "$out/$tag.txt" "$out/$tag.stderr" || true
+  grep -E '^  \|  PDGEMM|Not enough|GEMMs on the device|vkgemm-blas|vkgemm-pblas|Core:' "$out/$tag.txt" "$out/$tag.stderr" || true
 }
 
 for phase in $phases; do
   case $phase in
-    gpu) run_tim gpu -x LD_PRELOAD="$lib" -x VKGEMM_BLAS_VERBOSE=1 -x OPENBLAS_NUM_THREADS="$cores" ;;
+    gpu) run_tim gpu -x LD_PRELOAD="$preload" -x VKGEMM_BLAS_VERBOSE=1 -x OPENBLAS_NUM_THREADS="$cores" ;;
     # The same products again, each local GEMM's result judged on the host by the library's sampled check
     # (VKGEMM_BLAS_CHECK=1, docs/blas.md): not timed (the check's copy of C and its passes are in the call).
-    checked) run_tim checked -x LD_PRELOAD="$lib" -x VKGEMM_BLAS_VERBOSE=1 -x VKGEMM_BLAS_CHECK=1 \
+    checked) run_tim checked -x LD_PRELOAD="$preload" -x VKGEMM_BLAS_VERBOSE=1 -x VKGEMM_BLAS_CHECK=1 \
                -x OPENBLAS_NUM_THREADS="$cores" ;;
     cpu) run_tim cpu -x OPENBLAS_NUM_THREADS="$cores" ;;
     check)
@@ -310,18 +320,18 @@ PDGEADD F
 PDTRADD F
 EOF
       start=$SECONDS
-      (cd "$out/check" && mpirun.openmpi -n "$ranks" --bind-to none -x LD_LIBRARY_PATH="$openblas" -x LD_PRELOAD="$lib" \
+      (cd "$out/check" && mpirun.openmpi -n "$ranks" --bind-to none -x LD_LIBRARY_PATH="$openblas" -x LD_PRELOAD="$preload" \
         -x VKGEMM_BLAS_VERBOSE=1 -x VKGEMM_BLAS_THRESHOLD=0 -x OMPI_MCA_btl -x OMPI_MCA_pml -x OMPI_MCA_mca_base_component_show_load_errors \
         "$debs/bin/dpb3tst") > "$out/check.txt" 2> "$out/check.stderr" || echo "pblas-timing: dpb3tst failed"
       echo "pblas-timing: dpb3tst took $((SECONDS - start)) s"
-      grep -E 'PDGEMM +[0-9]|FAILED|SUSPECT|ERROR|GEMMs on the device|vkgemm-blas: device' "$out/check.txt" "$out/check.stderr" || true
+      grep -E 'PDGEMM +[0-9]|FAILED|SUSPECT|ERROR|GEMMs on the device|vkgemm-blas: device|vkgemm-pblas' "$out/check.txt" "$out/check.stderr" || true
       ;;
     *) echo "pblas-timing: unknown phase '$phase' (gpu, checked, cpu, check)"; exit 2 ;;
   esac
 done
 
 # The comparison: each test's wall-time GFLOP/s through vkgemm and on the CPU, the warm-up left out.
-python3 - "$out" "$cases" "$check_n" "$ranks" <<'PY' | tee "$out/summary.txt"
+python3 - "$out" "$cases" "$check_n" "$ranks" "$pdgemm" <<'PY' | tee "$out/summary.txt"
 import json, re, sys
 from pathlib import Path
 out, check_n, ranks = Path(sys.argv[1]), int(sys.argv[3]), int(sys.argv[4])
@@ -338,7 +348,7 @@ def rows(tag):
         found.append((float(m.group(1)), float(m.group(2)) / 1e3) if m else None)
     return found
 gpu, cpu = rows("gpu"), rows("cpu")
-result = {"ranks": ranks, "cases": []}
+result = {"ranks": ranks, "pdgemm": sys.argv[5], "cases": []}
 print(f"{'n':>6} {'NB':>5}  {'vkgemm s':>9} {'GFLOP/s':>9}  {'CPU s':>9} {'GFLOP/s':>9}  ratio")
 for i, (n, nb, note) in enumerate(cases):
     g = gpu[i] if gpu and i < len(gpu) else None
@@ -363,12 +373,15 @@ if check.exists():
 for tag in ("gpu", "checked", "check"):
     err = out / f"{tag}.stderr"
     if err.exists():
-        lines = [l for l in err.read_text().splitlines() if l.startswith("vkgemm-blas:")]
+        lines = [l for l in err.read_text().splitlines() if l.startswith(("vkgemm-blas:", "vkgemm-pblas:"))]
         counts = [tuple(map(int, m.groups())) for l in lines
                   if (m := re.search(r"(\d+) GEMMs on the device.*?, (\d+) on the CPU BLAS, (\d+) fell back", l))]
         result[f"{tag}_library"] = lines
         result[f"{tag}_all_on_device"] = bool(counts) and all(d > 0 and c == 0 and f == 0 for d, c, f in counts)
         print(tag, *lines, f"every GEMM on the device: {result[f'{tag}_all_on_device']}", sep="\n  ")
+        # vkgemm's PDGEMM: each rank's calls gathered and handed to ScaLAPACK's.
+        result[f"{tag}_pdgemm_gathered"] = [tuple(map(int, m.groups())) for l in lines
+                                            if (m := re.search(r"(\d+) P\?GEMM calls gathered.*?, (\d+) forwarded", l))]
         if tag == "checked":
             judged = [tuple(map(int, m.groups())) for l in lines
                       if (m := re.search(r"(\d+) checked on the host, (\d+) of them failed", l))]
