@@ -4,11 +4,13 @@
 // ScaLAPACK's own, the next definition in the program (RTLD_NEXT).
 //
 // Environment: VKGEMM_PBLAS=off hands every call to ScaLAPACK's (unset or "gather": the rule decides);
-// VKGEMM_BLAS_VERBOSE=1 prints at exit how many calls were taken and why the others were not.
+// VKGEMM_BLAS_VERBOSE=1 prints at exit how many calls were taken and why the others were not, 2 also a line
+// for each call taken (its gathers' and local GEMM's seconds).
 #include <dlfcn.h>
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -121,6 +123,20 @@ const char* refusal_name(int code) {
   }
 }
 
+// Seconds since the last lap (VKGEMM_BLAS_VERBOSE=2's line a call).
+class Clock {
+ public:
+  double lap() {
+    const auto now = std::chrono::steady_clock::now();
+    const double s = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return s;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
 template <class T>
 std::unique_ptr<T[]> allocate(int64_t elements) {
   return std::unique_ptr<T[]>(elements > 0 ? new (std::nothrow) T[static_cast<size_t>(elements)] : nullptr);
@@ -151,14 +167,26 @@ std::string run(const GatherPlan& plan, const GridShape& g, const char* gemm_nam
 
   const T* a_local = a + plan.a.local_offset(r, q);
   const T* b_local = b + plan.b.local_offset(r, q);
+  Clock clock;
   if (gather_a) gather_columns(grid, g, plan.a.cols, m_local, a_local, plan.a.lld, a_full.get());
+  const double a_s = clock.lap();
   if (gather_b) gather_rows(grid, g, plan.b.rows, n_local, b_local, plan.b.lld, b_full.get());
+  const double b_s = clock.lap();
   if (m_local > 0 && n_local > 0) {
     const int mi = static_cast<int>(m_local), ni = static_cast<int>(n_local), ki = static_cast<int>(k);
     const int lda = static_cast<int>(gather_a ? m_local : plan.a.lld);
     const int ldb = static_cast<int>(gather_b ? k : plan.b.lld), ldc = static_cast<int>(plan.c.lld);
     local_gemm<T>(gemm_name)("N", "N", &mi, &ni, &ki, alpha, gather_a ? a_full.get() : a_local, &lda,
                              gather_b ? b_full.get() : b_local, &ldb, beta, c + plan.c.local_offset(r, q), &ldc, 1, 1);
+  }
+  if (settings().verbose >= 2) {
+    std::fprintf(stderr,
+                 "vkgemm-pblas: %s %lld x %lld x %lld on %d x %d, here %lld x %lld: A gathered in %.3f s (%.2f GB), B in "
+                 "%.3f s (%.2f GB), the local GEMM %.3f s\n",
+                 gemm_name[0] == 'd' ? "pdgemm_" : "psgemm_", static_cast<long long>(plan.m),
+                 static_cast<long long>(plan.n), static_cast<long long>(k), g.rows, g.cols,
+                 static_cast<long long>(m_local), static_cast<long long>(n_local), a_s,
+                 double(a_elements) * sizeof(T) / 1e9, b_s, double(b_elements) * sizeof(T) / 1e9, clock.lap());
   }
   return {};
 }

@@ -36,7 +36,8 @@
 # local GEMM's result judged on the host, VKGEMM_BLAS_CHECK=1, untimed; to split the work over several calls);
 # PBLAS_RANKS (1: the timer on a 1 x R grid, R ranks, each its own GPU by its local rank) and PBLAS_LOGICAL_NB
 # (4096: the K step of each local GEMM from two ranks up; keep it equal to NB, else PBLAS packs each step's
-# blocks once more). GLIBC_TUNABLES, where set, goes to every rank (docs/distributed.md: PBLAS's workspace
+# blocks once more). VKGEMM_BLAS_VERBOSE (1) is the timed phase's (2: a line a call, vkgemm's PDGEMM's with the
+# seconds of its gathers and local GEMM). GLIBC_TUNABLES, where set, goes to every rank (docs/distributed.md: PBLAS's workspace
 # from a reused heap of huge pages instead of fresh pages each call). PBLAS_PDGEMM: whose PDGEMM the programs
 # call: "vkgemm" (the default: libvkgemm_pblas preloaded before the drop-in BLAS, every plain product gathered
 # and multiplied as one local GEMM a rank) or "scalapack" (the drop-in alone: ScaLAPACK's PDGEMM, its local
@@ -231,7 +232,7 @@ run_tim() {
 
 for phase in $phases; do
   case $phase in
-    gpu) run_tim gpu -x LD_PRELOAD="$preload" -x VKGEMM_BLAS_VERBOSE=1 -x OPENBLAS_NUM_THREADS="$cores" ;;
+    gpu) run_tim gpu -x LD_PRELOAD="$preload" -x VKGEMM_BLAS_VERBOSE="${VKGEMM_BLAS_VERBOSE:-1}" -x OPENBLAS_NUM_THREADS="$cores" ;;
     # The same products again, each local GEMM's result judged on the host by the library's sampled check
     # (VKGEMM_BLAS_CHECK=1, docs/blas.md): not timed (the check's copy of C and its passes are in the call).
     checked) run_tim checked -x LD_PRELOAD="$preload" -x VKGEMM_BLAS_VERBOSE=1 -x VKGEMM_BLAS_CHECK=1 \
