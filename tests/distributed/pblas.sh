@@ -19,8 +19,9 @@
 # and the rest by ScaLAPACK's, all passing; and the tester on PDBLAS3TST-gather.dat (plain products on 7 grids
 # of up to 4 ranks: submatrix offsets inside blocks, first blocks of their own size, blocks of 1 and past the
 # matrix, K distributed unlike A's columns) with every call taken (rank r counts the problems times the grids
-# that hold it, none handed on), also on the two logical devices. The count is shown to fail: the same run with
-# VKGEMM_PBLAS=off is refused.
+# that hold it, none handed on), also on the two logical devices; and on PDBLAS3TST-stream.dat (one process
+# row, K blocks of 256 and more, no leading-dimension gap) with every call streamed, again with each result
+# judged on the host. The count is shown to fail: the same run with VKGEMM_PBLAS=off is refused.
 # Usage: pblas.sh <libvkgemm_blas.so> <vkgemm program> <work dir> <libvkgemm_pblas.so>
 set -euo pipefail
 lib=$(realpath "$1")
@@ -96,23 +97,28 @@ check_ranks() {
   done
 }
 
-# check_gathered <output folder> <ranks> [<input .dat>]: each rank's vkgemm-pblas summary counts P?GEMM calls it
-# took; with an input file, exactly its problems times the grids that hold the rank (a grid of P x Q takes
-# ranks 0 .. PQ-1), and none handed to ScaLAPACK's.
+# check_gathered <output folder> <ranks> [<input .dat> [streamed]]: each rank's vkgemm-pblas summary counts
+# P?GEMM calls it took, none of them fallen back from the device; with an input file, exactly its problems
+# times the grids that hold the rank (a grid of P x Q takes ranks 0 .. PQ-1), none handed to ScaLAPACK's, and
+# with "streamed" every one of them streamed.
 check_gathered() {
-  local dir=$1 ranks=$2 dat=${3:-} r line want
+  local dir=$1 ranks=$2 dat=${3:-} how=${4:-} r line want
   for ((r = 0; r < ranks; r++)); do
-    line=$(grep '^vkgemm-pblas: ' "$dir/1/rank.$r/stderr" 2>/dev/null || true)
-    [[ $line =~ ^vkgemm-pblas:\ ([0-9]+)\ P\?GEMM\ calls\ gathered.*,\ ([0-9]+)\ forwarded ]] || {
+    line=$(grep '^vkgemm-pblas: [0-9]* P?GEMM calls taken' "$dir/1/rank.$r/stderr" 2>/dev/null || true)
+    [[ $line =~ ^vkgemm-pblas:\ ([0-9]+)\ P\?GEMM\ calls\ taken\ \(([0-9]+)\ streamed.*,\ ([0-9]+)\ forwarded ]] || {
       echo "pblas: rank $r: no vkgemm-pblas summary in $dir/1/rank.$r/stderr"; return 1; }
+    local taken=${BASH_REMATCH[1]} streamed=${BASH_REMATCH[2]} forwarded=${BASH_REMATCH[3]}
+    [[ $line != *"fell back"* ]] || { echo "pblas: rank $r: a streamed call fell back: $line"; return 1; }
     if [[ -z $dat ]]; then
-      ((BASH_REMATCH[1] > 0)) || { echo "pblas: rank $r: no P?GEMM call gathered: $line"; return 1; }
+      ((taken > 0)) || { echo "pblas: rank $r: no P?GEMM call taken: $line"; return 1; }
     else
       want=$(awk -v r="$r" '/number of tests problems/ {t = $1} /number of process grids/ {n = $1}
                 /values of P$/ {for (i = 1; i <= n; i++) p[i] = $i}
                 /values of Q$/ {for (i = 1; i <= n; i++) if (p[i] * $i > r) g++} END {print t * g}' "$dat")
-      ((BASH_REMATCH[1] == want && BASH_REMATCH[2] == 0)) || {
-        echo "pblas: rank $r: not the $want calls gathered and none forwarded: $line"; return 1; }
+      ((taken == want && forwarded == 0)) || {
+        echo "pblas: rank $r: not the $want calls taken and none forwarded: $line"; return 1; }
+      [[ $how != streamed ]] || ((streamed == want)) || {
+        echo "pblas: rank $r: not all $want calls streamed: $line"; return 1; }
     fi
     echo "pblas: rank $r: ${line#vkgemm-pblas: }"
   done
@@ -167,6 +173,25 @@ for t in s d; do
   check_tester "$work/$t-4-gather/report" "$work/P${t^^}BLAS3TST-gather.dat" 4 $t GEMM
   check_gathered "$work/$t-4-gather/ranks" 4 "$work/P${t^^}BLAS3TST-gather.dat"
 done
+# One process row, K blocks of 256 and more, no leading-dimension gap: every call streamed (its pieces of A
+# multiplied on the device as they arrive), on 1 x 2, 1 x 3 and 1 x 4; then judged on the host as well.
+stream_dat=$(dirname "$gather_dat")/PDBLAS3TST-stream.dat
+sed -e 's/PDBLAS3TST/PSBLAS3TST/' -e 's/PD\([A-Z0-9]*\) /PS\1 /' -e 's/\([0-9]\)\.0D0/\1.0E0/' "$stream_dat" > "$work/PSBLAS3TST-stream.dat"
+cp "$stream_dat" "$work/PDBLAS3TST-stream.dat"
+for t in s d; do
+  run_tester $t 4 "$work/P${t^^}BLAS3TST-stream.dat" "$t-4-stream" "${gathered[@]}"
+  check_tester "$work/$t-4-stream/report" "$work/P${t^^}BLAS3TST-stream.dat" 4 $t GEMM
+  check_gathered "$work/$t-4-stream/ranks" 4 "$work/P${t^^}BLAS3TST-stream.dat" streamed
+done
+run_tester d 4 "$work/PDBLAS3TST-stream.dat" d-4-stream-checked "${gathered[@]}" -x VKGEMM_BLAS_CHECK=1
+check_tester "$work/d-4-stream-checked/report" "$work/PDBLAS3TST-stream.dat" 4 d GEMM
+check_gathered "$work/d-4-stream-checked/ranks" 4 "$work/PDBLAS3TST-stream.dat" streamed
+for r in 0 1 2 3; do
+  want=$(grep -o '([0-9]* streamed' "$work/d-4-stream-checked/ranks/1/rank.$r/stderr" | tr -dc 0-9)
+  grep -q "; $want streamed results checked on the host" "$work/d-4-stream-checked/ranks/1/rank.$r/stderr" || {
+    echo "pblas: rank $r: not every streamed result checked on the host"; exit 1; }
+done
+echo "pblas: every streamed result passed the host's check"
 run_tester d 4 "$work/PDBLAS3TST-gather.dat" d-4-off "${gathered[@]}" -x VKGEMM_PBLAS=off
 check_tester "$work/d-4-off/report" "$work/PDBLAS3TST-gather.dat" 4 d GEMM >/dev/null
 if check_gathered "$work/d-4-off/ranks" 4 "$work/PDBLAS3TST-gather.dat" >/dev/null; then

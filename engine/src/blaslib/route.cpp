@@ -161,6 +161,15 @@ bool checked_on_host(const ColumnMajorGemm<T, In>& g, const vkgemm_gemm_desc& d,
   return false;
 }
 
+}  // namespace
+
+vkgemm_engine* shared_engine() {
+  if (blas_environment().threshold == kNever || device_off) return nullptr;
+  return keeping_fp_state([] { return the_engine(); });
+}
+
+namespace {
+
 template <class T, class In>
 bool run(const ColumnMajorGemm<T, In>& g, const char* routine) {
   const BlasEnvironment& s = blas_environment();

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <limits>
 
+#include "vkgemm/vkgemm.h"
+
 namespace vkgemm::blaslib {
 
 // One column-major GEMM (or a strided batch of them) as the Fortran interface states it, arguments already
@@ -49,6 +51,11 @@ bool run_on_device(const ColumnMajorGemm<float, BFloat16>& g, const char* routin
 
 // Counts a call the CPU BLAS ran (for the summary VKGEMM_BLAS_VERBOSE prints at exit).
 void count_cpu_call(const char* routine);
+
+// The library's engine (created at the first call that needs it, with the settings every routed GEMM's has),
+// for vkgemm's PDGEMM to multiply on the same device: null where the device is off (threshold "never", no
+// device, a device that failed as a whole). Products run on it are the caller's to count.
+vkgemm_engine* shared_engine();
 
 // Reports an entry point whose CPU BLAS cannot be found: once per name, on stderr.
 void report_missing_cpu(const char* name);

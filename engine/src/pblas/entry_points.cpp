@@ -20,10 +20,12 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "pblas/gather.hpp"
 #include "pblas/gather_plan.hpp"
 #include "pblas/grid.hpp"
+#include "pblas/streamed.hpp"
 
 #define VKGEMM_PBLAS_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -34,13 +36,11 @@ template <class T>
 using Pgemm = void (*)(const char*, const char*, const int*, const int*, const int*, const T*, const T*, const int*,
                        const int*, const int*, const T*, const int*, const int*, const int*, const T*, T*, const int*,
                        const int*, const int*);
-template <class T>
-using Gemm = void (*)(const char*, const char*, const int*, const int*, const int*, const T*, const T*, const int*,
-                      const T*, const int*, const T*, T*, const int*, size_t, size_t);
-
 struct Settings {
   bool off = false;
   int verbose = 0;
+  bool check = false;        // VKGEMM_BLAS_CHECK=1: streamed results judged on the host too
+  std::string precision;     // VKGEMM_BLAS_PRECISION: the streamed products' policy, as the drop-in's
 };
 
 // Read once, at the first call; a value not taken is reported and the default used.
@@ -53,6 +53,8 @@ const Settings& settings() {
         std::fprintf(stderr, "vkgemm-pblas: VKGEMM_PBLAS='%s' is not 'gather' or 'off'; using 'gather'\n", v);
     }
     if (const char* v = std::getenv("VKGEMM_BLAS_VERBOSE"); v && *v) r.verbose = std::atoi(v);
+    if (const char* v = std::getenv("VKGEMM_BLAS_CHECK"); v && *v) r.check = std::strcmp(v, "1") == 0;
+    if (const char* v = std::getenv("VKGEMM_BLAS_PRECISION"); v && *v) r.precision = v;
     return r;
   }();
   return s;
@@ -61,9 +63,18 @@ const Settings& settings() {
 // What the library did, printed at exit with VKGEMM_BLAS_VERBOSE=1.
 class Summary {
  public:
-  void taken() {
+  void streamed(const StreamOutcome& o) {
     std::lock_guard lock(mutex_);
-    ++taken_;
+    ++streamed_, products_ += uint64_t(o.products), checked_ += o.checked;
+    if (!o.streamed && !o.why.empty()) {
+      ++failed_;
+      if (failure_.empty()) failure_ = o.why;
+      std::fprintf(stderr, "vkgemm-pblas: a streamed product fell back to products block by block: %s\n", o.why.c_str());
+    }
+  }
+  void assembled() {
+    std::lock_guard lock(mutex_);
+    ++assembled_;
   }
   void forwarded(const std::string& why) {
     std::lock_guard lock(mutex_);
@@ -77,13 +88,22 @@ class Summary {
       total += count;
       reasons += (reasons.empty() ? ": " : ", ") + std::to_string(count) + " " + why;
     }
-    std::fprintf(stderr, "vkgemm-pblas: %llu P?GEMM calls gathered (one local GEMM each), %llu forwarded to ScaLAPACK's%s\n",
-                 static_cast<unsigned long long>(taken_), static_cast<unsigned long long>(total), reasons.c_str());
+    const std::string checked = settings().check ? "; " + std::to_string(checked_) + " streamed results checked on "
+                                                   "the host" : "";
+    const std::string failed = failed_ ? "; " + std::to_string(failed_) + " streamed calls fell back to products block "
+                                             "by block (the first: " + failure_ + ")" : "";
+    std::fprintf(stderr,
+                 "vkgemm-pblas: %llu P?GEMM calls taken (%llu streamed in %llu device products, %llu assembled), "
+                 "%llu forwarded to ScaLAPACK's%s%s%s\n",
+                 static_cast<unsigned long long>(streamed_ + assembled_), static_cast<unsigned long long>(streamed_),
+                 static_cast<unsigned long long>(products_), static_cast<unsigned long long>(assembled_),
+                 static_cast<unsigned long long>(total), reasons.c_str(), checked.c_str(), failed.c_str());
   }
 
  private:
   std::mutex mutex_;
-  uint64_t taken_ = 0;
+  uint64_t streamed_ = 0, products_ = 0, assembled_ = 0, failed_ = 0, checked_ = 0;
+  std::string failure_;
   std::map<std::string, uint64_t> forwarded_;
 };
 Summary summary;
@@ -95,6 +115,16 @@ Gemm<T> local_gemm(const char* name) {
   void* f = blas ? dlsym(blas, name) : nullptr;
   if (blas) dlclose(blas);
   return reinterpret_cast<Gemm<T>>(f ? f : dlsym(RTLD_DEFAULT, name));
+}
+
+// The drop-in BLAS's engine (vkgemm_blas_engine: one device a process, created at its first use), or null
+// where it has none.
+vkgemm_engine* drop_in_engine() {
+  using Get = vkgemm_engine* (*)();
+  void* blas = dlopen("libvkgemm_blas.so.0", RTLD_NOW | RTLD_NOLOAD);
+  const auto get = blas ? reinterpret_cast<Get>(dlsym(blas, "vkgemm_blas_engine")) : nullptr;
+  if (blas) dlclose(blas);
+  return get ? get() : nullptr;
 }
 
 // This node's available memory over the grid's processes on it; 0 where it cannot be read (no limit).
@@ -142,51 +172,90 @@ std::unique_ptr<T[]> allocate(int64_t elements) {
   return std::unique_ptr<T[]>(elements > 0 ? new (std::nothrow) T[static_cast<size_t>(elements)] : nullptr);
 }
 
-// The call on the plan: gathers and one local GEMM, or (before any of it) why not; collective over the grid.
 template <class T>
-std::string run(const GatherPlan& plan, const GridShape& g, const char* gemm_name, const T* alpha, const T* a,
-                const T* b, const T* beta, T* c) {
+struct Local;
+
+// VKGEMM_BLAS_VERBOSE=2's line for a call taken.
+template <class T>
+void report(const GatherPlan& plan, const Local<T>& x, int64_t m_local, int64_t n_local, const std::string& how,
+            double seconds) {
+  std::fprintf(stderr, "vkgemm-pblas: %s %lld x %lld x %lld on %d x %d, here %lld x %lld: %s, %.3f s\n",
+               x.gemm_name[0] == 'd' ? "pdgemm_" : "psgemm_", static_cast<long long>(plan.m),
+               static_cast<long long>(plan.n), static_cast<long long>(plan.k), x.g.rows, x.g.cols,
+               static_cast<long long>(m_local), static_cast<long long>(n_local), how.c_str(), seconds);
+}
+
+// What one process needs besides the plan: its place, the operands, the scalars.
+template <class T>
+struct Local {
+  const GridShape& g;
+  const char* gemm_name;
+  const T *alpha, *a, *b, *beta;
+  T* c;
+};
+
+// The host memory a process takes, and its refusal where that is not there; collective over the grid.
+template <class T>
+struct Workspace {
+  std::vector<std::unique_ptr<T[]>> pieces;  // streamed: the other processes' pieces of A
+  std::unique_ptr<T[]> a_full, b_full;       // assembled: A's rows and B's columns whole
+};
+
+// The call on the plan: streamed where this process can (streamed.hpp), else its panels gathered whole and
+// one local GEMM; or (before any of it, on every process alike) why not. Collective over the grid.
+template <class T>
+std::string run(const GatherPlan& plan, const Local<T>& x) {
+  const GridShape& g = x.g;
   const GridComm grid = grid_comm(plan.context, g);
   const int r = g.my_row, q = g.my_col;
   const int64_t m_local = plan.c.local_rows(r), n_local = plan.c.local_cols(q), k = plan.k;
   const bool gather_a = g.cols > 1, gather_b = g.rows > 1;
-  const int64_t a_elements = gather_a ? m_local * k : 0, b_elements = gather_b ? k * n_local : 0;
+  const StreamCall<T> call{plan.a.cols, m_local, n_local, x.a + plan.a.local_offset(r, q),
+                           x.b + plan.b.local_offset(r, q), plan.b.lld, x.c + plan.c.local_offset(r, q), *x.alpha,
+                           *x.beta};
+  vkgemm_engine* engine = gather_a && !gather_b ? drop_in_engine() : nullptr;
+  const bool stream = engine && can_stream(call, g, plan.a.lld, plan.c.lld, engine);
+  const int64_t a_elements = gather_a ? m_local * (stream ? k - local_extent(plan.a.cols, q) : k) : 0;
+  const int64_t b_elements = gather_b ? k * n_local : 0;
   const uint64_t share = node_share(grid.comm.get());  // collective: before any process may refuse
   int refusal = kNone;
   if (!grid.complete()) refusal = kGrid;
   for (const Operand* op : {&plan.a, &plan.b, &plan.c})
     if (op->lld < std::max<int64_t>(1, local_extent(op->whole_rows, r))) refusal = std::max<int>(refusal, kLeadingDimension);
   if (share && uint64_t(a_elements + b_elements) * sizeof(T) > share / 10 * 8) refusal = std::max<int>(refusal, kMemory);
-  std::unique_ptr<T[]> a_full, b_full;
+  Workspace<T> w;
   if (refusal == kNone) {
-    a_full = allocate<T>(a_elements), b_full = allocate<T>(b_elements);
-    if ((a_elements && !a_full) || (b_elements && !b_full)) refusal = kAllocation;
+    if (stream) w.pieces = allocate_pieces(call, g);
+    else w.a_full = allocate<T>(a_elements), w.b_full = allocate<T>(b_elements);
+    if (stream ? w.pieces.empty() : (a_elements && !w.a_full) || (b_elements && !w.b_full)) refusal = kAllocation;
   }
   MPI_Allreduce(MPI_IN_PLACE, &refusal, 1, MPI_INT, MPI_MAX, grid.comm.get());
   if (refusal != kNone) return refusal_name(refusal);
-
-  const T* a_local = a + plan.a.local_offset(r, q);
-  const T* b_local = b + plan.b.local_offset(r, q);
   Clock clock;
-  if (gather_a) gather_columns(grid, g, plan.a.cols, m_local, a_local, plan.a.lld, a_full.get());
-  const double a_s = clock.lap();
-  if (gather_b) gather_rows(grid, g, plan.b.rows, n_local, b_local, plan.b.lld, b_full.get());
-  const double b_s = clock.lap();
+  const auto gemm = local_gemm<T>(x.gemm_name);
+  if (stream) {
+    const StreamOutcome outcome = stream_product(call, grid, g, engine, settings().precision.empty() ? nullptr :
+                                                 settings().precision.c_str(), settings().check, gemm, w.pieces);
+    summary.streamed(outcome);
+    if (settings().verbose >= 2)
+      report(plan, x, m_local, n_local, "streamed in " + std::to_string(outcome.products) + " products", clock.lap());
+    return {};
+  }
+  if (gather_a) gather_columns(grid, g, plan.a.cols, m_local, call.a, plan.a.lld, w.a_full.get());
+  if (gather_b) gather_rows(grid, g, plan.b.rows, n_local, call.b, plan.b.lld, w.b_full.get());
+  const double gathered_s = clock.lap();
   if (m_local > 0 && n_local > 0) {
     const int mi = static_cast<int>(m_local), ni = static_cast<int>(n_local), ki = static_cast<int>(k);
     const int lda = static_cast<int>(gather_a ? m_local : plan.a.lld);
     const int ldb = static_cast<int>(gather_b ? k : plan.b.lld), ldc = static_cast<int>(plan.c.lld);
-    local_gemm<T>(gemm_name)("N", "N", &mi, &ni, &ki, alpha, gather_a ? a_full.get() : a_local, &lda,
-                             gather_b ? b_full.get() : b_local, &ldb, beta, c + plan.c.local_offset(r, q), &ldc, 1, 1);
+    gemm("N", "N", &mi, &ni, &ki, x.alpha, gather_a ? w.a_full.get() : call.a, &lda, gather_b ? w.b_full.get() : call.b,
+         &ldb, x.beta, call.c, &ldc, 1, 1);
   }
+  summary.assembled();
   if (settings().verbose >= 2) {
-    std::fprintf(stderr,
-                 "vkgemm-pblas: %s %lld x %lld x %lld on %d x %d, here %lld x %lld: A gathered in %.3f s (%.2f GB), B in "
-                 "%.3f s (%.2f GB), the local GEMM %.3f s\n",
-                 gemm_name[0] == 'd' ? "pdgemm_" : "psgemm_", static_cast<long long>(plan.m),
-                 static_cast<long long>(plan.n), static_cast<long long>(k), g.rows, g.cols,
-                 static_cast<long long>(m_local), static_cast<long long>(n_local), a_s,
-                 double(a_elements) * sizeof(T) / 1e9, b_s, double(b_elements) * sizeof(T) / 1e9, clock.lap());
+    char gathered[64];
+    std::snprintf(gathered, sizeof gathered, "assembled in %.3f s, then one local GEMM", gathered_s);
+    report(plan, x, m_local, n_local, gathered, clock.lap());
   }
   return {};
 }
@@ -205,9 +274,9 @@ void pgemm(const char* name, const char* gemm_name, const char* ta, const char* 
     if (g) {
       const PgemmCall call{*ta, *tb, *m, *n, *k, *alpha == T(0), *ia, *ja, *ib, *jb, *ic, *jc, desca, descb, descc};
       auto plan = plan_gather(call, g->rows, g->cols);
-      why = plan.index() == 0 ? run<T>(std::get<GatherPlan>(plan), *g, gemm_name, alpha, a, b, beta, c)
+      why = plan.index() == 0 ? run<T>(std::get<GatherPlan>(plan), Local<T>{*g, gemm_name, alpha, a, b, beta, c})
                               : std::get<std::string>(plan);
-      if (why.empty()) return summary.taken();
+      if (why.empty()) return;
     }
   }
   summary.forwarded(why);

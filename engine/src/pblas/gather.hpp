@@ -1,8 +1,7 @@
 // The two gathers of vkgemm's distributed GEMM: every process assembles, in global order, the whole K extent
 // of the op(A) rows and op(B) columns its block of C needs, from the pieces its process row (for A) and
-// process column (for B) hold. Point-to-point messages on the grid's private communicator, at most
-// kMessageBytes each (Open MPI's shared-memory and network transports move larger ones, but int counts
-// and some transports do not); this process's own piece is copied, not sent.
+// process column (for B) hold. Point-to-point messages on the grid's private communicator (messages.hpp);
+// this process's own piece is copied, not sent.
 #pragma once
 
 #include <cstdint>
@@ -11,8 +10,6 @@
 #include "pblas/grid.hpp"
 
 namespace vkgemm::pblas {
-
-inline constexpr int64_t kMessageBytes = int64_t(1) << 30;
 
 // A's gather along the process row: `local` holds this process's rows x local_extent(k_axis, my_col) piece
 // (column-major, leading dimension ld); on return `full` holds rows x k_axis.n, leading dimension rows, each

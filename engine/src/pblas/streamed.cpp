@@ -1,0 +1,266 @@
+#include "pblas/streamed.hpp"
+
+#include <condition_variable>
+#include <exception>
+#include <new>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "pblas/messages.hpp"
+
+namespace vkgemm::pblas {
+namespace {
+
+template <class T>
+constexpr int32_t type_of() {
+  return std::is_same_v<T, double> ? VKGEMM_F64 : VKGEMM_F32;
+}
+
+// A device buffer of the drop-in BLAS's engine, destroyed with it.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { vkgemm_buffer_destroy(buffer_); }
+  vkgemm_status create(vkgemm_engine* engine, uint64_t bytes) { return vkgemm_buffer_create(engine, bytes, &buffer_); }
+  vkgemm_buffer* get() const noexcept { return buffer_; }
+
+ private:
+  vkgemm_buffer* buffer_ = nullptr;
+};
+
+// Columns of each other process's piece that have arrived (a prefix: its messages complete in order of their
+// columns as far as the device part is concerned), shared by the thread that completes the messages and the
+// thread that multiplies.
+struct Arrivals {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<int64_t> columns;  // by grid column
+  void wait_for(int q, int64_t needed) {
+    std::unique_lock lock(mutex);
+    changed.wait(lock, [&] { return columns[static_cast<size_t>(q)] >= needed; });
+  }
+};
+
+// The device part: buffers, B and the own piece written, one product a K block as its columns arrive, C read.
+// "" on success, else the failing step's sentence (C unchanged).
+template <class T>
+std::string multiply_on_device(const StreamCall<T>& s, const GridShape& g, vkgemm_engine* engine,
+                               const char* precision, const std::vector<std::unique_ptr<T[]>>& pieces,
+                               Arrivals& arrived, int& products) {
+  const uint64_t size = sizeof(T);
+  const uint64_t c_bytes = uint64_t(s.m * s.n) * size;
+  const uint64_t b_bytes = uint64_t(s.ldb * (s.n - 1) + s.k_axis.n) * size;
+  auto fail = [&](const char* step) { return std::string(step) + ": " + vkgemm_last_error(); };
+  DeviceBuffer c_dev, b_dev;
+  std::vector<DeviceBuffer> a_dev(static_cast<size_t>(g.cols));
+  if (c_dev.create(engine, c_bytes) || b_dev.create(engine, b_bytes)) return fail("a device buffer");
+  for (int q = 0; q < g.cols; ++q) {
+    const int64_t held = local_extent(s.k_axis, q);
+    if (held > 0 && a_dev[static_cast<size_t>(q)].create(engine, uint64_t(s.m * held) * size)) return fail("a device buffer");
+  }
+  if (s.beta != T(0) && vkgemm_buffer_write(engine, c_dev.get(), 0, s.c, c_bytes)) return fail("C's upload");
+  if (vkgemm_buffer_write(engine, b_dev.get(), 0, s.b, b_bytes)) return fail("B's upload");
+  vkgemm_gemm_options options{};
+  options.struct_size = sizeof options;
+  options.precision = precision;
+  bool first = true;
+  // This process's blocks first (already here), then the others' in turn, each as its columns arrive.
+  for (int step = 0; step < g.cols; ++step) {
+    const int q = (g.my_col + step) % g.cols;
+    const T* host = q == g.my_col ? s.a : pieces[static_cast<size_t>(q)].get();
+    for (const OwnedBlock& blk : owned_blocks(s.k_axis, q)) {
+      if (q != g.my_col) arrived.wait_for(q, blk.local + blk.length);
+      const uint64_t at = uint64_t(blk.local * s.m) * size, bytes = uint64_t(blk.length * s.m) * size;
+      if (vkgemm_buffer_write(engine, a_dev[static_cast<size_t>(q)].get(), at, reinterpret_cast<const char*>(host) + at, bytes))
+        return fail("A's upload");
+      vkgemm_gemm_desc d{};
+      d.struct_size = sizeof d;
+      d.type = type_of<T>(), d.c_type = -1, d.column_major = 1;
+      d.m = s.m, d.n = s.n, d.k = blk.length, d.lda = s.m, d.ldb = s.ldb, d.ldc = s.m;
+      d.alpha = double(s.alpha), d.beta = first ? double(s.beta) : 1.0;
+      d.batch = 1, d.stride_a = d.stride_b = d.stride_c = -1;
+      const vkgemm_operand a{sizeof(vkgemm_operand), a_dev[static_cast<size_t>(q)].get(), at};
+      const vkgemm_operand b{sizeof(vkgemm_operand), b_dev.get(), uint64_t(blk.global) * size};
+      const vkgemm_operand c{sizeof(vkgemm_operand), c_dev.get(), 0};
+      if (vkgemm_gemm_buffers(engine, &d, nullptr, &a, &b, &c, nullptr, &options, nullptr)) return fail("a product");
+      first = false, ++products;
+    }
+  }
+  // C's download: where beta reads C, through a copy, so that a failure part way leaves C as it came.
+  if (s.beta == T(0)) return vkgemm_buffer_read(engine, c_dev.get(), 0, s.c, c_bytes) ? fail("C's download") : "";
+  std::unique_ptr<T[]> result(new (std::nothrow) T[static_cast<size_t>(s.m * s.n)]);
+  if (!result) return "no host memory for C's download";
+  if (vkgemm_buffer_read(engine, c_dev.get(), 0, result.get(), c_bytes)) return fail("C's download");
+  copy<T>({result.get(), 1, s.m * s.n, s.m * s.n}, {s.c, 1, s.m * s.n, s.m * s.n});
+  return "";
+}
+
+// A in global order from the pieces (the assembled way's operand, and the check's).
+template <class T>
+std::unique_ptr<T[]> assemble(const StreamCall<T>& s, const GridShape& g, const std::vector<std::unique_ptr<T[]>>& pieces) {
+  std::unique_ptr<T[]> a(new (std::nothrow) T[static_cast<size_t>(s.m * s.k_axis.n)]);
+  if (!a) return a;
+  for (int q = 0; q < g.cols; ++q) {
+    const T* host = q == g.my_col ? s.a : pieces[static_cast<size_t>(q)].get();
+    for (const OwnedBlock& blk : owned_blocks(s.k_axis, q))
+      copy<T>({host + blk.local * s.m, 1, blk.length * s.m, blk.length * s.m},
+              {a.get() + blk.global * s.m, 1, blk.length * s.m, blk.length * s.m});
+  }
+  return a;
+}
+
+}  // namespace
+
+namespace {
+
+// The product block by block through the drop-in BLAS (C crossing the bus each time): where the device part
+// failed, or the check refused it.
+template <class T>
+void multiply_by_blocks(const StreamCall<T>& s, const GridShape& g, const std::vector<std::unique_ptr<T[]>>& pieces,
+                        Gemm<T> gemm) {
+  bool first = true;
+  const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), ldb = static_cast<int>(s.ldb);
+  const T one(1);
+  for (int q = 0; q < g.cols; ++q) {
+    const T* host = q == g.my_col ? s.a : pieces[static_cast<size_t>(q)].get();
+    for (const OwnedBlock& blk : owned_blocks(s.k_axis, q)) {
+      const int k = static_cast<int>(blk.length);
+      gemm("N", "N", &m, &n, &k, &s.alpha, host + blk.local * s.m, &m, s.b + blk.global, &ldb, first ? &s.beta : &one,
+           s.c, &m, 1, 1);
+      first = false;
+    }
+  }
+}
+
+// The host's sampled check of the streamed result (vkgemm_check, on A assembled); false where it fails or
+// cannot run.
+template <class T>
+bool checked(const StreamCall<T>& s, const GridShape& g, const std::vector<std::unique_ptr<T[]>>& pieces,
+             const T* before, std::string& summary) {
+  const std::unique_ptr<T[]> a = assemble(s, g, pieces);
+  if (!a) return summary = "no host memory to assemble A for the check", false;
+  vkgemm_gemm_desc d{};
+  d.struct_size = sizeof d;
+  d.type = type_of<T>(), d.c_type = -1, d.column_major = 1;
+  d.m = s.m, d.n = s.n, d.k = s.k_axis.n, d.lda = s.m, d.ldb = s.ldb, d.ldc = s.m;
+  d.alpha = double(s.alpha), d.beta = double(s.beta), d.batch = 1, d.stride_a = d.stride_b = d.stride_c = -1;
+  vkgemm_check_result r{};
+  r.struct_size = sizeof r;
+  if (vkgemm_check(&d, a.get(), s.b, before ? before : s.c, s.c, 0x766b676d, &r)) return summary = vkgemm_last_error(), false;
+  summary = r.summary;
+  return r.passed != 0;
+}
+
+}  // namespace
+
+template <class T>
+bool can_stream(const StreamCall<T>& s, const GridShape& g, int64_t a_ld, int64_t c_ld, vkgemm_engine* engine) {
+  if (g.rows != 1 || g.cols < 2 || !engine || s.m <= 0 || s.n <= 0 || a_ld != s.m || c_ld != s.m) return false;
+  for (int q = 0; q < g.cols; ++q)
+    for (const OwnedBlock& blk : owned_blocks(s.k_axis, q))
+      if (blk.length < kMinStreamBlock && blk.global != 0 && blk.global + blk.length != s.k_axis.n) return false;
+  vkgemm_device_info info{};
+  info.struct_size = sizeof info;
+  if (vkgemm_engine_device(engine, &info)) return false;
+  const uint64_t size = sizeof(T), limit = info.max_allocation_size;
+  uint64_t widest = 0;
+  for (int q = 0; q < g.cols; ++q) widest = std::max<uint64_t>(widest, uint64_t(local_extent(s.k_axis, q)));
+  return uint64_t(s.m * s.n) * size <= limit && uint64_t(s.ldb * (s.n - 1) + s.k_axis.n) * size <= limit &&
+         uint64_t(s.m) * widest * size <= limit;
+}
+
+template <class T>
+std::vector<std::unique_ptr<T[]>> allocate_pieces(const StreamCall<T>& s, const GridShape& g) {
+  std::vector<std::unique_ptr<T[]>> pieces(static_cast<size_t>(g.cols));
+  for (int q = 0; q < g.cols; ++q) {
+    const int64_t elements = s.m * local_extent(s.k_axis, q);
+    if (q == g.my_col || elements == 0) continue;
+    pieces[static_cast<size_t>(q)].reset(new (std::nothrow) T[static_cast<size_t>(elements)]);
+    if (!pieces[static_cast<size_t>(q)]) return {};
+  }
+  return pieces;
+}
+
+template <class T>
+StreamOutcome stream_product(const StreamCall<T>& s, const GridComm& grid, const GridShape& g, vkgemm_engine* engine,
+                             const char* precision, bool check, Gemm<T> gemm,
+                             const std::vector<std::unique_ptr<T[]>>& pieces) {
+  StreamOutcome outcome;
+  // Each other process's piece lands in a buffer of its own, in its local order (the device part's operand).
+  Messages<T> messages(grid.comm.get());
+  struct Pending {
+    int q;
+    int64_t end;  // the piece's columns arrived once this message and those before it are in
+    bool done;
+  };
+  std::vector<Pending> pending;
+  const int64_t per = Messages<T>::runs_per_message(s.m);
+  for (int q = 0; q < g.cols; ++q) {
+    if (q == g.my_col || local_extent(s.k_axis, q) == 0) continue;
+    for (const OwnedBlock& blk : owned_blocks(s.k_axis, q)) {
+      messages.receive({pieces[static_cast<size_t>(q)].get() + blk.local * s.m, blk.length, s.m, s.m}, grid.rank(0, q, g.cols));
+      for (int64_t first = 0; first < blk.length; first += per)
+        pending.push_back({q, blk.local + std::min(blk.length, first + per), false});
+    }
+  }
+  const size_t receives = messages.posted();
+  for (int q = 0; q < g.cols; ++q)
+    if (q != g.my_col)
+      for (const OwnedBlock& blk : owned_blocks(s.k_axis, g.my_col))
+        messages.send({s.a + blk.local * s.m, blk.length, s.m, s.m}, grid.rank(0, q, g.cols));
+
+  std::vector<T> before;
+  if (check && s.beta != T(0)) before.assign(s.c, s.c + s.m * s.n);
+  Arrivals arrived;
+  arrived.columns.assign(static_cast<size_t>(g.cols), 0);
+  std::thread device([&] {
+    try {
+      outcome.why = multiply_on_device(s, g, engine, precision, pieces, arrived, outcome.products);
+    } catch (const std::exception& e) {
+      outcome.why = e.what();
+    }
+  });
+  // This thread completes the messages (MPI from one thread only), telling the device part what arrived.
+  for (int i; (i = messages.wait_any()) >= 0;) {
+    if (static_cast<size_t>(i) >= receives) continue;
+    std::lock_guard lock(arrived.mutex);
+    pending[static_cast<size_t>(i)].done = true;
+    for (const Pending& p : pending)  // each piece's arrived prefix, in posting order
+      if (p.done && p.end > arrived.columns[static_cast<size_t>(p.q)]) {
+        bool earlier_done = true;
+        for (const Pending& e : pending)
+          if (e.q == p.q && e.end < p.end && !e.done) earlier_done = false;
+        if (earlier_done) arrived.columns[static_cast<size_t>(p.q)] = p.end;
+      }
+    arrived.changed.notify_all();
+  }
+  device.join();
+  outcome.streamed = outcome.why.empty();
+  std::string summary;
+  outcome.checked = outcome.streamed && check;
+  if (outcome.checked && !checked(s, g, pieces, before.empty() ? nullptr : before.data(), summary)) {
+    outcome.streamed = false;
+    outcome.why = "the streamed result FAILED the host's check (" + summary + ")";
+    if (!before.empty()) std::copy(before.begin(), before.end(), s.c);
+  }
+  if (!outcome.streamed) multiply_by_blocks(s, g, pieces, gemm);
+  return outcome;
+}
+
+template bool can_stream<float>(const StreamCall<float>&, const GridShape&, int64_t, int64_t, vkgemm_engine*);
+template bool can_stream<double>(const StreamCall<double>&, const GridShape&, int64_t, int64_t, vkgemm_engine*);
+template std::vector<std::unique_ptr<float[]>> allocate_pieces<float>(const StreamCall<float>&, const GridShape&);
+template std::vector<std::unique_ptr<double[]>> allocate_pieces<double>(const StreamCall<double>&, const GridShape&);
+template StreamOutcome stream_product<float>(const StreamCall<float>&, const GridComm&, const GridShape&, vkgemm_engine*,
+                                            const char*, bool, Gemm<float>,
+                                            const std::vector<std::unique_ptr<float[]>>&);
+template StreamOutcome stream_product<double>(const StreamCall<double>&, const GridComm&, const GridShape&,
+                                             vkgemm_engine*, const char*, bool, Gemm<double>,
+                                             const std::vector<std::unique_ptr<double[]>>&);
+
+}  // namespace vkgemm::pblas
