@@ -208,17 +208,6 @@ void store_units(uint base, uint r0, uint c_base, uint col0, bool padded) {
   }
 }
 
-// The epilogue over one fragment of C (its first row and column), in registers. Called with `past_n` a constant:
-// where the fragment reaches past N (a padded block's last), its columns there, never stored, take the bias
-// of the last column, read in bounds; elsewhere the copy without the clamp.
-void epilogue_fragment(inout MAT_ACC frag, uint row, uint col, bool past_n) {
-  for (int e = 0; e < frag.length(); ++e) {
-    const uint at = uint(element_at[e]);
-    const uint c = past_n ? min(col + at % TN, p.N - 1u) : col + at % TN;
-    frag[e] = ACC_T(gemm_epilogue(EPI_T(frag[e]), row + at / TN, c));
-  }
-}
-
 // The strip's RF x NF fragments of C through this subgroup's area of shared memory, in C's type, then out 16
 // bytes an invocation a store along C's rows (alpha and the epilogue applied in registers first).
 void store_strip_vectors(uint r0, uint c_base, uint col0) {
@@ -228,9 +217,12 @@ void store_strip_vectors(uint r0, uint c_base, uint col0) {
     MAT_ACC frag = acc[f];
     if (p.alpha != SCALAR_T(1)) frag = frag * ACC_T(p.alpha);
     if (epilogue_on()) {
-      const uint row = r0 + rf * TM, col = col0 + nf * TN;
-      if (col + TN <= p.N) epilogue_fragment(frag, row, col, false);
-      else epilogue_fragment(frag, row, col, true);
+      for (int e = 0; e < frag.length(); ++e) {
+        // A padding column's value is never stored: its bias is read in bounds, from the last column's place.
+        // (One loop for every fragment: a second copy for the fragments past N measured slower.)
+        const uint at = uint(element_at[e]), col = min(col0 + nf * TN + at % TN, p.N - 1u);
+        frag[e] = ACC_T(gemm_epilogue(EPI_T(frag[e]), r0 + rf * TM + at / TN, col));
+      }
     }
     coopMatStore(MAT_C(frag), sh_strip, base + rf * TM * SC + nf * (TN / C_UNIT), SC,
                  gl_CooperativeMatrixLayoutRowMajor);
