@@ -237,8 +237,12 @@ std::string run(const GatherPlan& plan, const Local<T>& x) {
     const StreamOutcome outcome = stream_product(call, grid, g, engine, settings().precision.empty() ? nullptr :
                                                  settings().precision.c_str(), settings().check, gemm, w.pieces);
     summary.streamed(outcome);
-    if (settings().verbose >= 2)
-      report(plan, x, m_local, n_local, "streamed in " + std::to_string(outcome.products) + " products", clock.lap());
+    if (settings().verbose >= 2) {
+      char how[200];
+      std::snprintf(how, sizeof how, "streamed in %d products (writes %.3f s, products %.3f, waits for A %.3f, C's read "
+                    "%.3f)", outcome.products, outcome.write_s, outcome.multiply_s, outcome.wait_s, outcome.read_s);
+      report(plan, x, m_local, n_local, how, clock.lap());
+    }
     return {};
   }
   if (gather_a) gather_columns(grid, g, plan.a.cols, m_local, call.a, plan.a.lld, w.a_full.get());

@@ -1,5 +1,6 @@
 #include "pblas/streamed.hpp"
 
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <new>
@@ -48,10 +49,24 @@ struct Arrivals {
 
 // The device part: buffers, B and the own piece written, one product a K block as its columns arrive, C read.
 // "" on success, else the failing step's sentence (C unchanged).
+// Seconds since the last lap, added to one of the outcome's sums.
+class Lap {
+ public:
+  void to(double& sum) {
+    const auto now = std::chrono::steady_clock::now();
+    sum += std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
 template <class T>
 std::string multiply_on_device(const StreamCall<T>& s, const GridShape& g, vkgemm_engine* engine,
                                const char* precision, const std::vector<std::unique_ptr<T[]>>& pieces,
-                               Arrivals& arrived, int& products) {
+                               Arrivals& arrived, StreamOutcome& o) {
+  Lap lap;
   const uint64_t size = sizeof(T);
   const uint64_t c_bytes = uint64_t(s.m * s.n) * size;
   const uint64_t b_bytes = uint64_t(s.ldb * (s.n - 1) + s.k_axis.n) * size;
@@ -65,6 +80,7 @@ std::string multiply_on_device(const StreamCall<T>& s, const GridShape& g, vkgem
   }
   if (s.beta != T(0) && vkgemm_buffer_write(engine, c_dev.get(), 0, s.c, c_bytes)) return fail("C's upload");
   if (vkgemm_buffer_write(engine, b_dev.get(), 0, s.b, b_bytes)) return fail("B's upload");
+  lap.to(o.write_s);
   vkgemm_gemm_options options{};
   options.struct_size = sizeof options;
   options.precision = precision;
@@ -75,9 +91,11 @@ std::string multiply_on_device(const StreamCall<T>& s, const GridShape& g, vkgem
     const T* host = q == g.my_col ? s.a : pieces[static_cast<size_t>(q)].get();
     for (const OwnedBlock& blk : owned_blocks(s.k_axis, q)) {
       if (q != g.my_col) arrived.wait_for(q, blk.local + blk.length);
+      lap.to(o.wait_s);
       const uint64_t at = uint64_t(blk.local * s.m) * size, bytes = uint64_t(blk.length * s.m) * size;
       if (vkgemm_buffer_write(engine, a_dev[static_cast<size_t>(q)].get(), at, reinterpret_cast<const char*>(host) + at, bytes))
         return fail("A's upload");
+      lap.to(o.write_s);
       vkgemm_gemm_desc d{};
       d.struct_size = sizeof d;
       d.type = type_of<T>(), d.c_type = -1, d.column_major = 1;
@@ -88,15 +106,21 @@ std::string multiply_on_device(const StreamCall<T>& s, const GridShape& g, vkgem
       const vkgemm_operand b{sizeof(vkgemm_operand), b_dev.get(), uint64_t(blk.global) * size};
       const vkgemm_operand c{sizeof(vkgemm_operand), c_dev.get(), 0};
       if (vkgemm_gemm_buffers(engine, &d, nullptr, &a, &b, &c, nullptr, &options, nullptr)) return fail("a product");
-      first = false, ++products;
+      first = false, ++o.products;
+      lap.to(o.multiply_s);
     }
   }
   // C's download: where beta reads C, through a copy, so that a failure part way leaves C as it came.
-  if (s.beta == T(0)) return vkgemm_buffer_read(engine, c_dev.get(), 0, s.c, c_bytes) ? fail("C's download") : "";
+  if (s.beta == T(0)) {
+    if (vkgemm_buffer_read(engine, c_dev.get(), 0, s.c, c_bytes)) return fail("C's download");
+    lap.to(o.read_s);
+    return "";
+  }
   std::unique_ptr<T[]> result(new (std::nothrow) T[static_cast<size_t>(s.m * s.n)]);
   if (!result) return "no host memory for C's download";
   if (vkgemm_buffer_read(engine, c_dev.get(), 0, result.get(), c_bytes)) return fail("C's download");
   copy<T>({result.get(), 1, s.m * s.n, s.m * s.n}, {s.c, 1, s.m * s.n, s.m * s.n});
+  lap.to(o.read_s);
   return "";
 }
 
@@ -220,7 +244,7 @@ StreamOutcome stream_product(const StreamCall<T>& s, const GridComm& grid, const
   arrived.columns.assign(static_cast<size_t>(g.cols), 0);
   std::thread device([&] {
     try {
-      outcome.why = multiply_on_device(s, g, engine, precision, pieces, arrived, outcome.products);
+      outcome.why = multiply_on_device(s, g, engine, precision, pieces, arrived, outcome);
     } catch (const std::exception& e) {
       outcome.why = e.what();
     }

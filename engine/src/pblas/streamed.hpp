@@ -55,6 +55,9 @@ struct StreamOutcome {
   int products = 0;      // device products run
   bool checked = false;  // judged on the host (and passed, where streamed)
   std::string why;
+  // Seconds the device part spent writing (B, C where beta reads it, A's blocks), multiplying, waiting for
+  // A's pieces, and reading C (VKGEMM_BLAS_VERBOSE=2's line).
+  double write_s = 0, multiply_s = 0, wait_s = 0, read_s = 0;
 };
 
 // The host buffers for the other processes' pieces (by grid column; none for this process's own), or an
