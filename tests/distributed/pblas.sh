@@ -21,7 +21,8 @@
 # matrix, K distributed unlike A's columns) with every call taken (rank r counts the problems times the grids
 # that hold it, none handed on), also on the two logical devices; and on PDBLAS3TST-stream.dat (one process
 # row, K blocks of 256 and more, no leading-dimension gap) with every call streamed, again with each result
-# judged on the host. The count is shown to fail: the same run with VKGEMM_PBLAS=off is refused.
+# judged on the host; both with every peer's piece read directly from its memory, and again sent as messages
+# (VKGEMM_PBLAS_TRANSPORT=mpi). The count is shown to fail: the same run with VKGEMM_PBLAS=off is refused.
 # Usage: pblas.sh <libvkgemm_blas.so> <vkgemm program> <work dir> <libvkgemm_pblas.so>
 set -euo pipefail
 lib=$(realpath "$1")
@@ -124,6 +125,29 @@ check_gathered() {
   done
 }
 
+# check_pieces <output folder> <ranks> <direct|mpi>: how each rank got its peers' pieces, from its summary:
+# all read directly (where this machine lets a process read another's memory: not under Yama's ptrace_scope 2
+# or 3, which the check then reports and passes over), or all as messages.
+check_pieces() {
+  local dir=$1 ranks=$2 how=$3 r line scope
+  scope=$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)
+  for ((r = 0; r < ranks; r++)); do
+    line=$(grep '^vkgemm-pblas: [0-9]* P?GEMM calls taken' "$dir/1/rank.$r/stderr" 2>/dev/null || true)
+    [[ $line =~ peers\'\ pieces\ ([0-9]+)\ read\ directly,\ ([0-9]+)\ as\ messages ]] || {
+      echo "pblas: rank $r: no count of its peers' pieces: $line"; return 1; }
+    local direct=${BASH_REMATCH[1]} messages=${BASH_REMATCH[2]}
+    ((direct + messages > 0)) || { echo "pblas: rank $r: no peer's piece came: $line"; return 1; }
+    if [[ $how == mpi ]]; then
+      ((direct == 0)) || { echo "pblas: rank $r: pieces read directly under VKGEMM_PBLAS_TRANSPORT=mpi: $line"; return 1; }
+    elif ((scope >= 2)); then
+      echo "pblas: rank $r: direct reads not checked: Yama's ptrace_scope is $scope here (skipped)"
+    else
+      ((messages == 0)) || { echo "pblas: rank $r: pieces as messages where they can be read directly: $line"; return 1; }
+    fi
+  done
+  echo "pblas: $(basename "$(dirname "$dir")"): every peer's piece $([[ $how == mpi ]] && echo "as messages" || echo "read directly")"
+}
+
 # run_tester <s|d> <ranks> <input .dat> <tag> [mpirun arguments...]: runs the tester there, its ranks' output in $work/<tag>.
 run_tester() {
   local t=$1 ranks=$2 dat=$3 tag=$4
@@ -182,6 +206,15 @@ for t in s d; do
   run_tester $t 4 "$work/P${t^^}BLAS3TST-stream.dat" "$t-4-stream" "${gathered[@]}"
   check_tester "$work/$t-4-stream/report" "$work/P${t^^}BLAS3TST-stream.dat" 4 $t GEMM
   check_gathered "$work/$t-4-stream/ranks" 4 "$work/P${t^^}BLAS3TST-stream.dat" streamed
+done
+check_pieces "$work/d-4-stream/ranks" 4 direct
+check_pieces "$work/d-4-gather/ranks" 4 direct
+# The same products with every piece sent as messages (a grid across machines takes this way).
+for dat in stream gather; do
+  run_tester d 4 "$work/PDBLAS3TST-$dat.dat" "d-4-$dat-mpi" "${gathered[@]}" -x VKGEMM_PBLAS_TRANSPORT=mpi
+  check_tester "$work/d-4-$dat-mpi/report" "$work/PDBLAS3TST-$dat.dat" 4 d GEMM
+  check_gathered "$work/d-4-$dat-mpi/ranks" 4 "$work/PDBLAS3TST-$dat.dat" "$([[ $dat == stream ]] && echo streamed)"
+  check_pieces "$work/d-4-$dat-mpi/ranks" 4 mpi
 done
 run_tester d 4 "$work/PDBLAS3TST-stream.dat" d-4-stream-checked "${gathered[@]}" -x VKGEMM_BLAS_CHECK=1
 check_tester "$work/d-4-stream-checked/report" "$work/PDBLAS3TST-stream.dat" 4 d GEMM

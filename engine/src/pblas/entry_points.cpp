@@ -3,9 +3,8 @@
 // columns of op(B) whole, then one local GEMM through vkgemm's drop-in BLAS) and hand every other call to
 // ScaLAPACK's own, the next definition in the program (RTLD_NEXT).
 //
-// Environment: VKGEMM_PBLAS=off hands every call to ScaLAPACK's (unset or "gather": the rule decides);
-// VKGEMM_BLAS_VERBOSE=1 prints at exit how many calls were taken and why the others were not, 2 also a line
-// for each call taken (its gathers' and local GEMM's seconds).
+// Its settings: settings.hpp. VKGEMM_BLAS_VERBOSE=1 prints at exit how many calls were taken and why the others
+// were not, 2 also a line for each call taken (its parts' seconds).
 #include <dlfcn.h>
 #include <mpi.h>
 
@@ -25,6 +24,7 @@
 #include "pblas/gather.hpp"
 #include "pblas/gather_plan.hpp"
 #include "pblas/grid.hpp"
+#include "pblas/settings.hpp"
 #include "pblas/streamed.hpp"
 
 #define VKGEMM_PBLAS_EXPORT extern "C" __attribute__((visibility("default")))
@@ -36,45 +36,23 @@ template <class T>
 using Pgemm = void (*)(const char*, const char*, const int*, const int*, const int*, const T*, const T*, const int*,
                        const int*, const int*, const T*, const int*, const int*, const int*, const T*, T*, const int*,
                        const int*, const int*);
-struct Settings {
-  bool off = false;
-  int verbose = 0;
-  bool check = false;        // VKGEMM_BLAS_CHECK=1: streamed results judged on the host too
-  std::string precision;     // VKGEMM_BLAS_PRECISION: the streamed products' policy, as the drop-in's
-};
-
-// Read once, at the first call; a value not taken is reported and the default used.
-const Settings& settings() {
-  static const Settings s = [] {
-    Settings r;
-    if (const char* v = std::getenv("VKGEMM_PBLAS"); v && *v) {
-      if (std::strcmp(v, "off") == 0) r.off = true;
-      else if (std::strcmp(v, "gather") != 0)
-        std::fprintf(stderr, "vkgemm-pblas: VKGEMM_PBLAS='%s' is not 'gather' or 'off'; using 'gather'\n", v);
-    }
-    if (const char* v = std::getenv("VKGEMM_BLAS_VERBOSE"); v && *v) r.verbose = std::atoi(v);
-    if (const char* v = std::getenv("VKGEMM_BLAS_CHECK"); v && *v) r.check = std::strcmp(v, "1") == 0;
-    if (const char* v = std::getenv("VKGEMM_BLAS_PRECISION"); v && *v) r.precision = v;
-    return r;
-  }();
-  return s;
-}
-
 // What the library did, printed at exit with VKGEMM_BLAS_VERBOSE=1.
 class Summary {
  public:
   void streamed(const StreamOutcome& o) {
     std::lock_guard lock(mutex_);
     ++streamed_, products_ += uint64_t(o.products), checked_ += o.checked;
+    add(o.received);
     if (!o.streamed && !o.why.empty()) {
       ++failed_;
       if (failure_.empty()) failure_ = o.why;
       std::fprintf(stderr, "vkgemm-pblas: a streamed product fell back to products block by block: %s\n", o.why.c_str());
     }
   }
-  void assembled() {
+  void assembled(const Received& a, const Received& b) {
     std::lock_guard lock(mutex_);
     ++assembled_;
+    add(a), add(b);
   }
   void forwarded(const std::string& why) {
     std::lock_guard lock(mutex_);
@@ -92,17 +70,20 @@ class Summary {
                                                    "the host" : "";
     const std::string failed = failed_ ? "; " + std::to_string(failed_) + " streamed calls fell back to products block "
                                              "by block (the first: " + failure_ + ")" : "";
+    const std::string pieces = "; peers' pieces " + std::to_string(direct_) + " read directly, " +
+                               std::to_string(messages_) + " as messages";
     std::fprintf(stderr,
                  "vkgemm-pblas: %llu P?GEMM calls taken (%llu streamed in %llu device products, %llu assembled), "
-                 "%llu forwarded to ScaLAPACK's%s%s%s\n",
+                 "%llu forwarded to ScaLAPACK's%s%s%s%s\n",
                  static_cast<unsigned long long>(streamed_ + assembled_), static_cast<unsigned long long>(streamed_),
                  static_cast<unsigned long long>(products_), static_cast<unsigned long long>(assembled_),
-                 static_cast<unsigned long long>(total), reasons.c_str(), checked.c_str(), failed.c_str());
+                 static_cast<unsigned long long>(total), reasons.c_str(), pieces.c_str(), checked.c_str(), failed.c_str());
   }
 
  private:
   std::mutex mutex_;
-  uint64_t streamed_ = 0, products_ = 0, assembled_ = 0, failed_ = 0, checked_ = 0;
+  void add(const Received& r) { direct_ += uint64_t(r.direct), messages_ += uint64_t(r.messages); }
+  uint64_t streamed_ = 0, products_ = 0, assembled_ = 0, failed_ = 0, checked_ = 0, direct_ = 0, messages_ = 0;
   std::string failure_;
   std::map<std::string, uint64_t> forwarded_;
 };
@@ -234,19 +215,21 @@ std::string run(const GatherPlan& plan, const Local<T>& x) {
   Clock clock;
   const auto gemm = local_gemm<T>(x.gemm_name);
   if (stream) {
-    const StreamOutcome outcome = stream_product(call, grid, g, engine, settings().precision.empty() ? nullptr :
-                                                 settings().precision.c_str(), settings().check, gemm, w.pieces);
+    const StreamOutcome outcome = stream_product(call, grid, g, engine, settings(), gemm, w.pieces);
     summary.streamed(outcome);
     if (settings().verbose >= 2) {
       char how[200];
-      std::snprintf(how, sizeof how, "streamed in %d products (writes %.3f s, products %.3f, waits for A %.3f, C's read "
-                    "%.3f)", outcome.products, outcome.write_s, outcome.multiply_s, outcome.wait_s, outcome.read_s);
+      std::snprintf(how, sizeof how, "streamed in %d products (buffers %.3f s, writes %.3f, products %.3f, waits for A "
+                    "%.3f, C's read %.3f)", outcome.products, outcome.buffers_s, outcome.write_s, outcome.multiply_s,
+                    outcome.wait_s, outcome.read_s);
       report(plan, x, m_local, n_local, how, clock.lap());
     }
     return {};
   }
-  if (gather_a) gather_columns(grid, g, plan.a.cols, m_local, call.a, plan.a.lld, w.a_full.get());
-  if (gather_b) gather_rows(grid, g, plan.b.rows, n_local, call.b, plan.b.lld, w.b_full.get());
+  const bool direct = settings().direct;
+  Received from_a, from_b;
+  if (gather_a) from_a = gather_columns(grid, g, plan.a.cols, m_local, call.a, plan.a.lld, w.a_full.get(), direct);
+  if (gather_b) from_b = gather_rows(grid, g, plan.b.rows, n_local, call.b, plan.b.lld, w.b_full.get(), direct);
   const double gathered_s = clock.lap();
   if (m_local > 0 && n_local > 0) {
     const int mi = static_cast<int>(m_local), ni = static_cast<int>(n_local), ki = static_cast<int>(k);
@@ -255,7 +238,7 @@ std::string run(const GatherPlan& plan, const Local<T>& x) {
     gemm("N", "N", &mi, &ni, &ki, x.alpha, gather_a ? w.a_full.get() : call.a, &lda, gather_b ? w.b_full.get() : call.b,
          &ldb, x.beta, call.c, &ldc, 1, 1);
   }
-  summary.assembled();
+  summary.assembled(from_a, from_b);
   if (settings().verbose >= 2) {
     char gathered[64];
     std::snprintf(gathered, sizeof gathered, "assembled in %.3f s, then one local GEMM", gathered_s);

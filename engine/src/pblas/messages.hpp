@@ -1,5 +1,6 @@
-// The point-to-point messages of the gathers (gather.cpp, streamed.cpp): a strided region of a matrix, sent or
-// received as messages of at most kMessageBytes, and a process's own piece copied into place.
+// How the gathers (gather.cpp, streamed.cpp) move pieces between the processes of a grid's row or column:
+// read directly where both run on one machine (direct_reads.hpp), else as point-to-point messages of at most
+// kMessageBytes (a strided region a message, int counts); and a process's own piece copied into place.
 #pragma once
 
 #include <mpi.h>
@@ -10,6 +11,9 @@
 #include <vector>
 
 #include "core/copy_workers.hpp"
+#include "pblas/block_cyclic.hpp"
+#include "pblas/direct_reads.hpp"
+#include "pblas/gather.hpp"
 #include "pblas/grid.hpp"
 
 namespace vkgemm::pblas {
@@ -101,6 +105,104 @@ void copy(const Region<const T>& from, const Region<T>& to) {
     return;
   }
   for (int64_t r = 0; r < from.runs; ++r) std::memcpy(to.at + r * to.stride, from.at + r * from.stride, run_bytes);
+}
+
+
+// One gather's exchange along an axis of the grid: peers[c] is the rank at coordinate c, `me` this process's.
+// Every other process's blocks land where place.full(c, block) says, read directly or received; this
+// process's blocks (place.holder(block, base, ld) from its own base and leading dimension) go to every other
+// process that does not read them. arrived(c, block) is called as each of peer c's blocks lands, in their
+// order. A direct read that fails is made good by messages: the reader tells the holder, which sends its
+// blocks again. Returns once every peer that reads this process's piece has said it is done: how many peers'
+// pieces came each way.
+template <class T, class Place, class Arrived>
+Received exchange(MPI_Comm comm, const std::vector<int>& peers, int me, const Axis& k_axis, const Place& place,
+              bool direct, Arrived&& arrived) {
+  constexpr int kTagStatus = 0x766e;
+  const int n = k_axis.procs;
+  const auto at = [](int c) { return static_cast<size_t>(c); };
+  std::vector<std::vector<OwnedBlock>> blocks(at(n));
+  std::vector<char> has(at(n));
+  for (int c = 0; c < n; ++c) blocks[at(c)] = owned_blocks(k_axis, c), has[at(c)] = place.has_piece(c);
+  const Routes routes = agree_routes(comm, peers, me, place.own_base(), place.own_ld(), has, direct);
+  Messages<T> messages(comm);
+  struct Pending {
+    int c;
+    size_t block;
+  };
+  std::vector<Pending> pending;
+  std::vector<std::vector<int64_t>> remaining(at(n));
+  for (int c = 0; c < n; ++c) {
+    if (c == me || routes.i_read[at(c)]) continue;
+    remaining[at(c)].assign(blocks[at(c)].size(), 0);
+    for (size_t i = 0; i < blocks[at(c)].size(); ++i) {
+      const size_t before = messages.posted();
+      messages.receive(place.full(c, blocks[at(c)][i]), peers[at(c)]);
+      remaining[at(c)][i] = int64_t(messages.posted() - before);
+      for (size_t j = before; j < messages.posted(); ++j) pending.push_back({c, i});
+    }
+  }
+  const size_t receives = messages.posted();
+  for (int c = 0; c < n; ++c)
+    if (c != me && !routes.they_read[at(c)])
+      for (const OwnedBlock& b : blocks[at(me)]) messages.send(place.holder(b, place.own_base(), place.own_ld()), peers[at(c)]);
+  // The direct reads, peer after peer from the next coordinate on, each block as a whole.
+  std::vector<char> failed(at(n), 0);
+  for (int step = 1; step < n; ++step) {
+    const int c = (me + step) % n;
+    if (!routes.i_read[at(c)]) continue;
+    const PieceAddress& p = routes.peers[at(c)];
+    for (const OwnedBlock& b : blocks[at(c)]) {
+      const Region<const T> from = place.holder(b, reinterpret_cast<const T*>(p.base), p.ld);
+      const Region<T> to = place.full(c, b);
+      if (!read_direct(p.pid, reinterpret_cast<uint64_t>(from.at), uint64_t(from.stride) * sizeof(T), to.at,
+                       uint64_t(to.stride) * sizeof(T), from.runs, uint64_t(from.length) * sizeof(T))) {
+        failed[at(c)] = 1;
+        break;
+      }
+      arrived(c, b);
+    }
+  }
+  // The messages, each peer's blocks announced in order as they complete.
+  std::vector<size_t> next(at(n), 0);
+  for (int i; (i = messages.wait_any()) >= 0;) {
+    if (static_cast<size_t>(i) >= receives) continue;
+    const Pending& done = pending[static_cast<size_t>(i)];
+    --remaining[at(done.c)][done.block];
+    for (size_t& k = next[at(done.c)]; k < blocks[at(done.c)].size() && remaining[at(done.c)][k] == 0; ++k)
+      arrived(done.c, blocks[at(done.c)][k]);
+  }
+  // Each reader's word to each holder (done, or failed: then the holder sends its blocks again).
+  std::vector<char> status(at(n), 0);
+  std::vector<MPI_Request> words;
+  for (int c = 0; c < n; ++c) {
+    if (c == me) continue;
+    if (routes.i_read[at(c)]) {
+      words.emplace_back();
+      MPI_Isend(&failed[at(c)], 1, MPI_CHAR, peers[at(c)], kTagStatus, comm, &words.back());
+    }
+    if (routes.they_read[at(c)]) {
+      words.emplace_back();
+      MPI_Irecv(&status[at(c)], 1, MPI_CHAR, peers[at(c)], kTagStatus, comm, &words.back());
+    }
+  }
+  MPI_Waitall(static_cast<int>(words.size()), words.data(), MPI_STATUSES_IGNORE);
+  Messages<T> again(comm);
+  for (int c = 0; c < n; ++c) {
+    if (c == me) continue;
+    if (failed[at(c)])
+      for (const OwnedBlock& b : blocks[at(c)]) again.receive(place.full(c, b), peers[at(c)]);
+    if (status[at(c)])
+      for (const OwnedBlock& b : blocks[at(me)]) again.send(place.holder(b, place.own_base(), place.own_ld()), peers[at(c)]);
+  }
+  again.wait();
+  Received received;
+  for (int c = 0; c < n; ++c) {
+    if (failed[at(c)])
+      for (const OwnedBlock& b : blocks[at(c)]) arrived(c, b);
+    if (c != me && has[at(c)]) ++(routes.i_read[at(c)] && !failed[at(c)] ? received.direct : received.messages);
+  }
+  return received;
 }
 
 }  // namespace vkgemm::pblas

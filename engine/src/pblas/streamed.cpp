@@ -71,13 +71,15 @@ std::string multiply_on_device(const StreamCall<T>& s, const GridShape& g, vkgem
   const uint64_t c_bytes = uint64_t(s.m * s.n) * size;
   const uint64_t b_bytes = uint64_t(s.ldb * (s.n - 1) + s.k_axis.n) * size;
   auto fail = [&](const char* step) { return std::string(step) + ": " + vkgemm_last_error(); };
-  DeviceBuffer c_dev, b_dev;
-  std::vector<DeviceBuffer> a_dev(static_cast<size_t>(g.cols));
-  if (c_dev.create(engine, c_bytes) || b_dev.create(engine, b_bytes)) return fail("a device buffer");
-  for (int q = 0; q < g.cols; ++q) {
-    const int64_t held = local_extent(s.k_axis, q);
-    if (held > 0 && a_dev[static_cast<size_t>(q)].create(engine, uint64_t(s.m * held) * size)) return fail("a device buffer");
-  }
+  // One buffer for A, a K block at a time: the writes and products alternate on the engine anyway, and
+  // device memory is slow to allocate (about 50 ms a GB on the H200).
+  int64_t widest = 0;
+  for (int q = 0; q < g.cols; ++q)
+    for (const OwnedBlock& blk : owned_blocks(s.k_axis, q)) widest = std::max(widest, blk.length);
+  DeviceBuffer c_dev, b_dev, a_dev;
+  if (c_dev.create(engine, c_bytes) || b_dev.create(engine, b_bytes) || a_dev.create(engine, uint64_t(s.m * widest) * size))
+    return fail("a device buffer");
+  lap.to(o.buffers_s);
   if (s.beta != T(0) && vkgemm_buffer_write(engine, c_dev.get(), 0, s.c, c_bytes)) return fail("C's upload");
   if (vkgemm_buffer_write(engine, b_dev.get(), 0, s.b, b_bytes)) return fail("B's upload");
   lap.to(o.write_s);
@@ -93,7 +95,7 @@ std::string multiply_on_device(const StreamCall<T>& s, const GridShape& g, vkgem
       if (q != g.my_col) arrived.wait_for(q, blk.local + blk.length);
       lap.to(o.wait_s);
       const uint64_t at = uint64_t(blk.local * s.m) * size, bytes = uint64_t(blk.length * s.m) * size;
-      if (vkgemm_buffer_write(engine, a_dev[static_cast<size_t>(q)].get(), at, reinterpret_cast<const char*>(host) + at, bytes))
+      if (vkgemm_buffer_write(engine, a_dev.get(), 0, reinterpret_cast<const char*>(host) + at, bytes))
         return fail("A's upload");
       lap.to(o.write_s);
       vkgemm_gemm_desc d{};
@@ -102,7 +104,7 @@ std::string multiply_on_device(const StreamCall<T>& s, const GridShape& g, vkgem
       d.m = s.m, d.n = s.n, d.k = blk.length, d.lda = s.m, d.ldb = s.ldb, d.ldc = s.m;
       d.alpha = double(s.alpha), d.beta = first ? double(s.beta) : 1.0;
       d.batch = 1, d.stride_a = d.stride_b = d.stride_c = -1;
-      const vkgemm_operand a{sizeof(vkgemm_operand), a_dev[static_cast<size_t>(q)].get(), at};
+      const vkgemm_operand a{sizeof(vkgemm_operand), a_dev.get(), 0};
       const vkgemm_operand b{sizeof(vkgemm_operand), b_dev.get(), uint64_t(blk.global) * size};
       const vkgemm_operand c{sizeof(vkgemm_operand), c_dev.get(), 0};
       if (vkgemm_gemm_buffers(engine, &d, nullptr, &a, &b, &c, nullptr, &options, nullptr)) return fail("a product");
@@ -193,7 +195,8 @@ bool can_stream(const StreamCall<T>& s, const GridShape& g, int64_t a_ld, int64_
   if (vkgemm_engine_device(engine, &info)) return false;
   const uint64_t size = sizeof(T), limit = info.max_allocation_size;
   uint64_t widest = 0;
-  for (int q = 0; q < g.cols; ++q) widest = std::max<uint64_t>(widest, uint64_t(local_extent(s.k_axis, q)));
+  for (int q = 0; q < g.cols; ++q)
+    for (const OwnedBlock& blk : owned_blocks(s.k_axis, q)) widest = std::max<uint64_t>(widest, uint64_t(blk.length));
   return uint64_t(s.m * s.n) * size <= limit && uint64_t(s.ldb * (s.n - 1) + s.k_axis.n) * size <= limit &&
          uint64_t(s.m) * widest * size <= limit;
 }
@@ -212,61 +215,46 @@ std::vector<std::unique_ptr<T[]>> allocate_pieces(const StreamCall<T>& s, const 
 
 template <class T>
 StreamOutcome stream_product(const StreamCall<T>& s, const GridComm& grid, const GridShape& g, vkgemm_engine* engine,
-                             const char* precision, bool check, Gemm<T> gemm,
-                             const std::vector<std::unique_ptr<T[]>>& pieces) {
+                             const Settings& settings, Gemm<T> gemm, const std::vector<std::unique_ptr<T[]>>& pieces) {
   StreamOutcome outcome;
+  std::vector<int> peers;
+  for (int c = 0; c < g.cols; ++c) peers.push_back(grid.rank(0, c, g.cols));
   // Each other process's piece lands in a buffer of its own, in its local order (the device part's operand).
-  Messages<T> messages(grid.comm.get());
-  struct Pending {
-    int q;
-    int64_t end;  // the piece's columns arrived once this message and those before it are in
-    bool done;
-  };
-  std::vector<Pending> pending;
-  const int64_t per = Messages<T>::runs_per_message(s.m);
-  for (int q = 0; q < g.cols; ++q) {
-    if (q == g.my_col || local_extent(s.k_axis, q) == 0) continue;
-    for (const OwnedBlock& blk : owned_blocks(s.k_axis, q)) {
-      messages.receive({pieces[static_cast<size_t>(q)].get() + blk.local * s.m, blk.length, s.m, s.m}, grid.rank(0, q, g.cols));
-      for (int64_t first = 0; first < blk.length; first += per)
-        pending.push_back({q, blk.local + std::min(blk.length, first + per), false});
+  struct {
+    const StreamCall<T>& s;
+    const std::vector<std::unique_ptr<T[]>>& pieces;
+    bool has_piece(int c) const { return local_extent(s.k_axis, c) > 0; }
+    const T* own_base() const { return s.a; }
+    int64_t own_ld() const { return s.m; }
+    Region<const T> holder(const OwnedBlock& b, const T* base, int64_t ld) const {
+      return {base + b.local * ld, b.length, s.m, ld};
     }
-  }
-  const size_t receives = messages.posted();
-  for (int q = 0; q < g.cols; ++q)
-    if (q != g.my_col)
-      for (const OwnedBlock& blk : owned_blocks(s.k_axis, g.my_col))
-        messages.send({s.a + blk.local * s.m, blk.length, s.m, s.m}, grid.rank(0, q, g.cols));
-
+    Region<T> full(int c, const OwnedBlock& b) const {
+      return {pieces[static_cast<size_t>(c)].get() + b.local * s.m, b.length, s.m, s.m};
+    }
+  } place{s, pieces};
   std::vector<T> before;
-  if (check && s.beta != T(0)) before.assign(s.c, s.c + s.m * s.n);
+  if (settings.check && s.beta != T(0)) before.assign(s.c, s.c + s.m * s.n);
   Arrivals arrived;
   arrived.columns.assign(static_cast<size_t>(g.cols), 0);
   std::thread device([&] {
     try {
-      outcome.why = multiply_on_device(s, g, engine, precision, pieces, arrived, outcome);
+      outcome.why = multiply_on_device(s, g, engine, settings.precision, pieces, arrived, outcome);
     } catch (const std::exception& e) {
       outcome.why = e.what();
     }
   });
-  // This thread completes the messages (MPI from one thread only), telling the device part what arrived.
-  for (int i; (i = messages.wait_any()) >= 0;) {
-    if (static_cast<size_t>(i) >= receives) continue;
+  // This thread moves the pieces (MPI from one thread only), telling the device part what arrived.
+  outcome.received = exchange<T>(grid.comm.get(), peers, g.my_col, s.k_axis, place, settings.direct, [&](int c, const OwnedBlock& b) {
     std::lock_guard lock(arrived.mutex);
-    pending[static_cast<size_t>(i)].done = true;
-    for (const Pending& p : pending)  // each piece's arrived prefix, in posting order
-      if (p.done && p.end > arrived.columns[static_cast<size_t>(p.q)]) {
-        bool earlier_done = true;
-        for (const Pending& e : pending)
-          if (e.q == p.q && e.end < p.end && !e.done) earlier_done = false;
-        if (earlier_done) arrived.columns[static_cast<size_t>(p.q)] = p.end;
-      }
+    int64_t& columns = arrived.columns[static_cast<size_t>(c)];
+    columns = std::max(columns, b.local + b.length);
     arrived.changed.notify_all();
-  }
+  });
   device.join();
   outcome.streamed = outcome.why.empty();
   std::string summary;
-  outcome.checked = outcome.streamed && check;
+  outcome.checked = outcome.streamed && settings.check;
   if (outcome.checked && !checked(s, g, pieces, before.empty() ? nullptr : before.data(), summary)) {
     outcome.streamed = false;
     outcome.why = "the streamed result FAILED the host's check (" + summary + ")";
@@ -281,10 +269,9 @@ template bool can_stream<double>(const StreamCall<double>&, const GridShape&, in
 template std::vector<std::unique_ptr<float[]>> allocate_pieces<float>(const StreamCall<float>&, const GridShape&);
 template std::vector<std::unique_ptr<double[]>> allocate_pieces<double>(const StreamCall<double>&, const GridShape&);
 template StreamOutcome stream_product<float>(const StreamCall<float>&, const GridComm&, const GridShape&, vkgemm_engine*,
-                                            const char*, bool, Gemm<float>,
-                                            const std::vector<std::unique_ptr<float[]>>&);
+                                            const Settings&, Gemm<float>, const std::vector<std::unique_ptr<float[]>>&);
 template StreamOutcome stream_product<double>(const StreamCall<double>&, const GridComm&, const GridShape&,
-                                             vkgemm_engine*, const char*, bool, Gemm<double>,
+                                             vkgemm_engine*, const Settings&, Gemm<double>,
                                              const std::vector<std::unique_ptr<double[]>>&);
 
 }  // namespace vkgemm::pblas

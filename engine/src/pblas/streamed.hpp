@@ -15,7 +15,9 @@
 #include <vector>
 
 #include "pblas/block_cyclic.hpp"
+#include "pblas/gather.hpp"
 #include "pblas/grid.hpp"
+#include "pblas/settings.hpp"
 #include "vkgemm/vkgemm.h"
 
 namespace vkgemm::pblas {
@@ -54,10 +56,11 @@ struct StreamOutcome {
   bool streamed = false;
   int products = 0;      // device products run
   bool checked = false;  // judged on the host (and passed, where streamed)
+  Received received;     // the other processes' pieces: read directly, or as messages
   std::string why;
-  // Seconds the device part spent writing (B, C where beta reads it, A's blocks), multiplying, waiting for
-  // A's pieces, and reading C (VKGEMM_BLAS_VERBOSE=2's line).
-  double write_s = 0, multiply_s = 0, wait_s = 0, read_s = 0;
+  // Seconds the device part spent making its buffers, writing (B, C where beta reads it, A's blocks),
+  // multiplying, waiting for A's pieces, and reading C (VKGEMM_BLAS_VERBOSE=2's line).
+  double buffers_s = 0, write_s = 0, multiply_s = 0, wait_s = 0, read_s = 0;
 };
 
 // The host buffers for the other processes' pieces (by grid column; none for this process's own), or an
@@ -65,11 +68,11 @@ struct StreamOutcome {
 template <class T>
 std::vector<std::unique_ptr<T[]>> allocate_pieces(const StreamCall<T>& call, const GridShape& shape);
 
-// Collective over the grid's row. `gemm` computes block by block where the device fails; `check` judges the
-// streamed result on the host (VKGEMM_BLAS_CHECK=1), recomputing it block by block where it fails.
+// Collective over the grid's row. `gemm` computes block by block where the device fails; settings.check
+// judges the streamed result on the host (VKGEMM_BLAS_CHECK=1), recomputing it block by block where it fails.
 template <class T>
 StreamOutcome stream_product(const StreamCall<T>& call, const GridComm& grid, const GridShape& shape,
-                             vkgemm_engine* engine, const char* precision, bool check, Gemm<T> gemm,
+                             vkgemm_engine* engine, const Settings& settings, Gemm<T> gemm,
                              const std::vector<std::unique_ptr<T[]>>& pieces);
 
 }  // namespace vkgemm::pblas

@@ -1,0 +1,20 @@
+// Every environment variable vkgemm's PDGEMM reads, read here once (at its first call) and nowhere else
+// (docs/distributed.md lists them): its own, and the drop-in BLAS's that it honours alike.
+#pragma once
+
+#include <string>
+
+namespace vkgemm::pblas {
+
+struct Settings {
+  bool off = false;                // VKGEMM_PBLAS=off: every call to ScaLAPACK's own ("gather", the default: the rule)
+  bool direct = true;              // VKGEMM_PBLAS_TRANSPORT=mpi: pieces only as messages ("direct", the default)
+  int verbose = 0;                 // VKGEMM_BLAS_VERBOSE: 1 a summary at exit, 2 a line a call taken
+  bool check = false;              // VKGEMM_BLAS_CHECK=1: streamed results judged on the host too
+  const char* precision = nullptr; // VKGEMM_BLAS_PRECISION: the streamed products' policy (null: native)
+};
+
+// The process's settings; a value not taken is reported on stderr once and the default used.
+const Settings& settings();
+
+}  // namespace vkgemm::pblas
