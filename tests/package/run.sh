@@ -52,7 +52,7 @@ listing=$(tar -tzf "$tgz")
 for part in bin/vkgemm bin/vkgemm-report include/vkgemm/vkgemm.hpp include/vkgemm/plan.hpp include/vkgemm/version.hpp \
             lib/libvkgemm.a lib/cmake/vkgemm/vkgemmConfig.cmake lib/pkgconfig/vkgemm.pc share/vkgemm/bench.schema.json \
             share/vkgemm/vs-cublas.schema.json share/vkgemm/devices.schema.json include/vkgemm/vkgemm.h \
-            lib/libvkgemm_c.so.0 lib/libvkgemm_blas.so.0 lib/python3/dist-packages/vkgemm/__init__.py \
+            lib/libvkgemm_c.so.0 lib/libvkgemm_blas.so.0 lib/libvkgemm_pblas.so.0 lib/python3/dist-packages/vkgemm/__init__.py \
             lib/python3/dist-packages/vkgemm/_capi.py lib/python3/dist-packages/vkgemm/array.py \
             lib/vkgemm/libblas.so.3; do
   grep -q "/$part$" <<<"$listing" || { echo "package test: $tgz lacks $part"; exit 1; }

@@ -13,7 +13,7 @@
 // its own single copy; VKGEMM_PBLAS_TRANSPORT=mpi sends every piece as messages instead.
 #pragma once
 
-#include <mpi.h>
+#include "pblas/mpi.hpp"
 
 #include <cstdint>
 #include <vector>

@@ -6,7 +6,7 @@
 // Its settings: settings.hpp. VKGEMM_BLAS_VERBOSE=1 prints at exit how many calls were taken and why the others
 // were not, 2 also a line for each call taken (its parts' seconds).
 #include <dlfcn.h>
-#include <mpi.h>
+#include "pblas/mpi.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -253,7 +253,8 @@ void pgemm(const char* name, const char* gemm_name, const char* ta, const char* 
            const int* ib, const int* jb, const int* descb, const T* beta, T* c, const int* ic, const int* jc,
            const int* descc) {
   std::string why = "VKGEMM_PBLAS=off";
-  if (!settings().off) {
+  if (!mpi_present()) why = "no MPI in the program";
+  else if (!settings().off) {
     // The context is read from C's descriptor only where it is one (ScaLAPACK reports any other).
     std::optional<GridShape> g;
     if (read_descriptor(descc)) g = grid_shape(descc[1], why);

@@ -3,7 +3,7 @@
 // use, one owner type each.
 #pragma once
 
-#include <mpi.h>
+#include "pblas/mpi.hpp"
 
 #include <optional>
 #include <string>

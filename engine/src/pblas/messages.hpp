@@ -3,7 +3,7 @@
 // kMessageBytes (a strided region a message, int counts); and a process's own piece copied into place.
 #pragma once
 
-#include <mpi.h>
+#include "pblas/mpi.hpp"
 
 #include <algorithm>
 #include <cstdint>
