@@ -231,6 +231,10 @@ if check_gathered "$work/d-4-off/ranks" 4 "$work/PDBLAS3TST-gather.dat" >/dev/nu
   echo "pblas: the gathered count passed a run with every call handed to ScaLAPACK's"; exit 1
 fi
 echo "pblas: the gathered count refuses a run that handed every call on"
+# Preloaded into a program without MPI (a preload exported to every process a shell starts), it loads and
+# stays out of the way: it links no MPI, its references to the program's are weak.
+LD_PRELOAD="$pblas_lib" /bin/true || { echo "pblas: a program without MPI does not start with $pblas_lib preloaded"; exit 1; }
+echo "pblas: a program without MPI starts with the library preloaded"
 
 # Two ranks, two logical devices: lavapipe's manifest and a copy of it (the loader reads one path once).
 lvp=$(ls /usr/share/vulkan/icd.d/lvp_icd.*.json 2>/dev/null | head -1)
