@@ -17,6 +17,7 @@
 #include "aligned_call.hpp"
 #include "described_devices.hpp"
 #include "kernels/registry.hpp"
+#include "plan/schedule.hpp"
 #include "spec_constant.hpp"
 #include "support.hpp"
 #include "tuning/tuning_table.hpp"
@@ -177,6 +178,21 @@ TEST_SUITE("thin") {
     CHECK(kernel_of(layer(2073600, 64, 128)) == Kernel::thin);
     CHECK(kernel_of(layer(2073600, 128, 128)) != Kernel::thin);  // B 128 x 128 and the strips past 48 KB: two blocks
     CHECK(kernel_of(layer(2073600, 64, 129)) != Kernel::thin);       // deeper than 128
+    // A fused activation that needs exp: thin for blocks of up to 4 fragments (64 columns), another kernel
+    // beyond; from the call's descriptor (the whole plan) and from the problem.
+    const auto with_gelu = [&](uint32_t n) {
+      const GemmDesc desc{.type = DataType::f16, .c_type = DataType::f16, .m = 2073600, .n = n, .k = 64,
+                          .epilogue = {.bias = BiasAxis::per_column, .activation = Activation::gelu_tanh}};
+      return detail::schedule_product(desc, {}, d, table).kernel;
+    };
+    CHECK(with_gelu(96) != Kernel::thin);
+    CHECK(with_gelu(128) != Kernel::thin);
+    CHECK(with_gelu(64) == Kernel::thin);
+    CHECK(with_gelu(48) == Kernel::thin);
+    kernels::Problem relu = layer(2073600, 96, 64);  // no flag: a ReLU or a bias alone keeps the thin kernel
+    CHECK(kernel_of(relu) == Kernel::thin);
+    relu.transcendental_epilogue = true;
+    CHECK(kernel_of(relu) != Kernel::thin);
     kernels::Problem turned = layer(2073600, 64, 64);
     turned.trans_a = true, turned.lda = 2073600;
     CHECK(kernel_of(turned) != Kernel::thin);

@@ -16,19 +16,12 @@
 namespace vkgemm {
 namespace {
 
-// GELU, SiLU, sigmoid and tanh need exp, which GLSL has for 32-bit floats only (shaders/epilogue.glsl keeps
-// their cases out of the f64 variants). An activation whose formula needs exp, log or the like joins them.
-bool transcendental(Activation a) noexcept {
-  return a == Activation::gelu_tanh || a == Activation::gelu_erf || a == Activation::silu ||
-         a == Activation::sigmoid || a == Activation::tanh;
-}
-
 // The activations f64 C takes, from the table (vkgemm/names.hpp): "relu, leaky-relu and clamp".
 std::string f64_activations() {
   std::vector<std::string_view> taken;
   for (const char* name : enumeration_names("activation")) {
     const std::optional<Activation> a = parse_activation(name);
-    if (a && *a != Activation::none && !transcendental(*a)) taken.push_back(name);
+    if (a && *a != Activation::none && !detail::transcendental(*a)) taken.push_back(name);
   }
   std::string out;
   for (size_t i = 0; i < taken.size(); ++i) {

@@ -69,6 +69,7 @@ struct Problem {
   uint32_t stride_a = 0, stride_b = 0, stride_c = 0;  // between batch entries, in elements
   uint32_t batch = 1;
   bool beta_zero = false;  // C is not read (the piece's beta is 0)
+  bool transcendental_epilogue = false;  // its fused activation needs exp (detail::transcendental): auto weighs it
   uint32_t splits = 0;  // coopmat2: split-K slices as planned for the whole product (0: choose), so that
                         // its pieces (partition.hpp) split as the partition assumed
 };

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "kernels/kernel_spec.hpp"
+#include "engine/epilogue_check.hpp"
 #include "plan/emulated_schedule.hpp"
 #include "vkgemm/error.hpp"
 
@@ -51,6 +52,7 @@ Turned turn(const GemmDesc& desc, const kernels::Types& types, const Placement& 
   p.stride_c = static_cast<uint32_t>(extent[2].stride);
   p.batch = static_cast<uint32_t>(desc.batch);
   p.beta_zero = desc.beta == 0.0;  // the whole product's plan is its first K chunk's
+  p.transcendental_epilogue = transcendental(desc.epilogue.activation);
   std::copy(std::begin(start), std::end(start), std::begin(t.start));
   return t;
 }
