@@ -108,6 +108,40 @@ void copy(const Region<const T>& from, const Region<T>& to) {
 }
 
 
+// After the direct reads: each reader's word to each holder (done, or failed: then the holder sends its
+// blocks again, as messages, and the reader receives them all).
+template <class T, class Place>
+void settle_direct_reads(MPI_Comm comm, const std::vector<int>& peers, int me, const Routes& routes,
+                         const std::vector<std::vector<OwnedBlock>>& blocks, std::vector<char>& failed,
+                         const Place& place) {
+  constexpr int kTagStatus = 0x766e;
+  const auto at = [](int c) { return static_cast<size_t>(c); };
+  const int n = static_cast<int>(peers.size());
+  std::vector<char> status(at(n), 0);
+  std::vector<MPI_Request> words;
+  for (int c = 0; c < n; ++c) {
+    if (c == me) continue;
+    if (routes.i_read[at(c)]) {
+      words.emplace_back();
+      MPI_Isend(&failed[at(c)], 1, MPI_CHAR, peers[at(c)], kTagStatus, comm, &words.back());
+    }
+    if (routes.they_read[at(c)]) {
+      words.emplace_back();
+      MPI_Irecv(&status[at(c)], 1, MPI_CHAR, peers[at(c)], kTagStatus, comm, &words.back());
+    }
+  }
+  MPI_Waitall(static_cast<int>(words.size()), words.data(), MPI_STATUSES_IGNORE);
+  Messages<T> again(comm);
+  for (int c = 0; c < n; ++c) {
+    if (c == me) continue;
+    if (failed[at(c)])
+      for (const OwnedBlock& b : blocks[at(c)]) again.receive(place.full(c, b), peers[at(c)]);
+    if (status[at(c)])
+      for (const OwnedBlock& b : blocks[at(me)]) again.send(place.holder(b, place.own_base(), place.own_ld()), peers[at(c)]);
+  }
+  again.wait();
+}
+
 // One gather's exchange along an axis of the grid: peers[c] is the rank at coordinate c, `me` this process's.
 // Every other process's blocks land where place.full(c, block) says, read directly or received; this
 // process's blocks (place.holder(block, base, ld) from its own base and leading dimension) go to every other
@@ -118,7 +152,6 @@ void copy(const Region<const T>& from, const Region<T>& to) {
 template <class T, class Place, class Arrived>
 Received exchange(MPI_Comm comm, const std::vector<int>& peers, int me, const Axis& k_axis, const Place& place,
               bool direct, Arrived&& arrived) {
-  constexpr int kTagStatus = 0x766e;
   const int n = k_axis.procs;
   const auto at = [](int c) { return static_cast<size_t>(c); };
   std::vector<std::vector<OwnedBlock>> blocks(at(n));
@@ -172,30 +205,7 @@ Received exchange(MPI_Comm comm, const std::vector<int>& peers, int me, const Ax
     for (size_t& k = next[at(done.c)]; k < blocks[at(done.c)].size() && remaining[at(done.c)][k] == 0; ++k)
       arrived(done.c, blocks[at(done.c)][k]);
   }
-  // Each reader's word to each holder (done, or failed: then the holder sends its blocks again).
-  std::vector<char> status(at(n), 0);
-  std::vector<MPI_Request> words;
-  for (int c = 0; c < n; ++c) {
-    if (c == me) continue;
-    if (routes.i_read[at(c)]) {
-      words.emplace_back();
-      MPI_Isend(&failed[at(c)], 1, MPI_CHAR, peers[at(c)], kTagStatus, comm, &words.back());
-    }
-    if (routes.they_read[at(c)]) {
-      words.emplace_back();
-      MPI_Irecv(&status[at(c)], 1, MPI_CHAR, peers[at(c)], kTagStatus, comm, &words.back());
-    }
-  }
-  MPI_Waitall(static_cast<int>(words.size()), words.data(), MPI_STATUSES_IGNORE);
-  Messages<T> again(comm);
-  for (int c = 0; c < n; ++c) {
-    if (c == me) continue;
-    if (failed[at(c)])
-      for (const OwnedBlock& b : blocks[at(c)]) again.receive(place.full(c, b), peers[at(c)]);
-    if (status[at(c)])
-      for (const OwnedBlock& b : blocks[at(me)]) again.send(place.holder(b, place.own_base(), place.own_ld()), peers[at(c)]);
-  }
-  again.wait();
+  settle_direct_reads<T>(comm, peers, me, routes, blocks, failed, place);
   Received received;
   for (int c = 0; c < n; ++c) {
     if (failed[at(c)])
