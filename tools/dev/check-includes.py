@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The floors of engine/src (docs/architecture.md, "The floors"): each folder includes only its own headers,
 those of folders on lower floors, the public headers (vkgemm/...) and the shaders' shared headers. engine/'s
-headers are private to it: the floor above (capi, blaslib) reaches the engine through the public API alone. Prints each include that breaks the rule and exits 1 when there is one.
+headers are private to it: the floor above (capi, blaslib, pblas) reaches the engine through the public API alone. Prints each include that breaks the rule and exits 1 when there is one.
 
 Usage: check-includes.py [SOURCE_ROOT]
 """
@@ -20,7 +20,7 @@ FLOORS = [
     ["kernels"],
     ["plan", "peak"],
     ["engine"],
-    ["capi", "blaslib"],
+    ["capi", "blaslib", "pblas"],
 ]
 PRIVATE = {"engine"}  # folders whose headers no other folder includes
 FLOOR = {folder: level for level, folders in enumerate(FLOORS) for folder in folders}

@@ -4,8 +4,9 @@
 #     CMakeLists.txt; developer scripts live in tools/dev/, the GPU measurements in tools/gpu/ (one entry
 #     point, tools/gpu/run.sh SET);
 #   - each set tools/gpu/run.sh --list names is described in docs/results/README.md's table;
-#   - the environment is read in three files only: the engine's (engine/src/engine/environment.cpp), the
-#     drop-in BLAS's (engine/src/blaslib/blas_environment.cpp) and the developer build's experiment knobs
+#   - the environment is read in four files only: the engine's (engine/src/engine/environment.cpp), the
+#     drop-in BLAS's (engine/src/blaslib/blas_environment.cpp), vkgemm's PDGEMM's
+#     (engine/src/pblas/settings.cpp) and the developer build's experiment knobs
 #     (engine/src/kernels/experiments.cpp); no other file under engine/src calls getenv or secure_getenv.
 # Usage: tools/dev/check-tree.sh [SOURCE_DIR]   (default: this checkout). Exit 1 naming each broken rule.
 set -euo pipefail
@@ -26,7 +27,8 @@ for set in $sets; do
     fail "the GPU set $set (tools/gpu/run.sh --list) has no row in docs/results/README.md's table of sets"
 done
 
-readers=(engine/src/engine/environment.cpp engine/src/blaslib/blas_environment.cpp engine/src/kernels/experiments.cpp)
+readers=(engine/src/engine/environment.cpp engine/src/blaslib/blas_environment.cpp engine/src/pblas/settings.cpp
+         engine/src/kernels/experiments.cpp)
 while IFS= read -r hit; do
   file=${hit%%:*}
   allowed=0

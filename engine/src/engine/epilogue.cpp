@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/activation.hpp"
 #include "engine/epilogue_check.hpp"
 #include "vkgemm/blas.hpp"
 #include "vkgemm/error.hpp"

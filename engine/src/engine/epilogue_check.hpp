@@ -10,14 +10,6 @@ namespace vkgemm::detail {
 
 void check_epilogue(const GemmDesc& desc);
 
-// GELU, SiLU, sigmoid and tanh need exp, which GLSL has for 32-bit floats only (shaders/epilogue.glsl keeps
-// their cases out of the f64 variants), and cost each element special-function operations (auto weighs
-// that: kernels/thin.cpp). An activation whose formula needs exp, log or the like joins them.
-inline bool transcendental(Activation a) noexcept {
-  return a == Activation::gelu_tanh || a == Activation::gelu_erf || a == Activation::silu ||
-         a == Activation::sigmoid || a == Activation::tanh;
-}
-
 // Whether desc's epilogue reads the fourth operand (its vectors): a bias, or per_column dequantization scales.
 inline bool has_vector_operand(const GemmDesc& desc) noexcept {
   return desc.epilogue.bias != BiasAxis::none || desc.epilogue.scale == ScaleAxis::per_column;

@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "core/activation.hpp"
 #include "kernels/kernel_spec.hpp"
-#include "engine/epilogue_check.hpp"
 #include "plan/emulated_schedule.hpp"
 #include "vkgemm/error.hpp"
 
