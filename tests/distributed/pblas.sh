@@ -216,6 +216,15 @@ for dat in stream gather; do
   check_gathered "$work/d-4-$dat-mpi/ranks" 4 "$work/PDBLAS3TST-$dat.dat" "$([[ $dat == stream ]] && echo streamed)"
   check_pieces "$work/d-4-$dat-mpi/ranks" 4 mpi
 done
+# The drop-in's threshold holds for the streamed products too: at its default these small products stay on
+# the CPU BLAS, none streamed, all passing.
+run_tester d 4 "$work/PDBLAS3TST-stream.dat" d-4-stream-threshold -x LD_PRELOAD="$pblas_lib $lib" -x VKGEMM_BLAS_VERBOSE=1
+check_tester "$work/d-4-stream-threshold/report" "$work/PDBLAS3TST-stream.dat" 4 d GEMM
+for r in 0 1 2 3; do
+  grep -q '^vkgemm-pblas: [0-9]* P?GEMM calls taken (0 streamed' "$work/d-4-stream-threshold/ranks/1/rank.$r/stderr" || {
+    echo "pblas: rank $r: products under the drop-in's threshold streamed to the device"; exit 1; }
+done
+echo "pblas: under the drop-in's default threshold nothing is streamed"
 run_tester d 4 "$work/PDBLAS3TST-stream.dat" d-4-stream-checked "${gathered[@]}" -x VKGEMM_BLAS_CHECK=1
 check_tester "$work/d-4-stream-checked/report" "$work/PDBLAS3TST-stream.dat" 4 d GEMM
 check_gathered "$work/d-4-stream-checked/ranks" 4 "$work/PDBLAS3TST-stream.dat" streamed

@@ -190,9 +190,10 @@ using vkgemm::blaslib::cblas_gemm_batch_strided;
 using vkgemm::blaslib::fortran_gemm;
 using vkgemm::blaslib::Half;
 
-// The library's engine for vkgemm's PDGEMM (libvkgemm_pblas, which finds this by name): null where the device
-// is off. Not a BLAS routine; no header declares it.
-VKGEMM_BLAS_EXPORT vkgemm_engine* vkgemm_blas_engine() { return vkgemm::blaslib::shared_engine(); }
+// The library's engine for vkgemm's PDGEMM (libvkgemm_pblas, which finds this by name) to multiply a product of
+// `work` = m·n·k: null where this library would keep it on the CPU BLAS. Not a BLAS routine; no header
+// declares it.
+VKGEMM_BLAS_EXPORT vkgemm_engine* vkgemm_blas_engine(double work) { return vkgemm::blaslib::shared_engine(work); }
 
 VKGEMM_BLAS_EXPORT void sgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k,
                                const float* alpha, const float* a, const int* lda, const float* b, const int* ldb,

@@ -163,8 +163,9 @@ bool checked_on_host(const ColumnMajorGemm<T, In>& g, const vkgemm_gemm_desc& d,
 
 }  // namespace
 
-vkgemm_engine* shared_engine() {
-  if (blas_environment().threshold == kNever || device_off) return nullptr;
+vkgemm_engine* shared_engine(double work) {
+  const BlasEnvironment& s = blas_environment();
+  if (s.threshold == kNever || work < double(s.threshold) || device_off) return nullptr;
   return keeping_fp_state([] { return the_engine(); });
 }
 

@@ -53,9 +53,10 @@ bool run_on_device(const ColumnMajorGemm<float, BFloat16>& g, const char* routin
 void count_cpu_call(const char* routine);
 
 // The library's engine (created at the first call that needs it, with the settings every routed GEMM's has),
-// for vkgemm's PDGEMM to multiply on the same device: null where the device is off (threshold "never", no
-// device, a device that failed as a whole). Products run on it are the caller's to count.
-vkgemm_engine* shared_engine();
+// for vkgemm's PDGEMM to multiply a product of `work` = m·n·k on the same device: null where the library
+// would keep that product on the CPU BLAS (below VKGEMM_BLAS_THRESHOLD, "never") or the device is off (none,
+// or one that failed as a whole). Products run on it are the caller's to count.
+vkgemm_engine* shared_engine(double work);
 
 // Reports an entry point whose CPU BLAS cannot be found: once per name, on stderr.
 void report_missing_cpu(const char* name);

@@ -98,14 +98,15 @@ Gemm<T> local_gemm(const char* name) {
   return reinterpret_cast<Gemm<T>>(f ? f : dlsym(RTLD_DEFAULT, name));
 }
 
-// The drop-in BLAS's engine (vkgemm_blas_engine: one device a process, created at its first use), or null
-// where it has none.
-vkgemm_engine* drop_in_engine() {
-  using Get = vkgemm_engine* (*)();
+// The drop-in BLAS's engine (vkgemm_blas_engine: one device a process, created at its first use) for a local
+// product of `work` = m·n·k, or null where the drop-in would keep that product on the CPU (its threshold) or
+// has no device.
+vkgemm_engine* drop_in_engine(double work) {
+  using Get = vkgemm_engine* (*)(double);
   void* blas = dlopen("libvkgemm_blas.so.0", RTLD_NOW | RTLD_NOLOAD);
   const auto get = blas ? reinterpret_cast<Get>(dlsym(blas, "vkgemm_blas_engine")) : nullptr;
   if (blas) dlclose(blas);
-  return get ? get() : nullptr;
+  return get ? get(work) : nullptr;
 }
 
 // This node's available memory over the grid's processes on it; 0 where it cannot be read (no limit).
@@ -194,7 +195,8 @@ std::string run(const GatherPlan& plan, const Local<T>& x) {
   const StreamCall<T> call{plan.a.cols, m_local, n_local, x.a + plan.a.local_offset(r, q),
                            x.b + plan.b.local_offset(r, q), plan.b.lld, x.c + plan.c.local_offset(r, q), *x.alpha,
                            *x.beta};
-  vkgemm_engine* engine = gather_a && !gather_b ? drop_in_engine() : nullptr;
+  vkgemm_engine* engine =
+      gather_a && !gather_b ? drop_in_engine(double(m_local) * double(n_local) * double(k)) : nullptr;
   const bool stream = engine && can_stream(call, g, plan.a.lld, plan.c.lld, engine);
   const int64_t a_elements = gather_a ? m_local * (stream ? k - local_extent(plan.a.cols, q) : k) : 0;
   const int64_t b_elements = gather_b ? k * n_local : 0;
