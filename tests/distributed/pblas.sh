@@ -186,8 +186,13 @@ echo "pblas: the checks refuse a failed test, a missing one, and GEMMs on the CP
 # vkgemm's PDGEMM before ScaLAPACK's: the testers' own input files (the plain products gathered, the rest
 # handed on), then the gathering input file, every call taken.
 gathered=(-x LD_PRELOAD="$pblas_lib $lib" -x VKGEMM_BLAS_THRESHOLD=0 -x VKGEMM_BLAS_VERBOSE=1 -x VKGEMM_BLAS_VALIDATION=1)
-sed -e 's/PDBLAS3TST/PSBLAS3TST/' -e 's/PD\([A-Z0-9]*\) /PS\1 /' -e 's/\([0-9]\)\.0D0/\1.0E0/' "$gather_dat" > "$work/PSBLAS3TST-gather.dat"
-cp "$gather_dat" "$work/PDBLAS3TST-gather.dat"
+# in_work <name>: tests/distributed/PDBLAS3TST-<name>.dat into the work folder, with its single-precision twin.
+in_work() {
+  local dat=$(dirname "$gather_dat")/PDBLAS3TST-$1.dat
+  cp "$dat" "$work/PDBLAS3TST-$1.dat"
+  sed -e 's/PDBLAS3TST/PSBLAS3TST/' -e 's/PD\([A-Z0-9]*\) /PS\1 /' -e 's/\([0-9]\)\.0D0/\1.0E0/' "$dat" > "$work/PSBLAS3TST-$1.dat"
+}
+in_work gather
 for t in s d; do
   run_tester $t 4 "$testers/P${t^^}BLAS3TST.dat" "$t-4-gathered" "${gathered[@]}"
   check_tester "$work/$t-4-gathered/report" "$testers/P${t^^}BLAS3TST.dat" 4 $t
@@ -199,9 +204,7 @@ for t in s d; do
 done
 # One process row, K blocks of 256 and more, no leading-dimension gap: every call streamed (its pieces of A
 # multiplied on the device as they arrive), on 1 x 2, 1 x 3 and 1 x 4; then judged on the host as well.
-stream_dat=$(dirname "$gather_dat")/PDBLAS3TST-stream.dat
-sed -e 's/PDBLAS3TST/PSBLAS3TST/' -e 's/PD\([A-Z0-9]*\) /PS\1 /' -e 's/\([0-9]\)\.0D0/\1.0E0/' "$stream_dat" > "$work/PSBLAS3TST-stream.dat"
-cp "$stream_dat" "$work/PDBLAS3TST-stream.dat"
+in_work stream
 for t in s d; do
   run_tester $t 4 "$work/P${t^^}BLAS3TST-stream.dat" "$t-4-stream" "${gathered[@]}"
   check_tester "$work/$t-4-stream/report" "$work/P${t^^}BLAS3TST-stream.dat" 4 $t GEMM

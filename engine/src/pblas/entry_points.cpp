@@ -1,15 +1,13 @@
 // vkgemm's PDGEMM and PSGEMM for ScaLAPACK programs (docs/distributed.md): preloaded before ScaLAPACK, these
 // pdgemm_ and psgemm_ take the calls gather_plan.hpp's rule takes (each process gathers its rows of op(A) and
-// columns of op(B) whole, then one local GEMM through vkgemm's drop-in BLAS) and hand every other call to
-// ScaLAPACK's own, the next definition in the program (RTLD_NEXT).
+// columns of op(B) whole, then one local GEMM through vkgemm's drop-in BLAS, or streams them: streamed.hpp)
+// and hand every other call to ScaLAPACK's own, the next definition in the program (RTLD_NEXT).
 //
 // Its settings: settings.hpp. VKGEMM_BLAS_VERBOSE=1 prints at exit how many calls were taken and why the others
 // were not, 2 also a line for each call taken (its parts' seconds).
 #include <dlfcn.h>
-#include "pblas/mpi.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,7 +22,9 @@
 #include "pblas/gather.hpp"
 #include "pblas/gather_plan.hpp"
 #include "pblas/grid.hpp"
+#include "pblas/mpi.hpp"
 #include "pblas/settings.hpp"
+#include "pblas/stopwatch.hpp"
 #include "pblas/streamed.hpp"
 
 #define VKGEMM_PBLAS_EXPORT extern "C" __attribute__((visibility("default")))
@@ -36,6 +36,7 @@ template <class T>
 using Pgemm = void (*)(const char*, const char*, const int*, const int*, const int*, const T*, const T*, const int*,
                        const int*, const int*, const T*, const int*, const int*, const int*, const T*, T*, const int*,
                        const int*, const int*);
+
 // What the library did, printed at exit with VKGEMM_BLAS_VERBOSE=1.
 class Summary {
  public:
@@ -89,12 +90,18 @@ class Summary {
 };
 Summary summary;
 
-// The local GEMM: vkgemm's drop-in BLAS (this library's dependency), else the program's.
-template <class T>
-Gemm<T> local_gemm(const char* name) {
+// A symbol of vkgemm's drop-in BLAS (this library's dependency, so loaded), or null.
+void* drop_in_symbol(const char* name) {
   void* blas = dlopen("libvkgemm_blas.so.0", RTLD_NOW | RTLD_NOLOAD);
   void* f = blas ? dlsym(blas, name) : nullptr;
   if (blas) dlclose(blas);
+  return f;
+}
+
+// The local GEMM: the drop-in BLAS's, else the program's.
+template <class T>
+Gemm<T> local_gemm(const char* name) {
+  void* f = drop_in_symbol(name);
   return reinterpret_cast<Gemm<T>>(f ? f : dlsym(RTLD_DEFAULT, name));
 }
 
@@ -102,10 +109,7 @@ Gemm<T> local_gemm(const char* name) {
 // product of `work` = m·n·k, or null where the drop-in would keep that product on the CPU (its threshold) or
 // has no device.
 vkgemm_engine* drop_in_engine(double work) {
-  using Get = vkgemm_engine* (*)(double);
-  void* blas = dlopen("libvkgemm_blas.so.0", RTLD_NOW | RTLD_NOLOAD);
-  const auto get = blas ? reinterpret_cast<Get>(dlsym(blas, "vkgemm_blas_engine")) : nullptr;
-  if (blas) dlclose(blas);
+  const auto get = reinterpret_cast<vkgemm_engine* (*)(double)>(drop_in_symbol("vkgemm_blas_engine"));
   return get ? get(work) : nullptr;
 }
 
@@ -134,20 +138,6 @@ const char* refusal_name(int code) {
     default: return "gathered panels that could not be allocated";
   }
 }
-
-// Seconds since the last lap (VKGEMM_BLAS_VERBOSE=2's line a call).
-class Clock {
- public:
-  double lap() {
-    const auto now = std::chrono::steady_clock::now();
-    const double s = std::chrono::duration<double>(now - last_).count();
-    last_ = now;
-    return s;
-  }
-
- private:
-  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
-};
 
 template <class T>
 std::unique_ptr<T[]> allocate(int64_t elements) {
@@ -214,7 +204,7 @@ std::string run(const GatherPlan& plan, const Local<T>& x) {
   }
   MPI_Allreduce(MPI_IN_PLACE, &refusal, 1, MPI_INT, MPI_MAX, grid.comm.get());
   if (refusal != kNone) return refusal_name(refusal);
-  Clock clock;
+  Stopwatch clock;
   const auto gemm = local_gemm<T>(x.gemm_name);
   if (stream) {
     const StreamOutcome outcome = stream_product(call, grid, g, engine, settings(), gemm, w.pieces);

@@ -9,9 +9,10 @@ namespace {
 
 // One gather: the exchange (messages.hpp), then this process's own blocks copied into place.
 template <class T, class Place>
-Received gather(MPI_Comm comm, const std::vector<int>& peers, int me, const Axis& k_axis, const Place& place, bool direct) {
-  const Received received = exchange<T>(comm, peers, me, k_axis, place, direct, [](int, const OwnedBlock&) {});
-  for (const OwnedBlock& b : owned_blocks(k_axis, me)) copy(place.holder(b, place.own_base(), place.own_ld()), place.full(me, b));
+Received gather(MPI_Comm comm, const std::vector<int>& peers, int me, const Axis& k_axis, const Piece<T>& own,
+                const Place& place, bool direct) {
+  const Received received = exchange<T>(comm, peers, me, k_axis, own, place, direct, [](int, const OwnedBlock&) {});
+  for (const OwnedBlock& b : owned_blocks(k_axis, me)) copy(place.holder(b, own.base, own.ld), place.full(me, b));
   return received;
 }
 
@@ -25,19 +26,14 @@ Received gather_columns(const GridComm& grid, const GridShape& shape, const Axis
   for (int c = 0; c < shape.cols; ++c) peers.push_back(grid.rank(shape.my_row, c, shape.cols));
   // Column blocks: a holder's block is `length` columns of `rows`, ld apart; in `full`, contiguous.
   struct {
-    int64_t rows, ld;
-    const T* src;
+    int64_t rows;
     T* dst;
-    const Axis& axis;
-    bool has_piece(int c) const { return local_extent(axis, c) > 0; }
-    const T* own_base() const { return src; }
-    int64_t own_ld() const { return ld; }
-    Region<const T> holder(const OwnedBlock& b, const T* base, int64_t at_ld) const {
-      return {base + b.local * at_ld, b.length, rows, at_ld};
+    Region<const T> holder(const OwnedBlock& b, const T* base, int64_t ld) const {
+      return {base + b.local * ld, b.length, rows, ld};
     }
     Region<T> full(int, const OwnedBlock& b) const { return {dst + b.global * rows, b.length, rows, rows}; }
-  } place{rows, ld, local, full, k_axis};
-  return gather<T>(grid.comm.get(), peers, shape.my_col, k_axis, place, direct);
+  } place{rows, full};
+  return gather<T>(grid.comm.get(), peers, shape.my_col, k_axis, Piece<T>{local, ld}, place, direct);
 }
 
 template <class T>
@@ -48,19 +44,14 @@ Received gather_rows(const GridComm& grid, const GridShape& shape, const Axis& k
   for (int r = 0; r < shape.rows; ++r) peers.push_back(grid.rank(r, shape.my_col, shape.cols));
   // Row blocks: a holder's block is `cols` runs of `length` rows, ld apart; in `full`, k apart.
   struct {
-    int64_t cols, ld, k;
-    const T* src;
+    int64_t cols, k;
     T* dst;
-    const Axis& axis;
-    bool has_piece(int c) const { return local_extent(axis, c) > 0; }
-    const T* own_base() const { return src; }
-    int64_t own_ld() const { return ld; }
-    Region<const T> holder(const OwnedBlock& b, const T* base, int64_t at_ld) const {
-      return {base + b.local, cols, b.length, at_ld};
+    Region<const T> holder(const OwnedBlock& b, const T* base, int64_t ld) const {
+      return {base + b.local, cols, b.length, ld};
     }
     Region<T> full(int, const OwnedBlock& b) const { return {dst + b.global, cols, b.length, k}; }
-  } place{cols, ld, k_axis.n, local, full, k_axis};
-  return gather<T>(grid.comm.get(), peers, shape.my_row, k_axis, place, direct);
+  } place{cols, k_axis.n, full};
+  return gather<T>(grid.comm.get(), peers, shape.my_row, k_axis, Piece<T>{local, ld}, place, direct);
 }
 
 template Received gather_columns<float>(const GridComm&, const GridShape&, const Axis&, int64_t, const float*, int64_t,

@@ -34,6 +34,13 @@ struct Region {
   int64_t runs = 0, length = 0, stride = 0;
 };
 
+// A process's own piece of the matrix being gathered: where it starts and its leading dimension.
+template <class T>
+struct Piece {
+  const T* base = nullptr;
+  int64_t ld = 0;
+};
+
 // The nonblocking messages of one gather and the datatypes they use, completed together (or one by one).
 template <class T>
 class Messages {
@@ -113,7 +120,7 @@ void copy(const Region<const T>& from, const Region<T>& to) {
 template <class T, class Place>
 void settle_direct_reads(MPI_Comm comm, const std::vector<int>& peers, int me, const Routes& routes,
                          const std::vector<std::vector<OwnedBlock>>& blocks, std::vector<char>& failed,
-                         const Place& place) {
+                         const Piece<T>& own, const Place& place) {
   constexpr int kTagStatus = 0x766e;
   const auto at = [](int c) { return static_cast<size_t>(c); };
   const int n = static_cast<int>(peers.size());
@@ -137,27 +144,27 @@ void settle_direct_reads(MPI_Comm comm, const std::vector<int>& peers, int me, c
     if (failed[at(c)])
       for (const OwnedBlock& b : blocks[at(c)]) again.receive(place.full(c, b), peers[at(c)]);
     if (status[at(c)])
-      for (const OwnedBlock& b : blocks[at(me)]) again.send(place.holder(b, place.own_base(), place.own_ld()), peers[at(c)]);
+      for (const OwnedBlock& b : blocks[at(me)]) again.send(place.holder(b, own.base, own.ld), peers[at(c)]);
   }
   again.wait();
 }
 
 // One gather's exchange along an axis of the grid: peers[c] is the rank at coordinate c, `me` this process's.
 // Every other process's blocks land where place.full(c, block) says, read directly or received; this
-// process's blocks (place.holder(block, base, ld) from its own base and leading dimension) go to every other
-// process that does not read them. arrived(c, block) is called as each of peer c's blocks lands, in their
+// process's blocks (place.holder(block, own.base, own.ld): a block's region in a holder's piece) go to every
+// other process that does not read them. arrived(c, block) is called as each of peer c's blocks lands, in their
 // order. A direct read that fails is made good by messages: the reader tells the holder, which sends its
 // blocks again. Returns once every peer that reads this process's piece has said it is done: how many peers'
 // pieces came each way.
 template <class T, class Place, class Arrived>
-Received exchange(MPI_Comm comm, const std::vector<int>& peers, int me, const Axis& k_axis, const Place& place,
-              bool direct, Arrived&& arrived) {
+Received exchange(MPI_Comm comm, const std::vector<int>& peers, int me, const Axis& k_axis, const Piece<T>& own,
+                  const Place& place, bool direct, Arrived&& arrived) {
   const int n = k_axis.procs;
   const auto at = [](int c) { return static_cast<size_t>(c); };
   std::vector<std::vector<OwnedBlock>> blocks(at(n));
   std::vector<char> has(at(n));
-  for (int c = 0; c < n; ++c) blocks[at(c)] = owned_blocks(k_axis, c), has[at(c)] = place.has_piece(c);
-  const Routes routes = agree_routes(comm, peers, me, place.own_base(), place.own_ld(), has, direct);
+  for (int c = 0; c < n; ++c) blocks[at(c)] = owned_blocks(k_axis, c), has[at(c)] = !blocks[at(c)].empty();
+  const Routes routes = agree_routes(comm, peers, me, own.base, own.ld, has, direct);
   Messages<T> messages(comm);
   struct Pending {
     int c;
@@ -178,7 +185,7 @@ Received exchange(MPI_Comm comm, const std::vector<int>& peers, int me, const Ax
   const size_t receives = messages.posted();
   for (int c = 0; c < n; ++c)
     if (c != me && !routes.they_read[at(c)])
-      for (const OwnedBlock& b : blocks[at(me)]) messages.send(place.holder(b, place.own_base(), place.own_ld()), peers[at(c)]);
+      for (const OwnedBlock& b : blocks[at(me)]) messages.send(place.holder(b, own.base, own.ld), peers[at(c)]);
   // The direct reads, peer after peer from the next coordinate on, each block as a whole.
   std::vector<char> failed(at(n), 0);
   for (int step = 1; step < n; ++step) {
@@ -205,7 +212,7 @@ Received exchange(MPI_Comm comm, const std::vector<int>& peers, int me, const Ax
     for (size_t& k = next[at(done.c)]; k < blocks[at(done.c)].size() && remaining[at(done.c)][k] == 0; ++k)
       arrived(done.c, blocks[at(done.c)][k]);
   }
-  settle_direct_reads<T>(comm, peers, me, routes, blocks, failed, place);
+  settle_direct_reads<T>(comm, peers, me, routes, blocks, failed, own, place);
   Received received;
   for (int c = 0; c < n; ++c) {
     if (failed[at(c)])

@@ -1,6 +1,5 @@
 #include "pblas/streamed.hpp"
 
-#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <new>
@@ -11,6 +10,7 @@
 #include <vector>
 
 #include "pblas/messages.hpp"
+#include "pblas/stopwatch.hpp"
 
 namespace vkgemm::pblas {
 namespace {
@@ -49,40 +49,27 @@ struct Arrivals {
 
 // The device part: buffers, B and the own piece written, one product a K block as its columns arrive, C read.
 // "" on success, else the failing step's sentence (C unchanged).
-// Seconds since the last lap, added to one of the outcome's sums.
-class Lap {
- public:
-  void to(double& sum) {
-    const auto now = std::chrono::steady_clock::now();
-    sum += std::chrono::duration<double>(now - last_).count();
-    last_ = now;
-  }
-
- private:
-  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
-};
-
 template <class T>
 std::string multiply_on_device(const StreamCall<T>& s, const GridShape& g, vkgemm_engine* engine,
                                const char* precision, const std::vector<std::unique_ptr<T[]>>& pieces,
                                Arrivals& arrived, StreamOutcome& o) {
-  Lap lap;
+  Stopwatch watch;
   const uint64_t size = sizeof(T);
   const uint64_t c_bytes = uint64_t(s.m * s.n) * size;
   const uint64_t b_bytes = uint64_t(s.ldb * (s.n - 1) + s.k_axis.n) * size;
   auto fail = [&](const char* step) { return std::string(step) + ": " + vkgemm_last_error(); };
   // One buffer for A, a K block at a time: the writes and products alternate on the engine anyway, and
-  // device memory is slow to allocate (about 50 ms a GB on the H200).
+  // device memory is slow to allocate (about 65 ms a GB on the H200).
   int64_t widest = 0;
   for (int q = 0; q < g.cols; ++q)
     for (const OwnedBlock& blk : owned_blocks(s.k_axis, q)) widest = std::max(widest, blk.length);
   DeviceBuffer c_dev, b_dev, a_dev;
   if (c_dev.create(engine, c_bytes) || b_dev.create(engine, b_bytes) || a_dev.create(engine, uint64_t(s.m * widest) * size))
     return fail("a device buffer");
-  lap.to(o.buffers_s);
+  o.buffers_s += watch.lap();
   if (s.beta != T(0) && vkgemm_buffer_write(engine, c_dev.get(), 0, s.c, c_bytes)) return fail("C's upload");
   if (vkgemm_buffer_write(engine, b_dev.get(), 0, s.b, b_bytes)) return fail("B's upload");
-  lap.to(o.write_s);
+  o.write_s += watch.lap();
   vkgemm_gemm_options options{};
   options.struct_size = sizeof options;
   options.precision = precision;
@@ -93,11 +80,11 @@ std::string multiply_on_device(const StreamCall<T>& s, const GridShape& g, vkgem
     const T* host = q == g.my_col ? s.a : pieces[static_cast<size_t>(q)].get();
     for (const OwnedBlock& blk : owned_blocks(s.k_axis, q)) {
       if (q != g.my_col) arrived.wait_for(q, blk.local + blk.length);
-      lap.to(o.wait_s);
+      o.wait_s += watch.lap();
       const uint64_t at = uint64_t(blk.local * s.m) * size, bytes = uint64_t(blk.length * s.m) * size;
       if (vkgemm_buffer_write(engine, a_dev.get(), 0, reinterpret_cast<const char*>(host) + at, bytes))
         return fail("A's upload");
-      lap.to(o.write_s);
+      o.write_s += watch.lap();
       vkgemm_gemm_desc d{};
       d.struct_size = sizeof d;
       d.type = type_of<T>(), d.c_type = -1, d.column_major = 1;
@@ -109,24 +96,24 @@ std::string multiply_on_device(const StreamCall<T>& s, const GridShape& g, vkgem
       const vkgemm_operand c{sizeof(vkgemm_operand), c_dev.get(), 0};
       if (vkgemm_gemm_buffers(engine, &d, nullptr, &a, &b, &c, nullptr, &options, nullptr)) return fail("a product");
       first = false, ++o.products;
-      lap.to(o.multiply_s);
+      o.multiply_s += watch.lap();
     }
   }
   // C's download: where beta reads C, through a copy, so that a failure part way leaves C as it came.
   if (s.beta == T(0)) {
     if (vkgemm_buffer_read(engine, c_dev.get(), 0, s.c, c_bytes)) return fail("C's download");
-    lap.to(o.read_s);
+    o.read_s += watch.lap();
     return "";
   }
   std::unique_ptr<T[]> result(new (std::nothrow) T[static_cast<size_t>(s.m * s.n)]);
   if (!result) return "no host memory for C's download";
   if (vkgemm_buffer_read(engine, c_dev.get(), 0, result.get(), c_bytes)) return fail("C's download");
   copy<T>({result.get(), 1, s.m * s.n, s.m * s.n}, {s.c, 1, s.m * s.n, s.m * s.n});
-  lap.to(o.read_s);
+  o.read_s += watch.lap();
   return "";
 }
 
-// A in global order from the pieces (the assembled way's operand, and the check's).
+// A in global order from the pieces: the host check's operand.
 template <class T>
 std::unique_ptr<T[]> assemble(const StreamCall<T>& s, const GridShape& g, const std::vector<std::unique_ptr<T[]>>& pieces) {
   std::unique_ptr<T[]> a(new (std::nothrow) T[static_cast<size_t>(s.m * s.k_axis.n)]);
@@ -223,9 +210,6 @@ StreamOutcome stream_product(const StreamCall<T>& s, const GridComm& grid, const
   struct {
     const StreamCall<T>& s;
     const std::vector<std::unique_ptr<T[]>>& pieces;
-    bool has_piece(int c) const { return local_extent(s.k_axis, c) > 0; }
-    const T* own_base() const { return s.a; }
-    int64_t own_ld() const { return s.m; }
     Region<const T> holder(const OwnedBlock& b, const T* base, int64_t ld) const {
       return {base + b.local * ld, b.length, s.m, ld};
     }
@@ -245,7 +229,8 @@ StreamOutcome stream_product(const StreamCall<T>& s, const GridComm& grid, const
     }
   });
   // This thread moves the pieces (MPI from one thread only), telling the device part what arrived.
-  outcome.received = exchange<T>(grid.comm.get(), peers, g.my_col, s.k_axis, place, settings.direct, [&](int c, const OwnedBlock& b) {
+  outcome.received = exchange<T>(grid.comm.get(), peers, g.my_col, s.k_axis, Piece<T>{s.a, s.m}, place, settings.direct,
+                                 [&](int c, const OwnedBlock& b) {
     std::lock_guard lock(arrived.mutex);
     int64_t& columns = arrived.columns[static_cast<size_t>(c)];
     columns = std::max(columns, b.local + b.length);
