@@ -52,6 +52,13 @@
 // scaled element, in [0, 127] (the line's largest lands in [64, 127]): its int8 product is a lower bound of
 // |op(A)||op(B)| in units of 2^(sA + sB - 14) (below 2^31 over a K chunk: 2^17 * 127^2 < 2^31).
 #define OZAKI_MAGNITUDE_BITS 7
+// A line's magnitude levels: for b = 1 .. OZAKI_MAGNITUDE_BITS, how many of its magnitude bytes are at least
+// 2^(b - 1). From two lines' levels the span guard bounds their magnitude sum from below without the product
+// (engine/src/ozaki/guard.hpp, level_bound).
+#define OZAKI_MAGNITUDE_LEVELS OZAKI_MAGNITUDE_BITS
+// A line's statistics: its scaled 1-norm (a double: 2 int32s), then its magnitude levels, then one spare int32
+// (so that the next line's double stays 8-byte aligned).
+#define OZAKI_LINE_WORDS (2u + OZAKI_MAGNITUDE_LEVELS + 1u)
 
 // ---- the split (ozaki_split.comp): source operand -> exponents and int8 residue planes ----
 //   M           lines (rows of op(A), or columns of op(B) with OZAKI_SPLIT_COLUMNS)
@@ -67,10 +74,11 @@
 //   split_stride  the coverage flag's int32
 //   stride_b    the bits the subnormal test adds to s: a subnormal matters where the scaling by 2^(e + stride_b)
 //               would keep it, so that the largest candidate count's split (guard.hpp) covers what this one does
-//   ldb         with OZAKI_SPLIT_GUARDED, the line statistics' first int32 (even): line `line` of entry `entry` holds at the double
-//               (ldb / 2 + entry * M + line) its scaled 1-norm sum_t |x_t| 2^e, negated where some element is
-//               not an integer multiple of the line's quantum 2^-e (an "inexact" line; a positive or zero
-//               norm: every element exact)
+//   ldb         with OZAKI_SPLIT_GUARDED, the line statistics' first int32 (even): line `line` of entry `entry`
+//               holds OZAKI_LINE_WORDS int32s from ldb + (entry * M + line) * OZAKI_LINE_WORDS on: the double of
+//               its scaled 1-norm sum_t |x_t| 2^e, negated where some element is not an integer multiple of the
+//               line's quantum 2^-e (an "inexact" line; a positive or zero norm: every element exact), then
+//               its magnitude levels
 //   GEMM flags OZAKI_SPLIT_GROUPED: the lines are adjacent in memory (columns of a B stored K x N, rows of an
 //               A stored K x M): a workgroup takes OZAKI_SPLIT_GROUP of them, the grid counts groups of lines
 #define OZAKI_SPLIT_COLUMNS 64u
@@ -98,6 +106,9 @@
 //   K           the K chunks; k_split the product's K (the cross term's k / 4)
 //   a_offset    the magnitude products' first int32; element (i, j) of chunk c, entry t at
 //               a_offset + c * stride_b + t * stride_a + i * N + j
+//   GEMM flags OZAKI_GUARD_LEVELS: the magnitude sums are bounded from the lines' magnitude levels instead
+//               (the products are not read): the cheap first pass, with one candidate, whose refusal word is
+//               OZAKI_LEVELS_WORD; where it refuses, the magnitude products and the pass on them decide
 //   ldb, ldc    the line statistics' first int32 of op(A)'s rows and of op(B)'s columns (the split's ldb)
 //   split_stride  the coverage flag's int32 (read: where it is set the guard judges nothing)
 //   c_offset    the first refusal word (OZAKI_REFUSED_WORD): word c_offset + d set where some element refuses
@@ -112,20 +123,25 @@
 //               + [both] k / 2^(2 + dA + dB) <= alpha * S_ij,
 //               S_ij the magnitude sums over the K chunks, the statistics candidate 0's (engine/src/ozaki/guard.hpp)
 #define OZAKI_MAX_CANDIDATES 3u
+#define OZAKI_GUARD_LEVELS 64u
 
 // ---- the arm (ozaki_arm.comp): one invocation ----
 //   flags OZAKI_ARM_CLEAR: the lda int32s from split_stride on := 0. Otherwise the indirect dispatch at int32
 //   a_offset gets (M, N, K) where it runs, else (0, 0, 0). The choice is the number of the ldc refusal words
 //   from ldb on that are set; a pass of candidate count `lda` (its splits, products and merges) runs where the
 //   coverage flag (int32 split_stride) is clear and the choice is lda; with OZAKI_ARM_NATIVE, a native
-//   kernel's dispatch runs where the flag is set or the choice is ldc (every candidate refused).
+//   kernel's dispatch runs where the flag is set or the choice is ldc (every candidate refused); with
+//   OZAKI_ARM_MAGNITUDES, the span guard's magnitude products and pass run where the flag is clear and the
+//   levels' pass refused the first count (int32 ldb set).
 #define OZAKI_ARM_CLEAR 1u
 #define OZAKI_ARM_NATIVE 2u
+#define OZAKI_ARM_MAGNITUDES 4u
 // The workspace's control int32s: the coverage flag (the splits' OZAKI_UNCOVERED_* bits), then the span guard's
-// refusal of each candidate count (docs/design/ozaki.md, "The count chosen on the device"); the indirect
-// commands after them.
+// refusal of each candidate count (docs/design/ozaki.md, "The count chosen on the device"), then the levels'
+// refusal of the first count; the indirect commands after them.
 #define OZAKI_FLAG_WORD 0u
 #define OZAKI_REFUSED_WORD 1u
-#define OZAKI_CONTROL_WORDS (1u + OZAKI_MAX_CANDIDATES)
+#define OZAKI_LEVELS_WORD (1u + OZAKI_MAX_CANDIDATES)
+#define OZAKI_CONTROL_WORDS (2u + OZAKI_MAX_CANDIDATES)
 
 #endif  // VKGEMM_OZAKI_ABI_H

@@ -1,12 +1,15 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
 // The emulated product's span guard (docs/design/ozaki.md, "The span guard"; engine/src/ozaki/guard.hpp is the
 // rule, and the CPU model's span_guard the same comparison on the host): one invocation per element (i, j) of
 // C of one batch entry sums the magnitude planes' products over the K chunks (a lower bound of
 // |op(A)||op(B)|), sets the truncation bound of the rounding to integers beside it from the lines' statistics
 // at each candidate moduli count, and sets the refusal word of every count before the first whose allowance
 // the bound meets (all of them where none does): the passes of the chosen count then run, or the native
-// kernel's. ozaki_abi.h says what each push constant means here.
+// kernel's. With OZAKI_GUARD_LEVELS the magnitude sums are bounded from below by the lines' magnitude levels
+// instead (guard.hpp, level_bound): the first pass, judging the first count alone; where it refuses, the
+// magnitude planes' product and this pass on it decide. ozaki_abi.h says what each push constant means here.
 #include "gemm_abi.h"
 #include "ozaki_abi.h"
 
@@ -28,14 +31,39 @@ double statistic(uint at) { return packDouble2x32(uvec2(uint(words[at]), uint(wo
 // 2^-e as a double, for 0 <= e <= 1022: exact.
 double inverse_power_of_two(int e) { return packDouble2x32(uvec2(0u, uint(1023 - e) << 20)); }
 
-// The first candidate that admits element (i, j) of entry `entry`, p.lda where none does.
-uint choice(uint i, uint j, uint entry) {
+// guard.hpp's level_bound of the magnitude sum of the lines whose statistics start at `row` and `column`: the
+// floors w_b of the levels paired the least favourable way, exact (below 2^53).
+double level_bound(uint row, uint column) {
+  const double k = double(p.k_split);
+  double bound = 0.0;
+  [[unroll]] for (uint b = 0u; b < OZAKI_MAGNITUDE_LEVELS; ++b) {
+    const double a_b = double(uint(words[row + 2u + b])) - k;
+    const double wb = b == 0u ? 1.0 : double(1u << (b - 1u));
+    [[unroll]] for (uint c = 0u; c < OZAKI_MAGNITUDE_LEVELS; ++c) {
+      const double wc = c == 0u ? 1.0 : double(1u << (c - 1u));
+      bound += (wb * wc) * max(a_b + double(uint(words[column + 2u + c])), 0.0);
+    }
+  }
+  return bound;
+}
+
+// S_ij, or with OZAKI_GUARD_LEVELS its lower bound from the levels.
+double magnitude_sum(uint i, uint j, uint entry, uint row, uint column) {
+  if ((p.flags & OZAKI_GUARD_LEVELS) != 0u) return level_bound(row, column);
   double sums_ij = 0.0;  // each chunk's sum is below 2^31 and nonnegative: the total is exact below 2^53
   for (uint chunk = 0u; chunk < p.K; ++chunk) {
     sums_ij += double(sums[p.a_offset + chunk * p.stride_b + entry * p.stride_a + i * p.N + j]);
   }
-  const double row = statistic(p.ldb + 2u * (entry * p.M + i));
-  const double column = statistic(p.ldc + 2u * (entry * p.N + j));
+  return sums_ij;
+}
+
+// The first candidate that admits element (i, j) of entry `entry`, p.lda where none does.
+uint choice(uint i, uint j, uint entry) {
+  const uint row_at = p.ldb + OZAKI_LINE_WORDS * (entry * p.M + i);
+  const uint column_at = p.ldc + OZAKI_LINE_WORDS * (entry * p.N + j);
+  const double sums_ij = magnitude_sum(i, j, entry, row_at, column_at);
+  const double row = statistic(row_at);
+  const double column = statistic(column_at);
   const double allowed = p.alpha * sums_ij;
   // Candidate d's bound over 2^(dA + dB), as guard_truncation: each term scaled by a power of two (exact).
   uint d = 0u;

@@ -7,7 +7,7 @@
 // lands in [2^(s-1), 2^s) (e = s - x, largest = f 2^x, f in [0.5, 1)), rounds each element to the nearest
 // integer (ties to even) and writes its balanced residue modulo each of the first MODULI moduli as one byte of
 // that modulus's int8 plane, then the element's magnitude byte into plane MODULI and the line's statistics
-// (its scaled 1-norm, and whether any element was rounded) for the span guard (ozaki_guard.comp). A NaN, an infinity, or a subnormal the scaling would not round to 0 sets the
+// (its scaled 1-norm, whether any element was rounded, its magnitude levels) for the span guard (ozaki_guard.comp). A NaN, an infinity, or a subnormal the scaling would not round to 0 sets the
 // coverage flag instead (the native kernel then computes the product). ozaki_abi.h says what each push
 // constant means here. ELEM_T is the operand's type (double or float); the arithmetic is double.
 #include "gemm_abi.h"
@@ -34,6 +34,7 @@ const uint kModuli[OZAKI_MAX_MODULI] = uint[](OZAKI_MODULI);
 
 shared double largest[OZAKI_SPLIT_INVOCATIONS];  // the maxima, then the 1-norms' partial sums
 shared uint flags[OZAKI_SPLIT_INVOCATIONS];  // OZAKI_UNCOVERED_* bits and bit 31, a subnormal seen; then inexact
+shared uint levels[OZAKI_SPLIT_GROUP][OZAKI_MAGNITUDE_LEVELS];  // each line's magnitude levels (ozaki_abi.h)
 
 // The index of element t of this line of entry `entry` in X.
 uint element_index(uint entry, uint line, uint t) {
@@ -201,6 +202,9 @@ void main() {
   const bool guarded = (p.flags & OZAKI_SPLIT_GUARDED) != 0u;
   double norm = 0.0;
   bool inexact = false;
+  uint at_least[OZAKI_MAGNITUDE_LEVELS];  // this invocation's count of magnitude bytes >= 2^b
+  [[unroll]] for (uint b = 0u; b < OZAKI_MAGNITUDE_LEVELS; ++b) at_least[b] = 0u;
+  if (me < OZAKI_SPLIT_GROUP * OZAKI_MAGNITUDE_LEVELS) levels[me / OZAKI_MAGNITUDE_LEVELS][me % OZAKI_MAGNITUDE_LEVELS] = 0u;
   for (uint t4 = 4u * lane; write && t4 < p.ldc; t4 += 4u * lanes) {
     uvec2 h[4];
     bool negative[4];
@@ -212,7 +216,12 @@ void main() {
       negative[i] = scaled < 0.0;
       norm += abs(scaled);
       inexact = inexact || r.value != abs(scaled);
-      magnitudes |= uint(floor(abs(scaled) * magnitude_scale)) << (8u * i);  // exact: a power of two, a floor
+      const uint magnitude = uint(floor(abs(scaled) * magnitude_scale));  // exact: a power of two, a floor
+      magnitudes |= magnitude << (8u * i);
+      // Elements past K are zeros of the padding, not of the line: not counted.
+      [[unroll]] for (uint b = 0u; b < OZAKI_MAGNITUDE_LEVELS; ++b) {
+        at_least[b] += t4 + i < p.K && magnitude >= (1u << b) ? 1u : 0u;
+      }
     }
     [[unroll]] for (uint l = 0u; l < OZAKI_MAX_MODULI; ++l) {
       if (l >= MODULI) break;
@@ -226,15 +235,22 @@ void main() {
     }
     if (guarded) planes[(p.c_offset + (MODULI * p.batch + entry) * p.stride_c + line * p.ldc + t4) / 4u] = magnitudes;
   }
-  // The line's statistics for the span guard: its scaled 1-norm, negated where an element was rounded.
-  barrier();  // every invocation has read largest[slot] and flags[slot] above
+  // The line's statistics for the span guard: its scaled 1-norm, negated where an element was rounded, and its
+  // magnitude levels.
+  barrier();  // every invocation has read largest[slot] and flags[slot] above, and the levels are cleared
   largest[me] = norm;
   flags[me] = inexact ? 1u : 0u;
-  reduce_lines(me, group, true);
+  if (guarded) {
+    [[unroll]] for (uint b = 0u; b < OZAKI_MAGNITUDE_LEVELS; ++b) {
+      if (at_least[b] != 0u) atomicAdd(levels[slot][b], at_least[b]);
+    }
+  }
+  reduce_lines(me, group, true);  // its barriers order the atomics before the stores below
   if (guarded && write && lane == 0u) {
     const uvec2 stat = unpackDouble2x32(flags[slot] != 0u ? -largest[slot] : largest[slot]);
-    const uint at = p.ldb + 2u * (entry * p.M + line);
+    const uint at = p.ldb + OZAKI_LINE_WORDS * (entry * p.M + line);
     words[at] = int(stat.x);
     words[at + 1u] = int(stat.y);
+    [[unroll]] for (uint b = 0u; b < OZAKI_MAGNITUDE_LEVELS; ++b) words[at + 2u + b] = int(levels[slot][b]);
   }
 }

@@ -230,7 +230,7 @@ TEST_SUITE("ozaki") {
     // native plan's bits. A device guard that admits what the model's refuses (or the reverse) fails here.
     namespace families = test::ozaki_families;
     std::mt19937_64 rng = test::case_rng("ozaki guard families");
-    uint64_t computed = 0, refused = 0;
+    uint64_t computed = 0, refused = 0, by_levels = 0;
     for (DataType type : {DataType::f64, DataType::f32})
       for (int64_t k : {int64_t{64}, int64_t{300}})
         for (families::Family f : families::kFamilies) {
@@ -256,6 +256,10 @@ TEST_SUITE("ozaki") {
           const bool by_default = families::outcome(f) == families::Outcome::computed;
           CHECK((t.config.find("the span guard's choice") != std::string::npos) == (admitted && !by_default));
           if (admitted) {
+            // The magnitude product ran (the timing says so) exactly where the levels pass refused the first count.
+            const bool levels = ozaki::levels_admit_first(d, o.a.data(), o.b.data());
+            CHECK((t.config.find("judged it by its magnitude product") == std::string::npos) == levels);
+            by_levels += levels ? 1 : 0;
             ++computed;
             CHECK(device == model);
             CHECK(compare_with_reference(d, o.a.data(), o.b.data(), c0.data(), device.data()).passed);
@@ -265,7 +269,10 @@ TEST_SUITE("ozaki") {
             CHECK(device == native);
           }
         }
-    MESSAGE(computed << " family products computed by the emulation, " << refused << " refused to the native kernel");
+    MESSAGE(computed << " family products computed by the emulation (" << by_levels << " judged on the levels alone), "
+                     << refused << " refused to the native kernel");
+    CHECK(by_levels > 0);
+    CHECK(by_levels < computed);  // both of the guard's ways ran
   }
 
   TEST_CASE("hostile inputs the moduli cover: zero rows, +-0, exponents near both ends, 1x1, beta over NaN") {

@@ -6,6 +6,7 @@
 // are reported, never computed. Host arithmetic alone.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -106,6 +107,23 @@ double guard_ratio(const GemmDesc& d, const Operands& o, uint32_t moduli) {
   double worst = 0.0;
   span_guard(sa, sb, m, n, k, guard_allowance(d.type, k, bits), &worst);
   return worst;
+}
+
+// The count the model's span guard chooses for the dense row-major call d (0 where it refuses every one): the
+// count model_gemm computes with, read from the guard's own rule.
+uint32_t choose_moduli_for_test(const GemmDesc& d, const Operands& o) {
+  const auto m = static_cast<uint32_t>(d.m), n = static_cast<uint32_t>(d.n), k = static_cast<uint32_t>(d.k);
+  std::vector<double> a(static_cast<size_t>(m) * k), b(static_cast<size_t>(k) * n);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = detail::load_element(d.type, o.a.data(), i);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = detail::load_element(d.type, o.b.data(), i);
+  const Candidates candidates = candidate_moduli(d.type, k, 0);
+  const Moduli table = make_moduli(candidates.moduli[0]);
+  const ScaleBits bits = scale_bits(table, k), last = scale_bits(make_moduli(candidates.last()), k);
+  const SplitSide sa = split(a, m, k, true, bits.a, table, d.type, last.a - bits.a);
+  const SplitSide sb = split(b, k, n, false, bits.b, table, d.type, last.b - bits.b);
+  if (!sa.covered || !sb.covered) return 0;
+  const uint32_t choice = span_choice(sa, sb, m, n, k, guard_allowance(d.type, k, bits), candidates);
+  return choice == candidates.count ? 0 : candidates.moduli[choice];
 }
 
 }  // namespace
@@ -353,6 +371,94 @@ TEST_SUITE("ozaki model") {
       CHECK(r.covered);
       CHECK_MESSAGE(r.native.passed, r.native.summary());
     }
+  }
+
+  TEST_CASE("the levels' bound: the least favourable pairing of the floors, never above a magnitude sum") {
+    // Brute force over every pairing for short lines: level_bound is the smallest sum of floored products
+    // (so the layer cake counts each meeting right); on long lines it is below the sum of every pairing tried.
+    std::mt19937_64 rng = test::case_rng(test::current_case_name());
+    std::uniform_int_distribution<uint32_t> byte(0, 127), pick(0, 4);
+    const auto draw_line = [&](size_t k) {  // bytes of every kind: zeros, powers of two, their neighbours, any
+      std::vector<uint32_t> v(k);
+      for (uint32_t& x : v) {
+        const uint32_t kind = pick(rng), power = 1u << (byte(rng) % 7);
+        x = kind == 0 ? 0u : kind == 1 ? power : kind == 2 ? std::min(127u, 2 * power - 1) : byte(rng);
+      }
+      return v;
+    };
+    const auto levels_of = [](const std::vector<uint32_t>& v) {
+      MagnitudeLevels l;
+      for (uint32_t x : v) l.count(x);
+      return l;
+    };
+    const auto floor_level = [](uint32_t x) { return x == 0 ? 0u : 1u << (31 - __builtin_clz(x)); };
+    for (size_t k = 1; k <= 6; ++k)
+      for (int trial = 0; trial < 40; ++trial) {
+        std::vector<uint32_t> a = draw_line(k), b = draw_line(k);
+        std::sort(a.begin(), a.end());
+        uint64_t least = UINT64_MAX;
+        do {
+          uint64_t sum = 0;
+          for (size_t t = 0; t < k; ++t) sum += uint64_t{floor_level(a[t])} * floor_level(b[t]);
+          least = std::min(least, sum);
+        } while (std::next_permutation(a.begin(), a.end()));
+        CAPTURE(k);
+        CHECK(level_bound(levels_of(a), levels_of(b), k) == static_cast<double>(least));
+      }
+    for (size_t k : {size_t{64}, size_t{300}, size_t{4096}})
+      for (int trial = 0; trial < 8; ++trial) {
+        std::vector<uint32_t> a = draw_line(k), b = draw_line(k);
+        const double bound = level_bound(levels_of(a), levels_of(b), k);
+        for (int order = 0; order < 4; ++order) {
+          if (order == 1) std::sort(a.begin(), a.end());
+          if (order == 2) std::sort(b.rbegin(), b.rend());  // the least favourable pairing of the bytes
+          if (order == 3) std::shuffle(a.begin(), a.end(), rng);
+          uint64_t sum = 0;
+          for (size_t t = 0; t < k; ++t) sum += uint64_t{a[t]} * b[t];
+          CAPTURE(k);
+          CAPTURE(order);
+          CHECK(bound <= static_cast<double>(sum));
+          if (order == 2) CHECK(bound >= 0.25 * static_cast<double>(sum));  // within the floors' factor of 2 a side
+        }
+      }
+  }
+
+  TEST_CASE("the span guard's levels pass decides uniform lines alone, and admits only what the product admits") {
+    // The device runs the magnitude product only where the levels pass refuses the first count: uniform data
+    // at the sizes the emulation is chosen for must not need it, and wherever the levels admit, the product's
+    // verdict is the first count too (its sums are at least the levels' bound).
+    namespace families = test::ozaki_families;
+    std::mt19937_64 rng = test::case_rng(test::current_case_name());
+    for (DataType type : {DataType::f64, DataType::f32}) {
+      const GemmDesc d = square(type, 8, 6, 4096);
+      const Operands o = draw(d, rng);
+      CAPTURE(type);
+      CHECK(levels_admit_first(d, o.a.data(), o.b.data()));
+      CHECK(choose_moduli_for_test(d, o) == default_moduli(type, 4096));
+    }
+    int decided_by_levels = 0, decided_by_product = 0;
+    for (DataType type : {DataType::f64, DataType::f32})
+      for (int64_t k : {int64_t{64}, int64_t{300}, int64_t{4096}})
+        for (families::Family f : families::kFamilies) {
+          const GemmDesc d = square(type, 12, 10, k);
+          const families::Operands fo = families::draw(f, type, d.m, d.n, k, rng);
+          const Operands o{fo.a, fo.b, {}};
+          CAPTURE(type);
+          CAPTURE(k);
+          const std::string family = families::name(f);
+          CAPTURE(family);
+          if (levels_admit_first(d, o.a.data(), o.b.data())) {
+            ++decided_by_levels;
+            CHECK(choose_moduli_for_test(d, o) == default_moduli(type, static_cast<uint64_t>(k)));
+          } else {
+            ++decided_by_product;
+          }
+          if (f == families::Family::aligned_edge || families::refused(f)) {
+            CHECK_FALSE(levels_admit_first(d, o.a.data(), o.b.data()));
+          }
+        }
+    CHECK(decided_by_levels > 0);
+    CHECK(decided_by_product > 0);
   }
 
   TEST_CASE("the guard's choice from the first count's statistics is each candidate's own verdict") {

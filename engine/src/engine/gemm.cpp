@@ -104,10 +104,15 @@ void EngineImpl::report_emulation(const GemmPlanState& plan, GemmTiming& timing)
   const std::vector<uint32_t>& candidates = plan.product.candidate_moduli;
   size_t choice = 0;
   while (choice < candidates.size() && words[OZAKI_REFUSED_WORD + choice] != 0) ++choice;
-  if (flag == 0 && choice == 0) return;
+  // Where the lines' magnitude levels did not admit the first count, the magnitude product judged the call.
+  const char* judged = words[OZAKI_LEVELS_WORD] != 0 ? "; the span guard judged it by its magnitude product" : "";
+  if (flag == 0 && choice == 0) {
+    timing.config = plan.product.config + judged;
+    return;
+  }
   if (flag == 0 && choice < candidates.size()) {
-    timing.config = fmt::format("{} moduli (the span guard's choice over {}), {}", candidates[choice], candidates[0],
-                                plan.product.config);
+    timing.config = fmt::format("{} moduli (the span guard's choice over {}), {}{}", candidates[choice],
+                                candidates[0], plan.product.config, judged);
     return;
   }
   if (flag == 0) flag = OZAKI_UNCOVERED_SPAN;

@@ -141,8 +141,9 @@ SplitSide split(std::span<const double> x, uint32_t rows, uint32_t cols, bool by
       const double scaled = std::nearbyint(exact);
       stats.norm += std::fabs(exact);
       stats.inexact = stats.inexact || scaled != exact;
-      s.magnitude[index(line, t)] =
-          static_cast<int8_t>(std::floor(std::ldexp(std::fabs(exact), OZAKI_MAGNITUDE_BITS - bits)));
+      const double magnitude = std::floor(std::ldexp(std::fabs(exact), OZAKI_MAGNITUDE_BITS - bits));
+      s.magnitude[index(line, t)] = static_cast<int8_t>(magnitude);
+      stats.levels.count(static_cast<uint32_t>(magnitude));
       for (uint32_t l = 0; l < moduli.count; ++l) {
         s.planes[l * plane + index(line, t)] = static_cast<int8_t>(balanced_residue(scaled, moduli.p[l]));
       }
@@ -202,6 +203,15 @@ bool span_guard(const SplitSide& a, const SplitSide& b, uint32_t m, uint32_t n, 
       }
     }
   return admitted;
+}
+
+bool levels_admit(const SplitSide& a, const SplitSide& b, uint32_t m, uint32_t n, uint32_t k, double allowance) {
+  for (uint32_t i = 0; i < m; ++i)
+    for (uint32_t j = 0; j < n; ++j) {
+      const double bound = level_bound(a.stats[i].levels, b.stats[j].levels, k);
+      if (!guard_admits(a.stats[i], b.stats[j], k, bound, allowance)) return false;
+    }
+  return true;
 }
 
 uint32_t span_choice(const SplitSide& a, const SplitSide& b, uint32_t m, uint32_t n, uint32_t k, double allowance,
@@ -332,8 +342,13 @@ bool model_gemm_once(const GemmDesc& desc, const void* a, const void* b, const v
 }
 
 // The device's first split and span guard over every batch entry (the flag and the choice are the call's): the
-// candidate count that computes the call, or none where an input is uncovered or no candidate is admitted.
-std::optional<uint32_t> choose_moduli(const GemmDesc& desc, const void* a, const void* b, const ModelOptions& options) {
+// candidate count that computes the call (none where an input is uncovered or no candidate is admitted), and
+// whether the levels' pass admitted the first count on every entry (the magnitude products then did not run).
+struct Verdict {
+  std::optional<uint32_t> moduli;
+  bool levels_admitted = false;
+};
+Verdict judge(const GemmDesc& desc, const void* a, const void* b, const ModelOptions& options) {
   const auto m = static_cast<uint32_t>(desc.m), n = static_cast<uint32_t>(desc.n), k = static_cast<uint32_t>(desc.k);
   Candidates candidates = candidate_moduli(desc.type, k, options.moduli);
   if (options.mutation == Mutation::first_count_only) candidates.count = 1;
@@ -344,14 +359,20 @@ std::optional<uint32_t> choose_moduli(const GemmDesc& desc, const void* a, const
   const double allowance = guard_allowance(desc.type, k, scale_bits(make_moduli(judged), k));
   const OperandView va = view(desc, a, 'A'), vb = view(desc, b, 'B');
   uint32_t choice = 0;
+  bool levels = guard;
   for (int64_t entry = 0; entry < desc.batch; ++entry) {
     const SplitSide sa = split(gather(va, entry, m, k), m, k, true, bits.a, moduli, desc.type, last.a - bits.a);
     const SplitSide sb = split(gather(vb, entry, k, n), k, n, false, bits.b, moduli, desc.type, last.b - bits.b);
-    if (!sa.covered || !sb.covered) return std::nullopt;
+    if (!sa.covered || !sb.covered) return {};
     if (guard) choice = std::max(choice, span_choice(sa, sb, m, n, k, allowance, candidates));
+    levels = levels && levels_admit(sa, sb, m, n, k, allowance);
   }
-  if (choice == candidates.count) return std::nullopt;
-  return candidates.moduli[choice];
+  if (choice == candidates.count) return {std::nullopt, levels};
+  return {candidates.moduli[choice], levels};
+}
+
+std::optional<uint32_t> choose_moduli(const GemmDesc& desc, const void* a, const void* b, const ModelOptions& options) {
+  return judge(desc, a, b, options).moduli;
 }
 
 }  // namespace
@@ -371,6 +392,10 @@ bool model_gemm(const GemmDesc& desc, const void* a, const void* b, const void* 
     chosen.moduli = *moduli;
   }
   return model_gemm_once(desc, a, b, c_in, c_out, chosen);
+}
+
+bool levels_admit_first(const GemmDesc& desc, const void* a, const void* b) {
+  return reads_ab_for(desc) && judge(desc, a, b, {}).levels_admitted;
 }
 
 }  // namespace vkgemm::ozaki

@@ -84,6 +84,10 @@ std::vector<int32_t> plane_products(const SplitSide& a, const SplitSide& b, uint
 bool span_guard(const SplitSide& a, const SplitSide& b, uint32_t m, uint32_t n, uint32_t k, double allowance,
                 double* worst = nullptr);
 
+// The span guard's levels pass on one entry (guard.hpp, level_bound): whether every element admits the first
+// candidate count on its lines' magnitude levels alone.
+bool levels_admit(const SplitSide& a, const SplitSide& b, uint32_t m, uint32_t n, uint32_t k, double allowance);
+
 // The span guard's choice on one entry: the first candidate count every element admits (candidates.count
 // where some element admits none), `allowance` the first candidate's.
 uint32_t span_choice(const SplitSide& a, const SplitSide& b, uint32_t m, uint32_t n, uint32_t k, double allowance,
@@ -107,5 +111,10 @@ bool model_product(std::span<const double> a, std::span<const double> b, std::sp
 // not covered or no candidate is admitted (c_out is then c_in: the device runs the native kernel).
 bool model_gemm(const GemmDesc& desc, const void* a, const void* b, const void* c_in, void* c_out,
                 const ModelOptions& options = {});
+
+// Whether the device's span guard decides the call (f32 or f64, its default moduli) on the lines' magnitude
+// levels alone, its levels pass admitting the first count on every batch entry: the magnitude products then do
+// not run. False where an input is uncovered.
+bool levels_admit_first(const GemmDesc& desc, const void* a, const void* b);
 
 }  // namespace vkgemm::ozaki

@@ -18,6 +18,7 @@ constexpr uint64_t kRegionAlign = 256;  // every region starts where any device 
 constexpr uint32_t kPlaneRowAlign = 16;  // a plane's rows: whole 16-byte units (the int8 kernels' loads)
 constexpr uint32_t kFlagWord = OZAKI_FLAG_WORD;
 constexpr uint32_t kRefusedWord = OZAKI_REFUSED_WORD;
+constexpr uint32_t kLevelsWord = OZAKI_LEVELS_WORD;
 constexpr uint32_t kFirstIndirectWord = OZAKI_CONTROL_WORDS;  // then each indirect command: 4 words (3 used)
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
@@ -46,7 +47,7 @@ struct Shape {
 struct Layout {
   uint32_t dispatches = 0;  // the native plan's
   uint32_t exp_a = 0, exp_b = 0;      // word indices
-  uint32_t stats_a = 0, stats_b = 0;  // word indices (even: the line statistics are doubles)
+  uint32_t stats_a = 0, stats_b = 0;  // word indices (even: the line statistics start with doubles)
   uint32_t rows = 0;                  // rows of C a block of the int32 planes holds
   uint64_t words = 0, planes_a = 0, planes_b = 0, magnitudes = 0, sums = 0, native = 0, total = 0;
   uint64_t words_bytes = 0, a_bytes = 0, b_bytes = 0, magnitude_bytes = 0, sums_bytes = 0, chunk_bytes = 0;
@@ -63,8 +64,8 @@ Layout lay_out_workspace(const Shape& s, uint32_t dispatches, uint64_t native_by
   l.exp_a = kFirstIndirectWord + 4 * dispatches;
   l.exp_b = l.exp_a + s.batch * s.m;
   l.stats_a = static_cast<uint32_t>(align_up(l.exp_b + uint64_t{s.batch} * s.n, 2));
-  l.stats_b = l.stats_a + 2 * s.batch * s.m;
-  l.words_bytes = (uint64_t{l.stats_b} + 2 * uint64_t{s.batch} * s.n) * 4;
+  l.stats_b = l.stats_a + OZAKI_LINE_WORDS * s.batch * s.m;
+  l.words_bytes = (uint64_t{l.stats_b} + OZAKI_LINE_WORDS * uint64_t{s.batch} * s.n) * 4;
   l.a_bytes = uint64_t{s.planes()} * s.batch * s.plane_a();
   l.b_bytes = uint64_t{s.planes()} * s.batch * s.plane_b();
   l.magnitude_chunk_bytes = align_up(uint64_t{s.batch} * s.plane_sums(s.m) * 4, kRegionAlign);
@@ -137,11 +138,13 @@ kernels::LaunchShape shape_of(std::string shader, uint32_t moduli, std::array<ui
 SequenceBinding words(const Layout& l) { return {3, 0, l.words_bytes}; }
 
 // When an armed dispatch runs: as a pass of candidate count `candidate` (the coverage flag clear and the
-// guard's choice that count), or as the native kernel's (the flag set or no candidate admitted: `candidate`
-// is then the number of candidates).
+// guard's choice that count), as the native kernel's (the flag set or no candidate admitted: `candidate` is
+// then the number of candidates), or as the span guard's magnitude product and pass (the flag clear and the
+// levels' pass refused the first count).
 struct When {
   bool native = false;
   uint32_t candidate = 0, candidates = 1;
+  bool magnitudes = false;
 };
 
 // The arm pass that clears `count` control words from `word` on.
@@ -160,8 +163,8 @@ SequencePass clear(const Layout& l, uint32_t word, uint32_t count = 1) {
 SequencePass arm(const Layout& l, uint32_t slot, const std::array<uint32_t, 3>& grid, const When& when) {
   SequencePass s = clear(l, kFlagWord);
   kernels::GemmPushConstants& p = s.pass.push;
-  p.flags = when.native ? OZAKI_ARM_NATIVE : 0u;
-  p.ldb = kRefusedWord, p.lda = when.candidate, p.ldc = when.candidates;
+  p.flags = when.native ? OZAKI_ARM_NATIVE : when.magnitudes ? OZAKI_ARM_MAGNITUDES : 0u;
+  p.ldb = when.magnitudes ? kLevelsWord : kRefusedWord, p.lda = when.candidate, p.ldc = when.candidates;
   p.a_offset = kFirstIndirectWord + 4 * slot;
   p.M = grid[0], p.N = grid[1], p.K = grid[2];
   return s;
@@ -279,16 +282,20 @@ std::string add_products(std::vector<SequencePass>& out, const Shape& s, const L
 }
 
 // The span guard over all of C (ozaki_guard.comp): its allowance from guard.hpp's rule, the first candidate's,
-// and the others' scale bits past it.
-SequencePass guard(const Shape& s, const Layout& l, DataType type, const ozaki::Candidates& candidates) {
+// and the others' scale bits past it. With `levels`, the first pass: the first candidate alone, judged on the
+// lines' magnitude levels, its refusal in the levels' word.
+SequencePass guard(const Shape& s, const Layout& l, DataType type, const ozaki::Candidates& all, bool levels) {
+  ozaki::Candidates candidates = all;
+  if (levels) candidates.count = 1;
   SequencePass out;
   out.pass.shape = shape_of("ozaki_guard_f64", 0, {OZAKI_MERGE_X, OZAKI_MERGE_Y, 1});
   out.pass.grid = {(s.n + OZAKI_MERGE_X - 1) / OZAKI_MERGE_X, (s.m + OZAKI_MERGE_Y - 1) / OZAKI_MERGE_Y, s.batch};
   kernels::GemmPushConstants& p = out.pass.push;
   p.M = s.m, p.N = s.n, p.batch = s.batch, p.K = s.chunks, p.k_split = s.k;
+  p.flags = levels ? OZAKI_GUARD_LEVELS : 0u;
   p.a_offset = 0, p.stride_a = static_cast<uint32_t>(s.plane_sums(s.m));
   p.stride_b = static_cast<uint32_t>(l.magnitude_chunk_bytes / 4);
-  p.ldb = l.stats_a, p.ldc = l.stats_b, p.split_stride = kFlagWord, p.c_offset = kRefusedWord;
+  p.ldb = l.stats_a, p.ldc = l.stats_b, p.split_stride = kFlagWord, p.c_offset = levels ? kLevelsWord : kRefusedWord;
   p.lda = candidates.count;
   for (uint32_t d = 1; d < candidates.count; ++d) {
     p.b_offset |= (static_cast<uint32_t>(candidates.shift[d].a) | static_cast<uint32_t>(candidates.shift[d].b) << 8)
@@ -298,6 +305,22 @@ SequencePass guard(const Shape& s, const Layout& l, DataType type, const ozaki::
   std::memcpy(p.scalars, &allowance, 8);
   out.bindings = {SequenceBinding{3, l.magnitudes, l.magnitude_bytes}, words(l), words(l)};
   return out;
+}
+
+// The span guard (guard.hpp): the levels' pass, then, armed to run only where it refused the first count, the
+// magnitude planes' products and the pass that judges every candidate on them; their commands from slot `slot`
+// on. Where the levels admit the first count the products would too: uniform lines cost no product.
+void add_guard(std::vector<SequencePass>& seq, const Shape& s, const Layout& l, uint32_t& slot, DataType type,
+               const ozaki::Candidates& candidates, const DeviceInfo& device, const tuning::Table& tuning) {
+  const When magnitudes{false, 0, candidates.count, true};
+  seq.push_back(guard(s, l, type, candidates, true));
+  const Products planes{s.moduli, 1, 0, s.m, l.magnitudes, l.magnitude_chunk_bytes};
+  for (uint32_t chunk = 0; chunk < s.chunks; ++chunk) {
+    std::vector<SequencePass> passes;
+    add_products(passes, s, l, chunk, planes, device, tuning);
+    for (SequencePass& pass : passes) add_armed(seq, l, slot, std::move(pass), magnitudes);
+  }
+  add_armed(seq, l, slot, guard(s, l, type, candidates, false), magnitudes);
 }
 
 // The residue products and merges of one candidate count, block by block: each dispatch indirect, armed
@@ -368,6 +391,11 @@ std::vector<Candidate> lay_out_candidates(const Schedule& native, const GemmDesc
   const SequenceBinding c{native.source[2], native.pieces.front().piece.c.offset, native.pieces.front().piece.c.size};
   std::vector<Candidate> out(candidates.count);
   uint32_t slots = dispatches;
+  if (s.guarded) {
+    std::vector<SequencePass> scratch;
+    add_guard(scratch, s, lay_out_workspace(s, dispatches, native.workspace_bytes, s.m), slots, desc.type, candidates,
+              device, tuning);
+  }
   for (uint32_t d = 0; d < candidates.count; ++d) {
     Candidate& cand = out[d];
     cand.shape = s;
@@ -422,21 +450,16 @@ Schedule emulate(Schedule out, const GemmDesc& desc, const Shape& s, const ozaki
   const SequenceBinding c{out.source[2], piece.piece.c.offset, piece.piece.c.size};
   const ozaki::ScaleBits last = cands.back().bits;
   std::vector<SequencePass>& seq = out.sequence;
-  seq.push_back(clear(l, kFlagWord));
-  seq.push_back(clear(l, kRefusedWord, candidates.count));
+  seq.push_back(clear(l, kFlagWord, OZAKI_CONTROL_WORDS));
   const ozaki::ScaleBits first = cands.front().bits;
   seq.push_back(split(s, l, device, desc.type, false, a, {first.a, last.a - first.a, s.guarded}));
   seq.push_back(split(s, l, device, desc.type, true, b, {first.b, last.b - first.b, s.guarded}));
-  if (s.guarded) {
-    const Products magnitudes{s.moduli, 1, 0, s.m, l.magnitudes, l.magnitude_chunk_bytes};
-    for (uint32_t chunk = 0; chunk < s.chunks; ++chunk) add_products(seq, s, l, chunk, magnitudes, device, tuning);
-    seq.push_back(guard(s, l, desc.type, candidates));
-  }
-  // The native kernel's passes use the largest layout's region; its arms come first (slots 0 on).
+  // The native kernel's passes use the largest layout's region; its commands take slots 0 on, the guard's next.
   const std::vector<SequencePass> fallback = native_passes(out, cands.back().layout);
+  uint32_t slot = static_cast<uint32_t>(fallback.size());
+  if (s.guarded) add_guard(seq, s, l, slot, desc.type, candidates, device, tuning);
   const When native{true, candidates.count, candidates.count};
   for (uint32_t i = 0; i < fallback.size(); ++i) seq.push_back(arm(l, i, fallback[i].pass.grid, native));
-  uint32_t slot = static_cast<uint32_t>(fallback.size());
   std::string products;
   for (uint32_t d = 0; d < candidates.count; ++d) {
     const Candidate& cand = cands[d];
