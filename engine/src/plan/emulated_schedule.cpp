@@ -431,7 +431,9 @@ std::string describe(const std::vector<Candidate>& cands, const std::string& pro
                      cands.front().bits.a, cands.front().bits.b, s.chunks, s.chunks == 1 ? "" : "s",
                      s.moduli * s.batch * s.chunks, products,
                      blocks > 1 ? fmt::format(" in {} blocks of {} rows", blocks, cands.front().rows) : "",
-                     s.guarded ? fmt::format(" and {} for the span guard", s.batch * s.chunks) : "",
+                     s.guarded ? fmt::format(" and {} for the span guard where the lines' levels do not decide it",
+                                             s.batch * s.chunks)
+                               : "",
                      to_string(native.kernel), native.config,
                      s.guarded ? fmt::format(", or its exponent span needs more than {} moduli", last.shape.moduli) : "");
 }
