@@ -52,10 +52,11 @@
 // scaled element, in [0, 127] (the line's largest lands in [64, 127]): its int8 product is a lower bound of
 // |op(A)||op(B)| in units of 2^(sA + sB - 14) (below 2^31 over a K chunk: 2^17 * 127^2 < 2^31).
 #define OZAKI_MAGNITUDE_BITS 7
-// A line's magnitude levels: for b = 1 .. OZAKI_MAGNITUDE_BITS, how many of its magnitude bytes are at least
-// 2^(b - 1). From two lines' levels the span guard bounds their magnitude sum from below without the product
-// (engine/src/ozaki/guard.hpp, level_bound).
-#define OZAKI_MAGNITUDE_LEVELS OZAKI_MAGNITUDE_BITS
+// A line's magnitude levels: for b = 0 .. OZAKI_MAGNITUDE_LEVELS - 1, how many of its magnitude bytes are at
+// least 2^(OZAKI_LEVEL_SHIFT + b): 16, 32, 64 (a line's largest is at least 64). From two lines' levels the span
+// guard bounds their magnitude sum from below without the product (engine/src/ozaki/guard.hpp, level_bound).
+#define OZAKI_MAGNITUDE_LEVELS 3u
+#define OZAKI_LEVEL_SHIFT 4u
 // A line's statistics: its scaled 1-norm (a double: 2 int32s), then its magnitude levels, then one spare int32
 // (so that the next line's double stays 8-byte aligned).
 #define OZAKI_LINE_WORDS (2u + OZAKI_MAGNITUDE_LEVELS + 1u)

@@ -32,19 +32,25 @@ double statistic(uint at) { return packDouble2x32(uvec2(uint(words[at]), uint(wo
 double inverse_power_of_two(int e) { return packDouble2x32(uvec2(0u, uint(1023 - e) << 20)); }
 
 // guard.hpp's level_bound of the magnitude sum of the lines whose statistics start at `row` and `column`: the
-// floors w_b of the levels paired the least favourable way, exact (below 2^53).
+// levels' floors paired the least favourable way. In units of the lowest floor squared, integers: each level's
+// row of terms is at most 4k < 2^32 (a line's k elements are less than 2^30: the 4 GiB a binding holds).
 double level_bound(uint row, uint column) {
-  const double k = double(p.k_split);
-  double bound = 0.0;
-  [[unroll]] for (uint b = 0u; b < OZAKI_MAGNITUDE_LEVELS; ++b) {
-    const double a_b = double(uint(words[row + 2u + b])) - k;
-    const double wb = b == 0u ? 1.0 : double(1u << (b - 1u));
-    [[unroll]] for (uint c = 0u; c < OZAKI_MAGNITUDE_LEVELS; ++c) {
-      const double wc = c == 0u ? 1.0 : double(1u << (c - 1u));
-      bound += (wb * wc) * max(a_b + double(uint(words[column + 2u + c])), 0.0);
-    }
+  uint a[OZAKI_MAGNITUDE_LEVELS], b[OZAKI_MAGNITUDE_LEVELS];
+  [[unroll]] for (uint l = 0u; l < OZAKI_MAGNITUDE_LEVELS; ++l) {
+    a[l] = uint(words[row + 2u + l]);
+    b[l] = uint(words[column + 2u + l]);
   }
-  return bound;
+  double bound = 0.0;
+  [[unroll]] for (uint i = 0u; i < OZAKI_MAGNITUDE_LEVELS; ++i) {
+    uint terms = 0u;  // sum_c w_c max(0, A_i + B_c - k), w_0 = 1 and w_c = 2^(c - 1) in the lowest floor's units
+    [[unroll]] for (uint c = 0u; c < OZAKI_MAGNITUDE_LEVELS; ++c) {
+      const uint both = a[i] + b[c];
+      terms += both > p.k_split ? (both - p.k_split) << (c == 0u ? 0u : c - 1u) : 0u;
+    }
+    bound += double(terms) * double(i == 0u ? 1u : 1u << (i - 1u));
+  }
+  const double floor_squared = double(1u << (2u * OZAKI_LEVEL_SHIFT));
+  return bound * floor_squared;
 }
 
 // S_ij, or with OZAKI_GUARD_LEVELS its lower bound from the levels.

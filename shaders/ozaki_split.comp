@@ -202,7 +202,7 @@ void main() {
   const bool guarded = (p.flags & OZAKI_SPLIT_GUARDED) != 0u;
   double norm = 0.0;
   bool inexact = false;
-  uint at_least[OZAKI_MAGNITUDE_LEVELS];  // this invocation's count of magnitude bytes >= 2^b
+  uint at_least[OZAKI_MAGNITUDE_LEVELS];  // this invocation's count of magnitude bytes at each level
   [[unroll]] for (uint b = 0u; b < OZAKI_MAGNITUDE_LEVELS; ++b) at_least[b] = 0u;
   if (me < OZAKI_SPLIT_GROUP * OZAKI_MAGNITUDE_LEVELS) levels[me / OZAKI_MAGNITUDE_LEVELS][me % OZAKI_MAGNITUDE_LEVELS] = 0u;
   for (uint t4 = 4u * lane; write && t4 < p.ldc; t4 += 4u * lanes) {
@@ -220,7 +220,7 @@ void main() {
       magnitudes |= magnitude << (8u * i);
       // Elements past K are zeros of the padding, not of the line: not counted.
       [[unroll]] for (uint b = 0u; b < OZAKI_MAGNITUDE_LEVELS; ++b) {
-        at_least[b] += t4 + i < p.K && magnitude >= (1u << b) ? 1u : 0u;
+        at_least[b] += t4 + i < p.K && magnitude >= (1u << (OZAKI_LEVEL_SHIFT + b)) ? 1u : 0u;
       }
     }
     [[unroll]] for (uint l = 0u; l < OZAKI_MAX_MODULI; ++l) {

@@ -38,10 +38,13 @@ double guard_truncation(const LineStats& row, const LineStats& column, uint64_t 
 
 double level_bound(const MagnitudeLevels& row, const MagnitudeLevels& column, uint64_t k) noexcept {
   double bound = 0.0;
+  const auto weight = [](uint32_t b) {
+    return static_cast<double>(level_floor(b) - (b == 0 ? 0 : level_floor(b - 1)));
+  };
   for (uint32_t b = 0; b < OZAKI_MAGNITUDE_LEVELS; ++b) {
-    const double wb = b == 0 ? 1.0 : static_cast<double>(1u << (b - 1));
+    const double wb = weight(b);
     for (uint32_t c = 0; c < OZAKI_MAGNITUDE_LEVELS; ++c) {
-      const double wc = c == 0 ? 1.0 : static_cast<double>(1u << (c - 1));
+      const double wc = weight(c);
       const uint64_t both = uint64_t{row.at_least[b]} + column.at_least[c];
       if (both > k) bound += wb * wc * static_cast<double>(both - k);
     }

@@ -48,23 +48,26 @@ double guard_kappa(uint64_t k) noexcept;
 // guard's own roundings (the 1-norms are sums of up to 2^32 doubles: relative error below 2^-21).
 double guard_allowance(DataType type, uint64_t k, const ScaleBits& bits) noexcept;
 
-// A line's magnitude levels (ozaki_abi.h): at_least[b] counts its magnitude bytes of at least 2^b, b = 0 ..
-// OZAKI_MAGNITUDE_LEVELS - 1 (bytes are below 2^OZAKI_MAGNITUDE_BITS); every other byte is below 1, i.e. 0.
+// A line's magnitude levels (ozaki_abi.h): at_least[b] counts its magnitude bytes of at least the floor
+// f_b = 2^(OZAKI_LEVEL_SHIFT + b) (16, 32, 64), b = 0 .. OZAKI_MAGNITUDE_LEVELS - 1.
+inline constexpr uint32_t level_floor(uint32_t b) noexcept { return 1u << (OZAKI_LEVEL_SHIFT + b); }
 struct MagnitudeLevels {
   std::array<uint32_t, OZAKI_MAGNITUDE_LEVELS> at_least{};
   void count(uint32_t magnitude) noexcept {
-    for (uint32_t b = 0; b < OZAKI_MAGNITUDE_LEVELS; ++b) at_least[b] += magnitude >= (1u << b) ? 1u : 0u;
+    for (uint32_t b = 0; b < OZAKI_MAGNITUDE_LEVELS; ++b) at_least[b] += magnitude >= level_floor(b) ? 1u : 0u;
   }
 };
 
 // A lower bound of the magnitude sum S_ij = sum_t |a_t| |b_t| of two lines of k magnitude bytes from their
-// levels alone, without the product: each byte rounded down to its level's floor (0, 1, 2, 4, ..., 64), and
-// the floors paired the least favourable way (A's largest with B's smallest: the rearrangement inequality).
-// Written as a layer cake, floor(x) = sum_b [x >= 2^b] w_b (w_0 = 1, w_b = 2^(b - 1)), the pairing's sum is
+// levels alone, without the product: each byte rounded down to its level's floor (0 below 16, then 16, 32, 64),
+// and the floors paired the least favourable way (A's largest with B's smallest: the rearrangement
+// inequality). Written as a layer cake, floor(x) = sum_b [x >= f_b] w_b (w_0 = f_0, w_b = f_b - f_(b-1)), the
+// pairing's sum is
 //   sum_b sum_c w_b w_c max(0, A_b + B_c - k),
-// A_b + B_c - k the positions where A's top A_b and B's top B_c must meet when B runs the other way. Exact
-// below 2^53 (k < 2^36). The span guard's first pass judges with it: where it admits the first count, the
-// magnitude sums would too (S_ij >= the bound), and their product is not run.
+// A_b + B_c - k the positions where A's top A_b and B's top B_c must meet when B runs the other way. Three
+// levels keep it to nine terms an element of C (seven cost the device's pass more than the product it saves);
+// on uniform lines it is about a third of S_ij. The span guard's first pass judges with it: where it admits
+// the first count, the magnitude sums would too (S_ij >= the bound), and their product is not run.
 double level_bound(const MagnitudeLevels& row, const MagnitudeLevels& column, uint64_t k) noexcept;
 
 // One line's statistics, as the split stores them: its scaled 1-norm, whether it is inexact, its levels.
