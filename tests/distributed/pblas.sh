@@ -101,7 +101,7 @@ check_ranks() {
 # check_gathered <output folder> <ranks> [<input .dat> [streamed]]: each rank's vkgemm-pblas summary counts
 # P?GEMM calls it took, none of them fallen back from the device; with an input file, exactly its problems
 # times the grids that hold the rank (a grid of P x Q takes ranks 0 .. PQ-1), none handed to ScaLAPACK's, and
-# with "streamed" every one of them streamed.
+# with "streamed" every one of them streamed, some on the device buffers kept from the call before.
 check_gathered() {
   local dir=$1 ranks=$2 dat=${3:-} how=${4:-} r line want
   for ((r = 0; r < ranks; r++)); do
@@ -120,6 +120,9 @@ check_gathered() {
         echo "pblas: rank $r: not the $want calls taken and none forwarded: $line"; return 1; }
       [[ $how != streamed ]] || ((streamed == want)) || {
         echo "pblas: rank $r: not all $want calls streamed: $line"; return 1; }
+      # The later problems are no larger than the first: their device buffers are the call before's.
+      [[ $how != streamed || $line =~ \;\ ([1-9][0-9]*)\ streamed\ calls\ on\ the\ device\ buffers\ of\ the\ call\ before ]] || {
+        echo "pblas: rank $r: no streamed call kept the device buffers of the call before: $line"; return 1; }
     fi
     echo "pblas: rank $r: ${line#vkgemm-pblas: }"
   done

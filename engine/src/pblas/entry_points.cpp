@@ -42,7 +42,7 @@ class Summary {
  public:
   void streamed(const StreamOutcome& o) {
     std::lock_guard lock(mutex_);
-    ++streamed_, products_ += uint64_t(o.products), checked_ += o.checked;
+    ++streamed_, products_ += uint64_t(o.products), checked_ += o.checked, kept_ += o.buffers_kept;
     add(o.received);
     if (!o.streamed && !o.why.empty()) {
       ++failed_;
@@ -73,18 +73,22 @@ class Summary {
                                              "by block (the first: " + failure_ + ")" : "";
     const std::string pieces = "; peers' pieces " + std::to_string(direct_) + " read directly, " +
                                std::to_string(messages_) + " as messages";
+    const std::string kept = streamed_ ? "; " + std::to_string(kept_) + " streamed calls on the device buffers of "
+                                         "the call before" : "";
     std::fprintf(stderr,
                  "vkgemm-pblas: %llu P?GEMM calls taken (%llu streamed in %llu device products, %llu assembled), "
-                 "%llu forwarded to ScaLAPACK's%s%s%s%s\n",
+                 "%llu forwarded to ScaLAPACK's%s%s%s%s%s\n",
                  static_cast<unsigned long long>(streamed_ + assembled_), static_cast<unsigned long long>(streamed_),
                  static_cast<unsigned long long>(products_), static_cast<unsigned long long>(assembled_),
-                 static_cast<unsigned long long>(total), reasons.c_str(), pieces.c_str(), checked.c_str(), failed.c_str());
+                 static_cast<unsigned long long>(total), reasons.c_str(), pieces.c_str(), kept.c_str(), checked.c_str(),
+                 failed.c_str());
   }
 
  private:
   std::mutex mutex_;
   void add(const Received& r) { direct_ += uint64_t(r.direct), messages_ += uint64_t(r.messages); }
   uint64_t streamed_ = 0, products_ = 0, assembled_ = 0, failed_ = 0, checked_ = 0, direct_ = 0, messages_ = 0;
+  uint64_t kept_ = 0;
   std::string failure_;
   std::map<std::string, uint64_t> forwarded_;
 };
@@ -211,9 +215,10 @@ std::string run(const GatherPlan& plan, const Local<T>& x) {
     summary.streamed(outcome);
     if (settings().verbose >= 2) {
       char how[200];
-      std::snprintf(how, sizeof how, "streamed in %d products (buffers %.3f s, writes %.3f, products %.3f, waits for A "
-                    "%.3f, C's read %.3f)", outcome.products, outcome.buffers_s, outcome.write_s, outcome.multiply_s,
-                    outcome.wait_s, outcome.read_s);
+      std::snprintf(how, sizeof how, "streamed in %d products (buffers %.3f s%s, writes %.3f, products %.3f, waits "
+                    "for A %.3f, C's read %.3f)", outcome.products, outcome.buffers_s,
+                    outcome.buffers_kept ? " (kept)" : "", outcome.write_s, outcome.multiply_s, outcome.wait_s,
+                    outcome.read_s);
       report(plan, x, m_local, n_local, how, clock.lap());
     }
     return {};

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "pblas/kept_buffers.hpp"
 #include "pblas/messages.hpp"
 #include "pblas/stopwatch.hpp"
 
@@ -19,20 +20,6 @@ template <class T>
 constexpr int32_t type_of() {
   return std::is_same_v<T, double> ? VKGEMM_F64 : VKGEMM_F32;
 }
-
-// A device buffer of the drop-in BLAS's engine, destroyed with it.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer() { vkgemm_buffer_destroy(buffer_); }
-  vkgemm_status create(vkgemm_engine* engine, uint64_t bytes) { return vkgemm_buffer_create(engine, bytes, &buffer_); }
-  vkgemm_buffer* get() const noexcept { return buffer_; }
-
- private:
-  vkgemm_buffer* buffer_ = nullptr;
-};
 
 // Columns of each other process's piece that have arrived (a prefix: its messages complete in order of their
 // columns as far as the device part is concerned), shared by the thread that completes the messages and the
@@ -59,16 +46,33 @@ std::string multiply_on_device(const StreamCall<T>& s, const GridShape& g, vkgem
   const uint64_t b_bytes = uint64_t(s.ldb * (s.n - 1) + s.k_axis.n) * size;
   auto fail = [&](const char* step) { return std::string(step) + ": " + vkgemm_last_error(); };
   // One buffer for A, a K block at a time: the writes and products alternate on the engine anyway, and
-  // device memory is slow to allocate (about 65 ms a GB on the H200).
+  // device memory is slow to allocate (kept_buffers.hpp: the buffers are kept for the next call).
   int64_t widest = 0;
   for (int q = 0; q < g.cols; ++q)
     for (const OwnedBlock& blk : owned_blocks(s.k_axis, q)) widest = std::max(widest, blk.length);
-  DeviceBuffer c_dev, b_dev, a_dev;
-  if (c_dev.create(engine, c_bytes) || b_dev.create(engine, b_bytes) || a_dev.create(engine, uint64_t(s.m * widest) * size))
-    return fail("a device buffer");
+  vkgemm_device_info info{};
+  info.struct_size = sizeof info;
+  if (vkgemm_engine_device(engine, &info)) return fail("the engine's device");
+  KeptBuffers& kept = kept_buffers();
+  const std::lock_guard hold(kept.mutex);
+  struct Settle {  // on every way out: kept for the next call, or released
+    KeptBuffers& kept;
+    uint64_t memory;
+    ~Settle() { kept.settle(memory); }
+  } settle{kept, info.device_local_memory};
+  bool reused[KeptBuffers::kSlots] = {};
+  vkgemm_buffer* const c_dev = kept.take(engine, KeptBuffers::c, c_bytes, reused[0]);
+  vkgemm_buffer* const b_dev = c_dev ? kept.take(engine, KeptBuffers::b, b_bytes, reused[1]) : nullptr;
+  vkgemm_buffer* const a_dev = b_dev ? kept.take(engine, KeptBuffers::a, uint64_t(s.m * widest) * size, reused[2]) : nullptr;
+  if (!a_dev) {
+    const std::string why = fail("a device buffer");
+    kept.release();
+    return why;
+  }
+  o.buffers_kept = reused[0] && reused[1] && reused[2];
   o.buffers_s += watch.lap();
-  if (s.beta != T(0) && vkgemm_buffer_write(engine, c_dev.get(), 0, s.c, c_bytes)) return fail("C's upload");
-  if (vkgemm_buffer_write(engine, b_dev.get(), 0, s.b, b_bytes)) return fail("B's upload");
+  if (s.beta != T(0) && vkgemm_buffer_write(engine, c_dev, 0, s.c, c_bytes)) return fail("C's upload");
+  if (vkgemm_buffer_write(engine, b_dev, 0, s.b, b_bytes)) return fail("B's upload");
   o.write_s += watch.lap();
   vkgemm_gemm_options options{};
   options.struct_size = sizeof options;
@@ -82,7 +86,7 @@ std::string multiply_on_device(const StreamCall<T>& s, const GridShape& g, vkgem
       if (q != g.my_col) arrived.wait_for(q, blk.local + blk.length);
       o.wait_s += watch.lap();
       const uint64_t at = uint64_t(blk.local * s.m) * size, bytes = uint64_t(blk.length * s.m) * size;
-      if (vkgemm_buffer_write(engine, a_dev.get(), 0, reinterpret_cast<const char*>(host) + at, bytes))
+      if (vkgemm_buffer_write(engine, a_dev, 0, reinterpret_cast<const char*>(host) + at, bytes))
         return fail("A's upload");
       o.write_s += watch.lap();
       vkgemm_gemm_desc d{};
@@ -91,9 +95,9 @@ std::string multiply_on_device(const StreamCall<T>& s, const GridShape& g, vkgem
       d.m = s.m, d.n = s.n, d.k = blk.length, d.lda = s.m, d.ldb = s.ldb, d.ldc = s.m;
       d.alpha = double(s.alpha), d.beta = first ? double(s.beta) : 1.0;
       d.batch = 1, d.stride_a = d.stride_b = d.stride_c = -1;
-      const vkgemm_operand a{sizeof(vkgemm_operand), a_dev.get(), 0};
-      const vkgemm_operand b{sizeof(vkgemm_operand), b_dev.get(), uint64_t(blk.global) * size};
-      const vkgemm_operand c{sizeof(vkgemm_operand), c_dev.get(), 0};
+      const vkgemm_operand a{sizeof(vkgemm_operand), a_dev, 0};
+      const vkgemm_operand b{sizeof(vkgemm_operand), b_dev, uint64_t(blk.global) * size};
+      const vkgemm_operand c{sizeof(vkgemm_operand), c_dev, 0};
       if (vkgemm_gemm_buffers(engine, &d, nullptr, &a, &b, &c, nullptr, &options, nullptr)) return fail("a product");
       first = false, ++o.products;
       o.multiply_s += watch.lap();
@@ -101,13 +105,13 @@ std::string multiply_on_device(const StreamCall<T>& s, const GridShape& g, vkgem
   }
   // C's download: where beta reads C, through a copy, so that a failure part way leaves C as it came.
   if (s.beta == T(0)) {
-    if (vkgemm_buffer_read(engine, c_dev.get(), 0, s.c, c_bytes)) return fail("C's download");
+    if (vkgemm_buffer_read(engine, c_dev, 0, s.c, c_bytes)) return fail("C's download");
     o.read_s += watch.lap();
     return "";
   }
   std::unique_ptr<T[]> result(new (std::nothrow) T[static_cast<size_t>(s.m * s.n)]);
   if (!result) return "no host memory for C's download";
-  if (vkgemm_buffer_read(engine, c_dev.get(), 0, result.get(), c_bytes)) return fail("C's download");
+  if (vkgemm_buffer_read(engine, c_dev, 0, result.get(), c_bytes)) return fail("C's download");
   copy<T>({result.get(), 1, s.m * s.n, s.m * s.n}, {s.c, 1, s.m * s.n, s.m * s.n});
   o.read_s += watch.lap();
   return "";

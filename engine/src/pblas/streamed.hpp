@@ -56,6 +56,7 @@ struct StreamOutcome {
   bool streamed = false;
   int products = 0;      // device products run
   bool checked = false;  // judged on the host (and passed, where streamed)
+  bool buffers_kept = false;  // every device buffer kept from an earlier call (kept_buffers.hpp)
   Received received;     // the other processes' pieces: read directly, or as messages
   std::string why;
   // Seconds the device part spent making its buffers, writing (B, C where beta reads it, A's blocks),
