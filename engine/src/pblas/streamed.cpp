@@ -242,6 +242,11 @@ StreamOutcome stream_product(const StreamCall<T>& s, const GridComm& grid, const
   });
   device.join();
   outcome.streamed = outcome.why.empty();
+  if (!outcome.streamed) {  // a failed stream keeps nothing it may have left unusable
+    KeptBuffers& kept = kept_buffers();
+    const std::lock_guard hold(kept.mutex);
+    kept.release();
+  }
   std::string summary;
   outcome.checked = outcome.streamed && settings.check;
   if (outcome.checked && !checked(s, g, pieces, before.empty() ? nullptr : before.data(), summary)) {
