@@ -57,7 +57,9 @@ for part in bin/vkgemm bin/vkgemm-report include/vkgemm/vkgemm.hpp include/vkgem
             lib/vkgemm/libblas.so.3; do
   grep -q "/$part$" <<<"$listing" || { echo "package test: $tgz lacks $part"; exit 1; }
 done
-dpkg-deb --field "$deb" Depends | grep -q libvulkan1
+# grep reads every line (no -q): one that stops early would end the writer with SIGPIPE, which pipefail
+# reports as a failure whenever the writer still had lines to write.
+dpkg-deb --field "$deb" Depends | grep libvulkan1 >/dev/null
 root=$work/deb-root
 dpkg-deb -x "$deb" "$root"
 "$root/usr/bin/vkgemm" devices
@@ -84,7 +86,7 @@ import numpy as np; a = np.arange(12, dtype=np.float64).reshape(3, 4); b = a.T.c
   2> "$work/preload.log" || { cat "$work/preload.log"; echo "package test: NumPy under the .deb's preloaded BLAS failed"; exit 1; }
 grep -q ' 1 GEMMs on the device' "$work/preload.log" || { cat "$work/preload.log"; echo "package test: the .deb's BLAS did not route"; exit 1; }
 # ... and its libblas.so.3 alternative, as the alternatives' link would load it (postinst registers it).
-dpkg-deb --ctrl-tarfile "$deb" | tar -tf - | grep -q postinst
+dpkg-deb --ctrl-tarfile "$deb" | tar -tf - | grep postinst >/dev/null
 LD_LIBRARY_PATH=$root/usr/lib/vkgemm VKGEMM_BLAS_THRESHOLD=0 VKGEMM_BLAS_VERBOSE=1 /usr/bin/python3 -c '
 import numpy as np; a = np.arange(12, dtype=np.float32).reshape(3, 4); b = a.T.copy(); assert (a @ b == [[14, 38, 62], [38, 126, 214], [62, 214, 366]]).all()
 assert abs(np.linalg.norm(a) - 22.4944) < 1e-3  # a routine the alternative forwards' 2> "$work/alternative.log" \
