@@ -240,6 +240,16 @@ for r in 0 1 2 3; do
     echo "pblas: rank $r: not every streamed result checked on the host"; exit 1; }
 done
 echo "pblas: every streamed result passed the host's check"
+# A device product that fails inside a stream (the test's knob: each rank's second device product fails as a
+# refused one would): C stays as it came and the call is computed block by block, every result right.
+run_tester d 4 "$work/PDBLAS3TST-stream.dat" d-4-stream-failed "${gathered[@]}" -x VKGEMM_TEST_PBLAS_FAIL_PRODUCT=2
+check_tester "$work/d-4-stream-failed/report" "$work/PDBLAS3TST-stream.dat" 4 d GEMM
+for r in 0 1 2 3; do
+  line=$(grep '^vkgemm-pblas: [0-9]* P?GEMM calls taken' "$work/d-4-stream-failed/ranks/1/rank.$r/stderr" || true)
+  [[ $line == *"; 1 streamed calls fell back to products block by block (the first: a product: failed by"* ]] || {
+    echo "pblas: rank $r: the failed product's call did not fall back: $line"; exit 1; }
+done
+echo "pblas: a product failing inside a stream falls back to products block by block, every result right"
 run_tester d 4 "$work/PDBLAS3TST-gather.dat" d-4-off "${gathered[@]}" -x VKGEMM_PBLAS=off
 check_tester "$work/d-4-off/report" "$work/PDBLAS3TST-gather.dat" 4 d GEMM >/dev/null
 if check_gathered "$work/d-4-off/ranks" 4 "$work/PDBLAS3TST-gather.dat" >/dev/null; then

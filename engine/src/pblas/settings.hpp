@@ -12,6 +12,9 @@ struct Settings {
   int verbose = 0;                 // VKGEMM_BLAS_VERBOSE: 1 a summary at exit, 2 a line a call taken
   bool check = false;              // VKGEMM_BLAS_CHECK=1: streamed results judged on the host too
   const char* precision = nullptr; // VKGEMM_BLAS_PRECISION: the streamed products' policy (null: native)
+  // VKGEMM_TEST_PBLAS_FAIL_PRODUCT=N (tests only): the process's Nth streamed device product fails as a refused
+  // one would, so that the way back (C as it came, the product block by block) is shown. 0: none.
+  long fail_product = 0;
 };
 
 // The process's settings; a value not taken is reported on stderr once and the default used.

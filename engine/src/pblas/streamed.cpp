@@ -38,7 +38,7 @@ struct Arrivals {
 // "" on success, else the failing step's sentence (C unchanged).
 template <class T>
 std::string multiply_on_device(const StreamCall<T>& s, const GridShape& g, vkgemm_engine* engine,
-                               const char* precision, const std::vector<std::unique_ptr<T[]>>& pieces,
+                               const Settings& settings, const std::vector<std::unique_ptr<T[]>>& pieces,
                                Arrivals& arrived, StreamOutcome& o) {
   Stopwatch watch;
   const uint64_t size = sizeof(T);
@@ -76,7 +76,7 @@ std::string multiply_on_device(const StreamCall<T>& s, const GridShape& g, vkgem
   o.write_s += watch.lap();
   vkgemm_gemm_options options{};
   options.struct_size = sizeof options;
-  options.precision = precision;
+  options.precision = settings.precision;
   bool first = true;
   // This process's blocks first (already here), then the others' in turn, each as its columns arrive.
   for (int step = 0; step < g.cols; ++step) {
@@ -98,6 +98,8 @@ std::string multiply_on_device(const StreamCall<T>& s, const GridShape& g, vkgem
       const vkgemm_operand a{sizeof(vkgemm_operand), a_dev, 0};
       const vkgemm_operand b{sizeof(vkgemm_operand), b_dev, uint64_t(blk.global) * size};
       const vkgemm_operand c{sizeof(vkgemm_operand), c_dev, 0};
+      static long products_so_far = 0;  // the process's, for the test's failure (settings.hpp)
+      if (++products_so_far == settings.fail_product) return "a product: failed by VKGEMM_TEST_PBLAS_FAIL_PRODUCT";
       if (vkgemm_gemm_buffers(engine, &d, nullptr, &a, &b, &c, nullptr, &options, nullptr)) return fail("a product");
       first = false, ++o.products;
       o.multiply_s += watch.lap();
@@ -227,7 +229,7 @@ StreamOutcome stream_product(const StreamCall<T>& s, const GridComm& grid, const
   arrived.columns.assign(static_cast<size_t>(g.cols), 0);
   std::thread device([&] {
     try {
-      outcome.why = multiply_on_device(s, g, engine, settings.precision, pieces, arrived, outcome);
+      outcome.why = multiply_on_device(s, g, engine, settings, pieces, arrived, outcome);
     } catch (const std::exception& e) {
       outcome.why = e.what();
     }
