@@ -21,6 +21,14 @@ constexpr int32_t type_of() {
   return std::is_same_v<T, double> ? VKGEMM_F64 : VKGEMM_F32;
 }
 
+// The widest K block of any process of the grid's row: the one device buffer for A holds it.
+int64_t widest_block(const Axis& k_axis, int cols) {
+  int64_t widest = 0;
+  for (int q = 0; q < cols; ++q)
+    for (const OwnedBlock& blk : owned_blocks(k_axis, q)) widest = std::max(widest, blk.length);
+  return widest;
+}
+
 // Columns of each other process's piece that have arrived (a prefix: its messages complete in order of their
 // columns as far as the device part is concerned), shared by the thread that completes the messages and the
 // thread that multiplies.
@@ -47,9 +55,7 @@ std::string multiply_on_device(const StreamCall<T>& s, const GridShape& g, vkgem
   auto fail = [&](const char* step) { return std::string(step) + ": " + vkgemm_last_error(); };
   // One buffer for A, a K block at a time: the writes and products alternate on the engine anyway, and
   // device memory is slow to allocate (kept_buffers.hpp: the buffers are kept for the next call).
-  int64_t widest = 0;
-  for (int q = 0; q < g.cols; ++q)
-    for (const OwnedBlock& blk : owned_blocks(s.k_axis, q)) widest = std::max(widest, blk.length);
+  const int64_t widest = widest_block(s.k_axis, g.cols);
   vkgemm_device_info info{};
   info.struct_size = sizeof info;
   if (vkgemm_engine_device(engine, &info)) return fail("the engine's device");
@@ -187,9 +193,7 @@ bool can_stream(const StreamCall<T>& s, const GridShape& g, int64_t a_ld, int64_
   info.struct_size = sizeof info;
   if (vkgemm_engine_device(engine, &info)) return false;
   const uint64_t size = sizeof(T), limit = info.max_allocation_size;
-  uint64_t widest = 0;
-  for (int q = 0; q < g.cols; ++q)
-    for (const OwnedBlock& blk : owned_blocks(s.k_axis, q)) widest = std::max<uint64_t>(widest, uint64_t(blk.length));
+  const auto widest = uint64_t(widest_block(s.k_axis, g.cols));
   return uint64_t(s.m * s.n) * size <= limit && uint64_t(s.ldb * (s.n - 1) + s.k_axis.n) * size <= limit &&
          uint64_t(s.m) * widest * size <= limit;
 }
