@@ -15,7 +15,9 @@
  * VKGEMM_C_ABI_FEATURE counts what was added compatibly (functions, fields at a structure's end): a caller
  * needs a library whose vkgemm_abi_feature() is at least the header's, and a library of an older feature
  * level lacks the newer functions' symbols. Feature 1: device buffers (vkgemm_buffer_*, vkgemm_gemm_buffers).
- * Feature 2: the names of every enumeration (vkgemm_enum_name). Feature 3: the sampled check (vkgemm_check). */
+ * Feature 2: the names of every enumeration (vkgemm_enum_name). Feature 3: the sampled check (vkgemm_check).
+ * Feature 4: products beside writes (vkgemm_gemm_buffers_submit, vkgemm_buffer_write_beside,
+ * vkgemm_engine_wait): a product left running while host memory is written into other buffers. */
 #ifndef VKGEMM_VKGEMM_H
 #define VKGEMM_VKGEMM_H
 
@@ -27,7 +29,7 @@ extern "C" {
 #endif
 
 #define VKGEMM_C_ABI_VERSION 2
-#define VKGEMM_C_ABI_FEATURE 3
+#define VKGEMM_C_ABI_FEATURE 4
 #if defined(VKGEMM_C_BUILDING)
 #define VKGEMM_C_API __attribute__((visibility("default")))
 #else
@@ -222,6 +224,31 @@ typedef struct vkgemm_check_result {
 } vkgemm_check_result;
 VKGEMM_C_API vkgemm_status vkgemm_check(const vkgemm_gemm_desc* desc, const void* a, const void* b, const void* c_in,
                                         const void* c_out, uint64_t seed, vkgemm_check_result* result);
+
+/* ---- Products beside writes (feature 4): a product runs while the host writes the next operand ----
+ * A loop that writes its next operand while the current product runs (K blocks streamed through two buffers)
+ * pays about the larger of the write and the product a step, not their sum (vkgemm/beside.hpp).
+ * vkgemm_gemm_buffers_submit: vkgemm_gemm_buffers (the same arguments and checks, no timing), returned once
+ * submitted; *ticket names the product (0 for an empty one: nothing runs).
+ * vkgemm_buffer_write_beside: vkgemm_buffer_write on the device's copy queue, beside the products in flight:
+ * it first waits for those that use `buffer`, and returns once `data` was read (the caller may reuse it), its
+ * last copies perhaps still running; every product submitted after it waits for them on the device, so it
+ * reads what was written.
+ * vkgemm_engine_wait: waits up to `timeout_ns` nanoseconds (0: a look, without waiting) for product `ticket`,
+ * or for everything in flight (products and writes) where `ticket` is 0; *complete is 1 once it completed,
+ * 0 at the timeout. A failure in flight (the device lost) is its status.
+ * Every other call that takes the engine or one of its buffers first waits for everything in flight (as
+ * vkgemm_engine_wait with ticket 0), so that it keeps its meaning; a product or write beside that failed
+ * leaves the buffers it wrote unspecified (a caller that needs them keeps their values elsewhere). */
+VKGEMM_C_API vkgemm_status vkgemm_gemm_buffers_submit(vkgemm_engine* engine, const vkgemm_gemm_desc* desc,
+                                                      const vkgemm_epilogue* epilogue, const vkgemm_operand* a,
+                                                      const vkgemm_operand* b, const vkgemm_operand* c,
+                                                      const vkgemm_operand* vectors,
+                                                      const vkgemm_gemm_options* options, uint64_t* ticket);
+VKGEMM_C_API vkgemm_status vkgemm_buffer_write_beside(vkgemm_engine* engine, vkgemm_buffer* buffer, uint64_t offset,
+                                                      const void* data, uint64_t bytes);
+VKGEMM_C_API vkgemm_status vkgemm_engine_wait(vkgemm_engine* engine, uint64_t ticket, uint64_t timeout_ns,
+                                              int32_t* complete);
 
 /* The last failure's sentence on this thread ("" before any). Valid until this thread's next call. */
 VKGEMM_C_API const char* vkgemm_last_error(void);

@@ -1,6 +1,8 @@
 // The C ABI (vkgemm/vkgemm.h) over the C++ Engine: argument translation, and every exception turned into a
 // status with its sentence kept per thread, and which buffers are whose. The checks are the engine's own, but for
 // what only this layer knows: a structure's size, a handle's engine, and the buffer calls' sentences with the fix.
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -12,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "vkgemm/beside.hpp"
 #include "vkgemm/engine.hpp"
 #include "vkgemm/error.hpp"
 #include "vkgemm/reference.hpp"
@@ -26,6 +29,8 @@ struct vkgemm_engine {
   vkgemm::Engine engine;
   std::mutex lock;  // guards buffers
   std::unordered_set<const vkgemm_buffer*> buffers;
+  // A product or write beside may be in flight (feature 4): the other calls wait for them first (settle).
+  std::atomic<bool> in_flight{false};
 };
 
 // engine is null once the engine is destroyed: the handle then only awaits vkgemm_buffer_destroy.
@@ -213,15 +218,42 @@ void check_range(const char* call, uint64_t offset, uint64_t bytes, uint64_t siz
   }
 }
 
-vkgemm::BufferOffset to_operand(vkgemm_engine* engine, const vkgemm_operand* op, const char* name) {
-  if (!op) {
-    refuse(fmt::format("vkgemm_gemm_buffers: {} is null; pass a vkgemm_operand with its buffer and offset", name));
-  }
+vkgemm::BufferOffset to_operand(vkgemm_engine* engine, const vkgemm_operand* op, const char* call, const char* name) {
+  if (!op) refuse(fmt::format("{}: {} is null; pass a vkgemm_operand with its buffer and offset", call, name));
   if (op->struct_size < sizeof(vkgemm_operand)) {
-    refuse(fmt::format("vkgemm_gemm_buffers: {}.struct_size = {} is smaller than {}, the size this library reads (set "
-                       "it to sizeof(vkgemm_operand))", name, op->struct_size, sizeof(vkgemm_operand)));
+    refuse(fmt::format("{}: {}.struct_size = {} is smaller than {}, the size this library reads (set it to "
+                       "sizeof(vkgemm_operand))", call, name, op->struct_size, sizeof(vkgemm_operand)));
   }
-  return {&owned(engine, op->buffer, "vkgemm_gemm_buffers", fmt::format("{}.buffer", name).c_str()), op->offset};
+  return {&owned(engine, op->buffer, call, fmt::format("{}.buffer", name).c_str()), op->offset};
+}
+
+// A product on buffers as vkgemm_gemm_buffers and vkgemm_gemm_buffers_submit take it, translated and checked.
+struct BufferProduct {
+  vkgemm::GemmDesc desc;
+  vkgemm::BufferOffset ops[3];
+  vkgemm::BufferOffset vectors;  // none: an empty operand, which the engine refuses where the epilogue reads one
+  vkgemm::GemmOptions options;
+};
+BufferProduct buffer_product(vkgemm_engine* engine, const vkgemm_gemm_desc* desc, const vkgemm_epilogue* epilogue,
+                             const vkgemm_operand* a, const vkgemm_operand* b, const vkgemm_operand* c,
+                             const vkgemm_operand* vectors, const vkgemm_gemm_options* options, const char* call) {
+  if (!engine) refuse(fmt::format("{}: engine is null; pass the engine that made the buffers", call));
+  check_struct(desc, desc ? desc->struct_size : 0, sizeof(vkgemm_gemm_desc), "vkgemm_gemm_desc");
+  BufferProduct p;
+  p.desc = to_desc(*desc);
+  p.desc.epilogue = to_epilogue(epilogue);
+  p.ops[0] = to_operand(engine, a, call, "a"), p.ops[1] = to_operand(engine, b, call, "b");
+  p.ops[2] = to_operand(engine, c, call, "c");
+  if (vectors) p.vectors = to_operand(engine, vectors, call, "vectors");
+  p.options = to_options(options);
+  return p;
+}
+
+// Waits for what products and writes beside left in flight (feature 4), before a call that assumes none.
+void settle(vkgemm_engine* engine) {
+  if (!engine || !engine->in_flight.load()) return;
+  vkgemm::wait_beside(engine->engine, 0, std::chrono::nanoseconds::max());
+  engine->in_flight = false;
 }
 
 }  // namespace
@@ -314,6 +346,7 @@ vkgemm_status vkgemm_gemm(vkgemm_engine* engine, const vkgemm_gemm_desc* desc, c
                           const vkgemm_gemm_options* options, vkgemm_timing* timing) {
   return guarded([&] {
     if (!engine) refuse("vkgemm_gemm: engine is null");
+    settle(engine);
     check_struct(desc, desc ? desc->struct_size : 0, sizeof(vkgemm_gemm_desc), "vkgemm_gemm_desc");
     const vkgemm::GemmDesc d = to_desc(*desc);
     const vkgemm::GemmOptions o = to_options(options);
@@ -328,6 +361,7 @@ vkgemm_status vkgemm_gemm_epilogue(vkgemm_engine* engine, const vkgemm_gemm_desc
                                    const vkgemm_gemm_options* options, vkgemm_timing* timing) {
   return guarded([&] {
     if (!engine) refuse("vkgemm_gemm_epilogue: engine is null");
+    settle(engine);
     check_struct(desc, desc ? desc->struct_size : 0, sizeof(vkgemm_gemm_desc), "vkgemm_gemm_desc");
     vkgemm::GemmDesc d = to_desc(*desc);
     d.epilogue = to_epilogue(epilogue);
@@ -344,6 +378,7 @@ vkgemm_status vkgemm_buffer_create(vkgemm_engine* engine, uint64_t bytes, vkgemm
     if (!engine) refuse("vkgemm_buffer_create: engine is null; pass the engine vkgemm_engine_create made");
     if (!out) refuse("vkgemm_buffer_create: out is null; pass the address of a vkgemm_buffer* to receive the buffer");
     if (bytes == 0) refuse("vkgemm_buffer_create: bytes = 0; a buffer holds at least 1 byte (round an empty size up)");
+    settle(engine);
     const vkgemm::DeviceInfo& device = engine->engine.device();
     if (device.max_allocation_size && bytes > device.max_allocation_size) {
       throw vkgemm::Error(vkgemm::ErrorCode::too_large,
@@ -363,6 +398,7 @@ vkgemm_status vkgemm_buffer_create(vkgemm_engine* engine, uint64_t bytes, vkgemm
 void vkgemm_buffer_destroy(vkgemm_buffer* buffer) {
   if (!buffer) return;
   if (vkgemm_engine* engine = buffer->engine) {
+    guarded([&] { settle(engine); });  // what is in flight may use it; a failure there is the device's, kept
     std::lock_guard guard(engine->lock);
     engine->buffers.erase(buffer);
     buffer->buffer = vkgemm::Buffer{};
@@ -380,6 +416,7 @@ vkgemm_status vkgemm_buffer_write(vkgemm_engine* engine, vkgemm_buffer* buffer, 
     check_range("vkgemm_buffer_write", offset, bytes, b.size());
     if (!data && bytes) refuse(fmt::format("vkgemm_buffer_write: data is null but bytes = {}; pass the host memory "
                                            "to copy from", bytes));
+    settle(engine);
     engine->engine.write(b, offset, data, bytes);
   });
 }
@@ -392,6 +429,7 @@ vkgemm_status vkgemm_buffer_read(vkgemm_engine* engine, const vkgemm_buffer* buf
     check_range("vkgemm_buffer_read", offset, bytes, b.size());
     if (!data && bytes) refuse(fmt::format("vkgemm_buffer_read: data is null but bytes = {}; pass the host memory "
                                            "to copy into", bytes));
+    settle(engine);
     engine->engine.read(b, offset, data, bytes);
   });
 }
@@ -401,18 +439,58 @@ vkgemm_status vkgemm_gemm_buffers(vkgemm_engine* engine, const vkgemm_gemm_desc*
                                   const vkgemm_operand* vectors, const vkgemm_gemm_options* options,
                                   vkgemm_timing* timing) {
   return guarded([&] {
-    if (!engine) refuse("vkgemm_gemm_buffers: engine is null; pass the engine that made the buffers");
-    check_struct(desc, desc ? desc->struct_size : 0, sizeof(vkgemm_gemm_desc), "vkgemm_gemm_desc");
-    vkgemm::GemmDesc d = to_desc(*desc);
-    d.epilogue = to_epilogue(epilogue);
-    const vkgemm::BufferOffset ops[3] = {to_operand(engine, a, "a"), to_operand(engine, b, "b"),
-                                         to_operand(engine, c, "c")};
-    // No vectors: an empty operand, which the engine refuses where the epilogue reads one.
-    const vkgemm::BufferOffset v = vectors ? to_operand(engine, vectors, "vectors") : vkgemm::BufferOffset{};
-    const vkgemm::GemmOptions o = to_options(options);
+    const BufferProduct p = buffer_product(engine, desc, epilogue, a, b, c, vectors, options, "vkgemm_gemm_buffers");
     if (timing) check_struct(timing, timing->struct_size, sizeof(vkgemm_timing), "vkgemm_timing");
-    const vkgemm::GemmTiming t = engine->engine.gemm(d, ops[0], ops[1], ops[2], o, v);
+    settle(engine);
+    const vkgemm::GemmTiming t = engine->engine.gemm(p.desc, p.ops[0], p.ops[1], p.ops[2], p.options, p.vectors);
     if (timing) fill_timing(t, *timing);
+  });
+}
+
+vkgemm_status vkgemm_gemm_buffers_submit(vkgemm_engine* engine, const vkgemm_gemm_desc* desc,
+                                         const vkgemm_epilogue* epilogue, const vkgemm_operand* a,
+                                         const vkgemm_operand* b, const vkgemm_operand* c,
+                                         const vkgemm_operand* vectors, const vkgemm_gemm_options* options,
+                                         uint64_t* ticket) {
+  if (ticket) *ticket = 0;
+  return guarded([&] {
+    const char* call = "vkgemm_gemm_buffers_submit";
+    const BufferProduct p = buffer_product(engine, desc, epilogue, a, b, c, vectors, options, call);
+    if (!ticket) refuse(fmt::format("{}: ticket is null; pass the address of a uint64_t to receive the product's "
+                                    "ticket (for vkgemm_engine_wait)", call));
+    engine->in_flight = true;
+    *ticket = vkgemm::submit_beside(engine->engine, p.desc, p.ops[0], p.ops[1], p.ops[2], p.options, p.vectors).value();
+  });
+}
+
+vkgemm_status vkgemm_buffer_write_beside(vkgemm_engine* engine, vkgemm_buffer* buffer, uint64_t offset,
+                                         const void* data, uint64_t bytes) {
+  return guarded([&] {
+    const char* call = "vkgemm_buffer_write_beside";
+    if (!engine) refuse(fmt::format("{}: engine is null; pass the engine that made the buffer", call));
+    vkgemm::Buffer& b = owned(engine, buffer, call, "buffer");
+    check_range(call, offset, bytes, b.size());
+    if (!data && bytes) {
+      refuse(fmt::format("{}: data is null but bytes = {}; pass the host memory to copy from", call, bytes));
+    }
+    engine->in_flight = true;
+    vkgemm::write_beside(engine->engine, b, offset, data, bytes);
+  });
+}
+
+vkgemm_status vkgemm_engine_wait(vkgemm_engine* engine, uint64_t ticket, uint64_t timeout_ns, int32_t* complete) {
+  if (complete) *complete = 0;
+  return guarded([&] {
+    if (!engine) refuse("vkgemm_engine_wait: engine is null; pass the engine that submitted the product");
+    if (!complete) {
+      refuse("vkgemm_engine_wait: complete is null; pass the address of an int32_t to receive 1 (complete) or 0");
+    }
+    // Past the largest duration the clock holds: as long as it holds (hundreds of years).
+    const auto most = static_cast<uint64_t>(std::chrono::nanoseconds::max().count());
+    const std::chrono::nanoseconds timeout{static_cast<int64_t>(std::min(timeout_ns, most))};
+    const bool done = vkgemm::wait_beside(engine->engine, ticket, timeout);
+    if (done && ticket == 0) engine->in_flight = false;
+    *complete = done ? 1 : 0;
   });
 }
 

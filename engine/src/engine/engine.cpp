@@ -68,7 +68,7 @@ const BufferImpl& EngineImpl::owned(const Buffer& buffer, const char* what) cons
   return *buffer.impl_;
 }
 
-static void check_range(const char* what, uint64_t offset, uint64_t bytes, uint64_t size) {
+void check_range(const char* what, uint64_t offset, uint64_t bytes, uint64_t size) {
   if (offset > ~uint64_t{0} - bytes) {  // the end past 2^64: offset + bytes would wrap to a small number
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("{}: offset {} plus {} bytes overflows 64 bits, outside the {}-byte buffer", what, offset,

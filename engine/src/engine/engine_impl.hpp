@@ -275,7 +275,25 @@ struct EngineImpl {
   // checked again.
   GemmTiming submit_k_chunks(const GemmDesc& desc, const VulkanBufferRange (&ops)[kOperands], const GemmOptions& options,
                              const OperandIds* ids);
+  // A call on engine buffers through the door: its ranges and buffer ids, and its plan, kept in the cache;
+  // none for an empty product (m, n or batch 0) or one cut into K chunks (`chunked`).
+  struct BufferCall {
+    VulkanBufferRange ranges[kOperands] = {};
+    OperandIds ids{};
+    std::shared_ptr<GemmPlanState> plan;
+    bool chunked = false;
+  };
+  BufferCall admit_buffers(const GemmDesc& desc, const BufferOffset (&ops)[kOperands], const GemmOptions& options,
+                           const char* what);
   GemmTiming gemm(const GemmDesc& desc, const BufferOffset (&ops)[kOperands], const GemmOptions& options);
+  // Products beside writes (beside.cpp, vkgemm/beside.hpp): a product on engine buffers submitted without
+  // waiting (its serial; 0 for an empty product), a write on the upload copy queue beside the products in
+  // flight, and the wait for a product (0: for everything in flight) within `timeout`.
+  uint64_t submit_beside(const GemmDesc& desc, const BufferOffset (&ops)[kOperands], const GemmOptions& options);
+  void write_beside(Buffer& buffer, uint64_t offset, const void* data, uint64_t bytes);
+  bool wait_beside(uint64_t serial, std::chrono::nanoseconds timeout);
+  // The copy queues' submitters (copy_up, copy_down), made at their first use.
+  void make_copy_queues();
   GemmTiming gemm(const MatrixRef& a, const MatrixRef& b, const MatrixRef& c, const GemmOptions& options);
   GemmTiming gemm_host(const GemmDesc& desc, const void* a, const void* b, void* c, const void* bias,
                        const GemmOptions& options);
@@ -333,6 +351,16 @@ struct EngineImpl {
   // The copies beside the products (host_panels.cpp), uploads and downloads on the device's copy queues;
   // made at the first product cut into panels.
   std::unique_ptr<vk::Submitter> copy_up, copy_down;
+  // The products submit_beside left in flight (their plans kept alive with them, and their buffers, which a
+  // write beside into one of them waits for), dropped once seen complete; and the upload queue's serial of
+  // the latest write beside still running (0: none).
+  struct BesideProduct {
+    uint64_t serial = 0;
+    std::shared_ptr<GemmPlanState> plan;
+    OperandIds ids{};
+  };
+  std::vector<BesideProduct> beside_products;
+  uint64_t beside_write = 0;
 };
 
 // Reaches the private parts of the public classes.
@@ -354,6 +382,9 @@ struct Access {
     return p;
   }
 };
+
+// Throws unless [offset, offset + bytes) lies inside a buffer of `size` bytes; `what` names the call.
+void check_range(const char* what, uint64_t offset, uint64_t bytes, uint64_t size);
 
 // A descriptor pool holding `slots` slots of `plan`'s sets, all allocated into `sets` (gemm_plan.cpp).
 vk::DeviceHandle<VkDescriptorPool> make_sets(const EngineImpl& e, const GemmPlanState& plan, uint32_t slots,

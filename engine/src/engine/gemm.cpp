@@ -184,28 +184,34 @@ VulkanBufferRange range_of(const BufferImpl& b, uint64_t offset) {
 
 }  // namespace
 
-GemmTiming EngineImpl::gemm(const GemmDesc& desc, const BufferOffset (&ops)[kOperands], const GemmOptions& options) {
-  VulkanBufferRange ranges[kOperands] = {};
-  OperandIds ids{};
-  ranges_of(ops, ranges, "gemm", &ids);
+EngineImpl::BufferCall EngineImpl::admit_buffers(const GemmDesc& desc, const BufferOffset (&ops)[kOperands],
+                                                 const GemmOptions& options, const char* what) {
+  BufferCall call;
+  ranges_of(ops, call.ranges, what, &call.ids);
   // The door in two steps: argument errors before an empty product's early return, as the reference BLAS;
   // the options, the device's support and the buffers only for a product that runs. A call with the key of
   // one that passed (the door's memo, plan_cache.hpp; never an empty or a chunked one: neither is cached
   // under its own key) has its buffers checked alone.
-  const CallKey key = plan_key(Door::buffers, desc, options, ranges);
+  const CallKey key = plan_key(Door::buffers, desc, options, call.ranges);
   const PlanCache::Found found = find_plan(key);
   if (!found.admitted) {
     check_gemm(desc);
-    if (desc.m == 0 || desc.n == 0 || desc.batch == 0) {
-      GemmTiming timing;
-      timing.gpu_timestamps = physical.info.timestamps;
-      return timing;
-    }
+    if (desc.m == 0 || desc.n == 0 || desc.batch == 0) return call;
     admit_options(desc, options);
   }
-  check_buffers(desc, ranges, kernels::types_of(desc, options));
-  if (chunked(desc, options)) return submit_k_chunks(desc, ranges, options, &ids);
-  return submit_plan(*keep_plan(key, found, desc, options, ranges, true), ranges, nullptr, &ids);
+  check_buffers(desc, call.ranges, kernels::types_of(desc, options));
+  call.chunked = chunked(desc, options);
+  if (!call.chunked) call.plan = keep_plan(key, found, desc, options, call.ranges, true);
+  return call;
+}
+
+GemmTiming EngineImpl::gemm(const GemmDesc& desc, const BufferOffset (&ops)[kOperands], const GemmOptions& options) {
+  BufferCall call = admit_buffers(desc, ops, options, "gemm");
+  if (call.chunked) return submit_k_chunks(desc, call.ranges, options, &call.ids);
+  if (call.plan) return submit_plan(*call.plan, call.ranges, nullptr, &call.ids);
+  GemmTiming timing;  // an empty product
+  timing.gpu_timestamps = physical.info.timestamps;
+  return timing;
 }
 
 bool EngineImpl::chunked(const GemmDesc& desc, const GemmOptions& options) {

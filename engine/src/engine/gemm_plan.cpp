@@ -213,6 +213,7 @@ std::shared_ptr<GemmPlanState> EngineImpl::cached_plan(const GemmDesc& desc, con
 EngineImpl::~EngineImpl() {
   try {
     if (submitter) submitter->wait_all();  // Engine::submit's products may still use the plans' objects
+    if (copy_up) copy_up->wait_all();      // a write beside the products may still read the staging ring
   } catch (const Error&) {
     // A lost device: nothing runs any more.
   }

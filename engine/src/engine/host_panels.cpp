@@ -308,6 +308,14 @@ GemmTiming PanelRun::finished(double upload_ms, clock::time_point computed) {
 
 }  // namespace
 
+void EngineImpl::make_copy_queues() {
+  const auto spin = vk::wait_spin(WaitMode::automatic, default_wait, physical.info.type);
+  for (uint32_t i : {0u, 1u}) {
+    auto& s = i ? copy_down : copy_up;
+    if (!s) s = std::make_unique<vk::Submitter>(*device, device->copy_queue(i), device->copy_family(), device->timeline(), spin);
+  }
+}
+
 std::optional<GemmTiming> EngineImpl::gemm_host_panels(const GemmDesc& desc, const HostOperands& host,
                                                        const uint64_t (&bytes)[kOperands], const GemmOptions& options,
                                                        const VulkanBufferRange (&ranges)[kOperands],
@@ -320,11 +328,7 @@ std::optional<GemmTiming> EngineImpl::gemm_host_panels(const GemmDesc& desc, con
   // operand's lines are contiguous: a panel is then one staged copy, not one per element of a line.
   const bool staged = host_copies->stages();
   if (staged && line_view(desc, split ? 'B' : 'A', cut.axis).inner_step != 1) return std::nullopt;
-  const auto spin = vk::wait_spin(WaitMode::automatic, default_wait, physical.info.type);
-  for (uint32_t i : {0u, 1u}) {
-    auto& s = i ? copy_down : copy_up;
-    if (!s) s = std::make_unique<vk::Submitter>(*device, device->copy_queue(i), device->copy_family(), device->timeline(), spin);
-  }
+  make_copy_queues();
   const auto start = std::chrono::steady_clock::now();
   // The pages outlive what is in flight (declared before it: destroyed after its waits).
   std::optional<HostCopies::Imported> whole_pages, split_pages, c_pages;

@@ -214,10 +214,11 @@ std::string run(const GatherPlan& plan, const Local<T>& x) {
     const StreamOutcome outcome = stream_product(call, grid, g, engine, settings(), gemm, w.pieces);
     summary.streamed(outcome);
     if (settings().verbose >= 2) {
-      char how[200];
-      std::snprintf(how, sizeof how, "streamed in %d products (buffers %.3f s%s, writes %.3f, products %.3f, waits "
-                    "for A %.3f, C's read %.3f)", outcome.products, outcome.buffers_s,
-                    outcome.buffers_kept ? " (kept)" : "", outcome.write_s, outcome.multiply_s, outcome.wait_s,
+      char how[300];
+      std::snprintf(how, sizeof how, "streamed in %d products (buffers %.3f s%s, writes %.3f, products %.3f, A's "
+                    "writes beside them %.3f, not hidden at most %.3f in %d, waits for A %.3f, C's read %.3f)",
+                    outcome.products, outcome.buffers_s, outcome.buffers_kept ? " (kept)" : "", outcome.write_s,
+                    outcome.multiply_s, outcome.beside_s, outcome.not_hidden_s, outcome.not_hidden, outcome.wait_s,
                     outcome.read_s);
       report(plan, x, m_local, n_local, how, clock.lap());
     }

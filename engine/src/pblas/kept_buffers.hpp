@@ -1,4 +1,4 @@
-// The streamed product's device buffers (C, B and one K block of A), kept from one PDGEMM to the next:
+// The streamed product's device buffers (C, B and two K blocks of A, written and multiplied in turn), kept from one PDGEMM to the next:
 // device memory is slow to allocate (about 65 ms a GB on the H200, a quarter of a second of a two-rank call at
 // n = 24576), and a program calls PDGEMM again and again on operands of the same sizes. A kept buffer serves a
 // later call that needs no more than it holds; a larger need, or another engine, makes it anew. What stays
@@ -16,7 +16,7 @@ namespace vkgemm::pblas {
 
 class KeptBuffers {
  public:
-  enum Slot { c, b, a, kSlots };
+  enum Slot { c, b, a, a_next, kSlots };
   static constexpr double kMaxKeptShare = 0.25;
 
   KeptBuffers() = default;

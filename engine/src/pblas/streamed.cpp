@@ -21,7 +21,7 @@ constexpr int32_t type_of() {
   return std::is_same_v<T, double> ? VKGEMM_F64 : VKGEMM_F32;
 }
 
-// The widest K block of any process of the grid's row: the one device buffer for A holds it.
+// The widest K block of any process of the grid's row: each device buffer for A holds it.
 int64_t widest_block(const Axis& k_axis, int cols) {
   int64_t widest = 0;
   for (int q = 0; q < cols; ++q)
@@ -42,8 +42,104 @@ struct Arrivals {
   }
 };
 
-// The device part: buffers, B and the own piece written, one product a K block as its columns arrive, C read.
-// "" on success, else the failing step's sentence (C unchanged).
+// A K block of A to multiply: its columns on the host (this process's piece, or another's as it arrived).
+struct Block {
+  OwnedBlock blk;
+  int q = 0;
+  const char* host = nullptr;
+  uint64_t bytes = 0;
+};
+
+// Every K block in the order the device part multiplies them: this process's first (already here), then the
+// others' in turn, each as its columns arrive.
+template <class T>
+std::vector<Block> blocks_in_order(const StreamCall<T>& s, const GridShape& g,
+                                   const std::vector<std::unique_ptr<T[]>>& pieces) {
+  std::vector<Block> out;
+  for (int step = 0; step < g.cols; ++step) {
+    const int q = (g.my_col + step) % g.cols;
+    const T* host = q == g.my_col ? s.a : pieces[static_cast<size_t>(q)].get();
+    for (const OwnedBlock& blk : owned_blocks(s.k_axis, q)) {
+      const auto* at = reinterpret_cast<const char*>(host + blk.local * s.m);
+      out.push_back({blk, q, at, uint64_t(blk.length * s.m) * sizeof(T)});
+    }
+  }
+  return out;
+}
+
+// The stream's device buffers: C, B and two for A's K blocks, the next written while the one before is
+// multiplied (kept_buffers.hpp: kept for the next call).
+struct DeviceBuffers {
+  vkgemm_buffer* c = nullptr;
+  vkgemm_buffer* b = nullptr;
+  vkgemm_buffer* a[2] = {};
+};
+
+// Block `blk`'s product (A in `a`), submitted without waiting: its ticket in *ticket.
+template <class T>
+vkgemm_status submit_product(vkgemm_engine* engine, const StreamCall<T>& s, const Settings& settings,
+                             const DeviceBuffers& dev, vkgemm_buffer* a_dev, const OwnedBlock& blk, bool first,
+                             uint64_t* ticket) {
+  vkgemm_gemm_options options{};
+  options.struct_size = sizeof options;
+  options.precision = settings.precision;
+  vkgemm_gemm_desc d{};
+  d.struct_size = sizeof d;
+  d.type = type_of<T>(), d.c_type = -1, d.column_major = 1;
+  d.m = s.m, d.n = s.n, d.k = blk.length, d.lda = s.m, d.ldb = s.ldb, d.ldc = s.m;
+  d.alpha = double(s.alpha), d.beta = first ? double(s.beta) : 1.0;
+  d.batch = 1, d.stride_a = d.stride_b = d.stride_c = -1;
+  const vkgemm_operand a{sizeof(vkgemm_operand), a_dev, 0};
+  const vkgemm_operand b{sizeof(vkgemm_operand), dev.b, uint64_t(blk.global) * sizeof(T)};
+  const vkgemm_operand c{sizeof(vkgemm_operand), dev.c, 0};
+  return vkgemm_gemm_buffers_submit(engine, &d, nullptr, &a, &b, &c, nullptr, &options, ticket);
+}
+
+// The products, each K block's written into one A buffer while the block before is multiplied from the
+// other (vkgemm.h's products beside writes): a step costs the larger of its write and its product, not their
+// sum. "" on success, else the failing step's sentence.
+template <class T>
+std::string multiply_blocks(const StreamCall<T>& s, vkgemm_engine* engine, const Settings& settings,
+                            const DeviceBuffers& dev, const std::vector<Block>& blocks, Arrivals& arrived,
+                            const GridShape& g, StreamOutcome& o, Stopwatch& watch) {
+  auto fail = [&](const char* step) { return std::string(step) + ": " + vkgemm_last_error(); };
+  const auto arrive = [&](const Block& x) {
+    if (x.q != g.my_col) arrived.wait_for(x.q, x.blk.local + x.blk.length);
+    o.wait_s += watch.lap();
+  };
+  constexpr uint64_t kNoLimit = ~uint64_t{0};  // the engine's waits end with the product, or the device lost
+  int32_t complete = 0;
+  if (blocks.empty()) return "";
+  arrive(blocks[0]);
+  if (vkgemm_buffer_write(engine, dev.a[0], 0, blocks[0].host, blocks[0].bytes)) return fail("A's upload");
+  o.write_s += watch.lap();
+  uint64_t before = 0;  // the ticket of the product before, which read the buffer the next block goes into
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    static long products_so_far = 0;  // the process's, for the test's failure (settings.hpp)
+    if (++products_so_far == settings.fail_product) return "a product: failed by VKGEMM_TEST_PBLAS_FAIL_PRODUCT";
+    uint64_t ticket = 0;
+    if (submit_product(engine, s, settings, dev, dev.a[i % 2], blocks[i].blk, i == 0, &ticket)) return fail("a product");
+    ++o.products;
+    if (before && vkgemm_engine_wait(engine, before, kNoLimit, &complete)) return fail("a product");
+    o.multiply_s += watch.lap();
+    if (i + 1 == blocks.size()) break;
+    arrive(blocks[i + 1]);
+    if (vkgemm_buffer_write_beside(engine, dev.a[(i + 1) % 2], 0, blocks[i + 1].host, blocks[i + 1].bytes))
+      return fail("A's upload beside a product");
+    const double written = watch.lap();
+    o.beside_s += written;
+    // The product completed before the write did: some of the write (at most all of it) was not hidden.
+    if (vkgemm_engine_wait(engine, ticket, 0, &complete)) return fail("a product");
+    if (complete) o.not_hidden_s += written, ++o.not_hidden;
+    before = ticket;
+  }
+  if (vkgemm_engine_wait(engine, 0, kNoLimit, &complete) || !complete) return fail("a product");
+  o.multiply_s += watch.lap();
+  return "";
+}
+
+// The device part: buffers, B and C written, the products (multiply_blocks), C read. "" on success, else
+// the failing step's sentence (C unchanged).
 template <class T>
 std::string multiply_on_device(const StreamCall<T>& s, const GridShape& g, vkgemm_engine* engine,
                                const Settings& settings, const std::vector<std::unique_ptr<T[]>>& pieces,
@@ -53,9 +149,9 @@ std::string multiply_on_device(const StreamCall<T>& s, const GridShape& g, vkgem
   const uint64_t c_bytes = uint64_t(s.m * s.n) * size;
   const uint64_t b_bytes = uint64_t(s.ldb * (s.n - 1) + s.k_axis.n) * size;
   auto fail = [&](const char* step) { return std::string(step) + ": " + vkgemm_last_error(); };
-  // One buffer for A, a K block at a time: the writes and products alternate on the engine anyway, and
-  // device memory is slow to allocate (kept_buffers.hpp: the buffers are kept for the next call).
-  const int64_t widest = widest_block(s.k_axis, g.cols);
+  const std::vector<Block> blocks = blocks_in_order(s, g, pieces);
+  // Device memory is slow to allocate (kept_buffers.hpp: the buffers are kept for the next call).
+  const uint64_t a_bytes = uint64_t(s.m * widest_block(s.k_axis, g.cols)) * size;
   vkgemm_device_info info{};
   info.struct_size = sizeof info;
   if (vkgemm_engine_device(engine, &info)) return fail("the engine's device");
@@ -66,60 +162,35 @@ std::string multiply_on_device(const StreamCall<T>& s, const GridShape& g, vkgem
     uint64_t memory;
     ~Settle() { kept.settle(memory); }
   } settle{kept, info.device_local_memory};
-  bool reused[KeptBuffers::kSlots] = {};
-  vkgemm_buffer* const c_dev = kept.take(engine, KeptBuffers::c, c_bytes, reused[0]);
-  vkgemm_buffer* const b_dev = c_dev ? kept.take(engine, KeptBuffers::b, b_bytes, reused[1]) : nullptr;
-  vkgemm_buffer* const a_dev = b_dev ? kept.take(engine, KeptBuffers::a, uint64_t(s.m * widest) * size, reused[2]) : nullptr;
-  if (!a_dev) {
+  bool reused[KeptBuffers::kSlots] = {true, true, true, true};
+  DeviceBuffers dev;
+  dev.c = kept.take(engine, KeptBuffers::c, c_bytes, reused[0]);
+  dev.b = dev.c ? kept.take(engine, KeptBuffers::b, b_bytes, reused[1]) : nullptr;
+  dev.a[0] = dev.b ? kept.take(engine, KeptBuffers::a, a_bytes, reused[2]) : nullptr;
+  // A second A buffer only where there is a second block to write beside the first's product.
+  dev.a[1] = dev.a[0];
+  if (dev.a[0] && blocks.size() > 1) dev.a[1] = kept.take(engine, KeptBuffers::a_next, a_bytes, reused[3]);
+  if (!dev.a[1]) {
     const std::string why = fail("a device buffer");
     kept.release();
     return why;
   }
-  o.buffers_kept = reused[0] && reused[1] && reused[2];
+  o.buffers_kept = reused[0] && reused[1] && reused[2] && reused[3];
   o.buffers_s += watch.lap();
-  if (s.beta != T(0) && vkgemm_buffer_write(engine, c_dev, 0, s.c, c_bytes)) return fail("C's upload");
-  if (vkgemm_buffer_write(engine, b_dev, 0, s.b, b_bytes)) return fail("B's upload");
+  if (s.beta != T(0) && vkgemm_buffer_write(engine, dev.c, 0, s.c, c_bytes)) return fail("C's upload");
+  if (vkgemm_buffer_write(engine, dev.b, 0, s.b, b_bytes)) return fail("B's upload");
   o.write_s += watch.lap();
-  vkgemm_gemm_options options{};
-  options.struct_size = sizeof options;
-  options.precision = settings.precision;
-  bool first = true;
-  // This process's blocks first (already here), then the others' in turn, each as its columns arrive.
-  for (int step = 0; step < g.cols; ++step) {
-    const int q = (g.my_col + step) % g.cols;
-    const T* host = q == g.my_col ? s.a : pieces[static_cast<size_t>(q)].get();
-    for (const OwnedBlock& blk : owned_blocks(s.k_axis, q)) {
-      if (q != g.my_col) arrived.wait_for(q, blk.local + blk.length);
-      o.wait_s += watch.lap();
-      const uint64_t at = uint64_t(blk.local * s.m) * size, bytes = uint64_t(blk.length * s.m) * size;
-      if (vkgemm_buffer_write(engine, a_dev, 0, reinterpret_cast<const char*>(host) + at, bytes))
-        return fail("A's upload");
-      o.write_s += watch.lap();
-      vkgemm_gemm_desc d{};
-      d.struct_size = sizeof d;
-      d.type = type_of<T>(), d.c_type = -1, d.column_major = 1;
-      d.m = s.m, d.n = s.n, d.k = blk.length, d.lda = s.m, d.ldb = s.ldb, d.ldc = s.m;
-      d.alpha = double(s.alpha), d.beta = first ? double(s.beta) : 1.0;
-      d.batch = 1, d.stride_a = d.stride_b = d.stride_c = -1;
-      const vkgemm_operand a{sizeof(vkgemm_operand), a_dev, 0};
-      const vkgemm_operand b{sizeof(vkgemm_operand), b_dev, uint64_t(blk.global) * size};
-      const vkgemm_operand c{sizeof(vkgemm_operand), c_dev, 0};
-      static long products_so_far = 0;  // the process's, for the test's failure (settings.hpp)
-      if (++products_so_far == settings.fail_product) return "a product: failed by VKGEMM_TEST_PBLAS_FAIL_PRODUCT";
-      if (vkgemm_gemm_buffers(engine, &d, nullptr, &a, &b, &c, nullptr, &options, nullptr)) return fail("a product");
-      first = false, ++o.products;
-      o.multiply_s += watch.lap();
-    }
-  }
+  const std::string why = multiply_blocks(s, engine, settings, dev, blocks, arrived, g, o, watch);
+  if (!why.empty()) return why;
   // C's download: where beta reads C, through a copy, so that a failure part way leaves C as it came.
   if (s.beta == T(0)) {
-    if (vkgemm_buffer_read(engine, c_dev, 0, s.c, c_bytes)) return fail("C's download");
+    if (vkgemm_buffer_read(engine, dev.c, 0, s.c, c_bytes)) return fail("C's download");
     o.read_s += watch.lap();
     return "";
   }
   std::unique_ptr<T[]> result(new (std::nothrow) T[static_cast<size_t>(s.m * s.n)]);
   if (!result) return "no host memory for C's download";
-  if (vkgemm_buffer_read(engine, c_dev, 0, result.get(), c_bytes)) return fail("C's download");
+  if (vkgemm_buffer_read(engine, dev.c, 0, result.get(), c_bytes)) return fail("C's download");
   copy<T>({result.get(), 1, s.m * s.n, s.m * s.n}, {s.c, 1, s.m * s.n, s.m * s.n});
   o.read_s += watch.lap();
   return "";

@@ -165,12 +165,15 @@ CopyWorkers& HostCopies::workers() {
   return *workers_;
 }
 
-void HostCopies::upload_staged(const void* src, uint64_t bytes, VkBuffer dst, uint64_t offset, vk::Submitter& queue) {
+uint64_t HostCopies::upload_staged(const void* src, uint64_t bytes, VkBuffer dst, uint64_t offset, vk::Submitter& queue,
+                                   bool leave_last) {
+  settle_upload_ring();  // their slots are refilled below
   const uint64_t slot = ring(upload_ring_, vk::MemoryUse::upload, bytes, "vkgemm upload staging");
   const uint64_t slots = upload_ring_->size / slot;
   const auto& t = device_.table();
   CopyWorkers& threads = workers();
   Pending pending(queue);
+  uint64_t last = 0;
   // Chunk j goes through slot j % slots: the host fills one while the device copies the ones before.
   for (uint64_t done = 0, j = 0; done < bytes; done += slot, ++j) {
     const uint64_t n = std::min(slot, bytes - done);
@@ -178,16 +181,27 @@ void HostCopies::upload_staged(const void* src, uint64_t bytes, VkBuffer dst, ui
     if (serial) queue.wait(std::exchange(serial, 0));  // the slot's last copy has read it
     char* at = static_cast<char*>(upload_ring_->mapped) + (j % slots) * slot;
     threads.copy(at, static_cast<const char*>(src) + done, n);  // coherent: the submission makes it visible
-    serial = queue.submit([&](VkCommandBuffer cmd) {
+    last = serial = queue.submit([&](VkCommandBuffer cmd) {
       record_upload(t, cmd, upload_ring_->buffer.get(), dst, VkBufferCopy{(j % slots) * slot, offset + done, n},
                     &queue == &submitter_);
     });
+  }
+  ++counts_.staged;
+  if (leave_last) {
+    left_queue_ = &queue, left_ = std::exchange(pending.serials, {});
+    return last;
   }
   // The last copies waited for here, where a failed wait throws; Pending's own waits are for a copy that threw.
   for (uint64_t& serial : pending.serials) {
     if (serial) queue.wait(std::exchange(serial, 0));
   }
-  ++counts_.staged;
+  return 0;
+}
+
+void HostCopies::settle_upload_ring() {
+  for (uint64_t& serial : left_) {
+    if (serial) left_queue_->wait(std::exchange(serial, 0));
+  }
 }
 
 void HostCopies::download_staged(VkBuffer src, uint64_t offset, void* dst, uint64_t bytes, vk::Submitter& queue) {

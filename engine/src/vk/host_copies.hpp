@@ -3,6 +3,7 @@
 // drop-in BLAS, the Python module). The rules and why: docs/design/host-copies.md.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -52,7 +53,12 @@ class HostCopies {
   void download(const vk::AllocatedBuffer& src, uint64_t offset, void* dst, uint64_t bytes);
   // The staged way alone, on `queue` (the engine's compute queue, or a copy queue beside the products), complete
   // on return: what the staged panels run (engine/host_panels.cpp). Counted as staged.
-  void upload_staged(const void* src, uint64_t bytes, VkBuffer dst, uint64_t offset, vk::Submitter& queue);
+  // `leave_last`: returns once the host filled the last chunk, its copies perhaps still running (the serial of
+  // the last, 0 where none remains); the next staged upload waits for them before it refills their slots.
+  uint64_t upload_staged(const void* src, uint64_t bytes, VkBuffer dst, uint64_t offset, vk::Submitter& queue,
+                         bool leave_last = false);
+  // Waits for the copies an upload_staged left running.
+  void settle_upload_ring();
   void download_staged(VkBuffer src, uint64_t offset, void* dst, uint64_t bytes, vk::Submitter& queue);
   // How many host threads a staged copy's memcpy is spread over (the knob's count, else CopyWorkers' rule),
   // fixed when the engine is made: the rule between the paths (stages) asks it at every copy.
@@ -106,6 +112,9 @@ class HostCopies {
   uint64_t chunk_ = kChunk;
   uint64_t alignment_ = 0;  // the import's; 0: no import (no extension, or an alignment above the page size)
   std::optional<vk::AllocatedBuffer> upload_ring_, download_ring_;
+  // The upload ring's copies an upload_staged left running, on `left_queue_`, by slot.
+  vk::Submitter* left_queue_ = nullptr;
+  std::array<uint64_t, kSlots> left_{};
   std::unique_ptr<CopyWorkers> workers_;
   HostCopyCounts counts_;
 };

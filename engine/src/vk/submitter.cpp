@@ -1,6 +1,8 @@
 #include "vk/submitter.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -89,7 +91,7 @@ void Submitter::wait(uint64_t serial, std::chrono::microseconds spin) {
   if (poll_failed) throw *poll_failed;
 }
 
-VkResult Submitter::block_once(uint64_t serial) {
+VkResult Submitter::block_once(uint64_t serial, uint64_t timeout_ns) {
   const auto& t = device_.table();
   if (timeline_) {
     const VkSemaphore semaphore = timeline_.get();
@@ -97,10 +99,25 @@ VkResult Submitter::block_once(uint64_t serial) {
     info.semaphoreCount = 1;
     info.pSemaphores = &semaphore;
     info.pValues = &serial;
-    return t.vkWaitSemaphores(device_.get(), &info, UINT64_MAX);
+    return t.vkWaitSemaphores(device_.get(), &info, timeout_ns);
   }
   const VkFence fence = slots_[serial % kSlots].fence.get();
-  return t.vkWaitForFences(device_.get(), 1, &fence, VK_TRUE, UINT64_MAX);
+  return t.vkWaitForFences(device_.get(), 1, &fence, VK_TRUE, timeout_ns);
+}
+
+bool Submitter::wait_for(uint64_t serial, std::chrono::nanoseconds timeout) {
+  if (done(serial) || timeout.count() <= 0) return done(serial);
+  if (!timeline_ && slots_[serial % kSlots].serial != serial) return true;  // its slot moved on: completed
+  const VkResult r = block_once(serial, static_cast<uint64_t>(timeout.count()));
+  if (r == VK_TIMEOUT) return false;
+  device_.check(r, timeline_ ? "vkWaitSemaphores" : "vkWaitForFences");
+  return true;
+}
+
+void Submitter::wait_before_next(VkSemaphore semaphore, uint64_t value) noexcept {
+  if (wait_semaphore_ != semaphore) wait_value_ = 0;
+  wait_semaphore_ = semaphore;
+  wait_value_ = std::max(wait_value_, value);
 }
 
 void Submitter::block(uint64_t serial) {
@@ -201,12 +218,29 @@ uint64_t Submitter::queue_submit(Slot& slot, VkCommandBuffer cmd, const SubmitSy
     submit.pWaitSemaphores = sync->wait_semaphores.data();
     submit.pWaitDstStageMask = sync->wait_stages.data();
   }
+  // wait_before_next's semaphore after the application's (theirs binary: their values are ignored). Heap
+  // arrays only then: one submission after a write beside.
+  std::vector<VkSemaphore> waits;
+  std::vector<VkPipelineStageFlags> stages;
+  std::vector<uint64_t> wait_values;
+  if (wait_semaphore_ != VK_NULL_HANDLE) {
+    waits.assign(submit.pWaitSemaphores, submit.pWaitSemaphores + submit.waitSemaphoreCount);
+    stages.assign(submit.pWaitDstStageMask, submit.pWaitDstStageMask + submit.waitSemaphoreCount);
+    wait_values.assign(waits.size(), 0);
+    waits.push_back(wait_semaphore_), stages.push_back(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
+    wait_values.push_back(wait_value_);
+    submit.waitSemaphoreCount = static_cast<uint32_t>(waits.size());
+    submit.pWaitSemaphores = waits.data(), submit.pWaitDstStageMask = stages.data();
+    timeline_info.waitSemaphoreValueCount = submit.waitSemaphoreCount;
+    timeline_info.pWaitSemaphoreValues = wait_values.data();
+  }
   submit.signalSemaphoreCount = signal_count;
   submit.pSignalSemaphores = signals;
   VkFence fence = slot.fence.get();
   if (fence) device_.check(t.vkResetFences(device_.get(), 1, &fence), "vkResetFences");
   submitted_ = std::chrono::steady_clock::now();
   device_.check(t.vkQueueSubmit(queue_, 1, &submit, fence), "vkQueueSubmit");
+  if (wait_semaphore_ != VK_NULL_HANDLE) wait_semaphore_ = VK_NULL_HANDLE, wait_value_ = 0, ++device_waits_;
   slot.serial = serial;
   ++next_serial_;
   if (sync && sync->fence != VK_NULL_HANDLE) {

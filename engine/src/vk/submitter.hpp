@@ -82,6 +82,18 @@ class Submitter {
   // The same, polling for up to `spin` first (0: sleep at once).
   void wait(uint64_t serial, std::chrono::microseconds spin);
   bool done(uint64_t serial);
+  // Whether submission `serial` completed within `timeout` (0: a look, without waiting); a failure but a
+  // timeout throws.
+  bool wait_for(uint64_t serial, std::chrono::nanoseconds timeout);
+  // The next submission waits on the device, at every stage, until timeline semaphore `semaphore` reaches
+  // `value` (another queue's work: a write beside the products, engine/beside.cpp); a second call before it
+  // keeps the larger value. The value must belong to a submission already made, so that the wait ends.
+  // Needs a timeline here (timeline() not null).
+  void wait_before_next(VkSemaphore semaphore, uint64_t value) noexcept;
+  // The serial of the latest submission (0: none yet).
+  uint64_t last_serial() const noexcept { return next_serial_ - 1; }
+  // How many submissions waited so (the tests' view).
+  uint64_t device_waits() const noexcept { return device_waits_; }
   WaitStats wait_stats() const noexcept;
   // Waits for every submission still in flight (before what they use is destroyed).
   void wait_all();
@@ -110,7 +122,7 @@ class Submitter {
   uint64_t queue_submit(Slot& slot, VkCommandBuffer cmd, const SubmitSync* sync);
   // The blocking wait for `serial` (the timeline's value, else its slot's fence): block_once's result, or
   // block's, which throws the failure once the submission completed or the device is lost (submitter.cpp).
-  VkResult block_once(uint64_t serial);
+  VkResult block_once(uint64_t serial, uint64_t timeout_ns = UINT64_MAX);
   void block(uint64_t serial);
 
   const Device& device_;
@@ -125,6 +137,9 @@ class Submitter {
   std::atomic<uint64_t> woke_polling_{0}, slept_{0};
   std::atomic<int64_t> last_poll_ns_{0};
   std::atomic<uint64_t> completed_{0};  // the highest timeline value done() has seen
+  VkSemaphore wait_semaphore_ = VK_NULL_HANDLE;  // wait_before_next's, until the next submission takes it
+  uint64_t wait_value_ = 0;
+  uint64_t device_waits_ = 0;
 };
 
 }  // namespace vkgemm::vk
