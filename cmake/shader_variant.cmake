@@ -34,10 +34,6 @@ set(VKGEMM_TYPE_i8_f32 "int;int;float;ivec4")
 set(VKGEMM_TYPE_i8_f16 "int;int;float16_t;ivec4")
 set(VKGEMM_TYPE_u8_f32 ${VKGEMM_TYPE_i8_f32})
 set(VKGEMM_TYPE_u8_f16 ${VKGEMM_TYPE_i8_f16})
-# The emulated product's residue planes (docs/design/ozaki.md): i8 sums stored as their balanced residues,
-# int8 C (shaders/gemm_interface.glsl VKGEMM_RESIDUE).
-set(VKGEMM_TYPE_i8_res "int;int;int8_t;ivec4")
-set(VKGEMM_RESIDUE_FLAGS -DVKGEMM_RESIDUE)
 set(VKGEMM_DEQUANT_FLAGS_f32 -DVKGEMM_DEQUANT)
 set(VKGEMM_DEQUANT_FLAGS_f16 -DVKGEMM_DEQUANT -DVKGEMM_DEQUANT_F16)
 

@@ -348,7 +348,7 @@ uvec4 packed_bf16(uint at) {
 // B, so a bf16 accumulator matrix is not a type the device offers (the validation layer says so), and
 // NVIDIA's driver 580 converted fp32 fragments to bf16 an ulp off; bf16_bits rounds to nearest even.
 void store_fragment(MAT_ACC frag, uint batch, uint r, uint c, uint c_base, bool direct, uint sg) {
-#if !defined(VKGEMM_BF16_C) && !defined(VKGEMM_DEQUANT) && !defined(VKGEMM_RESIDUE)
+#if !defined(VKGEMM_BF16_C) && !defined(VKGEMM_DEQUANT)
   if (direct) {
     if (p.alpha != SCALAR_T(1)) frag = frag * ACC_T(p.alpha);
 #ifndef VKGEMM_NO_EPILOGUE
@@ -439,10 +439,9 @@ void main() {
   // path's element-wise store_c was right; C is read once per element either way.
   // A fused epilogue (epilogue.glsl) needs each element's row and column, which a KHR fragment does not
   // tell: stored straight, the fragments learn them from element_at; staged, store_c applies it.
-#if defined(VKGEMM_DEQUANT) || defined(VKGEMM_RESIDUE)
+#ifdef VKGEMM_DEQUANT
   // A dequantized C (an int8 product into float C) needs each element's column for its scale, and fp32
-  // arithmetic on the integer sums: staged, through store_c, as an epilogue is. So do residues (an int8 C is
-  // no accumulator type a device lists), each element's modulus its batch entry's.
+  // arithmetic on the integer sums: staged, through store_c, as an epilogue is.
   const bool direct = false;
 #else
   const bool direct = (EPILOGUE_DIRECT || !epilogue_on()) &&

@@ -58,11 +58,10 @@ const uint ALIGN = 16;
 const uint ALIGN = 8;
 #endif
 #define MAT_ACC coopmat<ACC_T, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>
-#if defined(VKGEMM_BF16_C) || defined(VKGEMM_RESIDUE)
+#ifdef VKGEMM_BF16_C
 // A bf16 C: devices list bf16 only as A and B, so the fp32 sums go out converted into an A matrix of C's
 // size (cooperativeMatrixConversions). The host runs this variant with beta 0 and one slice only; with beta
-// or a split, a bf16 C goes through the fp32 workspace and the reduce pass. The residue planes' int8 C
-// (VKGEMM_RESIDUE, gemm_interface.glsl) likewise: int8 is listed as A, not as an accumulator.
+// or a split, a bf16 C goes through the fp32 workspace and the reduce pass.
 #define MAT_C coopmat<C_T, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseA>
 #else
 #define MAT_C coopmat<C_T, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>
@@ -178,7 +177,7 @@ OUT_T epilogue_element(const in uint row, const in uint col, const in OUT_T x) {
 // The epilogue: C = epilogue(alpha * acc + beta * C), with beta * C read through the layout lc at the tile (row0,
 // col0) (not at all when beta is 0); a split-K slice (partial) keeps its raw sums for the workspace. A
 // macro: the two stores below use layouts of different types.
-#if defined(VKGEMM_BF16_C) || defined(VKGEMM_RESIDUE)
+#ifdef VKGEMM_BF16_C
 #define ADD_BETA_C(acc, lc, c_base, row0, col0)
 #else
 #define ADD_BETA_C(acc, lc, c_base, row0, col0)                                        \
@@ -207,18 +206,6 @@ MAT_C to_c(MAT_ACC acc) {
   return MAT_C(rounded);
 }
 #define TO_C(acc) to_c(acc)
-#elif defined(VKGEMM_RESIDUE)
-// Each sum as its balanced residue modulo the workgroup's plane's modulus (int8 never splits along K: z is
-// the batch entry), exact in int8, then converted.
-int residue_element(const in uint row, const in uint col, const in int x, const in uint m) {
-  return balanced_residue(x, m);
-}
-MAT_C to_residues(MAT_ACC acc) {
-  MAT_ACC residues;
-  coopMatPerElementNV(residues, acc, residue_element, residue_modulus(gl_WorkGroupID.z));
-  return MAT_C(residues);
-}
-#define TO_C(acc) to_residues(acc)
 #else
 #define TO_C(acc) MAT_C(acc)
 #endif

@@ -138,25 +138,6 @@ layout(push_constant) uniform GemmParams {
 
 #include "epilogue.glsl"
 
-#ifdef VKGEMM_RESIDUE
-// The emulated product's residue planes (docs/design/ozaki.md, "Residues kept as bytes"): an i8 product whose
-// C is int8_t, each sum stored as its balanced residue modulo its plane's modulus, so that the merge reads a
-// byte where it read an int32. Batch entry z of the dispatch belongs to plane (p.scale + z) / p.scale_offset:
-// p.scale_offset the batch entries of one plane, p.scale the dispatch's first entry counted from plane 0's
-// (ozaki_abi.h). alpha is 1 and beta 0 there.
-#include "ozaki_abi.h"
-const uint kResidueModuli[OZAKI_MAX_MODULI] = uint[](OZAKI_MODULI);
-uint residue_modulus(uint batch) { return kResidueModuli[(p.scale + batch) / p.scale_offset]; }
-// v mod m, balanced: [-128, 127] for 256, whose sums may wrap modulo 2^32 (which 256 divides: the low byte is
-// still right); [-(m - 1) / 2, (m - 1) / 2] for an odd m, whose sums are exact int32s (ozaki::kChunkK).
-int balanced_residue(int v, uint m) {
-  if (m == 256u) return (v << 24) >> 24;
-  uint r = uint(abs(v)) % m;
-  if (v < 0 && r != 0u) r = m - r;
-  return r > m / 2u ? int(r) - int(m) : int(r);
-}
-#endif
-
 uint gemm_batch() { return gl_WorkGroupID.z; }
 
 // Grouped order: workgroups launch in x-fastest order; this remaps them so that consecutive ones walk down
@@ -188,9 +169,6 @@ LOAD_T load_b(uint batch, uint k, uint col) {
 
 void store_c(uint batch, uint row, uint col, ACC_T acc) {
   const uint at = p.c_offset + batch * p.stride_c + row * p.ldc + col;
-#ifdef VKGEMM_RESIDUE
-  C[at] = C_T(balanced_residue(int(acc), residue_modulus(batch)));
-#else
 #ifdef VKGEMM_DEQUANT
   SCALAR_T r = p.alpha * (float(acc) * dequant_scale(row, col));
 #else
@@ -203,5 +181,4 @@ void store_c(uint batch, uint row, uint col, ACC_T acc) {
   if (epilogue_on()) r = SCALAR_T(gemm_epilogue(EPI_T(r), row, col));
 #endif
   C[at] = C_STORE(r);
-#endif
 }

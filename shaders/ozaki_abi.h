@@ -89,20 +89,12 @@
 #define OZAKI_SPLIT_GUARDED 256u
 #define OZAKI_SPLIT_GROUP 4u
 
-// ---- the residue products (the i8 kernels' VKGEMM_RESIDUE variants, gemm_interface.glsl) ----
-//   the plain GEMM fields of one strided batch of int8 products (planes x batch entries, K chunk by K chunk),
-//   C int8: each sum stored as its balanced residue modulo the modulus of its plane
-//   scale_offset  the batch entries of one plane
-//   scale       the dispatch's first batch entry, counted from plane 0's (the first plane times scale_offset,
-//               plus the first entry of a piece the product was cut into): entry z's plane is
-//               (scale + z) / scale_offset
-
-// ---- the merge (ozaki_merge.comp): residue planes -> C, one block of M rows of C ----
+// ---- the merge (ozaki_merge.comp): int32 planes -> C, one block of M rows of C ----
 //   M, N, ldc, c_offset, stride_c, batch, GEMM_BETA_ZERO   the block of C as gemm_interface.glsl's store_c
 //               writes it (c_offset at the block's first row)
 //   K           the K chunks
-//   lda         bytes of a plane's row (element (i, j) at i * lda + j)
-//   a_offset    the first plane's first byte; plane (chunk, l, entry) at
+//   lda         int32 elements of a plane's row (element (i, j) at i * lda + j)
+//   a_offset    the first plane's first int32; plane (chunk, l, entry) at
 //               ((chunk * moduli + l) * batch + entry) * stride_a after it
 //   ldb         the number of moduli
 //   b_offset    the block's first row's exponent of op(A) (row i of entry `entry` at b_offset + entry * k_split

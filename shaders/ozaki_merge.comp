@@ -1,12 +1,10 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
-#extension GL_EXT_shader_8bit_storage : require
 // The emulated product's merge (docs/design/ozaki.md; engine/src/ozaki/model.cpp `model_product` and
 // `reconstruct` are the same arithmetic on the host): one invocation per element (i, j) of C of one batch
-// entry reads each residue plane once (every K chunk of every modulus: the int8 products stored each sum as
-// its balanced residue, gemm_interface.glsl VKGEMM_RESIDUE), sums a modulus's chunks, turns the residues
-// into Garner's balanced mixed-radix digits (exact small integers), evaluates
+// entry reads each int32 plane once (every K chunk of every modulus), reduces it modulo its modulus, turns
+// the residues into Garner's balanced mixed-radix digits (exact small integers), evaluates
 // C' = v_0 + p_0 (v_1 + p_1 (v_2 + ...)) by compensated Horner in double, scales it back by 2^-(e_i + f_j)
 // and writes alpha C' + beta C0 (C0 not read when beta = 0) as C_T. Nothing is written when the coverage
 // flag is set: the native kernel computes that product. ozaki_abi.h says what each push constant means here.
@@ -16,7 +14,7 @@
 layout(local_size_x = OZAKI_MERGE_X, local_size_y = OZAKI_MERGE_Y) in;
 layout(constant_id = 0) const uint MODULI = 14;
 
-layout(std430, set = 0, binding = 0) readonly buffer Residues { int8_t residues[]; };  // the residue planes
+layout(std430, set = 0, binding = 0) readonly buffer Sums { int sums[]; };    // the int32 planes
 layout(std430, set = 0, binding = 1) readonly buffer Words { int words[]; };  // exponents, the coverage flag
 layout(std430, set = 0, binding = 2) buffer MatrixC { C_T C[]; };          // read only when beta != 0
 
@@ -31,8 +29,13 @@ const uint kModuli[OZAKI_MAX_MODULI] = uint[](OZAKI_MODULI);
 const uint kInverse[OZAKI_MAX_MODULI] = uint[](OZAKI_GARNER_INVERSES);
 const uint kWeight[OZAKI_MAX_MODULI * OZAKI_MAX_MODULI] = uint[](OZAKI_GARNER_WEIGHTS);
 
-// A balanced residue modulo m (in [-128, 127] for 256, [-(m - 1) / 2, (m - 1) / 2] for an odd m) in [0, m).
-uint residue(int v, uint m) { return v < 0 ? uint(v + int(m)) : uint(v); }
+// v mod m in [0, m), as a mathematical residue of the int32 v (|v| read as uint: INT_MIN is 2^31). The
+// magnitude's residue, then the sign: the branch-free uint(v) % m with a constant added for a negative v
+// measured slower (docs/design/ozaki.md).
+uint residue(int v, uint m) {
+  const uint r = uint(abs(v)) % m;
+  return v < 0 && r != 0u ? m - r : r;
+}
 
 int balanced(uint r, uint m) { return r >= (m + 1u) / 2u ? int(r) - int(m) : int(r); }
 
@@ -100,7 +103,7 @@ void main() {
   int raw[OZAKI_MAX_MODULI];
   [[unroll]] for (uint l = 0u; l < OZAKI_MAX_MODULI; ++l) {
     if (l >= MODULI) break;
-    raw[l] = int(residues[p.a_offset + plane + l * p.batch * p.stride_a]);
+    raw[l] = sums[p.a_offset + plane + l * p.batch * p.stride_a];
   }
   const bool uncovered = words[p.split_stride] != 0;
   const int e = words[p.b_offset + entry * p.k_split + i] + words[p.stride_b + entry * p.N + j];
@@ -109,8 +112,7 @@ void main() {
     if (l >= MODULI) break;
     uint r = residue(raw[l], kModuli[l]);
     for (uint chunk = 1u; chunk < p.K; ++chunk) {  // K past kChunkK: the chunks' residues summed
-      const int v = int(residues[p.a_offset + plane + ((chunk * moduli + l) * p.batch) * p.stride_a]);
-      r = (r + residue(v, kModuli[l])) % kModuli[l];
+      r = (r + residue(sums[p.a_offset + plane + ((chunk * moduli + l) * p.batch) * p.stride_a], kModuli[l])) % kModuli[l];
     }
     y[l] = r;
   }

@@ -122,14 +122,13 @@ TEST_SUITE("ozaki") {
       }
   }
 
-  TEST_CASE("residue planes past one binding: the products and the merge in row blocks, bit for bit the model") {
-    // maxStorageBufferRange read as 48 KiB (f64) and 26 KiB (f32): A, B, C and each int8 plane region fit one
-    // binding, but the residue planes of the whole C (14 or 7 moduli x batch 2 x 100 x 20 bytes) do not, so they
-    // are made and merged 56 rows at a time over one region (the last block shorter); batch 2 places the second
-    // entry's exponents by the entry's full rows, and the tiled kernel's pieces their entries' moduli.
+  TEST_CASE("int32 planes past one binding: the products and the merge in row blocks, bit for bit the model") {
+    // maxStorageBufferRange read as 48 KiB: A, B, C and each plane region fit one binding, but the int32 planes
+    // of the whole C (14 moduli x batch 2 x 100 x 20 x 4 bytes) do not, so they are made and merged 16 rows
+    // at a time over one region; batch 2 places the second entry's exponents by the entry's full rows.
+    auto limited = test::engine_with_limits(0, 48 << 10);
     std::mt19937_64 rng = test::case_rng("ozaki row blocks");
     for (DataType type : {DataType::f64, DataType::f32}) {
-      auto limited = test::engine_with_limits(0, type == DataType::f64 ? 48 << 10 : 26 << 10);
       GemmDesc d = make_desc(type, Layout::row_major, Op::n, Op::t, 100, 20, 8, 0, false, -1.5, 0.75);
       d.batch = 2;
       d.stride_a = d.m * d.lda, d.stride_b = d.n * d.ldb, d.stride_c = d.m * d.ldc;
@@ -145,7 +144,8 @@ TEST_SUITE("ozaki") {
       const GemmTiming t = limited->gemm(d, a.data(), b.data(), device.data(), emulated());
       CAPTURE(type);
       CHECK(t.kernel == Kernel::ozaki);
-      CHECK_MESSAGE(t.config.find("in 2 blocks of 56 rows") != std::string::npos, t.config);
+      CHECK_MESSAGE(t.config.find(type == DataType::f64 ? "in 7 blocks of 16 rows" : "in 3 blocks of 40 rows") !=
+                        std::string::npos, t.config);
       CHECK(ozaki::model_gemm(d, a.data(), b.data(), c0.data(), model.data()));
       CHECK(device == model);
       CHECK(compare_with_reference(d, a.data(), b.data(), c0.data(), device.data()).passed);
@@ -154,13 +154,13 @@ TEST_SUITE("ozaki") {
 
   TEST_CASE("a count the span guard chose, in row blocks: its products and merges by block, the model's") {
     // Elements spread 2^+-7 inside lines: refused at the default moduli, computed with more (the model suite
-    // shows the margins). maxStorageBufferRange read as 2300 KiB: f64's residue planes at 15 and 16 moduli (x 400
-    // x 400 bytes) take two blocks of rows where the default count's fit one.
-    auto limited = test::engine_with_limits(0, 2300 << 10);
+    // shows the margins). maxStorageBufferRange read as 1100 KiB: f64's int32 planes at 15 and 16 moduli (x 100 x
+    // 200 x 4 bytes) take two blocks of rows where the default count's fit one.
+    auto limited = test::engine_with_limits(0, 1100 << 10);
     std::mt19937_64 rng = test::case_rng(test::current_case_name());
     std::uniform_real_distribution<double> value(-1.0, 1.0), octave(-7.0, 7.0);
     for (DataType type : {DataType::f64, DataType::f32}) {
-      const GemmDesc d = make_desc(type, Layout::row_major, Op::n, Op::n, 400, 400, 300, 0, false, 1.0, 0.0);
+      const GemmDesc d = make_desc(type, Layout::row_major, Op::n, Op::n, 100, 200, 300, 0, false, 1.0, 0.0);
       auto a = uniform(type, operand_extent(d, 'A').elements, rng);
       auto b = uniform(type, operand_extent(d, 'B').elements, rng);
       for (auto* x : {&a, &b}) {
@@ -175,7 +175,7 @@ TEST_SUITE("ozaki") {
       CHECK(t.kernel == Kernel::ozaki);
       CHECK_MESSAGE(t.config.find("the span guard's choice over") != std::string::npos, t.config);
       if (type == DataType::f64) {
-        CHECK_MESSAGE(t.config.find("14 moduli (15 (in 2 blocks of 256 rows) or 16 (in 2 blocks of 256 rows) where") !=
+        CHECK_MESSAGE(t.config.find("14 moduli (15 (in 2 blocks of 56 rows) or 16 (in 2 blocks of 56 rows) where") !=
                           std::string::npos, t.config);
       }
       CHECK(ozaki::model_gemm(d, a.data(), b.data(), c0.data(), model.data()));

@@ -104,10 +104,6 @@ std::string shader_name(Kernel kernel, const Types& types);
 // The SPIR-V of a shader variant; throws vkgemm::Error when this build has none of that name (saying why,
 // where configure found the compiler unable to build it).
 std::span<const uint32_t> spirv(const std::string& shader);
-// The residue form of an i8 product's shader (`coopmat2_i8` -> `coopmat2_i8_res`, `tiled_i8_dot` ->
-// `tiled_i8_res_dot`: shaders/gemm_interface.glsl VKGEMM_RESIDUE), the emulated product's; throws where the
-// build has none.
-std::string residue_shader(const std::string& shader);
 // The id the shader variant gives its specialization constant `name`, read from its SPIR-V (the constant's
 // name and SpecId decoration); throws vkgemm::Error naming both when it declares no such constant.
 uint32_t specialization_id(const std::string& shader, std::string_view name);

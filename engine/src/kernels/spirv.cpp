@@ -76,18 +76,6 @@ std::string shader_name(Kernel kernel, const Types& types) {
   return fmt::format("{}_f16_acc16{}", to_string(kernel), types.output == DataType::f32 ? "_f32" : "");
 }
 
-std::string residue_shader(const std::string& shader) {
-  const size_t at = shader.find("_i8");
-  const std::string residue = at == std::string::npos ? "" : shader.substr(0, at + 3) + "_res" + shader.substr(at + 3);
-  const bool built = std::any_of(spirv_table().begin(), spirv_table().end(),
-                                 [&](const SpirvBlob& blob) { return residue == blob.name; });
-  if (!built) {
-    throw Error(ErrorCode::unsupported_config,
-                fmt::format("the ozaki kernel's int8 products run {}, which has no residue form in this build", shader));
-  }
-  return residue;
-}
-
 std::span<const uint32_t> spirv(const std::string& shader) {
   if (const auto words = override_of(shader); !words.empty()) return words;
   return embedded(shader);

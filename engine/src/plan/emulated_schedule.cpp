@@ -28,37 +28,34 @@ struct Shape {
   uint32_t m = 0, n = 0, k = 0, batch = 1;
   kernels::GemmPushConstants a_side;  // the main pass's: A's and B's fields
   kernels::GemmPushConstants c_side;  // the pass that writes C: its C fields
-  // Bytes from one int8 plane of op(A) (op(B)) to the next; elements from one int32 plane of the magnitude
-  // sums to the next, and bytes from one residue plane of a block to the next.
+  // Bytes from one int8 plane of op(A) (op(B)) to the next; elements from one int32 plane of a block to the next.
   uint64_t plane_a() const { return uint64_t{m} * ldk; }
   uint64_t plane_b() const { return uint64_t{n} * ldk; }
-  // A plane padded to 256 bytes (int32s, bytes), so that every K chunk's planes start where any device binds.
+  // A plane's int32s padded to 256 bytes, so that every K chunk's planes start where any device binds.
   uint64_t plane_sums(uint32_t rows) const { return (uint64_t{rows} * n + 63) / 64 * 64; }
-  uint64_t plane_residues(uint32_t rows) const { return (uint64_t{rows} * n + 255) / 256 * 256; }
   // The residue planes, and the magnitude plane where the span guard runs.
   uint32_t planes() const { return moduli + (guarded ? 1 : 0); }
   uint32_t moduli = 0, chunks = 0, ldk = 0;
   bool guarded = false;
 };
 
-// Where each region of the workspace starts, in bytes. The residue planes (the products' sums as int8
-// residues) hold one block of `rows` rows of C at a time: the products and the merge run block by block over
-// the same region, so that a product whose planes would pass the one allocation or binding a device allows
-// still runs (choose_rows).
+// Where each region of the workspace starts, in bytes. The int32 planes hold one block of `rows` rows of C
+// at a time: the products and the merge run block by block over the same region, so that a product whose
+// planes would pass the one allocation or binding a device allows still runs (choose_rows).
 // The magnitude planes' products (the span guard's) have a region of their own, all of C at once: the guard
 // judges the whole call before the first block is merged.
 struct Layout {
   uint32_t dispatches = 0;  // the native plan's
   uint32_t exp_a = 0, exp_b = 0;      // word indices
   uint32_t stats_a = 0, stats_b = 0;  // word indices (even: the line statistics start with doubles)
-  uint32_t rows = 0;                  // rows of C a block of the residue planes holds
+  uint32_t rows = 0;                  // rows of C a block of the int32 planes holds
   uint64_t words = 0, planes_a = 0, planes_b = 0, magnitudes = 0, sums = 0, native = 0, total = 0;
   uint64_t words_bytes = 0, a_bytes = 0, b_bytes = 0, magnitude_bytes = 0, sums_bytes = 0, chunk_bytes = 0;
   uint64_t magnitude_chunk_bytes = 0;  // each K chunk's magnitude sums start where a binding may
 };
 
-// The residue planes' bytes a row of C takes: every K chunk of every modulus of every batch entry.
-uint64_t sums_row_bytes(const Shape& s) { return uint64_t{s.chunks} * s.moduli * s.batch * s.n; }
+// The int32 planes' bytes a row of C takes: every K chunk of every modulus of every batch entry.
+uint64_t sums_row_bytes(const Shape& s) { return uint64_t{s.chunks} * s.moduli * s.batch * s.n * 4; }
 
 Layout lay_out_workspace(const Shape& s, uint32_t dispatches, uint64_t native_bytes, uint32_t rows) {
   Layout l;
@@ -73,7 +70,7 @@ Layout lay_out_workspace(const Shape& s, uint32_t dispatches, uint64_t native_by
   l.b_bytes = uint64_t{s.planes()} * s.batch * s.plane_b();
   l.magnitude_chunk_bytes = align_up(uint64_t{s.batch} * s.plane_sums(s.m) * 4, kRegionAlign);
   l.magnitude_bytes = s.guarded ? s.chunks * l.magnitude_chunk_bytes : 0;
-  l.chunk_bytes = uint64_t{s.moduli} * s.batch * s.plane_residues(rows);
+  l.chunk_bytes = uint64_t{s.moduli} * s.batch * s.plane_sums(rows) * 4;
   l.sums_bytes = l.chunk_bytes * s.chunks;
   // The magnitude sums first: every candidate count's layout keeps them where they are.
   l.magnitudes = align_up(l.words_bytes, kRegionAlign);
@@ -85,7 +82,7 @@ Layout lay_out_workspace(const Shape& s, uint32_t dispatches, uint64_t native_by
   return l;
 }
 
-// The rows of C a block of residue planes holds: all of C where its planes fit one binding and, with the other
+// The rows of C a block of int32 planes holds: all of C where its planes fit one binding and, with the other
 // regions, one allocation; else as few blocks as fit, of equal rows rounded to a multiple of kBlockRowAlign
 // (whole tiles of the int8 kernels, so that no block's edge adds an edge tile), or of 8 where fewer fit. At
 // least one row: where even that does not fit, check_ranges says why.
@@ -110,7 +107,7 @@ void check_ranges(const GemmDesc& desc, const Layout& l, const DeviceInfo& devic
   const uint64_t range = std::min<uint64_t>(device.max_storage_buffer_range, UINT32_MAX);
   const std::pair<const char*, uint64_t> regions[] = {
       {"op(A)'s int8 planes", l.a_bytes}, {"op(B)'s int8 planes", l.b_bytes},
-      {"the residue planes", l.sums_bytes}, {"the span guard's magnitude sums", l.magnitude_bytes},
+      {"the int32 planes", l.sums_bytes}, {"the span guard's magnitude sums", l.magnitude_bytes},
       {"the exponents and line statistics", l.words_bytes}};
   if (device.max_allocation_size && l.total > device.max_allocation_size) {
     throw Error(ErrorCode::too_large,
@@ -226,7 +223,7 @@ SequencePass split(const Shape& s, const Layout& l, const DeviceInfo& device, Da
   return out;
 }
 
-// The merge of C's rows [row0, row0 + rows) from the residue planes' block.
+// The merge of C's rows [row0, row0 + rows) from the int32 planes' block.
 SequencePass merge(const Shape& s, const Layout& l, DataType type, const SequenceBinding& c, const GemmDesc& desc,
                    uint32_t row0, uint32_t rows) {
   SequencePass out;
@@ -236,7 +233,7 @@ SequencePass merge(const Shape& s, const Layout& l, DataType type, const Sequenc
   p.M = rows, p.N = s.n, p.batch = s.batch;
   p.ldc = s.c_side.ldc, p.c_offset = s.c_side.c_offset + row0 * s.c_side.ldc, p.stride_c = s.c_side.stride_c;
   p.flags = desc.beta == 0.0 ? kernels::kBetaZero : 0u;
-  p.K = s.chunks, p.lda = s.n, p.a_offset = 0, p.stride_a = static_cast<uint32_t>(s.plane_residues(rows)), p.ldb = s.moduli;
+  p.K = s.chunks, p.lda = s.n, p.a_offset = 0, p.stride_a = static_cast<uint32_t>(s.plane_sums(rows)), p.ldb = s.moduli;
   p.b_offset = l.exp_a + row0, p.k_split = s.m, p.stride_b = l.exp_b, p.split_stride = kFlagWord;
   std::memcpy(p.scalars, &desc.alpha, 8);
   std::memcpy(p.scalars + 8, &desc.beta, 8);
@@ -245,29 +242,11 @@ SequencePass merge(const Shape& s, const Layout& l, DataType type, const Sequenc
 }
 
 // Which int8 products one strided batch computes: planes [plane, plane + planes) of every batch entry, for C's
-// rows [row0, row0 + rows), into the region at `sums` (its K chunk's part): int32 sums, or with `residues`
-// each sum's int8 residue modulo its plane's modulus (the residue planes the merge reads).
+// rows [row0, row0 + rows), into the int32 region at `sums` (its K chunk's part).
 struct Products {
   uint32_t plane = 0, planes = 0, row0 = 0, rows = 0;
   uint64_t sums = 0, chunk_bytes = 0;
-  bool residues = false;
 };
-
-// A planned int8 product's pass in its residue form (gemm_interface.glsl VKGEMM_RESIDUE): the shader's residue
-// variant, the planes' moduli, and C's binding in bytes where the plan counted int32s from `c_start` on.
-SequencePass residue_pass(const PiecePasses& piece, const Products& what, uint32_t entries, uint64_t c_start) {
-  SequencePass pass;
-  pass.pass = piece.main;
-  kernels::GemmPushConstants& p = pass.pass.push;
-  p.scale = what.plane * entries + piece.piece.b0, p.scale_offset = entries;  // the piece's first entry's plane
-  pass.pass.shape.shader = kernels::residue_shader(piece.main.shape.shader);
-  const uint64_t first = (piece.piece.c.offset - c_start) / 4 + p.c_offset;  // C's first element from c_start
-  const uint64_t end = (piece.piece.c.offset - c_start + piece.piece.c.size) / 4;
-  const uint64_t bound = first / kRegionAlign * kRegionAlign;
-  p.c_offset = static_cast<uint32_t>(first - bound);
-  pass.bindings[2] = SequenceBinding{3, c_start + bound, end - bound};
-  return pass;
-}
 
 // The int8 products of K chunk `chunk`: one strided batch of planes x batch entries, planned by the engine.
 // Returns the products' kernel and configuration, for the plan's description.
@@ -281,11 +260,10 @@ std::string add_products(std::vector<SequencePass>& out, const Shape& s, const L
   d.lda = s.ldk, d.ldb = s.ldk, d.ldc = s.n;
   d.batch = int64_t{what.planes} * s.batch;
   d.stride_a = static_cast<int64_t>(s.plane_a()), d.stride_b = static_cast<int64_t>(s.plane_b());
-  d.stride_c = static_cast<int64_t>(what.residues ? s.plane_residues(what.rows) : s.plane_sums(what.rows));
+  d.stride_c = static_cast<int64_t>(s.plane_sums(what.rows));
   const uint64_t first = uint64_t{what.plane} * s.batch;
-  const uint64_t c_start = what.sums + chunk * what.chunk_bytes;
   const Placement at{l.planes_a + first * s.plane_a() + uint64_t{what.row0} * s.ldk + k0,
-                     l.planes_b + first * s.plane_b() + k0, c_start, kRegionAlign};
+                     l.planes_b + first * s.plane_b() + k0, what.sums + chunk * what.chunk_bytes, kRegionAlign};
   const Schedule product = schedule_product(d, GemmOptions{}, device, tuning, at);
   if (product.workspace_bytes != 0) {
     throw Error(ErrorCode::unsupported_config,
@@ -298,11 +276,6 @@ std::string add_products(std::vector<SequencePass>& out, const Shape& s, const L
     pass.bindings = {SequenceBinding{3, piece.piece.a.offset, piece.piece.a.size},
                      SequenceBinding{3, piece.piece.b.offset, piece.piece.b.size},
                      SequenceBinding{3, piece.piece.c.offset, piece.piece.c.size}};
-    if (what.residues) {
-      SequencePass residues = residue_pass(piece, what, s.batch, c_start);
-      residues.bindings[0] = pass.bindings[0], residues.bindings[1] = pass.bindings[1];
-      pass = std::move(residues);
-    }
     out.push_back(std::move(pass));
   }
   return fmt::format("{} ({})", to_string(product.kernel), product.config);
@@ -360,7 +333,7 @@ std::string add_residues(std::vector<SequencePass>& seq, const Shape& s, const L
   std::string products;
   for (uint32_t row0 = 0; row0 < s.m; row0 += l.rows) {
     const uint32_t block_rows = std::min(l.rows, s.m - row0);
-    const Products residues{0, s.moduli, row0, block_rows, l.sums, l.chunk_bytes, true};
+    const Products residues{0, s.moduli, row0, block_rows, l.sums, l.chunk_bytes};
     for (uint32_t chunk = 0; chunk < s.chunks; ++chunk) {
       std::vector<SequencePass> passes;
       const std::string planned = add_products(passes, s, l, chunk, residues, device, tuning);
@@ -400,7 +373,7 @@ Shape shape_of_call(const Schedule& native, const GemmOptions& options, DataType
   return s;
 }
 
-// One candidate moduli count's shape (the count and nothing else differs), the rows of C a block of its residue
+// One candidate moduli count's shape (the count and nothing else differs), the rows of C a block of its int32
 // planes holds, its workspace layout and its scale bits.
 struct Candidate {
   Shape shape;
