@@ -20,8 +20,10 @@
 # of up to 4 ranks: submatrix offsets inside blocks, first blocks of their own size, blocks of 1 and past the
 # matrix, K distributed unlike A's columns) with every call taken (rank r counts the problems times the grids
 # that hold it, none handed on), also on the two logical devices; and on PDBLAS3TST-stream.dat (one process
-# row, K blocks of 256 and more, no leading-dimension gap) with every call streamed, again with each result
-# judged on the host; both with every peer's piece read directly from its memory, and again sent as messages
+# row, K blocks of 256 and more, no leading-dimension gap) with every call streamed, in parts along N as narrow
+# as 4 columns (VKGEMM_TEST_PBLAS_PART_COLUMNS: more device products than the same run in one part each), and
+# in one part each (the rule's at these sizes) with each result judged on the host; both with every peer's
+# piece read directly from its memory, and again (in one part each) sent as messages
 # (VKGEMM_PBLAS_TRANSPORT=mpi). The count is shown to fail: the same run with VKGEMM_PBLAS=off is refused.
 # Usage: pblas.sh <libvkgemm_blas.so> <vkgemm program> <work dir> <libvkgemm_pblas.so>
 set -euo pipefail
@@ -98,10 +100,12 @@ check_ranks() {
   done
 }
 
-# check_gathered <output folder> <ranks> [<input .dat> [streamed]]: each rank's vkgemm-pblas summary counts
-# P?GEMM calls it took, none of them fallen back from the device; with an input file, exactly its problems
-# times the grids that hold the rank (a grid of P x Q takes ranks 0 .. PQ-1), none handed to ScaLAPACK's, and
-# with "streamed" every one of them streamed, some on the device buffers kept from the call before.
+# check_gathered <output folder> <ranks> [<input .dat> [streamed|streamed-in-parts]]: each rank's vkgemm-pblas
+# summary counts P?GEMM calls it took, none of them fallen back from the device; with an input file, exactly
+# its problems times the grids that hold the rank (a grid of P x Q takes ranks 0 .. PQ-1), none handed to
+# ScaLAPACK's, and with "streamed" every one of them streamed, some on the device buffers kept from the call
+# before; with "streamed-in-parts" every one streamed (a later problem's parts may be wider than the first's,
+# fewer of them, so that its buffers are made anew).
 check_gathered() {
   local dir=$1 ranks=$2 dat=${3:-} how=${4:-} r line want
   for ((r = 0; r < ranks; r++)); do
@@ -118,7 +122,7 @@ check_gathered() {
                 /values of Q$/ {for (i = 1; i <= n; i++) if (p[i] * $i > r) g++} END {print t * g}' "$dat")
       ((taken == want && forwarded == 0)) || {
         echo "pblas: rank $r: not the $want calls taken and none forwarded: $line"; return 1; }
-      [[ $how != streamed ]] || ((streamed == want)) || {
+      [[ $how != streamed* ]] || ((streamed == want)) || {
         echo "pblas: rank $r: not all $want calls streamed: $line"; return 1; }
       # The later problems are no larger than the first: their device buffers are the call before's.
       [[ $how != streamed || $line =~ \;\ ([1-9][0-9]*)\ streamed\ calls\ on\ the\ device\ buffers\ of\ the\ call\ before ]] || {
@@ -206,12 +210,14 @@ for t in s d; do
   check_gathered "$work/$t-4-gather/ranks" 4 "$work/P${t^^}BLAS3TST-gather.dat"
 done
 # One process row, K blocks of 256 and more, no leading-dimension gap: every call streamed (its pieces of A
-# multiplied on the device as they arrive), on 1 x 2, 1 x 3 and 1 x 4; then judged on the host as well.
+# multiplied on the device as they arrive), on 1 x 2, 1 x 3 and 1 x 4, in parts along N of 4 columns or more
+# (the local n of 6 to 24: one part to four); then in one part each (the rule's, at these n), judged on the host.
 in_work stream
+parts=(-x VKGEMM_TEST_PBLAS_PART_COLUMNS=4)
 for t in s d; do
-  run_tester $t 4 "$work/P${t^^}BLAS3TST-stream.dat" "$t-4-stream" "${gathered[@]}"
+  run_tester $t 4 "$work/P${t^^}BLAS3TST-stream.dat" "$t-4-stream" "${gathered[@]}" "${parts[@]}"
   check_tester "$work/$t-4-stream/report" "$work/P${t^^}BLAS3TST-stream.dat" 4 $t GEMM
-  check_gathered "$work/$t-4-stream/ranks" 4 "$work/P${t^^}BLAS3TST-stream.dat" streamed
+  check_gathered "$work/$t-4-stream/ranks" 4 "$work/P${t^^}BLAS3TST-stream.dat" streamed-in-parts
 done
 check_pieces "$work/d-4-stream/ranks" 4 direct
 check_pieces "$work/d-4-gather/ranks" 4 direct
@@ -240,9 +246,18 @@ for r in 0 1 2 3; do
     echo "pblas: rank $r: not every streamed result checked on the host"; exit 1; }
 done
 echo "pblas: every streamed result passed the host's check"
+# The same calls in parts ran more device products on every rank than in one part each.
+products() { grep -o 'streamed in [0-9]* device products' "$work/$1/ranks/1/rank.$r/stderr" | tr -dc 0-9; }
+for r in 0 1 2 3; do
+  ((parts_run = $(products d-4-stream), whole = $(products d-4-stream-checked), parts_run > whole)) || {
+    echo "pblas: rank $r: $parts_run device products in parts, not more than $whole in one part each"; exit 1; }
+done
+echo "pblas: the streamed products ran in parts (more device products than in one part each)"
 # A device product that fails inside a stream (the test's knob: each rank's second device product fails as a
-# refused one would): C stays as it came and the call is computed block by block, every result right.
-run_tester d 4 "$work/PDBLAS3TST-stream.dat" d-4-stream-failed "${gathered[@]}" -x VKGEMM_TEST_PBLAS_FAIL_PRODUCT=2
+# refused one would; in parts, the first K block's product of the second part, its C and B written beside the
+# first's): C stays as it came and the call is computed block by block, every result right.
+run_tester d 4 "$work/PDBLAS3TST-stream.dat" d-4-stream-failed "${gathered[@]}" "${parts[@]}" \
+  -x VKGEMM_TEST_PBLAS_FAIL_PRODUCT=2
 check_tester "$work/d-4-stream-failed/report" "$work/PDBLAS3TST-stream.dat" 4 d GEMM
 for r in 0 1 2 3; do
   line=$(grep '^vkgemm-pblas: [0-9]* P?GEMM calls taken' "$work/d-4-stream-failed/ranks/1/rank.$r/stderr" || true)

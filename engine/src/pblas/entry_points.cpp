@@ -191,7 +191,7 @@ std::string run(const GatherPlan& plan, const Local<T>& x) {
                            *x.beta};
   vkgemm_engine* engine =
       gather_a && !gather_b ? drop_in_engine(double(m_local) * double(n_local) * double(k)) : nullptr;
-  const bool stream = engine && can_stream(call, g, plan.a.lld, plan.c.lld, engine);
+  const bool stream = engine && can_stream(call, g, plan.a.lld, plan.c.lld, engine, settings());
   const int64_t a_elements = gather_a ? m_local * (stream ? k - local_extent(plan.a.cols, q) : k) : 0;
   const int64_t b_elements = gather_b ? k * n_local : 0;
   const uint64_t share = node_share(grid.comm.get());  // collective: before any process may refuse
@@ -215,7 +215,7 @@ std::string run(const GatherPlan& plan, const Local<T>& x) {
     summary.streamed(outcome);
     if (settings().verbose >= 2) {
       char how[300];
-      std::snprintf(how, sizeof how, "streamed in %d products (buffers %.3f s%s, writes %.3f, products %.3f, A's "
+      std::snprintf(how, sizeof how, "streamed in %d products (buffers %.3f s%s, writes %.3f, products %.3f, "
                     "writes beside them %.3f, not hidden at most %.3f in %d, waits for A %.3f, C's read %.3f)",
                     outcome.products, outcome.buffers_s, outcome.buffers_kept ? " (kept)" : "", outcome.write_s,
                     outcome.multiply_s, outcome.beside_s, outcome.not_hidden_s, outcome.not_hidden, outcome.wait_s,

@@ -2,8 +2,9 @@
 
 namespace vkgemm::pblas {
 
-vkgemm_buffer* KeptBuffers::take(vkgemm_engine* engine, Slot slot, uint64_t bytes, bool& reused) {
+vkgemm_buffer* KeptBuffers::take(vkgemm_engine* engine, size_t slot, uint64_t bytes, bool& reused) {
   if (engine != engine_) release(), engine_ = engine;  // another engine's buffers serve nothing here
+  if (slot >= kept_.size()) kept_.resize(slot + 1);
   Kept& k = kept_[slot];
   reused = k.buffer && k.bytes >= bytes;
   if (reused) return k.buffer;

@@ -1,14 +1,16 @@
-// The streamed product's device buffers (C, B and two K blocks of A, written and multiplied in turn), kept from one PDGEMM to the next:
-// device memory is slow to allocate (about 65 ms a GB on the H200, a quarter of a second of a two-rank call at
+// The streamed product's device buffers (two for A's K blocks, written and multiplied in turn, and a C and a B
+// for each part of the product: streamed.cpp numbers the slots), kept from one PDGEMM to the next: device
+// memory is slow to allocate (about 65 ms a GB on the H200, a quarter of a second of a two-rank call at
 // n = 24576), and a program calls PDGEMM again and again on operands of the same sizes. A kept buffer serves a
 // later call that needs no more than it holds; a larger need, or another engine, makes it anew. What stays
 // between calls is at most kMaxKeptShare of the device's memory (else every buffer is released after the
 // call); the rest is released at exit.
 #pragma once
 
-#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <vector>
 
 #include "vkgemm/vkgemm.h"
 
@@ -16,7 +18,6 @@ namespace vkgemm::pblas {
 
 class KeptBuffers {
  public:
-  enum Slot { c, b, a, a_next, kSlots };
   static constexpr double kMaxKeptShare = 0.25;
 
   KeptBuffers() = default;
@@ -26,7 +27,7 @@ class KeptBuffers {
 
   // Buffer `slot` holding at least `bytes` on `engine`: the kept one where it does, else a new one (the kept
   // one released first); null where the engine refuses (vkgemm_last_error says why). `reused` tells which.
-  vkgemm_buffer* take(vkgemm_engine* engine, Slot slot, uint64_t bytes, bool& reused);
+  vkgemm_buffer* take(vkgemm_engine* engine, size_t slot, uint64_t bytes, bool& reused);
   // After a call: keeps the buffers where their bytes are within kMaxKeptShare of `device_memory`, else
   // releases them.
   void settle(uint64_t device_memory);
@@ -40,7 +41,7 @@ class KeptBuffers {
     uint64_t bytes = 0;
   };
   vkgemm_engine* engine_ = nullptr;
-  std::array<Kept, kSlots> kept_{};
+  std::vector<Kept> kept_;  // by slot
 };
 
 // The process's.

@@ -32,6 +32,7 @@ const Settings& settings() {
     if (const char* v = value("VKGEMM_BLAS_CHECK")) r.check = std::strcmp(v, "1") == 0;
     r.precision = value("VKGEMM_BLAS_PRECISION");  // judged by the engine, as the drop-in's
     if (const char* v = value("VKGEMM_TEST_PBLAS_FAIL_PRODUCT")) r.fail_product = std::atol(v);
+    if (const char* v = value("VKGEMM_TEST_PBLAS_PART_COLUMNS")) r.part_columns = std::atol(v);
     return r;
   }();
   return s;

@@ -15,6 +15,9 @@ struct Settings {
   // VKGEMM_TEST_PBLAS_FAIL_PRODUCT=N (tests only): the process's Nth streamed device product fails as a refused
   // one would, so that the way back (C as it came, the product block by block) is shown. 0: none.
   long fail_product = 0;
+  // VKGEMM_TEST_PBLAS_PART_COLUMNS=N (tests only): a streamed product's parts along N as narrow as N columns,
+  // so that small products run in several parts. 0: the rule's (streamed.cpp).
+  long part_columns = 0;
 };
 
 // The process's settings; a value not taken is reported on stderr once and the default used.

@@ -1,5 +1,6 @@
 #include "pblas/streamed.hpp"
 
+#include <algorithm>
 #include <condition_variable>
 #include <exception>
 #include <new>
@@ -67,37 +68,113 @@ std::vector<Block> blocks_in_order(const StreamCall<T>& s, const GridShape& g,
   return out;
 }
 
-// The stream's device buffers: C, B and two for A's K blocks, the next written while the one before is
-// multiplied (kept_buffers.hpp: kept for the next call).
-struct DeviceBuffers {
-  vkgemm_buffer* c = nullptr;
-  vkgemm_buffer* b = nullptr;
-  vkgemm_buffer* a[2] = {};
+// The local product cut along N (C's and B's columns, contiguous in column-major) into parts, so that only
+// the first part's C and B are written before the first product and each later part's beside the products
+// before it. A part is at least kNarrowestPart columns wide (narrower products use the device less well),
+// and there are at most kMaxParts: with four, the writes before the first product fall from all of C and B
+// and A's first block to a quarter of C and B and that block (local m = 24576, n = 12288, K blocks of 4096,
+// f64: 2.0 GB of 5.6), and six would take 0.4 GB more off them for two more products in every K block.
+constexpr int64_t kNarrowestPart = 2048;
+constexpr int64_t kMaxParts = 4;
+
+struct Part {
+  int64_t first = 0, n = 0;  // C's and B's columns
 };
 
-// Block `blk`'s product (A in `a`), submitted without waiting: its ticket in *ticket.
+std::vector<Part> parts_of(int64_t n, const Settings& settings) {
+  const int64_t narrowest = settings.part_columns > 0 ? settings.part_columns : kNarrowestPart;
+  const int64_t count = std::clamp<int64_t>(n / narrowest, 1, kMaxParts);
+  std::vector<Part> parts;
+  for (int64_t j = 0, first = 0; j < count; ++j) {
+    parts.push_back({first, n / count + (j < n % count ? 1 : 0)});
+    first += parts.back().n;
+  }
+  return parts;
+}
+
+// A part's device buffers' bytes: its columns of C, and of B (all of K).
+template <class T>
+uint64_t c_bytes(const StreamCall<T>& s, const Part& p) {
+  return uint64_t(s.m * p.n) * sizeof(T);
+}
+template <class T>
+uint64_t b_bytes(const StreamCall<T>& s, const Part& p) {
+  return uint64_t(s.ldb * (p.n - 1) + s.k_axis.n) * sizeof(T);
+}
+
+// The stream's device buffers: two for A's K blocks, the next written while the one before is multiplied, and
+// a C and a B for each part, so that a part's write waits for no product of another part (the engine's write
+// beside waits for the products that use its buffer). Kept for the next call (kept_buffers.hpp), in slots
+// kA, kA + 1, then kParts + 2j and kParts + 2j + 1 for part j's C and B.
+struct DeviceBuffers {
+  enum Slot : size_t { kA = 0, kParts = 2 };
+  std::vector<Part> parts;
+  vkgemm_buffer* a[2] = {};
+  vkgemm_buffer* c[kMaxParts] = {};
+  vkgemm_buffer* b[kMaxParts] = {};
+};
+
+// The buffers from the kept ones (made where none holds enough): false where the engine refuses one.
+// `all_kept` says whether every one was kept from an earlier call.
+template <class T>
+bool take_buffers(KeptBuffers& kept, vkgemm_engine* engine, const StreamCall<T>& s, uint64_t a_bytes, bool two_a,
+                  DeviceBuffers& dev, bool& all_kept) {
+  all_kept = true;
+  const auto take = [&](size_t slot, uint64_t bytes) {
+    bool reused = false;
+    vkgemm_buffer* buffer = kept.take(engine, slot, bytes, reused);
+    all_kept = all_kept && reused;
+    return buffer;
+  };
+  bool ok = (dev.a[0] = take(DeviceBuffers::kA, a_bytes)) != nullptr;
+  // A second A buffer only where there is a second block to write beside the first's product.
+  dev.a[1] = dev.a[0];
+  if (ok && two_a) ok = (dev.a[1] = take(DeviceBuffers::kA + 1, a_bytes)) != nullptr;
+  for (size_t j = 0; ok && j < dev.parts.size(); ++j) {
+    ok = (dev.c[j] = take(DeviceBuffers::kParts + 2 * j, c_bytes(s, dev.parts[j]))) != nullptr &&
+         (dev.b[j] = take(DeviceBuffers::kParts + 2 * j + 1, b_bytes(s, dev.parts[j]))) != nullptr;
+  }
+  return ok;
+}
+
+// vkgemm_buffer_write or vkgemm_buffer_write_beside.
+using Write = vkgemm_status (*)(vkgemm_engine*, vkgemm_buffer*, uint64_t, const void*, uint64_t);
+
+// Part j's columns of C (where beta reads it) and of B into its buffers: null on success, else the failing
+// step's name.
+template <class T>
+const char* write_part(vkgemm_engine* engine, const StreamCall<T>& s, const DeviceBuffers& dev, size_t j, Write write) {
+  const Part& p = dev.parts[j];
+  if (s.beta != T(0) && write(engine, dev.c[j], 0, s.c + p.first * s.m, c_bytes(s, p))) return "C's upload";
+  if (write(engine, dev.b[j], 0, s.b + p.first * s.ldb, b_bytes(s, p))) return "B's upload";
+  return nullptr;
+}
+
+// Part j's product of block `blk` (A in `a_dev`), submitted without waiting: its ticket in *ticket. A part's
+// product of the first block takes the caller's beta; the later blocks' add to it.
 template <class T>
 vkgemm_status submit_product(vkgemm_engine* engine, const StreamCall<T>& s, const Settings& settings,
-                             const DeviceBuffers& dev, vkgemm_buffer* a_dev, const OwnedBlock& blk, bool first,
-                             uint64_t* ticket) {
+                             const DeviceBuffers& dev, vkgemm_buffer* a_dev, size_t j, const OwnedBlock& blk,
+                             bool first, uint64_t* ticket) {
   vkgemm_gemm_options options{};
   options.struct_size = sizeof options;
   options.precision = settings.precision;
   vkgemm_gemm_desc d{};
   d.struct_size = sizeof d;
   d.type = type_of<T>(), d.c_type = -1, d.column_major = 1;
-  d.m = s.m, d.n = s.n, d.k = blk.length, d.lda = s.m, d.ldb = s.ldb, d.ldc = s.m;
+  d.m = s.m, d.n = dev.parts[j].n, d.k = blk.length, d.lda = s.m, d.ldb = s.ldb, d.ldc = s.m;
   d.alpha = double(s.alpha), d.beta = first ? double(s.beta) : 1.0;
   d.batch = 1, d.stride_a = d.stride_b = d.stride_c = -1;
   const vkgemm_operand a{sizeof(vkgemm_operand), a_dev, 0};
-  const vkgemm_operand b{sizeof(vkgemm_operand), dev.b, uint64_t(blk.global) * sizeof(T)};
-  const vkgemm_operand c{sizeof(vkgemm_operand), dev.c, 0};
+  const vkgemm_operand b{sizeof(vkgemm_operand), dev.b[j], uint64_t(blk.global) * sizeof(T)};
+  const vkgemm_operand c{sizeof(vkgemm_operand), dev.c[j], 0};
   return vkgemm_gemm_buffers_submit(engine, &d, nullptr, &a, &b, &c, nullptr, &options, ticket);
 }
 
-// The products, each K block's written into one A buffer while the block before is multiplied from the
-// other (vkgemm.h's products beside writes): a step costs the larger of its write and its product, not their
-// sum. "" on success, else the failing step's sentence.
+// The products, K blocks outer and parts inner: during the first block each later part's C and B are written
+// beside the products before it, and each K block's A into one A buffer while the block before is multiplied
+// from the other (vkgemm.h's products beside writes): a step costs the larger of its writes and its products,
+// not their sum. "" on success, else the failing step's sentence.
 template <class T>
 std::string multiply_blocks(const StreamCall<T>& s, vkgemm_engine* engine, const Settings& settings,
                             const DeviceBuffers& dev, const std::vector<Block>& blocks, Arrivals& arrived,
@@ -109,28 +186,40 @@ std::string multiply_blocks(const StreamCall<T>& s, vkgemm_engine* engine, const
   };
   constexpr uint64_t kNoLimit = ~uint64_t{0};  // the engine's waits end with the product, or the device lost
   int32_t complete = 0;
+  // After a write beside: its time; where the product submitted last (`ticket`) had completed before the
+  // write did, some of the write (at most all of it) was not hidden.
+  const auto written_beside = [&](uint64_t ticket) {
+    const double written = watch.lap();
+    o.beside_s += written;
+    if (vkgemm_engine_wait(engine, ticket, 0, &complete)) return false;
+    if (complete) o.not_hidden_s += written, ++o.not_hidden;
+    return true;
+  };
   if (blocks.empty()) return "";
   arrive(blocks[0]);
   if (vkgemm_buffer_write(engine, dev.a[0], 0, blocks[0].host, blocks[0].bytes)) return fail("A's upload");
   o.write_s += watch.lap();
-  uint64_t before = 0;  // the ticket of the product before, which read the buffer the next block goes into
+  uint64_t before = 0;  // the last product of the block before, whose A buffer the next block goes into
   for (size_t i = 0; i < blocks.size(); ++i) {
-    static long products_so_far = 0;  // the process's, for the test's failure (settings.hpp)
-    if (++products_so_far == settings.fail_product) return "a product: failed by VKGEMM_TEST_PBLAS_FAIL_PRODUCT";
     uint64_t ticket = 0;
-    if (submit_product(engine, s, settings, dev, dev.a[i % 2], blocks[i].blk, i == 0, &ticket)) return fail("a product");
-    ++o.products;
+    for (size_t j = 0; j < dev.parts.size(); ++j) {
+      static long products_so_far = 0;  // the process's, for the test's failure (settings.hpp)
+      if (++products_so_far == settings.fail_product) return "a product: failed by VKGEMM_TEST_PBLAS_FAIL_PRODUCT";
+      if (submit_product(engine, s, settings, dev, dev.a[i % 2], j, blocks[i].blk, i == 0, &ticket))
+        return fail("a product");
+      ++o.products;
+      o.multiply_s += watch.lap();
+      if (i > 0 || j + 1 == dev.parts.size()) continue;
+      if (const char* step = write_part(engine, s, dev, j + 1, vkgemm_buffer_write_beside)) return fail(step);
+      if (!written_beside(ticket)) return fail("a product");
+    }
     if (before && vkgemm_engine_wait(engine, before, kNoLimit, &complete)) return fail("a product");
     o.multiply_s += watch.lap();
     if (i + 1 == blocks.size()) break;
     arrive(blocks[i + 1]);
     if (vkgemm_buffer_write_beside(engine, dev.a[(i + 1) % 2], 0, blocks[i + 1].host, blocks[i + 1].bytes))
       return fail("A's upload beside a product");
-    const double written = watch.lap();
-    o.beside_s += written;
-    // The product completed before the write did: some of the write (at most all of it) was not hidden.
-    if (vkgemm_engine_wait(engine, ticket, 0, &complete)) return fail("a product");
-    if (complete) o.not_hidden_s += written, ++o.not_hidden;
+    if (!written_beside(ticket)) return fail("a product");
     before = ticket;
   }
   if (vkgemm_engine_wait(engine, 0, kNoLimit, &complete) || !complete) return fail("a product");
@@ -138,20 +227,38 @@ std::string multiply_blocks(const StreamCall<T>& s, vkgemm_engine* engine, const
   return "";
 }
 
-// The device part: buffers, B and C written, the products (multiply_blocks), C read. "" on success, else
-// the failing step's sentence (C unchanged).
+// C's download, part by part: where beta reads C, through a copy, so that a failure part way leaves C as it
+// came. "" on success, else the failing step's sentence.
+template <class T>
+std::string read_c(vkgemm_engine* engine, const StreamCall<T>& s, const DeviceBuffers& dev) {
+  std::unique_ptr<T[]> result;
+  if (s.beta != T(0)) {
+    result.reset(new (std::nothrow) T[static_cast<size_t>(s.m * s.n)]);
+    if (!result) return "no host memory for C's download";
+  }
+  T* to = result ? result.get() : s.c;
+  for (size_t j = 0; j < dev.parts.size(); ++j) {
+    const Part& p = dev.parts[j];
+    if (vkgemm_buffer_read(engine, dev.c[j], 0, to + p.first * s.m, c_bytes(s, p)))
+      return std::string("C's download: ") + vkgemm_last_error();
+  }
+  if (result) copy<T>({result.get(), 1, s.m * s.n, s.m * s.n}, {s.c, 1, s.m * s.n, s.m * s.n});
+  return "";
+}
+
+// The device part: buffers, the first part's C and B written, the products (multiply_blocks), C read. "" on
+// success, else the failing step's sentence (C unchanged).
 template <class T>
 std::string multiply_on_device(const StreamCall<T>& s, const GridShape& g, vkgemm_engine* engine,
                                const Settings& settings, const std::vector<std::unique_ptr<T[]>>& pieces,
                                Arrivals& arrived, StreamOutcome& o) {
   Stopwatch watch;
-  const uint64_t size = sizeof(T);
-  const uint64_t c_bytes = uint64_t(s.m * s.n) * size;
-  const uint64_t b_bytes = uint64_t(s.ldb * (s.n - 1) + s.k_axis.n) * size;
   auto fail = [&](const char* step) { return std::string(step) + ": " + vkgemm_last_error(); };
   const std::vector<Block> blocks = blocks_in_order(s, g, pieces);
+  DeviceBuffers dev;
+  dev.parts = parts_of(s.n, settings);
   // Device memory is slow to allocate (kept_buffers.hpp: the buffers are kept for the next call).
-  const uint64_t a_bytes = uint64_t(s.m * widest_block(s.k_axis, g.cols)) * size;
+  const uint64_t a_bytes = uint64_t(s.m * widest_block(s.k_axis, g.cols)) * sizeof(T);
   vkgemm_device_info info{};
   info.struct_size = sizeof info;
   if (vkgemm_engine_device(engine, &info)) return fail("the engine's device");
@@ -162,38 +269,19 @@ std::string multiply_on_device(const StreamCall<T>& s, const GridShape& g, vkgem
     uint64_t memory;
     ~Settle() { kept.settle(memory); }
   } settle{kept, info.device_local_memory};
-  bool reused[KeptBuffers::kSlots] = {true, true, true, true};
-  DeviceBuffers dev;
-  dev.c = kept.take(engine, KeptBuffers::c, c_bytes, reused[0]);
-  dev.b = dev.c ? kept.take(engine, KeptBuffers::b, b_bytes, reused[1]) : nullptr;
-  dev.a[0] = dev.b ? kept.take(engine, KeptBuffers::a, a_bytes, reused[2]) : nullptr;
-  // A second A buffer only where there is a second block to write beside the first's product.
-  dev.a[1] = dev.a[0];
-  if (dev.a[0] && blocks.size() > 1) dev.a[1] = kept.take(engine, KeptBuffers::a_next, a_bytes, reused[3]);
-  if (!dev.a[1]) {
+  if (!take_buffers(kept, engine, s, a_bytes, blocks.size() > 1, dev, o.buffers_kept)) {
     const std::string why = fail("a device buffer");
     kept.release();
     return why;
   }
-  o.buffers_kept = reused[0] && reused[1] && reused[2] && reused[3];
   o.buffers_s += watch.lap();
-  if (s.beta != T(0) && vkgemm_buffer_write(engine, dev.c, 0, s.c, c_bytes)) return fail("C's upload");
-  if (vkgemm_buffer_write(engine, dev.b, 0, s.b, b_bytes)) return fail("B's upload");
+  if (const char* step = write_part(engine, s, dev, 0, vkgemm_buffer_write)) return fail(step);
   o.write_s += watch.lap();
-  const std::string why = multiply_blocks(s, engine, settings, dev, blocks, arrived, g, o, watch);
+  std::string why = multiply_blocks(s, engine, settings, dev, blocks, arrived, g, o, watch);
   if (!why.empty()) return why;
-  // C's download: where beta reads C, through a copy, so that a failure part way leaves C as it came.
-  if (s.beta == T(0)) {
-    if (vkgemm_buffer_read(engine, dev.c, 0, s.c, c_bytes)) return fail("C's download");
-    o.read_s += watch.lap();
-    return "";
-  }
-  std::unique_ptr<T[]> result(new (std::nothrow) T[static_cast<size_t>(s.m * s.n)]);
-  if (!result) return "no host memory for C's download";
-  if (vkgemm_buffer_read(engine, dev.c, 0, result.get(), c_bytes)) return fail("C's download");
-  copy<T>({result.get(), 1, s.m * s.n, s.m * s.n}, {s.c, 1, s.m * s.n, s.m * s.n});
+  why = read_c(engine, s, dev);
   o.read_s += watch.lap();
-  return "";
+  return why;
 }
 
 // A in global order from the pieces: the host check's operand.
@@ -255,7 +343,8 @@ bool checked(const StreamCall<T>& s, const GridShape& g, const std::vector<std::
 }  // namespace
 
 template <class T>
-bool can_stream(const StreamCall<T>& s, const GridShape& g, int64_t a_ld, int64_t c_ld, vkgemm_engine* engine) {
+bool can_stream(const StreamCall<T>& s, const GridShape& g, int64_t a_ld, int64_t c_ld, vkgemm_engine* engine,
+                const Settings& settings) {
   if (g.rows != 1 || g.cols < 2 || !engine || s.m <= 0 || s.n <= 0 || a_ld != s.m || c_ld != s.m) return false;
   for (int q = 0; q < g.cols; ++q)
     for (const OwnedBlock& blk : owned_blocks(s.k_axis, q))
@@ -263,10 +352,10 @@ bool can_stream(const StreamCall<T>& s, const GridShape& g, int64_t a_ld, int64_
   vkgemm_device_info info{};
   info.struct_size = sizeof info;
   if (vkgemm_engine_device(engine, &info)) return false;
-  const uint64_t size = sizeof(T), limit = info.max_allocation_size;
-  const auto widest = uint64_t(widest_block(s.k_axis, g.cols));
-  return uint64_t(s.m * s.n) * size <= limit && uint64_t(s.ldb * (s.n - 1) + s.k_axis.n) * size <= limit &&
-         uint64_t(s.m) * widest * size <= limit;
+  const uint64_t limit = info.max_allocation_size;
+  for (const Part& p : parts_of(s.n, settings))
+    if (c_bytes(s, p) > limit || b_bytes(s, p) > limit) return false;
+  return uint64_t(s.m * widest_block(s.k_axis, g.cols)) * sizeof(T) <= limit;
 }
 
 template <class T>
@@ -335,8 +424,10 @@ StreamOutcome stream_product(const StreamCall<T>& s, const GridComm& grid, const
   return outcome;
 }
 
-template bool can_stream<float>(const StreamCall<float>&, const GridShape&, int64_t, int64_t, vkgemm_engine*);
-template bool can_stream<double>(const StreamCall<double>&, const GridShape&, int64_t, int64_t, vkgemm_engine*);
+template bool can_stream<float>(const StreamCall<float>&, const GridShape&, int64_t, int64_t, vkgemm_engine*,
+                                const Settings&);
+template bool can_stream<double>(const StreamCall<double>&, const GridShape&, int64_t, int64_t, vkgemm_engine*,
+                                 const Settings&);
 template std::vector<std::unique_ptr<float[]>> allocate_pieces<float>(const StreamCall<float>&, const GridShape&);
 template std::vector<std::unique_ptr<double[]>> allocate_pieces<double>(const StreamCall<double>&, const GridShape&);
 template StreamOutcome stream_product<float>(const StreamCall<float>&, const GridComm&, const GridShape&, vkgemm_engine*,
