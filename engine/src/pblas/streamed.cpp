@@ -137,14 +137,12 @@ bool take_buffers(KeptBuffers& kept, vkgemm_engine* engine, const StreamCall<T>&
   return ok;
 }
 
-// vkgemm_buffer_write or vkgemm_buffer_write_beside.
-using Write = vkgemm_status (*)(vkgemm_engine*, vkgemm_buffer*, uint64_t, const void*, uint64_t);
-
 // Part j's columns of C (where beta reads it) and of B into its buffers: null on success, else the failing
 // step's name.
 template <class T>
-const char* write_part(vkgemm_engine* engine, const StreamCall<T>& s, const DeviceBuffers& dev, size_t j, Write write) {
+const char* write_part(vkgemm_engine* engine, const StreamCall<T>& s, const DeviceBuffers& dev, size_t j) {
   const Part& p = dev.parts[j];
+  const auto write = vkgemm_buffer_write_beside;
   if (s.beta != T(0) && write(engine, dev.c[j], 0, s.c + p.first * s.m, c_bytes(s, p))) return "C's upload";
   if (write(engine, dev.b[j], 0, s.b + p.first * s.ldb, b_bytes(s, p))) return "B's upload";
   return nullptr;
@@ -197,7 +195,8 @@ std::string multiply_blocks(const StreamCall<T>& s, vkgemm_engine* engine, const
   };
   if (blocks.empty()) return "";
   arrive(blocks[0]);
-  if (vkgemm_buffer_write(engine, dev.a[0], 0, blocks[0].host, blocks[0].bytes)) return fail("A's upload");
+  // Beside nothing yet, as the first part's C and B (multiply_on_device): the first product waits for it.
+  if (vkgemm_buffer_write_beside(engine, dev.a[0], 0, blocks[0].host, blocks[0].bytes)) return fail("A's upload");
   o.write_s += watch.lap();
   uint64_t before = 0;  // the last product of the block before, whose A buffer the next block goes into
   for (size_t i = 0; i < blocks.size(); ++i) {
@@ -210,7 +209,7 @@ std::string multiply_blocks(const StreamCall<T>& s, vkgemm_engine* engine, const
       ++o.products;
       o.multiply_s += watch.lap();
       if (i > 0 || j + 1 == dev.parts.size()) continue;
-      if (const char* step = write_part(engine, s, dev, j + 1, vkgemm_buffer_write_beside)) return fail(step);
+      if (const char* step = write_part(engine, s, dev, j + 1)) return fail(step);
       if (!written_beside(ticket)) return fail("a product");
     }
     if (before && vkgemm_engine_wait(engine, before, kNoLimit, &complete)) return fail("a product");
@@ -275,7 +274,10 @@ std::string multiply_on_device(const StreamCall<T>& s, const GridShape& g, vkgem
     return why;
   }
   o.buffers_s += watch.lap();
-  if (const char* step = write_part(engine, s, dev, 0, vkgemm_buffer_write)) return fail(step);
+  // The first part's C and B through the upload copy queue as the later parts' (with nothing in flight the write
+  // beside waits for nothing; the first product waits for its copies on the device): every write of the stream
+  // takes the staging ring's path (docs/design/distributed.md says what that gains over vkgemm_buffer_write).
+  if (const char* step = write_part(engine, s, dev, 0)) return fail(step);
   o.write_s += watch.lap();
   std::string why = multiply_blocks(s, engine, settings, dev, blocks, arrived, g, o, watch);
   if (!why.empty()) return why;
