@@ -33,13 +33,27 @@ int64_t widest_block(const Axis& k_axis, int cols) {
 // Columns of each other process's piece that have arrived (a prefix: its messages complete in order of their
 // columns as far as the device part is concerned), shared by the thread that completes the messages and the
 // thread that multiplies.
+// The thread that moves the pieces also waits here until the device part's first writes are done (or it waits
+// for a piece, or ends): both copy host memory, and the first product waits for those writes alone.
 struct Arrivals {
   std::mutex mutex;
   std::condition_variable changed;
   std::vector<int64_t> columns;  // by grid column
+  bool first_writes = true;      // the device part's writes before its first product are running
   void wait_for(int q, int64_t needed) {
     std::unique_lock lock(mutex);
+    first_writes = false;
+    changed.notify_all();
     changed.wait(lock, [&] { return columns[static_cast<size_t>(q)] >= needed; });
+  }
+  void first_writes_done() {
+    const std::lock_guard lock(mutex);
+    first_writes = false;
+    changed.notify_all();
+  }
+  void wait_first_writes() {
+    std::unique_lock lock(mutex);
+    changed.wait(lock, [&] { return !first_writes; });
   }
 };
 
@@ -198,6 +212,7 @@ std::string multiply_blocks(const StreamCall<T>& s, vkgemm_engine* engine, const
   // Beside nothing yet, as the first part's C and B (multiply_on_device): the first product waits for it.
   if (vkgemm_buffer_write_beside(engine, dev.a[0], 0, blocks[0].host, blocks[0].bytes)) return fail("A's upload");
   o.write_s += watch.lap();
+  arrived.first_writes_done();
   uint64_t before = 0;  // the last product of the block before, whose A buffer the next block goes into
   for (size_t i = 0; i < blocks.size(); ++i) {
     uint64_t ticket = 0;
@@ -399,8 +414,11 @@ StreamOutcome stream_product(const StreamCall<T>& s, const GridComm& grid, const
     } catch (const std::exception& e) {
       outcome.why = e.what();
     }
+    arrived.first_writes_done();  // on every way out
   });
-  // This thread moves the pieces (MPI from one thread only), telling the device part what arrived.
+  // This thread moves the pieces (MPI from one thread only), telling the device part what arrived; from when
+  // the device part's first writes are done (Arrivals).
+  arrived.wait_first_writes();
   outcome.received = exchange<T>(grid.comm.get(), peers, g.my_col, s.k_axis, Piece<T>{s.a, s.m}, place, settings.direct,
                                  [&](int c, const OwnedBlock& b) {
     std::lock_guard lock(arrived.mutex);
