@@ -32,9 +32,9 @@ int64_t widest_block(const Axis& k_axis, int cols) {
 
 // Columns of each other process's piece that have arrived (a prefix: its messages complete in order of their
 // columns as far as the device part is concerned), shared by the thread that completes the messages and the
-// thread that multiplies.
-// The thread that moves the pieces also waits here until the device part's first writes are done (or it waits
-// for a piece, or ends): both copy host memory, and the first product waits for those writes alone.
+// thread that multiplies. The thread that moves the pieces also waits here until the device part's first writes
+// are done (or it waits for a piece, or ends): both copy host memory, and the first product waits for those
+// writes alone.
 struct Arrivals {
   std::mutex mutex;
   std::condition_variable changed;
@@ -156,9 +156,9 @@ bool take_buffers(KeptBuffers& kept, vkgemm_engine* engine, const StreamCall<T>&
 template <class T>
 const char* write_part(vkgemm_engine* engine, const StreamCall<T>& s, const DeviceBuffers& dev, size_t j) {
   const Part& p = dev.parts[j];
-  const auto write = vkgemm_buffer_write_beside;
-  if (s.beta != T(0) && write(engine, dev.c[j], 0, s.c + p.first * s.m, c_bytes(s, p))) return "C's upload";
-  if (write(engine, dev.b[j], 0, s.b + p.first * s.ldb, b_bytes(s, p))) return "B's upload";
+  if (s.beta != T(0) && vkgemm_buffer_write_beside(engine, dev.c[j], 0, s.c + p.first * s.m, c_bytes(s, p)))
+    return "C's upload";
+  if (vkgemm_buffer_write_beside(engine, dev.b[j], 0, s.b + p.first * s.ldb, b_bytes(s, p))) return "B's upload";
   return nullptr;
 }
 
@@ -290,8 +290,8 @@ std::string multiply_on_device(const StreamCall<T>& s, const GridShape& g, vkgem
   }
   o.buffers_s += watch.lap();
   // The first part's C and B through the upload copy queue as the later parts' (with nothing in flight the write
-  // beside waits for nothing; the first product waits for its copies on the device): every write of the stream
-  // takes the staging ring's path (docs/design/distributed.md says what that gains over vkgemm_buffer_write).
+  // beside waits for nothing): every write of the stream takes one path, and the first product waits for these
+  // copies on the device, not the host.
   if (const char* step = write_part(engine, s, dev, 0)) return fail(step);
   o.write_s += watch.lap();
   std::string why = multiply_blocks(s, engine, settings, dev, blocks, arrived, g, o, watch);
