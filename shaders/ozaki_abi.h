@@ -80,6 +80,8 @@
 //               its scaled 1-norm sum_t |x_t| 2^e, negated where some element is not an integer multiple of the
 //               line's quantum 2^-e (an "inexact" line; a positive or zero norm: every element exact), then
 //               its magnitude levels
+//               and with OZAKI_SPLIT_GUARDED, the lines' extremes (OZAKI_EXTREME_LINES_WORD: op(A)'s with
+//               OZAKI_SPLIT_COLUMNS clear, op(B)'s set) take each line's levels, norm and inexactness in
 //   GEMM flags OZAKI_SPLIT_GROUPED: the lines are adjacent in memory (columns of a B stored K x N, rows of an
 //               A stored K x M): a workgroup takes OZAKI_SPLIT_GROUP of them, the grid counts groups of lines
 #define OZAKI_SPLIT_COLUMNS 64u
@@ -108,8 +110,11 @@
 //   a_offset    the magnitude products' first int32; element (i, j) of chunk c, entry t at
 //               a_offset + c * stride_b + t * stride_a + i * N + j
 //   GEMM flags OZAKI_GUARD_LEVELS: the magnitude sums are bounded from the lines' magnitude levels instead
-//               (the products are not read): the cheap first pass, with one candidate, whose refusal word is
-//               OZAKI_LEVELS_WORD; where it refuses, the magnitude products and the pass on them decide
+//               (the products are not read): with one candidate, its refusal word OZAKI_LEVELS_WORD; where it
+//               refuses, the magnitude products and the pass on them decide
+//               OZAKI_GUARD_EXTREMES: one invocation judges the first candidate on the lines' extremes
+//               (OZAKI_EXTREME_LINES_WORD), the least favourable row against the least favourable column:
+//               its refusal word OZAKI_EXTREMES_WORD; where it refuses, the levels' pass decides
 //   ldb, ldc    the line statistics' first int32 of op(A)'s rows and of op(B)'s columns (the split's ldb)
 //   split_stride  the coverage flag's int32 (read: where it is set the guard judges nothing)
 //   c_offset    the first refusal word (OZAKI_REFUSED_WORD): word c_offset + d set where some element refuses
@@ -125,6 +130,7 @@
 //               S_ij the magnitude sums over the K chunks, the statistics candidate 0's (engine/src/ozaki/guard.hpp)
 #define OZAKI_MAX_CANDIDATES 3u
 #define OZAKI_GUARD_LEVELS 64u
+#define OZAKI_GUARD_EXTREMES 128u
 
 // ---- the arm (ozaki_arm.comp): one invocation ----
 //   flags OZAKI_ARM_CLEAR: the lda int32s from split_stride on := 0. Otherwise the indirect dispatch at int32
@@ -132,17 +138,25 @@
 //   from ldb on that are set; a pass of candidate count `lda` (its splits, products and merges) runs where the
 //   coverage flag (int32 split_stride) is clear and the choice is lda; with OZAKI_ARM_NATIVE, a native
 //   kernel's dispatch runs where the flag is set or the choice is ldc (every candidate refused); with
-//   OZAKI_ARM_MAGNITUDES, the span guard's magnitude products and pass run where the flag is clear and the
-//   levels' pass refused the first count (int32 ldb set).
+//   OZAKI_ARM_MAGNITUDES, a pass of the span guard runs where the flag is clear and the pass before it refused
+//   the first count (int32 ldb set: the extremes' word arms the levels' pass, the levels' word the magnitude
+//   products and the pass on them).
 #define OZAKI_ARM_CLEAR 1u
 #define OZAKI_ARM_NATIVE 2u
 #define OZAKI_ARM_MAGNITUDES 4u
 // The workspace's control int32s: the coverage flag (the splits' OZAKI_UNCOVERED_* bits), then the span guard's
 // refusal of each candidate count (docs/design/ozaki.md, "The count chosen on the device"), then the levels'
-// refusal of the first count; the indirect commands after them.
+// and the extremes' refusals of the first count, then the lines' extremes; the indirect commands after them.
+// The extremes, op(A)'s rows' then op(B)'s columns', OZAKI_EXTREME_WORDS each, every line of every batch entry
+// taken in by an atomic maximum from zero: for each level b, 0x7fffffff minus the fewest bytes at level b
+// (a maximum of the complement is the minimum); the largest high word of a 1-norm's double (the norm at most
+// the double of that high word plus one, low word 0); 1 where some line is inexact.
 #define OZAKI_FLAG_WORD 0u
 #define OZAKI_REFUSED_WORD 1u
 #define OZAKI_LEVELS_WORD (1u + OZAKI_MAX_CANDIDATES)
-#define OZAKI_CONTROL_WORDS (2u + OZAKI_MAX_CANDIDATES)
+#define OZAKI_EXTREMES_WORD (2u + OZAKI_MAX_CANDIDATES)
+#define OZAKI_EXTREME_LINES_WORD (3u + OZAKI_MAX_CANDIDATES)
+#define OZAKI_EXTREME_WORDS (OZAKI_MAGNITUDE_LEVELS + 2u)
+#define OZAKI_CONTROL_WORDS (3u + OZAKI_MAX_CANDIDATES + 2u * OZAKI_EXTREME_WORDS)
 
 #endif  // VKGEMM_OZAKI_ABI_H

@@ -8,8 +8,10 @@
 // at each candidate moduli count, and sets the refusal word of every count before the first whose allowance
 // the bound meets (all of them where none does): the passes of the chosen count then run, or the native
 // kernel's. With OZAKI_GUARD_LEVELS the magnitude sums are bounded from below by the lines' magnitude levels
-// instead (guard.hpp, level_bound): the first pass, judging the first count alone; where it refuses, the
-// magnitude planes' product and this pass on it decide. ozaki_abi.h says what each push constant means here.
+// instead (guard.hpp, level_bound), judging the first count alone; where it refuses, the magnitude planes'
+// product and this pass on it decide. With OZAKI_GUARD_EXTREMES, before both, one invocation judges the first
+// count on the least favourable pair of lines at once; where it admits, neither runs.
+// ozaki_abi.h says what each push constant means here.
 #include "gemm_abi.h"
 #include "ozaki_abi.h"
 
@@ -31,15 +33,10 @@ double statistic(uint at) { return packDouble2x32(uvec2(uint(words[at]), uint(wo
 // 2^-e as a double, for 0 <= e <= 1022: exact.
 double inverse_power_of_two(int e) { return packDouble2x32(uvec2(0u, uint(1023 - e) << 20)); }
 
-// guard.hpp's level_bound of the magnitude sum of the lines whose statistics start at `row` and `column`: the
-// levels' floors paired the least favourable way. In units of the lowest floor squared, integers: each level's
+// guard.hpp's level_bound of the magnitude sum of two lines whose levels are `a` and `b`: the levels' floors
+// paired the least favourable way. In units of the lowest floor squared, integers: each level's
 // row of terms is at most 4k < 2^32 (a line's k elements are less than 2^30: the 4 GiB a binding holds).
-double level_bound(uint row, uint column) {
-  uint a[OZAKI_MAGNITUDE_LEVELS], b[OZAKI_MAGNITUDE_LEVELS];
-  [[unroll]] for (uint l = 0u; l < OZAKI_MAGNITUDE_LEVELS; ++l) {
-    a[l] = uint(words[row + 2u + l]);
-    b[l] = uint(words[column + 2u + l]);
-  }
+double level_bound(uint a[OZAKI_MAGNITUDE_LEVELS], uint b[OZAKI_MAGNITUDE_LEVELS]) {
   double bound = 0.0;
   [[unroll]] for (uint i = 0u; i < OZAKI_MAGNITUDE_LEVELS; ++i) {
     uint terms = 0u;  // sum_c w_c max(0, A_i + B_c - k), w_0 = 1 and w_c = 2^(c - 1) in the lowest floor's units
@@ -55,7 +52,14 @@ double level_bound(uint row, uint column) {
 
 // S_ij, or with OZAKI_GUARD_LEVELS its lower bound from the levels.
 double magnitude_sum(uint i, uint j, uint entry, uint row, uint column) {
-  if ((p.flags & OZAKI_GUARD_LEVELS) != 0u) return level_bound(row, column);
+  if ((p.flags & OZAKI_GUARD_LEVELS) != 0u) {
+    uint a[OZAKI_MAGNITUDE_LEVELS], b[OZAKI_MAGNITUDE_LEVELS];
+    [[unroll]] for (uint l = 0u; l < OZAKI_MAGNITUDE_LEVELS; ++l) {
+      a[l] = uint(words[row + 2u + l]);
+      b[l] = uint(words[column + 2u + l]);
+    }
+    return level_bound(a, b);
+  }
   double sums_ij = 0.0;  // each chunk's sum is below 2^31 and nonnegative: the total is exact below 2^53
   for (uint chunk = 0u; chunk < p.K; ++chunk) {
     sums_ij += double(sums[p.a_offset + chunk * p.stride_b + entry * p.stride_a + i * p.N + j]);
@@ -85,9 +89,37 @@ uint choice(uint i, uint j, uint entry) {
   return d;
 }
 
+// The first candidate judged once, on the lines' extremes (ozaki_abi.h): the fewest bytes at each level of any
+// row against those of any column (level_bound grows with every count, so no pair of lines bounds lower), the
+// largest norms and any inexact line (the truncation bound grows with each). Where this admits, every element
+// would: the levels' pass is not run. Where no line was taken in (a count word still 0), it refuses.
+void judge_extremes() {
+  const uint row = OZAKI_EXTREME_LINES_WORD, column = OZAKI_EXTREME_LINES_WORD + OZAKI_EXTREME_WORDS;
+  uint a[OZAKI_MAGNITUDE_LEVELS], b[OZAKI_MAGNITUDE_LEVELS];
+  bool counted = true;
+  [[unroll]] for (uint l = 0u; l < OZAKI_MAGNITUDE_LEVELS; ++l) {
+    counted = counted && words[row + l] != 0 && words[column + l] != 0;
+    a[l] = 0x7fffffffu - uint(words[row + l]);
+    b[l] = 0x7fffffffu - uint(words[column + l]);
+  }
+  const double row_norm = packDouble2x32(uvec2(0u, uint(words[row + OZAKI_MAGNITUDE_LEVELS]) + 1u));
+  const double column_norm = packDouble2x32(uvec2(0u, uint(words[column + OZAKI_MAGNITUDE_LEVELS]) + 1u));
+  const bool row_inexact = words[row + OZAKI_MAGNITUDE_LEVELS + 1u] != 0;
+  const bool column_inexact = words[column + OZAKI_MAGNITUDE_LEVELS + 1u] != 0;
+  double bound = 0.0;
+  if (row_inexact) bound += 0.5 * column_norm;
+  if (column_inexact) bound += 0.5 * row_norm;
+  if (row_inexact && column_inexact) bound += 0.25 * double(p.k_split);
+  words[p.c_offset] = !counted || bound > p.alpha * level_bound(a, b) ? 1 : 0;
+}
+
 shared uint most[OZAKI_MERGE_X * OZAKI_MERGE_Y];
 
 void main() {
+  if ((p.flags & OZAKI_GUARD_EXTREMES) != 0u) {
+    if (gl_LocalInvocationIndex == 0u && words[p.split_stride] == 0) judge_extremes();
+    return;
+  }
   const uint j = gl_GlobalInvocationID.x, i = gl_GlobalInvocationID.y, entry = gl_WorkGroupID.z;
   const uint me = gl_LocalInvocationIndex;
   // An input the split found uncovered (NaN, infinity, a subnormal that matters): its line statistics were not

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "ozaki/bound.hpp"
@@ -256,10 +257,13 @@ TEST_SUITE("ozaki") {
           const bool by_default = families::outcome(f) == families::Outcome::computed;
           CHECK((t.config.find("the span guard's choice") != std::string::npos) == (admitted && !by_default));
           if (admitted) {
-            // The magnitude product ran (the timing says so) exactly where the levels pass refused the first count.
-            const bool levels = ozaki::levels_admit_first(d, o.a.data(), o.b.data());
-            CHECK((t.config.find("judged it by its magnitude product") == std::string::npos) == levels);
-            by_levels += levels ? 1 : 0;
+            // The timing names the guard's pass that decided the first count, where the model's did (guard.hpp).
+            const ozaki::GuardPass pass = ozaki::deciding_pass(d, o.a.data(), o.b.data());
+            CHECK((t.config.find("judged it by its magnitude product") != std::string::npos) ==
+                  (pass == ozaki::GuardPass::magnitudes));
+            CHECK((t.config.find("judged it by each pair of lines' levels") != std::string::npos) ==
+                  (pass == ozaki::GuardPass::levels));
+            by_levels += pass != ozaki::GuardPass::magnitudes ? 1 : 0;
             ++computed;
             CHECK(device == model);
             CHECK(compare_with_reference(d, o.a.data(), o.b.data(), c0.data(), device.data()).passed);
@@ -269,7 +273,7 @@ TEST_SUITE("ozaki") {
             CHECK(device == native);
           }
         }
-    MESSAGE(computed << " family products computed by the emulation (" << by_levels << " judged on the levels alone), "
+    MESSAGE(computed << " family products computed by the emulation (" << by_levels << " judged without the product), "
                      << refused << " refused to the native kernel");
     CHECK(by_levels > 0);
     CHECK(by_levels < computed);  // both of the guard's ways ran
@@ -305,6 +309,44 @@ TEST_SUITE("ozaki") {
       const GemmDesc one = make_desc(type, Layout::col_major, Op::t, Op::t, 1, 1, 1, 0, false, 2.0, 0.0);
       CHECK(test::check_gemm_call(one, emulated(), rng).passed);
     }
+  }
+
+  TEST_CASE("the span guard's passes on the device: the lines' extremes, each pair's levels, the product") {
+    // Uniform lines are admitted at the first count on the lines' extremes alone (no pass over C runs); a zero
+    // row of A takes the extremes' fewest levels to 0, so they refuse and each pair of lines' levels decides
+    // (the zero row's pairs have nothing to truncate); normal lines, most elements far below their largest,
+    // need the product. Each the model's way, and the model's bits: a device whose extremes admitted what they
+    // must not would skip the later passes.
+    std::mt19937_64 rng = test::case_rng(test::current_case_name());
+    enum class Draw { uniform, zero_row, normal };
+    const std::pair<Draw, ozaki::GuardPass> cases[] = {{Draw::uniform, ozaki::GuardPass::extremes},
+                                                       {Draw::zero_row, ozaki::GuardPass::levels},
+                                                       {Draw::normal, ozaki::GuardPass::magnitudes}};
+    const char* levels_said = "judged it by each pair of lines' levels";
+    const char* product_said = "judged it by its magnitude product";
+    for (DataType type : {DataType::f64, DataType::f32})
+      for (const auto& [draw, pass] : cases) {
+        const int64_t m = 8, n = 6, k = 4096;
+        const GemmDesc d = make_desc(type, Layout::row_major, Op::n, Op::n, m, n, k, 0, false, 1.0, 0.0);
+        std::vector<std::byte> a = uniform(type, static_cast<uint64_t>(m * k), rng);
+        std::vector<std::byte> b = uniform(type, static_cast<uint64_t>(k * n), rng);
+        std::normal_distribution<double> normal;
+        for (size_t i = 0; draw == Draw::normal && i < static_cast<size_t>(m * k); ++i) put(a, type, i, normal(rng));
+        for (size_t i = 0; draw == Draw::normal && i < static_cast<size_t>(k * n); ++i) put(b, type, i, normal(rng));
+        for (size_t t = 0; draw == Draw::zero_row && t < static_cast<size_t>(k); ++t) put(a, type, static_cast<size_t>(3 * k) + t, 0.0);
+        CAPTURE(type);
+        CAPTURE(static_cast<int>(draw));
+        REQUIRE(ozaki::deciding_pass(d, a.data(), b.data()) == pass);
+        const size_t c_bytes = static_cast<size_t>(m * n) * element_size(type);
+        std::vector<std::byte> device(c_bytes), model(c_bytes), c0(c_bytes);
+        const GemmTiming t = test::engine().gemm(d, a.data(), b.data(), device.data(), emulated());
+        CAPTURE(t.config);
+        CHECK(t.kernel == Kernel::ozaki);
+        CHECK((t.config.find(levels_said) != std::string::npos) == (pass == ozaki::GuardPass::levels));
+        CHECK((t.config.find(product_said) != std::string::npos) == (pass == ozaki::GuardPass::magnitudes));
+        REQUIRE(ozaki::model_gemm(d, a.data(), b.data(), c0.data(), model.data()));
+        CHECK(device == model);
+      }
   }
 
   TEST_CASE("the precision policy: auto emulates only where allowed and the device has int8 matrix units") {

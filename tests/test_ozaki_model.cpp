@@ -431,6 +431,42 @@ TEST_SUITE("ozaki model") {
       }
   }
 
+  TEST_CASE("the lines' extremes admit the first count only where every pair of lines does") {
+    // The device's first guard pass judges the fewest levels, the largest norms (rounded up) and any inexact
+    // line at once (guard.hpp, Extremes): level_bound and the truncation bound are monotone in each, so where
+    // the extremes admit, every pair must. Random sets of lines near the allowance, both outcomes counted.
+    std::mt19937_64 rng = test::case_rng(test::current_case_name());
+    const uint64_t k = 256;
+    std::uniform_int_distribution<uint32_t> count(160, 256);
+    std::uniform_real_distribution<double> norm(1.0, 2.0);
+    std::bernoulli_distribution inexact(0.8);
+    int admitted = 0, refused = 0;
+    for (int draw = 0; draw < 400; ++draw) {
+      const auto line = [&] {
+        LineStats l;
+        l.norm = std::ldexp(norm(rng), 10), l.inexact = inexact(rng);
+        uint32_t c = count(rng);
+        for (uint32_t b = 0; b < OZAKI_MAGNITUDE_LEVELS; ++b) c = l.levels.at_least[b] = std::uniform_int_distribution<uint32_t>(c * 3 / 4, c)(rng);
+        return l;
+      };
+      std::vector<LineStats> rows(3), columns(4);
+      Extremes row_extremes, column_extremes;
+      for (LineStats& l : rows) row_extremes.take(l = line());
+      for (LineStats& l : columns) column_extremes.take(l = line());
+      const double allowance = std::ldexp(1.0, std::uniform_int_distribution<int>(-12, -4)(rng));
+      if (!extremes_admit(row_extremes, column_extremes, k, allowance)) {
+        ++refused;
+        continue;
+      }
+      ++admitted;
+      for (const LineStats& r : rows)
+        for (const LineStats& c : columns) CHECK(guard_admits(r, c, k, level_bound(r.levels, c.levels, k), allowance));
+    }
+    CHECK(admitted > 0);
+    CHECK(refused > 0);
+    CHECK_FALSE(extremes_admit(Extremes{}, Extremes{}, k, 1e300));  // no line taken in: refused
+  }
+
   TEST_CASE("the span guard's levels pass decides uniform lines alone, and admits only what the product admits") {
     // The device runs the magnitude product only where the levels pass refuses the first count: uniform data
     // at the sizes the emulation is chosen for must not need it, and wherever the levels admit, the product's
@@ -441,7 +477,7 @@ TEST_SUITE("ozaki model") {
       const GemmDesc d = square(type, 8, 6, 4096);
       const Operands o = draw(d, rng);
       CAPTURE(type);
-      CHECK(levels_admit_first(d, o.a.data(), o.b.data()));
+      CHECK(deciding_pass(d, o.a.data(), o.b.data()) == GuardPass::extremes);
       CHECK(choose_moduli_for_test(d, o) == default_moduli(type, 4096));
     }
     int decided_by_levels = 0, decided_by_product = 0;
@@ -455,14 +491,15 @@ TEST_SUITE("ozaki model") {
           CAPTURE(k);
           const std::string family = families::name(f);
           CAPTURE(family);
-          if (levels_admit_first(d, o.a.data(), o.b.data())) {
+          const GuardPass pass = deciding_pass(d, o.a.data(), o.b.data());
+          if (pass != GuardPass::magnitudes) {
             ++decided_by_levels;
             CHECK(choose_moduli_for_test(d, o) == default_moduli(type, static_cast<uint64_t>(k)));
           } else {
             ++decided_by_product;
           }
           if (f == families::Family::aligned_edge || families::refused(f)) {
-            CHECK_FALSE(levels_admit_first(d, o.a.data(), o.b.data()));
+            CHECK(pass == GuardPass::magnitudes);
           }
         }
     CHECK(decided_by_levels > 0);

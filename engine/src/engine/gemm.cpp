@@ -104,8 +104,11 @@ void EngineImpl::report_emulation(const GemmPlanState& plan, GemmTiming& timing)
   const std::vector<uint32_t>& candidates = plan.product.candidate_moduli;
   size_t choice = 0;
   while (choice < candidates.size() && words[OZAKI_REFUSED_WORD + choice] != 0) ++choice;
-  // Where the lines' magnitude levels did not admit the first count, the magnitude product judged the call.
-  const char* judged = words[OZAKI_LEVELS_WORD] != 0 ? "; the span guard judged it by its magnitude product" : "";
+  // Which of the span guard's passes judged the call: the lines' extremes where they admitted the first count
+  // (said by nothing), else each pair of lines' levels, else the magnitude product.
+  const char* judged = words[OZAKI_LEVELS_WORD] != 0    ? "; the span guard judged it by its magnitude product"
+                       : words[OZAKI_EXTREMES_WORD] != 0 ? "; the span guard judged it by each pair of lines' levels"
+                                                         : "";
   if (flag == 0 && choice == 0) {
     timing.config = plan.product.config + judged;
     return;

@@ -1,6 +1,7 @@
 #include "ozaki/guard.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 namespace vkgemm::ozaki {
@@ -50,6 +51,27 @@ double level_bound(const MagnitudeLevels& row, const MagnitudeLevels& column, ui
     }
   }
   return bound;
+}
+
+double extreme_norm(double norm) noexcept {
+  const uint64_t high = std::bit_cast<uint64_t>(norm) >> 32;
+  return std::bit_cast<double>((high + 1) << 32);
+}
+
+void Extremes::take(const LineStats& line) noexcept {
+  const double norm = extreme_norm(std::fabs(line.norm));
+  for (uint32_t b = 0; b < OZAKI_MAGNITUDE_LEVELS; ++b) {
+    const uint32_t count = line.levels.at_least[b];
+    worst.levels.at_least[b] = counted ? std::min(worst.levels.at_least[b], count) : count;
+  }
+  worst.norm = counted ? std::max(worst.norm, norm) : norm;
+  worst.inexact = worst.inexact || line.inexact;
+  counted = true;
+}
+
+bool extremes_admit(const Extremes& rows, const Extremes& columns, uint64_t k, double allowance) noexcept {
+  if (!rows.counted || !columns.counted) return false;
+  return guard_admits(rows.worst, columns.worst, k, level_bound(rows.worst.levels, columns.worst.levels, k), allowance);
 }
 
 uint32_t guard_choice(const LineStats& row, const LineStats& column, uint64_t k, double sums, double allowance,

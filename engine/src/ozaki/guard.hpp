@@ -83,6 +83,24 @@ struct LineStats {
 double guard_truncation(const LineStats& row, const LineStats& column, uint64_t k,
                         const ScaleBits& shift = {}) noexcept;
 
+// The span guard's passes on the device, in the order they run (ozaki_guard.comp): the first count judged once
+// on the lines' extremes, then element by element on the lines' levels, then every candidate element by
+// element on the magnitude products; each later pass only where the one before refused the first count.
+enum class GuardPass { extremes, levels, magnitudes };
+
+// The extremes of one side's lines (op(A)'s rows, or op(B)'s columns, over every batch entry), as the split keeps
+// them in the workspace (ozaki_abi.h, OZAKI_EXTREME_LINES_WORD): the fewest bytes at each level, the largest
+// norm rounded up to extreme_norm, and whether any line is inexact. level_bound grows with every count and
+// guard_truncation with each norm and inexactness, so the row extremes against the column extremes admit the
+// first count only where every element would.
+double extreme_norm(double norm) noexcept;  // the double of norm's high 32 bits plus one, its low 32 bits 0
+struct Extremes {
+  LineStats worst;
+  bool counted = false;  // some line taken in
+  void take(const LineStats& line) noexcept;
+};
+bool extremes_admit(const Extremes& rows, const Extremes& columns, uint64_t k, double allowance) noexcept;
+
 // Whether element (i, j) with magnitude sum `sums` is admitted at the candidate shifted by `shift`.
 inline bool guard_admits(const LineStats& row, const LineStats& column, uint64_t k, double sums, double allowance,
                          const ScaleBits& shift = {}) noexcept {

@@ -343,10 +343,10 @@ bool model_gemm_once(const GemmDesc& desc, const void* a, const void* b, const v
 
 // The device's first split and span guard over every batch entry (the flag and the choice are the call's): the
 // candidate count that computes the call (none where an input is uncovered or no candidate is admitted), and
-// whether the levels' pass admitted the first count on every entry (the magnitude products then did not run).
+// which of the guard's passes decided the first count (guard.hpp: the later ones did not run).
 struct Verdict {
   std::optional<uint32_t> moduli;
-  bool levels_admitted = false;
+  GuardPass decided_by = GuardPass::magnitudes;
 };
 Verdict judge(const GemmDesc& desc, const void* a, const void* b, const ModelOptions& options) {
   const auto m = static_cast<uint32_t>(desc.m), n = static_cast<uint32_t>(desc.n), k = static_cast<uint32_t>(desc.k);
@@ -360,15 +360,21 @@ Verdict judge(const GemmDesc& desc, const void* a, const void* b, const ModelOpt
   const OperandView va = view(desc, a, 'A'), vb = view(desc, b, 'B');
   uint32_t choice = 0;
   bool levels = guard;
+  Extremes rows, columns;
   for (int64_t entry = 0; entry < desc.batch; ++entry) {
     const SplitSide sa = split(gather(va, entry, m, k), m, k, true, bits.a, moduli, desc.type, last.a - bits.a);
     const SplitSide sb = split(gather(vb, entry, k, n), k, n, false, bits.b, moduli, desc.type, last.b - bits.b);
     if (!sa.covered || !sb.covered) return {};
     if (guard) choice = std::max(choice, span_choice(sa, sb, m, n, k, allowance, candidates));
     levels = levels && levels_admit(sa, sb, m, n, k, allowance);
+    for (const LineStats& line : sa.stats) rows.take(line);
+    for (const LineStats& line : sb.stats) columns.take(line);
   }
-  if (choice == candidates.count) return {std::nullopt, levels};
-  return {candidates.moduli[choice], levels};
+  const GuardPass decided_by = guard && extremes_admit(rows, columns, k, allowance) ? GuardPass::extremes
+                               : levels                                             ? GuardPass::levels
+                                                                                    : GuardPass::magnitudes;
+  if (choice == candidates.count) return {std::nullopt, decided_by};
+  return {candidates.moduli[choice], decided_by};
 }
 
 std::optional<uint32_t> choose_moduli(const GemmDesc& desc, const void* a, const void* b, const ModelOptions& options) {
@@ -394,8 +400,8 @@ bool model_gemm(const GemmDesc& desc, const void* a, const void* b, const void* 
   return model_gemm_once(desc, a, b, c_in, c_out, chosen);
 }
 
-bool levels_admit_first(const GemmDesc& desc, const void* a, const void* b) {
-  return reads_ab_for(desc) && judge(desc, a, b, {}).levels_admitted;
+GuardPass deciding_pass(const GemmDesc& desc, const void* a, const void* b) {
+  return reads_ab_for(desc) ? judge(desc, a, b, {}).decided_by : GuardPass::magnitudes;
 }
 
 }  // namespace vkgemm::ozaki

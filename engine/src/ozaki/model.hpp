@@ -112,9 +112,9 @@ bool model_product(std::span<const double> a, std::span<const double> b, std::sp
 bool model_gemm(const GemmDesc& desc, const void* a, const void* b, const void* c_in, void* c_out,
                 const ModelOptions& options = {});
 
-// Whether the device's span guard decides the call (f32 or f64, its default moduli) on the lines' magnitude
-// levels alone, its levels pass admitting the first count on every batch entry: the magnitude products then do
-// not run. False where an input is uncovered.
-bool levels_admit_first(const GemmDesc& desc, const void* a, const void* b);
+// Which of the device's span guard passes decides the first count of the call (f32 or f64, its default moduli;
+// guard.hpp): the lines' extremes over every batch entry where they admit it, else the lines' levels where they
+// admit it on every entry, else the magnitude products (also where an input is uncovered).
+GuardPass deciding_pass(const GemmDesc& desc, const void* a, const void* b);
 
 }  // namespace vkgemm::ozaki

@@ -19,6 +19,7 @@ constexpr uint32_t kPlaneRowAlign = 16;  // a plane's rows: whole 16-byte units 
 constexpr uint32_t kFlagWord = OZAKI_FLAG_WORD;
 constexpr uint32_t kRefusedWord = OZAKI_REFUSED_WORD;
 constexpr uint32_t kLevelsWord = OZAKI_LEVELS_WORD;
+constexpr uint32_t kExtremesWord = OZAKI_EXTREMES_WORD;
 constexpr uint32_t kFirstIndirectWord = OZAKI_CONTROL_WORDS;  // then each indirect command: 4 words (3 used)
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
@@ -139,12 +140,14 @@ SequenceBinding words(const Layout& l) { return {3, 0, l.words_bytes}; }
 
 // When an armed dispatch runs: as a pass of candidate count `candidate` (the coverage flag clear and the
 // guard's choice that count), as the native kernel's (the flag set or no candidate admitted: `candidate` is
-// then the number of candidates), or as the span guard's magnitude product and pass (the flag clear and the
-// levels' pass refused the first count).
+// then the number of candidates), or as a pass of the span guard (`guard`: the flag clear and the guard's pass
+// before it refused the first count, in refusal word `gate`: the extremes' for the levels' pass, the levels'
+// for the magnitude products and the pass on them).
 struct When {
   bool native = false;
   uint32_t candidate = 0, candidates = 1;
-  bool magnitudes = false;
+  bool guard = false;
+  uint32_t gate = kLevelsWord;
 };
 
 // The arm pass that clears `count` control words from `word` on.
@@ -163,8 +166,8 @@ SequencePass clear(const Layout& l, uint32_t word, uint32_t count = 1) {
 SequencePass arm(const Layout& l, uint32_t slot, const std::array<uint32_t, 3>& grid, const When& when) {
   SequencePass s = clear(l, kFlagWord);
   kernels::GemmPushConstants& p = s.pass.push;
-  p.flags = when.native ? OZAKI_ARM_NATIVE : when.magnitudes ? OZAKI_ARM_MAGNITUDES : 0u;
-  p.ldb = when.magnitudes ? kLevelsWord : kRefusedWord, p.lda = when.candidate, p.ldc = when.candidates;
+  p.flags = when.native ? OZAKI_ARM_NATIVE : when.guard ? OZAKI_ARM_MAGNITUDES : 0u;
+  p.ldb = when.guard ? when.gate : kRefusedWord, p.lda = when.candidate, p.ldc = when.candidates;
   p.a_offset = kFirstIndirectWord + 4 * slot;
   p.M = grid[0], p.N = grid[1], p.K = grid[2];
   return s;
@@ -281,21 +284,28 @@ std::string add_products(std::vector<SequencePass>& out, const Shape& s, const L
   return fmt::format("{} ({})", to_string(product.kernel), product.config);
 }
 
-// The span guard over all of C (ozaki_guard.comp): its allowance from guard.hpp's rule, the first candidate's,
-// and the others' scale bits past it. With `levels`, the first pass: the first candidate alone, judged on the
-// lines' magnitude levels, its refusal in the levels' word.
-SequencePass guard(const Shape& s, const Layout& l, DataType type, const ozaki::Candidates& all, bool levels) {
+// The span guard's passes (ozaki_guard.comp), in the order they run: the first candidate judged once on the
+// lines' extremes (one invocation), then element by element on the lines' magnitude levels, then every
+// candidate element by element on the magnitude products; each later one only where the one before refused.
+enum class GuardPass { extremes, levels, magnitudes };
+
+// A pass of the span guard over all of C: its allowance from guard.hpp's rule, the first candidate's, and the
+// others' scale bits past it. The extremes' and the levels' passes judge the first candidate alone, each
+// refusal in its own word.
+SequencePass guard(const Shape& s, const Layout& l, DataType type, const ozaki::Candidates& all, GuardPass pass) {
   ozaki::Candidates candidates = all;
-  if (levels) candidates.count = 1;
+  if (pass != GuardPass::magnitudes) candidates.count = 1;
   SequencePass out;
   out.pass.shape = shape_of("ozaki_guard_f64", 0, {OZAKI_MERGE_X, OZAKI_MERGE_Y, 1});
   out.pass.grid = {(s.n + OZAKI_MERGE_X - 1) / OZAKI_MERGE_X, (s.m + OZAKI_MERGE_Y - 1) / OZAKI_MERGE_Y, s.batch};
+  if (pass == GuardPass::extremes) out.pass.grid = {1, 1, 1};
   kernels::GemmPushConstants& p = out.pass.push;
   p.M = s.m, p.N = s.n, p.batch = s.batch, p.K = s.chunks, p.k_split = s.k;
-  p.flags = levels ? OZAKI_GUARD_LEVELS : 0u;
+  p.flags = pass == GuardPass::extremes ? OZAKI_GUARD_EXTREMES : pass == GuardPass::levels ? OZAKI_GUARD_LEVELS : 0u;
   p.a_offset = 0, p.stride_a = static_cast<uint32_t>(s.plane_sums(s.m));
   p.stride_b = static_cast<uint32_t>(l.magnitude_chunk_bytes / 4);
-  p.ldb = l.stats_a, p.ldc = l.stats_b, p.split_stride = kFlagWord, p.c_offset = levels ? kLevelsWord : kRefusedWord;
+  p.ldb = l.stats_a, p.ldc = l.stats_b, p.split_stride = kFlagWord;
+  p.c_offset = pass == GuardPass::extremes ? kExtremesWord : pass == GuardPass::levels ? kLevelsWord : kRefusedWord;
   p.lda = candidates.count;
   for (uint32_t d = 1; d < candidates.count; ++d) {
     p.b_offset |= (static_cast<uint32_t>(candidates.shift[d].a) | static_cast<uint32_t>(candidates.shift[d].b) << 8)
@@ -307,20 +317,23 @@ SequencePass guard(const Shape& s, const Layout& l, DataType type, const ozaki::
   return out;
 }
 
-// The span guard (guard.hpp): the levels' pass, then, armed to run only where it refused the first count, the
-// magnitude planes' products and the pass that judges every candidate on them; their commands from slot `slot`
-// on. Where the levels admit the first count the products would too: uniform lines cost no product.
+// The span guard (guard.hpp): the extremes' pass; armed to run only where it refused the first count, the
+// levels' pass; armed to run only where that refused it too, the magnitude planes' products and the pass that
+// judges every candidate on them; their commands from slot `slot` on. Where a pass admits the first count the
+// later ones would too: uniform lines cost one invocation's judgement, no pass over C and no product.
 void add_guard(std::vector<SequencePass>& seq, const Shape& s, const Layout& l, uint32_t& slot, DataType type,
                const ozaki::Candidates& candidates, const DeviceInfo& device, const tuning::Table& tuning) {
-  const When magnitudes{false, 0, candidates.count, true};
-  seq.push_back(guard(s, l, type, candidates, true));
+  const When levels{false, 0, candidates.count, true, kExtremesWord};
+  const When magnitudes{false, 0, candidates.count, true, kLevelsWord};
+  seq.push_back(guard(s, l, type, candidates, GuardPass::extremes));
+  add_armed(seq, l, slot, guard(s, l, type, candidates, GuardPass::levels), levels);
   const Products planes{s.moduli, 1, 0, s.m, l.magnitudes, l.magnitude_chunk_bytes};
   for (uint32_t chunk = 0; chunk < s.chunks; ++chunk) {
     std::vector<SequencePass> passes;
     add_products(passes, s, l, chunk, planes, device, tuning);
     for (SequencePass& pass : passes) add_armed(seq, l, slot, std::move(pass), magnitudes);
   }
-  add_armed(seq, l, slot, guard(s, l, type, candidates, false), magnitudes);
+  add_armed(seq, l, slot, guard(s, l, type, candidates, GuardPass::magnitudes), magnitudes);
 }
 
 // The residue products and merges of one candidate count, block by block: each dispatch indirect, armed
