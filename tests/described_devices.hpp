@@ -38,7 +38,7 @@ inline DeviceInfo nvidia() {
     d.coopmat_shapes.push_back(shape(16, 8, 16, acc, "subgroup"));
     d.coopmat_shapes.push_back(shape(16, 8, 8, acc, "subgroup"));
     d.coopmat_shapes.push_back(shape(16, 16, 16, acc, "subgroup"));
-    for (uint32_t inv : {128u, 256u}) d.coopmat2_shapes.push_back(shape(16, 16, 16, acc, "workgroup", inv, true));
+    for (uint32_t inv : {32u, 64u, 128u, 256u}) d.coopmat2_shapes.push_back(shape(16, 16, 16, acc, "workgroup", inv, true));
   }
   return d;
 }

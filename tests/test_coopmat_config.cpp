@@ -362,6 +362,12 @@ TEST_SUITE("coopmat config") {
       CHECK(pinned.blocking.rows == whole.main.tile[1]);
       CHECK(pinned.blocking.cols == whole.main.tile[0]);
     }
+    // 16 x 64 pins as 32, the thin tiles' name, and comes back 16 x 64 on the same rows.
+    p.m = 16, p.n = p.k = p.ldb = p.ldc = 4096, p.lda = 4096;
+    const kernels::KernelLaunch whole = kernels::plan(d, table, {.kernel = Kernel::coopmat2}, p);
+    const kernels::Pinning pinned = kernels::find_spec(Kernel::coopmat2)->pin(whole, d, {.kernel = Kernel::coopmat2});
+    CHECK(pinned.options.tile == 32);
+    CHECK(kernels::plan(d, table, pinned.options, p).description.find("16x64") == 0);
   }
 
   TEST_CASE("each missing piece is named") {
@@ -811,11 +817,19 @@ TEST_SUITE("coopmat config") {
     // The 32-row tile's workgroups run two to an SM: 64 of them at 32 x 4096 split in 4, not 2.
     CHECK(planned(32, 4096, 8192, DataType::f16, false).splits == 4);
     CHECK(planned(32, 4096, 8192, DataType::f16, false).description == "32x64 split 4");
-    // Its products are bound by reading B: 16 x 4096 x 4096 takes four slices of 1024, not two of 2048;
-    // 16 x 4096 x 2048 (slices of 512) runs one; 64 x 4096 x 16384's 128 workgroups take 2 slices.
-    CHECK(planned(16, 4096, 4096, DataType::f16, false).description == "32x64 split 4");
-    CHECK(planned(8, 4096, 4096, DataType::f32, false).splits == 4);
-    CHECK(planned(16, 4096, 2048, DataType::f16, false).splits == 1);
+    // Its products are bound by reading B: 17 x 4096 x 4096 takes four slices of 1024, not two of 2048;
+    // 17 x 4096 x 2048 (slices of 512) runs one; 64 x 4096 x 16384's 128 workgroups take 2 slices.
+    CHECK(planned(17, 4096, 4096, DataType::f16, false).description == "32x64 split 4");
+    CHECK(planned(17, 4096, 2048, DataType::f16, false).splits == 1);
+    // At most 16 rows: 16 x 64 at 64 invocations, split to 512 workgroups in slices of at least 512 (16 x 4096 x
+    // 4096: 8; 16 x 16384 x 4096: 2); with K too short to split and too few tiles, the 32-row tile as before;
+    // fp16 sums and int8 (which do not split here) keep it too.
+    CHECK(planned(16, 4096, 4096, DataType::f16, false).description == "16x64 split 8");
+    CHECK(planned(8, 4096, 4096, DataType::f32, false).description == "16x64 split 8");
+    CHECK(planned(16, 16384, 4096, DataType::f16, false).description == "16x64 split 2");
+    CHECK(planned(1, 65536, 1024, DataType::f16, false).description == "16x64");
+    CHECK(planned(16, 4096, 2048, DataType::f16, false).description == "32x64");
+    CHECK(planned(16, 4096, 4096, DataType::f16, true).description.find("32x64") == 0);
     // A pinned split count (the whole product's, for its pieces) is kept.
     kernels::Problem p;
     p.types = {DataType::f16, DataType::f32, false};

@@ -705,8 +705,8 @@ Command add_run_command(CLI::App& cmd, CommonOptions& common) {
                  "exponents spread too far; more admit wider spreads; fewer are faster and coarser, without the guard, "
                  "and --verify then holds C to the emulation's own bound)");
   cmd.add_option("--tile", o->tile,
-                 "Tile side (tiled) or workgroup side (naive), default 16; coopmat: 64 or 128, coopmat2: 32 (32x64), "
-                 "64, 96 (96x192), 128, 192 (192x128), 256 (128x256) or 512 (256x64) (default: chosen by shape)");
+                 "Tile side (tiled) or workgroup side (naive), default 16; coopmat: 64 or 128, coopmat2: 32 (32x64; 16x64 "
+                 "for at most 16 rows of f16 or bf16 with K split), 64, 96 (96x192), 128, 192 (192x128), 256 (128x256) or 512 (256x64) (default: chosen by shape)");
   cmd.add_option("--config", o->config,
                  "Blocked kernel configuration, e.g. \"128x128x8 8x8 lanes 8 split 1\" (default: from the tuning table)");
   cmd.add_option("--repeat", o->repeat, "Timed dispatches; the median is reported")->capture_default_str();

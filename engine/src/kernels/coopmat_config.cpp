@@ -65,6 +65,16 @@ constexpr Nv2Tile kNv2Thin{.invocations = 128, .bm = 32, .bn = 64, .bk = 64};
 // compiles the same launch into a slower one, even at one K step (docs/design/coopmat2.md). Not modelled:
 // chosen by its columns and rows.
 constexpr Nv2Tile kNv2Narrow{.invocations = 128, .bm = 256, .bn = 64, .bk = 64, .unroll = 16};
+// 16 rows x 64 columns at 64 invocations for products of at most 16 rows (a matrix times a few vectors) in
+// f16 and bf16 with fp32 sums: reading B once is their cost, and half of the 32 x 64 tile's rows are padding.
+// Taken where K splits (at least 4096) or the tiles alone fill the device. At 128 or 256 invocations a 16-row
+// workgroup matrix computes zeros on NVIDIA's driver 580; at 32 and 64 it is right, 64 the faster
+// (docs/design/coopmat2.md). Not modelled: chosen by its rows.
+constexpr Nv2Tile kNv2Skinny{.invocations = 64, .bm = 16, .bn = 64, .bk = 64};
+// Its workgroups split to 4 a compute unit of a large GPU (16 x 4096 x 4096: 8 slices of 512; 16 x 16384 x 4096:
+// 2 of 2048), slices at least kSkinnyMinSlice deep, up to kThinMaxSlices.
+constexpr uint64_t kSkinnyWorkgroups = 4 * 128;
+constexpr uint32_t kSkinnyMinSlice = 512;
 // Its workgroups of 128 invocations run two to an SM: it splits to twice kEnoughWorkgroups (4 slices of
 // 32 x 4096 x 8192 beat 2 by 1.54x and 8 by 1.07x).
 constexpr uint64_t kThinWorkgroups = 2 * 128;
@@ -560,10 +570,11 @@ uint32_t coopmat2_splits(const LaunchShape& shape, uint32_t m, uint32_t n, uint3
   // A grid smaller than a large GPU, with a K long enough to share: as many slices as fill it (up to 4),
   // else as many as K allows. The reduce pass reads every slice back once.
   const uint64_t groups = tiles(m, n, shape.tile[1], shape.tile[0]) * batch;
-  const uint64_t enough = shape.tile[1] == kNv2Thin.bm ? kThinWorkgroups : kEnoughWorkgroups;
+  const bool skinny = shape.tile[1] == kNv2Skinny.bm, thin = shape.tile[1] == kNv2Thin.bm;
+  const uint64_t enough = skinny ? kSkinnyWorkgroups : thin ? kThinWorkgroups : kEnoughWorkgroups;
   if (groups >= enough || k < 4096) return 1;
-  if (shape.tile[1] == kNv2Thin.bm) {
-    const uint64_t wanted = std::min<uint64_t>((enough + groups - 1) / groups, k / kThinMinSlice);
+  if (skinny || thin) {
+    const uint64_t wanted = std::min<uint64_t>((enough + groups - 1) / groups, k / (skinny ? kSkinnyMinSlice : kThinMinSlice));
     return static_cast<uint32_t>(std::clamp<uint64_t>(wanted, 1, kThinMaxSlices));
   }
   if (const uint32_t s = splits_to_fill(groups, k, enough)) return s;
@@ -578,7 +589,7 @@ struct NamedTile {
   uint32_t option;
   const Nv2Tile* tile;
 };
-constexpr NamedTile kNamedTiles[] = {{32, &kNv2Thin},   {64, &kNv2Small},  {96, &kNv2Wide},
+constexpr NamedTile kNamedTiles[] = {{32, &kNv2Skinny}, {32, &kNv2Thin},   {64, &kNv2Small},  {96, &kNv2Wide},
                                      {128, &kNv2Medium}, {192, &kNv2Tall},  {256, &kNv2Large},
                                      {256, &kNv2LargeAcc16}, {512, &kNv2Narrow}};
 
@@ -593,12 +604,20 @@ uint32_t coopmat2_tile_option(uint32_t bm, uint32_t bn) {
 
 namespace {
 
-// The tile GemmOptions::tile names (`large` is 256's, by the sums' type).
-Nv2Tile named_tile(const DeviceInfo& d, const Types& t, uint32_t option, const Nv2Tile& large) {
+// Whether a product of m rows takes the 16-row tile (kNv2Skinny) where the thin tiles are asked for.
+bool skinny_tile(const DeviceInfo& d, const Types& t, uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
+  const bool fills = k >= 4096 || tiles(m, n, kNv2Skinny.bm, kNv2Skinny.bn) * batch >= kSkinnyWorkgroups;
+  return m <= kNv2Skinny.bm && coopmat2_splittable(t) && !t.f16_accumulate && fills && nv2_shape(d, t, kNv2Skinny);
+}
+
+// The tile GemmOptions::tile names (`large` is 256's, by the sums' type); 32 names the thin tiles, 16 x 64 where
+// skinny_tile takes it (`skinny`), else 32 x 64.
+Nv2Tile named_tile(const DeviceInfo& d, const Types& t, uint32_t option, const Nv2Tile& large, bool skinny) {
   const Nv2Tile* tile = nullptr;
   for (const NamedTile& n : kNamedTiles) {
-    if (n.option == option) tile = option == 256 ? &large : n.tile;
+    if (n.option == option && !tile) tile = option == 256 ? &large : n.tile;
   }
+  if (tile == &kNv2Skinny && !skinny) tile = &kNv2Thin;
   if (!tile) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("the coopmat2 kernel's tile is 32, 64, 96, 128, 192, 256 or 512 (16, the default: chosen "
@@ -617,6 +636,7 @@ Nv2Tile named_tile(const DeviceInfo& d, const Types& t, uint32_t option, const N
 // The tile for the product when the option leaves it to the shape (16).
 Nv2Tile chosen_tile(const DeviceInfo& d, const Types& t, uint32_t m, uint32_t n, uint32_t k, uint32_t batch,
                     const Nv2Tile& large) {
+  if (skinny_tile(d, t, m, n, k, batch)) return kNv2Skinny;
   if (m <= kNv2Thin.bm && nv2_shape(d, t, kNv2Thin)) return kNv2Thin;
   // Narrower than 128 x 128 (a larger tile would lie mostly outside C): 64x64, or 256x64 for a 16-bit product
   // exactly 64 wide whose 256-row tiles still run two to every SM of a large GPU. Narrower, its one column of
@@ -685,13 +705,15 @@ Nv2Tile for_elements(Nv2Tile tile, const Types& t) {
 LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptions& options, uint32_t m, uint32_t n,
                             uint32_t k, uint32_t batch) {
   const Nv2Tile& large = large_tile(t);
-  return nv2_launch(for_elements(
-      options.tile == 16 ? chosen_tile(d, t, m, n, k, batch, large) : named_tile(d, t, options.tile, large), t));
+  const bool skinny = skinny_tile(d, t, m, n, k, batch);
+  return nv2_launch(for_elements(options.tile == 16 ? chosen_tile(d, t, m, n, k, batch, large)
+                                                    : named_tile(d, t, options.tile, large, skinny),
+                                 t));
 }
 
 LaunchShape coopmat2_largest_launch(const DeviceInfo& d, const Types& t, const GemmOptions& options) {
   const Nv2Tile& large = large_tile(t);
-  if (options.tile != 16) return nv2_launch(for_elements(named_tile(d, t, options.tile, large), t));
+  if (options.tile != 16) return nv2_launch(for_elements(named_tile(d, t, options.tile, large, false), t));
   // chosen_tile's largest: the large tile where the device lists a shape for it, else 128x128, else 64x64.
   return nv2_launch(
       for_elements(nv2_shape(d, t, large) ? large : nv2_shape(d, t, kNv2Medium) ? kNv2Medium : kNv2Small, t));
