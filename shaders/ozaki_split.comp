@@ -253,7 +253,8 @@ void main() {
     words[at + 1u] = int(stat.y);
     [[unroll]] for (uint b = 0u; b < OZAKI_MAGNITUDE_LEVELS; ++b) words[at + 2u + b] = int(levels[slot][b]);
     // The side's extremes (ozaki_abi.h): the fewest bytes at each level, the largest norm, any inexact line.
-    const uint extremes = OZAKI_EXTREME_LINES_WORD + ((p.flags & OZAKI_SPLIT_COLUMNS) != 0u ? OZAKI_EXTREME_WORDS : 0u);
+    const uint side = (p.flags & OZAKI_SPLIT_COLUMNS) != 0u ? OZAKI_EXTREME_WORDS : 0u;
+    const uint extremes = OZAKI_EXTREME_LINES_WORD + side;
     [[unroll]] for (uint b = 0u; b < OZAKI_MAGNITUDE_LEVELS; ++b) {
       atomicMax(words[extremes + b], int(0x7fffffffu - levels[slot][b]));
     }

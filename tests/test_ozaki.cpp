@@ -333,7 +333,8 @@ TEST_SUITE("ozaki") {
         std::normal_distribution<double> normal;
         for (size_t i = 0; draw == Draw::normal && i < static_cast<size_t>(m * k); ++i) put(a, type, i, normal(rng));
         for (size_t i = 0; draw == Draw::normal && i < static_cast<size_t>(k * n); ++i) put(b, type, i, normal(rng));
-        for (size_t t = 0; draw == Draw::zero_row && t < static_cast<size_t>(k); ++t) put(a, type, static_cast<size_t>(3 * k) + t, 0.0);
+        const size_t row3 = static_cast<size_t>(3 * k);
+        for (size_t t = 0; draw == Draw::zero_row && t < static_cast<size_t>(k); ++t) put(a, type, row3 + t, 0.0);
         CAPTURE(type);
         CAPTURE(static_cast<int>(draw));
         REQUIRE(ozaki::deciding_pass(d, a.data(), b.data()) == pass);

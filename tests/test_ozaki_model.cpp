@@ -446,7 +446,9 @@ TEST_SUITE("ozaki model") {
         LineStats l;
         l.norm = std::ldexp(norm(rng), 10), l.inexact = inexact(rng);
         uint32_t c = count(rng);
-        for (uint32_t b = 0; b < OZAKI_MAGNITUDE_LEVELS; ++b) c = l.levels.at_least[b] = std::uniform_int_distribution<uint32_t>(c * 3 / 4, c)(rng);
+        for (uint32_t b = 0; b < OZAKI_MAGNITUDE_LEVELS; ++b) {
+          c = l.levels.at_least[b] = std::uniform_int_distribution<uint32_t>(c * 3 / 4, c)(rng);
+        }
         return l;
       };
       std::vector<LineStats> rows(3), columns(4);

@@ -574,7 +574,8 @@ uint32_t coopmat2_splits(const LaunchShape& shape, uint32_t m, uint32_t n, uint3
   const uint64_t enough = skinny ? kSkinnyWorkgroups : thin ? kThinWorkgroups : kEnoughWorkgroups;
   if (groups >= enough || k < 4096) return 1;
   if (skinny || thin) {
-    const uint64_t wanted = std::min<uint64_t>((enough + groups - 1) / groups, k / (skinny ? kSkinnyMinSlice : kThinMinSlice));
+    const uint32_t min_slice = skinny ? kSkinnyMinSlice : kThinMinSlice;
+    const uint64_t wanted = std::min<uint64_t>((enough + groups - 1) / groups, k / min_slice);
     return static_cast<uint32_t>(std::clamp<uint64_t>(wanted, 1, kThinMaxSlices));
   }
   if (const uint32_t s = splits_to_fill(groups, k, enough)) return s;

@@ -284,28 +284,25 @@ std::string add_products(std::vector<SequencePass>& out, const Shape& s, const L
   return fmt::format("{} ({})", to_string(product.kernel), product.config);
 }
 
-// The span guard's passes (ozaki_guard.comp), in the order they run: the first candidate judged once on the
-// lines' extremes (one invocation), then element by element on the lines' magnitude levels, then every
-// candidate element by element on the magnitude products; each later one only where the one before refused.
-enum class GuardPass { extremes, levels, magnitudes };
-
 // A pass of the span guard over all of C: its allowance from guard.hpp's rule, the first candidate's, and the
 // others' scale bits past it. The extremes' and the levels' passes judge the first candidate alone, each
 // refusal in its own word.
-SequencePass guard(const Shape& s, const Layout& l, DataType type, const ozaki::Candidates& all, GuardPass pass) {
+SequencePass guard(const Shape& s, const Layout& l, DataType type, const ozaki::Candidates& all,
+                   ozaki::GuardPass pass) {
   ozaki::Candidates candidates = all;
-  if (pass != GuardPass::magnitudes) candidates.count = 1;
+  if (pass != ozaki::GuardPass::magnitudes) candidates.count = 1;
   SequencePass out;
   out.pass.shape = shape_of("ozaki_guard_f64", 0, {OZAKI_MERGE_X, OZAKI_MERGE_Y, 1});
   out.pass.grid = {(s.n + OZAKI_MERGE_X - 1) / OZAKI_MERGE_X, (s.m + OZAKI_MERGE_Y - 1) / OZAKI_MERGE_Y, s.batch};
-  if (pass == GuardPass::extremes) out.pass.grid = {1, 1, 1};
+  if (pass == ozaki::GuardPass::extremes) out.pass.grid = {1, 1, 1};
   kernels::GemmPushConstants& p = out.pass.push;
   p.M = s.m, p.N = s.n, p.batch = s.batch, p.K = s.chunks, p.k_split = s.k;
-  p.flags = pass == GuardPass::extremes ? OZAKI_GUARD_EXTREMES : pass == GuardPass::levels ? OZAKI_GUARD_LEVELS : 0u;
+  const bool extremes = pass == ozaki::GuardPass::extremes, levels = pass == ozaki::GuardPass::levels;
+  p.flags = extremes ? OZAKI_GUARD_EXTREMES : levels ? OZAKI_GUARD_LEVELS : 0u;
   p.a_offset = 0, p.stride_a = static_cast<uint32_t>(s.plane_sums(s.m));
   p.stride_b = static_cast<uint32_t>(l.magnitude_chunk_bytes / 4);
   p.ldb = l.stats_a, p.ldc = l.stats_b, p.split_stride = kFlagWord;
-  p.c_offset = pass == GuardPass::extremes ? kExtremesWord : pass == GuardPass::levels ? kLevelsWord : kRefusedWord;
+  p.c_offset = extremes ? kExtremesWord : levels ? kLevelsWord : kRefusedWord;
   p.lda = candidates.count;
   for (uint32_t d = 1; d < candidates.count; ++d) {
     p.b_offset |= (static_cast<uint32_t>(candidates.shift[d].a) | static_cast<uint32_t>(candidates.shift[d].b) << 8)
@@ -325,15 +322,15 @@ void add_guard(std::vector<SequencePass>& seq, const Shape& s, const Layout& l, 
                const ozaki::Candidates& candidates, const DeviceInfo& device, const tuning::Table& tuning) {
   const When levels{false, 0, candidates.count, true, kExtremesWord};
   const When magnitudes{false, 0, candidates.count, true, kLevelsWord};
-  seq.push_back(guard(s, l, type, candidates, GuardPass::extremes));
-  add_armed(seq, l, slot, guard(s, l, type, candidates, GuardPass::levels), levels);
+  seq.push_back(guard(s, l, type, candidates, ozaki::GuardPass::extremes));
+  add_armed(seq, l, slot, guard(s, l, type, candidates, ozaki::GuardPass::levels), levels);
   const Products planes{s.moduli, 1, 0, s.m, l.magnitudes, l.magnitude_chunk_bytes};
   for (uint32_t chunk = 0; chunk < s.chunks; ++chunk) {
     std::vector<SequencePass> passes;
     add_products(passes, s, l, chunk, planes, device, tuning);
     for (SequencePass& pass : passes) add_armed(seq, l, slot, std::move(pass), magnitudes);
   }
-  add_armed(seq, l, slot, guard(s, l, type, candidates, GuardPass::magnitudes), magnitudes);
+  add_armed(seq, l, slot, guard(s, l, type, candidates, ozaki::GuardPass::magnitudes), magnitudes);
 }
 
 // The residue products and merges of one candidate count, block by block: each dispatch indirect, armed
