@@ -822,12 +822,14 @@ TEST_SUITE("coopmat config") {
     CHECK(planned(17, 4096, 4096, DataType::f16, false).description == "32x64 split 4");
     CHECK(planned(17, 4096, 2048, DataType::f16, false).splits == 1);
     // At most 16 rows: 16 x 64 at 64 invocations, split to 512 workgroups in slices of at least 512 (16 x 4096 x
-    // 4096: 8; 16 x 16384 x 4096: 2); with K too short to split and too few tiles, the 32-row tile as before;
-    // fp16 sums and int8 (which do not split here) keep it too.
+    // 4096: 8; 16 x 16384 x 4096: 2), only where it splits (the reduce pass then applies beta and the
+    // epilogue); with K too short to split, or tiles enough unsplit, the 32-row tile as before; fp16 sums
+    // keep it too.
     CHECK(planned(16, 4096, 4096, DataType::f16, false).description == "16x64 split 8");
     CHECK(planned(8, 4096, 4096, DataType::f32, false).description == "16x64 split 8");
     CHECK(planned(16, 16384, 4096, DataType::f16, false).description == "16x64 split 2");
-    CHECK(planned(1, 65536, 1024, DataType::f16, false).description == "16x64");
+    CHECK(planned(16, 4096, 4096, DataType::f16, false, 7).description == "16x64 split 2");  // 448 tiles
+    CHECK(planned(16, 32768, 4096, DataType::f16, false).description == "32x64");  // 512 tiles: no split
     CHECK(planned(16, 4096, 2048, DataType::f16, false).description == "32x64");
     CHECK(planned(16, 4096, 4096, DataType::f16, true).description.find("32x64") == 0);
     // A pinned split count (the whole product's, for its pieces) is kept.

@@ -67,9 +67,10 @@ constexpr Nv2Tile kNv2Thin{.invocations = 128, .bm = 32, .bn = 64, .bk = 64};
 constexpr Nv2Tile kNv2Narrow{.invocations = 128, .bm = 256, .bn = 64, .bk = 64, .unroll = 16};
 // 16 rows x 64 columns at 64 invocations for products of at most 16 rows (a matrix times a few vectors) in
 // f16 and bf16 with fp32 sums: reading B once is their cost, and half of the 32 x 64 tile's rows are padding.
-// Taken where K splits (at least 4096) or the tiles alone fill the device. At 128 or 256 invocations a 16-row
-// workgroup matrix computes zeros on NVIDIA's driver 580; at 32 and 64 it is right, 64 the faster
-// (docs/design/coopmat2.md). Not modelled: chosen by its rows.
+// Taken only where it splits K (K at least 4096, fewer tiles than kSkinnyWorkgroups), as measured: its main
+// pass then stores raw fp32 sums, and the reduce pass applies beta, the epilogue and C's type. At 128 or 256
+// invocations a 16-row workgroup matrix computes zeros on NVIDIA's driver 580; at 32 and 64 it is right, 64
+// the faster (docs/design/coopmat2.md). Not modelled: chosen by its rows.
 constexpr Nv2Tile kNv2Skinny{.invocations = 64, .bm = 16, .bn = 64, .bk = 64};
 // Its workgroups split to 4 a compute unit of a large GPU (16 x 4096 x 4096: 8 slices of 512; 16 x 16384 x 4096:
 // 2 of 2048), slices at least kSkinnyMinSlice deep, up to kThinMaxSlices.
@@ -607,8 +608,8 @@ namespace {
 
 // Whether a product of m rows takes the 16-row tile (kNv2Skinny) where the thin tiles are asked for.
 bool skinny_tile(const DeviceInfo& d, const Types& t, uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
-  const bool fills = k >= 4096 || tiles(m, n, kNv2Skinny.bm, kNv2Skinny.bn) * batch >= kSkinnyWorkgroups;
-  return m <= kNv2Skinny.bm && coopmat2_splittable(t) && !t.f16_accumulate && fills && nv2_shape(d, t, kNv2Skinny);
+  const bool splits = k >= 4096 && tiles(m, n, kNv2Skinny.bm, kNv2Skinny.bn) * batch < kSkinnyWorkgroups;
+  return m <= kNv2Skinny.bm && coopmat2_splittable(t) && !t.f16_accumulate && splits && nv2_shape(d, t, kNv2Skinny);
 }
 
 // The tile GemmOptions::tile names (`large` is 256's, by the sums' type); 32 names the thin tiles, 16 x 64 where
