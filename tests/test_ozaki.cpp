@@ -325,7 +325,9 @@ TEST_SUITE("ozaki") {
     const char* levels_said = "judged it by each pair of lines' levels";
     const char* product_said = "judged it by its magnitude product";
     for (DataType type : {DataType::f64, DataType::f32})
-      for (const auto& [draw, pass] : cases) {
+      for (const auto& c : cases) {
+        const Draw draw = c.first;  // not a structured binding: CAPTURE's lambda takes it (clang 14)
+        const ozaki::GuardPass pass = c.second;
         const int64_t m = 8, n = 6, k = 4096;
         const GemmDesc d = make_desc(type, Layout::row_major, Op::n, Op::n, m, n, k, 0, false, 1.0, 0.0);
         std::vector<std::byte> a = uniform(type, static_cast<uint64_t>(m * k), rng);
