@@ -79,9 +79,8 @@
 //               holds OZAKI_LINE_WORDS int32s from ldb + (entry * M + line) * OZAKI_LINE_WORDS on: the double of
 //               its scaled 1-norm sum_t |x_t| 2^e, negated where some element is not an integer multiple of the
 //               line's quantum 2^-e (an "inexact" line; a positive or zero norm: every element exact), then
-//               its magnitude levels
-//               and with OZAKI_SPLIT_GUARDED, the lines' extremes (OZAKI_EXTREME_LINES_WORD: op(A)'s with
-//               OZAKI_SPLIT_COLUMNS clear, op(B)'s set) take each line's levels, norm and inexactness in
+//               its magnitude levels; each line's levels, norm and inexactness also go into its side's extremes
+//               (OZAKI_EXTREME_LINES_WORD: op(A)'s with OZAKI_SPLIT_COLUMNS clear, op(B)'s set)
 //   GEMM flags OZAKI_SPLIT_GROUPED: the lines are adjacent in memory (columns of a B stored K x N, rows of an
 //               A stored K x M): a workgroup takes OZAKI_SPLIT_GROUP of them, the grid counts groups of lines
 #define OZAKI_SPLIT_COLUMNS 64u
@@ -138,12 +137,12 @@
 //   from ldb on that are set; a pass of candidate count `lda` (its splits, products and merges) runs where the
 //   coverage flag (int32 split_stride) is clear and the choice is lda; with OZAKI_ARM_NATIVE, a native
 //   kernel's dispatch runs where the flag is set or the choice is ldc (every candidate refused); with
-//   OZAKI_ARM_MAGNITUDES, a pass of the span guard runs where the flag is clear and the pass before it refused
+//   OZAKI_ARM_GUARD, a pass of the span guard runs where the flag is clear and the pass before it refused
 //   the first count (int32 ldb set: the extremes' word arms the levels' pass, the levels' word the magnitude
 //   products and the pass on them).
 #define OZAKI_ARM_CLEAR 1u
 #define OZAKI_ARM_NATIVE 2u
-#define OZAKI_ARM_MAGNITUDES 4u
+#define OZAKI_ARM_GUARD 4u
 // The workspace's control int32s: the coverage flag (the splits' OZAKI_UNCOVERED_* bits), then the span guard's
 // refusal of each candidate count (docs/design/ozaki.md, "The count chosen on the device"), then the levels'
 // and the extremes' refusals of the first count, then the lines' extremes; the indirect commands after them.

@@ -3,7 +3,7 @@
 // The emulated product's control words (ozaki_abi.h): with OZAKI_ARM_CLEAR, a word is cleared before the
 // splits; otherwise one indirect dispatch is armed after the span guard: a pass of one candidate moduli count
 // runs where the coverage flag is clear and the guard chose that count, the native kernel's (OZAKI_ARM_NATIVE)
-// where the flag is set or no count was admitted, a later pass of the span guard (OZAKI_ARM_MAGNITUDES: the
+// where the flag is set or no count was admitted, a later pass of the span guard (OZAKI_ARM_GUARD: the
 // levels' pass, or the magnitude products and the pass on them) where the flag is clear and the guard's pass
 // before it refused the first count; else its grid is (0, 0, 0).
 #include "gemm_abi.h"
@@ -24,8 +24,8 @@ void main() {
     return;
   }
   const bool covered = words[p.split_stride] == 0u;
-  bool run = covered && words[p.ldb] != 0u;  // OZAKI_ARM_MAGNITUDES: ldb is the earlier pass's refusal word
-  if ((p.flags & OZAKI_ARM_MAGNITUDES) == 0u) {
+  bool run = covered && words[p.ldb] != 0u;  // OZAKI_ARM_GUARD: ldb is the earlier pass's refusal word
+  if ((p.flags & OZAKI_ARM_GUARD) == 0u) {
     uint choice = 0u;
     for (uint d = 0u; d < p.ldc; ++d) choice += words[p.ldb + d] != 0u ? 1u : 0u;
     run = (p.flags & OZAKI_ARM_NATIVE) != 0u ? !covered || choice == p.ldc : covered && choice == p.lda;

@@ -166,7 +166,7 @@ SequencePass clear(const Layout& l, uint32_t word, uint32_t count = 1) {
 SequencePass arm(const Layout& l, uint32_t slot, const std::array<uint32_t, 3>& grid, const When& when) {
   SequencePass s = clear(l, kFlagWord);
   kernels::GemmPushConstants& p = s.pass.push;
-  p.flags = when.native ? OZAKI_ARM_NATIVE : when.guard ? OZAKI_ARM_MAGNITUDES : 0u;
+  p.flags = when.native ? OZAKI_ARM_NATIVE : when.guard ? OZAKI_ARM_GUARD : 0u;
   p.ldb = when.guard ? when.gate : kRefusedWord, p.lda = when.candidate, p.ldc = when.candidates;
   p.a_offset = kFirstIndirectWord + 4 * slot;
   p.M = grid[0], p.N = grid[1], p.K = grid[2];
