@@ -253,6 +253,42 @@ uint tile_start(uint block, uint tile, uint side, bool shift) {
   return start & ~7u;  // a multiple of 8 either way: the mask shows the compiler that wide accesses are safe
 }
 
+// A short product's tile (BM <= 16: the 16-row tile) whose columns lie inside C but whose rows pass M
+// (2 to 15 rows): A through the clamped layout (zeros past M), B through the plain one in the fast path's
+// unrolled loop, so that it takes about 16 rows' time rather than the general path's clamped, rolled loop
+// over both; the clamped store drops the rows past M.
+void short_rows_product(const uint row0, const uint col0, const uint a_base, const uint b_base, const uint c_base,
+                        const uint k_begin, const uint k_end, const bool partial) {
+  tensorViewNV<2, false, 1, 0> tv = createTensorViewNV(2, false, 1, 0);
+  tensorLayoutNV<2> lb = createTensorLayoutNV(2);
+  tensorLayoutNV<2, CLAMP> la_clamp = createTensorLayoutNV(2, CLAMP);
+  tensorLayoutNV<2, CLAMP> lb_clamp = createTensorLayoutNV(2, CLAMP);
+  SET_A(la_clamp, k_end, p.lda);
+  SET_B(lb_clamp, k_end, p.ldb);
+  SET_B(lb, p.K, p.ldb & ~(ALIGN - 1));
+  const uint b_off = b_base & ~(ALIGN - 1);
+  uint k0 = k_begin;
+  MAT_ACC acc = MAT_ACC(ACC_T(0));
+  for (uint i = (k_end - k0) / (BK * UNROLL); i > 0; --i) {
+    [[unroll]] for (uint j = 0; j < UNROLL; ++j) {
+      MAT_A a;
+      MAT_B b;
+      LOAD_A(a, a_base, la_clamp, k0);
+      LOAD_B(b, b_off, lb, k0);
+      acc = coopMatMulAdd(a, b, acc);
+      k0 += BK;
+    }
+  }
+  [[dont_unroll]] for (; k0 < k_end; k0 += BK) {  // the last steps: a partial one reads zeros past K
+    MAT_A a;
+    MAT_B b;
+    LOAD_A(a, a_base, la_clamp, k0);
+    LOAD_B(b, b_base, lb_clamp, k0);
+    acc = coopMatMulAdd(a, b, acc);
+  }
+  store_result(acc, c_base, row0, col0, partial, false);
+}
+
 // The product of the tile at (row0, col0); main calls it from two sites (below).
 void tile_product(const uint row0, const uint col0, const uint slices, const uint batch, const uint slice) {
   // k_split is a multiple of 256 (the host's rule): the mask changes nothing but shows k_begin % 8 == 0.
@@ -325,6 +361,10 @@ void tile_product(const uint row0, const uint col0, const uint slices, const uin
     return;
   }
 
+  if (BM <= 16 && row0 + BM > p.M && col0 + BN <= p.N && b_base % ALIGN == 0 && p.ldb % ALIGN == 0) {
+    short_rows_product(row0, col0, a_base, b_base, c_base, k_begin, k_end, partial);
+    return;
+  }
   // The general path: plain layouts for whole steps of tiles inside the matrices, clamped ones (zeros
   // outside the matrices) for edge tiles and the partial last step.
   MAT_ACC acc = MAT_ACC(ACC_T(0));
