@@ -5,9 +5,7 @@
 // runs where the coverage flag is clear and the guard chose that count, the native kernel's (OZAKI_ARM_NATIVE)
 // where the flag is set or no count was admitted, a later pass of the span guard (OZAKI_ARM_GUARD: the
 // levels' pass, or the magnitude products and the pass on them) where the flag is clear and the guard's pass
-// before it refused the first count; else its grid is (0, 0, 0). Where c_offset names a second command's first
-// word (never word 0, the flag's), that command is armed the same way with the grid in stride_a, stride_b and
-// stride_c: two passes that run beside each other armed by one dispatch.
+// before it refused the first count; else its grid is (0, 0, 0).
 #include "gemm_abi.h"
 #include "ozaki_abi.h"
 
@@ -35,9 +33,4 @@ void main() {
   words[p.a_offset] = run ? p.M : 0u;
   words[p.a_offset + 1u] = run ? p.N : 0u;
   words[p.a_offset + 2u] = run ? p.K : 0u;
-  if (p.c_offset != 0u) {
-    words[p.c_offset] = run ? p.stride_a : 0u;
-    words[p.c_offset + 1u] = run ? p.stride_b : 0u;
-    words[p.c_offset + 2u] = run ? p.stride_c : 0u;
-  }
 }

@@ -126,7 +126,7 @@ TEST_SUITE("ozaki") {
   TEST_CASE("int32 planes past one binding: the products and the merge in row blocks, bit for bit the model") {
     // maxStorageBufferRange read as 48 KiB: A, B, C and each plane region fit one binding, but the int32 planes
     // of the whole C (14 moduli x batch 2 x 100 x 20 x 4 bytes) do not, so they are made and merged 16 rows
-    // at a time in two regions taken in turn; batch 2 places the second entry's exponents by the entry's full rows.
+    // at a time over one region; batch 2 places the second entry's exponents by the entry's full rows.
     auto limited = test::engine_with_limits(0, 48 << 10);
     std::mt19937_64 rng = test::case_rng("ozaki row blocks");
     for (DataType type : {DataType::f64, DataType::f32}) {
@@ -150,74 +150,6 @@ TEST_SUITE("ozaki") {
       CHECK(ozaki::model_gemm(d, a.data(), b.data(), c0.data(), model.data()));
       CHECK(device == model);
       CHECK(compare_with_reference(d, a.data(), b.data(), c0.data(), device.data()).passed);
-    }
-  }
-
-  TEST_CASE("rows for two blocks: the first block's merge beside the second's products, bit for bit the model") {
-    // 600 rows: two row blocks (512 and 88 rows) in two int32 regions, the first block's merge recorded
-    // without a barrier before the second block's products (the sync pass checks that nothing they touch is
-    // shared); transposed A. A column-major call is turned (C^T = op(B)^T op(A)^T: 24 rows, one block) and
-    // may differ from the model where the sides' scale bits do (docs/design/ozaki.md): the bound judges it.
-    std::mt19937_64 rng = test::case_rng(test::current_case_name());
-    for (DataType type : {DataType::f64, DataType::f32}) {
-      for (const Layout layout : {Layout::row_major, Layout::col_major}) {
-        const GemmDesc d = make_desc(type, layout, Op::t, Op::n, 600, 24, 40, 0, false, 1.25, -0.5);
-        const auto a = uniform(type, operand_extent(d, 'A').elements, rng);
-        const auto b = uniform(type, operand_extent(d, 'B').elements, rng);
-        const auto c0 = uniform(type, operand_extent(d, 'C').elements, rng);
-        std::vector<std::byte> device = c0, model(c0.size());
-        const GemmTiming t = test::engine().gemm(d, a.data(), b.data(), device.data(), emulated());
-        CAPTURE(type);
-        CAPTURE(layout == Layout::row_major);
-        CHECK(t.kernel == Kernel::ozaki);
-        const char* blocks = layout == Layout::row_major ? "in 2 blocks of 512 rows" : "";
-        CHECK_MESSAGE(t.config.find(blocks) != std::string::npos, t.config);
-        CHECK(ozaki::model_gemm(d, a.data(), b.data(), c0.data(), model.data()));
-        if (layout == Layout::row_major) CHECK(device == model);
-        CHECK(compare_with_reference(d, a.data(), b.data(), c0.data(), device.data()).passed);
-      }
-    }
-  }
-
-  TEST_CASE("a described H200's row blocks: each merge beside the next block's products, no memory shared") {
-    // maxMemoryAllocationSize 4 GiB as the H200's: f64 8192^3's int32 planes take two regions of 2048-row
-    // blocks; 4096^3's fit one allocation and are still cut in four for the overlap (the first count's).
-    tuning::Table table;
-    for (const auto& [name, text] : tuning::builtin_tables()) table.add_json(text, name);
-    DeviceInfo h200 = test::nvidia_int8();
-    h200.name = "NVIDIA H200", h200.vendor_id = 0x10de, h200.float64 = true;
-    h200.max_allocation_size = uint64_t{4} << 30;
-    const auto disjoint = [](const detail::SequenceBinding& x, const detail::SequenceBinding& y) {
-      return x.source != y.source || x.offset + x.size <= y.offset || y.offset + y.size <= x.offset;
-    };
-    const struct {
-      DataType type;
-      uint32_t side;
-      const char* blocks;
-    } cases[] = {{DataType::f64, 4096, "in 4 blocks of 1024 rows"}, {DataType::f64, 8192, "in 4 blocks of 2048 rows"},
-                 {DataType::f32, 4096, "in 4 blocks of 1024 rows"}, {DataType::f64, 700, "in 2 blocks of 512 rows"}};
-    for (const auto& one : cases) {
-      CAPTURE(one.side);
-      const GemmDesc d{.type = one.type, .m = one.side, .n = one.side, .k = one.side};
-      const detail::Schedule plan = detail::schedule_product(d, emulated(), h200, table);
-      CHECK_MESSAGE(plan.config.find(one.blocks) != std::string::npos, plan.config);
-      size_t beside = 0, merges = 0;
-      for (size_t i = 1; i < plan.sequence.size(); ++i) {
-        const detail::SequencePass& pass = plan.sequence[i];
-        merges += pass.pass.shape.shader.rfind("ozaki_merge", 0) == 0;
-        if (!pass.beside_previous) continue;
-        ++beside;
-        const detail::SequencePass& merge = plan.sequence[i - 1];
-        CHECK(merge.pass.shape.shader.rfind("ozaki_merge", 0) == 0);
-        CHECK(pass.pass.shape.shader.rfind("ozaki_", 0) != 0);  // an int8 product
-        for (const detail::SequenceBinding& x : merge.bindings) {
-          for (const detail::SequenceBinding& y : pass.bindings) CHECK(disjoint(x, y));
-        }
-      }
-      // Every merge but each candidate count's last: the first count's blocks, the others' as memory needs.
-      REQUIRE(plan.candidate_moduli.size() == 3);
-      CHECK(merges >= static_cast<size_t>(one.blocks[3] - '0') + 2);
-      CHECK(beside == merges - 3);
     }
   }
 

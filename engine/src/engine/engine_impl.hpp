@@ -88,7 +88,6 @@ struct Dispatch {
   const Pass* pass = nullptr;
   uint32_t set = 0;
   std::optional<uint64_t> indirect;  // the grid is in the workspace, this many bytes in (SequencePass)
-  bool beside_previous = false;      // no barrier before it (SequencePass)
 };
 
 // Where one descriptor of a recording points: a caller's operand (0 A, 1 B, 2 C) moved by its offset's

@@ -26,8 +26,7 @@ constexpr const char* kOffsetNames[kOperands] = {"a_offset", "b_offset", "c_offs
 void lay_out(GemmPlanState& p, kernels::Pipelines& pipelines) {
   const Schedule& plan = p.product;
   for (const SequencePass& pass : plan.sequence) {  // a sequence's passes bind as they say
-    p.dispatches.push_back(
-        {pipelines.get(pass.pass.shape), &pass.pass, p.sets_per_record++, pass.indirect, pass.beside_previous});
+    p.dispatches.push_back({pipelines.get(pass.pass.shape), &pass.pass, p.sets_per_record++, pass.indirect});
     for (const SequenceBinding& b : pass.bindings) p.bindings.push_back({b.source, b.offset, b.size});
     // Binding 3, the epilogue's bias: read by the pass that stores C with it (no emulated pass has one).
     const bool bias = p.bias && pass.pass.push.epilogue != 0;

@@ -49,12 +49,11 @@ void GemmPlanState::record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[k
   if (space) between_dispatches(t, cmd);
   // One product is all its pieces. A barrier between consecutive dispatches: K chunks of one C block read
   // what the previous chunk wrote, split-K passes hand the workspace on, and pieces of different C blocks
-  // may bind overlapping ranges (ldc gaps), which validation cannot tell apart from a race. A pass the plan
-  // says shares no memory with the one before (Dispatch::beside_previous) goes without, to run beside it.
+  // may bind overlapping ranges (ldc gaps), which validation cannot tell apart from a race.
   const auto one_product = [&] {
     for (size_t i = 0; i < dispatches.size(); ++i) {
       const Dispatch& d = dispatches[i];
-      if (i > 0 && !d.beside_previous) between_dispatches(t, cmd, d.indirect.has_value());
+      if (i > 0) between_dispatches(t, cmd, d.indirect.has_value());
       t.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline);
       pipelines.bind(cmd, slot_sets ? slot_sets[d.set] : VK_NULL_HANDLE, &writes[size_t{d.set} * kGemmBindings]);
       t.vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(d.pass->push), &d.pass->push);

@@ -119,28 +119,7 @@ Coopmat2Experiment read_coopmat2_experiment() {
   return e;
 }
 
-OzakiBlocksExperiment read_ozaki_blocks_experiment() {
-  OzakiBlocksExperiment e;
-  constexpr const char* kName = "VKGEMM_EXPERIMENT_OZAKI_BLOCKS";
-  const char* env = knob(kName);
-  if (!env) return e;
-  check_keys(kName, env, {"blocks=", "overlap="});
-  const auto blocks = value_of(kName, env, "blocks=");
-  const auto overlap = value_of(kName, env, "overlap=");
-  if ((blocks && (*blocks < 1 || *blocks > 64)) || (overlap && *overlap > 1)) {
-    throw Error(ErrorCode::invalid_argument, fmt::format("{}: blocks= takes 1 to 64, overlap= 0 or 1", kName));
-  }
-  e.blocks = blocks.value_or(0);
-  if (overlap) e.overlap = *overlap != 0;
-  return e;
-}
-
 }  // namespace
-
-const OzakiBlocksExperiment& ozaki_blocks_experiment() {
-  static const OzakiBlocksExperiment e = read_ozaki_blocks_experiment();
-  return e;
-}
 
 const KhrExperiment& khr_experiment() {
   static const KhrExperiment e = read_khr_experiment();

@@ -46,14 +46,6 @@ const Coopmat2Experiment& coopmat2_experiment();
 // with one of these are left out of its sequence (its result is then wrong): the time of each pass by
 // subtraction. True when `shader` is to be left out.
 bool ozaki_drop_experiment(const std::string& shader);
-// VKGEMM_EXPERIMENT_OZAKI_BLOCKS = "blocks=4,overlap=1": the emulated product's row blocks of int32 planes where
-// memory would allow fewer (at least `blocks`; 1: as few as fit), and whether a block's merge runs beside the
-// next block's products (overlap=0: a barrier between them). Each key optional.
-struct OzakiBlocksExperiment {
-  uint32_t blocks = 0;  // 0: the rule's own
-  std::optional<bool> overlap;
-};
-const OzakiBlocksExperiment& ozaki_blocks_experiment();
 // VKGEMM_EXPERIMENT_SPIRV=<folder>: the pipelines take <folder>/<shader>.spv, where there is one, in place of
 // the embedded variant of that name (kernels/spirv.cpp); nullptr when unset.
 const char* spirv_experiment_folder();

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <optional>
 
 #include <fmt/format.h>
 
@@ -42,9 +41,8 @@ struct Shape {
 };
 
 // Where each region of the workspace starts, in bytes. The int32 planes hold one block of `rows` rows of C
-// at a time (choose_rows): with one block, the whole; with more, in two regions taken in turn, so that one
-// block's merge reads its region while the next block's products write the other, beside it without a
-// barrier, and a product whose planes would pass the one allocation or binding a device allows still runs.
+// at a time: the products and the merge run block by block over the same region, so that a product whose
+// planes would pass the one allocation or binding a device allows still runs (choose_rows).
 // The magnitude planes' products (the span guard's) have a region of their own, all of C at once: the guard
 // judges the whole call before the first block is merged.
 struct Layout {
@@ -52,27 +50,18 @@ struct Layout {
   uint32_t exp_a = 0, exp_b = 0;      // word indices
   uint32_t stats_a = 0, stats_b = 0;  // word indices (even: the line statistics start with doubles)
   uint32_t rows = 0;                  // rows of C a block of the int32 planes holds
-  uint32_t regions = 1;               // int32 regions, block b in region b % regions
   uint64_t words = 0, planes_a = 0, planes_b = 0, magnitudes = 0, sums = 0, native = 0, total = 0;
   uint64_t words_bytes = 0, a_bytes = 0, b_bytes = 0, magnitude_bytes = 0, sums_bytes = 0, chunk_bytes = 0;
-  uint64_t region_bytes = 0;           // one block's int32 planes: every K chunk's
   uint64_t magnitude_chunk_bytes = 0;  // each K chunk's magnitude sums start where a binding may
-  uint64_t region(uint32_t block) const { return sums + block % regions * region_bytes; }
 };
 
 // The int32 planes' bytes a row of C takes: every K chunk of every modulus of every batch entry.
 uint64_t sums_row_bytes(const Shape& s) { return uint64_t{s.chunks} * s.moduli * s.batch * s.n * 4; }
 
-// Where the int32 planes' blocks go: `rows` rows of C a block, in `regions` regions.
-struct Blocks {
-  uint32_t rows = 0, regions = 1;
-};
-
-Layout lay_out_workspace(const Shape& s, uint32_t dispatches, uint64_t native_bytes, const Blocks& blocks) {
+Layout lay_out_workspace(const Shape& s, uint32_t dispatches, uint64_t native_bytes, uint32_t rows) {
   Layout l;
   l.dispatches = dispatches;
-  l.rows = blocks.rows;
-  l.regions = blocks.regions;
+  l.rows = rows;
   l.exp_a = kFirstIndirectWord + 4 * dispatches;
   l.exp_b = l.exp_a + s.batch * s.m;
   l.stats_a = static_cast<uint32_t>(align_up(l.exp_b + uint64_t{s.batch} * s.n, 2));
@@ -82,9 +71,8 @@ Layout lay_out_workspace(const Shape& s, uint32_t dispatches, uint64_t native_by
   l.b_bytes = uint64_t{s.planes()} * s.batch * s.plane_b();
   l.magnitude_chunk_bytes = align_up(uint64_t{s.batch} * s.plane_sums(s.m) * 4, kRegionAlign);
   l.magnitude_bytes = s.guarded ? s.chunks * l.magnitude_chunk_bytes : 0;
-  l.chunk_bytes = uint64_t{s.moduli} * s.batch * s.plane_sums(blocks.rows) * 4;
-  l.region_bytes = l.chunk_bytes * s.chunks;
-  l.sums_bytes = l.region_bytes * blocks.regions;
+  l.chunk_bytes = uint64_t{s.moduli} * s.batch * s.plane_sums(rows) * 4;
+  l.sums_bytes = l.chunk_bytes * s.chunks;
   // The magnitude sums first: every candidate count's layout keeps them where they are.
   l.magnitudes = align_up(l.words_bytes, kRegionAlign);
   l.planes_a = align_up(l.magnitudes + l.magnitude_bytes, kRegionAlign);
@@ -95,56 +83,32 @@ Layout lay_out_workspace(const Shape& s, uint32_t dispatches, uint64_t native_by
   return l;
 }
 
-// The row blocks the first candidate count takes to overlap its merges with its products: a block's merge
-// (memory-bound) runs beside the next block's int8 products, filling the SMs their last wave leaves idle.
-// Four where C has rows for four whole 256-row tiles' blocks, two from two, else one (a developer build's knob
-// may say otherwise: kernels/experiments.hpp). The other counts take as few blocks as fit: every call
-// dispatches their passes, empty unless the guard chose them, and each block's are an arm and a barrier more.
-uint32_t overlap_blocks(uint32_t m) {
-  constexpr uint32_t kBlocks = 4, kTileRows = 256;
-  if (const uint32_t pinned = kernels::ozaki_blocks_experiment().blocks) return pinned;
-  return std::max(1u, std::min(kBlocks, m / kTileRows));
-}
-
-// The rows of C a block of int32 planes holds and its regions: all of C in one where its planes fit one
-// binding and, with the other regions, one allocation, and the `first` count's overlap_blocks asks for one;
-// else blocks in two
-// regions, as few as fit and at least overlap_blocks's, of equal rows rounded to a multiple of kBlockRowAlign
+// The rows of C a block of int32 planes holds: all of C where its planes fit one binding and, with the other
+// regions, one allocation; else as few blocks as fit, of equal rows rounded to a multiple of kBlockRowAlign
 // (whole tiles of the int8 kernels, so that no block's edge adds an edge tile), or of 8 where fewer fit. At
 // least one row: where even that does not fit, check_ranges says why.
-Blocks choose_rows(const Shape& s, uint32_t dispatches, uint64_t native_bytes, const DeviceInfo& device,
-                   bool first) {
+uint32_t choose_rows(const Shape& s, uint32_t dispatches, uint64_t native_bytes, const DeviceInfo& device) {
   constexpr uint32_t kBlockRowAlign = 256;
   const uint64_t per_row = sums_row_bytes(s);
   const uint64_t range = std::min<uint64_t>(device.max_storage_buffer_range, UINT32_MAX);
-  // The rows a block may hold where `regions` of them are in the workspace.
-  const auto fit = [&](uint32_t regions) {
-    uint64_t rows = std::min<uint64_t>(s.m, range / per_row);
-    if (device.max_allocation_size) {
-      const uint64_t others = lay_out_workspace(s, dispatches, native_bytes, {0, 1}).total + 3 * kRegionAlign;
-      const uint64_t room = device.max_allocation_size > others ? device.max_allocation_size - others : 0;
-      rows = std::min(rows, room / (regions * per_row));
-    }
-    return rows;
-  };
-  const uint32_t wanted = first ? overlap_blocks(s.m) : 1;
-  uint64_t rows = fit(1);
-  if (rows >= s.m && wanted <= 1) return {s.m, 1};
-  const uint32_t regions = fit(2) > 0 ? 2 : 1;
-  if (regions == 2) rows = fit(2);
+  uint64_t rows = std::min<uint64_t>(s.m, range / per_row);
+  if (device.max_allocation_size) {
+    const uint64_t others = lay_out_workspace(s, dispatches, native_bytes, 0).total + 2 * kRegionAlign;
+    rows = std::min(rows, device.max_allocation_size > others ? (device.max_allocation_size - others) / per_row : 0);
+  }
+  if (rows >= s.m) return s.m;
   const uint64_t align = rows >= kBlockRowAlign ? kBlockRowAlign : rows >= 8 ? 8 : 1;
   const uint64_t most = std::max<uint64_t>(1, rows / align * align);
   // Blocks of equal rows where the alignment allows: as few blocks as `most` needs, each as full as the next.
-  const uint64_t blocks = std::max<uint64_t>(wanted, (s.m + most - 1) / most);
-  const auto block_rows = static_cast<uint32_t>(std::min(most, align_up((s.m + blocks - 1) / blocks, align)));
-  return {block_rows, block_rows >= s.m ? 1u : regions};
+  const uint64_t blocks = (s.m + most - 1) / most;
+  return static_cast<uint32_t>(std::min(most, align_up((s.m + blocks - 1) / blocks, align)));
 }
 
 void check_ranges(const GemmDesc& desc, const Layout& l, const DeviceInfo& device) {
   const uint64_t range = std::min<uint64_t>(device.max_storage_buffer_range, UINT32_MAX);
   const std::pair<const char*, uint64_t> regions[] = {
       {"op(A)'s int8 planes", l.a_bytes}, {"op(B)'s int8 planes", l.b_bytes},
-      {"a block's int32 planes", l.region_bytes}, {"the span guard's magnitude sums", l.magnitude_bytes},
+      {"the int32 planes", l.sums_bytes}, {"the span guard's magnitude sums", l.magnitude_bytes},
       {"the exponents and line statistics", l.words_bytes}};
   if (device.max_allocation_size && l.total > device.max_allocation_size) {
     throw Error(ErrorCode::too_large,
@@ -262,9 +226,9 @@ SequencePass split(const Shape& s, const Layout& l, const DeviceInfo& device, Da
   return out;
 }
 
-// The merge of C's rows [row0, row0 + rows) from the int32 planes' block in `region` (bytes).
+// The merge of C's rows [row0, row0 + rows) from the int32 planes' block.
 SequencePass merge(const Shape& s, const Layout& l, DataType type, const SequenceBinding& c, const GemmDesc& desc,
-                   uint32_t row0, uint32_t rows, uint64_t region) {
+                   uint32_t row0, uint32_t rows) {
   SequencePass out;
   out.pass.shape = shape_of(fmt::format("ozaki_merge_{}", to_string(type)), s.moduli, {OZAKI_MERGE_X, OZAKI_MERGE_Y, 1});
   out.pass.grid = {(s.n + OZAKI_MERGE_X - 1) / OZAKI_MERGE_X, (rows + OZAKI_MERGE_Y - 1) / OZAKI_MERGE_Y, s.batch};
@@ -276,7 +240,7 @@ SequencePass merge(const Shape& s, const Layout& l, DataType type, const Sequenc
   p.b_offset = l.exp_a + row0, p.k_split = s.m, p.stride_b = l.exp_b, p.split_stride = kFlagWord;
   std::memcpy(p.scalars, &desc.alpha, 8);
   std::memcpy(p.scalars + 8, &desc.beta, 8);
-  out.bindings = {SequenceBinding{3, region, l.region_bytes}, words(l), c};
+  out.bindings = {SequenceBinding{3, l.sums, l.sums_bytes}, words(l), c};
   return out;
 }
 
@@ -371,42 +335,23 @@ void add_guard(std::vector<SequencePass>& seq, const Shape& s, const Layout& l, 
 
 // The residue products and merges of one candidate count, block by block: each dispatch indirect, armed
 // (after the guard) to run only where `when` holds, so that a product the split refused, or the guard gave
-// another count, costs no residue product; their commands from slot `slot` on. Where the blocks take two
-// regions, each block's merge runs beside the next block's first product (both armed before them). Returns
-// the products' description.
+// another count, costs no residue product; their commands from slot `slot` on. Returns the products'
+// description.
 std::string add_residues(std::vector<SequencePass>& seq, const Shape& s, const Layout& l, uint32_t& slot,
                          const SequenceBinding& c, const GemmDesc& desc, const DeviceInfo& device,
                          const tuning::Table& tuning, const When& when) {
-  const bool overlap = l.regions > 1 && kernels::ozaki_blocks_experiment().overlap.value_or(true);
   std::string products;
-  std::optional<SequencePass> merging;  // the previous block's merge, not yet in the sequence
-  for (uint32_t block = 0, row0 = 0; row0 < s.m; ++block, row0 += l.rows) {
+  for (uint32_t row0 = 0; row0 < s.m; row0 += l.rows) {
     const uint32_t block_rows = std::min(l.rows, s.m - row0);
-    const Products residues{0, s.moduli, row0, block_rows, l.region(block), l.chunk_bytes};
-    std::vector<SequencePass> passes;
+    const Products residues{0, s.moduli, row0, block_rows, l.sums, l.chunk_bytes};
     for (uint32_t chunk = 0; chunk < s.chunks; ++chunk) {
+      std::vector<SequencePass> passes;
       const std::string planned = add_products(passes, s, l, chunk, residues, device, tuning);
       if (row0 == 0 && chunk == 0) products = planned;
+      for (SequencePass& pass : passes) add_armed(seq, l, slot, std::move(pass), when);
     }
-    auto pass = passes.begin();
-    if (merging && overlap && pass != passes.end()) {  // both armed at once, then the merge and beside it
-      SequencePass both = arm(l, slot, merging->pass.grid, when);     // this block's first product
-      merging->indirect = uint64_t{kFirstIndirectWord + 4 * slot++} * 4;
-      both.pass.push.c_offset = kFirstIndirectWord + 4 * slot;
-      both.pass.push.stride_a = pass->pass.grid[0], both.pass.push.stride_b = pass->pass.grid[1];
-      both.pass.push.stride_c = pass->pass.grid[2];
-      pass->indirect = uint64_t{kFirstIndirectWord + 4 * slot++} * 4;
-      pass->beside_previous = true;
-      seq.push_back(std::move(both));
-      seq.push_back(std::move(*merging));
-      seq.push_back(std::move(*pass++));
-    } else if (merging) {
-      add_armed(seq, l, slot, std::move(*merging), when);
-    }
-    for (; pass != passes.end(); ++pass) add_armed(seq, l, slot, std::move(*pass), when);
-    merging = merge(s, l, desc.type, c, desc, row0, block_rows, l.region(block));
+    add_armed(seq, l, slot, merge(s, l, desc.type, c, desc, row0, block_rows), when);
   }
-  add_armed(seq, l, slot, std::move(*merging), when);
   return products;
 }
 
@@ -442,7 +387,7 @@ Shape shape_of_call(const Schedule& native, const GemmOptions& options, DataType
 // planes holds, its workspace layout and its scale bits.
 struct Candidate {
   Shape shape;
-  Blocks blocks;
+  uint32_t rows = 0;
   Layout layout;
   ozaki::ScaleBits bits;
 };
@@ -458,22 +403,22 @@ std::vector<Candidate> lay_out_candidates(const Schedule& native, const GemmDesc
   uint32_t slots = dispatches;
   if (s.guarded) {
     std::vector<SequencePass> scratch;
-    add_guard(scratch, s, lay_out_workspace(s, dispatches, native.workspace_bytes, {s.m, 1}), slots, desc.type, candidates,
+    add_guard(scratch, s, lay_out_workspace(s, dispatches, native.workspace_bytes, s.m), slots, desc.type, candidates,
               device, tuning);
   }
   for (uint32_t d = 0; d < candidates.count; ++d) {
     Candidate& cand = out[d];
     cand.shape = s;
     cand.shape.moduli = candidates.moduli[d];
-    cand.blocks = choose_rows(cand.shape, dispatches, native.workspace_bytes, device, d == 0);
+    cand.rows = choose_rows(cand.shape, dispatches, native.workspace_bytes, device);
     cand.bits = ozaki::scale_bits(ozaki::make_moduli(cand.shape.moduli), s.k);
     if (d > 0) slots += 2;  // its splits
     std::vector<SequencePass> scratch;
-    add_residues(scratch, cand.shape, lay_out_workspace(cand.shape, dispatches, native.workspace_bytes, cand.blocks),
+    add_residues(scratch, cand.shape, lay_out_workspace(cand.shape, dispatches, native.workspace_bytes, cand.rows),
                  slots, c, desc, device, tuning, When{false, d, candidates.count});
   }
   for (Candidate& cand : out) {
-    cand.layout = lay_out_workspace(cand.shape, slots, native.workspace_bytes, cand.blocks);
+    cand.layout = lay_out_workspace(cand.shape, slots, native.workspace_bytes, cand.rows);
     check_ranges(desc, cand.layout, device);
   }
   return out;
@@ -485,17 +430,17 @@ std::string describe(const std::vector<Candidate>& cands, const std::string& pro
   const Candidate& last = cands.back();
   std::string more;
   for (size_t d = 1; d < cands.size(); ++d) {
-    const uint32_t blocks = (s.m + cands[d].blocks.rows - 1) / cands[d].blocks.rows;
+    const uint32_t blocks = (s.m + cands[d].rows - 1) / cands[d].rows;
     more += fmt::format("{}{}{}", d == 1 ? "" : " or ", cands[d].shape.moduli,
-                        blocks > 1 ? fmt::format(" (in {} blocks of {} rows)", blocks, cands[d].blocks.rows) : "");
+                        blocks > 1 ? fmt::format(" (in {} blocks of {} rows)", blocks, cands[d].rows) : "");
   }
-  const uint32_t blocks = (s.m + cands.front().blocks.rows - 1) / cands.front().blocks.rows;
+  const uint32_t blocks = (s.m + cands.front().rows - 1) / cands.front().rows;
   return fmt::format("{} moduli{}, scale bits {}+{}, {} K chunk{}, {} int8 products by {}{}{}; falls back to {} "
                      "({}) if an input is NaN, infinite or a subnormal that matters{}",
                      s.moduli, more.empty() ? "" : fmt::format(" ({} where the span guard asks for more)", more),
                      cands.front().bits.a, cands.front().bits.b, s.chunks, s.chunks == 1 ? "" : "s",
                      s.moduli * s.batch * s.chunks, products,
-                     blocks > 1 ? fmt::format(" in {} blocks of {} rows", blocks, cands.front().blocks.rows) : "",
+                     blocks > 1 ? fmt::format(" in {} blocks of {} rows", blocks, cands.front().rows) : "",
                      s.guarded ? fmt::format(" and {} for the span guard where the lines' levels do not decide it",
                                              s.batch * s.chunks)
                                : "",
@@ -541,11 +486,7 @@ Schedule emulate(Schedule out, const GemmDesc& desc, const Shape& s, const ozaki
     if (d == 0) products = planned;
   }
   seq.insert(seq.end(), fallback.begin(), fallback.end());
-  const size_t before_drop = seq.size();
   std::erase_if(seq, [](const SequencePass& pass) { return kernels::ozaki_drop_experiment(pass.pass.shape.shader); });
-  if (seq.size() != before_drop) {  // a pass left out: the one beside it may now follow its own arm
-    for (SequencePass& pass : seq) pass.beside_previous = false;
-  }
   const std::string native_config = out.config;
   out.config = describe(cands, products, out);
   out.fallback_kernel = out.kernel;

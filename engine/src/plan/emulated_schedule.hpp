@@ -17,9 +17,6 @@
 //   native        the native kernel's plan of the same call (its pieces), dispatched indirectly: it runs
 //                 only when some input is NaN, infinite or a subnormal that matters, or the guard refused
 //
-// The products and merges go by blocks of C's rows where C is large or its int32 planes pass what the device
-// binds or allocates: two int32 regions taken in turn, each block's merge beside the next block's products.
-//
 // The workspace holds, each region 256-byte aligned: the control words (flag, indirect commands, exponents,
 // line statistics), A's planes, B's planes, the magnitude products, the int32 planes, and the native plan's
 // own workspace.

@@ -82,9 +82,6 @@ struct SequencePass {
   std::array<SequenceBinding, 3> bindings{};
   std::optional<uint64_t> indirect;
   std::optional<SequenceBinding> slices;  // binding 4 where the pass adds its K slices (PiecePasses::adds_slices)
-  // Recorded without a barrier before it, so that it may run beside the pass before: the two touch no memory
-  // in common (the merge of one row block of the emulated product and the next block's products).
-  bool beside_previous = false;
 };
 
 struct Schedule {
