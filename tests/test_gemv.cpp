@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "described_devices.hpp"
 #include "gemm_abi.h"
 #include "plan/schedule.hpp"
 #include "support.hpp"
@@ -244,6 +245,20 @@ TEST_SUITE("gemv") {
     DeviceInfo cpu = gpu;
     cpu.type = DeviceType::cpu;
     CHECK(planned({.m = 4096, .n = 1, .k = 4096}, cpu) != Kernel::gemv);
+  }
+
+  TEST_CASE("one row of f16 goes to coopmat2's 16-row tile where that tile splits K, else stays here") {
+    // The described H200 lists f16 workgroup shapes at 64 invocations: its 16-row tile takes 1 x 4096 x 4096
+    // (split 8), streaming B faster than this kernel (docs/design/gemv.md). Where that tile does not split K
+    // (K below 4096), for a column (n = 1), and for f32 (no tile), the gemv kernel keeps it.
+    const DeviceInfo h200 = test::nvidia();
+    const detail::Schedule row = detail::schedule_product({.type = DataType::f16, .m = 1, .n = 4096, .k = 4096}, {},
+                                                          h200, tuning::Table{});
+    CHECK(row.kernel == Kernel::coopmat2);
+    CHECK_MESSAGE(row.config.find("16x64") == 0, row.config);
+    CHECK(planned({.type = DataType::f16, .m = 1, .n = 4096, .k = 2048}, h200) == Kernel::gemv);
+    CHECK(planned({.type = DataType::f16, .m = 4096, .n = 1, .k = 4096}, h200) == Kernel::gemv);
+    CHECK(planned({.type = DataType::f32, .m = 1, .n = 4096, .k = 4096}, h200) == Kernel::gemv);
   }
 
   TEST_CASE("its launch: the orientation, one block of the small side, the vector flag where the large operand allows") {

@@ -8,7 +8,7 @@ Usage: tools/gpu/fit-emulation-cost.py FOLDER [--f64-gflops X --f32-gflops Y]
   where measured, TYPE-MxNxK-native.json (the native auto product), as tools/gpu's call scripts write them.
 
 The model (engine/src/kernels/ozaki.cpp, predicted_gain) is linear in its four coefficients:
-  time = (N + 1) * 2mnk * waste / int8_ops + split_ns * 1e-9 * (mk + kn) + merge_ns * 1e-9 * mn * N + fixed_us * 1e-6
+  time = N * 2mnk * waste / int8_ops + split_ns * 1e-9 * (mk + kn) * N + merge_ns * 1e-9 * mn * N + fixed_us * 1e-6
 with N the default moduli (f64 14, f32 7) and waste the 128 x 256 tiles' cover of C. The fit minimizes the
 relative error of each product (rows weighted by 1 / time), coefficients kept non-negative (a negative one is
 dropped and the rest fitted again). Prints the "emulation" object to paste and each product's predicted
@@ -27,7 +27,7 @@ MODULI = {"f64": 14, "f32": 7}
 def features(kind, m, n, k):
     moduli = MODULI[kind]
     waste = math.ceil(m / 128) * 128 * math.ceil(n / 256) * 256 / (m * n)
-    return [(moduli + 1) * 2.0 * m * n * k * waste, 1e-9 * (m * k + k * n), 1e-9 * m * n * moduli, 1e-6]
+    return [moduli * 2.0 * m * n * k * waste, 1e-9 * (m * k + k * n) * moduli, 1e-9 * m * n * moduli, 1e-6]
 
 
 def load(folder):

@@ -604,16 +604,16 @@ uint32_t coopmat2_tile_option(uint32_t bm, uint32_t bn) {
   return std::max(bm, bn);  // a tile the experiment knob made: named by its longer side, as it was launched
 }
 
-namespace {
-
 // Whether a product of m rows takes the 16-row tile (kNv2Skinny) where the thin tiles are asked for.
-bool skinny_tile(const DeviceInfo& d, const Types& t, uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
+bool coopmat2_skinny_tile(const DeviceInfo& d, const Types& t, uint32_t m, uint32_t n, uint32_t k, uint32_t batch) {
   const bool splits = k >= 4096 && tiles(m, n, kNv2Skinny.bm, kNv2Skinny.bn) * batch < kSkinnyWorkgroups;
   return m <= kNv2Skinny.bm && coopmat2_splittable(t) && !t.f16_accumulate && splits && nv2_shape(d, t, kNv2Skinny);
 }
 
+namespace {
+
 // The tile GemmOptions::tile names (`large` is 256's, by the sums' type); 32 names the thin tiles, 16 x 64 where
-// skinny_tile takes it (`skinny`), else 32 x 64.
+// coopmat2_skinny_tile takes it (`skinny`), else 32 x 64.
 Nv2Tile named_tile(const DeviceInfo& d, const Types& t, uint32_t option, const Nv2Tile& large, bool skinny) {
   const Nv2Tile* tile = nullptr;
   for (const NamedTile& n : kNamedTiles) {
@@ -638,7 +638,7 @@ Nv2Tile named_tile(const DeviceInfo& d, const Types& t, uint32_t option, const N
 // The tile for the product when the option leaves it to the shape (16).
 Nv2Tile chosen_tile(const DeviceInfo& d, const Types& t, uint32_t m, uint32_t n, uint32_t k, uint32_t batch,
                     const Nv2Tile& large) {
-  if (skinny_tile(d, t, m, n, k, batch)) return kNv2Skinny;
+  if (coopmat2_skinny_tile(d, t, m, n, k, batch)) return kNv2Skinny;
   if (m <= kNv2Thin.bm && nv2_shape(d, t, kNv2Thin)) return kNv2Thin;
   // Narrower than 128 x 128 (a larger tile would lie mostly outside C): 64x64, or 256x64 for a 16-bit product
   // exactly 64 wide whose 256-row tiles still run two to every SM of a large GPU. Narrower, its one column of
@@ -708,7 +708,7 @@ LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptio
                             uint32_t k, uint32_t batch) {
   const Nv2Tile& large = large_tile(t);
   const Nv2Tile tile = options.tile == 16 ? chosen_tile(d, t, m, n, k, batch, large)
-                                          : named_tile(d, t, options.tile, large, skinny_tile(d, t, m, n, k, batch));
+                                          : named_tile(d, t, options.tile, large, coopmat2_skinny_tile(d, t, m, n, k, batch));
   return nv2_launch(for_elements(tile, t));
 }
 

@@ -10,6 +10,7 @@
 #include "gemm_abi.h"
 #include "kernels/kernel_spec.hpp"
 #include "kernels/push_constants.hpp"
+#include "kernels/registry.hpp"
 #include "vkgemm/error.hpp"
 
 namespace vkgemm::kernels {
@@ -95,12 +96,15 @@ bool splits_k(const Types& types, const DeviceInfo& device) {
   return (own_sums || fp32_sums) && !types.f16_accumulate && device_scope;
 }
 
-// Whether auto's rule takes this product (kAutoMinLarge, kAutoMinK).
+// Whether auto's rule takes this product (kAutoMinLarge, kAutoMinK). A row of 16-bit floats that coopmat2's
+// 16-row tile takes is left to it: its tensor loads stream B faster than this kernel's (docs/design/gemv.md).
 bool skinny(const DeviceInfo& device, const Problem& p) {
   const Sides s = sides_of(p);
   const bool simt_type = p.types.input == DataType::f32 || p.types.input == DataType::f64 ||
                          p.types.input == DataType::i32;
-  const bool one_row = simt_type || (is_half_width_float(p.types.input) && splits_k(p.types, device));
+  const bool half = is_half_width_float(p.types.input);
+  const bool tile = half && s.small_m && coopmat2_skinny_tile(device, p.types, p.m, p.n, p.k, p.batch);
+  const bool one_row = simt_type || (half && splits_k(p.types, device) && !tile);
   return device.type != DeviceType::cpu && s.small == 1 && (one_row || !s.small_m) && s.large >= kAutoMinLarge &&
          p.k >= kAutoMinK;
 }

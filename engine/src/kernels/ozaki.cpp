@@ -59,10 +59,13 @@ double predicted_gain(const tuning::EmulationCost& cost, const LaunchContext& ct
   const double m = problem.m, n = problem.n, k = problem.k, batch = problem.batch;
   const uint32_t moduli = ctx.options.emulation_moduli ? ctx.options.emulation_moduli
                                                        : ozaki::default_moduli(ctx.types.input, problem.k);
-  // The int8 products' tiles (coopmat2's 128 x 256) cover C in whole tiles.
+  // The int8 products' tiles (coopmat2's 128 x 256) cover C in whole tiles; the split writes a residue an element
+  // a modulus, the merge reads one. The span guard's magnitude product runs only where the lines' levels do not
+  // decide (not on the data the model is fitted to), so the products are the moduli's.
   const double waste = std::ceil(m / 128) * 128 * std::ceil(n / 256) * 256 / (m * n);
   const double flops = 2 * m * n * k * batch;
-  const double emulated = (moduli + 1) * flops * waste / cost.int8_ops + 1e-9 * cost.split_ns * (m * k + k * n) * batch +
+  const double emulated = moduli * flops * waste / cost.int8_ops +
+                          1e-9 * cost.split_ns * (m * k + k * n) * batch * moduli +
                           1e-9 * cost.merge_ns * m * n * batch * moduli + 1e-6 * cost.fixed_us;
   double native_gflops = ctx.types.input == DataType::f64 ? cost.f64_gflops : cost.f32_gflops;
   if (const auto entry = ctx.table.lookup(ctx.device, ctx.types.input, problem.m, problem.n, problem.k);

@@ -176,6 +176,10 @@ bool coopmat2_first_for_bf16_c(const LaunchShape& main, uint32_t splits, bool th
 // 192 x 128, 256 for 128 x 256 or, with fp16 sums, 256 x 256); a tile only the experiment knob makes, by its
 // longer side.
 uint32_t coopmat2_tile_option(uint32_t bm, uint32_t bn);
+// Whether coopmat2 takes a product of m rows (at most 16) on its 16-row tile: f16 or bf16 with fp32 sums, where
+// it splits K (coopmat_config.cpp's rule) and the device lists the tile's shape.
+bool coopmat2_skinny_tile(const DeviceInfo& device, const Types& types, uint32_t m, uint32_t n, uint32_t k,
+                          uint32_t batch);
 // The turn of an 8-bit B (turn_b.cpp): whether the product `p` (planned as `whole`) copies B N x K into the
 // workspace first; the problem the product then is (op(B) = W^T: TRANS_B, ldb K rounded up to 16, offset 0);
 // the turn's pass for `p` (its launch, grid and the workspace it fills; its push constants are the

@@ -31,10 +31,11 @@ struct Entry {
   double gflops = 0.0;  // what the tuner measured, for people reading the file
 };
 
-// The emulated product's measured cost model on one device (docs/design/ozaki.md, "Choosing it"): its time
-// predicted as (moduli + 1) 2 m n k batch tile_waste / int8_ops + split_ns (m k + k n) batch +
-// merge_ns m n batch moduli + fixed_us, set against the native kernel's rate (the table's nearest f32
-// entry, else native_gflops of the type). Fitted to products measured on the device ("measured" says which).
+// The emulated product's measured cost model on one device (docs/design/ozaki.md, "Choosing it"): the int8
+// products' rate, the split's and the merge's nanoseconds an element a modulus, and a fixed part, in the form
+// kernels/ozaki.cpp's predicted_gain states, set against the native kernel's rate (the table's nearest
+// entry, else the type's gflops here). Fitted to products measured on the device (tools/gpu/fit-emulation-cost.py;
+// "measured" says which).
 struct EmulationCost {
   double int8_ops = 0.0;  // per second
   double split_ns = 0.0, merge_ns = 0.0, fixed_us = 0.0;
