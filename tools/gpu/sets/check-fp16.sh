@@ -135,6 +135,27 @@ for k in "${kernels[@]}"; do
   fi
 done
 
+# coopmat2's 16-row tile (K at least 4096, fewer than 512 tiles): 1 to 16 rows, the short ones through the
+# unrolled loop with A alone clamped; columns short of a tile, a K past whole steps, each op, beta, the
+# epilogue, a 16-bit C, bf16, a batch; B's rows not a multiple of 8 elements (4100 and 300 columns, K 4097 with
+# B transposed) take the general path.
+if [[ " ${kernels[*]} " == *" coopmat2 "* ]]; then
+  echo "== verify coopmat2's 16-row tile (short rows)"
+  for s in "1 4096 4096" "3 1000 4096" "15 4100 5000" "16 4096 4097" "7 300 8192"; do
+    read -r m n kk <<<"$s"
+    for f in "--type f16" "--type f16 --trans-a" "--type f16 --trans-b" "--type f16 --trans-a --trans-b" \
+             "--type f16 --out-type f16 --beta 0.5" "--type f16 --bias col --act gelu-tanh" \
+             "--type bf16 --out-type bf16 --beta -1 --bias col --act silu" "--type f16 --batch 3"; do
+      run "coopmat2 ${m}x${n}x${kk} $f" --kernel coopmat2 $f --m "$m" --n "$n" --k "$kk" \
+        --repeat 1 --warmup 0 --verify &&
+        if ! grep -q "16x64" "$log"; then
+          echo "FAIL  ${m}x${n}x${kk} $f: not on the 16-row tile (the kernel line says otherwise)"
+          failures=$((failures + 1))
+        fi
+    done
+  done
+fi
+
 # The test suite's f16 cases on this device: sizes around every fragment and tile boundary for each
 # coopmat kernel (64 and 128 tiles), C f16, exact small integers, guard regions and poisoned outputs.
 # Under the validation layer when it is installed; otherwise without, saying so.
