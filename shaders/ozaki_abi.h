@@ -131,18 +131,27 @@
 #define OZAKI_GUARD_LEVELS 64u
 #define OZAKI_GUARD_EXTREMES 128u
 
-// ---- the arm (ozaki_arm.comp): one invocation ----
-//   flags OZAKI_ARM_CLEAR: the lda int32s from split_stride on := 0. Otherwise the indirect dispatch at int32
-//   a_offset gets (M, N, K) where it runs, else (0, 0, 0). The choice is the number of the ldc refusal words
-//   from ldb on that are set; a pass of candidate count `lda` (its splits, products and merges) runs where the
-//   coverage flag (int32 split_stride) is clear and the choice is lda; with OZAKI_ARM_NATIVE, a native
-//   kernel's dispatch runs where the flag is set or the choice is ldc (every candidate refused); with
-//   OZAKI_ARM_GUARD, a pass of the span guard runs where the flag is clear and the pass before it refused
-//   the first count (int32 ldb set: the extremes' word arms the levels' pass, the levels' word the magnitude
-//   products and the pass on them).
+// ---- the arm (ozaki_arm.comp): one invocation; its push constants read as words ----
+//   mode OZAKI_ARM_CLEAR: the GATE int32s from FLAG on := 0. Otherwise SLOTS indirect dispatches, each its
+//   first int32 and grid from SLOT + 4 s on, get their grids where they run, else (0, 0, 0). The choice is the
+//   number of the CANDIDATES refusal words from GATE on that are set; a pass of candidate count CANDIDATE (its
+//   splits, products and merges) runs where the coverage flag (int32 FLAG) is clear and the choice is
+//   CANDIDATE; with OZAKI_ARM_NATIVE, a native kernel's dispatch runs where the flag is set or the choice is
+//   CANDIDATES (every candidate refused); with OZAKI_ARM_GUARD, a pass of the span guard runs where the flag is
+//   clear and the pass before it refused the first count (int32 GATE set: the extremes' word arms the levels'
+//   pass, the levels' word the magnitude products and the pass on them). The dispatches one condition arms
+//   are armed together, up to OZAKI_ARM_MAX_SLOTS a pass.
 #define OZAKI_ARM_CLEAR 1u
 #define OZAKI_ARM_NATIVE 2u
 #define OZAKI_ARM_GUARD 4u
+#define OZAKI_ARM_WORD_MODE 0u
+#define OZAKI_ARM_WORD_FLAG 1u
+#define OZAKI_ARM_WORD_GATE 2u
+#define OZAKI_ARM_WORD_CANDIDATE 3u
+#define OZAKI_ARM_WORD_CANDIDATES 4u
+#define OZAKI_ARM_WORD_SLOTS 5u
+#define OZAKI_ARM_WORD_SLOT 6u
+#define OZAKI_ARM_MAX_SLOTS 5u  // (GEMM_PUSH_BYTES / 4 - OZAKI_ARM_WORD_SLOT) / 4
 // The workspace's control int32s: the coverage flag (the splits' OZAKI_UNCOVERED_* bits), then the span guard's
 // refusal of each candidate count (docs/design/ozaki.md, "The count chosen on the device"), then the levels'
 // and the extremes' refusals of the first count, then the lines' extremes; the indirect commands after them.

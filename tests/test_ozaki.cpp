@@ -5,9 +5,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <random>
 #include <vector>
 
@@ -16,6 +18,8 @@
 #include "plan/schedule.hpp"
 #include "tuning/tuning_table.hpp"
 #include "described_devices.hpp"
+#include "gemm_abi.h"
+#include "ozaki_abi.h"
 #include "ozaki_families.hpp"
 #include "core/element_access.hpp"
 #include "support.hpp"
@@ -392,6 +396,40 @@ TEST_SUITE("ozaki") {
     CHECK(kernel(DataType::f64, 8192, 8192, 8192, other) != Kernel::ozaki);
     allowed.precision = Precision::native;
     CHECK(kernel(DataType::f64, 8192, 8192, 8192, h200) != Kernel::ozaki);
+  }
+
+  TEST_CASE("the arms: one pass a condition, before every dispatch it arms, each command armed once") {
+    // A described H200, f64 4096^3: the clear, then one arm pass for each condition (the levels' pass; the
+    // magnitude products and their pass; the native kernel's dispatches; each of the three candidate counts'
+    // splits, products and merges): 7 arm passes for 14 commands (the native kernel one dispatch there).
+    tuning::Table table;
+    for (const auto& [name, text] : tuning::builtin_tables()) table.add_json(text, name);
+    DeviceInfo h200 = test::nvidia_int8();
+    h200.name = "NVIDIA H200", h200.vendor_id = 0x10de, h200.float64 = true;
+    const GemmDesc d{.type = DataType::f64, .m = 4096, .n = 4096, .k = 4096};
+    const detail::Schedule plan = detail::schedule_product(d, emulated(), h200, table);
+    std::map<uint32_t, size_t> armed_at;  // command word -> the arm pass's index
+    size_t arms = 0, commands = 0;
+    for (size_t i = 0; i < plan.sequence.size(); ++i) {
+      const detail::SequencePass& pass = plan.sequence[i];
+      if (pass.pass.shape.shader == "ozaki_arm_i32") {
+        ++arms;
+        std::array<uint32_t, GEMM_PUSH_BYTES / 4> w{};
+        std::memcpy(w.data(), &pass.pass.push, sizeof(w));
+        if (w[OZAKI_ARM_WORD_MODE] & OZAKI_ARM_CLEAR) continue;
+        CHECK(w[OZAKI_ARM_WORD_SLOTS] >= 1);
+        for (uint32_t s = 0; s < w[OZAKI_ARM_WORD_SLOTS]; ++s) {
+          CHECK(armed_at.emplace(w[OZAKI_ARM_WORD_SLOT + 4 * s], i).second);  // armed once
+        }
+      } else if (pass.indirect) {
+        ++commands;
+        const auto found = armed_at.find(static_cast<uint32_t>(*pass.indirect / 4));
+        CHECK_MESSAGE(found != armed_at.end(), pass.pass.shape.shader << " at " << i << " is armed before it");
+      }
+    }
+    CHECK(commands == armed_at.size());
+    CHECK(arms == 7);
+    CHECK(commands == 14);
   }
 
   TEST_CASE("a bad moduli count is refused before any work, naming the option") {

@@ -1,10 +1,12 @@
 #include "plan/emulated_schedule.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include <fmt/format.h>
 
+#include "gemm_abi.h"
 #include "kernels/experiments.hpp"
 #include "ozaki/guard.hpp"
 #include "ozaki/moduli.hpp"
@@ -150,34 +152,78 @@ struct When {
   uint32_t gate = kLevelsWord;
 };
 
-// The arm pass that clears `count` control words from `word` on.
-SequencePass clear(const Layout& l, uint32_t word, uint32_t count = 1) {
+// The arm pass's push constants, read by ozaki_arm.comp as words (ozaki_abi.h's OZAKI_ARM_WORD_*).
+using ArmWords = std::array<uint32_t, GEMM_PUSH_BYTES / 4>;
+static_assert(sizeof(ArmWords) == sizeof(kernels::GemmPushConstants), "the arm reads every push constant as a word");
+
+SequencePass arm_pass(const Layout& l, const ArmWords& w) {
   SequencePass s;
   s.pass.shape = shape_of("ozaki_arm_i32", 0, {1, 1, 1});
   s.pass.grid = {1, 1, 1};
-  s.pass.push.split_stride = word;
-  s.pass.push.lda = count;
-  s.pass.push.flags = OZAKI_ARM_CLEAR;
+  std::memcpy(&s.pass.push, w.data(), sizeof(w));
   s.bindings = {words(l), words(l), words(l)};
   return s;
 }
 
-// The arm pass of indirect dispatch `slot`: `grid` where `when` holds, else an empty grid.
-SequencePass arm(const Layout& l, uint32_t slot, const std::array<uint32_t, 3>& grid, const When& when) {
-  SequencePass s = clear(l, kFlagWord);
-  kernels::GemmPushConstants& p = s.pass.push;
-  p.flags = when.native ? OZAKI_ARM_NATIVE : when.guard ? OZAKI_ARM_GUARD : 0u;
-  p.ldb = when.guard ? when.gate : kRefusedWord, p.lda = when.candidate, p.ldc = when.candidates;
-  p.a_offset = kFirstIndirectWord + 4 * slot;
-  p.M = grid[0], p.N = grid[1], p.K = grid[2];
-  return s;
+// The arm pass that clears `count` control words from `word` on.
+SequencePass clear(const Layout& l, uint32_t word, uint32_t count = 1) {
+  ArmWords w{};
+  w[OZAKI_ARM_WORD_MODE] = OZAKI_ARM_CLEAR, w[OZAKI_ARM_WORD_FLAG] = word, w[OZAKI_ARM_WORD_GATE] = count;
+  return arm_pass(l, w);
 }
 
-// `pass` made indirect through slot `slot`, armed just before it: appended to `seq`.
-void add_armed(std::vector<SequencePass>& seq, const Layout& l, uint32_t& slot, SequencePass pass, const When& when) {
-  seq.push_back(arm(l, slot, pass.pass.grid, when));
+// The arm pass of the indirect dispatches of condition `when`, none yet: add_slot gives it each.
+SequencePass arm(const Layout& l, const When& when) {
+  ArmWords w{};
+  w[OZAKI_ARM_WORD_MODE] = when.native ? OZAKI_ARM_NATIVE : when.guard ? OZAKI_ARM_GUARD : 0u;
+  w[OZAKI_ARM_WORD_FLAG] = kFlagWord;
+  w[OZAKI_ARM_WORD_GATE] = when.guard ? when.gate : kRefusedWord;
+  w[OZAKI_ARM_WORD_CANDIDATE] = when.candidate, w[OZAKI_ARM_WORD_CANDIDATES] = when.candidates;
+  return arm_pass(l, w);
+}
+
+// Whether arm pass `a` has room for one more command; adds slot `slot`'s, with `grid`, where it has.
+bool add_slot(SequencePass& a, uint32_t slot, const std::array<uint32_t, 3>& grid) {
+  ArmWords w;
+  std::memcpy(w.data(), &a.pass.push, sizeof(w));
+  const uint32_t n = w[OZAKI_ARM_WORD_SLOTS];
+  if (n == OZAKI_ARM_MAX_SLOTS) return false;
+  const uint32_t at = OZAKI_ARM_WORD_SLOT + 4 * n;
+  w[at] = kFirstIndirectWord + 4 * slot, w[at + 1] = grid[0], w[at + 2] = grid[1], w[at + 3] = grid[2];
+  w[OZAKI_ARM_WORD_SLOTS] = n + 1;
+  std::memcpy(&a.pass.push, w.data(), sizeof(w));
+  return true;
+}
+
+bool operator==(const When& x, const When& y) {
+  return x.native == y.native && x.candidate == y.candidate && x.candidates == y.candidates && x.guard == y.guard &&
+         x.gate == y.gate;
+}
+
+// The sequence being made, and its arm passes so far by condition: the dispatches of one condition are armed
+// by the first arm pass of it (up to OZAKI_ARM_MAX_SLOTS each), placed before the first of them. That arm runs
+// after the pass that settles its condition's words (the splits' flag, the guard's refusal words), which
+// every later dispatch of the condition follows too.
+struct Armed {
+  std::vector<SequencePass>& seq;
+  std::vector<std::pair<When, size_t>> arms;  // each condition's latest arm pass, by index into seq
+};
+
+// `pass` made indirect through slot `slot`, armed by its condition's arm pass (a new one before it where there
+// is none with room): appended to the sequence.
+void add_armed(Armed& armed, const Layout& l, uint32_t& slot, SequencePass pass, const When& when) {
+  auto found = std::find_if(armed.arms.begin(), armed.arms.end(), [&](const auto& a) { return a.first == when; });
+  if (found == armed.arms.end() || !add_slot(armed.seq[found->second], slot, pass.pass.grid)) {
+    armed.seq.push_back(arm(l, when));
+    add_slot(armed.seq.back(), slot, pass.pass.grid);
+    if (found == armed.arms.end()) {
+      armed.arms.emplace_back(when, armed.seq.size() - 1);
+    } else {
+      found->second = armed.seq.size() - 1;
+    }
+  }
   pass.indirect = uint64_t{kFirstIndirectWord + 4 * slot++} * 4;
-  seq.push_back(std::move(pass));
+  armed.seq.push_back(std::move(pass));
 }
 
 std::array<uint32_t, 3> line_grid(const DeviceInfo& device, uint32_t lines, uint32_t batch) {
@@ -318,11 +364,11 @@ SequencePass guard(const Shape& s, const Layout& l, DataType type, const ozaki::
 // levels' pass; armed to run only where that refused it too, the magnitude planes' products and the pass that
 // judges every candidate on them; their commands from slot `slot` on. Where a pass admits the first count the
 // later ones would too: uniform lines cost one invocation's judgement, no pass over C and no product.
-void add_guard(std::vector<SequencePass>& seq, const Shape& s, const Layout& l, uint32_t& slot, DataType type,
+void add_guard(Armed& seq, const Shape& s, const Layout& l, uint32_t& slot, DataType type,
                const ozaki::Candidates& candidates, const DeviceInfo& device, const tuning::Table& tuning) {
   const When levels{false, 0, candidates.count, true, kExtremesWord};
   const When magnitudes{false, 0, candidates.count, true, kLevelsWord};
-  seq.push_back(guard(s, l, type, candidates, ozaki::GuardPass::extremes));
+  seq.seq.push_back(guard(s, l, type, candidates, ozaki::GuardPass::extremes));
   add_armed(seq, l, slot, guard(s, l, type, candidates, ozaki::GuardPass::levels), levels);
   const Products planes{s.moduli, 1, 0, s.m, l.magnitudes, l.magnitude_chunk_bytes};
   for (uint32_t chunk = 0; chunk < s.chunks; ++chunk) {
@@ -337,7 +383,7 @@ void add_guard(std::vector<SequencePass>& seq, const Shape& s, const Layout& l, 
 // (after the guard) to run only where `when` holds, so that a product the split refused, or the guard gave
 // another count, costs no residue product; their commands from slot `slot` on. Returns the products'
 // description.
-std::string add_residues(std::vector<SequencePass>& seq, const Shape& s, const Layout& l, uint32_t& slot,
+std::string add_residues(Armed& seq, const Shape& s, const Layout& l, uint32_t& slot,
                          const SequenceBinding& c, const GemmDesc& desc, const DeviceInfo& device,
                          const tuning::Table& tuning, const When& when) {
   std::string products;
@@ -402,7 +448,8 @@ std::vector<Candidate> lay_out_candidates(const Schedule& native, const GemmDesc
   std::vector<Candidate> out(candidates.count);
   uint32_t slots = dispatches;
   if (s.guarded) {
-    std::vector<SequencePass> scratch;
+    std::vector<SequencePass> passes;
+    Armed scratch{passes, {}};
     add_guard(scratch, s, lay_out_workspace(s, dispatches, native.workspace_bytes, s.m), slots, desc.type, candidates,
               device, tuning);
   }
@@ -413,7 +460,8 @@ std::vector<Candidate> lay_out_candidates(const Schedule& native, const GemmDesc
     cand.rows = choose_rows(cand.shape, dispatches, native.workspace_bytes, device);
     cand.bits = ozaki::scale_bits(ozaki::make_moduli(cand.shape.moduli), s.k);
     if (d > 0) slots += 2;  // its splits
-    std::vector<SequencePass> scratch;
+    std::vector<SequencePass> passes;
+    Armed scratch{passes, {}};
     add_residues(scratch, cand.shape, lay_out_workspace(cand.shape, dispatches, native.workspace_bytes, cand.rows),
                  slots, c, desc, device, tuning, When{false, d, candidates.count});
   }
@@ -462,6 +510,7 @@ Schedule emulate(Schedule out, const GemmDesc& desc, const Shape& s, const ozaki
   const SequenceBinding c{out.source[2], piece.piece.c.offset, piece.piece.c.size};
   const ozaki::ScaleBits last = cands.back().bits;
   std::vector<SequencePass>& seq = out.sequence;
+  Armed armed{seq, {}};
   seq.push_back(clear(l, kFlagWord, OZAKI_CONTROL_WORDS));
   const ozaki::ScaleBits first = cands.front().bits;
   seq.push_back(split(s, l, device, desc.type, false, a, {first.a, last.a - first.a, s.guarded}));
@@ -469,9 +518,12 @@ Schedule emulate(Schedule out, const GemmDesc& desc, const Shape& s, const ozaki
   // The native kernel's passes use the largest layout's region; its commands take slots 0 on, the guard's next.
   const std::vector<SequencePass> fallback = native_passes(out, cands.back().layout);
   uint32_t slot = static_cast<uint32_t>(fallback.size());
-  if (s.guarded) add_guard(seq, s, l, slot, desc.type, candidates, device, tuning);
+  if (s.guarded) add_guard(armed, s, l, slot, desc.type, candidates, device, tuning);
   const When native{true, candidates.count, candidates.count};
-  for (uint32_t i = 0; i < fallback.size(); ++i) seq.push_back(arm(l, i, fallback[i].pass.grid, native));
+  for (uint32_t i = 0; i < fallback.size(); ++i) {  // their dispatches come last, their slots first
+    if (i % OZAKI_ARM_MAX_SLOTS == 0) seq.push_back(arm(l, native));
+    add_slot(seq.back(), i, fallback[i].pass.grid);
+  }
   std::string products;
   for (uint32_t d = 0; d < candidates.count; ++d) {
     const Candidate& cand = cands[d];
@@ -479,10 +531,10 @@ Schedule emulate(Schedule out, const GemmDesc& desc, const Shape& s, const ozaki
     if (d > 0) {  // the first's splits ran above; the magnitude sums are read already
       const SplitBits bits_a{cand.bits.a, last.a - cand.bits.a, false};
       const SplitBits bits_b{cand.bits.b, last.b - cand.bits.b, false};
-      add_armed(seq, cand.layout, slot, split(cand.shape, cand.layout, device, desc.type, false, a, bits_a), when);
-      add_armed(seq, cand.layout, slot, split(cand.shape, cand.layout, device, desc.type, true, b, bits_b), when);
+      add_armed(armed, cand.layout, slot, split(cand.shape, cand.layout, device, desc.type, false, a, bits_a), when);
+      add_armed(armed, cand.layout, slot, split(cand.shape, cand.layout, device, desc.type, true, b, bits_b), when);
     }
-    const std::string planned = add_residues(seq, cand.shape, cand.layout, slot, c, desc, device, tuning, when);
+    const std::string planned = add_residues(armed, cand.shape, cand.layout, slot, c, desc, device, tuning, when);
     if (d == 0) products = planned;
   }
   seq.insert(seq.end(), fallback.begin(), fallback.end());
