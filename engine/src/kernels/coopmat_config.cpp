@@ -707,10 +707,9 @@ Nv2Tile for_elements(Nv2Tile tile, const Types& t) {
 LaunchShape coopmat2_launch(const DeviceInfo& d, const Types& t, const GemmOptions& options, uint32_t m, uint32_t n,
                             uint32_t k, uint32_t batch) {
   const Nv2Tile& large = large_tile(t);
-  const bool skinny = coopmat2_skinny_tile(d, t, m, n, k, batch);
-  const Nv2Tile tile = options.tile == 16 ? chosen_tile(d, t, m, n, k, batch, large)
-                                          : named_tile(d, t, options.tile, large, skinny);
-  return nv2_launch(for_elements(tile, t));
+  if (options.tile == 16) return nv2_launch(for_elements(chosen_tile(d, t, m, n, k, batch, large), t));
+  const bool skinny = coopmat2_skinny_tile(d, t, m, n, k, batch);  // only a named tile asks (chosen_tile does)
+  return nv2_launch(for_elements(named_tile(d, t, options.tile, large, skinny), t));
 }
 
 LaunchShape coopmat2_largest_launch(const DeviceInfo& d, const Types& t, const GemmOptions& options) {

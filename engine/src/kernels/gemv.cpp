@@ -103,7 +103,7 @@ bool skinny(const DeviceInfo& device, const Problem& p) {
   const bool simt_type = p.types.input == DataType::f32 || p.types.input == DataType::f64 ||
                          p.types.input == DataType::i32;
   const bool half = is_half_width_float(p.types.input);
-  const bool tile = half && s.small_m && coopmat2_skinny_tile(device, p.types, p.m, p.n, p.k, p.batch);
+  const bool tile = half && s.small_m && s.small == 1 && coopmat2_skinny_tile(device, p.types, p.m, p.n, p.k, p.batch);
   const bool one_row = simt_type || (half && splits_k(p.types, device) && !tile);
   return device.type != DeviceType::cpu && s.small == 1 && (one_row || !s.small_m) && s.large >= kAutoMinLarge &&
          p.k >= kAutoMinK;

@@ -209,19 +209,23 @@ struct Armed {
   std::vector<std::pair<When, size_t>> arms;  // each condition's latest arm pass, by index into seq
 };
 
-// `pass` made indirect through slot `slot`, armed by its condition's arm pass (a new one before it where there
-// is none with room): appended to the sequence.
-void add_armed(Armed& armed, const Layout& l, uint32_t& slot, SequencePass pass, const When& when) {
+// Slot `slot`'s command (`grid` where `when` holds) given to its condition's arm pass, a new one appended where
+// there is none with room.
+void arm_slot(Armed& armed, const Layout& l, uint32_t slot, const std::array<uint32_t, 3>& grid, const When& when) {
   auto found = std::find_if(armed.arms.begin(), armed.arms.end(), [&](const auto& a) { return a.first == when; });
-  if (found == armed.arms.end() || !add_slot(armed.seq[found->second], slot, pass.pass.grid)) {
-    armed.seq.push_back(arm(l, when));
-    add_slot(armed.seq.back(), slot, pass.pass.grid);
-    if (found == armed.arms.end()) {
-      armed.arms.emplace_back(when, armed.seq.size() - 1);
-    } else {
-      found->second = armed.seq.size() - 1;
-    }
+  if (found != armed.arms.end() && add_slot(armed.seq[found->second], slot, grid)) return;
+  armed.seq.push_back(arm(l, when));
+  add_slot(armed.seq.back(), slot, grid);
+  if (found == armed.arms.end()) {
+    armed.arms.emplace_back(when, armed.seq.size() - 1);
+  } else {
+    found->second = armed.seq.size() - 1;
   }
+}
+
+// `pass` made indirect through slot `slot`, armed by its condition's arm pass: appended to the sequence.
+void add_armed(Armed& armed, const Layout& l, uint32_t& slot, SequencePass pass, const When& when) {
+  arm_slot(armed, l, slot, pass.pass.grid, when);
   pass.indirect = uint64_t{kFirstIndirectWord + 4 * slot++} * 4;
   armed.seq.push_back(std::move(pass));
 }
@@ -520,10 +524,8 @@ Schedule emulate(Schedule out, const GemmDesc& desc, const Shape& s, const ozaki
   uint32_t slot = static_cast<uint32_t>(fallback.size());
   if (s.guarded) add_guard(armed, s, l, slot, desc.type, candidates, device, tuning);
   const When native{true, candidates.count, candidates.count};
-  for (uint32_t i = 0; i < fallback.size(); ++i) {  // their dispatches come last, their slots first
-    if (i % OZAKI_ARM_MAX_SLOTS == 0) seq.push_back(arm(l, native));
-    add_slot(seq.back(), i, fallback[i].pass.grid);
-  }
+  // Their dispatches come last, their slots first.
+  for (uint32_t i = 0; i < fallback.size(); ++i) arm_slot(armed, l, i, fallback[i].pass.grid, native);
   std::string products;
   for (uint32_t d = 0; d < candidates.count; ++d) {
     const Candidate& cand = cands[d];
