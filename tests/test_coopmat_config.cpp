@@ -829,6 +829,9 @@ TEST_SUITE("coopmat config") {
     CHECK(planned(8, 4096, 4096, DataType::f32, false).description == "16x64 split 8");
     CHECK(planned(16, 16384, 4096, DataType::f16, false).description == "16x64 split 2");
     CHECK(planned(16, 4096, 4096, DataType::f16, false, 7).description == "16x64 split 2");  // 448 tiles
+    // Its K loop unrolled 4 steps (8, the other tiles' default, and 16 streamed the long rows slower).
+    CHECK(spec_constant(planned(16, 16384, 4096, DataType::f16, false).main, "UNROLL") == 4u);
+    CHECK(spec_constant(planned(1, 4096, 4096, DataType::f16, false).main, "UNROLL") == 4u);
     CHECK(planned(16, 32768, 4096, DataType::f16, false).description == "32x64");  // 512 tiles: no split
     CHECK(planned(16, 4096, 2048, DataType::f16, false).description == "32x64");
     CHECK(planned(16, 4096, 4096, DataType::f16, true).description.find("32x64") == 0);

@@ -70,8 +70,9 @@ constexpr Nv2Tile kNv2Narrow{.invocations = 128, .bm = 256, .bn = 64, .bk = 64, 
 // Taken only where it splits K (K at least 4096, fewer tiles than kSkinnyWorkgroups), as measured: its main
 // pass then stores raw fp32 sums, and the reduce pass applies beta, the epilogue and C's type. At 128 or 256
 // invocations a 16-row workgroup matrix computes zeros on NVIDIA's driver 580; at 32 and 64 it is right, 64
-// the faster (docs/design/coopmat2.md). Not modelled: chosen by its rows.
-constexpr Nv2Tile kNv2Skinny{.invocations = 64, .bm = 16, .bn = 64, .bk = 64};
+// the faster (docs/design/coopmat2.md). Its K loop unrolled 4 steps: the long rows' slices stream B faster
+// than at 8 (the default), 16 is slower everywhere (docs/design/gemv.md). Not modelled: chosen by its rows.
+constexpr Nv2Tile kNv2Skinny{.invocations = 64, .bm = 16, .bn = 64, .bk = 64, .unroll = 4};
 // Its workgroups split to 4 a compute unit of a large GPU (16 x 4096 x 4096: 8 slices of 512; 16 x 16384 x 4096:
 // 2 of 2048), slices at least kSkinnyMinSlice deep, up to kThinMaxSlices.
 constexpr uint64_t kSkinnyWorkgroups = 4 * 128;
