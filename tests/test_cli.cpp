@@ -136,6 +136,20 @@ TEST_SUITE("cli") {
     std::filesystem::remove_all(dir);
   }
 
+  TEST_CASE("run with beta != 0 warms the device by time before its timed products, as with beta 0") {
+    // Each timed product with beta != 0 is its own call (C updated in place); the warm-up runs the product with
+    // beta 0 first, so that the timed calls do not find the device's clock idle.
+    for (const char* beta : {"0", "-1"}) {
+      CAPTURE(beta);
+      const auto r = run_cli(std::string("run --m 33 --n 40 --k 50 --repeat 3 --warmup-ms 20 --verify --beta ") + beta);
+      INFO(r.output);
+      CHECK(r.code == 0);
+      CHECK(contains(r.output, "verify:   passed"));
+      CHECK_FALSE(contains(r.output, " 0 ms of warm-up before"));
+      CHECK(contains(r.output, " ms of warm-up before"));
+    }
+  }
+
   TEST_CASE("run --max-k-per-submission: K cut into submissions, the same product") {
     for (const char* beta : {"0", "0.5"}) {
       const auto r = run_cli(std::string("run --m 40 --n 24 --k 300 --max-k-per-submission 64 --kernel tiled "

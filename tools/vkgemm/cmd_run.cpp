@@ -372,11 +372,28 @@ struct Measured {
   std::vector<std::byte> c;
 };
 
-// With beta != 0 each dispatch updates C in place: every timed run starts again from C0 (the host call
-// uploads it each time), one dispatch per call.
+// The shared warm-up (steady.hpp: by device time, none by default on a CPU device) on `c`, for a series only
+// (--repeat > 1: one timed run is a check, not a measurement). It runs the product with beta = 0 (C not read):
+// with beta != 0 repeats in one call would update C in place, which the engine refuses.
+WarmUp warm_by_time(Engine& engine, GemmDesc d, const Inputs& in, GemmOptions probe, std::vector<std::byte>& c,
+                    uint32_t repeat, double warmup_ms) {
+  d.beta = 0.0;
+  return warm_up(repeat == 1 ? 0.0 : default_warmup_ms(engine.device(), warmup_ms), [&](uint32_t n) {
+    probe.repeat = n, probe.warmup = 0;
+    const GemmTiming t = engine.gemm(d, in.a.data(), in.b.data(), c.data(), probe, in.bias_data());
+    double ms = 0.0;
+    for (const double x : t.gpu_ms) ms += x;
+    return t.gpu_timestamps ? ms : -1.0;
+  });
+}
+
+// With beta != 0 each dispatch updates C in place: after the warm-up by time, every timed run starts again from
+// C0 (the host call uploads it each time), one dispatch per call.
 Measured time_in_place(Engine& engine, const GemmDesc& d, const Inputs& in, const GemmOptions& options,
-                       uint32_t repeat, uint32_t warmup) {
+                       uint32_t repeat, uint32_t warmup, double warmup_ms) {
   Measured out;
+  out.c = in.c0;
+  out.busy_ms = warm_by_time(engine, d, in, options, out.c, repeat, warmup_ms).busy_ms;
   out.repeat = repeat, out.warmed_up = warmup;
   for (uint32_t r = 0; r < warmup + repeat; ++r) {
     out.c = in.c0;
@@ -391,23 +408,14 @@ Measured time_in_place(Engine& engine, const GemmDesc& d, const Inputs& in, cons
   return out;
 }
 
-// The shared warm-up (steady.hpp: by device time, none by default on a CPU device), for a series only
-// (--repeat > 1: one timed run is a check, not a measurement); as many products as its last batch again run
-// inside the timed submission, just before the timed ones, with no upload pause between. C is poisoned
-// before the timed submission.
+// A series: the warm-up's last batch again inside the timed submission, just before the timed products, with no
+// upload pause between. C is poisoned before the timed submission.
 Measured time_series(Engine& engine, const GemmDesc& d, const Inputs& in, GemmOptions options, uint32_t repeat,
                      uint32_t warmup, double warmup_ms) {
   Measured out;
   out.repeat = repeat;
   out.c = in.c0;
-  GemmOptions probe = options;
-  const WarmUp w = warm_up(repeat == 1 ? 0.0 : default_warmup_ms(engine.device(), warmup_ms), [&](uint32_t n) {
-    probe.repeat = n, probe.warmup = 0;
-    const GemmTiming t = engine.gemm(d, in.a.data(), in.b.data(), out.c.data(), probe, in.bias_data());
-    double ms = 0.0;
-    for (const double x : t.gpu_ms) ms += x;
-    return t.gpu_timestamps ? ms : -1.0;
-  });
+  const WarmUp w = warm_by_time(engine, d, in, options, out.c, repeat, warmup_ms);
   out.busy_ms = w.busy_ms;
   out.warmed_up = std::min(warmup + w.last_batch, 100000u);
   options.repeat = repeat, options.warmup = out.warmed_up;
@@ -630,7 +638,7 @@ int run_product(const RunOptions& o, const CommonOptions& common) {
     steady.emplace(engine, default_warmup_ms(engine.device(), o.warmup_ms), kSteadyTolerancePct);
     steady->check();
   }
-  const Measured r = d.beta != 0.0 ? time_in_place(engine, d, in, options, repeat, warmup)
+  const Measured r = d.beta != 0.0 ? time_in_place(engine, d, in, options, repeat, warmup, o.warmup_ms)
                                    : time_series(engine, d, in, options, repeat, warmup, o.warmup_ms);
   if (steady) steady->check();
 
