@@ -268,11 +268,18 @@ TEST_SUITE("peak") {
       CHECK(contains(m.detail, "derived, not timed"));
       CHECK(contains(m.detail, "coopmat 16x16x32 i8*i8+i32"));
     }
-    // The default moduli's products and the span guard's magnitude product.
-    CHECK(derived[0].products == 15u);
-    CHECK(derived[0].value == 609.5 / 15);
-    CHECK(derived[1].products == 8u);
-    CHECK(derived[1].value == 609.5 / 8);
+    // The default moduli's products (the span guard's magnitude product runs only where the lines' levels do
+    // not decide: not counted, so that no input passes the ceiling).
+    CHECK(derived[0].products == 14u);
+    CHECK(derived[0].value == 609.5 / 14);
+    CHECK(derived[1].products == 7u);
+    CHECK(derived[1].value == 609.5 / 7);
+    // bench takes them as ceilings, derived though they are, with their products.
+    const auto ceilings = vkgemm::cli::bench::ceilings_from(derived);
+    REQUIRE(ceilings.size() == 2);
+    CHECK(ceilings[0].name == "f64 emulated (ozaki)");
+    CHECK(ceilings[0].gflops == doctest::Approx(609.5 / 14 * 1e3));
+    CHECK(ceilings[0].int8_products == 14u);
     // No int8 matrix row measured (no int8 matrix units): no value, and why.
     const std::vector<PeakMeasurement> no_int8 = {rows[0], rows[1], rows[4], rows[5]};
     for (const PeakMeasurement& m : emulation_rows(dev, no_int8)) {
@@ -431,6 +438,20 @@ TEST_SUITE("peak") {
     s.ceilings.push_back({"f64 FMA", 50.0});
     CHECK(name(DataType::f64, Kernel::blocked, false) == "f64 FMA");
     CHECK(name(DataType::f64, Kernel::tiled, false) == "f64 FMA");
+    // f64 and f32 on the ozaki kernel: their emulated rows (none where peak derived none), not the FMA rows the
+    // native kernels stand against; scaled to the moduli a call asks for.
+    CHECK(name(DataType::f64, Kernel::ozaki, false) == "none");
+    s.ceilings.push_back({"f64 emulated (ozaki)", 42.0, 14});
+    s.ceilings.push_back({"f32 emulated (ozaki)", 84.0, 7});
+    CHECK(name(DataType::f64, Kernel::ozaki, false) == "f64 emulated (ozaki)");
+    CHECK(name(DataType::f32, Kernel::ozaki, false) == "f32 emulated (ozaki)");
+    CHECK(name(DataType::f64, Kernel::blocked, false) == "f64 FMA");
+    CHECK(name(DataType::f32, Kernel::blocked, false) == "f32 FMA");
+    CHECK(ceiling_for(s, DataType::f64, Kernel::ozaki, false, 14)->gflops == 42.0);
+    const auto twenty = ceiling_for(s, DataType::f64, Kernel::ozaki, false, 20);
+    REQUIRE(twenty);
+    CHECK(twenty->name == "f64 emulated (ozaki) at 20 moduli");
+    CHECK(twenty->gflops == doctest::Approx(42.0 * 14 / 20));
     s.peak_gflops = 50.0;  // given: it is f32's ceiling
     CHECK(name(DataType::f32, Kernel::tiled, false) == "--peak-gflops");
     s.peak_gflops.reset();

@@ -572,7 +572,8 @@ void report_roofline(const GemmDesc& d, const std::vector<PeakMeasurement>& rows
   if (r.t.gpu_ms.empty()) return;
   bench::Settings settings;
   settings.ceilings = bench::ceilings_from(rows);
-  const auto compute = bench::ceiling_for(settings, d.type, r.t.kernel, options.f16_accumulate);
+  const auto compute =
+      bench::ceiling_for(settings, d.type, r.t.kernel, options.f16_accumulate, options.emulation_moduli);
   const auto roof = bench::roofline_for(compute, bench::copy_rate(rows), operations(d), bench::bytes_moved(d));
   if (!roof) {
     fmt::print("roofline: none (vkgemm peak measured no copy rate on this device)\n");

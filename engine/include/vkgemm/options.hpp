@@ -88,9 +88,9 @@ struct GemmOptions {
   WaitMode wait = WaitMode::automatic;
   // f64 and f32: whether auto may emulate them (Precision above; Kernel::ozaki asks for it whatever this says).
   Precision precision = Precision::native;
-  // Kernel::ozaki: the number of moduli, 2 to 20 (0: the type's default, 14 for f64 and for f32 7, or 6 from
-  // k = 1024 on, which meet the native kernel's bound; fewer are faster and coarser: docs/correctness.md,
-  // "Emulated products").
+  // Kernel::ozaki: the number of moduli, 2 to 20 (0: the type's default, 14 for f64 and 7 for f32, which meet
+  // the native kernel's bound, the span guard choosing up to two more on the device; fewer are faster and
+  // coarser: docs/correctness.md, "Emulated products").
   uint32_t emulation_moduli = 0;
 };
 

@@ -49,8 +49,9 @@ std::vector<PeakMeasurement> measure_peaks(Engine& engine, const PeakOptions& op
 
 // The emulated f64 and f32 rows ("f64 emulated (ozaki)", "f32 emulated (ozaki)"; docs/design/ozaki.md): not
 // timed, derived from `rows`' fastest measured int8 matrix-unit row (inputs "i8": coopmat or coopmat2,
-// i8*i8+i32) divided by the int8 products the default moduli take at a large k (default_moduli at k >= 1024:
-// f64 14, f32 6), in TFLOP/s of the emulated type (both count 2 operations a multiply-add). Where the device
+// i8*i8+i32) divided by the int8 products the default moduli take (f64 14, f32 7; the span guard's magnitude
+// product, which runs only where the lines' levels do not decide, not counted: a ceiling no input passes), in
+// TFLOP/s of the emulated type (both count 2 operations a multiply-add). Where the device
 // cannot run the emulation (no shaderFloat64 or storageBuffer8BitAccess) or no int8 matrix row was measured
 // (no int8 matrix units), each row has no value and says why.
 std::vector<PeakMeasurement> emulation_rows(const DeviceInfo& info, const std::vector<PeakMeasurement>& rows);

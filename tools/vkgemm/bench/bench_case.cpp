@@ -193,7 +193,8 @@ CaseResult run_case(Engine& engine, const Shape& shape, DataType type, const Ben
     const double ops = 2.0 * shape.products();
     r.gflops = r.stats->median > 0.0 ? ops / r.stats->median * 1e-6 : 0.0;
     r.gflops_best = r.stats->min > 0.0 ? ops / r.stats->min * 1e-6 : 0.0;
-    const auto ceiling = ceiling_for(settings, type, t.kernel, config.options.f16_accumulate);
+    const auto ceiling =
+        ceiling_for(settings, type, t.kernel, config.options.f16_accumulate, config.options.emulation_moduli);
     if (ceiling) {
       r.efficiency = r.gflops / ceiling->gflops;
       r.efficiency_ceiling = ceiling->name;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string_view>
 
+#include <fmt/format.h>
+
 namespace vkgemm::cli::bench {
 namespace {
 
@@ -27,18 +29,34 @@ std::optional<Ceiling> best_mma(const Settings& settings, std::string_view tail)
   return best;
 }
 
+// The emulated row of f64 or f32 at `moduli` int8 products (0: the default's, as the row was derived).
+std::optional<Ceiling> emulated(const Settings& settings, DataType type, uint32_t moduli) {
+  std::optional<Ceiling> row = named(settings, type == DataType::f64 ? "f64 emulated (ozaki)" : "f32 emulated (ozaki)");
+  if (row && moduli != 0 && row->int8_products != 0 && moduli != row->int8_products) {
+    row->gflops *= double(row->int8_products) / moduli;
+    row->name += fmt::format(" at {} moduli", moduli);
+    row->int8_products = moduli;
+  }
+  return row;
+}
+
 }  // namespace
 
 std::vector<Ceiling> ceilings_from(const std::vector<PeakMeasurement>& rows) {
   std::vector<Ceiling> out;
   for (const PeakMeasurement& m : rows) {
     const bool rate = m.unit == "TFLOP/s" || m.unit == "TOP/s";
-    if (m.measured && rate && m.value > 0.0) out.push_back({m.name, m.value * 1e3});
+    const bool derived = !m.derived_from.empty() && m.products != 0;  // the emulated rows
+    if ((m.measured || derived) && rate && m.value > 0.0) out.push_back({m.name, m.value * 1e3, m.products});
   }
   return out;
 }
 
-std::optional<Ceiling> ceiling_for(const Settings& settings, DataType type, Kernel kernel, bool f16_accumulate) {
+std::optional<Ceiling> ceiling_for(const Settings& settings, DataType type, Kernel kernel, bool f16_accumulate,
+                                   uint32_t moduli) {
+  if (kernel == Kernel::ozaki && (type == DataType::f64 || type == DataType::f32)) {
+    return emulated(settings, type, moduli);
+  }
   if (type == DataType::f32) {
     if (settings.peak_gflops) return Ceiling{"--peak-gflops", *settings.peak_gflops};
     return named(settings, "f32 FMA");

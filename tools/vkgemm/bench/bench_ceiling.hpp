@@ -13,8 +13,8 @@
 
 namespace vkgemm::cli::bench {
 
-// The measured rows as ceilings in GFLOP/s (or GOP/s for the integer rows; rows that were not measured, and
-// copy bandwidth, left out).
+// The measured rows, and the emulated rows derived from them, as ceilings in GFLOP/s (or GOP/s for the integer
+// rows; rows without a value, and copy bandwidth, left out).
 std::vector<Ceiling> ceilings_from(const std::vector<PeakMeasurement>& rows);
 
 // The ceiling of a case of input `type` that ran on `kernel` with fp16 sums or not:
@@ -29,8 +29,11 @@ std::vector<Ceiling> ceilings_from(const std::vector<PeakMeasurement>& rows);
 //     (i8*i8+i32, u8*u8+u32); on the others, none;
 //   bf16 on the cooperative-matrix kernels: the fastest measured bf16*bf16+f32 shape; on the others (bf16
 //     widened to f32 in the shader, f32 sums), f32 FMA;
+//   f64 and f32 on the ozaki kernel: their emulated row (the int8 matrix rate over the default moduli's
+//     products), scaled to `moduli` products where the call asked for other moduli (0: the default);
 //   i32: none.
-std::optional<Ceiling> ceiling_for(const Settings& settings, DataType type, Kernel kernel, bool f16_accumulate);
+std::optional<Ceiling> ceiling_for(const Settings& settings, DataType type, Kernel kernel, bool f16_accumulate,
+                                   uint32_t moduli = 0);
 
 // The bytes a product moves at the least: A and B read once, C written once and, where beta != 0, read once
 // (each operand once per batch entry, once in all where its stride is 0).

@@ -38,6 +38,7 @@ std::string_view to_string(Status status) noexcept;
 struct Ceiling {
   std::string name;
   double gflops = 0.0;
+  uint32_t int8_products = 0;  // a derived emulation row's: the int8 products its value divides the int8 rate by
 };
 
 // The roofline (docs/bench.md, "The roofline"): a product cannot run faster than its compute ceiling
