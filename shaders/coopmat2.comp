@@ -59,12 +59,18 @@ const uint ALIGN = 8;
 #endif
 #define MAT_ACC coopmat<ACC_T, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>
 #ifdef VKGEMM_BF16_C
-// A bf16 C: devices list bf16 only as A and B, so the fp32 sums go out converted into an A matrix of C's
-// size (cooperativeMatrixConversions). The host runs this variant with beta 0 and one slice only; with beta
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+// A bf16 C: devices list bf16 only as A and B, not as an accumulator. The sums' bf16 bits go out as the bits
+// of an f16 accumulator of C's size (to_c), stored through C's binding viewed as 16-bit words (C16): a matrix
+// of the sums' own use keeps their layout, where a conversion into an A matrix moved every element between
+// invocations (docs/design/epilogue.md). The host runs this variant with beta 0 and one slice only; with beta
 // or a split, a bf16 C goes through the fp32 workspace and the reduce pass.
-#define MAT_C coopmat<C_T, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseA>
+#define MAT_C coopmat<float16_t, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>
+layout(std430, set = 0, binding = 2) writeonly buffer MatrixC16 { float16_t C16[]; };
+#define C_OUT C16
 #else
 #define MAT_C coopmat<C_T, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>
+#define C_OUT C
 #endif
 
 // Step k0's tiles of A and B through layouts la and lb (dimensioned in stored order by the setters below).
@@ -195,13 +201,15 @@ OUT_T epilogue_element(const in uint row, const in uint col, const in OUT_T x) {
   }
 
 #ifdef VKGEMM_BF16_C
-// The sums rounded to bf16's precision first (bf16_bits: nearest, ties to even, overflow to infinity, NaN
-// kept), so that the conversion into C's type is exact whatever rounding it does: NVIDIA's driver truncates.
-// Component by component, as the activation on the matrix: no slower than a per-element callback
-// (docs/design/epilogue.md).
+// The sums rounded to bf16 (bf16_bits: nearest, ties to even, overflow to infinity, NaN kept), component by
+// component, each one's 16 bits moved unchanged into the f16 matrix's component (a bit cast, no arithmetic:
+// no rounding, flushing or quieting touches them). c is not converted from acc first (that cost 4 % of a
+// 4096^3 product): component i of an accumulator is the same element whatever its component type on the
+// driver that lists coopmat2 (NVIDIA's; the GPU checks verify every bf16 C this kernel stores).
 MAT_C to_c(MAT_ACC acc) {
-  for (int i = 0; i < acc.length(); ++i) acc[i] = uintBitsToFloat(bf16_bits(acc[i]) << 16);
-  return MAT_C(acc);
+  MAT_C c;
+  for (int i = 0; i < c.length(); ++i) c[i] = unpackFloat2x16(bf16_bits(acc[i])).x;
+  return c;
 }
 #define TO_C(acc) to_c(acc)
 #else
@@ -218,7 +226,7 @@ void store_inside(MAT_OUT acc, uint c_base, uint row0, uint col0, bool partial) 
   lc = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lc, p.M, p.N), p.ldc & ~7u, 1);
   APPLY_ALPHA_BETA(acc, lc, c_off, row0, col0, partial)
   MAT_C c = TO_C(acc);
-  coopMatStoreTensorNV(c, C, c_off, sliceTensorLayoutNV(lc, row0, BM, col0, BN));
+  coopMatStoreTensorNV(c, C_OUT, c_off, sliceTensorLayoutNV(lc, row0, BM, col0, BN));
 }
 
 // Any other tile, through a clamped layout, which drops the elements outside C.
@@ -227,7 +235,7 @@ void store_clamped(MAT_OUT acc, uint c_base, uint row0, uint col0, bool partial)
   lc = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(lc, p.M, p.N), p.ldc, 1);
   APPLY_ALPHA_BETA(acc, lc, c_base, row0, col0, partial)
   MAT_C c = TO_C(acc);
-  coopMatStoreTensorNV(c, C, c_base, sliceTensorLayoutNV(lc, row0, BM, col0, BN));
+  coopMatStoreTensorNV(c, C_OUT, c_base, sliceTensorLayoutNV(lc, row0, BM, col0, BN));
 }
 
 // C = alpha * acc + beta * C, or a split-K slice's raw sums to the workspace (partial).
