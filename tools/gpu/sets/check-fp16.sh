@@ -156,6 +156,26 @@ if [[ " ${kernels[*]} " == *" coopmat2 "* ]]; then
   done
 fi
 
+# coopmat2's own bf16 C store (beta 0, one slice: the rounded bits through an f16 accumulator): tiles inside
+# C and at its edges, each op, the epilogue, a batch, and outputs whose bf16 bits read as f16 NaNs and
+# infinities (alpha 1e36: the bits must move unchanged). (Outputs below 2^-126 are not among them: the
+# driver flushes fp32 sums there, before the store, every kernel alike.)
+if [[ " ${kernels[*]} " == *" coopmat2 "* ]]; then
+  echo "== verify coopmat2's bf16 C store"
+  for s in "4096 4096 1024" "1000 1000 1000" "777 333 129" "64 4100 300"; do
+    read -r m n kk <<<"$s"
+    for f in "" "--trans-a --trans-b" "--alpha 1e36" "--bias col --act gelu-tanh" \
+             "--bias row --bias-type bf16 --act silu --alpha -3e35" "--batch 3 --trans-b"; do
+      run "coopmat2 bf16 C ${m}x${n}x${kk} ${f:-plain}" --kernel coopmat2 --type bf16 --out-type bf16 $f \
+        --m "$m" --n "$n" --k "$kk" --repeat 1 --warmup 0 --verify &&
+        if grep -q "C through fp32" "$log"; then
+          echo "FAIL  ${m}x${n}x${kk} $f: C went through the fp32 workspace, not the kernel's own store"
+          failures=$((failures + 1))
+        fi
+    done
+  done
+fi
+
 # The test suite's f16 cases on this device: sizes around every fragment and tile boundary for each
 # coopmat kernel (64 and 128 tiles), C f16, exact small integers, guard regions and poisoned outputs.
 # Under the validation layer when it is installed; otherwise without, saying so.
