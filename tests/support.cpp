@@ -260,15 +260,17 @@ std::unique_ptr<Engine> make_engine(EngineOptions options) {
   return std::make_unique<Engine>(options);
 }
 
-std::unique_ptr<Engine> engine_with_limits(uint32_t max_groups, uint64_t max_range) {
+std::unique_ptr<Engine> engine_with_limits(uint32_t max_groups, uint64_t max_range, uint64_t max_allocation) {
   const auto set = [](const char* name, uint64_t v) {
     if (v) setenv(name, std::to_string(v).c_str(), 1);
   };
   set("VKGEMM_TEST_MAX_GROUP_COUNT", max_groups);
   set("VKGEMM_TEST_MAX_STORAGE_RANGE", max_range);
+  set("VKGEMM_TEST_MAX_ALLOCATION", max_allocation);
   auto e = make_engine();
   unsetenv("VKGEMM_TEST_MAX_GROUP_COUNT");
   unsetenv("VKGEMM_TEST_MAX_STORAGE_RANGE");
+  unsetenv("VKGEMM_TEST_MAX_ALLOCATION");
   return e;
 }
 

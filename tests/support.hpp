@@ -47,10 +47,11 @@ void release_engine();
 // Another engine with `options` and validation on, its messages failing the running test as engine()'s
 // do: for tests that need an engine of their own (one created under VKGEMM_TEST_* limits).
 std::unique_ptr<Engine> make_engine(EngineOptions options = {});
-// make_engine() on a device whose maxComputeWorkGroupCount and maxStorageBufferRange read as at most
-// `max_groups` and `max_range` (0: the device's own), through VKGEMM_TEST_MAX_GROUP_COUNT and
-// VKGEMM_TEST_MAX_STORAGE_RANGE: the limits' paths on any device.
-std::unique_ptr<Engine> engine_with_limits(uint32_t max_groups, uint64_t max_range);
+// make_engine() on a device whose maxComputeWorkGroupCount, maxStorageBufferRange and maxMemoryAllocationSize
+// read as at most `max_groups`, `max_range` and `max_allocation` (0: the device's own), through
+// VKGEMM_TEST_MAX_GROUP_COUNT, VKGEMM_TEST_MAX_STORAGE_RANGE and VKGEMM_TEST_MAX_ALLOCATION: the limits' paths
+// on any device.
+std::unique_ptr<Engine> engine_with_limits(uint32_t max_groups, uint64_t max_range, uint64_t max_allocation = 0);
 // `make()`'s result (an engine made in it) with the host panels' knobs set while it runs: host products cut
 // into panels of `lines` wherever the rule allows, every copy one `path` ("import": every page imported;
 // "staging": the staging rings, their memcpy spread over `copy_threads` host threads where not 0)

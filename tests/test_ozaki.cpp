@@ -157,6 +157,26 @@ TEST_SUITE("ozaki") {
     }
   }
 
+  TEST_CASE("int32 planes in an allocation of their own: one block where the workspace as one would need two") {
+    // maxMemoryAllocationSize read as 600 KiB: f64 200 x 40 x 64 takes about 270 KiB of int8 planes, magnitude
+    // sums and words, and up to 512 KiB of int32 planes (16 moduli, the guard's largest count); together they
+    // pass the limit, each alone does not, so every count runs in one block of rows.
+    auto limited = test::engine_with_limits(0, 0, 600 << 10);
+    std::mt19937_64 rng = test::case_rng(test::current_case_name());
+    const GemmDesc d = make_desc(DataType::f64, Layout::row_major, Op::n, Op::n, 200, 40, 64, 0, false, 1.0, 0.5);
+    const auto a = uniform(DataType::f64, operand_extent(d, 'A').elements, rng);
+    const auto b = uniform(DataType::f64, operand_extent(d, 'B').elements, rng);
+    const auto c0 = uniform(DataType::f64, operand_extent(d, 'C').elements, rng);
+    std::vector<std::byte> device = c0, model(c0.size());
+    const GemmTiming t = limited->gemm(d, a.data(), b.data(), device.data(), emulated());
+    CHECK(t.kernel == Kernel::ozaki);
+    CHECK_MESSAGE(t.config.find("14 moduli (15 or 16 where the span guard") != std::string::npos, t.config);
+    CHECK_MESSAGE(t.config.find("blocks of") == std::string::npos, t.config);
+    CHECK(ozaki::model_gemm(d, a.data(), b.data(), c0.data(), model.data()));
+    CHECK(device == model);
+    CHECK(compare_with_reference(d, a.data(), b.data(), c0.data(), device.data()).passed);
+  }
+
   TEST_CASE("a count the span guard chose, in row blocks: its products and merges by block, the model's") {
     // Elements spread 2^+-7 inside lines: refused at the default moduli, computed with more (the model suite
     // shows the margins). maxStorageBufferRange read as 1100 KiB: f64's int32 planes at 15 and 16 moduli (x 100 x

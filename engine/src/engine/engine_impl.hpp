@@ -91,11 +91,13 @@ struct Dispatch {
 };
 
 // Where one descriptor of a recording points: a caller's operand (0 A, 1 B, 2 C) moved by its offset's
-// shift from the planned one, the workspace (3), or the epilogue's bias (4: the caller's fourth operand,
-// ops[3], moved likewise).
+// shift from the planned one, the workspace (3), the epilogue's bias (4: the caller's fourth operand,
+// ops[3], moved likewise), or the second workspace (5: Schedule::sums_bytes).
 inline constexpr uint32_t kSourceWorkspace = 3;
 static_assert(kSourceWorkspace == kSequenceWorkspace, "a sequence names the workspace as the plan binds it");
 inline constexpr uint32_t kSourceBias = 4;
+inline constexpr uint32_t kSourceSums = 5;
+static_assert(kSourceSums == kSequenceSums, "a sequence names the second workspace as the plan binds it");
 struct BindingSource {
   uint32_t source = 0;
   uint64_t offset = 0, size = 0;
@@ -167,6 +169,7 @@ struct GemmPlanState {
   Replay replay;  // engine_only plans: their own command buffer
   uint32_t next_slot = 0;
   Buffer workspace;  // split-K partial sums (the pieces share it, one after another)
+  Buffer sums;       // the second workspace (Schedule::sums_bytes), where the product has one
   vk::DeviceHandle<VkDescriptorPool> pool;
   std::vector<VkDescriptorSet> sets;  // options.max_pending slots of sets_per_record; freed with the pool
   std::vector<uint64_t> slot_serial;  // per slot, the engine submission that used it last (0: none)

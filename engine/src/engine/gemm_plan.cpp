@@ -154,6 +154,7 @@ std::shared_ptr<GemmPlanState> EngineImpl::build_plan(const GemmDesc& desc, cons
   lay_out(*p, *pipelines);
   if (!p->product.pieces.empty()) {
     if (p->product.workspace_bytes) p->workspace = create_buffer(p->product.workspace_bytes, "vkgemm workspace");
+    if (p->product.sums_bytes) p->sums = create_buffer(p->product.sums_bytes, "vkgemm int32 planes");
     // K slices that meet through counters in the workspace (the skinny kernel's single pass): zeroed once
     // here, as the plan is made, not on every call; each call leaves them at zero again (shaders/gemv.comp),
     // so a recorded command buffer replays without a clearing pass. The buffer may come from the engine's
@@ -239,6 +240,7 @@ void GemmPlanState::release() noexcept {
   replay.cmd = VK_NULL_HANDLE;
   replay.recorded = false;
   workspace = Buffer();
+  sums = Buffer();
   sets.clear();
   pool.reset();
   queries.reset();

@@ -30,14 +30,15 @@ void GemmPlanState::record(VkCommandBuffer cmd, const VulkanBufferRange (&ops)[k
                       VkQueryPool qpool, QueryReset reset) {
   const auto& t = engine->device->table();
   const VkBuffer space = workspace.valid() ? Access::impl(workspace)->alloc.buffer.get() : VK_NULL_HANDLE;
+  const VkBuffer second = sums.valid() ? Access::impl(sums)->alloc.buffer.get() : VK_NULL_HANDLE;
   // The bindings, computed one way for both paths; only how they reach the command buffer differs.
   for (size_t i = 0; i < bindings.size(); ++i) {
     const BindingSource& b = bindings[i];
     // The operand moved by whole granules from where it was planned: the binding moves as much.
     const uint32_t op = b.source == kSourceBias ? 3 : b.source;  // the caller's operand, where not the workspace
-    infos[i] = b.source == kSourceWorkspace
-                   ? VkDescriptorBufferInfo{space, b.offset, b.size}
-                   : VkDescriptorBufferInfo{ops[op].buffer, b.offset + ops[op].offset - planned[op], b.size};
+    infos[i] = b.source == kSourceWorkspace ? VkDescriptorBufferInfo{space, b.offset, b.size}
+               : b.source == kSourceSums    ? VkDescriptorBufferInfo{second, b.offset, b.size}
+                                            : VkDescriptorBufferInfo{ops[op].buffer, b.offset + ops[op].offset - planned[op], b.size};
   }
   if (slot_sets) {
     for (size_t i = 0; i < writes.size(); ++i) writes[i].dstSet = slot_sets[i / kGemmBindings];

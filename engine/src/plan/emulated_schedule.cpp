@@ -42,9 +42,11 @@ struct Shape {
   bool guarded = false;
 };
 
-// Where each region of the workspace starts, in bytes. The int32 planes hold one block of `rows` rows of C
-// at a time: the products and the merge run block by block over the same region, so that a product whose
-// planes would pass the one allocation or binding a device allows still runs (choose_rows).
+// Where each region of the workspace starts, in bytes. The int32 planes are the second workspace, alone
+// (Schedule::sums_bytes: they are the largest region, 3.76 GB at f64 8192^3, and beside the others would pass
+// the one allocation a device allows where alone they do not). They hold one block of `rows` rows of C at a
+// time: the products and the merge run block by block over the same region, so that a product whose planes
+// would pass the one allocation or binding a device allows still runs (choose_rows).
 // The magnitude planes' products (the span guard's) have a region of their own, all of C at once: the guard
 // judges the whole call before the first block is merged.
 struct Layout {
@@ -52,7 +54,7 @@ struct Layout {
   uint32_t exp_a = 0, exp_b = 0;      // word indices
   uint32_t stats_a = 0, stats_b = 0;  // word indices (even: the line statistics start with doubles)
   uint32_t rows = 0;                  // rows of C a block of the int32 planes holds
-  uint64_t words = 0, planes_a = 0, planes_b = 0, magnitudes = 0, sums = 0, native = 0, total = 0;
+  uint64_t words = 0, planes_a = 0, planes_b = 0, magnitudes = 0, native = 0, total = 0;  // the workspace's
   uint64_t words_bytes = 0, a_bytes = 0, b_bytes = 0, magnitude_bytes = 0, sums_bytes = 0, chunk_bytes = 0;
   uint64_t magnitude_chunk_bytes = 0;  // each K chunk's magnitude sums start where a binding may
 };
@@ -79,24 +81,25 @@ Layout lay_out_workspace(const Shape& s, uint32_t dispatches, uint64_t native_by
   l.magnitudes = align_up(l.words_bytes, kRegionAlign);
   l.planes_a = align_up(l.magnitudes + l.magnitude_bytes, kRegionAlign);
   l.planes_b = align_up(l.planes_a + l.a_bytes, kRegionAlign);
-  l.sums = align_up(l.planes_b + l.b_bytes, kRegionAlign);
-  l.native = align_up(l.sums + l.sums_bytes, kRegionAlign);
+  l.native = align_up(l.planes_b + l.b_bytes, kRegionAlign);
   l.total = l.native + native_bytes;
   return l;
 }
 
-// The rows of C a block of int32 planes holds: all of C where its planes fit one binding and, with the other
-// regions, one allocation; else as few blocks as fit, of equal rows rounded to a multiple of kBlockRowAlign
-// (whole tiles of the int8 kernels, so that no block's edge adds an edge tile), or of 8 where fewer fit. At
-// least one row: where even that does not fit, check_ranges says why.
-uint32_t choose_rows(const Shape& s, uint32_t dispatches, uint64_t native_bytes, const DeviceInfo& device) {
+// The rows of C a block of int32 planes holds: all of C where its planes fit one binding and one allocation
+// (their own: the second workspace); else as few blocks as fit, of equal rows rounded to a multiple of
+// kBlockRowAlign (whole tiles of the int8 kernels, so that no block's edge adds an edge tile), or of 8 where
+// fewer fit. At least one row: where even that does not fit, check_ranges says why.
+uint32_t choose_rows(const Shape& s, const DeviceInfo& device) {
   constexpr uint32_t kBlockRowAlign = 256;
   const uint64_t per_row = sums_row_bytes(s);
   const uint64_t range = std::min<uint64_t>(device.max_storage_buffer_range, UINT32_MAX);
   uint64_t rows = std::min<uint64_t>(s.m, range / per_row);
   if (device.max_allocation_size) {
-    const uint64_t others = lay_out_workspace(s, dispatches, native_bytes, 0).total + 2 * kRegionAlign;
-    rows = std::min(rows, device.max_allocation_size > others ? (device.max_allocation_size - others) / per_row : 0);
+    // Each plane's padding to 256 bytes (plane_sums), at most one unit a plane of every chunk and entry.
+    const uint64_t padding = uint64_t{s.chunks} * s.moduli * s.batch * 256;
+    const uint64_t most = device.max_allocation_size;
+    rows = std::min(rows, most > padding ? (most - padding) / per_row : 0);
   }
   if (rows >= s.m) return s.m;
   const uint64_t align = rows >= kBlockRowAlign ? kBlockRowAlign : rows >= 8 ? 8 : 1;
@@ -112,12 +115,15 @@ void check_ranges(const GemmDesc& desc, const Layout& l, const DeviceInfo& devic
       {"op(A)'s int8 planes", l.a_bytes}, {"op(B)'s int8 planes", l.b_bytes},
       {"the int32 planes", l.sums_bytes}, {"the span guard's magnitude sums", l.magnitude_bytes},
       {"the exponents and line statistics", l.words_bytes}};
-  if (device.max_allocation_size && l.total > device.max_allocation_size) {
-    throw Error(ErrorCode::too_large,
-                fmt::format("the ozaki kernel's workspace for a {}x{}x{} product in a batch of {} takes {} bytes; {} "
-                            "allocates at most {} at once (maxMemoryAllocationSize): use fewer moduli "
-                            "(GemmOptions::emulation_moduli), a smaller product, or the native kernel",
-                            desc.m, desc.n, desc.k, desc.batch, l.total, device.name, device.max_allocation_size));
+  const std::pair<const char*, uint64_t> allocations[] = {{"workspace", l.total}, {"int32 planes", l.sums_bytes}};
+  for (const auto& [name, bytes] : allocations) {
+    if (device.max_allocation_size && bytes > device.max_allocation_size) {
+      throw Error(ErrorCode::too_large,
+                  fmt::format("the ozaki kernel's {} for a {}x{}x{} product in a batch of {} take {} bytes; {} "
+                              "allocates at most {} at once (maxMemoryAllocationSize): use fewer moduli "
+                              "(GemmOptions::emulation_moduli), a smaller product, or the native kernel",
+                              name, desc.m, desc.n, desc.k, desc.batch, bytes, device.name, device.max_allocation_size));
+    }
   }
   for (const auto& [name, bytes] : regions) {
     if (bytes > range) {
@@ -290,15 +296,17 @@ SequencePass merge(const Shape& s, const Layout& l, DataType type, const Sequenc
   p.b_offset = l.exp_a + row0, p.k_split = s.m, p.stride_b = l.exp_b, p.split_stride = kFlagWord;
   std::memcpy(p.scalars, &desc.alpha, 8);
   std::memcpy(p.scalars + 8, &desc.beta, 8);
-  out.bindings = {SequenceBinding{3, l.sums, l.sums_bytes}, words(l), c};
+  out.bindings = {SequenceBinding{kSequenceSums, 0, l.sums_bytes}, words(l), c};
   return out;
 }
 
 // Which int8 products one strided batch computes: planes [plane, plane + planes) of every batch entry, for C's
-// rows [row0, row0 + rows), into the int32 region at `sums` (its K chunk's part).
+// rows [row0, row0 + rows), into the int32 region at `sums` (its K chunk's part) of workspace `source`
+// (SequenceBinding::source: the magnitude sums' in the workspace, the residues' in the second).
 struct Products {
   uint32_t plane = 0, planes = 0, row0 = 0, rows = 0;
   uint64_t sums = 0, chunk_bytes = 0;
+  uint32_t source = kSequenceWorkspace;
 };
 
 // The int8 products of K chunk `chunk`: one strided batch of planes x batch entries, planned by the engine.
@@ -326,9 +334,9 @@ std::string add_products(std::vector<SequencePass>& out, const Shape& s, const L
   for (const PiecePasses& piece : product.pieces) {
     SequencePass pass;
     pass.pass = piece.main;
-    pass.bindings = {SequenceBinding{3, piece.piece.a.offset, piece.piece.a.size},
-                     SequenceBinding{3, piece.piece.b.offset, piece.piece.b.size},
-                     SequenceBinding{3, piece.piece.c.offset, piece.piece.c.size}};
+    pass.bindings = {SequenceBinding{kSequenceWorkspace, piece.piece.a.offset, piece.piece.a.size},
+                     SequenceBinding{kSequenceWorkspace, piece.piece.b.offset, piece.piece.b.size},
+                     SequenceBinding{what.source, piece.piece.c.offset, piece.piece.c.size}};
     out.push_back(std::move(pass));
   }
   return fmt::format("{} ({})", to_string(product.kernel), product.config);
@@ -393,7 +401,7 @@ std::string add_residues(Armed& seq, const Shape& s, const Layout& l, uint32_t& 
   std::string products;
   for (uint32_t row0 = 0; row0 < s.m; row0 += l.rows) {
     const uint32_t block_rows = std::min(l.rows, s.m - row0);
-    const Products residues{0, s.moduli, row0, block_rows, l.sums, l.chunk_bytes};
+    const Products residues{0, s.moduli, row0, block_rows, 0, l.chunk_bytes, kSequenceSums};
     for (uint32_t chunk = 0; chunk < s.chunks; ++chunk) {
       std::vector<SequencePass> passes;
       const std::string planned = add_products(passes, s, l, chunk, residues, device, tuning);
@@ -461,7 +469,7 @@ std::vector<Candidate> lay_out_candidates(const Schedule& native, const GemmDesc
     Candidate& cand = out[d];
     cand.shape = s;
     cand.shape.moduli = candidates.moduli[d];
-    cand.rows = choose_rows(cand.shape, dispatches, native.workspace_bytes, device);
+    cand.rows = choose_rows(cand.shape, device);
     cand.bits = ozaki::scale_bits(ozaki::make_moduli(cand.shape.moduli), s.k);
     if (d > 0) slots += 2;  // its splits
     std::vector<SequencePass> passes;
@@ -547,7 +555,11 @@ Schedule emulate(Schedule out, const GemmDesc& desc, const Shape& s, const ozaki
   out.fallback_config = native_config;
   out.kernel = Kernel::ozaki;
   out.workspace_bytes = 0;
-  for (const Candidate& cand : cands) out.workspace_bytes = std::max(out.workspace_bytes, cand.layout.total);
+  out.sums_bytes = 0;
+  for (const Candidate& cand : cands) {
+    out.workspace_bytes = std::max(out.workspace_bytes, cand.layout.total);
+    out.sums_bytes = std::max(out.sums_bytes, cand.layout.sums_bytes);
+  }
   out.candidate_moduli.assign(candidates.moduli.begin(), candidates.moduli.begin() + candidates.count);
   return out;
 }

@@ -432,6 +432,7 @@ void check_fits(const GemmDesc& desc, const GemmOptions& options, const DeviceIn
                    : turned             ? "the turned B's workspace"
                                         : "the split-K workspace",
                    static_cast<long double>(plan.workspace_bytes)});
+  needs.push_back({"the emulated product's int32 planes", static_cast<long double>(plan.sums_bytes)});
   check_needs(desc, needs, device);
 }
 

@@ -70,9 +70,11 @@ struct PiecePasses {
 
 // One pass of a product recorded as a sequence rather than as pieces (the emulated product:
 // plan/emulated_schedule.hpp). Each binding names its source itself — the caller's operand (0 A, 1 B, 2 C,
-// after the column-major turn's swap) or the workspace (3) — and its range in bytes; an indirect pass takes
-// its grid from the workspace, `indirect` bytes in (a VkDispatchIndirectCommand an earlier pass wrote).
+// after the column-major turn's swap), the workspace (3) or the sums' workspace (5) — and its range in bytes; an
+// indirect pass takes its grid from the workspace, `indirect` bytes in (a VkDispatchIndirectCommand an earlier
+// pass wrote).
 inline constexpr uint32_t kSequenceWorkspace = 3;  // SequenceBinding::source: the plan's workspace
+inline constexpr uint32_t kSequenceSums = 5;       // SequenceBinding::source: the plan's second workspace
 struct SequenceBinding {
   uint32_t source = kSequenceWorkspace;
   uint64_t offset = 0, size = 0;
@@ -93,6 +95,9 @@ struct Schedule {
   std::vector<PiecePasses> pieces;    // empty: nothing to do (m, n or batch 0)
   uint64_t workspace_bytes = 0;     // split-K or the turn of B: the largest any piece needs (the pieces run
                                     // in turn)
+  // A second workspace, an allocation of its own: the emulated product's int32 planes, which on their own
+  // fit where they would not beside its other regions (a device's maxMemoryAllocationSize). 0: none.
+  uint64_t sums_bytes = 0;
   // The emulated product (Kernel::ozaki): its passes in order, recorded instead of the pieces' (which are
   // then the native kernel's plan of the same product, its fallback, whose dispatches are in the sequence
   // too). Or a 16-bit C whose K chunks sum in fp32 in the workspace (schedule.cpp, sums_chunks_in_fp32): the
