@@ -42,6 +42,13 @@ class DevicesJson(unittest.TestCase):
         counts = [int(n) for n in re.findall(r"VK_KHR_cooperative_matrix, (\d+) shapes", self.text_run.stdout)]
         self.assertEqual([len(d["coopmat"]["shapes"]) for d in doc["devices"] if d["coopmat"]["khr"]], counts)
 
+    def test_the_document_and_the_listing_agree_on_subnormals(self):
+        doc = json.loads(self.json_run.stdout)
+        listed = re.findall(r"subnormals +kept on request: f16 (yes|no), f32 (yes|no), f64 (yes|no)", self.text_run.stdout)
+        kept = [tuple("yes" if d["subnormals_on_request"][w] else "no" for w in ("f16", "f32", "f64"))
+                for d in doc["devices"]]
+        self.assertEqual(kept, listed)
+
     def test_the_schema_refuses_what_the_program_does_not_write(self):
         doc = json.loads(self.json_run.stdout)
         doc["devices"][0]["surprise"] = 1

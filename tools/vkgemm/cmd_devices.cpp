@@ -124,6 +124,9 @@ int list_devices(bool json) {
                bytes_human(d.max_storage_buffer_range), bytes_human(d.max_allocation_size),
                bytes_human(d.device_local_memory));
     fmt::print("    fp64 / fp16       {} / {}\n", d.float64 ? "yes" : "no", d.float16 ? "yes" : "no");
+    const auto kept = [&](size_t width) { return d.subnormals_on_request[width] ? "yes" : "no"; };
+    fmt::print("    subnormals        kept on request: f16 {}, f32 {}, f64 {} (vkgemm's shaders do not ask: a device "
+               "may flush them)\n", kept(0), kept(1), kept(2));
     std::string types;
     for (const DataType t : all_data_types) {
       const std::string_view missing = missing_feature(d, t);

@@ -41,6 +41,10 @@ struct DeviceInfo {
   uint64_t device_local_memory = 0;          // largest device-local heap, bytes
   bool float64 = false;                      // shaderFloat64
   bool float16 = false;                      // shaderFloat16
+  // shaderDenormPreserveFloat16, 32 and 64 (Vulkan 1.2's float controls): whether a shader may ask to keep
+  // subnormals of that width (DenormPreserve). vkgemm's shaders do not ask, and without the request a device
+  // may flush them: NVIDIA's driver 580 flushes fp32 sums below 2^-126 (docs/correctness.md).
+  std::array<bool, 3> subnormals_on_request{};
   bool storage16 = false;                    // storageBuffer16BitAccess
   bool storage8 = false;                     // storageBuffer8BitAccess
   bool vulkan_memory_model = false;          // vulkanMemoryModel

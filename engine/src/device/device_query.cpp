@@ -69,13 +69,14 @@ bool has_pipeline_executable_info(VkPhysicalDevice pd) {
 uint32_t query_properties(VkPhysicalDevice pd, PhysicalDevice& out) {
   DeviceInfo& info = out.info;
   VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  VkPhysicalDeviceFloatControlsProperties floats{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
   VkPhysicalDeviceMaintenance3Properties maint3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
   VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   VkPhysicalDeviceProperties basic;
   vkGetPhysicalDeviceProperties(pd, &basic);
   const bool v12 = basic.apiVersion >= VK_API_VERSION_1_2;
   subgroup.pNext = &maint3;
-  if (v12) maint3.pNext = &driver;
+  if (v12) maint3.pNext = &driver, driver.pNext = &floats;
   VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &subgroup, {}};
   vkGetPhysicalDeviceProperties2(pd, &props);
   const VkPhysicalDeviceProperties& p = props.properties;
@@ -98,6 +99,9 @@ uint32_t query_properties(VkPhysicalDevice pd, PhysicalDevice& out) {
   }
   info.max_storage_buffer_range = p.limits.maxStorageBufferRange;
   info.max_allocation_size = maint3.maxMemoryAllocationSize;
+  info.subnormals_on_request = {v12 && floats.shaderDenormPreserveFloat16 == VK_TRUE,
+                                v12 && floats.shaderDenormPreserveFloat32 == VK_TRUE,
+                                v12 && floats.shaderDenormPreserveFloat64 == VK_TRUE};
   info.timestamp_period_ns = p.limits.timestampPeriod;
   out.storage_offset_alignment = std::max<uint64_t>(1, p.limits.minStorageBufferOffsetAlignment);
 
