@@ -331,13 +331,29 @@ void straight_product(uint sg_row, uint sg_col) {
 // A 16-byte view of C, the interface's binding: a bf16 C inside the tile is written 8 elements at a time.
 layout(std430, set = 0, binding = 2) buffer MatrixC4 { uvec4 C4[]; };
 
-// Elements e .. e+7 of this subgroup's staged fragment, times alpha, rounded to bf16 and packed in order.
-uvec4 packed_bf16(uint at) {
+// Elements e .. e+7 of this subgroup's staged fragment, times scale, rounded to bf16 and packed in order.
+uvec4 packed_bf16(uint at, float scale) {
   uvec4 w;
   [[unroll]] for (uint q = 0; q < 4; ++q) {
-    w[q] = bf16_bits(p.alpha * sh_c[at + 2 * q]) | (bf16_bits(p.alpha * sh_c[at + 2 * q + 1]) << 16);
+    w[q] = bf16_bits(scale * sh_c[at + 2 * q]) | (bf16_bits(scale * sh_c[at + 2 * q + 1]) << 16);
   }
   return w;
+}
+#endif
+
+// alpha and the fused epilogue on a fragment in registers, each element's row and column from element_at
+// (number_elements): C = epilogue(alpha * frag), the order store_c applies them in. A dequantized C stages.
+#ifndef VKGEMM_DEQUANT
+void alpha_and_epilogue(inout MAT_ACC frag, uint r, uint c) {
+  if (p.alpha != SCALAR_T(1)) frag = frag * ACC_T(p.alpha);
+#ifndef VKGEMM_NO_EPILOGUE
+  if (epilogue_on()) {
+    for (int e = 0; e < frag.length(); ++e) {
+      const uint at = uint(element_at[e]);
+      frag[e] = ACC_T(gemm_epilogue(EPI_T(frag[e]), r + at / TN, c + at % TN));
+    }
+  }
+#endif
 }
 #endif
 
@@ -350,27 +366,27 @@ uvec4 packed_bf16(uint at) {
 void store_fragment(MAT_ACC frag, uint batch, uint r, uint c, uint c_base, bool direct, uint sg) {
 #if !defined(VKGEMM_BF16_C) && !defined(VKGEMM_DEQUANT)
   if (direct) {
-    if (p.alpha != SCALAR_T(1)) frag = frag * ACC_T(p.alpha);
-#ifndef VKGEMM_NO_EPILOGUE
-    if (epilogue_on()) {
-      for (int e = 0; e < frag.length(); ++e) {
-        const uint at = uint(element_at[e]);
-        frag[e] = ACC_T(gemm_epilogue(EPI_T(frag[e]), r + at / TN, c + at % TN));
-      }
-    }
-#endif
+    alpha_and_epilogue(frag, r, c);
     coopMatStore(MAT_C(frag), C, c_base + r * p.ldc + c, p.ldc, gl_CooperativeMatrixLayoutRowMajor);
     return;
   }
 #endif
   const uint base = sg * TM * TN;
+#ifdef VKGEMM_BF16_C
+  // A fused epilogue goes on the fragment in registers, alpha with it; else alpha is applied as it is packed.
+  float scale = p.alpha;
+  if (direct && epilogue_on()) {
+    alpha_and_epilogue(frag, r, c);
+    scale = 1.0;
+  }
+#endif
   coopMatStore(frag, sh_c, base, TN, gl_CooperativeMatrixLayoutRowMajor);
   subgroupMemoryBarrierShared();
   subgroupBarrier();
 #ifdef VKGEMM_BF16_C
   if (direct) {
     for (uint e = gl_SubgroupInvocationID * 8; e < TM * TN; e += SG * 8) {
-      C4[(c_base + (r + e / TN) * p.ldc + c + e % TN) / 8] = packed_bf16(base + e);
+      C4[(c_base + (r + e / TN) * p.ldc + c + e % TN) / 8] = packed_bf16(base + e, scale);
     }
   } else
 #endif
@@ -398,14 +414,6 @@ void number_elements(uint sg) {
   subgroupMemoryBarrierShared();
   subgroupBarrier();
 }
-
-// Where the fragments are stored straight, a fused epilogue is applied to them in registers (number_elements),
-// but for a bf16 C, whose direct store applies alpha itself while staging.
-#ifdef VKGEMM_BF16_C
-const bool EPILOGUE_DIRECT = false;
-#else
-const bool EPILOGUE_DIRECT = true;
-#endif
 
 void main() {
   const uvec2 block = grouped_workgroup(GROUP_M);
@@ -444,9 +452,8 @@ void main() {
   // arithmetic on the integer sums: staged, through store_c, as an epilogue is.
   const bool direct = false;
 #else
-  const bool direct = (EPILOGUE_DIRECT || !epilogue_on()) &&
-                      (WHOLE != 0 || ((p.flags & GEMM_BETA_ZERO) != 0u && c_base % 8 == 0 && p.ldc % 8 == 0 &&
-                                      row0 + BM <= p.M && col0 + BN <= p.N));
+  const bool direct = WHOLE != 0 || ((p.flags & GEMM_BETA_ZERO) != 0u && c_base % 8 == 0 && p.ldc % 8 == 0 &&
+                                     row0 + BM <= p.M && col0 + BN <= p.N);
   if (direct && epilogue_on()) number_elements(sg);
 #endif
   [[unroll]] for (uint i = 0; i < FM; ++i) {

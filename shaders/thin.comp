@@ -21,9 +21,9 @@
 // block lies inside M; else element by element, zeros outside op(A). C likewise: the strip's fragments, alpha
 // and the fused epilogue applied in registers, go through the subgroup's area in C's type and out 16 bytes
 // an invocation a store, where beta is 0, C's rows and offset are in 16 bytes and the block lies inside C
-// (its padding columns past N, where N is whole 16-byte units, left unstored); else element by element
-// through store_c, nothing written outside C (a bf16 C always: devices offer no bf16 accumulator to store
-// from). The matrices' own loads and stores straight from and to the buffers ran
+// (its padding columns past N, where N is whole 16-byte units, left unstored; a bf16 C, which no device offers
+// as an accumulator to store from, a fragment at a time through an fp32 area, rounded 8 elements an
+// invocation); else element by element through store_c, nothing written outside C. The matrices' own loads and stores straight from and to the buffers ran
 // at half this rate on NVIDIA (docs/design/thin.md).
 // Every choice between the two ways is the same for the whole workgroup (a block's rows inside M or not), so
 // the workgroup barriers of the element-by-element way are met by every invocation.
@@ -57,17 +57,16 @@ const uint A_STRIP = SR * SA;  // one subgroup's staged strip of A, in units
 
 const uint A_CHUNKS = SR * (KP / UNIT);  // a strip's 16-byte units, and an invocation's loads of them
 const uint A_LOADS = (A_CHUNKS + SG - 1) / SG;
-// C's strip in C's type, 16 bytes a unit (C_UNIT elements), rows one unit longer than the data: where a bf16 C
-// has no matrix type to store from, C_VECTORS is off and the units are f32's (the area then unused).
-#ifdef VKGEMM_BF16_C
-const bool C_VECTORS = false;
-const uint C_UNIT = 4;
-#else
-const bool C_VECTORS = true;
+// C's strip in C's type, 16 bytes a unit (C_UNIT elements), rows one unit longer than the data. A bf16 C has
+// no matrix type to store from: its fragments go out one at a time through the fp32 fragment area (sh_c), so
+// its strip area is unused.
 const uint C_UNIT = 16 / C_BYTES;
-#endif
 const uint SC = NP / C_UNIT + 1;
-const uint C_STRIP = C_VECTORS ? SR * SC : 1;
+#ifdef VKGEMM_BF16_C
+const uint C_STRIP = 1;
+#else
+const uint C_STRIP = SR * SC;
+#endif
 const uint C_CHUNKS = SR * (NP / C_UNIT);  // a strip's 16-byte units of C, and an invocation's stores of them
 const uint C_STORES = (C_CHUNKS + SG - 1) / SG;
 
@@ -194,7 +193,45 @@ void load_strip(bool fetched, uint batch, uint r0, uint sg) {
   sg_sync();  // the next strip overwrites the area
 }
 
-#ifndef VKGEMM_BF16_C
+// Fragment f of the strip with alpha and the fused epilogue applied in registers.
+MAT_ACC finished_fragment(uint f, uint r0, uint col0) {
+  const uint rf = f / NF, nf = f % NF;
+  MAT_ACC frag = acc[f];
+  if (p.alpha != SCALAR_T(1)) frag = frag * ACC_T(p.alpha);
+  if (epilogue_on()) {
+    for (int e = 0; e < frag.length(); ++e) {
+      // A padding column's value is never stored: its bias is read in bounds, from the last column's place.
+      // (One loop for every fragment: a second copy for the fragments past N measured slower.)
+      const uint at = uint(element_at[e]), col = min(col0 + nf * TN + at % TN, p.N - 1u);
+      frag[e] = ACC_T(gemm_epilogue(EPI_T(frag[e]), r0 + rf * TM + at / TN, col));
+    }
+  }
+  return frag;
+}
+
+#ifdef VKGEMM_BF16_C
+// The strip's fragments one at a time through this subgroup's fragment area in fp32, each invocation rounding
+// 8 elements of a row to bf16 (bf16_bits) and storing them as one 16-byte unit along C's row; a padded
+// block's units past N are not stored.
+void store_strip_bf16(uint r0, uint c_base, uint col0) {
+  const uint base = gl_SubgroupID * TM * TN;
+  [[unroll]] for (uint f = 0; f < RF * NF; ++f) {
+    const uint rf = f / NF, nf = f % NF;
+    coopMatStore(finished_fragment(f, r0, col0), sh_c, base, TN, gl_CooperativeMatrixLayoutRowMajor);
+    sg_sync();
+    for (uint e = gl_SubgroupInvocationID * C_UNIT; e < TM * TN; e += SG * C_UNIT) {
+      const uint col = col0 + nf * TN + e % TN;
+      if (col >= p.N) continue;
+      uvec4 w;
+      [[unroll]] for (uint q = 0; q < 4; ++q) {
+        w[q] = bf16_bits(sh_c[base + e + 2 * q]) | (bf16_bits(sh_c[base + e + 2 * q + 1]) << 16);
+      }
+      C4[(c_base + (r0 + rf * TM + e / TN) * p.ldc + col) / C_UNIT] = w;
+    }
+    sg_sync();  // the next fragment overwrites the area
+  }
+}
+#else
 // The strip's 16-byte units of C from this subgroup's area (at base) out along C's rows; a padded block's units
 // past N are not stored.
 void store_units(uint base, uint r0, uint c_base, uint col0, bool padded) {
@@ -214,17 +251,7 @@ void store_strip_vectors(uint r0, uint c_base, uint col0) {
   const uint base = gl_SubgroupID * STRIP;
   [[unroll]] for (uint f = 0; f < RF * NF; ++f) {
     const uint rf = f / NF, nf = f % NF;
-    MAT_ACC frag = acc[f];
-    if (p.alpha != SCALAR_T(1)) frag = frag * ACC_T(p.alpha);
-    if (epilogue_on()) {
-      for (int e = 0; e < frag.length(); ++e) {
-        // A padding column's value is never stored: its bias is read in bounds, from the last column's place.
-        // (One loop for every fragment: a second copy for the fragments past N measured slower.)
-        const uint at = uint(element_at[e]), col = min(col0 + nf * TN + at % TN, p.N - 1u);
-        frag[e] = ACC_T(gemm_epilogue(EPI_T(frag[e]), r0 + rf * TM + at / TN, col));
-      }
-    }
-    coopMatStore(MAT_C(frag), sh_strip, base + rf * TM * SC + nf * (TN / C_UNIT), SC,
+    coopMatStore(MAT_C(finished_fragment(f, r0, col0)), sh_strip, base + rf * TM * SC + nf * (TN / C_UNIT), SC,
                  gl_CooperativeMatrixLayoutRowMajor);
   }
   sg_sync();
@@ -248,7 +275,7 @@ void main() {
   // Stores 16 bytes at a time: beta 0, C's rows and offset in 16 bytes (8 elements), the workgroup's columns
   // inside N in whole 16-byte units (a block's padding fragments past N are not stored); then per block, its
   // rows inside M.
-  const bool c_vectors = C_VECTORS && (p.flags & GEMM_BETA_ZERO) != 0u && c_base % 8 == 0 && p.ldc % 8 == 0 &&
+  const bool c_vectors = (p.flags & GEMM_BETA_ZERO) != 0u && c_base % 8 == 0 && p.ldc % 8 == 0 &&
                          (col0 + NP <= p.N || p.N % C_UNIT == 0);
   if (c_vectors && epilogue_on()) number_elements(sg);
 
@@ -275,12 +302,13 @@ void main() {
       }
     }
     const bool inside = (block + 1) * rows_per_block <= p.M;  // the same for every subgroup
-#ifndef VKGEMM_BF16_C
     if (c_vectors && inside) {
+#ifdef VKGEMM_BF16_C
+      store_strip_bf16(r0, c_base, col0);
+#else
       store_strip_vectors(r0, c_base, col0);
-    } else
 #endif
-    {
+    } else {
       [[unroll]] for (uint f = 0; f < RF * NF; ++f) {
         store_fragment(acc[f], batch, r0 + (f / NF) * TM, col0 + (f % NF) * TN, sg);
       }

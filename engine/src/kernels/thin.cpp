@@ -53,8 +53,8 @@ struct Shape {
 };
 
 // Shared memory (shaders/thin.comp): B's block, each subgroup's area for its strip of A, then of C in C's type
-// (16-byte units, rows one unit longer than the data; a bf16 C has none: it goes out element by element), and
-// one fragment of fp32 sums a subgroup for the element-by-element stores.
+// (16-byte units, rows one unit longer than the data; a bf16 C has none), and one fragment of fp32 sums a
+// subgroup, through which a bf16 C and the element-by-element stores go out.
 uint32_t shared_bytes(const Shape& s, const Types& t) {
   constexpr uint32_t unit = 16;
   const uint32_t kp = s.kf * s.f.tk, np = s.nf * s.f.tn;

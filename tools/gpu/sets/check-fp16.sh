@@ -156,22 +156,40 @@ if [[ " ${kernels[*]} " == *" coopmat2 "* ]]; then
   done
 fi
 
-# coopmat2's own bf16 C store (beta 0, one slice: the rounded bits through an f16 accumulator): tiles inside
-# C and at its edges, each op, the epilogue, a batch, and outputs whose bf16 bits read as f16 NaNs and
-# infinities (alpha 1e36: the bits must move unchanged). (Outputs below 2^-126 are not among them: the
-# driver flushes fp32 sums there, before the store, every kernel alike.)
-if [[ " ${kernels[*]} " == *" coopmat2 "* ]]; then
-  echo "== verify coopmat2's bf16 C store"
+# The matrix kernels' own bf16 C store (beta 0, one slice: coopmat2's rounded bits through an f16
+# accumulator, the KHR kernel's 8 elements packed from its staging area, a fused epilogue applied to the
+# fragment in registers first): tiles inside C and at its edges, each op, the epilogue, a batch, and outputs
+# whose bf16 bits read as f16 NaNs and infinities (alpha 1e36: the bits must move unchanged). (Outputs below
+# 2^-126 are not among them: the driver flushes fp32 sums there, before the store, every kernel alike.)
+for kernel in coopmat2 coopmat; do
+  [[ " ${kernels[*]} " == *" $kernel "* ]] || continue
+  echo "== verify $kernel's bf16 C store"
   for s in "4096 4096 1024" "1000 1000 1000" "777 333 129" "64 4100 300"; do
     read -r m n kk <<<"$s"
     for f in "" "--trans-a --trans-b" "--alpha 1e36" "--bias col --act gelu-tanh" \
              "--bias row --bias-type bf16 --act silu --alpha -3e35" "--batch 3 --trans-b"; do
-      run "coopmat2 bf16 C ${m}x${n}x${kk} ${f:-plain}" --kernel coopmat2 --type bf16 --out-type bf16 $f \
+      run "$kernel bf16 C ${m}x${n}x${kk} ${f:-plain}" --kernel "$kernel" --type bf16 --out-type bf16 $f \
         --m "$m" --n "$n" --k "$kk" --repeat 1 --warmup 0 --verify &&
         if grep -q "C through fp32" "$log"; then
           echo "FAIL  ${m}x${n}x${kk} $f: C went through the fp32 workspace, not the kernel's own store"
           failures=$((failures + 1))
         fi
+    done
+  done
+done
+
+# The thin kernel's bf16 C store (a fragment at a time through its fp32 area, 8 elements rounded an invocation
+# and stored as one 16-byte unit): blocks inside C, a padded block (48 columns in a block of 64), a last block
+# past M, K off whole fragments (A staged), 128 columns (B read from shared memory), the epilogue, alpha 1e36,
+# a batch.
+if supported thin; then
+  echo "== verify the thin kernel's bf16 C store"
+  for s in "262144 64 64" "100000 48 64" "99999 40 40" "65536 128 64" "4096 16 32"; do
+    read -r m n kk <<<"$s"
+    for f in "" "--alpha 1e36" "--bias col --act gelu-tanh" "--bias row --bias-type bf16 --act silu" \
+             "--batch 2 --trans-b" "--beta 0.5"; do
+      run "thin bf16 C ${m}x${n}x${kk} ${f:-plain}" --kernel thin --type bf16 --out-type bf16 $f \
+        --m "$m" --n "$n" --k "$kk" --repeat 1 --warmup 0 --verify
     done
   done
 fi
