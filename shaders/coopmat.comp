@@ -331,11 +331,11 @@ void straight_product(uint sg_row, uint sg_col) {
 // A 16-byte view of C, the interface's binding: a bf16 C inside the tile is written 8 elements at a time.
 layout(std430, set = 0, binding = 2) buffer MatrixC4 { uvec4 C4[]; };
 
-// Elements e .. e+7 of this subgroup's staged fragment, times scale, rounded to bf16 and packed in order.
-uvec4 packed_bf16(uint at, float scale) {
+// Elements e .. e+7 of this subgroup's staged fragment, rounded to bf16 and packed in order.
+uvec4 packed_bf16(uint at) {
   uvec4 w;
   [[unroll]] for (uint q = 0; q < 4; ++q) {
-    w[q] = bf16_bits(scale * sh_c[at + 2 * q]) | (bf16_bits(scale * sh_c[at + 2 * q + 1]) << 16);
+    w[q] = bf16_bits(sh_c[at + 2 * q]) | (bf16_bits(sh_c[at + 2 * q + 1]) << 16);
   }
   return w;
 }
@@ -374,11 +374,10 @@ void store_fragment(MAT_ACC frag, uint batch, uint r, uint c, uint c_base, bool 
 #endif
   const uint base = sg * TM * TN;
 #ifdef VKGEMM_BF16_C
-  // A fused epilogue goes on the fragment in registers, alpha with it; else alpha is applied as it is packed.
-  float scale = p.alpha;
-  if (direct && epilogue_on()) {
+  // alpha and a fused epilogue on the fragment in registers, so that packing only rounds (alpha applied as it
+  // was packed cost the plain product 7 %: docs/design/epilogue.md).
+  if (direct) {
     ALPHA_AND_EPILOGUE(frag, r, c)
-    scale = 1.0;
   }
 #endif
   coopMatStore(frag, sh_c, base, TN, gl_CooperativeMatrixLayoutRowMajor);
@@ -387,7 +386,7 @@ void store_fragment(MAT_ACC frag, uint batch, uint r, uint c, uint c_base, bool 
 #ifdef VKGEMM_BF16_C
   if (direct) {
     for (uint e = gl_SubgroupInvocationID * 8; e < TM * TN; e += SG * 8) {
-      C4[(c_base + (r + e / TN) * p.ldc + c + e % TN) / 8] = packed_bf16(base + e, scale);
+      C4[(c_base + (r + e / TN) * p.ldc + c + e % TN) / 8] = packed_bf16(base + e);
     }
   } else
 #endif
