@@ -744,10 +744,23 @@ TEST_SUITE("coopmat config") {
           CHECK(planned(d, c, Kernel::automatic, s[0], s[1], s[2], true).kernel ==
                 (s[0] == 1024 ? Kernel::coopmat2 : second));
         }
+        // K-light with beta 0 (coopmat2's 128x128 and 192x128 tiles, K up to 768): the KHR kernel; K 1024 on
+        // 192x128 stays. Mutation (shown once by hand): the rule without its K-light clause fails the first
+        // three and the batched NT product.
+        for (const auto& s : {std::array<uint32_t, 3>{4096, 4096, 512}, {4096, 3072, 768}, {8192, 3072, 768}}) {
+          CAPTURE(s[1]);
+          CAPTURE(s[2]);
+          CHECK(planned(d, c, Kernel::automatic, s[0], s[1], s[2], true).kernel == second);
+        }
+        CHECK(planned(d, c, Kernel::automatic, 3072, 3072, 1024, true).kernel == Kernel::coopmat2);
         kernels::Problem nt;
         nt.types = {DataType::bf16, DataType::bf16, false};
-        nt.m = nt.n = nt.k = nt.lda = nt.ldb = nt.ldc = 4096;
+        nt.m = nt.n = nt.lda = nt.ldb = nt.ldc = 2048;
+        nt.k = 128, nt.batch = 12;
         nt.trans_b = nt.beta_zero = true;
+        CHECK(kernels::plan(d, table, {}, nt).kernel == second);
+        nt.m = nt.n = nt.k = nt.lda = nt.ldb = nt.ldc = 4096;
+        nt.batch = 1;
         CHECK(kernels::plan(d, table, {}, nt).kernel == Kernel::coopmat2);
         check_coopmat2_bf16_schedule(d, table);
       }

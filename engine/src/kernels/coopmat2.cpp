@@ -39,7 +39,7 @@ std::vector<GemmOptions> candidates(const LaunchContext& ctx, const Problem& p) 
   if (ctx.types.output == DataType::bf16 && !out.empty()) {
     try {
       const KernelLaunch l = launch({ctx.device, ctx.table, out.front(), ctx.types}, p);
-      if (!coopmat2_first_for_bf16_c(l.main, l.splits, l.through_workspace(), p.trans_b)) return {};
+      if (!coopmat2_first_for_bf16_c(l.main, l.splits, l.through_workspace(), p.trans_b, p.k)) return {};
     } catch (const Error&) {
       return {};  // a device without coopmat2's shapes: check() refuses it, naming what is missing
     }

@@ -84,6 +84,9 @@ constexpr uint64_t kThinWorkgroups = 2 * 128;
 // as short as kThinMinSlice still pay for themselves, up to kThinMaxSlices of them.
 constexpr uint32_t kThinMinSlice = 1024;
 constexpr uint32_t kThinMaxSlices = 8;
+// A bf16 C stored by coopmat2's 128x128 or 192x128 tile with K up to this: the KHR kernel's store is faster
+// (H200: K 128 to 768 by 25-34 %; at K 1024 on 3072^2 coopmat2's 192x128 wins by 15 %).
+constexpr uint32_t kKhrBf16LightK = 768;
 
 const char* acc_name(const Types& t) { return t.f16_accumulate ? "f16" : "f32"; }
 
@@ -555,12 +558,17 @@ bool coopmat2_splittable(const Types& types) noexcept {
 
 // bf16 to bf16 on coopmat2 rather than on the KHR kernel, which rounds C in its own store
 // (docs/design/coopmat2.md). C stored by the main pass (beta 0, one slice): everywhere but the 128x256 tile
-// with B untransposed, where the KHR kernel measured faster (the rounding per element costs that tile's
-// epilogue most). C through the fp32 workspace and the reduce pass: where coopmat2 splits K (a short grid),
-// or where the wave model took its 192x128 or 96x192 tile for the waves (3072^3).
-bool coopmat2_first_for_bf16_c(const LaunchShape& main, uint32_t splits, bool through_workspace, bool trans_b) {
+// with B untransposed, and the K-light products (K up to kKhrBf16LightK) on its 128x128 and 192x128 tiles,
+// where the KHR kernel measured faster (coopmat2's rounding into its f16 matrix of the bits spills, and a
+// short K loop leaves nothing to hide it). C through the fp32 workspace and the reduce pass: where coopmat2
+// splits K (a short grid), or where the wave model took its 192x128 or 96x192 tile for the waves (3072^3).
+bool coopmat2_first_for_bf16_c(const LaunchShape& main, uint32_t splits, bool through_workspace, bool trans_b,
+                               uint32_t k) {
   const auto is = [&](const Nv2Tile& t) { return main.tile[1] == t.bm && main.tile[0] == t.bn; };
-  if (!through_workspace) return trans_b || !is(kNv2Large);
+  if (!through_workspace) {
+    if (k <= kKhrBf16LightK && (is(kNv2Medium) || is(kNv2Tall))) return false;
+    return trans_b || !is(kNv2Large);
+  }
   return splits > 1 || is(kNv2Tall) || is(kNv2Wide);
 }
 

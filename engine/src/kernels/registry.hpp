@@ -170,8 +170,9 @@ uint32_t coopmat2_splits(const LaunchShape& shape, uint32_t m, uint32_t n, uint3
 bool coopmat2_splittable(const Types& types) noexcept;
 // Whether auto takes coopmat2 for bf16 inputs with C bf16 (main: its launch for the product, with `splits`;
 // through_workspace: C goes through the fp32 workspace rather than out of the main pass; trans_b: B is read
-// transposed).
-bool coopmat2_first_for_bf16_c(const LaunchShape& main, uint32_t splits, bool through_workspace, bool trans_b);
+// transposed; k: the product's K).
+bool coopmat2_first_for_bf16_c(const LaunchShape& main, uint32_t splits, bool through_workspace, bool trans_b,
+                               uint32_t k);
 // The GemmOptions::tile that names coopmat2's bm x bn tile (32 for 32 x 64, 64, 96 for 96 x 192, 128, 192 for
 // 192 x 128, 256 for 128 x 256 or, with fp16 sums, 256 x 256); a tile only the experiment knob makes, by its
 // longer side.
