@@ -51,6 +51,7 @@ struct Summation {
   bool tf32_inputs = false;     // round each input to TF32 first
   bool drop_slice = false;      // lose the last slice's contribution
   uint32_t drop_step = 0;       // lose this many products from the middle of K (one K step of a kernel)
+  bool flush = false;           // fp32 products and partial sums below 2^-126 flushed to zero (no subnormals)
 };
 
 // C = alpha * A B as fp16 bits, with fp16 running sums, summed as `how` says.
@@ -89,7 +90,13 @@ std::vector<float> simulate_f32(const std::vector<float>& a, const std::vector<f
       const float x = how.tf32_inputs ? to_tf32(a[uint64_t{i} * k + p]) : a[uint64_t{i} * k + p];
       for (uint32_t j = 0; j < n; ++j) {
         const float y = how.tf32_inputs ? to_tf32(b[uint64_t{p} * n + j]) : b[uint64_t{p} * n + j];
-        c[uint64_t{i} * n + j] = std::fma(x, y, c[uint64_t{i} * n + j]);
+        float& s = c[uint64_t{i} * n + j];
+        if (how.flush) {
+          const auto flushed = [](float v) { return std::fabs(v) < std::ldexp(1.0f, -126) ? 0.0f : v; };
+          s = flushed(s + flushed(x * y));
+        } else {
+          s = std::fma(x, y, s);
+        }
       }
     }
   return c;
@@ -175,6 +182,29 @@ TEST_SUITE("bounds") {
       const Comparison caught =
           compare_with_reference(DataType::f32, DataType::f32, m, n, k, a.data(), b.data(), tf32.data(), model);
       CHECK_MESSAGE(!caught.passed, caught.summary(), " (worst case alone: ", worst_only.summary(), ")");
+    }
+  }
+
+  // A device may flush fp32 results below 2^-126 (vkgemm's shaders do not ask to keep subnormals; NVIDIA's
+  // driver does flush them): products that small, all flushed, pass; a result off by more than the flushing
+  // allows fails. Mutation (shown once by hand): without the flushing allowance the flushed result fails.
+  TEST_CASE("f32: results flushed below 2^-126 pass, a result off by more fails") {
+    auto rng = test::case_rng("bounds f32 flushed");
+    std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+    for (const uint32_t k : {1u, 16u, 1024u}) {
+      const uint32_t m = 8, n = 12;
+      std::vector<float> a(uint64_t{m} * k), b(uint64_t{k} * n);
+      for (auto& x : a) x = std::ldexp(d(rng), -63);  // products below 2^-126: subnormal, flushed to zero
+      for (auto& x : b) x = std::ldexp(d(rng), -63);
+      CAPTURE(k);
+      auto c = simulate_f32(a, b, m, n, k, {.flush = true});
+      const Comparison flushed =
+          compare_with_reference(DataType::f32, DataType::f32, m, n, k, a.data(), b.data(), c.data());
+      CHECK_MESSAGE(flushed.passed, flushed.summary());
+      c[5] += std::ldexp(4.0f * static_cast<float>(k) + 4.0f, -126);  // past 2(k + 1) flushes of 2^-126
+      const Comparison wrong =
+          compare_with_reference(DataType::f32, DataType::f32, m, n, k, a.data(), b.data(), c.data());
+      CHECK_MESSAGE(!wrong.passed, wrong.summary());
     }
   }
 

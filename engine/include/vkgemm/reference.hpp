@@ -24,6 +24,11 @@
 // which is >= 1 once k >= 1024: it then passes an all-zero C. Exactly representable inputs whose sums
 // stay exact must match exactly (the tests check that).
 //
+// fp32 sums (f32, f16 and bf16 inputs) add an absolute 2^-126 * (2k |alpha| + 2 + |beta|) per element: a
+// device may flush fp32 results below 2^-126 to zero (vkgemm's shaders do not ask to keep subnormals, and
+// NVIDIA's driver flushes them), each of the k products and additions and the final scaling losing less
+// than 2^-126. Subnormal inputs flushed against a large partner are not covered.
+//
 // The model bounds (CompareOptions::random_inputs: the inputs are independent random values, as every
 // test and `vkgemm run` without files draw them). The reference also records, per element, the partial
 // sums s_p = a_1 b_1 + ... + a_p b_p in k order, and the allowance becomes the smaller of the worst case

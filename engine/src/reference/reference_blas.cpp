@@ -334,7 +334,7 @@ Comparison compare_float(const GemmDesc& d, const void* a, const void* b, const 
   // With the emulation's bound: its allowances, no model, and the normwise test theirs (implied by them).
   CompareOptions rule = options;
   if (emulation) rule.random_inputs = false;
-  const detail::Tolerance tolerance(d.type, out_type, static_cast<uint64_t>(d.k), 2, rule);
+  const detail::Tolerance tolerance(d.type, out_type, static_cast<uint64_t>(d.k), 2, rule, d.alpha, d.beta);
   const std::vector<double> emulated = emulation ? emulation_allowances(*emulation, pick, r) : std::vector<double>{};
   double emulated2 = 0.0;
   out.bound = tolerance.gamma();

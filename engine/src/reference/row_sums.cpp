@@ -262,7 +262,8 @@ double judge_float(const GemmDesc& d, const void* a, const void* b, const void* 
                    const ozaki::EmulationBound* emulation) {
   // The worst-case allowance alone: a right result meets it whatever its inputs (the model's is smaller,
   // and only for random inputs).
-  const Tolerance tol(d.type, output_type(d), uint64_t(d.k), 2, {.f16_accumulate = options.f16_accumulate});
+  const Tolerance tol(d.type, output_type(d), uint64_t(d.k), 2, {.f16_accumulate = options.f16_accumulate}, d.alpha,
+                      d.beta);
   const double sums = double(d.batch) * double(d.m) * account.vectors;
   const double lambda = std::sqrt(2.0 * std::log(2.0 * std::max(sums, 1.0) / kFailRightResult));
   double norm_ab2 = 0.0;

@@ -29,7 +29,7 @@ double normwise_model_factor(uint64_t elements) {
 }
 
 Tolerance::Tolerance(DataType input, DataType output, uint64_t k, uint32_t extra_roundings,
-                     const CompareOptions& options)
+                     const CompareOptions& options, double alpha, double beta)
     : model_(options.random_inputs && !is_integer(input)), random_rounding_(options.f16_accumulate) {
   const auto steps = static_cast<uint32_t>(std::min<uint64_t>(k + extra_roundings, UINT32_MAX));
   gamma_ = is_integer(input) ? 0.0 : error_bound(input, output, steps, options.f16_accumulate);
@@ -38,6 +38,13 @@ Tolerance::Tolerance(DataType input, DataType output, uint64_t k, uint32_t extra
   // bf16 has f32's exponent range; its subnormals are spaced 2^-133.
   if (output == DataType::bf16) absolute_ = std::ldexp(1.0, -133);
   const DataType sums = options.f16_accumulate ? DataType::f16 : is_half_width_float(input) ? DataType::f32 : input;
+  // fp32 results below 2^-126 may be flushed to zero: vkgemm's shaders do not ask to keep subnormals, and
+  // NVIDIA's driver flushes fp32's (docs/correctness.md). Each product and each addition of the sum loses
+  // less than 2^-126 where it flushes, scaled by alpha after; the products by alpha and beta and their sum
+  // as much each, beta C's element times |beta|.
+  if (sums == DataType::f32) {
+    absolute_ += std::ldexp(1.0, -126) * (2.0 * static_cast<double>(steps) * std::fabs(alpha) + 2.0 + std::fabs(beta));
+  }
   u_acc_ = unit_roundoff(sums);
   u_out_ = output != sums ? unit_roundoff(output) : 0.0;
 }

@@ -45,8 +45,10 @@ struct ModelSums {
 class Tolerance {
  public:
   // k is the product's inner size; extra_roundings is 0 for the plain product and 2 for the BLAS call
-  // (the products by alpha and beta and their sum: each one more rounding in the worst-case bound).
-  Tolerance(DataType input, DataType output, uint64_t k, uint32_t extra_roundings, const CompareOptions& options);
+  // (the products by alpha and beta and their sum: each one more rounding in the worst-case bound); alpha
+  // and beta the call's (the flushing allowance scales with them).
+  Tolerance(DataType input, DataType output, uint64_t k, uint32_t extra_roundings, const CompareOptions& options,
+            double alpha = 1.0, double beta = 0.0);
 
   // The worst-case relative bound gamma (Comparison::bound) and the absolute allowance per element.
   double gamma() const { return gamma_; }
