@@ -335,7 +335,7 @@ layout(std430, set = 0, binding = 2) buffer MatrixC4 { uvec4 C4[]; };
 uvec4 packed_bf16(uint at) {
   uvec4 w;
   [[unroll]] for (uint q = 0; q < 4; ++q) {
-    w[q] = bf16_bits(sh_c[at + 2 * q]) | (bf16_bits(sh_c[at + 2 * q + 1]) << 16);
+    w[q] = bf16_pair(sh_c[at + 2 * q], sh_c[at + 2 * q + 1]);
   }
   return w;
 }
@@ -343,7 +343,7 @@ uvec4 packed_bf16(uint at) {
 
 // alpha and the fused epilogue on fragment `frag` at (r, c) in registers, each element's row and column from
 // element_at (number_elements): C = epilogue(alpha * frag), the order store_c applies them in. A macro: as a
-// function with an inout fragment the f16 direct store ran 5 % slower on NVIDIA (docs/design/epilogue.md).
+// function taking the fragment inout it made the f16 direct store slower on NVIDIA (docs/design/epilogue.md).
 #ifdef VKGEMM_NO_EPILOGUE
 #define ALPHA_AND_EPILOGUE(frag, r, c) \
   if (p.alpha != SCALAR_T(1)) frag = frag * ACC_T(p.alpha);
@@ -375,7 +375,7 @@ void store_fragment(MAT_ACC frag, uint batch, uint r, uint c, uint c_base, bool 
   const uint base = sg * TM * TN;
 #ifdef VKGEMM_BF16_C
   // alpha and a fused epilogue on the fragment in registers, so that packing only rounds (alpha applied as it
-  // was packed cost the plain product 7 %: docs/design/epilogue.md).
+  // was packed cost the plain product more: docs/design/epilogue.md).
   if (direct) {
     ALPHA_AND_EPILOGUE(frag, r, c)
   }

@@ -34,6 +34,8 @@ uint bf16_bits(float r) {
   if ((u & 0x7fffffffu) > 0x7f800000u) return (u >> 16) | 0x40u;
   return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
 }
+// Two values rounded to bf16 and packed into a word, the first in the low bits (C's order in memory).
+uint bf16_pair(float first, float second) { return bf16_bits(first) | (bf16_bits(second) << 16); }
 #endif
 #ifdef VKGEMM_BF16_MMA
 #extension GL_EXT_bfloat16 : require

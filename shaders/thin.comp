@@ -23,8 +23,8 @@
 // an invocation a store, where beta is 0, C's rows and offset are in 16 bytes and the block lies inside C
 // (its padding columns past N, where N is whole 16-byte units, left unstored; a bf16 C, which no device offers
 // as an accumulator to store from, a fragment at a time through an fp32 area, rounded 8 elements an
-// invocation); else element by element through store_c, nothing written outside C. The matrices' own loads and stores straight from and to the buffers ran
-// at half this rate on NVIDIA (docs/design/thin.md).
+// invocation); else element by element through store_c, nothing written outside C. The matrices' own loads
+// and stores straight from and to the buffers ran at half this rate on NVIDIA (docs/design/thin.md).
 // Every choice between the two ways is the same for the whole workgroup (a block's rows inside M or not), so
 // the workgroup barriers of the element-by-element way are met by every invocation.
 #include "gemm_interface.glsl"
@@ -224,7 +224,7 @@ void store_strip_bf16(uint r0, uint c_base, uint col0) {
       if (col >= p.N) continue;
       uvec4 w;
       [[unroll]] for (uint q = 0; q < 4; ++q) {
-        w[q] = bf16_bits(sh_c[base + e + 2 * q]) | (bf16_bits(sh_c[base + e + 2 * q + 1]) << 16);
+        w[q] = bf16_pair(sh_c[base + e + 2 * q], sh_c[base + e + 2 * q + 1]);
       }
       C4[(c_base + (r0 + rf * TM + e / TN) * p.ldc + col) / C_UNIT] = w;
     }

@@ -102,6 +102,14 @@ std::vector<float> simulate_f32(const std::vector<float>& a, const std::vector<f
   return c;
 }
 
+// `count` f32 values uniform in [-1, 1) times 2^exponent.
+std::vector<float> random_f32(uint64_t count, std::mt19937_64& rng, int exponent = 0) {
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> v(count);
+  for (auto& x : v) x = std::ldexp(d(rng), exponent);
+  return v;
+}
+
 constexpr CompareOptions kF16Sums{.f16_accumulate = true, .random_inputs = true};
 
 Comparison judge_plain(const Inputs& in, const std::vector<uint16_t>& c) {
@@ -164,12 +172,9 @@ TEST_SUITE("bounds") {
 
   TEST_CASE("f32: fp32 sums pass, a path that rounds its inputs to TF32 fails") {
     auto rng = test::case_rng("bounds f32");
-    std::uniform_real_distribution<float> d(-1.0f, 1.0f);
     for (const uint32_t k : {256u, 1024u, 4096u}) {
       const uint32_t m = 32, n = 40;
-      std::vector<float> a(uint64_t{m} * k), b(uint64_t{k} * n);
-      for (auto& x : a) x = d(rng);
-      for (auto& x : b) x = d(rng);
+      const auto a = random_f32(uint64_t{m} * k, rng), b = random_f32(uint64_t{k} * n, rng);
       CAPTURE(k);
       const CompareOptions model{.random_inputs = true};
       const auto right = simulate_f32(a, b, m, n, k, {});
@@ -190,12 +195,10 @@ TEST_SUITE("bounds") {
   // allows fails. Mutation (shown once by hand): without the flushing allowance the flushed result fails.
   TEST_CASE("f32: results flushed below 2^-126 pass, a result off by more fails") {
     auto rng = test::case_rng("bounds f32 flushed");
-    std::uniform_real_distribution<float> d(-1.0f, 1.0f);
     for (const uint32_t k : {1u, 16u, 1024u}) {
       const uint32_t m = 8, n = 12;
-      std::vector<float> a(uint64_t{m} * k), b(uint64_t{k} * n);
-      for (auto& x : a) x = std::ldexp(d(rng), -63);  // products below 2^-126: subnormal, flushed to zero
-      for (auto& x : b) x = std::ldexp(d(rng), -63);
+      // Products below 2^-126: subnormal, flushed to zero.
+      const auto a = random_f32(uint64_t{m} * k, rng, -63), b = random_f32(uint64_t{k} * n, rng, -63);
       CAPTURE(k);
       auto c = simulate_f32(a, b, m, n, k, {.flush = true});
       const Comparison flushed =

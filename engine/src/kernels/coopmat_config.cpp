@@ -84,8 +84,8 @@ constexpr uint64_t kThinWorkgroups = 2 * 128;
 // as short as kThinMinSlice still pay for themselves, up to kThinMaxSlices of them.
 constexpr uint32_t kThinMinSlice = 1024;
 constexpr uint32_t kThinMaxSlices = 8;
-// A bf16 C stored by coopmat2's 128x128 or 192x128 tile with K up to this: the KHR kernel's store is faster
-// (H200: K 128 to 768 by 25-34 %; at K 1024 on 3072^2 coopmat2's 192x128 wins by 15 %).
+// A bf16 C stored by coopmat2's 128x128 or 192x128 tile with K up to this goes to the KHR kernel, whose store
+// is faster there; from K 1024 coopmat2's 192x128 measured ahead (docs/design/coopmat2.md).
 constexpr uint32_t kKhrBf16LightK = 768;
 
 const char* acc_name(const Types& t) { return t.f16_accumulate ? "f16" : "f32"; }
