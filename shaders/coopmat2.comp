@@ -205,10 +205,12 @@ OUT_T epilogue_element(const in uint row, const in uint col, const in OUT_T x) {
 // component, each one's 16 bits moved unchanged into the f16 matrix's component (a bit cast, no arithmetic:
 // no rounding, flushing or quieting touches them). c is not converted from acc first (that cost 4 % of a
 // 4096^3 product): component i of an accumulator is the same element whatever its component type on the
-// driver that lists coopmat2 (NVIDIA's; the GPU checks verify every bf16 C this kernel stores).
+// driver that lists coopmat2 (NVIDIA's; the GPU checks verify every bf16 C this kernel stores). The loop is
+// unrolled: rolled, its components indexed at run time put both matrices in local memory (the driver's
+// statistics, docs/design/epilogue.md).
 MAT_C to_c(MAT_ACC acc) {
   MAT_C c;
-  for (int i = 0; i < c.length(); ++i) c[i] = unpackFloat2x16(bf16_bits(acc[i])).x;
+  [[unroll]] for (int i = 0; i < c.length(); ++i) c[i] = unpackFloat2x16(bf16_bits(acc[i])).x;
   return c;
 }
 #define TO_C(acc) to_c(acc)
