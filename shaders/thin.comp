@@ -97,6 +97,11 @@ MAT_B fb[HELD_B];      // B's fragments, where held
 MAT_ACC acc[RF * NF];  // this strip's part of C
 
 MAT_ACC element_at;  // component e: the number (row * TN + column) of the fragment element it holds
+// The same numbers as integers, kept once, where a fragment spreads evenly over the subgroup (COMPONENTS
+// components an invocation: every device that lists these shapes so far): the epilogue's loop over them then
+// unrolls and converts nothing an element (docs/design/thin.md).
+const uint COMPONENTS = TM * TN / SG > 0u ? TM * TN / SG : 1u;
+uint element_pos[COMPONENTS];
 
 // An element's 16 bits, as load_a and load_b give it (bf16 widened exactly to fp32).
 #ifdef VKGEMM_BF16_MMA
@@ -139,6 +144,9 @@ void number_elements(uint sg) {
   barrier();
   coopMatLoad(element_at, sh_c, base, TN, gl_CooperativeMatrixLayoutRowMajor);
   barrier();
+  if (element_at.length() == int(COMPONENTS)) {
+    [[unroll]] for (uint e = 0; e < COMPONENTS; ++e) element_pos[e] = uint(element_at[e]);
+  }
 }
 
 // The fragment at (r, c) of C, element by element through this subgroup's staging area and store_c: beta C,
@@ -199,11 +207,18 @@ MAT_ACC finished_fragment(uint f, uint r0, uint col0) {
   MAT_ACC frag = acc[f];
   if (p.alpha != SCALAR_T(1)) frag = frag * ACC_T(p.alpha);
   if (epilogue_on()) {
-    for (int e = 0; e < frag.length(); ++e) {
-      // A padding column's value is never stored: its bias is read in bounds, from the last column's place.
-      // (One loop for every fragment: a second copy for the fragments past N measured slower.)
-      const uint at = uint(element_at[e]), col = min(col0 + nf * TN + at % TN, p.N - 1u);
-      frag[e] = ACC_T(gemm_epilogue(EPI_T(frag[e]), r0 + rf * TM + at / TN, col));
+    // A padding column's value is never stored: its bias is read in bounds, from the last column's place.
+    // (One loop for every fragment: a second copy for the fragments past N measured slower.)
+    if (frag.length() == int(COMPONENTS)) {
+      [[unroll]] for (uint e = 0; e < COMPONENTS; ++e) {
+        const uint at = element_pos[e], col = min(col0 + nf * TN + at % TN, p.N - 1u);
+        frag[e] = ACC_T(gemm_epilogue(EPI_T(frag[e]), r0 + rf * TM + at / TN, col));
+      }
+    } else {  // a device that spreads a fragment otherwise: each element's number converted where it is used
+      for (int e = 0; e < frag.length(); ++e) {
+        const uint at = uint(element_at[e]), col = min(col0 + nf * TN + at % TN, p.N - 1u);
+        frag[e] = ACC_T(gemm_epilogue(EPI_T(frag[e]), r0 + rf * TM + at / TN, col));
+      }
     }
   }
   return frag;
