@@ -559,8 +559,8 @@ bool coopmat2_splittable(const Types& types) noexcept {
 // bf16 to bf16 on coopmat2 rather than on the KHR kernel, which rounds C in its own store
 // (docs/design/coopmat2.md). C stored by the main pass (beta 0, one slice): everywhere but the 128x256 tile
 // with B untransposed, and the K-light products (K up to kKhrBf16LightK) on its 128x128 and 192x128 tiles,
-// where the KHR kernel measured faster (coopmat2's rounding into its f16 matrix of the bits spills, and a
-// short K loop leaves nothing to hide it). C through the fp32 workspace and the reduce pass: where coopmat2
+// where the KHR kernel measured faster (a short K loop leaves nothing to hide coopmat2's rounding into its
+// f16 matrix of the bits). C through the fp32 workspace and the reduce pass: where coopmat2
 // splits K (a short grid), or where the wave model took its 192x128 or 96x192 tile for the waves (3072^3).
 bool coopmat2_first_for_bf16_c(const LaunchShape& main, uint32_t splits, bool through_workspace, bool trans_b,
                                uint32_t k) {
