@@ -208,7 +208,7 @@ MAT_ACC finished_fragment(uint f, uint r0, uint col0) {
   if (p.alpha != SCALAR_T(1)) frag = frag * ACC_T(p.alpha);
   if (epilogue_on()) {
     // A padding column's value is never stored: its bias is read in bounds, from the last column's place.
-    // (One loop for every fragment: a second copy for the fragments past N measured slower.)
+    // (The same loop for every fragment, padded or not: a copy for the fragments past N measured slower.)
     if (frag.length() == int(COMPONENTS)) {
       [[unroll]] for (uint e = 0; e < COMPONENTS; ++e) {
         const uint at = element_pos[e], col = min(col0 + nf * TN + at % TN, p.N - 1u);
