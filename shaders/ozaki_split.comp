@@ -135,6 +135,22 @@ int balanced_residue(uint r, bool negative, uint m) {
   return r >= (m + 1u) / 2u ? int(r) - int(m) : int(r);
 }
 
+// Residues in fp64 arithmetic, for integers |v| <= 2^50 (the split's `bits` up to 50): one chain of three
+// double operations a residue, on the fp64 pipe beside the integer one. `shifted` is v + 1.5 2^52, whose ulp
+// is 1, so the low word of its bits holds v's two's complement bits (2^51 + v, and 2^51 is 0 modulo 2^32): the
+// low byte is the balanced residue modulo 256. For an odd m, q = rint(v fl(1/m)) is the integer nearest v / m:
+// fl(1/m) and the product each move v / m by a relative 2^-53 at most, together under 2^50 / m 2^-52 = 1 / (4m),
+// while v / m lies at least 1 / (2m) from a half-integer (m odd), so the rounding by the addition and removal of
+// 1.5 2^52 cannot fall the other way (a fused or an unfused multiply-add alike). Then v - m q, the balanced
+// residue, is exact (integers below 2^51), and its sum with 1.5 2^52 carries its byte as `shifted` does.
+const double kResidueShift = 6755399441055744.0lf;  // 1.5 2^52
+uint residue_byte(double value, double shifted, uint m) {
+  if (m == 256u) return unpackDouble2x32(shifted).x & 0xffu;
+  precise double nearest = fma(value, 1.0lf / double(m), kResidueShift) - kResidueShift;
+  precise double residue = fma(-double(m), nearest, shifted);
+  return unpackDouble2x32(residue).x & 0xffu;
+}
+
 // Halves shared arrays down to `group` entries, one per line: me and me + half_size are the same line's
 // (half_size is a multiple of group). `sum`: the doubles are added (else their maximum) and the flags or-ed.
 void reduce_lines(uint me, uint group, bool sum) {
@@ -198,6 +214,7 @@ void main() {
   const double scale_first = power_of_two(e_first), scale_second = power_of_two(e - e_first);
   const uint bits = p.k_split;
   const bool small = bits <= 51u;
+  const bool residues_in_fp64 = bits <= 50u;
   const double magnitude_scale = power_of_two(OZAKI_MAGNITUDE_BITS - int(bits));
   const bool guarded = (p.flags & OZAKI_SPLIT_GUARDED) != 0u;
   double norm = 0.0;
@@ -208,12 +225,16 @@ void main() {
   for (uint t4 = 4u * lane; write && t4 < p.ldc; t4 += 4u * lanes) {
     uvec2 h[4];
     bool negative[4];
+    double value[4], shifted[4];  // the signed integers and their sums with 1.5 2^52 (residue_byte)
     uint magnitudes = 0u;
     [[unroll]] for (uint i = 0u; i < 4u; ++i) {
       precise double scaled = t4 + i < p.K ? (element(entry, line, t4 + i) * scale_first) * scale_second : 0.0;
       const Rounded r = rounded_magnitude(scaled, small);
       h[i] = r.halves;
       negative[i] = scaled < 0.0;
+      value[i] = negative[i] ? -r.value : r.value;
+      precise double shift = value[i] + kResidueShift;
+      shifted[i] = shift;
       norm += abs(scaled);
       inexact = inexact || r.value != abs(scaled);
       const uint magnitude = uint(floor(abs(scaled) * magnitude_scale));  // exact: a power of two, a floor
@@ -227,8 +248,14 @@ void main() {
       if (l >= MODULI) break;
       uint word = 0u;
       [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-        const uint r = magnitude_residue(h[i], kModuli[l], bits);
-        word |= (uint(balanced_residue(r, negative[i], kModuli[l])) & 0xffu) << (8u * i);
+        uint byte;
+        if (residues_in_fp64) {
+          byte = residue_byte(value[i], shifted[i], kModuli[l]);
+        } else {
+          const uint r = magnitude_residue(h[i], kModuli[l], bits);
+          byte = uint(balanced_residue(r, negative[i], kModuli[l])) & 0xffu;
+        }
+        word |= byte << (8u * i);
       }
       const uint byte_at = p.c_offset + (l * p.batch + entry) * p.stride_c + line * p.ldc + t4;
       planes[byte_at / 4u] = word;
