@@ -222,6 +222,32 @@ TEST_SUITE("ozaki") {
     CHECK(compare_with_reference(d, a.data(), b.data(), c0.data(), device.data()).passed);
   }
 
+  TEST_CASE("the merge's largest sums: rows and columns each constant, each int32 sum K r_A r_B, the model's") {
+    // Every element of a constant line has one residue a modulus, so sum (i, j) is K r_A(i) r_B(j) with one
+    // sign: up to about 2^30 a chunk (random residues' sums stay near sqrt(K) 2^13), and 16 x 16 of them a
+    // modulus, so that a residue rule exact only for small sums (a reciprocal rounded to float) meets sums
+    // whose quotients lie near a half-integer.
+    for (DataType type : {DataType::f64, DataType::f32})
+      for (int64_t k : {int64_t{4000}, int64_t{140000}}) {
+        const GemmDesc d = make_desc(type, Layout::row_major, Op::n, Op::n, 16, 16, k, 0, false, 1.0, 0.0);
+        std::vector<std::byte> a(operand_extent(d, 'A').elements * element_size(type));
+        std::vector<std::byte> b(operand_extent(d, 'B').elements * element_size(type));
+        for (int64_t i = 0; i < 16; ++i)
+          for (int64_t p = 0; p < k; ++p) {
+            put(a, type, static_cast<size_t>(i * k + p), 0.5 + 0.0311 * static_cast<double>(i));
+            put(b, type, static_cast<size_t>(p * 16 + i), -0.4 - 0.0373 * static_cast<double>(i));
+          }
+        std::vector<std::byte> c0(16 * 16 * element_size(type)), device = c0, model = c0;
+        const GemmTiming t = test::engine().gemm(d, a.data(), b.data(), device.data(), emulated());
+        CAPTURE(type);
+        CAPTURE(k);
+        CHECK(t.kernel == Kernel::ozaki);
+        CHECK(ozaki::model_gemm(d, a.data(), b.data(), c0.data(), model.data()));
+        CHECK(device == model);
+        CHECK(compare_with_reference(d, a.data(), b.data(), c0.data(), device.data()).passed);
+      }
+  }
+
   TEST_CASE("inputs the moduli cannot cover are computed by the native kernel, and the plan says so") {
     std::mt19937_64 rng = test::case_rng("ozaki fallback");
     for (DataType type : {DataType::f64, DataType::f32}) {
