@@ -29,32 +29,49 @@ const uint kModuli[OZAKI_MAX_MODULI] = uint[](OZAKI_MODULI);
 const uint kInverse[OZAKI_MAX_MODULI] = uint[](OZAKI_GARNER_INVERSES);
 const uint kWeight[OZAKI_MAX_MODULI * OZAKI_MAX_MODULI] = uint[](OZAKI_GARNER_WEIGHTS);
 
-// v mod m in [0, m), as a mathematical residue of the int32 v (|v| read as uint: INT_MIN is 2^31). The
-// magnitude's residue, then the sign: the branch-free uint(v) % m with a constant added for a negative v
-// measured slower (docs/design/ozaki.md).
-uint residue(int v, uint m) {
-  const uint r = uint(abs(v)) % m;
-  return v < 0 && r != 0u ? m - r : r;
+// Residues in fp64 arithmetic (ozaki_split.comp's residue_byte says why they are exact): for an integer
+// |x| <= 2^50, x - m rint(x fl(1/m)) is a residue of x in [-m/2, m/2] (odd m: the balanced one; 256: a tie may
+// give +128), rint by the addition and removal of 1.5 2^52. Three double operations a residue on the fp64
+// pipe, where the integer modulo with its sign took about eight on the integer pipes.
+const double kResidueShift = 6755399441055744.0lf;  // 1.5 2^52
+double residue(double x, uint m) {
+  precise double nearest = fma(x, 1.0lf / double(m), kResidueShift) - kResidueShift;
+  precise double r = fma(-double(m), nearest, x);
+  return r;
 }
 
+// The int32 v as a double without a conversion instruction: 2^52 + 2^31 + v from its bits, less 2^52 + 2^31.
+double exact_double(int v) {
+  precise double biased = packDouble2x32(uvec2(uint(v) ^ 0x80000000u, 0x43300000u));
+  precise double x = biased - 4503601774854144.0lf;  // 2^52 + 2^31
+  return x;
+}
+
+// The integer r (|r| < 2^31) as an int from the low word of r + 1.5 2^52, whose ulp is 1.
+int exact_int(double r) {
+  precise double shifted = r + kResidueShift;
+  return int(unpackDouble2x32(shifted).x);
+}
+
+// The balanced residue of r in [0, m): in [-(m - 1) / 2, (m - 1) / 2] for an odd m, [-128, 127] for 256.
 int balanced(uint r, uint m) { return r >= (m + 1u) / 2u ? int(r) - int(m) : int(r); }
 
-// C' from the residues (each in [0, p_j)): Garner's digits, then compensated Horner.
-double reconstruct(uint y[OZAKI_MAX_MODULI]) {
+// C' from the residues (each in [-p_j / 2, p_j / 2]): Garner's digits, then compensated Horner.
+double reconstruct(int y[OZAKI_MAX_MODULI]) {
   int digit[OZAKI_MAX_MODULI];
   [[unroll]] for (uint j = 0u; j < OZAKI_MAX_MODULI; ++j) {
     if (j >= MODULI) break;
     const uint m = kModuli[j];
     // Digit j is (y_j inverse_j - sum_i weight_ji v_i) mod m with the weights already times inverse_j (the
     // table): one modulo a digit on the chain from one digit to the next. |below| < 19 * 128 * 255 < 2^20 and
-    // y_j inverse_j < 2^16, so a multiple of m past 2^20 (a constant) keeps the value unsigned.
+    // |y_j inverse_j| < 2^15, so a multiple of m past 2^21 (a constant) keeps the value positive.
     int below = 0;
     [[unroll]] for (uint i = 0u; i < OZAKI_MAX_MODULI; ++i) {
       if (i >= j) break;
       below += digit[i] * int(kWeight[j * OZAKI_MAX_MODULI + i]);
     }
-    const uint value = y[j] * kInverse[j] + ((1u << 20) / m + 1u) * m - uint(below);
-    digit[j] = balanced(value % m, m);
+    const int value = y[j] * int(kInverse[j]) + int(((1u << 21) / m + 1u) * m) - below;
+    digit[j] = balanced(uint(value) % m, m);
   }
   // Three digits at a time make one exact int32 D_g = v_3g + p_3g (v_3g+1 + p_3g+1 v_3g+2), |D_g| <= R_g / 2 with
   // R_g = p_3g p_3g+1 p_3g+2 < 2^24, so C' = D_0 + R_0 (D_1 + R_1 (D_2 + ...)): a third of the Horner steps.
@@ -107,14 +124,15 @@ void main() {
   }
   const bool uncovered = words[p.split_stride] != 0;
   const int e = words[p.b_offset + entry * p.k_split + i] + words[p.stride_b + entry * p.N + j];
-  uint y[OZAKI_MAX_MODULI];
+  int y[OZAKI_MAX_MODULI];
   [[unroll]] for (uint l = 0u; l < OZAKI_MAX_MODULI; ++l) {
     if (l >= MODULI) break;
-    uint r = residue(raw[l], kModuli[l]);
+    double r = residue(exact_double(raw[l]), kModuli[l]);
     for (uint chunk = 1u; chunk < p.K; ++chunk) {  // K past kChunkK: the chunks' residues summed
-      r = (r + residue(sums[p.a_offset + plane + ((chunk * moduli + l) * p.batch) * p.stride_a], kModuli[l])) % kModuli[l];
+      const int sum = sums[p.a_offset + plane + ((chunk * moduli + l) * p.batch) * p.stride_a];
+      r = residue(r + residue(exact_double(sum), kModuli[l]), kModuli[l]);
     }
-    y[l] = r;
+    y[l] = exact_int(r);
   }
   if (uncovered) return;
   const int e_first = -e / 2;
