@@ -37,13 +37,13 @@ constexpr uint32_t kPrefetch = 1;
 // auto's rule (docs/design/thin.md, the measurements): op(A) = A (its strips move in 16-byte loads), K of at
 // most kAutoMaxK, N of at most kAutoMaxN and in one workgroup's block of columns (op(A) read once), at least
 // kAutoMinRows rows (fewer: coopmat2 was faster on the H200), fp32 sums, on a GPU; with a transcendental
-// activation fused, at most kAutoMaxTranscendentalFragments fragments of columns.
+// activation fused, at most kAutoMaxTranscendentalFragments fragments of columns or a block without padding.
 constexpr uint32_t kAutoMaxK = 128;
 constexpr uint32_t kAutoMaxN = 128;
 constexpr uint32_t kAutoMinRows = 1u << 18;
-// With a transcendental activation fused, blocks of at most this many fragments of columns: on wider ones
-// (N past 64 for a 16-bit C) the activation's cost grows past what reading op(A) once saves (bias + GELU
-// over 96 columns, one padded block of 8 fragments, 0.81 ms against coopmat2's 0.71; over 128, 0.68 and 0.69).
+// With a transcendental activation fused, blocks of at most this many fragments of columns, or wider blocks
+// without padding fragments: a padded block computes the activation on its padding too, which costs more than
+// reading op(A) once saves (docs/design/thin.md has the measurements).
 constexpr uint32_t kAutoMaxTranscendentalFragments = 4;
 
 struct Shape {
@@ -120,7 +120,8 @@ std::vector<GemmOptions> candidates(const LaunchContext& ctx, const Problem& p) 
   }
   const Shape s = shape_for(ctx.device, ctx.types, p.k, p.n);
   if (s.nf * s.f.tn < p.n) return {};  // more than one block of columns: op(A) streamed again for each
-  if (p.transcendental_epilogue && s.nf > kAutoMaxTranscendentalFragments) return {};
+  const bool padded = s.nf * s.f.tn > p.n;
+  if (p.transcendental_epilogue && s.nf > kAutoMaxTranscendentalFragments && padded) return {};
   GemmOptions o = ctx.options;
   o.kernel = Kernel::thin;
   return {o};
