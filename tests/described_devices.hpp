@@ -43,6 +43,16 @@ inline DeviceInfo nvidia() {
   return d;
 }
 
+// nvidia() with the H100's bf16 shape: 16x16x16 bf16*bf16+f32 at subgroup scope (VK_KHR_shader_bfloat16).
+inline DeviceInfo nvidia_bf16() {
+  DeviceInfo d = nvidia();
+  d.bfloat16 = d.bfloat16_coopmat = true;
+  CooperativeMatrixShape s = shape(16, 16, 16, "f32", "subgroup");
+  s.a_type = s.b_type = "bf16";
+  d.coopmat_shapes.push_back(s);
+  return d;
+}
+
 // nvidia() with what the H100 lists besides f16: 16x16x32 and 16x8x32 i8*i8+i32 and u8*u8+u32 at subgroup
 // scope, and workgroup-scope flexible int8 shapes for coopmat2.
 inline DeviceInfo nvidia_int8() {

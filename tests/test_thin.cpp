@@ -179,16 +179,20 @@ TEST_SUITE("thin") {
     CHECK(kernel_of(layer(2073600, 128, 128)) != Kernel::thin);  // B 128 x 128 and the strips past 48 KB: two blocks
     CHECK(kernel_of(layer(2073600, 64, 129)) != Kernel::thin);       // deeper than 128
     // A fused activation that needs exp: thin for blocks of up to 4 fragments (64 columns) and for wider blocks
-    // without padding (128 columns: 8 fragments), another kernel for padded wide ones (96 columns in a block of
-    // 8); from the call's descriptor (the whole plan) and from the problem.
-    const auto with_gelu = [&](uint32_t n) {
-      const GemmDesc desc{.type = DataType::f16, .c_type = DataType::f16, .m = 2073600, .n = n, .k = 64,
+    // without padding (128 columns: 8 fragments) of a C other than bf16, another kernel for padded wide ones (96
+    // columns in a block of 8) and a bf16 C's wide ones; from the call's descriptor (the whole plan) and from the
+    // problem.
+    const DeviceInfo with_bf16 = test::nvidia_bf16();
+    const auto with_gelu = [&](uint32_t n, DataType type = DataType::f16) {
+      const GemmDesc desc{.type = type, .c_type = type, .m = 2073600, .n = n, .k = 64,
                           .epilogue = {.bias = BiasAxis::per_column, .activation = Activation::gelu_tanh}};
-      return detail::schedule_product(desc, {}, d, table).kernel;
+      return detail::schedule_product(desc, {}, type == DataType::bf16 ? with_bf16 : d, table).kernel;
     };
     CHECK(with_gelu(96) != Kernel::thin);
     CHECK(with_gelu(112) != Kernel::thin);
     CHECK(with_gelu(128) == Kernel::thin);
+    CHECK(with_gelu(128, DataType::bf16) != Kernel::thin);  // a bf16 C: wide blocks go to coopmat2
+    CHECK(with_gelu(64, DataType::bf16) == Kernel::thin);
     CHECK(with_gelu(64) == Kernel::thin);
     CHECK(with_gelu(48) == Kernel::thin);
     kernels::Problem relu = layer(2073600, 96, 64);  // no flag: a ReLU or a bias alone keeps the thin kernel

@@ -37,13 +37,14 @@ constexpr uint32_t kPrefetch = 1;
 // auto's rule (docs/design/thin.md, the measurements): op(A) = A (its strips move in 16-byte loads), K of at
 // most kAutoMaxK, N of at most kAutoMaxN and in one workgroup's block of columns (op(A) read once), at least
 // kAutoMinRows rows (fewer: coopmat2 was faster on the H200), fp32 sums, on a GPU; with a transcendental
-// activation fused, at most kAutoMaxTranscendentalFragments fragments of columns or a block without padding.
+// activation fused, at most kAutoMaxTranscendentalFragments fragments of columns or (not for a bf16 C) a block
+// without padding.
 constexpr uint32_t kAutoMaxK = 128;
 constexpr uint32_t kAutoMaxN = 128;
 constexpr uint32_t kAutoMinRows = 1u << 18;
 // With a transcendental activation fused, blocks of at most this many fragments of columns, or wider blocks
-// without padding fragments: a padded block computes the activation on its padding too, which costs more than
-// reading op(A) once saves (docs/design/thin.md has the measurements).
+// without padding fragments for a C other than bf16: past them the activation costs more than reading op(A)
+// once saves (docs/design/thin.md has the measurements).
 constexpr uint32_t kAutoMaxTranscendentalFragments = 4;
 
 struct Shape {
@@ -120,8 +121,9 @@ std::vector<GemmOptions> candidates(const LaunchContext& ctx, const Problem& p) 
   }
   const Shape s = shape_for(ctx.device, ctx.types, p.k, p.n);
   if (s.nf * s.f.tn < p.n) return {};  // more than one block of columns: op(A) streamed again for each
-  const bool padded = s.nf * s.f.tn > p.n;
-  if (p.transcendental_epilogue && s.nf > kAutoMaxTranscendentalFragments && padded) return {};
+  // A bf16 C's fragments go out one at a time through the subgroup's fp32 area: wide blocks lose there too.
+  const bool padded = s.nf * s.f.tn > p.n, bf16_c = ctx.types.output == DataType::bf16;
+  if (p.transcendental_epilogue && s.nf > kAutoMaxTranscendentalFragments && (padded || bf16_c)) return {};
   GemmOptions o = ctx.options;
   o.kernel = Kernel::thin;
   return {o};
