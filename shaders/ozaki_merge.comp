@@ -53,9 +53,6 @@ int exact_int(double r) {
   return int(unpackDouble2x32(shifted).x);
 }
 
-// The balanced residue of r in [0, m): in [-(m - 1) / 2, (m - 1) / 2] for an odd m, [-128, 127] for 256.
-int balanced(uint r, uint m) { return r >= (m + 1u) / 2u ? int(r) - int(m) : int(r); }
-
 // C' from the residues (each in [-p_j / 2, p_j / 2]): Garner's digits, then compensated Horner.
 double reconstruct(int y[OZAKI_MAX_MODULI]) {
   int digit[OZAKI_MAX_MODULI];
@@ -63,15 +60,16 @@ double reconstruct(int y[OZAKI_MAX_MODULI]) {
     if (j >= MODULI) break;
     const uint m = kModuli[j];
     // Digit j is (y_j inverse_j - sum_i weight_ji v_i) mod m with the weights already times inverse_j (the
-    // table): one modulo a digit on the chain from one digit to the next. |below| < 19 * 128 * 255 < 2^20 and
-    // |y_j inverse_j| < 2^15, so a multiple of m past 2^21 (a constant) keeps the value positive.
+    // table): one modulo a digit on the chain from one digit to the next, in fp64 arithmetic for an odd m (the
+    // residue is then the balanced one), by a mask for 256. |below| < 19 * 128 * 255 < 2^20 and
+    // |y_j inverse_j| < 2^15: every value an exact double.
     int below = 0;
     [[unroll]] for (uint i = 0u; i < OZAKI_MAX_MODULI; ++i) {
       if (i >= j) break;
       below += digit[i] * int(kWeight[j * OZAKI_MAX_MODULI + i]);
     }
-    const int value = y[j] * int(kInverse[j]) + int(((1u << 21) / m + 1u) * m) - below;
-    digit[j] = balanced(uint(value) % m, m);
+    const int value = y[j] * int(kInverse[j]) - below;
+    digit[j] = m == 256u ? ((value + 128) & 255) - 128 : exact_int(residue(exact_double(value), m));
   }
   // Three digits at a time make one exact int32 D_g = v_3g + p_3g (v_3g+1 + p_3g+1 v_3g+2), |D_g| <= R_g / 2 with
   // R_g = p_3g p_3g+1 p_3g+2 < 2^24, so C' = D_0 + R_0 (D_1 + R_1 (D_2 + ...)): a third of the Horner steps.
