@@ -25,6 +25,7 @@ using kernels::Types;
 namespace {
 
 using test::nvidia;
+using test::nvidia_bf16;
 using test::nvidia_int8;
 using test::shape;
 
@@ -627,11 +628,7 @@ TEST_SUITE("coopmat config") {
   }
   TEST_CASE("coopmat: the fast path alone (WHOLE) exactly where every tile, K step, operand and C allows it") {
     if (!VKGEMM_EXPECT_COOPMAT) return;
-    DeviceInfo d = nvidia();  // with the H100's bf16 shape
-    d.bfloat16 = d.bfloat16_coopmat = true;
-    CooperativeMatrixShape bf16 = shape(16, 16, 16, "f32", "subgroup");
-    bf16.a_type = bf16.b_type = "bf16";
-    d.coopmat_shapes.push_back(bf16);
+    const DeviceInfo d = nvidia_bf16();
     const tuning::Table table;
     // 256 x 512 x 256 f16 -> f32, row-major NN, beta 0: whole tiles of every size the kernel takes, K steps of 32.
     GemmDesc whole;
@@ -680,11 +677,7 @@ TEST_SUITE("coopmat config") {
     // What the H100 lists for bf16: 16x16x16 bf16*bf16+f32 at subgroup scope; workgroup-scope flexible
     // bf16 shapes for coopmat2 are described here as the f16 ones are (whether the driver has them is the GPU's
     // to tell: its coopmat2 suite).
-    DeviceInfo d = nvidia();
-    d.bfloat16 = d.bfloat16_coopmat = true;
-    CooperativeMatrixShape sub = shape(16, 16, 16, "f32", "subgroup");
-    sub.a_type = sub.b_type = "bf16";
-    d.coopmat_shapes.push_back(sub);
+    DeviceInfo d = nvidia_bf16();
     for (const uint32_t inv : {128u, 256u}) {
       CooperativeMatrixShape s = shape(16, 16, 16, "f32", "workgroup", inv, true);
       s.a_type = s.b_type = "bf16";
