@@ -32,6 +32,10 @@ results): each row carries m n k, op_a, op_b, layout, batch, group, judged, kern
 config, cublas_method and the commit the vkgemm binary reports of itself (its build_commit, "-dirty"
 included; a binary that reports none is an error, not "unknown"). tools/dev/plot-vs-cublas.py draws it.
 
+--epilogue bias-gelu fuses a per-column bias and GELU (its tanh form) into both: vkgemm run --bias col --act
+gelu-tanh, and cuBLASLt's fused epilogue through torch._addmm_activation(bias, op(A), op(B), use_gelu=True)
+(row-major products without a batch, as addmm takes them); each row then names its epilogue.
+
 Small products' latency (one synchronous call beside cuBLAS's launch + synchronize) is
 tools/gpu/sets/latency-vs-cublas.py's.
 
@@ -49,6 +53,10 @@ import tempfile
 
 TOOLS = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/, from tools/gpu/sets/
 DEFAULT_SET = os.path.join(TOOLS, "shape-sets", "published.json")
+
+
+# --epilogue: the name each row carries for it (null: none).
+EPILOGUES = {"none": None, "bias-gelu": "bias col, gelu-tanh"}
 
 
 def parse_shape(text):
@@ -114,6 +122,8 @@ def run_vkgemm(binary, case, args, verify):
         cmd += ["--out-type", args.type if args.f16_accumulate else (args.out_type or args.type)]
     if args.f16_accumulate:
         cmd.append("--f16-accumulate")
+    if args.epilogue == "bias-gelu":
+        cmd += ["--bias", "col", "--act", "gelu-tanh"]
     if verify:
         cmd.append("--verify")
     proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -155,9 +165,13 @@ def time_cublas(torch, case, args):
     else:
         dtype = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16, "bf16": torch.bfloat16}[args.type]
         op_a, op_b, c = cublas_operands(torch, case, dtype)
+        bias = torch.rand(case["n"], device="cuda", dtype=dtype) * 2 - 1
 
         def product():
-            torch.matmul(op_a, op_b, out=c)
+            if args.epilogue == "bias-gelu":
+                torch._addmm_activation(bias, op_a, op_b, use_gelu=True)
+            else:
+                torch.matmul(op_a, op_b, out=c)
 
     def burst(count):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -200,12 +214,19 @@ def compare_case(torch, case, args):
         records.append(record)
     cublas_ms = statistics.median(cublas_rounds)
     cublas_tflops = flop / cublas_ms * 1e-9
-    base = dict(case, type=args.type, cublas_method="burst", cublas_tflops=round(cublas_tflops, 3))
+    method = "burst" if args.epilogue == "none" else "burst, torch._addmm_activation (cuBLASLt's fused bias + GELU)"
+    base = dict(case, type=args.type, cublas_method=method, cublas_tflops=round(cublas_tflops, 3),
+                epilogue=EPILOGUES[args.epilogue])
     where = f"{label(case):>20} {ops:>3} {case['layout']:>3}"
     if code or not records:
         print(f"{where} {'FAILED (exit ' + str(code) + ')':<44} {'-':>8} {cublas_tflops:8.2f}", flush=True)
         return dict(base, failed=True)
     record = records[0]
+    want = EPILOGUES[args.epilogue]
+    bias = record.get("bias") or "none"
+    done = None if bias == "none" else f"bias {bias}, {record.get('activation')}"
+    if done != want:
+        raise SystemExit(f"bench-vs-cublas: {args.vkgemm} ran the epilogue {done!r} where {want!r} was asked for")
     commit = record.get("build_commit")
     if not commit:
         raise SystemExit(f"bench-vs-cublas: {args.vkgemm} wrote no build_commit in its --json; rebuild it")
@@ -361,6 +382,9 @@ def parse_args():
                    help="untimed GPU time before timing, for both (an idle GPU clocks down); default 300")
     p.add_argument("--bursts", type=int, default=7, help="cuBLAS bursts (median; at least 5)")
     p.add_argument("--burst-ms", type=float, default=25, help="the least GPU time of one cuBLAS burst (at least 20)")
+    p.add_argument("--epilogue", default="none", choices=sorted(EPILOGUES),
+                   help="bias-gelu: a per-column bias and GELU fused into both (cuBLASLt's through "
+                        "torch._addmm_activation); row-major products without a batch")
     p.add_argument("--no-verify", action="store_true", help="skip vkgemm's CPU check (not for reported numbers)")
     p.add_argument("--json", help="write the results here")
     p.add_argument("--combine", nargs="+", metavar="FILE[:GROUPS]",
@@ -381,6 +405,13 @@ def parse_args():
                          f"f16 and bf16 inputs take --out-type f32 or their own type")
     if args.cases_of and args.shapes:
         raise SystemExit("bench-vs-cublas: --cases-of picks cases from the set; --shapes names its own")
+    if args.epilogue != "none" and not args.shapes:
+        raise SystemExit(f"bench-vs-cublas: --epilogue {args.epilogue} takes --shapes (the set's cases include "
+                         "column-major and batched products, which torch._addmm_activation does not compute)")
+    if args.epilogue != "none" and (args.type not in ("f32", "f16", "bf16") or args.layout != "row" or args.batch != 1):
+        raise SystemExit(f"bench-vs-cublas: --epilogue {args.epilogue} takes f32, f16 or bf16 products, --layout row "
+                         f"and no --batch (what torch._addmm_activation computes), not --type {args.type} "
+                         f"--layout {args.layout} --batch {args.batch}")
     if args.type == "i8" and (args.ops != "nn" or args.layout != "row" or args.batch != 1):
         raise SystemExit("bench-vs-cublas: --type i8 takes --ops nn, --layout row and no --batch "
                          "(the products torch._int_mm computes)")
