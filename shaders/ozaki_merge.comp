@@ -10,6 +10,7 @@
 // flag is set: the native kernel computes that product. ozaki_abi.h says what each push constant means here.
 #include "gemm_abi.h"
 #include "ozaki_abi.h"
+#include "ozaki_residue.glsl"
 
 layout(local_size_x = OZAKI_MERGE_X, local_size_y = OZAKI_MERGE_Y) in;
 layout(constant_id = 0) const uint MODULI = 14;
@@ -29,14 +30,11 @@ const uint kModuli[OZAKI_MAX_MODULI] = uint[](OZAKI_MODULI);
 const uint kInverse[OZAKI_MAX_MODULI] = uint[](OZAKI_GARNER_INVERSES);
 const uint kWeight[OZAKI_MAX_MODULI * OZAKI_MAX_MODULI] = uint[](OZAKI_GARNER_WEIGHTS);
 
-// Residues in fp64 arithmetic (ozaki_split.comp's residue_byte says why they are exact): for an integer
-// |x| <= 2^50, x - m rint(x fl(1/m)) is a residue of x in [-m/2, m/2] (odd m: the balanced one; 256: a tie may
-// give +128), rint by the addition and removal of 1.5 2^52. Three double operations a residue on the fp64
-// pipe, where the integer modulo with its sign took about eight on the integer pipes.
-const double kResidueShift = 6755399441055744.0lf;  // 1.5 2^52
+// A residue of the integer x (|x| <= 2^50) modulo m in [-m/2, m/2] (ozaki_residue.glsl): the balanced one for
+// an odd m. Three double operations on the fp64 pipe, where the integer modulo with its sign took about eight on
+// the integer pipes.
 double residue(double x, uint m) {
-  precise double nearest = fma(x, 1.0lf / double(m), kResidueShift) - kResidueShift;
-  precise double r = fma(-double(m), nearest, x);
+  precise double r = fma(-double(m), nearest_quotient(x, m), x);
   return r;
 }
 

@@ -12,6 +12,7 @@
 // constant means here. ELEM_T is the operand's type (double or float); the arithmetic is double.
 #include "gemm_abi.h"
 #include "ozaki_abi.h"
+#include "ozaki_residue.glsl"
 
 layout(local_size_x = OZAKI_SPLIT_INVOCATIONS) in;
 layout(constant_id = 0) const uint MODULI = 14;
@@ -135,19 +136,13 @@ int balanced_residue(uint r, bool negative, uint m) {
   return r >= (m + 1u) / 2u ? int(r) - int(m) : int(r);
 }
 
-// Residues in fp64 arithmetic, for integers |v| <= 2^50 (the split's `bits` up to 50): one chain of three
-// double operations a residue, on the fp64 pipe beside the integer one. `shifted` is v + 1.5 2^52, whose ulp
-// is 1, so the low word of its bits holds v's two's complement bits (2^51 + v, and 2^51 is 0 modulo 2^32): the
-// low byte is the balanced residue modulo 256. For an odd m, q = rint(v fl(1/m)) is the integer nearest v / m:
-// fl(1/m) and the product each move v / m by a relative 2^-53 at most, together under 2^50 / m 2^-52 = 1 / (4m),
-// while v / m lies at least 1 / (2m) from a half-integer (m odd), so the rounding by the addition and removal of
-// 1.5 2^52 cannot fall the other way (a fused or an unfused multiply-add alike). Then v - m q, the balanced
-// residue, is exact (integers below 2^51), and its sum with 1.5 2^52 carries its byte as `shifted` does.
-const double kResidueShift = 6755399441055744.0lf;  // 1.5 2^52
+// The byte of v's balanced residue modulo m (ozaki_residue.glsl), for |v| <= 2^50 (the split's `bits` up to 50).
+// `shifted` is v + 1.5 2^52, whose ulp is 1, so the low word of its bits holds v's two's complement bits
+// (2^51 + v, and 2^51 is 0 modulo 2^32): its low byte is the balanced residue modulo 256; for an odd m,
+// v - m q lands in a sum with 1.5 2^52 the same way.
 uint residue_byte(double value, double shifted, uint m) {
   if (m == 256u) return unpackDouble2x32(shifted).x & 0xffu;
-  precise double nearest = fma(value, 1.0lf / double(m), kResidueShift) - kResidueShift;
-  precise double residue = fma(-double(m), nearest, shifted);
+  precise double residue = fma(-double(m), nearest_quotient(value, m), shifted);
   return unpackDouble2x32(residue).x & 0xffu;
 }
 
