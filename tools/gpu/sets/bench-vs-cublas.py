@@ -165,12 +165,13 @@ def time_cublas(torch, case, args):
     else:
         dtype = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16, "bf16": torch.bfloat16}[args.type]
         op_a, op_b, c = cublas_operands(torch, case, dtype)
-        bias = torch.rand(case["n"], device="cuda", dtype=dtype) * 2 - 1
+        if args.epilogue == "bias-gelu":
+            bias = torch.rand(case["n"], device="cuda", dtype=dtype) * 2 - 1
 
-        def product():
-            if args.epilogue == "bias-gelu":
+            def product():
                 torch._addmm_activation(bias, op_a, op_b, use_gelu=True)
-            else:
+        else:
+            def product():
                 torch.matmul(op_a, op_b, out=c)
 
     def burst(count):
