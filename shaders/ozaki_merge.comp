@@ -26,15 +26,14 @@ layout(push_constant) uniform GemmParams {
   double beta;
 } p;
 
-const uint kModuli[OZAKI_MAX_MODULI] = uint[](OZAKI_MODULI);
 const uint kInverse[OZAKI_MAX_MODULI] = uint[](OZAKI_GARNER_INVERSES);
 const uint kWeight[OZAKI_MAX_MODULI * OZAKI_MAX_MODULI] = uint[](OZAKI_GARNER_WEIGHTS);
 
-// A residue of the integer x (|x| <= 2^50) modulo m in [-m/2, m/2] (ozaki_residue.glsl): the balanced one for
-// an odd m. Three double operations on the fp64 pipe, where the integer modulo with its sign took about eight on
-// the integer pipes.
-double residue(double x, uint m) {
-  precise double r = fma(-double(m), nearest_quotient(x, m), x);
+// A residue of the integer x (|x| <= 2^50) modulo m = kModuli[l] in [-m/2, m/2] (ozaki_residue.glsl): the
+// balanced one for an odd m. Three double operations on the fp64 pipe, where the integer modulo with its sign
+// took about eight on the integer pipes.
+double residue(double x, uint l) {
+  precise double r = fma(-double(kModuli[l]), nearest_quotient(x, l), x);
   return r;
 }
 
@@ -67,7 +66,7 @@ double reconstruct(int y[OZAKI_MAX_MODULI]) {
       below += digit[i] * int(kWeight[j * OZAKI_MAX_MODULI + i]);
     }
     const int value = y[j] * int(kInverse[j]) - below;
-    digit[j] = m == 256u ? ((value + 128) & 255) - 128 : exact_int(residue(exact_double(value), m));
+    digit[j] = m == 256u ? ((value + 128) & 255) - 128 : exact_int(residue(exact_double(value), j));
   }
   // Three digits at a time make one exact int32 D_g = v_3g + p_3g (v_3g+1 + p_3g+1 v_3g+2), |D_g| <= R_g / 2 with
   // R_g = p_3g p_3g+1 p_3g+2 < 2^24, so C' = D_0 + R_0 (D_1 + R_1 (D_2 + ...)): a third of the Horner steps.
@@ -123,10 +122,10 @@ void main() {
   int y[OZAKI_MAX_MODULI];
   [[unroll]] for (uint l = 0u; l < OZAKI_MAX_MODULI; ++l) {
     if (l >= MODULI) break;
-    double r = residue(exact_double(raw[l]), kModuli[l]);
+    double r = residue(exact_double(raw[l]), l);
     for (uint chunk = 1u; chunk < p.K; ++chunk) {  // K past kChunkK: the chunks' residues summed
       const int sum = sums[p.a_offset + plane + ((chunk * moduli + l) * p.batch) * p.stride_a];
-      r = residue(r + residue(exact_double(sum), kModuli[l]), kModuli[l]);
+      r = residue(r + residue(exact_double(sum), l), l);
     }
     y[l] = exact_int(r);
   }

@@ -11,9 +11,21 @@
 
 const double kResidueShift = 6755399441055744.0lf;  // 1.5 2^52
 
-// The integer nearest x / m (above).
-double nearest_quotient(double x, uint m) {
-  precise double q = fma(x, 1.0lf / double(m), kResidueShift) - kResidueShift;
+// The moduli (ozaki_abi.h) and fl(1/m) of each, quotients of constants that the compiler folds (glslang rounds
+// them correctly): the rule above needs the correctly rounded reciprocal, which a division on the device need not
+// give (Vulkan does not require a double division to round correctly), and no residue then divides at run time
+// where a driver does not know a modulus (a loop over the moduli it does not unroll).
+const uint kModuli[OZAKI_MAX_MODULI] = uint[](OZAKI_MODULI);
+const double kReciprocal[OZAKI_MAX_MODULI] = double[](
+    1.0lf / double(kModuli[0]), 1.0lf / double(kModuli[1]), 1.0lf / double(kModuli[2]), 1.0lf / double(kModuli[3]),
+    1.0lf / double(kModuli[4]), 1.0lf / double(kModuli[5]), 1.0lf / double(kModuli[6]), 1.0lf / double(kModuli[7]),
+    1.0lf / double(kModuli[8]), 1.0lf / double(kModuli[9]), 1.0lf / double(kModuli[10]), 1.0lf / double(kModuli[11]),
+    1.0lf / double(kModuli[12]), 1.0lf / double(kModuli[13]), 1.0lf / double(kModuli[14]), 1.0lf / double(kModuli[15]),
+    1.0lf / double(kModuli[16]), 1.0lf / double(kModuli[17]), 1.0lf / double(kModuli[18]), 1.0lf / double(kModuli[19]));
+
+// The integer nearest x / m for modulus number l, m = kModuli[l] (above).
+double nearest_quotient(double x, uint l) {
+  precise double q = fma(x, kReciprocal[l], kResidueShift) - kResidueShift;
   return q;
 }
 

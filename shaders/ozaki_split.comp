@@ -31,7 +31,6 @@ layout(push_constant) uniform GemmParams {
   double beta;
 } p;
 
-const uint kModuli[OZAKI_MAX_MODULI] = uint[](OZAKI_MODULI);
 
 shared double largest[OZAKI_SPLIT_INVOCATIONS];  // the maxima, then the 1-norms' partial sums
 shared uint flags[OZAKI_SPLIT_INVOCATIONS];  // OZAKI_UNCOVERED_* bits and bit 31, a subnormal seen; then inexact
@@ -136,13 +135,14 @@ int balanced_residue(uint r, bool negative, uint m) {
   return r >= (m + 1u) / 2u ? int(r) - int(m) : int(r);
 }
 
-// The byte of v's balanced residue modulo m (ozaki_residue.glsl), for |v| <= 2^50 (the split's `bits` up to 50).
+// The byte of v's balanced residue modulo m = kModuli[l] (ozaki_residue.glsl), for |v| <= 2^50 (the split's
+// `bits` up to 50).
 // `shifted` is v + 1.5 2^52, whose ulp is 1, so the low word of its bits holds v's two's complement bits
 // (2^51 + v, and 2^51 is 0 modulo 2^32): its low byte is the balanced residue modulo 256; for an odd m,
 // v - m q lands in a sum with 1.5 2^52 the same way.
-uint residue_byte(double value, double shifted, uint m) {
-  if (m == 256u) return unpackDouble2x32(shifted).x & 0xffu;
-  precise double residue = fma(-double(m), nearest_quotient(value, m), shifted);
+uint residue_byte(double value, double shifted, uint l) {
+  if (kModuli[l] == 256u) return unpackDouble2x32(shifted).x & 0xffu;
+  precise double residue = fma(-double(kModuli[l]), nearest_quotient(value, l), shifted);
   return unpackDouble2x32(residue).x & 0xffu;
 }
 
@@ -245,7 +245,7 @@ void main() {
       [[unroll]] for (uint i = 0u; i < 4u; ++i) {
         uint byte;
         if (residues_in_fp64) {
-          byte = residue_byte(value[i], shifted[i], kModuli[l]);
+          byte = residue_byte(value[i], shifted[i], l);
         } else {
           const uint r = magnitude_residue(h[i], kModuli[l], bits);
           byte = uint(balanced_residue(r, negative[i], kModuli[l])) & 0xffu;
