@@ -119,15 +119,19 @@ void main() {
   }
   const bool uncovered = words[p.split_stride] != 0;
   const int e = words[p.b_offset + entry * p.k_split + i] + words[p.stride_b + entry * p.N + j];
+  // The loops over the moduli hold no loop of their own, so that a driver unrolls them and every array stays in
+  // registers: the K chunks past the first (K past kChunkK) are a loop around them.
   int y[OZAKI_MAX_MODULI];
   [[unroll]] for (uint l = 0u; l < OZAKI_MAX_MODULI; ++l) {
     if (l >= MODULI) break;
-    double r = residue(exact_double(raw[l]), l);
-    for (uint chunk = 1u; chunk < p.K; ++chunk) {  // K past kChunkK: the chunks' residues summed
+    y[l] = exact_int(residue(exact_double(raw[l]), l));
+  }
+  for (uint chunk = 1u; chunk < p.K; ++chunk) {  // each chunk's residues summed into y's
+    [[unroll]] for (uint l = 0u; l < OZAKI_MAX_MODULI; ++l) {
+      if (l >= MODULI) break;
       const int sum = sums[p.a_offset + plane + ((chunk * moduli + l) * p.batch) * p.stride_a];
-      r = residue(r + residue(exact_double(sum), l), l);
+      y[l] = exact_int(residue(exact_double(y[l]) + residue(exact_double(sum), l), l));
     }
-    y[l] = exact_int(r);
   }
   if (uncovered) return;
   const int e_first = -e / 2;
