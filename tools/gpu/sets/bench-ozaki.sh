@@ -11,6 +11,9 @@
 #             the default ozaki (the span guard chooses the moduli, verified) and fixed --moduli 15 and 16
 #   cublas    tools/gpu/run.sh bench-vs-cublas at 4096 and 8192: f64 (ozaki and auto) against DGEMM, f32 (ozaki)
 #             against SGEMM
+#   stats     the driver's statistics of every pass (`vkgemm run --stats`, f64 and f32 at 512^3, and past one K
+#             chunk); fails where a split, merge, guard or arm pass keeps local memory (arrays not in registers:
+#             a loop the driver left rolled, which cost the merge three times its arithmetic; docs/design/ozaki.md)
 # Usage: tools/gpu/run.sh bench-ozaki [phase...]   (default: every phase; one device call is 10 minutes at most:
 # run `devices run` and `spread cublas` in two calls if one runs long)
 set -u
@@ -18,7 +21,7 @@ OUT=${OUT:-out/gpu/ozaki}
 VKGEMM=${VKGEMM:-build/release/vkgemm}
 mkdir -p "$OUT"
 phases=("$@")
-[ ${#phases[@]} -eq 0 ] && phases=(devices run spread cublas)
+[ ${#phases[@]} -eq 0 ] && phases=(devices stats run spread cublas)
 status=0
 
 run() {  # run NAME ARGS...: one vkgemm run, its output and JSON kept
@@ -86,8 +89,27 @@ EOF
         --json "$OUT/cublas-f64-native.json" || status=1
       tools/gpu/run.sh bench-vs-cublas --type f32 --shapes 4096 8192 --kernel ozaki --rounds 3 \
         --json "$OUT/cublas-f32-ozaki.json" || status=1 ;;
+    stats)
+      for t in f64 f32; do
+        for k in 512 140000; do
+          "$VKGEMM" run --type "$t" --m 512 --n 512 --k "$k" --kernel ozaki --stats --json "$OUT/stats-$t-$k.json" \
+            > "$OUT/stats-$t-$k.txt" 2>&1 || status=1
+          python3 - "$OUT/stats-$t-$k.json" <<'EOF' || status=1
+import json
+import sys
+run = json.load(open(sys.argv[1]))
+# NVIDIA's driver reports 2^36 plus the bytes (docs/design/coopmat2.md): the low word is the bytes.
+kept = sorted({(s["shader"], s["value"] % 2**32) for s in run["pipeline_statistics"]
+               if s["name"] == "Local Memory Size" and s["shader"].startswith("ozaki_") and s["value"] % 2**32})
+for shader, size in kept:
+    print(f"stats: {shader} keeps {size} bytes of local memory a thread ({sys.argv[1]})")
+print(f"stats: {sys.argv[1]}: {'FAILED' if kept else 'no emulation pass keeps local memory'}")
+sys.exit(1 if kept else 0)
+EOF
+        done
+      done ;;
     *)
-      echo "unknown phase $phase (devices, run, spread, distributions, cublas)" >&2
+      echo "unknown phase $phase (devices, run, spread, distributions, cublas, stats)" >&2
       exit 2 ;;
   esac
 done
