@@ -31,7 +31,6 @@ layout(push_constant) uniform GemmParams {
   double beta;
 } p;
 
-
 shared double largest[OZAKI_SPLIT_INVOCATIONS];  // the maxima, then the 1-norms' partial sums
 shared uint flags[OZAKI_SPLIT_INVOCATIONS];  // OZAKI_UNCOVERED_* bits and bit 31, a subnormal seen; then inexact
 shared uint levels[OZAKI_SPLIT_GROUP][OZAKI_MAGNITUDE_LEVELS];  // each line's magnitude levels (ozaki_abi.h)
